@@ -1,0 +1,54 @@
+import { randomBytes } from 'node:crypto';
+
+/** Every public id is a prefix and a random base62 part, so ids say what they are and cannot be guessed. */
+export const ID_PREFIX = {
+  organization: 'org',
+  product: 'prod',
+  customer: 'cus',
+  checkoutSession: 'cs',
+  order: 'ord',
+  paymentIntent: 'pi',
+  setupIntent: 'seti',
+  subscription: 'sub',
+  subscriptionSchedule: 'sub_sched',
+  invoice: 'in',
+  paymentLink: 'plink',
+  promotionCode: 'promo',
+  coupon: 'cpn',
+  redemption: 'red',
+  portalSession: 'portal_session',
+  webhookEndpoint: 'wh',
+  webhookEvent: 'evt',
+  webhookDelivery: 'whd',
+  apiKey: 'key',
+  request: 'req',
+} as const;
+export type IdKind = keyof typeof ID_PREFIX;
+
+const BASE62 = '0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz';
+/** 24 base62 characters carry about 143 bits of randomness. */
+export const RANDOM_PART_LENGTH = 24;
+
+/**
+ * Uniform base62 from the OS CSPRNG. Bytes of 248 and above are rejected: 248 = 4 * 62, so
+ * keeping only smaller bytes makes `byte % 62` uniform (no modulo bias).
+ */
+export function randomBase62(length: number = RANDOM_PART_LENGTH): string {
+  let out = '';
+  while (out.length < length) {
+    for (const byte of randomBytes(length + 8)) {
+      if (byte < 248) out += BASE62[byte % 62];
+      if (out.length === length) break;
+    }
+  }
+  return out;
+}
+
+export function newId(kind: IdKind, length: number = RANDOM_PART_LENGTH): string {
+  return `${ID_PREFIX[kind]}_${randomBase62(length)}`;
+}
+
+export function isIdOf(kind: IdKind, value: string): boolean {
+  const prefix = `${ID_PREFIX[kind]}_`;
+  return value.startsWith(prefix) && /^[0-9A-Za-z]+$/.test(value.slice(prefix.length));
+}

@@ -1,0 +1,5 @@
+export * from './errors';
+export * from './events';
+export * from './ids';
+export * from './list';
+export * from './openapi';

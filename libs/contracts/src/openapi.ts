@@ -1,0 +1,113 @@
+import { z } from 'zod';
+
+export type HttpMethod = 'get' | 'post' | 'patch' | 'put' | 'delete';
+
+export interface RouteDoc {
+  method: HttpMethod;
+  /** OpenAPI path, relative to the server URL (which ends in /v1), with `{param}` placeholders. */
+  path: string;
+  summary: string;
+  tags?: string[];
+  /** Which keys the route takes, per the spec's key-access table. */
+  security?: Array<'secretKey' | 'publishableKey'>;
+  params?: z.ZodObject;
+  query?: z.ZodObject;
+  body?: z.ZodType;
+  responses: Record<number, { description: string; schema?: z.ZodType }>;
+}
+
+const COMPONENT_REF = (id: string) => `#/components/schemas/${id}`;
+
+/**
+ * Routes register their zod schemas here; `toOpenApi()` turns them into an OpenAPI 3.1
+ * document. Schemas that carry `.meta({ id })` become shared components.
+ */
+export class OpenApiRegistry {
+  private readonly routes: RouteDoc[] = [];
+
+  route(doc: RouteDoc): this {
+    this.routes.push(doc);
+    return this;
+  }
+
+  get registeredRoutes(): readonly RouteDoc[] {
+    return this.routes;
+  }
+
+  toOpenApi(info: { title: string; version: string; serverUrl?: string }) {
+    const components: Record<string, unknown> = {};
+    const paths: Record<string, Record<string, unknown>> = {};
+    for (const route of this.routes) {
+      paths[route.path] ??= {};
+      paths[route.path]![route.method] = this.operation(route, components);
+    }
+    return {
+      openapi: '3.1.0',
+      info: { title: info.title, version: info.version },
+      servers: info.serverUrl ? [{ url: info.serverUrl }] : [],
+      paths,
+      components: {
+        schemas: components,
+        securitySchemes: {
+          secretKey: { type: 'http', scheme: 'bearer', description: 'Secret Key: sk_test_... or sk_live_...' },
+          publishableKey: { type: 'http', scheme: 'bearer', description: 'Publishable Key: pk_test_... or pk_live_...' },
+        },
+      },
+    };
+  }
+
+  private operation(route: RouteDoc, components: Record<string, unknown>) {
+    const json = (schema: z.ZodType, io: 'input' | 'output') => toComponentJson(schema, io, components);
+    const parameters = [
+      ...parametersOf(route.params, 'path', json),
+      ...parametersOf(route.query, 'query', json),
+    ];
+    const responses: Record<string, unknown> = {};
+    for (const [status, response] of Object.entries(route.responses)) {
+      responses[status] = response.schema
+        ? { description: response.description, content: { 'application/json': { schema: json(response.schema, 'output') } } }
+        : { description: response.description };
+    }
+    return {
+      summary: route.summary,
+      ...(route.tags ? { tags: route.tags } : {}),
+      ...(route.security ? { security: route.security.map((name) => ({ [name]: [] })) } : {}),
+      ...(parameters.length ? { parameters } : {}),
+      ...(route.body
+        ? { requestBody: { required: true, content: { 'application/json': { schema: json(route.body, 'input') } } } }
+        : {}),
+      responses,
+    };
+  }
+
+}
+
+type ToJson = (schema: z.ZodType, io: 'input' | 'output') => unknown;
+
+function parametersOf(shape: z.ZodObject | undefined, location: 'path' | 'query', json: ToJson) {
+  if (!shape) return [];
+  return Object.entries(shape.shape).map(([name, schema]) => ({
+    name,
+    in: location,
+    required: location === 'path' || !(schema as z.ZodType).safeParse(undefined).success,
+    schema: json(schema as z.ZodType, 'input'),
+  }));
+}
+
+/**
+ * zod emits schemas named with `.meta({ id })` under the schema's own `$defs`; OpenAPI wants
+ * them once under `components.schemas`, so they are moved there and the refs rewritten.
+ */
+function toComponentJson(schema: z.ZodType, io: 'input' | 'output', components: Record<string, unknown>) {
+  const generated = z.toJSONSchema(schema, { io, unrepresentable: 'any' }) as Record<string, unknown>;
+  const { $schema: _dialect, $defs, ...rest } = JSON.parse(
+    JSON.stringify(generated).replaceAll('"#/$defs/', `"${COMPONENT_REF('')}`),
+  ) as Record<string, unknown> & { $defs?: Record<string, unknown> };
+  Object.assign(components, $defs ?? {});
+  if (typeof rest.id === 'string') {
+    const { id, ...body } = rest;
+    components[id] = body;
+    return { $ref: COMPONENT_REF(id) };
+  }
+  return rest;
+}
