@@ -1,0 +1,96 @@
+import { PGlite } from '@electric-sql/pglite';
+import { Pool, type PoolConfig } from 'pg';
+
+export interface QueryResult<Row> {
+  rows: Row[];
+  rowCount: number;
+}
+
+/** Anything SQL can be sent to: the database itself or one open transaction. */
+export interface SqlExecutor {
+  query<Row = Record<string, unknown>>(sql: string, params?: unknown[]): Promise<QueryResult<Row>>;
+}
+
+/**
+ * The one seam between our code and PostgreSQL. Two adapters share the same SQL: `pg` against
+ * a server, and PGlite (PostgreSQL compiled to WebAssembly) embedded in the process.
+ */
+export interface Database extends SqlExecutor {
+  readonly kind: 'postgres' | 'pglite';
+  /** Runs `fn` in one transaction: committed when it resolves, rolled back when it throws. */
+  transaction<T>(fn: (tx: SqlExecutor) => Promise<T>): Promise<T>;
+  /** Several statements at once, without parameters (schema set-up). */
+  exec(sql: string): Promise<void>;
+  close(): Promise<void>;
+}
+
+export function postgresDatabase(config: string | PoolConfig): Database {
+  const pool = new Pool(typeof config === 'string' ? { connectionString: config } : config);
+  // An idle client that loses its server must not crash the process; the next query reconnects.
+  pool.on('error', () => undefined);
+  return {
+    kind: 'postgres',
+    async query<Row>(sql: string, params?: unknown[]) {
+      const result = await pool.query(sql, params);
+      return { rows: result.rows as Row[], rowCount: result.rowCount ?? 0 };
+    },
+    async transaction<T>(fn: (tx: SqlExecutor) => Promise<T>): Promise<T> {
+      const client = await pool.connect();
+      try {
+        await client.query('BEGIN');
+        const result = await fn({
+          async query<Row>(sql: string, params?: unknown[]) {
+            const r = await client.query(sql, params);
+            return { rows: r.rows as Row[], rowCount: r.rowCount ?? 0 };
+          },
+        });
+        await client.query('COMMIT');
+        return result;
+      } catch (error) {
+        await client.query('ROLLBACK').catch(() => undefined);
+        throw error;
+      } finally {
+        client.release();
+      }
+    },
+    async exec(sql: string) {
+      await pool.query(sql);
+    },
+    async close() {
+      await pool.end();
+    },
+  };
+}
+
+/** `dataDir` undefined keeps everything in memory; a path persists it (the embedded default). */
+export async function pgliteDatabase(dataDir?: string): Promise<Database> {
+  const db = await PGlite.create(dataDir);
+  const wrap = (target: Pick<PGlite, 'query'>): SqlExecutor => ({
+    async query<Row>(sql: string, params?: unknown[]) {
+      const r = await target.query<Row>(sql, params);
+      return { rows: r.rows, rowCount: r.affectedRows ?? r.rows.length };
+    },
+  });
+  const executor = wrap(db);
+  return {
+    kind: 'pglite',
+    query: executor.query,
+    transaction: (fn) => db.transaction((tx) => fn(wrap(tx))),
+    async exec(sql: string) {
+      await db.exec(sql);
+    },
+    async close() {
+      await db.close();
+    },
+  };
+}
+
+/** `DATABASE_URL` selects PostgreSQL; otherwise the embedded PGlite under `dataDir`. */
+export async function databaseFromEnv(dataDir: string, env: NodeJS.ProcessEnv = process.env): Promise<Database> {
+  return env.DATABASE_URL ? postgresDatabase(env.DATABASE_URL) : pgliteDatabase(dataDir);
+}
+
+export function quoteIdentifier(name: string): string {
+  if (!/^[a-z_][a-z0-9_]*$/.test(name)) throw new Error(`Unsafe SQL identifier: ${name}`);
+  return `"${name}"`;
+}

@@ -1,0 +1,222 @@
+import { randomUUID } from 'node:crypto';
+import { EventEmitter } from 'node:events';
+import type { Environment } from '@billing/contracts';
+import type { Database, SqlExecutor } from './database';
+import { eventStoreDdl, tablesOf } from './schema';
+import {
+  type AppendOptions,
+  type AppendResult,
+  ExpectedVersionConflictError,
+  type LogPosition,
+  type NewEvent,
+  type RecordedEvent,
+  type Upcaster,
+} from './types';
+
+interface EventRow {
+  global_position: string | number;
+  transaction_id: string;
+  event_id: string;
+  stream_id: string;
+  stream_version: number;
+  type: string;
+  schema_version: number;
+  data: Record<string, unknown>;
+  organization: string;
+  environment: Environment;
+  occurred_at: Date | string;
+}
+
+const EVENT_COLUMNS = `global_position, transaction_id::text AS transaction_id, event_id::text AS event_id,
+  stream_id, stream_version, type, schema_version, data, organization, environment, occurred_at`;
+
+const UNIQUE_VIOLATION = '23505';
+
+/** Appends and reads inside one open transaction, next to the caller's own read-model writes. */
+export interface EventStoreTransaction extends SqlExecutor {
+  append(stream: string, events: NewEvent[], options: AppendOptions): Promise<AppendResult>;
+}
+
+export interface EventStoreOptions {
+  /** The owning service's PostgreSQL schema, e.g. `catalog`. */
+  schema: string;
+  upcast?: Upcaster;
+}
+
+/**
+ * Event store on PostgreSQL or PGlite (same SQL). Streams are `<type>-<id>`; each append checks
+ * the stream's expected version in the same statement that inserts, so of concurrent writers
+ * with the same expectation exactly one wins and the others get ExpectedVersionConflictError.
+ */
+export class EventStore {
+  readonly tables: ReturnType<typeof tablesOf>;
+  private readonly appended = new EventEmitter();
+
+  constructor(
+    readonly database: Database,
+    private readonly options: EventStoreOptions,
+  ) {
+    this.tables = tablesOf(options.schema);
+    this.appended.setMaxListeners(0);
+  }
+
+  async migrate(): Promise<void> {
+    await this.database.exec(eventStoreDdl(this.options.schema));
+  }
+
+  append(stream: string, events: NewEvent[], options: AppendOptions): Promise<AppendResult> {
+    return this.transaction((tx) => tx.append(stream, events, options));
+  }
+
+  /**
+   * Runs `fn` in one transaction. Events it appends and rows it writes commit together or not
+   * at all, which is how read models stay consistent with their streams.
+   */
+  async transaction<T>(fn: (tx: EventStoreTransaction) => Promise<T>): Promise<T> {
+    let appendedAny = false;
+    const result = await this.database.transaction((sql) =>
+      fn({
+        query: (text, params) => sql.query(text, params),
+        append: async (stream, events, options) => {
+          const appended = await this.appendIn(sql, stream, events, options);
+          appendedAny ||= appended.events.length > 0;
+          return appended;
+        },
+      }),
+    );
+    if (appendedAny) this.appended.emit('appended');
+    return result;
+  }
+
+  async readStream(stream: string, fromVersion = 0): Promise<RecordedEvent[]> {
+    const { rows } = await this.database.query<EventRow>(
+      `SELECT ${EVENT_COLUMNS} FROM ${this.tables.events}
+       WHERE stream_id = $1 AND stream_version > $2 ORDER BY stream_version`,
+      [stream, fromVersion],
+    );
+    return rows.map((row) => this.toRecorded(row));
+  }
+
+  /**
+   * Events after `after` in log order. Only transactions older than the oldest one still
+   * running are visible, so a reader never moves past an event that has yet to commit.
+   */
+  async readAll(after: LogPosition, limit = 500): Promise<RecordedEvent[]> {
+    const { rows } = await this.database.query<EventRow>(
+      `SELECT ${EVENT_COLUMNS} FROM ${this.tables.events}
+       WHERE (transaction_id, global_position) > ($1::xid8, $2::bigint)
+         AND transaction_id < pg_snapshot_xmin(pg_current_snapshot())
+       ORDER BY transaction_id, global_position
+       LIMIT $3`,
+      [after.transactionId, after.globalPosition, limit],
+    );
+    return rows.map((row) => this.toRecorded(row));
+  }
+
+  async loadCheckpoint(name: string, sql: SqlExecutor = this.database): Promise<LogPosition | undefined> {
+    const { rows } = await sql.query<{ transaction_id: string; global_position: string | number }>(
+      `SELECT transaction_id::text AS transaction_id, global_position FROM ${this.tables.checkpoints} WHERE name = $1`,
+      [name],
+    );
+    const row = rows[0];
+    return row && { transactionId: row.transaction_id, globalPosition: Number(row.global_position) };
+  }
+
+  async saveCheckpoint(name: string, position: LogPosition, sql: SqlExecutor = this.database): Promise<void> {
+    await sql.query(
+      `INSERT INTO ${this.tables.checkpoints} (name, transaction_id, global_position, updated_at)
+       VALUES ($1, $2::xid8, $3, now())
+       ON CONFLICT (name) DO UPDATE SET transaction_id = EXCLUDED.transaction_id,
+         global_position = EXCLUDED.global_position, updated_at = now()`,
+      [name, position.transactionId, position.globalPosition],
+    );
+  }
+
+  /** Called after every commit that appended events, for in-process subscribers to wake up. */
+  onAppended(listener: () => void): () => void {
+    this.appended.on('appended', listener);
+    return () => this.appended.off('appended', listener);
+  }
+
+  private async appendIn(
+    sql: SqlExecutor,
+    stream: string,
+    events: NewEvent[],
+    options: AppendOptions,
+  ): Promise<AppendResult> {
+    if (events.length === 0) {
+      const current = await this.streamVersion(sql, stream);
+      this.assertExpected(stream, options.expectedVersion, current);
+      return { nextExpectedVersion: current, events: [] };
+    }
+    const input = events.map((event, index) => ({
+      ord: index + 1,
+      event_id: event.id ?? randomUUID(),
+      type: event.type,
+      schema_version: event.schemaVersion ?? 1,
+      data: event.data,
+    }));
+    let rows: EventRow[];
+    try {
+      ({ rows } = await sql.query<EventRow>(
+        `WITH current AS (
+           SELECT coalesce(max(stream_version), 0) AS version FROM ${this.tables.events} WHERE stream_id = $1
+         )
+         INSERT INTO ${this.tables.events}
+           (event_id, stream_id, stream_version, type, schema_version, data, organization, environment, occurred_at)
+         SELECT e.event_id, $1, current.version + e.ord, e.type, e.schema_version, e.data, $3, $4, $5
+         FROM current, jsonb_to_recordset($2::jsonb)
+           AS e(ord integer, event_id uuid, type text, schema_version integer, data jsonb)
+         WHERE $6::integer IS NULL OR current.version = $6::integer
+         ORDER BY e.ord
+         RETURNING ${EVENT_COLUMNS}`,
+        [
+          stream,
+          JSON.stringify(input),
+          options.organization,
+          options.environment,
+          options.occurredAt.toISOString(),
+          options.expectedVersion === 'any' ? null : options.expectedVersion,
+        ],
+      ));
+    } catch (error) {
+      // A concurrent writer took the same stream version first.
+      if ((error as { code?: string }).code === UNIQUE_VIOLATION) {
+        throw new ExpectedVersionConflictError(stream, options.expectedVersion);
+      }
+      throw error;
+    }
+    if (rows.length === 0) throw new ExpectedVersionConflictError(stream, options.expectedVersion);
+    const recorded = rows.map((row) => this.toRecorded(row)).sort((a, b) => a.stream_version - b.stream_version);
+    return { nextExpectedVersion: recorded[recorded.length - 1]!.stream_version, events: recorded };
+  }
+
+  private async streamVersion(sql: SqlExecutor, stream: string): Promise<number> {
+    const { rows } = await sql.query<{ version: number }>(
+      `SELECT coalesce(max(stream_version), 0)::integer AS version FROM ${this.tables.events} WHERE stream_id = $1`,
+      [stream],
+    );
+    return rows[0]?.version ?? 0;
+  }
+
+  private assertExpected(stream: string, expected: AppendOptions['expectedVersion'], actual: number): void {
+    if (expected !== 'any' && expected !== actual) throw new ExpectedVersionConflictError(stream, expected);
+  }
+
+  private toRecorded(row: EventRow): RecordedEvent {
+    const event: RecordedEvent = {
+      id: row.event_id,
+      type: row.type,
+      schema_version: row.schema_version,
+      stream: row.stream_id,
+      stream_version: row.stream_version,
+      global_position: Number(row.global_position),
+      occurred_at: new Date(row.occurred_at).toISOString(),
+      organization: row.organization,
+      environment: row.environment,
+      data: row.data,
+      transaction_id: row.transaction_id,
+    };
+    return this.options.upcast ? this.options.upcast(event) : event;
+  }
+}

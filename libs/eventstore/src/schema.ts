@@ -1,0 +1,44 @@
+import { quoteIdentifier } from './database';
+
+/** Table names of one service's event store, inside that service's own schema. */
+export function tablesOf(schema: string) {
+  const s = quoteIdentifier(schema);
+  return {
+    schema: s,
+    events: `${s}.events`,
+    checkpoints: `${s}.checkpoints`,
+  };
+}
+
+/**
+ * `transaction_id` records which transaction appended each event. Readers of the whole log
+ * order by (transaction_id, global_position) and only read transactions older than every
+ * transaction still running, so an event whose transaction commits late is never skipped.
+ */
+export function eventStoreDdl(schema: string): string {
+  const t = tablesOf(schema);
+  return `
+    CREATE SCHEMA IF NOT EXISTS ${t.schema};
+    CREATE TABLE IF NOT EXISTS ${t.events} (
+      global_position bigserial PRIMARY KEY,
+      transaction_id xid8 NOT NULL DEFAULT pg_current_xact_id(),
+      event_id uuid NOT NULL UNIQUE,
+      stream_id text NOT NULL,
+      stream_version integer NOT NULL,
+      type text NOT NULL,
+      schema_version integer NOT NULL,
+      data jsonb NOT NULL,
+      organization text NOT NULL,
+      environment text NOT NULL,
+      occurred_at timestamptz NOT NULL,
+      UNIQUE (stream_id, stream_version)
+    );
+    CREATE INDEX IF NOT EXISTS events_log_order ON ${t.events} (transaction_id, global_position);
+    CREATE TABLE IF NOT EXISTS ${t.checkpoints} (
+      name text PRIMARY KEY,
+      transaction_id xid8 NOT NULL,
+      global_position bigint NOT NULL,
+      updated_at timestamptz NOT NULL DEFAULT now()
+    );
+  `;
+}

@@ -1,0 +1,298 @@
+import { randomUUID } from 'node:crypto';
+import {
+  type AppendOptions,
+  type Database,
+  EventLogSubscriber,
+  EventStore,
+  ExpectedVersionConflictError,
+  type RecordedEvent,
+  START_OF_LOG,
+} from '../src';
+
+export interface EventStoreFixture {
+  database: Database;
+  /** False for PGlite: one connection, so a second transaction waits for the first. */
+  concurrentTransactions: boolean;
+}
+
+const at = new Date('2026-11-21T08:00:00.000Z');
+const options = (expectedVersion: AppendOptions['expectedVersion']): AppendOptions => ({
+  expectedVersion,
+  organization: 'org_test',
+  environment: 'SANDBOX',
+  occurredAt: at,
+});
+const event = (type: string, n = 0) => ({ type, data: { n } });
+
+function deferred() {
+  let resolve!: () => void;
+  const promise = new Promise<void>((r) => (resolve = r));
+  return { promise, resolve };
+}
+
+/** Every event store adapter must pass this suite. */
+export function eventStoreContract(makeFixture: () => Promise<EventStoreFixture>) {
+  let fixture: EventStoreFixture;
+  let store: EventStore;
+  let schema: string;
+
+  beforeAll(async () => {
+    fixture = await makeFixture();
+  });
+
+  beforeEach(async () => {
+    schema = `es_${randomUUID().replaceAll('-', '').slice(0, 16)}`;
+    store = new EventStore(fixture.database, { schema });
+    await store.migrate();
+  });
+
+  afterEach(async () => {
+    await fixture.database.exec(`DROP SCHEMA IF EXISTS ${schema} CASCADE`);
+  });
+
+  afterAll(async () => {
+    await fixture.database.close();
+  });
+
+  describe('append and read a stream', () => {
+    it('numbers a new stream from 1 and reads it back in the domain-event envelope', async () => {
+      const result = await store.append(
+        'product-prod_1',
+        [event('ProductCreated', 1), event('ProductRenamed', 2)],
+        options(0),
+      );
+      expect(result.nextExpectedVersion).toBe(2);
+
+      const events = await store.readStream('product-prod_1');
+      expect(events.map((e) => [e.type, e.stream_version, e.data])).toEqual([
+        ['ProductCreated', 1, { n: 1 }],
+        ['ProductRenamed', 2, { n: 2 }],
+      ]);
+      expect(events[0]).toMatchObject({
+        stream: 'product-prod_1',
+        schema_version: 1,
+        organization: 'org_test',
+        environment: 'SANDBOX',
+        occurred_at: '2026-11-21T08:00:00.000Z',
+      });
+      expect(events[0]!.id).toMatch(/^[0-9a-f-]{36}$/);
+      expect(events[1]!.global_position).toBeGreaterThan(events[0]!.global_position);
+      expect(await store.readStream('product-prod_1', 1)).toHaveLength(1);
+      expect(await store.readStream('product-absent')).toEqual([]);
+    });
+
+    it('appends after the version read', async () => {
+      await store.append('s-1', [event('A')], options(0));
+      await store.append('s-1', [event('B')], options(1));
+      await store.append('s-1', [event('C')], options('any'));
+      expect((await store.readStream('s-1')).map((e) => e.stream_version)).toEqual([1, 2, 3]);
+    });
+  });
+
+  describe('optimistic concurrency', () => {
+    it('rejects a stale expected version with a typed conflict and writes nothing', async () => {
+      await store.append('s-1', [event('A'), event('B')], options(0));
+      await expect(store.append('s-1', [event('C')], options(1))).rejects.toBeInstanceOf(ExpectedVersionConflictError);
+      await expect(store.append('s-1', [event('C')], options(0))).rejects.toBeInstanceOf(ExpectedVersionConflictError);
+      expect(await store.readStream('s-1')).toHaveLength(2);
+    });
+
+    it('rejects an expected version ahead of the stream', async () => {
+      await store.append('s-1', [event('A')], options(0));
+      await expect(store.append('s-1', [event('B')], options(5))).rejects.toBeInstanceOf(ExpectedVersionConflictError);
+      await expect(store.append('s-new', [event('B')], options(3))).rejects.toBeInstanceOf(
+        ExpectedVersionConflictError,
+      );
+      expect(await store.readStream('s-1')).toHaveLength(1);
+    });
+
+    it('lets exactly one of N concurrent appends with the same expected version win', async () => {
+      await store.append('race-1', [event('Opened')], options(0));
+      const writers = 12;
+      const results = await Promise.allSettled(
+        Array.from({ length: writers }, (_, i) =>
+          store.append('race-1', [event('Raced', i), event('Raced2', i)], options(1)),
+        ),
+      );
+      const won = results.filter((r) => r.status === 'fulfilled');
+      const lost = results.filter((r): r is PromiseRejectedResult => r.status === 'rejected');
+      expect(won).toHaveLength(1);
+      expect(lost).toHaveLength(writers - 1);
+      for (const failure of lost) expect(failure.reason).toBeInstanceOf(ExpectedVersionConflictError);
+
+      const events = await store.readStream('race-1');
+      expect(events.map((e) => e.stream_version)).toEqual([1, 2, 3]);
+      expect(new Set(events.slice(1).map((e) => e.data.n)).size).toBe(1);
+    });
+
+    it('lets exactly one of N concurrent creators of a new stream win', async () => {
+      const results = await Promise.allSettled(
+        Array.from({ length: 8 }, (_, i) => store.append('new-1', [event('Created', i)], options(0))),
+      );
+      expect(results.filter((r) => r.status === 'fulfilled')).toHaveLength(1);
+      expect(await store.readStream('new-1')).toHaveLength(1);
+    });
+  });
+
+  describe('reading the whole log', () => {
+    it('reads every stream in commit order from a position, in pages', async () => {
+      await store.append('a-1', [event('A1'), event('A2')], options(0));
+      await store.append('b-1', [event('B1')], options(0));
+      await store.append('a-1', [event('A3')], options(2));
+
+      const all = await store.readAll(START_OF_LOG);
+      expect(all.map((e) => e.type)).toEqual(['A1', 'A2', 'B1', 'A3']);
+
+      const firstPage = await store.readAll(START_OF_LOG, 2);
+      expect(firstPage.map((e) => e.type)).toEqual(['A1', 'A2']);
+      const last = firstPage[1]!;
+      const rest = await store.readAll({ transactionId: last.transaction_id, globalPosition: last.global_position });
+      expect(rest.map((e) => e.type)).toEqual(['B1', 'A3']);
+    });
+  });
+
+  describe('subscriber with a stored checkpoint', () => {
+    function recordingSubscriber(name: string, seen: RecordedEvent[]) {
+      return new EventLogSubscriber(store, { name, handle: async (events) => void seen.push(...events) });
+    }
+
+    it('resumes from its checkpoint after a restart without repeating or skipping', async () => {
+      await store.append('a-1', [event('A1'), event('A2')], options(0));
+      const seen: RecordedEvent[] = [];
+      expect(await recordingSubscriber('projector', seen).catchUp()).toBe(2);
+
+      await store.append('b-1', [event('B1')], options(0));
+      const restarted = recordingSubscriber('projector', seen);
+      expect(await restarted.catchUp()).toBe(1);
+      expect(seen.map((e) => e.type)).toEqual(['A1', 'A2', 'B1']);
+    });
+
+    it('keeps its checkpoint when the handler fails, so the batch is handled again', async () => {
+      await store.append('a-1', [event('A1')], options(0));
+      const failing = new EventLogSubscriber(store, {
+        name: 'flaky',
+        handle: async () => {
+          throw new Error('handler down');
+        },
+      });
+      await expect(failing.catchUp()).rejects.toThrow('handler down');
+      const seen: RecordedEvent[] = [];
+      expect(await recordingSubscriber('flaky', seen).catchUp()).toBe(1);
+    });
+
+    it('never skips an event whose transaction began earlier and committed later than another', async () => {
+      await store.append('before-1', [event('Before')], options(0));
+      const seen: RecordedEvent[] = [];
+      const subscriber = recordingSubscriber('late-commit', seen);
+      await subscriber.catchUp();
+
+      const lateAppended = deferred();
+      const releaseLate = deferred();
+      // Transaction L takes its place in the log first and stays open.
+      const late = store.transaction(async (tx) => {
+        await tx.append('late-1', [event('Late')], options(0));
+        lateAppended.resolve();
+        await releaseLate.promise;
+      });
+      await lateAppended.promise;
+
+      try {
+        if (fixture.concurrentTransactions) {
+          // Transaction E begins after L and commits while L is still open.
+          await store.append('early-1', [event('Early')], options(0));
+          // A naive reader would deliver Early now and move past Late's position for good.
+          await subscriber.catchUp();
+          expect(seen.map((e) => e.type)).toEqual(['Before']);
+          releaseLate.resolve();
+          await late;
+        } else {
+          // One connection: E and the reader queue behind L; nothing can overtake it.
+          const early = store.append('early-1', [event('Early')], options(0));
+          const reading = subscriber.catchUp();
+          releaseLate.resolve();
+          await Promise.all([late, early, reading]);
+        }
+      } finally {
+        // A failed expectation must not leave L open and hang the suite.
+        releaseLate.resolve();
+        await late.catch(() => undefined);
+      }
+
+      await subscriber.catchUp();
+      expect(seen.map((e) => e.type).sort()).toEqual(['Before', 'Early', 'Late']);
+      expect(new Set(seen.map((e) => e.id)).size).toBe(3);
+      expect((await store.readAll(START_OF_LOG)).map((e) => e.type)).toEqual(['Before', 'Late', 'Early']);
+    });
+
+    it('delivers every event of many concurrent writers, in stream order, while it follows the log', async () => {
+      const seen: RecordedEvent[] = [];
+      const failures: unknown[] = [];
+      const subscriber = new EventLogSubscriber(store, {
+        name: 'follower',
+        pollIntervalMs: 5,
+        onError: (error) => failures.push(error),
+        handle: async (events) => void seen.push(...events),
+      });
+      subscriber.start();
+      const streams = 20;
+      const perStream = 5;
+      await Promise.all(
+        Array.from({ length: streams }, async (_, s) => {
+          for (let v = 0; v < perStream; v++) await store.append(`w-${s}`, [event('W', v)], options(v));
+        }),
+      );
+      const expected = streams * perStream;
+      for (let i = 0; i < 400 && seen.length < expected; i++) await new Promise((r) => setTimeout(r, 25));
+      await subscriber.stop();
+      expect(new Set(seen.map((e) => e.id)).size).toBe(expected);
+      // At-least-once: a batch repeats only when saving its checkpoint failed.
+      if (failures.length === 0) expect(seen).toHaveLength(expected);
+      for (let s = 0; s < streams; s++) {
+        const values = seen.filter((e) => e.stream === `w-${s}`).map((e) => e.data.n);
+        expect([...new Set(values)]).toEqual([0, 1, 2, 3, 4]);
+      }
+    });
+  });
+
+  describe('read models in the append transaction', () => {
+    beforeEach(async () => {
+      await fixture.database.exec(`CREATE TABLE ${schema}.product_names (id text PRIMARY KEY, name text NOT NULL)`);
+    });
+
+    it('commits the read model with the events', async () => {
+      await store.transaction(async (tx) => {
+        await tx.append('product-1', [{ type: 'ProductCreated', data: { name: 'Pro' } }], options(0));
+        await tx.query(`INSERT INTO ${schema}.product_names VALUES ($1, $2)`, ['product-1', 'Pro']);
+      });
+      const { rows } = await fixture.database.query(`SELECT name FROM ${schema}.product_names`);
+      expect(rows).toEqual([{ name: 'Pro' }]);
+      expect(await store.readStream('product-1')).toHaveLength(1);
+    });
+
+    it('rolls the read model back with the append', async () => {
+      await expect(
+        store.transaction(async (tx) => {
+          await tx.append('product-1', [{ type: 'ProductCreated', data: { name: 'Pro' } }], options(0));
+          await tx.query(`INSERT INTO ${schema}.product_names VALUES ($1, $2)`, ['product-1', 'Pro']);
+          throw new Error('projection failed');
+        }),
+      ).rejects.toThrow('projection failed');
+      const { rows } = await fixture.database.query(`SELECT name FROM ${schema}.product_names`);
+      expect(rows).toEqual([]);
+      expect(await store.readStream('product-1')).toEqual([]);
+      expect(await store.readAll(START_OF_LOG)).toEqual([]);
+    });
+
+    it('rolls the read model back when the append conflicts', async () => {
+      await store.append('product-1', [event('ProductCreated')], options(0));
+      await expect(
+        store.transaction(async (tx) => {
+          await tx.query(`INSERT INTO ${schema}.product_names VALUES ($1, $2)`, ['product-1', 'Stale']);
+          await tx.append('product-1', [event('ProductRenamed')], options(0));
+        }),
+      ).rejects.toBeInstanceOf(ExpectedVersionConflictError);
+      const { rows } = await fixture.database.query(`SELECT name FROM ${schema}.product_names`);
+      expect(rows).toEqual([]);
+    });
+  });
+}
