@@ -1,0 +1,45 @@
+import express, { type Express } from 'express';
+import type { Logger } from 'pino';
+import { requestContext } from './context';
+import { errorHandler, notFoundHandler } from './errors';
+import { mountHealthRoutes } from './health';
+import { Readiness, type ReadinessCheck } from './readiness';
+
+export interface CreateAppOptions {
+  /** Service name, e.g. 'catalog'. */
+  name: string;
+  logger: Logger;
+  /** Largest JSON body accepted; larger ones get 413. */
+  bodyLimit?: string | number;
+  /** Dependency checks behind `/readyz`, run concurrently. */
+  readiness?: readonly ReadinessCheck[];
+  /** A check that takes longer than this counts as failed. */
+  readinessTimeoutMs?: number;
+  /** Mounts the service's routes; runs after the body parser and before the 404 handler. */
+  routes?: (app: Express) => void;
+}
+
+/** An express app built by `createApp`, carrying what `startService` needs to drain it. */
+export type ServiceApp = Express & {
+  readonly serviceName: string;
+  readonly readiness: Readiness;
+};
+
+export const DEFAULT_BODY_LIMIT = '100kb';
+
+export function createApp(options: CreateAppOptions): ServiceApp {
+  const bodyLimit = options.bodyLimit ?? DEFAULT_BODY_LIMIT;
+  const { logger } = options;
+  const readiness = new Readiness(options.readiness ?? [], logger, options.readinessTimeoutMs);
+
+  const app = express();
+  app.disable('x-powered-by');
+  app.use(requestContext(logger));
+  mountHealthRoutes(app, readiness);
+  app.use(express.json({ limit: bodyLimit }));
+  options.routes?.(app);
+  app.use(notFoundHandler);
+  app.use(errorHandler(bodyLimit));
+
+  return Object.assign(app, { serviceName: options.name, readiness });
+}

@@ -1,0 +1,66 @@
+import type { RequestHandler } from 'express';
+import { newId } from '@billing/contracts';
+import type { Logger } from 'pino';
+
+declare global {
+  // eslint-disable-next-line @typescript-eslint/no-namespace
+  namespace Express {
+    /** Set by the request-context middleware before any route runs. */
+    interface Locals {
+      requestId: string;
+      /** Child logger carrying `request_id`; use it for every log line of the request. */
+      log: Logger;
+    }
+  }
+}
+
+export const REQUEST_ID_HEADER = 'X-Request-Id';
+
+const SANE_REQUEST_ID = /^[A-Za-z0-9_.:-]{1,128}$/;
+
+/** A caller's request id is kept only when it cannot smuggle anything into headers or logs. */
+export function isSaneRequestId(value: string | undefined): value is string {
+  return value !== undefined && SANE_REQUEST_ID.test(value);
+}
+
+/** Probes hit every few seconds; at `info` they would drown the real traffic. */
+const PROBE_PATHS = new Set(['/healthz', '/readyz']);
+
+/**
+ * Assigns the request id, exposes `res.locals.requestId` and `res.locals.log`, and writes
+ * one log line per request when the response finishes (or the client goes away).
+ */
+export function requestContext(logger: Logger): RequestHandler {
+  return (req, res, next) => {
+    const started = process.hrtime.bigint();
+    const incoming = req.get(REQUEST_ID_HEADER);
+    const requestId = isSaneRequestId(incoming) ? incoming : newId('request');
+    const log = logger.child({ request_id: requestId });
+    res.locals.requestId = requestId;
+    res.locals.log = log;
+    res.setHeader(REQUEST_ID_HEADER, requestId);
+
+    // The query string is left out: it can carry emails and other personal data.
+    const path = req.originalUrl.split('?', 1)[0] ?? req.originalUrl;
+    let logged = false;
+    const done = (): void => {
+      if (logged) return;
+      logged = true;
+      const aborted = !res.writableFinished;
+      const fields = {
+        method: req.method,
+        path,
+        status: res.statusCode,
+        duration_ms: Math.round(Number(process.hrtime.bigint() - started) / 1e4) / 100,
+        ...(aborted ? { aborted: true } : {}),
+      };
+      if (res.statusCode >= 500) log.error(fields, 'request failed');
+      else if (aborted) log.warn(fields, 'request aborted by client');
+      else if (PROBE_PATHS.has(path)) log.debug(fields, 'request completed');
+      else log.info(fields, 'request completed');
+    };
+    res.once('finish', done);
+    res.once('close', done);
+    next();
+  };
+}

@@ -1,0 +1,67 @@
+import type { ErrorRequestHandler, RequestHandler } from 'express';
+import { ApiError, GENERAL_ERROR_STATUS, notFound } from '@billing/contracts';
+
+/** The shape of errors raised by body-parser, the router and other `http-errors` users. */
+interface HttpError {
+  status: number;
+  message: string;
+  expose?: boolean;
+  type?: string;
+}
+
+function isHttpError(err: unknown): err is HttpError {
+  if (!(err instanceof Error) || !('status' in err)) return false;
+  const { status } = err;
+  return typeof status === 'number' && status >= 400 && status < 600;
+}
+
+const CODE_BY_STATUS = new Map<number, string>(
+  Object.entries(GENERAL_ERROR_STATUS).map(([code, status]) => [status, code]),
+);
+
+/**
+ * Maps anything thrown or passed to `next(err)` to the error the client sees. Only
+ * `ApiError`s and client errors flagged `expose` keep their message; everything else becomes a
+ * generic 500 so internals never leak.
+ */
+export function toApiError(err: unknown, bodyLimit: string | number): ApiError {
+  if (err instanceof ApiError) return err;
+  if (isHttpError(err) && err.status < 500) {
+    switch (err.type) {
+      case 'entity.too.large':
+        return ApiError.of('payload_too_large', `Request body exceeds the ${String(bodyLimit)} limit`);
+      case 'entity.parse.failed':
+        return ApiError.of('bad_request', 'Request body is not valid JSON');
+    }
+    if (err.status === 415) return new ApiError(415, 'unsupported_media_type', exposed(err, 'Unsupported media type'));
+    const status = CODE_BY_STATUS.has(err.status) ? err.status : 400;
+    return new ApiError(status, CODE_BY_STATUS.get(status) ?? 'bad_request', exposed(err, 'Bad request'));
+  }
+  return ApiError.of('internal_server_error', 'An internal error occurred');
+}
+
+function exposed(err: HttpError, fallback: string): string {
+  return err.expose === true ? err.message : fallback;
+}
+
+/** Mounted after every route: nothing matched. */
+export const notFoundHandler: RequestHandler = (req, _res, next) => {
+  next(notFound(`No route for ${req.method} ${req.path}`));
+};
+
+/** The one error middleware: every failure leaves as the spec's envelope. */
+export function errorHandler(bodyLimit: string | number): ErrorRequestHandler {
+  return (err: unknown, _req, res, _next) => {
+    const apiError = toApiError(err, bodyLimit);
+    const log = res.locals.log;
+    if (apiError.status >= 500) log.error({ err }, 'request error');
+    else log.debug({ err: { code: apiError.code, message: apiError.message } }, 'client error');
+
+    if (res.headersSent) {
+      // Part of the response is on the wire; breaking the connection is the only honest signal.
+      res.destroy();
+      return;
+    }
+    res.status(apiError.status).json(apiError.toEnvelope());
+  };
+}

@@ -1,0 +1,21 @@
+export { createApp, DEFAULT_BODY_LIMIT, type CreateAppOptions, type ServiceApp } from './app';
+export { isSaneRequestId, requestContext, REQUEST_ID_HEADER } from './context';
+export { errorHandler, notFoundHandler, toApiError } from './errors';
+export { createLogger, type CreateLoggerOptions, type Logger } from './logger';
+export { DEFAULT_READINESS_TIMEOUT_MS, Readiness, type ReadinessCheck, type ReadinessResult } from './readiness';
+export {
+  DEFAULT_SHUTDOWN_TIMEOUT_MS,
+  startService,
+  type Closer,
+  type ServiceHandle,
+  type ShutdownReport,
+  type StartServiceOptions,
+} from './server';
+export { exitOnSignals, type ExitOnSignalsOptions } from './signals';
+export {
+  validate,
+  type RequestSchemas,
+  type ValidatedHandler,
+  type ValidatedInput,
+  type ValidatedLocals,
+} from './validate';
