@@ -56,12 +56,20 @@ describe('error envelope', () => {
     expect(ApiError.of('not_found', 'No such product').toEnvelope()).toEqual({
       error: { code: 'not_found', message: 'No such product' },
     });
-    const portal = new ApiError(400, 'invalid_param', 'customer_id, email or external_id is required', undefined, 'invalid_request_error');
+    const portal = new ApiError(
+      400,
+      'invalid_param',
+      'customer_id, email or external_id is required',
+      undefined,
+      'invalid_request_error',
+    );
     expect(portal.toEnvelope().error.type).toBe('invalid_request_error');
   });
 
   it('maps zod issues to {path, message, code}', () => {
-    const result = z.object({ price: z.number().int().min(0), tags: z.array(z.string()) }).safeParse({ price: -1, tags: [3] });
+    const result = z
+      .object({ price: z.number().int().min(0), tags: z.array(z.string()) })
+      .safeParse({ price: -1, tags: [3] });
     expect(result.success).toBe(false);
     const details = detailsFromZodIssues(result.error!.issues);
     expect(details).toEqual(
@@ -76,7 +84,11 @@ describe('error envelope', () => {
 describe('envelopes', () => {
   it('list envelope wraps data with object and livemode', () => {
     const schema = listEnvelope(z.object({ id: z.string() }));
-    expect(schema.parse(toList([{ id: 'a' }], false))).toEqual({ object: 'list', data: [{ id: 'a' }], livemode: false });
+    expect(schema.parse(toList([{ id: 'a' }], false))).toEqual({
+      object: 'list',
+      data: [{ id: 'a' }],
+      livemode: false,
+    });
   });
 
   it('domain event envelope accepts a complete event and rejects a partial one', () => {
@@ -109,7 +121,10 @@ describe('OpenAPI registry', () => {
       security: ['secretKey'],
       params: z.object({ id: z.string() }),
       query: z.object({ expand: z.string().optional() }),
-      responses: { 200: { description: 'The product', schema: Product }, 404: { description: 'Absent', schema: ErrorEnvelope } },
+      responses: {
+        200: { description: 'The product', schema: Product },
+        404: { description: 'Absent', schema: ErrorEnvelope },
+      },
     });
     const doc = registry.toOpenApi({ title: 'Billing API', version: '1.0.0', serverUrl: 'http://localhost/v1' });
     expect(doc.openapi).toBe('3.1.0');
@@ -118,7 +133,9 @@ describe('OpenAPI registry', () => {
       { name: 'id', in: 'path', required: true, schema: { type: 'string' } },
       { name: 'expand', in: 'query', required: false, schema: { type: 'string' } },
     ]);
-    expect(op.responses['200'].content['application/json'].schema).toEqual({ $ref: '#/components/schemas/ProductForTest' });
+    expect(op.responses['200'].content['application/json'].schema).toEqual({
+      $ref: '#/components/schemas/ProductForTest',
+    });
     expect(op.responses['404'].content['application/json'].schema).toEqual({ $ref: '#/components/schemas/Error' });
     expect(doc.components.schemas).toHaveProperty('ProductForTest.properties.price.type', 'integer');
     expect(JSON.stringify(doc)).not.toContain('$defs');

@@ -23,10 +23,9 @@ export const DomainEventEnvelope = z
     data: z.record(z.string(), z.unknown()),
   })
   .meta({ id: 'DomainEvent' });
-export type DomainEventEnvelope<Data = Record<string, unknown>> = Omit<
-  z.infer<typeof DomainEventEnvelope>,
-  'data'
-> & { data: Data };
+export type DomainEventEnvelope<Data = Record<string, unknown>> = Omit<z.infer<typeof DomainEventEnvelope>, 'data'> & {
+  data: Data;
+};
 
 /** The same envelope with `data` narrowed to one event type's schema. */
 export function domainEventOf<T extends string, D extends z.ZodType>(type: T, data: D, schemaVersion = 1) {

@@ -50,7 +50,11 @@ export class OpenApiRegistry {
         schemas: components,
         securitySchemes: {
           secretKey: { type: 'http', scheme: 'bearer', description: 'Secret Key: sk_test_... or sk_live_...' },
-          publishableKey: { type: 'http', scheme: 'bearer', description: 'Publishable Key: pk_test_... or pk_live_...' },
+          publishableKey: {
+            type: 'http',
+            scheme: 'bearer',
+            description: 'Publishable Key: pk_test_... or pk_live_...',
+          },
         },
       },
     };
@@ -58,14 +62,14 @@ export class OpenApiRegistry {
 
   private operation(route: RouteDoc, components: Record<string, unknown>) {
     const json = (schema: z.ZodType, io: 'input' | 'output') => toComponentJson(schema, io, components);
-    const parameters = [
-      ...parametersOf(route.params, 'path', json),
-      ...parametersOf(route.query, 'query', json),
-    ];
+    const parameters = [...parametersOf(route.params, 'path', json), ...parametersOf(route.query, 'query', json)];
     const responses: Record<string, unknown> = {};
     for (const [status, response] of Object.entries(route.responses)) {
       responses[status] = response.schema
-        ? { description: response.description, content: { 'application/json': { schema: json(response.schema, 'output') } } }
+        ? {
+            description: response.description,
+            content: { 'application/json': { schema: json(response.schema, 'output') } },
+          }
         : { description: response.description };
     }
     return {
@@ -79,7 +83,6 @@ export class OpenApiRegistry {
       responses,
     };
   }
-
 }
 
 type ToJson = (schema: z.ZodType, io: 'input' | 'output') => unknown;
@@ -100,9 +103,14 @@ function parametersOf(shape: z.ZodObject | undefined, location: 'path' | 'query'
  */
 function toComponentJson(schema: z.ZodType, io: 'input' | 'output', components: Record<string, unknown>) {
   const generated = z.toJSONSchema(schema, { io, unrepresentable: 'any' }) as Record<string, unknown>;
-  const { $schema: _dialect, $defs, ...rest } = JSON.parse(
-    JSON.stringify(generated).replaceAll('"#/$defs/', `"${COMPONENT_REF('')}`),
-  ) as Record<string, unknown> & { $defs?: Record<string, unknown> };
+  const {
+    $schema: _dialect,
+    $defs,
+    ...rest
+  } = JSON.parse(JSON.stringify(generated).replaceAll('"#/$defs/', `"${COMPONENT_REF('')}`)) as Record<
+    string,
+    unknown
+  > & { $defs?: Record<string, unknown> };
   Object.assign(components, $defs ?? {});
   if (typeof rest.id === 'string') {
     const { id, ...body } = rest;
