@@ -7,6 +7,7 @@ export function tablesOf(schema: string) {
     schema: s,
     events: `${s}.events`,
     checkpoints: `${s}.checkpoints`,
+    processedMessages: `${s}.processed_messages`,
   };
 }
 
@@ -39,6 +40,13 @@ export function eventStoreDdl(schema: string): string {
       transaction_id xid8 NOT NULL,
       global_position bigint NOT NULL,
       updated_at timestamptz NOT NULL DEFAULT now()
+    );
+    -- Inbox of consumed messages: a consumer records an event id in the transaction of its effect.
+    CREATE TABLE IF NOT EXISTS ${t.processedMessages} (
+      consumer text NOT NULL,
+      event_id text NOT NULL,
+      processed_at timestamptz NOT NULL DEFAULT now(),
+      PRIMARY KEY (consumer, event_id)
     );
   `;
 }

@@ -1,0 +1,105 @@
+import { DomainEventEnvelope } from '@billing/contracts';
+import { type ConsumedMessage, DEFAULT_RETRY, DLQ_HEADERS, type MessageHandler, type RetryPolicy } from './types';
+
+/** A message as an adapter read it, before its value is known to be an event. */
+export interface RawMessage {
+  topic: string;
+  partition: number;
+  offset: string;
+  key: string;
+  value: string;
+  headers: Record<string, string>;
+}
+
+export interface DeliveryContext {
+  groupId: string;
+  handler: MessageHandler;
+  retry: RetryPolicy;
+  /** Parks the message on `<topic>.dlq` with these extra headers. */
+  park: (message: RawMessage, headers: Record<string, string>) => Promise<void>;
+  /** Resolves after `ms`, or rejects with StoppedError when the consumer stops first. */
+  sleep: (ms: number) => Promise<void>;
+}
+
+export class StoppedError extends Error {
+  constructor() {
+    super('consumer stopped');
+    this.name = 'StoppedError';
+  }
+}
+
+export function retryPolicy(overrides: Partial<RetryPolicy> = {}): RetryPolicy {
+  return { ...DEFAULT_RETRY, ...overrides };
+}
+
+/** Exponential backoff: the first retry waits initialDelayMs, each next one twice as long, capped. */
+export function backoffDelay(policy: RetryPolicy, failedAttempt: number): number {
+  return Math.min(policy.maxDelayMs, policy.initialDelayMs * 2 ** (failedAttempt - 1));
+}
+
+function parse(raw: RawMessage): ConsumedMessage | string {
+  let json: unknown;
+  try {
+    json = JSON.parse(raw.value);
+  } catch {
+    return 'malformed: value is not JSON';
+  }
+  const result = DomainEventEnvelope.safeParse(json);
+  if (!result.success) return `malformed: not a domain event (${result.error.issues[0]?.message ?? 'invalid'})`;
+  return { ...raw, value: result.data };
+}
+
+/**
+ * Hands one message to the handler, retrying with backoff; a message that cannot be parsed,
+ * or that fails every attempt, is parked on the DLQ so the partition moves on. Resolves when
+ * the message is done with (handled or parked); rejects only with StoppedError.
+ */
+export async function deliver(raw: RawMessage, context: DeliveryContext): Promise<void> {
+  const message = parse(raw);
+  if (typeof message === 'string') {
+    await context.park(raw, dlqHeaders(raw, context.groupId, message, 0));
+    return;
+  }
+  let lastError: unknown;
+  for (let attempt = 1; attempt <= context.retry.maxAttempts; attempt++) {
+    try {
+      await context.handler(message);
+      return;
+    } catch (error) {
+      if (error instanceof StoppedError) throw error;
+      lastError = error;
+      if (attempt < context.retry.maxAttempts) await context.sleep(backoffDelay(context.retry, attempt));
+    }
+  }
+  const reason = lastError instanceof Error ? lastError.message : String(lastError);
+  await context.park(raw, dlqHeaders(raw, context.groupId, reason, context.retry.maxAttempts));
+}
+
+function dlqHeaders(raw: RawMessage, groupId: string, reason: string, attempts: number): Record<string, string> {
+  return {
+    ...raw.headers,
+    [DLQ_HEADERS.reason]: reason.slice(0, 1000),
+    [DLQ_HEADERS.originalTopic]: raw.topic,
+    [DLQ_HEADERS.originalPartition]: String(raw.partition),
+    [DLQ_HEADERS.originalOffset]: raw.offset,
+    [DLQ_HEADERS.consumerGroup]: groupId,
+    [DLQ_HEADERS.attempts]: String(attempts),
+  };
+}
+
+/** A sleep that a stop interrupts, so shutdown never waits out a long backoff. */
+export function stoppableSleep(signal: AbortSignal) {
+  return (ms: number) =>
+    new Promise<void>((resolve, reject) => {
+      if (signal.aborted) return reject(new StoppedError());
+      const timer = setTimeout(() => {
+        signal.removeEventListener('abort', onAbort);
+        resolve();
+      }, ms);
+      const onAbort = () => {
+        clearTimeout(timer);
+        reject(new StoppedError());
+      };
+      signal.addEventListener('abort', onAbort, { once: true });
+    });
+}

@@ -1,0 +1,91 @@
+import { backoffDelay, deliver, type DeliveryContext, type RawMessage, retryPolicy, StoppedError } from './delivery';
+import { partitionOf } from './partition';
+import { DLQ_HEADERS } from './types';
+
+const event = {
+  id: '5b0f4f4e-2a4b-4c1e-9d7a-0c6f1c2b3a4d',
+  type: 'TestHappened',
+  schema_version: 1,
+  stream: 'k-1',
+  stream_version: 1,
+  global_position: 1,
+  occurred_at: '2026-11-21T00:00:00.000Z',
+  organization: 'org_1',
+  environment: 'SANDBOX',
+  data: {},
+};
+const raw = (value: string): RawMessage => ({ topic: 't', partition: 0, offset: '7', key: 'k-1', value, headers: {} });
+
+function context(handler: DeliveryContext['handler']) {
+  const slept: number[] = [];
+  const parked: Array<Record<string, string>> = [];
+  const ctx: DeliveryContext = {
+    groupId: 'g',
+    handler,
+    retry: retryPolicy({ maxAttempts: 4, initialDelayMs: 100, maxDelayMs: 250 }),
+    sleep: async (ms) => void slept.push(ms),
+    park: async (_message, headers) => void parked.push(headers),
+  };
+  return { ctx, slept, parked };
+}
+
+describe('backoff', () => {
+  it('doubles from the initial delay and stops at the cap', () => {
+    const policy = retryPolicy({ initialDelayMs: 100, maxDelayMs: 250 });
+    expect([1, 2, 3, 4].map((n) => backoffDelay(policy, n))).toEqual([100, 200, 250, 250]);
+  });
+});
+
+describe('deliver', () => {
+  it('hands a valid event to the handler once when it succeeds', async () => {
+    const handled: string[] = [];
+    const { ctx, slept, parked } = context(async (m) => void handled.push(m.value.id));
+    await deliver(raw(JSON.stringify(event)), ctx);
+    expect(handled).toEqual([event.id]);
+    expect(slept).toEqual([]);
+    expect(parked).toEqual([]);
+  });
+
+  it('waits the backoff between attempts and parks after the last one', async () => {
+    const { ctx, slept, parked } = context(async () => {
+      throw new Error('down');
+    });
+    await deliver(raw(JSON.stringify(event)), ctx);
+    expect(slept).toEqual([100, 200, 250]);
+    expect(parked).toEqual([
+      expect.objectContaining({
+        [DLQ_HEADERS.reason]: 'down',
+        [DLQ_HEADERS.attempts]: '4',
+        [DLQ_HEADERS.originalOffset]: '7',
+      }),
+    ]);
+  });
+
+  it('parks unparseable values without calling the handler', async () => {
+    const { ctx, parked } = context(async () => {
+      throw new Error('must not be called');
+    });
+    await deliver(raw('nope'), ctx);
+    await deliver(raw('{"id":"x"}'), ctx);
+    expect(parked.map((h) => h[DLQ_HEADERS.attempts])).toEqual(['0', '0']);
+  });
+
+  it('gives up without parking when the consumer stops during a backoff', async () => {
+    const { ctx, parked } = context(async () => {
+      throw new Error('down');
+    });
+    ctx.sleep = async () => {
+      throw new StoppedError();
+    };
+    await expect(deliver(raw(JSON.stringify(event)), ctx)).rejects.toBeInstanceOf(StoppedError);
+    expect(parked).toEqual([]);
+  });
+});
+
+describe('partitionOf', () => {
+  it('is stable per key and spreads keys over the partitions', () => {
+    expect(partitionOf('product-1', 3)).toBe(partitionOf('product-1', 3));
+    const used = new Set(Array.from({ length: 50 }, (_, i) => partitionOf(`stream-${i}`, 3)));
+    expect(used).toEqual(new Set([0, 1, 2]));
+  });
+});

@@ -1,0 +1,7 @@
+export * from './delivery';
+export * from './exactly-once';
+export * from './in-process';
+export * from './kafka';
+export * from './partition';
+export * from './relay';
+export * from './types';

@@ -1,0 +1,161 @@
+import { type Consumer, Kafka, type KafkaConfig, type LogEntry, type Producer, Partitioners, logLevel } from 'kafkajs';
+import { type RawMessage, deliver, retryPolicy, stoppableSleep } from './delivery';
+import { type Bus, type OutgoingMessage, type SubscribeOptions, type Subscription, dlqTopicOf } from './types';
+
+export interface KafkaBusOptions {
+  brokers: string[];
+  clientId: string;
+  /** Partitions of topics this bus creates. */
+  partitions?: number;
+  kafka?: Partial<KafkaConfig>;
+  /** Where kafkajs errors go; a pino logger fits. Defaults to JSON lines on stderr. */
+  logger?: { error: (details: object, message: string) => void };
+}
+
+const stderrLogger = {
+  error: (details: object, message: string) => process.stderr.write(`${JSON.stringify({ message, ...details })}\n`),
+};
+
+/**
+ * kafkajs reports a stop in the middle of a backoff as an eachMessage error, and every
+ * rebalance as a heartbeat error; both are expected, so only other errors are logged.
+ */
+function kafkajsLogCreator(logger: NonNullable<KafkaBusOptions['logger']>) {
+  return () =>
+    ({ log }: LogEntry) => {
+      const { message, ...details } = log;
+      const expected = /StoppedError/.test(String(log.stack ?? '')) || /rebalancing/.test(String(log.error ?? ''));
+      if (!expected) logger.error({ component: 'kafkajs', ...details }, message);
+    };
+}
+
+const headersOf = (headers: Record<string, unknown> | undefined): Record<string, string> =>
+  Object.fromEntries(Object.entries(headers ?? {}).map(([k, v]) => [k, v === undefined ? '' : String(v)]));
+
+/**
+ * The Bus on Apache Kafka through kafkajs. Messages are keyed by stream id, so the default
+ * partitioner keeps one aggregate's events in one partition, in order. Offsets are committed
+ * only after the handler finished or the message was parked: at-least-once.
+ */
+export class KafkaBus implements Bus {
+  private readonly kafka: Kafka;
+  private producer: Producer | undefined;
+  private readonly consumers = new Set<Consumer>();
+  private readonly knownTopics = new Set<string>();
+
+  constructor(private readonly options: KafkaBusOptions) {
+    this.kafka = new Kafka({
+      clientId: options.clientId,
+      brokers: options.brokers,
+      logLevel: logLevel.ERROR,
+      logCreator: kafkajsLogCreator(options.logger ?? stderrLogger),
+      retry: { retries: 8, initialRetryTime: 100 },
+      ...options.kafka,
+    });
+  }
+
+  async publish(topic: string, messages: OutgoingMessage[]): Promise<void> {
+    if (messages.length === 0) return;
+    await this.send(
+      topic,
+      messages.map((m) => ({ key: m.key, value: JSON.stringify(m.value), headers: m.headers })),
+    );
+  }
+
+  async publishRaw(topic: string, key: string, value: string): Promise<void> {
+    await this.send(topic, [{ key, value }]);
+  }
+
+  async subscribe(options: SubscribeOptions): Promise<Subscription> {
+    await this.ensureTopics([...options.topics, ...options.topics.map(dlqTopicOf)]);
+    const consumer = this.kafka.consumer({ groupId: options.groupId, sessionTimeout: 10_000, heartbeatInterval: 1000 });
+    const controller = new AbortController();
+    const context = {
+      groupId: options.groupId,
+      handler: options.handler,
+      retry: retryPolicy(options.retry),
+      sleep: stoppableSleep(controller.signal),
+      park: (raw: RawMessage, headers: Record<string, string>) =>
+        this.send(dlqTopicOf(raw.topic), [{ key: raw.key, value: raw.value, headers }]),
+    };
+    const joined = new Promise<void>((resolve) => consumer.on(consumer.events.GROUP_JOIN, () => resolve()));
+    await consumer.connect();
+    await consumer.subscribe({ topics: options.topics, fromBeginning: true });
+    await consumer.run({
+      partitionsConsumedConcurrently: 3,
+      // Throwing StoppedError leaves the offset uncommitted; kafkajs then stops on disconnect.
+      eachMessage: async ({ topic, partition, message }) =>
+        deliver(
+          {
+            topic,
+            partition,
+            offset: message.offset,
+            key: message.key?.toString() ?? '',
+            value: message.value?.toString() ?? '',
+            headers: headersOf(message.headers),
+          },
+          context,
+        ),
+    });
+    this.consumers.add(consumer);
+    await joined;
+    return {
+      stop: async () => {
+        controller.abort();
+        this.consumers.delete(consumer);
+        await consumer.disconnect();
+      },
+    };
+  }
+
+  /** Creates topics (and their DLQs) up front, so the first consumers see every partition. */
+  async ensureTopics(topics: string[]): Promise<void> {
+    const missing = [...new Set(topics)].filter((t) => !this.knownTopics.has(t));
+    if (missing.length === 0) return;
+    const admin = this.kafka.admin();
+    await admin.connect();
+    try {
+      const existing = new Set(await admin.listTopics());
+      const toCreate = missing.filter((topic) => !existing.has(topic));
+      if (toCreate.length > 0) {
+        await admin.createTopics({
+          waitForLeaders: true,
+          topics: toCreate.map((topic) => ({
+            topic,
+            numPartitions: this.options.partitions ?? 3,
+            replicationFactor: 1,
+          })),
+        });
+      }
+      for (const topic of missing) this.knownTopics.add(topic);
+    } finally {
+      await admin.disconnect();
+    }
+  }
+
+  async close(): Promise<void> {
+    await Promise.all([...this.consumers].map((c) => c.disconnect()));
+    this.consumers.clear();
+    await this.producer?.disconnect();
+    this.producer = undefined;
+  }
+
+  private async send(topic: string, messages: Array<{ key: string; value: string; headers?: Record<string, string> }>) {
+    await this.ensureTopics([topic, dlqTopicOf(topic)]);
+    const producer = await this.connectedProducer();
+    await producer.send({ topic, acks: -1, messages });
+  }
+
+  private async connectedProducer(): Promise<Producer> {
+    if (!this.producer) {
+      const producer = this.kafka.producer({
+        createPartitioner: Partitioners.DefaultPartitioner,
+        idempotent: true,
+        maxInFlightRequests: 1,
+      });
+      await producer.connect();
+      this.producer = producer;
+    }
+    return this.producer;
+  }
+}

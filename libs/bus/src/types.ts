@@ -1,0 +1,65 @@
+import type { DomainEventEnvelope } from '@billing/contracts';
+
+export interface OutgoingMessage {
+  /** Messages with one key keep their order: the aggregate's stream id. */
+  key: string;
+  value: DomainEventEnvelope;
+  headers?: Record<string, string>;
+}
+
+export interface ConsumedMessage {
+  topic: string;
+  partition: number;
+  offset: string;
+  key: string;
+  value: DomainEventEnvelope;
+  headers: Record<string, string>;
+}
+
+export type MessageHandler = (message: ConsumedMessage) => Promise<void>;
+
+export interface RetryPolicy {
+  /** Tries in all, the first included, before the message is parked on the DLQ. */
+  maxAttempts: number;
+  initialDelayMs: number;
+  maxDelayMs: number;
+}
+
+export const DEFAULT_RETRY: RetryPolicy = { maxAttempts: 5, initialDelayMs: 200, maxDelayMs: 10_000 };
+
+export interface SubscribeOptions {
+  /** One consumer group per service: each message reaches one member of the group. */
+  groupId: string;
+  topics: string[];
+  handler: MessageHandler;
+  retry?: Partial<RetryPolicy>;
+}
+
+export interface Subscription {
+  /** Stops taking messages; a message in flight finishes or is left uncommitted. */
+  stop(): Promise<void>;
+}
+
+/**
+ * Keyed publish/subscribe between services: Kafka in the distributed topology, in process
+ * in the embedded one. Delivery is at-least-once; consumers deduplicate on the event id.
+ */
+export interface Bus {
+  publish(topic: string, messages: OutgoingMessage[]): Promise<void>;
+  /** Publishes bytes as they are, even if not a valid event: for tools and poison tests. */
+  publishRaw(topic: string, key: string, value: string): Promise<void>;
+  subscribe(options: SubscribeOptions): Promise<Subscription>;
+  close(): Promise<void>;
+}
+
+export const dlqTopicOf = (topic: string) => `${topic}.dlq`;
+
+/** Headers a parked message carries on `<topic>.dlq`. */
+export const DLQ_HEADERS = {
+  reason: 'dlq-reason',
+  originalTopic: 'dlq-original-topic',
+  originalPartition: 'dlq-original-partition',
+  originalOffset: 'dlq-original-offset',
+  consumerGroup: 'dlq-consumer-group',
+  attempts: 'dlq-attempts',
+} as const;

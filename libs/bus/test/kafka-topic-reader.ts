@@ -1,0 +1,36 @@
+import { randomUUID } from 'node:crypto';
+import { Kafka, logLevel } from 'kafkajs';
+import type { RawMessage } from '../src';
+
+/**
+ * Reads a whole topic from the beginning with a throwaway consumer group, until it holds
+ * `expectedCount` messages (or, for 0, until a short quiet period proves it empty).
+ */
+export async function readKafkaTopic(brokers: string[], topic: string, expectedCount: number): Promise<RawMessage[]> {
+  const kafka = new Kafka({ clientId: 'topic-reader', brokers, logLevel: logLevel.NOTHING });
+  const consumer = kafka.consumer({ groupId: `reader-${randomUUID()}` });
+  const messages: RawMessage[] = [];
+  await consumer.connect();
+  try {
+    await consumer.subscribe({ topics: [topic], fromBeginning: true });
+    await consumer.run({
+      eachMessage: async ({ topic: t, partition, message }) => {
+        messages.push({
+          topic: t,
+          partition,
+          offset: message.offset,
+          key: message.key?.toString() ?? '',
+          value: message.value?.toString() ?? '',
+          headers: Object.fromEntries(Object.entries(message.headers ?? {}).map(([k, v]) => [k, String(v)])),
+        });
+      },
+    });
+    const deadline = Date.now() + (expectedCount === 0 ? 4000 : 20000);
+    while (Date.now() < deadline && (expectedCount === 0 || messages.length < expectedCount)) {
+      await new Promise((r) => setTimeout(r, 100));
+    }
+    return messages.sort((a, b) => a.partition - b.partition || Number(a.offset) - Number(b.offset));
+  } finally {
+    await consumer.disconnect();
+  }
+}

@@ -1,0 +1,92 @@
+import type { EventStore } from '@billing/eventstore';
+import { eventually, uniqueName } from '@billing/testing';
+import { type Bus, EventRelay, type RawMessage } from '../src';
+
+export interface RelayFixture {
+  store: EventStore;
+  bus: Bus;
+  readTopic: (topic: string, expectedCount: number) => Promise<RawMessage[]>;
+  close: () => Promise<void>;
+}
+
+const appendOptions = (expectedVersion: number) => ({
+  expectedVersion,
+  organization: 'org_test',
+  environment: 'SANDBOX' as const,
+  occurredAt: new Date('2026-11-21T08:00:00.000Z'),
+});
+
+const idsOf = (messages: RawMessage[]) => messages.map((m) => (JSON.parse(m.value) as { id: string }).id);
+
+/** The relay must behave the same on every pair of store and bus adapters. */
+export function relayContract(makeFixture: () => Promise<RelayFixture>) {
+  let fixture: RelayFixture;
+  let topic: string;
+
+  beforeAll(async () => {
+    fixture = await makeFixture();
+  });
+  beforeEach(() => {
+    topic = uniqueName('relay_events');
+  });
+  afterAll(async () => {
+    await fixture.close();
+  });
+
+  const appendSome = async (stream: string, from: number, count: number) => {
+    const { events } = await fixture.store.append(
+      stream,
+      Array.from({ length: count }, (_, i) => ({ type: 'Counted', data: { n: from + i } })),
+      appendOptions(from - 1),
+    );
+    return events.map((e) => e.id);
+  };
+
+  it('publishes the log keyed by stream in stream order, and only once while nothing fails', async () => {
+    const stream = uniqueName('product');
+    const ids = await appendSome(stream, 1, 5);
+    const relay = new EventRelay(fixture.store, fixture.bus, { topic });
+    expect(await relay.catchUp()).toBeGreaterThanOrEqual(5);
+    expect(await relay.catchUp()).toBe(0);
+
+    const published = (await fixture.readTopic(topic, 5)).filter((m) => m.key === stream);
+    expect(idsOf(published)).toEqual(ids);
+    const envelope = JSON.parse(published[0]!.value);
+    expect(envelope).toMatchObject({ stream, stream_version: 1, organization: 'org_test', data: { n: 1 } });
+    expect(envelope).not.toHaveProperty('transaction_id');
+  });
+
+  it('publishes a batch again after a crash between publish and checkpoint, losing nothing', async () => {
+    const stream = uniqueName('order');
+    const firstIds = await appendSome(stream, 1, 3);
+    const crashing = new EventRelay(fixture.store, fixture.bus, {
+      topic,
+      afterPublish: () => {
+        throw new Error('killed after publish');
+      },
+    });
+    await expect(crashing.catchUp()).rejects.toThrow('killed after publish');
+
+    const laterIds = await appendSome(stream, 4, 2);
+    const restarted = new EventRelay(fixture.store, fixture.bus, { topic });
+    await restarted.catchUp();
+
+    const published = idsOf((await fixture.readTopic(topic, 8)).filter((m) => m.key === stream));
+    expect(published).toEqual([...firstIds, ...firstIds, ...laterIds]);
+  });
+
+  it('follows the log while running', async () => {
+    const relay = new EventRelay(fixture.store, fixture.bus, { topic, pollIntervalMs: 20 });
+    relay.start();
+    try {
+      const stream = uniqueName('customer');
+      const ids = await appendSome(stream, 1, 2);
+      await eventually(async () => {
+        const published = (await fixture.readTopic(topic, 2)).filter((m) => m.key === stream);
+        expect(idsOf(published)).toEqual(ids);
+      }, 30000);
+    } finally {
+      await relay.stop();
+    }
+  });
+}
