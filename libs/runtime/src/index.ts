@@ -1,0 +1,4 @@
+export * from './infrastructure';
+export * from './run-service';
+export * from './standalone';
+export * from './testing';

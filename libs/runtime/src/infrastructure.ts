@@ -1,0 +1,46 @@
+import { join } from 'node:path';
+import { type Bus, InProcessBus, KafkaBus } from '@billing/bus';
+import { type Database, pgliteDatabase, postgresDatabase } from '@billing/eventstore';
+
+/** The servers every service of one process shares. */
+export interface Infrastructure {
+  mode: 'embedded' | 'distributed';
+  database: Database;
+  bus: Bus;
+  close(): Promise<void>;
+}
+
+export interface InfrastructureOptions {
+  /** Embedded data directory; `memory` keeps nothing. Defaults to ./.data/pglite. */
+  dataDir?: string;
+  clientId: string;
+  env?: NodeJS.ProcessEnv;
+}
+
+/**
+ * `DATABASE_URL` and `KAFKA_BROKERS` select real servers; without them everything runs in
+ * the process: PGlite under ./.data and the in-process bus. Each can be chosen on its own.
+ */
+export async function createInfrastructure(options: InfrastructureOptions): Promise<Infrastructure> {
+  const env = options.env ?? process.env;
+  const database = env.DATABASE_URL
+    ? postgresDatabase({ connectionString: env.DATABASE_URL, max: Number(env.DATABASE_POOL_SIZE ?? 10) })
+    : await pgliteDatabase(embeddedDataDir(options.dataDir ?? env.DATA_DIR));
+  const bus: Bus = env.KAFKA_BROKERS
+    ? new KafkaBus({ brokers: env.KAFKA_BROKERS.split(','), clientId: options.clientId })
+    : new InProcessBus();
+  return {
+    mode: env.DATABASE_URL || env.KAFKA_BROKERS ? 'distributed' : 'embedded',
+    database,
+    bus,
+    async close() {
+      await bus.close();
+      await database.close();
+    },
+  };
+}
+
+function embeddedDataDir(dataDir: string | undefined): string | undefined {
+  if (dataDir === 'memory') return undefined;
+  return dataDir ?? join(process.cwd(), '.data', 'pglite');
+}

@@ -1,0 +1,76 @@
+import { EventRelay } from '@billing/bus';
+import { EventStore } from '@billing/eventstore';
+import { type Closer, type Logger, type ServiceHandle, createApp, createLogger, startService } from '@billing/service';
+import type { Express } from 'express';
+import type { Infrastructure } from './infrastructure';
+
+/** What a service needs while it handles requests and events. */
+export interface ServiceContext {
+  name: string;
+  store: EventStore;
+  infrastructure: Infrastructure;
+  logger: Logger;
+}
+
+/** A service as its package describes it; `runService` does the wiring. */
+export interface ServiceDefinition {
+  /** Also its PostgreSQL schema and its topic `<name>.events`. */
+  name: string;
+  defaultPort: number;
+  routes?: (app: Express, context: ServiceContext) => void;
+  /** Consumers and other background work; each returns how to stop it. */
+  start?: (context: ServiceContext) => Promise<Array<() => Promise<void>>>;
+}
+
+export interface RunningService extends ServiceHandle {
+  name: string;
+  context: ServiceContext;
+}
+
+export const topicOf = (service: string) => `${service}.events`;
+
+/**
+ * Migrates the service's event store, relays its log to `<name>.events`, starts its consumers
+ * and its HTTP server. Shutdown drains HTTP, then stops consumers and the relay, in that order.
+ * The infrastructure belongs to the caller, which may share it between services.
+ */
+export async function runService(
+  definition: ServiceDefinition,
+  infrastructure: Infrastructure,
+  options: { port?: number; host?: string; logger?: Logger } = {},
+): Promise<RunningService> {
+  const logger = options.logger ?? createLogger(definition.name);
+  const store = new EventStore(infrastructure.database, { schema: definition.name });
+  await store.migrate();
+  const context: ServiceContext = { name: definition.name, store, infrastructure, logger };
+
+  const relay = new EventRelay(store, infrastructure.bus, {
+    topic: topicOf(definition.name),
+    onError: (err) => logger.error({ err }, 'relay failed; retrying'),
+  });
+  relay.start();
+  const stoppers = (await definition.start?.(context)) ?? [];
+
+  const app = createApp({
+    name: definition.name,
+    logger,
+    readiness: [
+      async function database() {
+        await infrastructure.database.query('SELECT 1');
+      },
+    ],
+    routes: (express) => definition.routes?.(express, context),
+  });
+  const closers: Closer[] = [
+    ...stoppers.map((stop, i) => ({ name: `consumer_${i}`, close: stop })),
+    { name: 'relay', close: () => relay.stop() },
+  ];
+  const handle = await startService({
+    app,
+    logger,
+    port: options.port ?? definition.defaultPort,
+    host: options.host,
+    onShutdown: closers,
+  });
+  return { ...handle, name: definition.name, context };
+}

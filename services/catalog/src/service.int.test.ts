@@ -1,0 +1,16 @@
+import { startServiceForTest } from '@billing/runtime';
+import { catalogService } from './service';
+
+describe('catalog service', () => {
+  let running: Awaited<ReturnType<typeof startServiceForTest>>;
+  beforeAll(async () => (running = await startServiceForTest(catalogService)));
+  afterAll(() => running.stop());
+
+  it('is ready with its event store in the catalog schema', async () => {
+    expect(await (await fetch(`${running.service.url}/readyz`)).json()).toEqual({ status: 'ready' });
+    const { rows } = await running.infrastructure.database.query(
+      "SELECT 1 FROM information_schema.tables WHERE table_schema = 'catalog' AND table_name = 'events'",
+    );
+    expect(rows).toHaveLength(1);
+  });
+});

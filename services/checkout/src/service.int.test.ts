@@ -1,0 +1,16 @@
+import { startServiceForTest } from '@billing/runtime';
+import { checkoutService } from './service';
+
+describe('checkout service', () => {
+  let running: Awaited<ReturnType<typeof startServiceForTest>>;
+  beforeAll(async () => (running = await startServiceForTest(checkoutService)));
+  afterAll(() => running.stop());
+
+  it('is ready with its event store in the checkout schema', async () => {
+    expect(await (await fetch(`${running.service.url}/readyz`)).json()).toEqual({ status: 'ready' });
+    const { rows } = await running.infrastructure.database.query(
+      "SELECT 1 FROM information_schema.tables WHERE table_schema = 'checkout' AND table_name = 'events'",
+    );
+    expect(rows).toHaveLength(1);
+  });
+});

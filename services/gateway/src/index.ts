@@ -1,0 +1,1 @@
+export { gatewayService } from './service';

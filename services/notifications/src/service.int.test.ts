@@ -1,0 +1,16 @@
+import { startServiceForTest } from '@billing/runtime';
+import { notificationsService } from './service';
+
+describe('notifications service', () => {
+  let running: Awaited<ReturnType<typeof startServiceForTest>>;
+  beforeAll(async () => (running = await startServiceForTest(notificationsService)));
+  afterAll(() => running.stop());
+
+  it('is ready with its event store in the notifications schema', async () => {
+    expect(await (await fetch(`${running.service.url}/readyz`)).json()).toEqual({ status: 'ready' });
+    const { rows } = await running.infrastructure.database.query(
+      "SELECT 1 FROM information_schema.tables WHERE table_schema = 'notifications' AND table_name = 'events'",
+    );
+    expect(rows).toHaveLength(1);
+  });
+});

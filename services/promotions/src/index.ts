@@ -1,0 +1,1 @@
+export { promotionsService } from './service';
