@@ -1,3 +1,5 @@
+import { mkdirSync } from 'node:fs';
+import { dirname } from 'node:path';
 import { PGlite } from '@electric-sql/pglite';
 import { Pool, type PoolConfig } from 'pg';
 
@@ -64,6 +66,7 @@ export function postgresDatabase(config: string | PoolConfig): Database {
 
 /** `dataDir` undefined keeps everything in memory; a path persists it (the embedded default). */
 export async function pgliteDatabase(dataDir?: string): Promise<Database> {
+  if (dataDir) mkdirSync(dirname(dataDir), { recursive: true });
   const db = await PGlite.create(dataDir);
   const wrap = (target: Pick<PGlite, 'query'>): SqlExecutor => ({
     async query<Row>(sql: string, params?: unknown[]) {
