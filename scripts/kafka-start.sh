@@ -19,6 +19,10 @@ if broker_answers && [ -f "$cache/broker-$port.pid" ]; then
   exit 0
 fi
 
+for tool in java mvn; do
+  command -v "$tool" >/dev/null || { echo "kafka: $tool is required (Debian: openjdk-17-jre-headless, maven)" >&2; exit 1; }
+done
+
 if [ ! -f "$libs/.complete" ]; then
   echo "kafka: fetching broker jars from Maven Central into $libs"
   mkdir -p "$libs"
