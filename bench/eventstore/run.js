@@ -1,0 +1,163 @@
+'use strict';
+// Appends per second through the event store's PostgreSQL adapter, beside raw single-row INSERTs
+// on the same database in the same run. Prints one JSON object to stdout; see README.md.
+const os = require('node:os');
+const { performance } = require('node:perf_hooks');
+const { Pool } = require('pg');
+const { EventStore, postgresDatabase } = require('@billing/eventstore');
+
+const PAYLOAD = { plan: 'plan_bench', amount: 1999, currency: 'EUR', note: 'benchmark event' };
+
+/** `--ops=500` on the command line wins over BENCH_OPS=500 in the environment. */
+function setting(flag, envName, fallback) {
+  const arg = process.argv.slice(2).find((a) => a.startsWith(`--${flag}=`));
+  return arg ? arg.slice(flag.length + 3) : (process.env[envName] ?? fallback);
+}
+
+function positiveInt(name, value) {
+  const n = Number(value);
+  if (!Number.isInteger(n) || n < 1) throw new Error(`${name} must be a positive integer, got ${value}`);
+  return n;
+}
+
+function readParameters() {
+  const ops = positiveInt('BENCH_OPS', setting('ops', 'BENCH_OPS', '2000'));
+  return {
+    databaseUrl: setting('database-url', 'DATABASE_URL', 'postgres://postgres@127.0.0.1:5432/postgres'),
+    ops,
+    concurrency: positiveInt('BENCH_CONCURRENCY', setting('concurrency', 'BENCH_CONCURRENCY', '8')),
+    warmupOps: positiveInt('BENCH_WARMUP', setting('warmup', 'BENCH_WARMUP', String(Math.min(200, ops)))),
+  };
+}
+
+const redact = (url) => url.replace(/\/\/([^:/@]+):[^@]*@/, '//$1:***@');
+const round = (n, digits) => Number(n.toFixed(digits));
+
+/**
+ * Ctrl-C, SIGTERM or an uncaught error (e.g. an 'error' event of a pg client whose connection
+ * died) stop every writer at its next operation, so the normal `finally` drops the schema.
+ */
+let stopReason;
+function requestStop(reason) {
+  console.error('eventstore benchmark: stopping:', reason);
+  stopReason ??= reason instanceof Error ? reason : new Error(`interrupted by ${reason}`);
+  process.exitCode = 1;
+}
+function throwIfStopped() {
+  if (stopReason) throw stopReason;
+}
+
+/** One writer appending `count` events to one stream, one at a time, with the right expected version. */
+async function appendLoop(store, stream, count) {
+  let version = 0;
+  for (let i = 0; i < count; i++) {
+    throwIfStopped();
+    const options = { expectedVersion: version, organization: 'org_bench', environment: 'SANDBOX' };
+    const event = { type: 'BenchEvent', data: PAYLOAD };
+    ({ nextExpectedVersion: version } = await store.append(stream, [event], { ...options, occurredAt: new Date() }));
+  }
+}
+
+/** One connection running `count` single-row INSERTs, each its own autocommitted transaction. */
+async function insertLoop(pool, table, stream, count) {
+  const client = await pool.connect();
+  try {
+    const sql = `INSERT INTO ${table} (stream_id, version, payload, occurred_at) VALUES ($1, $2, $3, $4)`;
+    for (let i = 1; i <= count; i++) {
+      throwIfStopped();
+      await client.query(sql, [stream, i, PAYLOAD, new Date()]);
+    }
+  } finally {
+    client.release();
+  }
+}
+
+/** `total` operations split over `writers` as evenly as possible. */
+const shares = (total, writers) =>
+  Array.from({ length: writers }, (_, i) => Math.floor((total + writers - 1 - i) / writers));
+
+/** Runs `loop(stream, count)` for every writer in parallel and times the lot. */
+async function measure(label, writers, total, loop) {
+  const started = performance.now();
+  // allSettled: every writer has stopped before a failure reaches the cleanup.
+  const outcomes = await Promise.allSettled(shares(total, writers).map((n, w) => loop(`bench-${label}-${w}`, n)));
+  const failed = outcomes.find((outcome) => outcome.status === 'rejected');
+  if (failed) throw failed.reason;
+  const seconds = (performance.now() - started) / 1000;
+  return { operations: total, seconds: round(seconds, 3), ops_per_sec: round(total / seconds, 1) };
+}
+
+/** A warm-up on throwaway streams, then the adapter and the raw INSERTs with the same count. */
+async function scenario(name, writers, ctx) {
+  const adapter = (stream, count) => appendLoop(ctx.store, stream, count);
+  const raw = (stream, count) => insertLoop(ctx.rawPool, ctx.rawTable, stream, count);
+  await measure(`${name}-warmup-adapter`, writers, ctx.params.warmupOps, adapter);
+  await measure(`${name}-warmup-raw`, writers, ctx.params.warmupOps, raw);
+  const adapterResult = await measure(`${name}-adapter`, writers, ctx.params.ops, adapter);
+  const rawResult = await measure(`${name}-raw`, writers, ctx.params.ops, raw);
+  const ratio = round(adapterResult.ops_per_sec / rawResult.ops_per_sec, 3);
+  return { writers, operations: ctx.params.ops, adapter: adapterResult, raw: rawResult, ratio };
+}
+
+async function createRawTable(pool, schema) {
+  const table = `"${schema}".raw_events`;
+  await pool.query(`CREATE TABLE ${table} (id bigserial PRIMARY KEY, stream_id text NOT NULL,
+    version integer NOT NULL, payload jsonb NOT NULL, occurred_at timestamptz NOT NULL)`);
+  return table;
+}
+
+async function serverInfo(pool) {
+  const { rows } = await pool.query(`SELECT current_setting('server_version') AS version,
+    current_setting('synchronous_commit') AS synchronous_commit, current_setting('fsync') AS fsync`);
+  return rows[0];
+}
+
+/** Reports its own failure without hiding the error that got us here. */
+async function dropSchema(pool, schema) {
+  await pool.query(`DROP SCHEMA IF EXISTS "${schema}" CASCADE`).catch((error) => {
+    console.error(`eventstore benchmark: could not drop schema ${schema}:`, error);
+    process.exitCode = 1;
+  });
+}
+
+async function main() {
+  const startedAt = new Date().toISOString();
+  const params = readParameters();
+  const schema = `bench_eventstore_${process.pid}_${Date.now()}`;
+  const database = postgresDatabase({ connectionString: params.databaseUrl, max: params.concurrency });
+  const rawPool = new Pool({ connectionString: params.databaseUrl, max: params.concurrency });
+  let schemaMayExist = false;
+  try {
+    const server = await serverInfo(rawPool);
+    const store = new EventStore(database, { schema });
+    schemaMayExist = true;
+    await store.migrate();
+    const ctx = { params, store, rawPool, rawTable: await createRawTable(rawPool, schema) };
+    const single = await scenario('single', 1, ctx);
+    const concurrent = await scenario('concurrent', params.concurrency, ctx);
+    return {
+      benchmark: 'eventstore-append-vs-raw-insert',
+      started_at: startedAt,
+      postgres_server_version: server.version,
+      postgres_durability: { synchronous_commit: server.synchronous_commit, fsync: server.fsync },
+      node_version: process.version,
+      cpu_count: os.cpus().length,
+      cpu_model: os.cpus()[0]?.model,
+      parameters: { ...params, databaseUrl: redact(params.databaseUrl), schema },
+      scenarios: { single_stream: single, concurrent_streams: concurrent },
+      ratios: { single_stream: single.ratio, concurrent_streams: concurrent.ratio },
+    };
+  } finally {
+    if (schemaMayExist) await dropSchema(rawPool, schema);
+    await Promise.allSettled([rawPool.end(), database.close()]);
+  }
+}
+
+process.once('SIGINT', requestStop).once('SIGTERM', requestStop).on('uncaughtException', requestStop);
+main().then(
+  (result) => process.stdout.write(`${JSON.stringify(result, null, 2)}\n`),
+  (error) => {
+    console.error('eventstore benchmark failed:', error);
+    process.exitCode = 1;
+  },
+);
