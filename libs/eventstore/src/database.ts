@@ -1,3 +1,4 @@
+import { createHash } from 'node:crypto';
 import { mkdirSync } from 'node:fs';
 import { dirname } from 'node:path';
 import { PGlite } from '@electric-sql/pglite';
@@ -26,6 +27,15 @@ export interface Database extends SqlExecutor {
   close(): Promise<void>;
 }
 
+/**
+ * Parameterised statements are sent as named prepared statements, so each connection parses
+ * and plans a statement once instead of on every call.
+ */
+function prepared(text: string, values: unknown[] | undefined) {
+  if (!values) return { text };
+  return { name: `s_${createHash('sha1').update(text).digest('hex').slice(0, 20)}`, text, values };
+}
+
 export function postgresDatabase(config: string | PoolConfig): Database {
   const pool = new Pool(typeof config === 'string' ? { connectionString: config } : config);
   // An idle client that loses its server must not crash the process; the next query reconnects.
@@ -33,26 +43,33 @@ export function postgresDatabase(config: string | PoolConfig): Database {
   return {
     kind: 'postgres',
     async query<Row>(sql: string, params?: unknown[]) {
-      const result = await pool.query(sql, params);
+      const result = await pool.query(prepared(sql, params));
       return { rows: result.rows as Row[], rowCount: result.rowCount ?? 0 };
     },
     async transaction<T>(fn: (tx: SqlExecutor) => Promise<T>): Promise<T> {
       const client = await pool.connect();
+      // A connection lost between two statements is reported as an event, not a rejection;
+      // the next statement then fails and the transaction rolls back.
+      const onConnectionError = () => undefined;
+      client.on('error', onConnectionError);
+      let broken: Error | undefined;
       try {
         await client.query('BEGIN');
         const result = await fn({
           async query<Row>(sql: string, params?: unknown[]) {
-            const r = await client.query(sql, params);
+            const r = await client.query(prepared(sql, params));
             return { rows: r.rows as Row[], rowCount: r.rowCount ?? 0 };
           },
         });
         await client.query('COMMIT');
         return result;
       } catch (error) {
-        await client.query('ROLLBACK').catch(() => undefined);
+        await client.query('ROLLBACK').catch((rollbackError: Error) => (broken = rollbackError));
         throw error;
       } finally {
-        client.release();
+        client.off('error', onConnectionError);
+        // A client whose rollback failed is destroyed rather than returned to the pool.
+        client.release(broken);
       }
     },
     async exec(sql: string) {

@@ -64,8 +64,14 @@ export class EventStore {
     await this.database.exec(eventStoreDdl(this.options.schema));
   }
 
-  append(stream: string, events: NewEvent[], options: AppendOptions): Promise<AppendResult> {
-    return this.transaction((tx) => tx.append(stream, events, options));
+  /**
+   * One append on its own: a single statement, atomic without BEGIN/COMMIT, so one round trip.
+   * Use `transaction` to write read models with it.
+   */
+  async append(stream: string, events: NewEvent[], options: AppendOptions): Promise<AppendResult> {
+    const result = await this.appendIn(this.database, stream, events, options);
+    if (result.events.length > 0) this.appended.emit('appended');
+    return result;
   }
 
   /**
