@@ -9,7 +9,14 @@ const { billingService } = require('@billing/billing');
 const { promotionsService } = require('@billing/promotions');
 const { notificationsService } = require('@billing/notifications');
 
-const services = [catalogService, checkoutService, billingService, promotionsService, notificationsService, gatewayService];
+const services = [
+  catalogService,
+  checkoutService,
+  billingService,
+  promotionsService,
+  notificationsService,
+  gatewayService,
+];
 const host = process.env.HOST ?? '127.0.0.1';
 
 async function main() {
@@ -18,7 +25,9 @@ async function main() {
   const running = [];
   for (const service of services) {
     const port = Number(process.env[`${service.name.toUpperCase()}_PORT`] ?? service.defaultPort);
-    running.push(await runService(service, infrastructure, { port, host, logger: logger.child({ service: service.name }) }));
+    running.push(
+      await runService(service, infrastructure, { port, host, logger: logger.child({ service: service.name }) }),
+    );
   }
 
   const gateway = running.find((s) => s.name === 'gateway');
