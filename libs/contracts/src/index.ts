@@ -3,3 +3,4 @@ export * from './events';
 export * from './ids';
 export * from './list';
 export * from './openapi';
+export * from './identity';

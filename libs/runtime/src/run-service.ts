@@ -8,8 +8,11 @@ import type { Infrastructure } from './infrastructure';
 export interface ServiceContext {
   name: string;
   store: EventStore;
+  /** The one clock of the service; every time-dependent rule reads it. */
+  now: () => Date;
   infrastructure: Infrastructure;
   logger: Logger;
+  config: Record<string, string | undefined>;
 }
 
 /** A service as its package describes it; `runService` does the wiring. */
@@ -20,6 +23,18 @@ export interface ServiceDefinition {
   routes?: (app: Express, context: ServiceContext) => void;
   /** Consumers and other background work; each returns how to stop it. */
   start?: (context: ServiceContext) => Promise<Array<() => Promise<void>>>;
+}
+
+export interface RunServiceOptions {
+  port?: number;
+  host?: string;
+  logger?: Logger;
+  /** PostgreSQL schema of the service's store; defaults to its name (tests use their own). */
+  schema?: string;
+  /** Injected clock; defaults to the system clock. */
+  now?: () => Date;
+  /** Service-specific settings, such as upstream URLs for the gateway. */
+  config?: Record<string, string | undefined>;
 }
 
 export interface RunningService extends ServiceHandle {
@@ -37,12 +52,19 @@ export const topicOf = (service: string) => `${service}.events`;
 export async function runService(
   definition: ServiceDefinition,
   infrastructure: Infrastructure,
-  options: { port?: number; host?: string; logger?: Logger } = {},
+  options: RunServiceOptions = {},
 ): Promise<RunningService> {
   const logger = options.logger ?? createLogger(definition.name);
-  const store = new EventStore(infrastructure.database, { schema: definition.name });
+  const store = new EventStore(infrastructure.database, { schema: options.schema ?? definition.name });
   await store.migrate();
-  const context: ServiceContext = { name: definition.name, store, infrastructure, logger };
+  const context: ServiceContext = {
+    name: definition.name,
+    store,
+    infrastructure,
+    logger,
+    now: options.now ?? (() => new Date()),
+    config: options.config ?? {},
+  };
 
   const relay = new EventRelay(store, infrastructure.bus, {
     topic: topicOf(definition.name),

@@ -1,24 +1,47 @@
+import { randomBytes } from 'node:crypto';
 import { createLogger } from '@billing/service';
 import { createInfrastructure, type Infrastructure } from './infrastructure';
-import { type RunningService, type ServiceDefinition, runService } from './run-service';
+import { type RunningService, type RunServiceOptions, type ServiceDefinition, runService } from './run-service';
 
-/** A service on port 0 over an in-memory PGlite and the in-process bus, for HTTP tests. */
+/**
+ * Infrastructure for tests: PostgreSQL and Kafka when DATABASE_URL and KAFKA_BROKERS are set
+ * (as in CI), otherwise in-memory PGlite and the in-process bus.
+ */
+export function testInfrastructure(clientId = 'test'): Promise<Infrastructure> {
+  return createInfrastructure({
+    clientId,
+    dataDir: 'memory',
+    env: { DATABASE_URL: process.env.DATABASE_URL, KAFKA_BROKERS: process.env.KAFKA_BROKERS },
+  });
+}
+
+export interface ServiceUnderTest {
+  service: RunningService;
+  infrastructure: Infrastructure;
+  /** Shuts the service down and drops its schema; closes the infrastructure if it made it. */
+  stop: () => Promise<void>;
+}
+
+/**
+ * A service on port 0 in a schema of its own (so test files never share tables), on the given
+ * infrastructure or on a new `testInfrastructure()`.
+ */
 export async function startServiceForTest(
   definition: ServiceDefinition,
-): Promise<{ service: RunningService; infrastructure: Infrastructure; stop: () => Promise<void> }> {
-  const infrastructure = await createInfrastructure({
-    clientId: `${definition.name}-test`,
-    dataDir: 'memory',
-    env: {},
-  });
-  const logger = createLogger(definition.name, { level: process.env.LOG_LEVEL ?? 'silent' });
-  const service = await runService(definition, infrastructure, { port: 0, logger });
+  options: RunServiceOptions & { infrastructure?: Infrastructure } = {},
+): Promise<ServiceUnderTest> {
+  const { infrastructure: shared, ...runOptions } = options;
+  const infrastructure = shared ?? (await testInfrastructure(`${definition.name}-test`));
+  const schema = runOptions.schema ?? `${definition.name}_${randomBytes(5).toString('hex')}`;
+  const logger = runOptions.logger ?? createLogger(definition.name, { level: process.env.LOG_LEVEL ?? 'silent' });
+  const service = await runService(definition, infrastructure, { port: 0, ...runOptions, schema, logger });
   return {
     service,
     infrastructure,
     stop: async () => {
       await service.shutdown();
-      await infrastructure.close();
+      await infrastructure.database.exec(`DROP SCHEMA IF EXISTS ${schema} CASCADE`);
+      if (!shared) await infrastructure.close();
     },
   };
 }

@@ -19,3 +19,4 @@ export {
   type ValidatedInput,
   type ValidatedLocals,
 } from './validate';
+export { callerOf } from './identity';

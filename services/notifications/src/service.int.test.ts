@@ -1,16 +1,16 @@
-import { startServiceForTest } from '@billing/runtime';
+import { startServiceForTest, type ServiceUnderTest } from '@billing/runtime';
 import { notificationsService } from './service';
 
 describe('notifications service', () => {
-  let running: Awaited<ReturnType<typeof startServiceForTest>>;
+  let running: ServiceUnderTest;
   beforeAll(async () => (running = await startServiceForTest(notificationsService)));
   afterAll(() => running.stop());
 
-  it('is ready with its event store in the notifications schema', async () => {
+  it('is ready with its event store in a schema of its own', async () => {
     expect(await (await fetch(`${running.service.url}/readyz`)).json()).toEqual({ status: 'ready' });
     const { rows } = await running.infrastructure.database.query(
-      "SELECT 1 FROM information_schema.tables WHERE table_schema = 'notifications' AND table_name = 'events'",
+      "SELECT table_schema FROM information_schema.tables WHERE table_name = 'events' AND table_schema LIKE 'notifications_%'",
     );
-    expect(rows).toHaveLength(1);
+    expect(rows.length).toBeGreaterThan(0);
   });
 });

@@ -1,16 +1,16 @@
-import { startServiceForTest } from '@billing/runtime';
+import { startServiceForTest, type ServiceUnderTest } from '@billing/runtime';
 import { promotionsService } from './service';
 
 describe('promotions service', () => {
-  let running: Awaited<ReturnType<typeof startServiceForTest>>;
+  let running: ServiceUnderTest;
   beforeAll(async () => (running = await startServiceForTest(promotionsService)));
   afterAll(() => running.stop());
 
-  it('is ready with its event store in the promotions schema', async () => {
+  it('is ready with its event store in a schema of its own', async () => {
     expect(await (await fetch(`${running.service.url}/readyz`)).json()).toEqual({ status: 'ready' });
     const { rows } = await running.infrastructure.database.query(
-      "SELECT 1 FROM information_schema.tables WHERE table_schema = 'promotions' AND table_name = 'events'",
+      "SELECT table_schema FROM information_schema.tables WHERE table_name = 'events' AND table_schema LIKE 'promotions_%'",
     );
-    expect(rows).toHaveLength(1);
+    expect(rows.length).toBeGreaterThan(0);
   });
 });

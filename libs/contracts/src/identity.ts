@@ -1,0 +1,51 @@
+import { z } from 'zod';
+import { Environment } from './events';
+
+/**
+ * Who is calling, as the gateway found out from the API key. The gateway sets these headers
+ * on every request it forwards and strips them from every client request; services trust
+ * them and are reachable only through the gateway.
+ */
+export const IDENTITY_HEADERS = {
+  organization: 'x-billing-organization',
+  environment: 'x-billing-environment',
+  keyKind: 'x-billing-key-kind',
+  keyId: 'x-billing-key-id',
+} as const;
+
+export const KeyKind = z.enum(['secret', 'publishable']);
+export type KeyKind = z.infer<typeof KeyKind>;
+
+export const CallerIdentity = z.object({
+  organization: z.string().min(1),
+  environment: Environment,
+  keyKind: KeyKind,
+  keyId: z.string().min(1),
+});
+export type CallerIdentity = z.infer<typeof CallerIdentity>;
+
+export function identityHeaders(identity: CallerIdentity): Record<string, string> {
+  return {
+    [IDENTITY_HEADERS.organization]: identity.organization,
+    [IDENTITY_HEADERS.environment]: identity.environment,
+    [IDENTITY_HEADERS.keyKind]: identity.keyKind,
+    [IDENTITY_HEADERS.keyId]: identity.keyId,
+  };
+}
+
+/** Reads the identity headers; undefined when any is missing or malformed. */
+export function identityFromHeaders(
+  headers: Record<string, string | string[] | undefined>,
+): CallerIdentity | undefined {
+  const one = (name: string) => {
+    const value = headers[name];
+    return Array.isArray(value) ? undefined : value;
+  };
+  const parsed = CallerIdentity.safeParse({
+    organization: one(IDENTITY_HEADERS.organization),
+    environment: one(IDENTITY_HEADERS.environment),
+    keyKind: one(IDENTITY_HEADERS.keyKind),
+    keyId: one(IDENTITY_HEADERS.keyId),
+  });
+  return parsed.success ? parsed.data : undefined;
+}
