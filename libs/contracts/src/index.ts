@@ -4,3 +4,4 @@ export * from './ids';
 export * from './list';
 export * from './openapi';
 export * from './identity';
+export * from './products';

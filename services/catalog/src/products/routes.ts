@@ -1,0 +1,113 @@
+import {
+  CreateProductBody,
+  IDENTITY_HEADERS,
+  ListProductsQuery,
+  ProductIdParams,
+  ProductSlugParams,
+  UpdateProductBody,
+  livemodeOf,
+  newId,
+  notFound,
+  toList,
+  unauthorized,
+} from '@billing/contracts';
+import { type EventStoreTransaction, type RecordedEvent, handleCommand } from '@billing/eventstore';
+import type { ServiceContext } from '@billing/runtime';
+import { callerOf, validate } from '@billing/service';
+import type { Express, Request, RequestHandler } from 'express';
+import { decide } from './decide';
+import { type ProductState, asProductEvent, evolve, initialState, productStream } from './product';
+import {
+  findOrganizationProduct,
+  findProductById,
+  findProductBySlug,
+  listProducts,
+  toProductListItem,
+  toProductResource,
+} from './queries';
+import { type ProductView, projectProducts, viewOf } from './read-model';
+
+const aggregate = {
+  initialState,
+  evolve: (state: ProductState, event: RecordedEvent) => evolve(state, asProductEvent(event)),
+  decide,
+};
+
+/** Public reads come through the gateway, which vouches for the caller in identity headers. */
+const requireCaller: RequestHandler = (req, _res, next) => {
+  callerOf(req);
+  next();
+};
+
+/** Admin writes come through the gateway's admin API, which names only the organization. */
+const requireAdminOrganization: RequestHandler = (req, _res, next) => {
+  next(adminOrganizationOf(req) ? undefined : unauthorized('Missing organization'));
+};
+const adminOrganizationOf = (req: Request) => req.get(IDENTITY_HEADERS.organization)?.trim() || undefined;
+
+const found = (view: ProductView | null | undefined, id: string): ProductView => {
+  if (!view) throw notFound(`No such product: ${id}`);
+  return view;
+};
+
+export function mountProductRoutes(app: Express, { store, now }: ServiceContext): void {
+  const { schema } = store.tables;
+  const db = store.database;
+  const project = (tx: EventStoreTransaction, events: RecordedEvent[]) => projectProducts(tx, schema, events);
+
+  app.use('/v1', requireCaller);
+  app.use('/admin', requireAdminOrganization);
+
+  app.get('/v1/products', validate({ query: ListProductsQuery }), async (req, res) => {
+    const caller = callerOf(req);
+    const { type, status } = res.locals.input.query;
+    const products = await listProducts(db, schema, caller, { type, active: status !== 'archived' });
+    res.json(toList(products.map(toProductListItem), livemodeOf(caller.environment)));
+  });
+
+  app.get('/v1/products/by-slug/:slug', validate({ params: ProductSlugParams }), async (req, res) => {
+    const { slug } = res.locals.input.params;
+    res.json(toProductResource(found(await findProductBySlug(db, schema, callerOf(req), slug), slug)));
+  });
+
+  app.get('/v1/products/:id', validate({ params: ProductIdParams }), async (req, res) => {
+    const caller = callerOf(req);
+    // Spec: products take the Secret Key; Publishable Keys may only list and read by slug.
+    if (caller.keyKind !== 'secret') throw unauthorized('Retrieving a product by id requires a Secret Key');
+    const { id } = res.locals.input.params;
+    res.json(toProductResource(found(await findProductById(db, schema, caller, id), id)));
+  });
+
+  app.post('/admin/products', validate({ body: CreateProductBody }), async (req, res) => {
+    const organization = adminOrganizationOf(req)!;
+    const { environment, ...fields } = res.locals.input.body;
+    const productId = newId('product');
+    const at = now();
+    const { state } = await handleCommand(
+      store,
+      productStream(productId),
+      aggregate,
+      { type: 'CreateProduct', data: { productId, organization, environment, fields, now: at } },
+      { organization, environment, occurredAt: at, project },
+    );
+    res.status(201).json(toProductResource(found(viewOf(state), productId)));
+  });
+
+  // A body-less PATCH changes nothing, like `{}`.
+  const updateSchemas = { params: ProductIdParams, body: UpdateProductBody.default({}) };
+  app.patch('/admin/products/:id', validate(updateSchemas), async (req, res) => {
+    const organization = adminOrganizationOf(req)!;
+    const { params, body: changes } = res.locals.input;
+    // The environment is fixed at creation; the read model knows it before the stream is read.
+    const { environment } = found(await findOrganizationProduct(db, schema, organization, params.id), params.id);
+    const at = now();
+    const { state } = await handleCommand(
+      store,
+      productStream(params.id),
+      aggregate,
+      { type: 'UpdateProduct', data: { productId: params.id, organization, changes, now: at } },
+      { organization, environment, occurredAt: at, project },
+    );
+    res.json(toProductResource(found(viewOf(state), params.id)));
+  });
+}
