@@ -10,6 +10,7 @@ export async function runStandalone(definition: ServiceDefinition): Promise<void
     port: Number(process.env.PORT ?? definition.defaultPort),
     host: process.env.HOST,
     logger,
+    config: process.env,
   });
   exitOnSignals({ ...running, shutdown: () => running.shutdown().finally(() => infrastructure.close()) }, logger);
 }

@@ -1,1 +1,2 @@
-export { gatewayService } from './service';
+export { createGatewayService } from './service';
+export { DEFAULT_UPSTREAMS } from './gateway';

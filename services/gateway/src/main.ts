@@ -1,7 +1,7 @@
 import { runStandalone } from '@billing/runtime';
-import { gatewayService } from './service';
+import { createGatewayService } from './service';
 
-runStandalone(gatewayService).catch((error) => {
+runStandalone(createGatewayService()).catch((error) => {
   console.error(error);
   process.exit(1);
 });

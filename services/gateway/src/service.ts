@@ -1,7 +1,20 @@
 import type { ServiceDefinition } from '@billing/runtime';
+import { Gateway } from './gateway';
 
-/** The gateway service: API keys to organization and environment, rate limits, routing to the services, circuit breakers. */
-export const gatewayService: ServiceDefinition = {
-  name: 'gateway',
-  defaultPort: 4000,
-};
+/**
+ * The gateway: API keys to organization and environment, rate limits, routing to the services
+ * behind circuit breakers, and the admin API. A factory, because each instance owns its own
+ * connections (tests run several in one process).
+ */
+export function createGatewayService(): ServiceDefinition {
+  let gateway: Gateway | undefined;
+  return {
+    name: 'gateway',
+    defaultPort: 8080,
+    start: async (context) => {
+      gateway = await Gateway.create(context);
+      return [() => gateway!.close()];
+    },
+    routes: (app) => gateway!.mount(app),
+  };
+}

@@ -1,0 +1,75 @@
+import { Environment, IDENTITY_HEADERS, KeyKind, notFound } from '@billing/contracts';
+import type { SqlExecutor } from '@billing/eventstore';
+import { validate } from '@billing/service';
+import type { Express, RequestHandler } from 'express';
+import { z } from 'zod';
+import type { IssuedKey } from '../organizations/api-keys';
+import type { Organizations } from '../organizations/organizations';
+import { findOrganization } from '../organizations/read-model';
+import { requireAdminToken } from './admin-auth';
+
+export interface AdminRoutesOptions {
+  adminToken: string;
+  organizations: Organizations;
+  sql: SqlExecutor;
+  schema: string;
+  /** Forwards product writes to the catalog service. */
+  catalog: RequestHandler;
+}
+
+const CreateOrganizationBody = z.object({ name: z.string().trim().min(1).max(255) });
+const OrganizationParams = z.object({ org_id: z.string().min(1) });
+const RollKeyBody = z.object({ environment: Environment, type: KeyKind });
+
+function keysByEnvironment(keys: IssuedKey[]) {
+  const pick = (environment: Environment, kind: KeyKind) =>
+    keys.find((k) => k.environment === environment && k.kind === kind)!.plaintext;
+  return {
+    sandbox: { secret_key: pick('SANDBOX', 'secret'), publishable_key: pick('SANDBOX', 'publishable') },
+    production: { secret_key: pick('PRODUCTION', 'secret'), publishable_key: pick('PRODUCTION', 'publishable') },
+  };
+}
+
+/** The merchant dashboard's backend under /admin/v1; documented in the README. */
+export function mountAdminRoutes(app: Express, options: AdminRoutesOptions): void {
+  const { organizations, sql, schema } = options;
+  app.use('/admin/v1', requireAdminToken(options.adminToken));
+
+  const organizationExists: RequestHandler = async (req, _res, next) => {
+    const found = await findOrganization(sql, schema, String(req.params.org_id));
+    next(found ? undefined : notFound('Organization not found'));
+  };
+
+  app.post('/admin/v1/organizations', validate({ body: CreateOrganizationBody }), async (req, res) => {
+    const created = await organizations.create(req.body.name);
+    res.status(201).json({ id: created.id, name: created.name, api_keys: keysByEnvironment(created.keys) });
+  });
+
+  app.get('/admin/v1/organizations/:org_id', validate({ params: OrganizationParams }), async (req, res) => {
+    const found = await findOrganization(sql, schema, req.params.org_id);
+    if (!found) throw notFound('Organization not found');
+    res.json({ object: 'organization', ...found });
+  });
+
+  app.post(
+    '/admin/v1/organizations/:org_id/api_keys/roll',
+    validate({ params: OrganizationParams, body: RollKeyBody }),
+    organizationExists,
+    async (req, res) => {
+      const { org_id } = res.locals.input.params as z.infer<typeof OrganizationParams>;
+      const { environment, type } = res.locals.input.body as z.infer<typeof RollKeyBody>;
+      const key = await organizations.rollKey(org_id, environment, type);
+      res
+        .status(201)
+        .json({ object: 'api_key', id: key.keyId, environment, type, key: key.plaintext, last4: key.last4 });
+    },
+  );
+
+  // Product writes belong to the catalog; the organization comes from the path.
+  const toCatalog: RequestHandler = (req, _res, next) => {
+    req.headers[IDENTITY_HEADERS.organization] = String(req.params.org_id);
+    next();
+  };
+  app.post('/admin/v1/organizations/:org_id/products', organizationExists, toCatalog, options.catalog);
+  app.patch('/admin/v1/organizations/:org_id/products/:product_id', organizationExists, toCatalog, options.catalog);
+}

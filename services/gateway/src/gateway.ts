@@ -1,0 +1,123 @@
+import { type CallerIdentity, identityHeaders, unauthorized } from '@billing/contracts';
+import type { ServiceContext } from '@billing/runtime';
+import type { Express, RequestHandler } from 'express';
+import { mountAdminRoutes } from './admin/routes';
+import { ApiKeyAuthenticator } from './auth/authenticate';
+import { publicApiDocument } from './openapi';
+import { Organizations } from './organizations/organizations';
+import { organizationsDdl } from './organizations/read-model';
+import { type ClosableRateLimitStore, RATE_LIMITS, createRateLimitStore, rateLimit } from './rate-limit';
+import { PUBLIC_ROUTES, type UpstreamName } from './routing/public-routes';
+import { stripIdentityHeaders } from './routing/identity-headers';
+import { createUpstream, type UpstreamHandler } from './upstream';
+
+export const DEFAULT_UPSTREAMS: Record<UpstreamName, string> = {
+  catalog: 'http://127.0.0.1:4101',
+  checkout: 'http://127.0.0.1:4102',
+  billing: 'http://127.0.0.1:4103',
+  promotions: 'http://127.0.0.1:4104',
+  notifications: 'http://127.0.0.1:4105',
+};
+
+const upstreamUrl = (config: ServiceContext['config'], name: UpstreamName) =>
+  config[`${name.toUpperCase()}_URL`] ?? DEFAULT_UPSTREAMS[name];
+
+/** Admin product writes go to the catalog's /admin/products; public paths pass unchanged. */
+const catalogPaths = (path: string) => path.replace(/^\/admin\/v1\/organizations\/[^/]+\/products/, '/admin/products');
+
+/**
+ * Everything the gateway holds while it runs: the key lookup, the rate-limit store and one
+ * breaker-guarded upstream per service.
+ */
+export class Gateway {
+  private constructor(
+    private readonly context: ServiceContext,
+    private readonly adminToken: string,
+    private readonly authenticator: ApiKeyAuthenticator,
+    private readonly organizations: Organizations,
+    private readonly rateLimits: ClosableRateLimitStore,
+    private readonly upstreams: Map<UpstreamName, UpstreamHandler>,
+  ) {}
+
+  static async create(context: ServiceContext): Promise<Gateway> {
+    const adminToken = context.config.ADMIN_TOKEN;
+    if (!adminToken) throw new Error('ADMIN_TOKEN is required to run the gateway');
+    const schema = context.store.tables.schema;
+    const sql = context.infrastructure.database;
+    await sql.exec(organizationsDdl(schema));
+    const authenticator = new ApiKeyAuthenticator(sql, schema);
+    const organizations = new Organizations(context.store, context.now, () => authenticator.forget());
+    const upstreams = new Map<UpstreamName, UpstreamHandler>();
+    for (const name of Object.keys(DEFAULT_UPSTREAMS) as UpstreamName[]) {
+      upstreams.set(
+        name,
+        createUpstream({
+          name,
+          target: upstreamUrl(context.config, name),
+          pathRewrite: (_path, req) => (name === 'catalog' ? catalogPaths(req.originalUrl) : req.originalUrl),
+          onError: (err) => context.logger.warn({ err, upstream: name }, 'upstream unavailable'),
+        }),
+      );
+    }
+    const rateLimits = createRateLimitStore(
+      { REDIS_URL: context.config.REDIS_URL },
+      { prefix: context.config.RATE_LIMIT_PREFIX, onError: (err) => context.logger.error({ err }, 'redis error') },
+    );
+    return new Gateway(context, adminToken, authenticator, organizations, rateLimits, upstreams);
+  }
+
+  mount(app: Express): void {
+    app.use(stripIdentityHeaders);
+    app.get('/v1/openapi.json', (_req, res) => void res.json(publicApiDocument()));
+    mountAdminRoutes(app, {
+      adminToken: this.adminToken,
+      organizations: this.organizations,
+      sql: this.context.infrastructure.database,
+      schema: this.context.store.tables.schema,
+      catalog: this.upstream('catalog'),
+    });
+    app.use('/v1', this.authenticate(), this.limitRate());
+    for (const route of PUBLIC_ROUTES) {
+      app[route.method](route.path, allowKeys(route.keys), this.upstream(route.upstream));
+    }
+  }
+
+  async close(): Promise<void> {
+    await Promise.all([...this.upstreams.values()].map((upstream) => upstream.close()));
+    await this.rateLimits.close();
+  }
+
+  private upstream(name: UpstreamName): RequestHandler {
+    return this.upstreams.get(name)!;
+  }
+
+  /** Finds the caller from the API key and hands it to the services as identity headers. */
+  private authenticate(): RequestHandler {
+    return async (req, res, next) => {
+      const identity = await this.authenticator.authenticate(req);
+      res.locals.caller = identity;
+      Object.assign(req.headers, identityHeaders(identity));
+      next();
+    };
+  }
+
+  private limitRate(): RequestHandler {
+    return rateLimit({
+      store: this.rateLimits,
+      now: () => this.context.now().getTime(),
+      limitFor: (_req, res) => {
+        const caller = res.locals.caller as CallerIdentity;
+        return { bucket: `key:${caller.keyId}`, limit: RATE_LIMITS[caller.environment] };
+      },
+      onError: (err) => this.context.logger.error({ err }, 'rate-limit store failed; letting the request through'),
+    });
+  }
+}
+
+/** Secret-only routes answer 401 to a Publishable Key, as the spec's access table says. */
+function allowKeys(kinds: readonly CallerIdentity['keyKind'][]): RequestHandler {
+  return (_req, res, next) => {
+    const caller = res.locals.caller as CallerIdentity;
+    next(kinds.includes(caller.keyKind) ? undefined : unauthorized('This endpoint requires a Secret Key'));
+  };
+}

@@ -1,0 +1,13 @@
+import { OpenApiRegistry, registerProductRoutes } from '@billing/contracts';
+
+let cached: ReturnType<OpenApiRegistry['toOpenApi']> | undefined;
+
+/** The public API as implemented so far, from the zod schemas in libs/contracts. */
+export function publicApiDocument() {
+  if (!cached) {
+    const registry = new OpenApiRegistry();
+    registerProductRoutes(registry);
+    cached = registry.toOpenApi({ title: 'Billing API', version: '1.0.0', serverUrl: '/v1' });
+  }
+  return cached;
+}

@@ -1,0 +1,136 @@
+import type { Environment, KeyKind } from '@billing/contracts';
+import type { RecordedEvent, SqlExecutor } from '@billing/eventstore';
+import type { OrganizationEvent } from './organization';
+
+/** Organizations and their keys as the gateway looks them up on every request. */
+export function organizationTables(schema: string) {
+  return { organizations: `${schema}.organizations`, apiKeys: `${schema}.api_keys` };
+}
+
+export function organizationsDdl(schema: string): string {
+  const t = organizationTables(schema);
+  return `
+    CREATE TABLE IF NOT EXISTS ${t.organizations} (
+      id text PRIMARY KEY,
+      name text NOT NULL,
+      created_at timestamptz NOT NULL
+    );
+    CREATE TABLE IF NOT EXISTS ${t.apiKeys} (
+      id text PRIMARY KEY,
+      organization_id text NOT NULL REFERENCES ${t.organizations} (id),
+      environment text NOT NULL,
+      kind text NOT NULL,
+      hash text NOT NULL UNIQUE,
+      last4 text NOT NULL,
+      created_at timestamptz NOT NULL,
+      revoked_at timestamptz
+    );
+    CREATE INDEX IF NOT EXISTS api_keys_by_organization ON ${t.apiKeys} (organization_id);
+  `;
+}
+
+/** Applies organization events to the tables; every write is idempotent, so replays are safe. */
+export async function projectOrganization(sql: SqlExecutor, schema: string, events: RecordedEvent[]): Promise<void> {
+  const t = organizationTables(schema);
+  for (const recorded of events) {
+    const event = recorded as unknown as OrganizationEvent;
+    switch (event.type) {
+      case 'OrganizationCreated':
+        await sql.query(
+          `INSERT INTO ${t.organizations} (id, name, created_at) VALUES ($1, $2, $3) ON CONFLICT (id) DO NOTHING`,
+          [event.data.organization_id, event.data.name, event.data.created_at],
+        );
+        break;
+      case 'ApiKeyIssued':
+        await sql.query(
+          `INSERT INTO ${t.apiKeys} (id, organization_id, environment, kind, hash, last4, created_at)
+           VALUES ($1, $2, $3, $4, $5, $6, $7) ON CONFLICT (id) DO NOTHING`,
+          [
+            event.data.key_id,
+            recorded.organization,
+            event.data.environment,
+            event.data.kind,
+            event.data.hash,
+            event.data.last4,
+            event.data.issued_at,
+          ],
+        );
+        break;
+      case 'ApiKeyRevoked':
+        await sql.query(`UPDATE ${t.apiKeys} SET revoked_at = $2 WHERE id = $1 AND revoked_at IS NULL`, [
+          event.data.key_id,
+          event.data.revoked_at,
+        ]);
+        break;
+    }
+  }
+}
+
+export interface ActiveKey {
+  keyId: string;
+  organization: string;
+  environment: Environment;
+  kind: KeyKind;
+}
+
+export async function findActiveKey(sql: SqlExecutor, schema: string, hash: string): Promise<ActiveKey | undefined> {
+  const { rows } = await sql.query<{ id: string; organization_id: string; environment: Environment; kind: KeyKind }>(
+    `SELECT id, organization_id, environment, kind FROM ${organizationTables(schema).apiKeys} WHERE hash = $1 AND revoked_at IS NULL`,
+    [hash],
+  );
+  const row = rows[0];
+  return row && { keyId: row.id, organization: row.organization_id, environment: row.environment, kind: row.kind };
+}
+
+export interface OrganizationView {
+  id: string;
+  name: string;
+  created_at: string;
+  api_keys: Array<{
+    id: string;
+    environment: Environment;
+    type: KeyKind;
+    last4: string;
+    created_at: string;
+    revoked_at: string | null;
+  }>;
+}
+
+export async function findOrganization(
+  sql: SqlExecutor,
+  schema: string,
+  id: string,
+): Promise<OrganizationView | undefined> {
+  const t = organizationTables(schema);
+  const { rows } = await sql.query<{ id: string; name: string; created_at: Date | string }>(
+    `SELECT id, name, created_at FROM ${t.organizations} WHERE id = $1`,
+    [id],
+  );
+  const org = rows[0];
+  if (!org) return undefined;
+  const keys = await sql.query<{
+    id: string;
+    environment: Environment;
+    kind: KeyKind;
+    last4: string;
+    created_at: Date | string;
+    revoked_at: Date | string | null;
+  }>(
+    `SELECT id, environment, kind, last4, created_at, revoked_at FROM ${t.apiKeys} WHERE organization_id = $1 ORDER BY created_at, id`,
+    [id],
+  );
+  const iso = (value: Date | string) => new Date(value).toISOString();
+  return {
+    id: org.id,
+    name: org.name,
+    created_at: iso(org.created_at),
+    api_keys: keys.rows.map((k) => ({
+      id: k.id,
+      environment: k.environment,
+      type: k.kind,
+      last4: k.last4,
+      created_at: iso(k.created_at),
+      revoked_at: k.revoked_at === null ? null : iso(k.revoked_at),
+    })),
+  };
+}

@@ -1,0 +1,19 @@
+export {
+  checkHitArguments,
+  fixedWindow,
+  type ClosableRateLimitStore,
+  type FixedWindow,
+  type RateLimitResult,
+  type RateLimitStore,
+} from './store';
+export { MemoryRateLimitStore, type MemoryRateLimitStoreOptions } from './memory-store';
+export { RedisRateLimitStore, type RedisRateLimitStoreOptions } from './redis-store';
+export { createRateLimitStore, type CreateRateLimitStoreOptions } from './create-store';
+export { rateLimit, RATE_LIMIT_HEADERS, type RateLimitOptions, type RateLimitRule } from './middleware';
+export {
+  PRODUCTION_RATE_LIMIT,
+  PROMOTION_VALIDATION_LIMITS,
+  RATE_LIMIT_WINDOW_MS,
+  RATE_LIMITS,
+  SANDBOX_RATE_LIMIT,
+} from './limits';

@@ -1,0 +1,21 @@
+import type { Environment } from '@billing/contracts';
+
+/** Spec, Limits: the general rate limit per API key, in requests per minute. */
+export const RATE_LIMIT_WINDOW_MS = 60_000;
+
+export const RATE_LIMITS: Readonly<Record<Environment, number>> = {
+  SANDBOX: 120,
+  PRODUCTION: 600,
+};
+export const SANDBOX_RATE_LIMIT = RATE_LIMITS.SANDBOX;
+export const PRODUCTION_RATE_LIMIT = RATE_LIMITS.PRODUCTION;
+
+/** Spec, Limits: promotion-code validation, which has limits of its own. */
+export const PROMOTION_VALIDATION_LIMITS = {
+  /** Publishable Key: per client IP. */
+  publishablePerIp: { limit: 5, windowMs: 60_000 },
+  /** Publishable Key: per customer. */
+  publishablePerCustomer: { limit: 10, windowMs: 3_600_000 },
+  /** Secret Key: per API key (not per IP). */
+  secretPerKey: { limit: 60, windowMs: 60_000 },
+} as const;

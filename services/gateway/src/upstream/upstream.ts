@@ -1,0 +1,256 @@
+import http, { type ClientRequest, type IncomingMessage } from 'node:http';
+import https from 'node:https';
+import type { NextFunction, Request, Response } from 'express';
+import { createProxyMiddleware, fixRequestBody, type Options } from 'http-proxy-middleware';
+import CircuitBreaker from 'opossum';
+import { ApiError } from '@billing/contracts';
+
+/** A failure of the upstream itself: refused, reset, timed out, or a 502/503/504 answer. */
+export class UpstreamError extends Error {
+  constructor(
+    readonly upstream: string,
+    message: string,
+    readonly code: 'ETIMEDOUT' | 'EUPSTREAMSTATUS' | (string & {}),
+    options?: { cause?: unknown },
+  ) {
+    super(message, options);
+    this.name = 'UpstreamError';
+  }
+}
+
+/** Breaker tuning; defaults in DEFAULT_BREAKER_OPTIONS. */
+export type UpstreamBreakerOptions = Pick<
+  CircuitBreaker.Options,
+  'errorThresholdPercentage' | 'volumeThreshold' | 'rollingCountTimeout' | 'rollingCountBuckets'
+>;
+
+/**
+ * The breaker opens when more than half of the calls in the last 10 s failed, once at least 5
+ * calls were made (so one refused connection at startup does not cut a service off).
+ */
+export const DEFAULT_BREAKER_OPTIONS: Required<UpstreamBreakerOptions> = {
+  errorThresholdPercentage: 50,
+  volumeThreshold: 5,
+  rollingCountTimeout: 10_000,
+  rollingCountBuckets: 10,
+};
+
+/** 502/503/504 from a service mean "cannot serve now": passed through, but counted as failures. */
+export const defaultIsFailureStatus = (status: number): boolean => status === 502 || status === 503 || status === 504;
+
+export interface UpstreamOptions {
+  /** Service name, used in the 503 message and as the breaker's name. */
+  name: string;
+  /** Base URL, e.g. `http://127.0.0.1:4101`. */
+  target: string;
+  /**
+   * Longest wait for the upstream's response headers, and longest silence on its socket while
+   * the body streams. Past it the upstream request is aborted and the client gets 503.
+   */
+  timeoutMs?: number;
+  /** How long the breaker stays open before letting one trial request through (half-open). */
+  resetTimeoutMs?: number;
+  /**
+   * Rewrites the forwarded path. Without it the path is `req.url`, which express makes relative
+   * to the mount point (`app.use('/v1/customers', upstream)` forwards `/v1/customers/cus_1` as
+   * `/cus_1`); use `(_path, req) => req.originalUrl` to forward the full path.
+   */
+  pathRewrite?: Options<Request, Response>['pathRewrite'];
+  /** Runs before the request leaves, e.g. to set identity headers. Must not write the body. */
+  onProxyReq?: (proxyReq: ClientRequest, req: Request) => void;
+  /** Every failure that ended in a 503 (or counted against the breaker); for logging. */
+  onError?: (error: Error, req: Request, res: Response) => void;
+  /** Upstream statuses that count as breaker failures (still passed through). */
+  isFailureStatus?: (status: number) => boolean;
+  breaker?: UpstreamBreakerOptions;
+}
+
+/** An express handler to mount directly, with its breaker and `close()`. */
+export type UpstreamHandler = ((req: Request, res: Response, next: NextFunction) => void) & {
+  readonly upstreamName: string;
+  readonly target: string;
+  /** The opossum breaker guarding this upstream: `opened`, `halfOpen`, `stats`, events. */
+  readonly breaker: CircuitBreaker<[Request, Response], void>;
+  /** Stops the breaker's timers, aborts requests in flight and closes pooled connections. */
+  close(): Promise<void>;
+};
+
+/** One forwarding attempt, from `fire` until the upstream's response headers (or a failure). */
+interface Attempt {
+  settled: boolean;
+  proxyReq?: ClientRequest;
+  succeed(): void;
+  /** `passedThrough`: the upstream's own answer is being relayed, so no 503 is written. */
+  fail(error: Error, passedThrough?: boolean): void;
+}
+
+/**
+ * Forwards requests to one internal service through http-proxy-middleware, behind one opossum
+ * circuit breaker.
+ *
+ * - Upstream answers, including 4xx and 5xx, are relayed unchanged. 502/503/504 also count as
+ *   breaker failures (`isFailureStatus`): they mean the service cannot serve right now.
+ * - Refused or reset connections and timeouts answer `503 service_unavailable` within
+ *   `timeoutMs`, and count as failures. On timeout the upstream request is destroyed, and a late
+ *   upstream response is discarded: the attempt is settled once and the client gets one answer.
+ * - While the breaker is open, requests answer 503 at once without reaching the upstream; after
+ *   `resetTimeoutMs` one trial request goes through and closes the breaker if it succeeds.
+ * - A body already parsed by `express.json()` (or urlencoded/text) is re-serialised with
+ *   `fixRequestBody`; otherwise the raw body is streamed.
+ * - A client that goes away aborts the upstream request; that is not counted as a failure.
+ * - If the upstream dies while its body is streaming, the client connection is destroyed rather
+ *   than ending a truncated response that would look complete.
+ */
+export function createUpstream(options: UpstreamOptions): UpstreamHandler {
+  const { name, target, onProxyReq, onError } = options;
+  const timeoutMs = options.timeoutMs ?? 1500;
+  const resetTimeoutMs = options.resetTimeoutMs ?? 1000;
+  const isFailureStatus = options.isFailureStatus ?? defaultIsFailureStatus;
+
+  const attempts = new WeakMap<IncomingMessage, Attempt>();
+  /** Responses already answered (503 written or upstream answer relayed). */
+  const answered = new WeakSet<Response>();
+  const inFlight = new Set<ClientRequest>();
+  const agent =
+    new URL(target).protocol === 'https:' ? new https.Agent({ keepAlive: true }) : new http.Agent({ keepAlive: true });
+
+  const unavailable = ApiError.of('service_unavailable', `${name} is unavailable`);
+  const respondUnavailable = (res: Response): void => {
+    if (answered.has(res) || res.headersSent || res.writableEnded || res.destroyed) return;
+    answered.add(res);
+    res.status(unavailable.status).json(unavailable.toEnvelope());
+  };
+
+  const proxy = createProxyMiddleware<Request, Response>({
+    target,
+    agent,
+    xfwd: true,
+    // Socket idle limit, also while the response body streams; http-proxy aborts the request.
+    proxyTimeout: timeoutMs,
+    pathRewrite: options.pathRewrite,
+    on: {
+      proxyReq: (proxyReq, req) => {
+        const attempt = attempts.get(req);
+        if (!attempt || attempt.settled) {
+          // Timed out (or the client left) before the socket was even assigned.
+          proxyReq.destroy();
+          return;
+        }
+        attempt.proxyReq = proxyReq;
+        inFlight.add(proxyReq);
+        proxyReq.once('close', () => inFlight.delete(proxyReq));
+        try {
+          // Headers first: fixRequestBody writes the body, which sends the headers.
+          onProxyReq?.(proxyReq, req);
+          fixRequestBody(proxyReq, req);
+        } catch (error) {
+          attempt.fail(toError(error));
+        }
+      },
+      proxyRes: (proxyRes, req, res) => {
+        const attempt = attempts.get(req);
+        if (!attempt || attempt.settled) {
+          // A late answer after the 503 went out: http-proxy will not pipe it (the response
+          // is finished); drop the upstream socket.
+          proxyRes.destroy();
+          return;
+        }
+        answered.add(res);
+        proxyRes.once('close', () => {
+          if (!proxyRes.complete && !res.writableEnded) res.destroy();
+        });
+        const status = proxyRes.statusCode ?? 502;
+        if (isFailureStatus(status)) {
+          attempt.fail(new UpstreamError(name, `${name} answered ${status}`, 'EUPSTREAMSTATUS'), true);
+        } else {
+          attempt.succeed();
+        }
+      },
+      error: (error, req, res) => {
+        const attempt = attempts.get(req);
+        if (attempt && !attempt.settled) {
+          attempt.fail(error);
+          return;
+        }
+        // After the attempt settled: the 503 is already out, or the body was streaming.
+        if (res instanceof http.ServerResponse && res.headersSent && !res.writableEnded) res.destroy();
+      },
+    },
+  });
+
+  const forward = (req: Request, res: Response): Promise<void> =>
+    new Promise<void>((resolve, reject) => {
+      const settle = (): boolean => {
+        if (attempt.settled) return false;
+        attempt.settled = true;
+        clearTimeout(timer);
+        res.off('close', onClientGone);
+        return true;
+      };
+      const attempt: Attempt = {
+        settled: false,
+        succeed: () => {
+          if (settle()) resolve();
+        },
+        fail: (error, passedThrough = false) => {
+          if (!settle()) return;
+          if (!passedThrough) {
+            attempt.proxyReq?.destroy();
+            // Answer now, synchronously, so nothing from the upstream can slip in first.
+            respondUnavailable(res);
+          }
+          reject(error);
+        },
+      };
+      const onClientGone = (): void => {
+        // The client left before the upstream answered: abort it, and do not blame the upstream.
+        attempt.proxyReq?.destroy();
+        attempt.succeed();
+      };
+      const timer = setTimeout(
+        () => attempt.fail(new UpstreamError(name, `${name} did not answer within ${timeoutMs} ms`, 'ETIMEDOUT')),
+        timeoutMs,
+      );
+      attempts.set(req, attempt);
+      res.once('close', onClientGone);
+      void proxy(req, res, (error?: unknown) => {
+        attempt.fail(toError(error ?? new Error('the proxy did not handle the request')));
+      });
+    });
+
+  const breaker = new CircuitBreaker<[Request, Response], void>(forward, {
+    name,
+    // The attempt enforces its own timeout, which also aborts the upstream request.
+    timeout: false,
+    resetTimeout: resetTimeoutMs,
+    ...DEFAULT_BREAKER_OPTIONS,
+    ...options.breaker,
+  });
+
+  const handler = (req: Request, res: Response, _next: NextFunction): void => {
+    // Node already answered `100 Continue` to the client; forwarded, the header would also stop
+    // http-proxy from emitting `proxyReq`, which sets the identity headers.
+    delete req.headers.expect;
+    breaker.fire(req, res).catch((error: unknown) => {
+      // Attempt failures have answered already; this answers an open breaker (EOPENBREAKER)
+      // or a closed upstream (ESHUTDOWN).
+      respondUnavailable(res);
+      onError?.(toError(error), req, res);
+    });
+  };
+
+  return Object.assign(handler, {
+    upstreamName: name,
+    target,
+    breaker,
+    close: async (): Promise<void> => {
+      breaker.shutdown();
+      for (const request of inFlight) request.destroy();
+      agent.destroy();
+    },
+  });
+}
+
+function toError(error: unknown): Error {
+  return error instanceof Error ? error : new Error(String(error));
+}

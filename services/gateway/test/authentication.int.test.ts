@@ -1,0 +1,79 @@
+import { clientOf, type CreatedOrganization, type Platform, plan, startPlatform } from './platform';
+
+describe('API keys at the gateway', () => {
+  let platform: Platform;
+  let client: ReturnType<typeof clientOf>;
+  let org: CreatedOrganization;
+  let productId: string;
+  beforeAll(async () => {
+    platform = await startPlatform();
+    client = clientOf(platform.gatewayUrl);
+    org = await client.createOrganization();
+    productId = (await client.createProduct(org.id, plan({ slug: 'pro' }))).body.id;
+  });
+  afterAll(() => platform.stop());
+
+  it('accepts a key in each of the three header forms', async () => {
+    const { secret_key, publishable_key } = org.api_keys.sandbox;
+    expect((await client.api('/products', { authorization: `Bearer ${secret_key}` })).status).toBe(200);
+    expect((await client.api('/products', { 'x-service-secret-key': secret_key })).status).toBe(200);
+    expect((await client.api('/products', { 'x-service-publishable-key': publishable_key })).status).toBe(200);
+  });
+
+  it.each([
+    ['no key', {}],
+    ['an empty bearer', { authorization: 'Bearer ' }],
+    ['a malformed key', { authorization: 'Bearer sk_test_short' }],
+    ['an unknown key', { authorization: `Bearer sk_test_${'a'.repeat(32)}` }],
+    ['a Basic scheme', { authorization: 'Basic abc' }],
+  ])('answers 401 unauthorized to %s', async (_case, headers) => {
+    const response = await client.api('/products', headers as Record<string, string>);
+    expect(response.status).toBe(401);
+    expect(response.body).toEqual({ error: { code: 'unauthorized', message: expect.any(String) } });
+  });
+
+  it('answers 401 to a key sent in the header of the other kind', async () => {
+    const { secret_key, publishable_key } = org.api_keys.sandbox;
+    expect((await client.api('/products', { 'x-service-secret-key': publishable_key })).status).toBe(401);
+    expect((await client.api('/products', { 'x-service-publishable-key': secret_key })).status).toBe(401);
+  });
+
+  it('enforces the access table: Publishable Keys read the list and by-slug, not a product by id', async () => {
+    const pk = org.api_keys.sandbox.publishable_key;
+    expect((await client.get('/products', pk)).status).toBe(200);
+    expect((await client.get('/products/by-slug/pro', pk)).status).toBe(200);
+    const byId = await client.get(`/products/${productId}`, pk);
+    expect(byId.status).toBe(401);
+    expect(byId.body.error.code).toBe('unauthorized');
+    expect((await client.get(`/products/${productId}`, org.api_keys.sandbox.secret_key)).status).toBe(200);
+  });
+
+  it('lets the key alone decide organization and environment: client identity headers are dropped', async () => {
+    const other = await client.createOrganization('Other');
+    const forged = await client.api(`/products/${productId}`, {
+      authorization: `Bearer ${other.api_keys.sandbox.secret_key}`,
+      'x-billing-organization': org.id,
+      'x-billing-environment': 'SANDBOX',
+      'x-billing-key-kind': 'secret',
+      'x-billing-key-id': 'key_forged',
+    });
+    expect(forged.status).toBe(404);
+  });
+
+  it('answers 404 in the envelope for an unknown route behind a valid key', async () => {
+    const response = await client.get('/nothing-here', org.api_keys.sandbox.secret_key);
+    expect(response.status).toBe(404);
+    expect(response.body.error.code).toBe('not_found');
+  });
+
+  it('describes the implemented endpoints in OpenAPI 3.1 without a key', async () => {
+    const response = await fetch(`${platform.gatewayUrl}/v1/openapi.json`);
+    expect(response.status).toBe(200);
+    const document = (await response.json()) as any;
+    expect(document.openapi).toBe('3.1.0');
+    expect(Object.keys(document.paths)).toEqual(
+      expect.arrayContaining(['/products', '/products/{id}', '/products/by-slug/{slug}']),
+    );
+    expect(document.components.schemas).toHaveProperty('Product');
+  });
+});

@@ -1,0 +1,96 @@
+import { catalogService } from '@billing/catalog';
+import { type Infrastructure, type ServiceUnderTest, startServiceForTest, testInfrastructure } from '@billing/runtime';
+import { createGatewayService } from '../src';
+
+export const ADMIN_TOKEN = 'adm_test_token';
+
+/** The gateway and the catalog as separate HTTP services on one (test) infrastructure. */
+export interface Platform {
+  gatewayUrl: string;
+  catalog: ServiceUnderTest;
+  gateway: ServiceUnderTest;
+  infrastructure: Infrastructure;
+  stop: () => Promise<void>;
+}
+
+export async function startPlatform(config: Record<string, string | undefined> = {}): Promise<Platform> {
+  const infrastructure = await testInfrastructure('gateway-test');
+  const catalog = await startServiceForTest(catalogService, { infrastructure });
+  const gateway = await startGateway(infrastructure, { CATALOG_URL: catalog.service.url, ...config });
+  return {
+    gatewayUrl: gateway.service.url,
+    catalog,
+    gateway,
+    infrastructure,
+    stop: async () => {
+      await gateway.stop();
+      await catalog.stop();
+      await infrastructure.close();
+    },
+  };
+}
+
+export function startGateway(
+  infrastructure: Infrastructure,
+  config: Record<string, string | undefined>,
+  schema?: string,
+) {
+  return startServiceForTest(createGatewayService(), {
+    infrastructure,
+    schema,
+    config: { ADMIN_TOKEN, ...config },
+  });
+}
+
+export interface Keys {
+  secret_key: string;
+  publishable_key: string;
+}
+export interface CreatedOrganization {
+  id: string;
+  name: string;
+  api_keys: { sandbox: Keys; production: Keys };
+}
+
+/** A small client for the admin API and the public API. */
+export function clientOf(baseUrl: string) {
+  const json = async (response: Response) => ({
+    status: response.status,
+    headers: response.headers,
+    body: (await response.text().then((t) => (t ? JSON.parse(t) : undefined))) as any,
+  });
+  const admin = (method: string, path: string, body?: unknown, token = ADMIN_TOKEN) =>
+    fetch(`${baseUrl}/admin/v1${path}`, {
+      method,
+      headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' },
+      body: body === undefined ? undefined : JSON.stringify(body),
+    }).then(json);
+  const api = (path: string, headers: Record<string, string> = {}) =>
+    fetch(`${baseUrl}/v1${path}`, { headers }).then(json);
+  const bearer = (key: string) => ({ authorization: `Bearer ${key}` });
+  return {
+    admin,
+    api,
+    bearer,
+    get: (path: string, key: string) => api(path, bearer(key)),
+    async createOrganization(name = 'Acme'): Promise<CreatedOrganization> {
+      const created = await admin('POST', '/organizations', { name });
+      if (created.status !== 201) throw new Error(`organization not created: ${JSON.stringify(created.body)}`);
+      return created.body;
+    },
+    async createProduct(organizationId: string, product: Record<string, unknown>) {
+      return admin('POST', `/organizations/${organizationId}/products`, product);
+    },
+  };
+}
+
+export const plan = (overrides: Record<string, unknown> = {}) => ({
+  environment: 'SANDBOX',
+  name: 'Pro',
+  type: 'SUBSCRIPTION',
+  interval: 'month',
+  interval_count: 1,
+  price: 299,
+  currency: 'TWD',
+  ...overrides,
+});

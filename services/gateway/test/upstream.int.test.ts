@@ -1,0 +1,319 @@
+import type { AddressInfo } from 'node:net';
+import type { Server } from 'node:http';
+import express, { type Express, type Request } from 'express';
+import { eventually } from '@billing/testing';
+import { createUpstream, type UpstreamHandler, type UpstreamOptions } from '../src/upstream';
+
+interface Started {
+  server: Server;
+  port: number;
+  url: string;
+  close(): Promise<void>;
+}
+
+async function start(app: Express, port = 0): Promise<Started> {
+  const server = app.listen(port, '127.0.0.1');
+  await new Promise<void>((resolve, reject) => {
+    server.once('listening', resolve);
+    server.once('error', reject);
+  });
+  const actual = (server.address() as AddressInfo).port;
+  return {
+    server,
+    port: actual,
+    url: `http://127.0.0.1:${actual}`,
+    close: () =>
+      new Promise<void>((resolve) => {
+        server.closeAllConnections();
+        server.close(() => resolve());
+      }),
+  };
+}
+
+/** A port nothing listens on: taken from the OS, then released. */
+async function closedPort(): Promise<number> {
+  const probe = await start(express());
+  await probe.close();
+  return probe.port;
+}
+
+interface Hit {
+  method: string;
+  url: string;
+  headers: Request['headers'];
+}
+
+/** The internal service behind the gateway. */
+function upstreamApp(hits: Hit[], events: string[] = []): Express {
+  const app = express();
+  app.use((req, _res, next) => {
+    hits.push({ method: req.method, url: req.originalUrl, headers: req.headers });
+    next();
+  });
+  app.get('/echo', (req, res) => void res.json({ method: req.method, url: req.originalUrl, query: req.query }));
+  app.post('/echo', express.json(), (req, res) => void res.status(201).json({ body: req.body as unknown }));
+  app.post('/raw', express.text(), (req, res) => void res.json({ text: req.body as unknown }));
+  app.get('/headers', (req, res) => void res.json({ headers: req.headers }));
+  app.get(
+    '/missing',
+    (_req, res) => void res.status(404).json({ error: { code: 'not_found', message: 'no such thing' } }),
+  );
+  app.get('/busy', (_req, res) => void res.status(503).set('x-upstream', 'yes').json({ upstream: 'busy' }));
+  app.get('/hang', (req) => {
+    req.once('close', () => events.push('hang: connection closed'));
+  });
+  app.get('/stall', (_req, res) => {
+    res.writeHead(200, { 'content-type': 'application/json' });
+    res.write('{"partial":');
+    res.once('close', () => events.push('stall: connection closed'));
+  });
+  app.get('/slow', (_req, res) => {
+    res.once('close', () => events.push(`slow: closed, finished=${res.writableFinished}`));
+    setTimeout(() => {
+      if (!res.destroyed) res.json({ late: true });
+    }, 400);
+  });
+  return app;
+}
+
+/** The gateway: JSON parsed before the proxy, as on most gateway routes; text/plain streamed. */
+function gatewayApp(upstream: UpstreamHandler): Express {
+  const app = express();
+  app.use(express.json());
+  app.use(upstream);
+  return app;
+}
+
+interface ErrorBody {
+  error: { code: string; message: string };
+}
+
+async function timed(request: Promise<Response>): Promise<{ response: Response; ms: number }> {
+  const started = Date.now();
+  const response = await request;
+  return { response, ms: Date.now() - started };
+}
+
+describe('createUpstream', () => {
+  const cleanup: (() => Promise<void>)[] = [];
+  afterEach(async () => {
+    for (const step of cleanup.splice(0).reverse()) await step();
+  });
+
+  async function setUp(options: Partial<UpstreamOptions> & { port?: number; target?: string } = {}) {
+    const hits: Hit[] = [];
+    const events: string[] = [];
+    let service: Started | undefined;
+    if (!options.target) {
+      service = await start(upstreamApp(hits, events), options.port);
+      const running = service;
+      cleanup.push(() => running.close());
+    }
+    const upstream = createUpstream({ name: 'catalog', target: options.target ?? service!.url, ...options });
+    cleanup.push(() => upstream.close());
+    const gateway = await start(gatewayApp(upstream));
+    cleanup.push(() => gateway.close());
+    return { hits, events, service, upstream, gateway };
+  }
+
+  it('forwards a GET with its query string', async () => {
+    const { gateway, hits } = await setUp();
+    const response = await fetch(`${gateway.url}/echo?limit=5&starting_after=cus_1`);
+    expect(response.status).toBe(200);
+    expect(await response.json()).toEqual({
+      method: 'GET',
+      url: '/echo?limit=5&starting_after=cus_1',
+      query: { limit: '5', starting_after: 'cus_1' },
+    });
+    expect(hits).toHaveLength(1);
+  });
+
+  it('forwards a JSON body that express.json() already parsed', async () => {
+    const { gateway } = await setUp();
+    const body = { name: 'Ada', metadata: { plan: 'pro', seats: 3 }, note: 'ünïcödé' };
+    const response = await fetch(`${gateway.url}/echo`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify(body),
+    });
+    expect(response.status).toBe(201);
+    expect(await response.json()).toEqual({ body });
+  });
+
+  it('streams a body that no parser consumed', async () => {
+    const { gateway } = await setUp();
+    const response = await fetch(`${gateway.url}/raw`, {
+      method: 'POST',
+      headers: { 'content-type': 'text/plain' },
+      body: 'plain text body',
+    });
+    expect(await response.json()).toEqual({ text: 'plain text body' });
+  });
+
+  it('sends the headers that onProxyReq sets', async () => {
+    const { gateway } = await setUp({
+      onProxyReq: (proxyReq, req) => {
+        proxyReq.setHeader('x-billing-organization', 'org_1');
+        proxyReq.setHeader('x-seen-path', req.originalUrl);
+      },
+    });
+    const response = await fetch(`${gateway.url}/headers`, { headers: { 'x-client': 'kept' } });
+    const { headers } = (await response.json()) as { headers: Record<string, string> };
+    expect(headers).toMatchObject({
+      'x-billing-organization': 'org_1',
+      'x-seen-path': '/headers',
+      'x-client': 'kept',
+      'x-forwarded-for': '127.0.0.1',
+    });
+  });
+
+  it('applies pathRewrite, e.g. to forward the full path under a mount point', async () => {
+    const hits: Hit[] = [];
+    const service = await start(upstreamApp(hits));
+    cleanup.push(() => service.close());
+    const upstream = createUpstream({
+      name: 'catalog',
+      target: service.url,
+      pathRewrite: (_path, req) => req.originalUrl,
+    });
+    cleanup.push(() => upstream.close());
+    const app = express();
+    app.use('/v1/products', upstream);
+    const gateway = await start(app);
+    cleanup.push(() => gateway.close());
+
+    await fetch(`${gateway.url}/v1/products/prod_1?expand=prices`);
+    expect(hits.map((hit) => hit.url)).toEqual(['/v1/products/prod_1?expand=prices']);
+  });
+
+  it('passes an upstream 404 through unchanged, without counting it against the breaker', async () => {
+    const { gateway, upstream } = await setUp();
+    for (let i = 0; i < 8; i++) {
+      const response = await fetch(`${gateway.url}/missing`);
+      expect(response.status).toBe(404);
+      expect(await response.json()).toEqual({ error: { code: 'not_found', message: 'no such thing' } });
+    }
+    expect(upstream.breaker.opened).toBe(false);
+    expect(upstream.breaker.stats.failures).toBe(0);
+  });
+
+  it('passes an upstream 503 through unchanged but counts it as a failure', async () => {
+    const { gateway, upstream } = await setUp();
+    const response = await fetch(`${gateway.url}/busy`);
+    expect(response.status).toBe(503);
+    expect(response.headers.get('x-upstream')).toBe('yes');
+    expect(await response.json()).toEqual({ upstream: 'busy' });
+    expect(upstream.breaker.stats.failures).toBe(1);
+  });
+
+  it('answers 503 in the error envelope within 2 s when the upstream refuses connections', async () => {
+    const { gateway } = await setUp({ target: `http://127.0.0.1:${await closedPort()}` });
+    const { response, ms } = await timed(fetch(`${gateway.url}/echo`));
+    expect(ms).toBeLessThan(2000);
+    expect(response.status).toBe(503);
+    expect(await response.json()).toEqual({
+      error: { code: 'service_unavailable', message: 'catalog is unavailable' },
+    });
+  });
+
+  it('answers 503 within 2 s when the upstream never answers, and aborts the upstream request', async () => {
+    const { gateway, events } = await setUp({ timeoutMs: 300 });
+    const { response, ms } = await timed(fetch(`${gateway.url}/hang`));
+    expect(ms).toBeLessThan(2000);
+    expect(ms).toBeGreaterThanOrEqual(250);
+    expect(response.status).toBe(503);
+    expect(((await response.json()) as ErrorBody).error.code).toBe('service_unavailable');
+    await eventually(() => expect(events).toContain('hang: connection closed'), 2000);
+  });
+
+  it('uses the default timeout of 1.5 s when none is given', async () => {
+    const { gateway } = await setUp();
+    const { response, ms } = await timed(fetch(`${gateway.url}/hang`));
+    expect(response.status).toBe(503);
+    expect(ms).toBeGreaterThanOrEqual(1400);
+    expect(ms).toBeLessThan(2000);
+  });
+
+  it('never lets a late upstream answer reach a client that already got 503', async () => {
+    const { gateway, events } = await setUp({ timeoutMs: 150 });
+    const response = await fetch(`${gateway.url}/slow`);
+    expect(response.status).toBe(503);
+    const text = await response.text();
+    expect(JSON.parse(text)).toEqual({ error: { code: 'service_unavailable', message: 'catalog is unavailable' } });
+    // The upstream request was aborted, so its late answer had nowhere to go.
+    await eventually(() => expect(events).toEqual(['slow: closed, finished=false']), 2000);
+    await new Promise((resolve) => setTimeout(resolve, 400));
+    // The gateway is still healthy afterwards.
+    expect((await fetch(`${gateway.url}/echo`)).status).toBe(200);
+  });
+
+  it('cuts the client off when the upstream stalls in the middle of its body', async () => {
+    const { gateway, events } = await setUp({ timeoutMs: 300 });
+    const started = Date.now();
+    const response = await fetch(`${gateway.url}/stall`);
+    expect(response.status).toBe(200);
+    await expect(response.text()).rejects.toThrow();
+    expect(Date.now() - started).toBeLessThan(2000);
+    await eventually(() => expect(events).toContain('stall: connection closed'), 2000);
+  });
+
+  it('opens after failures, answers 503 at once without calling the upstream, and recovers after resetTimeout', async () => {
+    const { gateway, upstream, service, hits } = await setUp({ resetTimeoutMs: 800 });
+    const port = service!.port;
+    const app = upstreamApp(hits);
+
+    // The service goes down: connections are refused and count as failures.
+    await service!.close();
+    for (let i = 0; i < 5; i++) expect((await fetch(`${gateway.url}/echo`)).status).toBe(503);
+    expect(upstream.breaker.opened).toBe(true);
+
+    // It comes back on the same port, but the breaker is open: 503 at once, the service is not called.
+    const revived = await start(app, port);
+    cleanup.push(() => revived.close());
+    hits.length = 0;
+    const { response, ms } = await timed(fetch(`${gateway.url}/echo`));
+    expect(response.status).toBe(503);
+    expect(await response.json()).toEqual({
+      error: { code: 'service_unavailable', message: 'catalog is unavailable' },
+    });
+    expect(ms).toBeLessThan(100);
+    expect(hits).toHaveLength(0);
+
+    // After resetTimeout the breaker half-opens, lets a trial through, and closes on success.
+    await eventually(() => expect(upstream.breaker.halfOpen).toBe(true), 2000);
+    expect((await fetch(`${gateway.url}/echo?after=reset`)).status).toBe(200);
+    expect(upstream.breaker.closed).toBe(true);
+    expect(hits.map((hit) => hit.url)).toEqual(['/echo?after=reset']);
+    expect((await fetch(`${gateway.url}/echo`)).status).toBe(200);
+  });
+
+  it('opens again when the half-open trial fails', async () => {
+    const { gateway, upstream } = await setUp({
+      target: `http://127.0.0.1:${await closedPort()}`,
+      resetTimeoutMs: 300,
+    });
+    for (let i = 0; i < 5; i++) await fetch(`${gateway.url}/echo`);
+    expect(upstream.breaker.opened).toBe(true);
+    await eventually(() => expect(upstream.breaker.halfOpen).toBe(true), 2000);
+    expect((await fetch(`${gateway.url}/echo`)).status).toBe(503);
+    expect(upstream.breaker.opened).toBe(true);
+  });
+
+  it('does not count a client that gives up as an upstream failure', async () => {
+    const { gateway, upstream, events } = await setUp({ timeoutMs: 1000 });
+    const controller = new AbortController();
+    const request = fetch(`${gateway.url}/hang`, { signal: controller.signal });
+    await eventually(() => expect(upstream.breaker.stats.fires).toBe(1), 2000);
+    controller.abort();
+    await expect(request).rejects.toThrow();
+    await eventually(() => expect(events).toContain('hang: connection closed'), 2000);
+    expect(upstream.breaker.stats.failures).toBe(0);
+  });
+
+  it('answers 503 after close()', async () => {
+    const { gateway, upstream } = await setUp();
+    await upstream.close();
+    const response = await fetch(`${gateway.url}/echo`);
+    expect(response.status).toBe(503);
+  });
+});
