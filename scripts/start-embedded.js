@@ -1,42 +1,81 @@
-// `npm start`: every service in one Node process on loopback ports, PGlite under ./.data and
-// the in-process bus, unless DATABASE_URL / KAFKA_BROKERS point at real servers.
+// `npm start`: the gateway on PORT (default 8080) and every service in one Node process, on
+// PGlite under ./.data and the in-process bus (or DATABASE_URL / KAFKA_BROKERS when set).
+// The first start creates an admin token and a demo organization; later starts reuse them.
+const { randomBytes } = require('node:crypto');
+const { existsSync, mkdirSync, readFileSync, writeFileSync } = require('node:fs');
+const { join } = require('node:path');
 const { createInfrastructure, runService } = require('@billing/runtime');
 const { createLogger } = require('@billing/service');
-const { gatewayService } = require('@billing/gateway');
+const { createGatewayService } = require('@billing/gateway');
 const { catalogService } = require('@billing/catalog');
 const { checkoutService } = require('@billing/checkout');
 const { billingService } = require('@billing/billing');
 const { promotionsService } = require('@billing/promotions');
 const { notificationsService } = require('@billing/notifications');
 
-const services = [
-  catalogService,
-  checkoutService,
-  billingService,
-  promotionsService,
-  notificationsService,
-  gatewayService,
-];
+const services = [catalogService, checkoutService, billingService, promotionsService, notificationsService];
 const host = process.env.HOST ?? '127.0.0.1';
+const dataDir = join(process.cwd(), '.data');
+
+/** ADMIN_TOKEN from the environment, else the one kept in .data (made on first start). */
+function adminToken() {
+  if (process.env.ADMIN_TOKEN) return process.env.ADMIN_TOKEN;
+  const file = join(dataDir, 'admin-token');
+  if (!existsSync(file)) writeFileSync(file, `adm_${randomBytes(24).toString('base64url')}\n`, { mode: 0o600 });
+  return readFileSync(file, 'utf8').trim();
+}
+
+/** The demo organization's Sandbox keys, kept in .data so that every start can print them. */
+async function demoOrganization(gatewayUrl, token) {
+  const file = join(dataDir, 'demo-organization.json');
+  if (existsSync(file)) return JSON.parse(readFileSync(file, 'utf8'));
+  const response = await fetch(`${gatewayUrl}/admin/v1/organizations`, {
+    method: 'POST',
+    headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' },
+    body: JSON.stringify({ name: 'Demo' }),
+  });
+  if (response.status !== 201) throw new Error(`creating the demo organization failed: ${response.status}`);
+  const created = await response.json();
+  const demo = { id: created.id, name: created.name, sandbox: created.api_keys.sandbox };
+  writeFileSync(file, `${JSON.stringify(demo, null, 2)}\n`, { mode: 0o600 });
+  return demo;
+}
 
 async function main() {
+  mkdirSync(dataDir, { recursive: true });
   const logger = createLogger('billing');
-  const infrastructure = await createInfrastructure({ clientId: 'billing-embedded' });
+  const infrastructure = await createInfrastructure({ clientId: 'billing-embedded', dataDir: join(dataDir, 'pglite') });
   const running = [];
+  const config = { ...process.env, ADMIN_TOKEN: adminToken() };
   for (const service of services) {
-    const port = Number(process.env[`${service.name.toUpperCase()}_PORT`] ?? service.defaultPort);
-    running.push(
-      await runService(service, infrastructure, { port, host, logger: logger.child({ service: service.name }) }),
-    );
+    const port = Number(process.env[`${service.name.toUpperCase()}_PORT`] ?? 0);
+    const started = await runService(service, infrastructure, {
+      port,
+      host,
+      logger: logger.child({ service: service.name }),
+      config,
+    });
+    running.push(started);
+    config[`${service.name.toUpperCase()}_URL`] = started.url;
   }
+  const gateway = await runService(createGatewayService(), infrastructure, {
+    port: Number(process.env.PORT ?? 8080),
+    host,
+    logger: logger.child({ service: 'gateway' }),
+    config,
+  });
+  running.push(gateway);
+  const demo = await demoOrganization(gateway.url, config.ADMIN_TOKEN);
 
-  const gateway = running.find((s) => s.name === 'gateway');
   process.stdout.write(
     [
       '',
-      `Billing platform is running (${infrastructure.mode}: ${infrastructure.database.kind}).`,
-      `  Gateway:  ${gateway.url}`,
-      ...running.filter((s) => s !== gateway).map((s) => `  ${s.name.padEnd(14)} ${s.url}`),
+      `Billing platform is running (${infrastructure.mode}: ${infrastructure.database.kind}, data in ${dataDir}).`,
+      `  Gateway:              ${gateway.url}   (API: ${gateway.url}/v1, OpenAPI: ${gateway.url}/v1/openapi.json)`,
+      `  Admin token:          ${config.ADMIN_TOKEN}`,
+      `  Demo organization:    ${demo.id}`,
+      `  Sandbox secret key:   ${demo.sandbox.secret_key}`,
+      `  Sandbox publishable:  ${demo.sandbox.publishable_key}`,
       '  Press Ctrl+C to stop.',
       '',
     ].join('\n') + '\n',

@@ -75,3 +75,16 @@ describeWithServer('REDIS_URL', 'rate limits per key, shared in Redis', (redisUr
     expect((await other.get('/products', key)).status).toBe(429);
   });
 });
+
+describe('rate-limit override for benchmarks', () => {
+  let platform: Platform;
+  beforeAll(async () => (platform = await startPlatform({ RATE_LIMIT_PER_MINUTE_OVERRIDE: '3' })));
+  afterAll(() => platform.stop());
+
+  it('replaces both per-key limits when configured', async () => {
+    const client = clientOf(platform.gatewayUrl);
+    const org = await client.createOrganization();
+    const first = await client.get('/products', org.api_keys.production.secret_key);
+    expect(limitHeaders(first.headers)).toMatchObject({ limit: '3', remaining: '2' });
+  });
+});
