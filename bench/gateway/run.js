@@ -127,7 +127,7 @@ function autocannon({ url, headers }, connections, seconds) {
   return new Promise((resolve, reject) => {
     child = execFile(process.execPath, [...args, url], { maxBuffer: 16 << 20 }, (error, stdout) => {
       child = undefined;
-      if (error) reject(error);
+      if (error) reject(interrupted ? new Error(`interrupted by ${interrupted}`) : error);
       else resolve(JSON.parse(stdout.trim().split('\n').pop()));
     });
   });
