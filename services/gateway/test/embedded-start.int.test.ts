@@ -16,7 +16,7 @@ interface Started {
 /** Runs `npm start`'s script in `cwd` (its own ./.data) and waits for its banner. */
 function startEmbedded(cwd: string): Promise<Started> {
   return new Promise((resolve, reject) => {
-    const env = { ...process.env, PORT: '0', LOG_LEVEL: 'error', NODE_OPTIONS: '' };
+    const env: NodeJS.ProcessEnv = { ...process.env, PORT: '0', LOG_LEVEL: 'error', NODE_OPTIONS: '' };
     for (const name of ['DATABASE_URL', 'KAFKA_BROKERS', 'REDIS_URL', 'ADMIN_TOKEN']) delete env[name];
     const child = spawn(process.execPath, [script], { cwd, env, stdio: ['ignore', 'pipe', 'pipe'] });
     let output = '';
