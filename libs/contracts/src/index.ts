@@ -5,3 +5,5 @@ export * from './list';
 export * from './openapi';
 export * from './identity';
 export * from './products';
+export * from './promotions';
+export * from './checkout-events';

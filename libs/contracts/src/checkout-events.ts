@@ -1,0 +1,48 @@
+import { z } from 'zod';
+
+/**
+ * Events the checkout service publishes on `checkout.events` that other services consume
+ * (promotions: redemptions and completed-order replica; billing later). Defined here ahead of
+ * checkout (issue 5) so that both sides build on one schema. Streams: `checkout_session-<id>`
+ * and `order-<id>`; `organization` and `environment` are on the envelope; schema version 1.
+ */
+export const CHECKOUT_TOPIC = 'checkout.events';
+
+/** Occurs when a checkout session's payment succeeded and its order exists. */
+export const CheckoutSessionCompletedData = z
+  .object({
+    session_id: z.string(),
+    order_id: z.string(),
+    customer_id: z.string().nullable(),
+    customer_email: z.string().nullable(),
+    external_customer_id: z.string().nullable(),
+    product_id: z.string(),
+    amount_subtotal: z.int().min(0).describe('TWD before discount'),
+    amount_total: z.int().min(0).describe('TWD charged'),
+    promotion_code_id: z.string().nullable(),
+    redemption_id: z.string().nullable().describe('The redemption reserved for the session; confirmed by this event'),
+    discount_amount: z.int().min(0),
+    metadata: z.record(z.string(), z.string()).nullable(),
+    completed_at: z.iso.datetime().optional(),
+  })
+  .meta({ id: 'CheckoutSessionCompletedData' });
+export type CheckoutSessionCompletedData = z.infer<typeof CheckoutSessionCompletedData>;
+
+/** Occurs when a checkout session expires (30 minutes) or is abandoned unpaid. */
+export const CheckoutSessionExpiredData = z
+  .object({ session_id: z.string(), redemption_id: z.string().nullable() })
+  .meta({ id: 'CheckoutSessionExpiredData' });
+export type CheckoutSessionExpiredData = z.infer<typeof CheckoutSessionExpiredData>;
+
+/** Occurs when an order is refunded or voided; its redemption, if any, becomes VOIDED. */
+export const OrderRefundedData = z
+  .object({ order_id: z.string(), redemption_id: z.string().nullable() })
+  .meta({ id: 'OrderRefundedData' });
+export type OrderRefundedData = z.infer<typeof OrderRefundedData>;
+
+export const CHECKOUT_EVENT_SCHEMAS = {
+  CheckoutSessionCompleted: CheckoutSessionCompletedData,
+  CheckoutSessionExpired: CheckoutSessionExpiredData,
+  OrderRefunded: OrderRefundedData,
+} as const;
+export type CheckoutEventType = keyof typeof CHECKOUT_EVENT_SCHEMAS;

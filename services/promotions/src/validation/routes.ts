@@ -1,0 +1,134 @@
+import {
+  ReserveRedemptionBody,
+  type ReservedRedemption,
+  ValidatePromotionCodeBody,
+  badRequest,
+  newId,
+  notFound,
+} from '@billing/contracts';
+import { type EventStoreTransaction, type RecordedEvent, handleCommand } from '@billing/eventstore';
+import type { ServiceContext } from '@billing/runtime';
+import { callerOf, validate } from '@billing/service';
+import type { Express } from 'express';
+import { z } from 'zod';
+import { promotionCodeAggregate } from '../promotion-codes/decide';
+import { holdsCap, promotionCodeStream } from '../promotion-codes/promotion-code';
+import { findRedemption } from '../promotion-codes/queries';
+import { projectPromotionCodes } from '../promotion-codes/read-model';
+import { discountFor } from './discount';
+import { promoCodeError } from './errors';
+import { loadValidationInput } from './load';
+import { validatePromotionCode } from './validate';
+
+/**
+ * Enough attempts for every contender of a burst to be decided on a fresh state: each failed
+ * attempt means another reservation succeeded, and at most `max_redemptions` can.
+ */
+const RESERVE_MAX_ATTEMPTS = 200;
+
+export function mountValidationRoutes(app: Express, { store, now }: ServiceContext): void {
+  const { schema } = store.tables;
+  const db = store.database;
+  const project = (tx: EventStoreTransaction, events: RecordedEvent[]) => projectPromotionCodes(tx, schema, events);
+
+  // `valid: false` answers 200: the validation itself succeeded (Stripe-like).
+  app.post('/v1/promotion-codes/validate', validate({ body: ValidatePromotionCodeBody }), async (req, res) => {
+    const caller = callerOf(req);
+    const body = res.locals.input.body;
+    if (caller.keyKind === 'publishable' && !body.customer_id && !body.external_id) {
+      throw badRequest('external_id or customer_id is required with a Publishable Key');
+    }
+    const { input } = await loadValidationInput(db, schema, caller, body, now());
+    res.json(validatePromotionCode(input));
+  });
+
+  /**
+   * Internal API for checkout: validates with Secret-Key semantics and reserves a redemption.
+   * The caps (global and per customer) are left to the decider, which checks them on the
+   * stream, so that concurrent reservations cannot overshoot them.
+   */
+  app.post('/internal/promotion-codes/reserve', validate({ body: ReserveRedemptionBody }), async (req, res) => {
+    const caller = { ...callerOf(req), keyKind: 'secret' as const };
+    const body = res.locals.input.body;
+    const at = now();
+    const { input, promotionCode } = await loadValidationInput(db, schema, caller, body, at);
+    const uncapped = {
+      ...input,
+      promotionCode: input.promotionCode && { ...input.promotionCode, held_redemptions: 0 },
+      customer: { ...input.customer, redemptions: 0 },
+    };
+    const result = validatePromotionCode(uncapped);
+    if (!result.valid || !promotionCode || !input.coupon)
+      throw promoCodeError(result.error_code ?? 'PROMO_CODE_NOT_FOUND');
+    const discount = discountFor(input.coupon, body.amount);
+    const { state, events } = await handleCommand(
+      store,
+      promotionCodeStream(promotionCode.id),
+      promotionCodeAggregate,
+      {
+        type: 'ReserveRedemption',
+        data: {
+          promotionCodeId: promotionCode.id,
+          organization: caller.organization,
+          environment: caller.environment,
+          now: at,
+          redemptionId: newId('redemption'),
+          checkoutSessionId: body.checkout_session_id,
+          customerId: body.customer_id ?? null,
+          externalId: body.external_id ?? null,
+          discountAmount: discount.amount!,
+        },
+      },
+      {
+        organization: caller.organization,
+        environment: caller.environment,
+        occurredAt: at,
+        project,
+        maxAttempts: RESERVE_MAX_ATTEMPTS,
+      },
+    );
+    const held =
+      state.status === 'Existing'
+        ? Object.values(state.redemptions).find(
+            (r) => r.checkout_session_id === body.checkout_session_id && holdsCap(r),
+          )
+        : undefined;
+    if (!held) throw new Error('reservation not found after reserving');
+    const reply: ReservedRedemption = {
+      redemption_id: held.id,
+      promotion_code_id: promotionCode.id,
+      status: held.status as 'RESERVED' | 'ACTIVE',
+      discount: discountFor(input.coupon, body.amount),
+      amount_after_discount: body.amount - held.discount_amount,
+    };
+    // A repeated reservation for the same session answers 200 with the one it holds.
+    res.status(events.length > 0 ? 201 : 200).json(reply);
+  });
+
+  const releaseParams = z.object({ id: z.string() });
+  app.post('/internal/redemptions/:id/release', validate({ params: releaseParams }), async (req, res) => {
+    const caller = callerOf(req);
+    const { id } = res.locals.input.params;
+    const row = await findRedemption(db, schema, caller, id);
+    if (!row) throw notFound(`No such redemption: ${id}`);
+    const at = now();
+    const { state } = await handleCommand(
+      store,
+      promotionCodeStream(row.promotion_code_id),
+      promotionCodeAggregate,
+      {
+        type: 'ReleaseRedemption',
+        data: {
+          promotionCodeId: row.promotion_code_id,
+          organization: caller.organization,
+          environment: caller.environment,
+          now: at,
+          redemptionId: id,
+        },
+      },
+      { organization: caller.organization, environment: caller.environment, occurredAt: at, project },
+    );
+    const status = state.status === 'Existing' ? state.redemptions[id]?.status : undefined;
+    res.json({ redemption_id: id, promotion_code_id: row.promotion_code_id, status });
+  });
+}
