@@ -6,8 +6,14 @@ import { ApiKeyAuthenticator } from './auth/authenticate';
 import { publicApiDocument } from './openapi';
 import { Organizations } from './organizations/organizations';
 import { organizationsDdl } from './organizations/read-model';
-import { type ClosableRateLimitStore, RATE_LIMITS, createRateLimitStore, rateLimit } from './rate-limit';
-import { PUBLIC_ROUTES, type UpstreamName } from './routing/public-routes';
+import {
+  type ClosableRateLimitStore,
+  RATE_LIMITS,
+  createRateLimitStore,
+  promotionValidationLimits,
+  rateLimit,
+} from './rate-limit';
+import { PUBLIC_ROUTES, type UpstreamName, VALIDATE_PROMOTION_CODE_PATH } from './routing/public-routes';
 import { stripIdentityHeaders } from './routing/identity-headers';
 import { createUpstream, type UpstreamHandler } from './upstream';
 
@@ -22,8 +28,12 @@ export const DEFAULT_UPSTREAMS: Record<UpstreamName, string> = {
 const upstreamUrl = (config: ServiceContext['config'], name: UpstreamName) =>
   config[`${name.toUpperCase()}_URL`] ?? DEFAULT_UPSTREAMS[name];
 
-/** Admin product writes go to the catalog's /admin/products; public paths pass unchanged. */
-const catalogPaths = (path: string) => path.replace(/^\/admin\/v1\/organizations\/[^/]+\/products/, '/admin/products');
+/**
+ * Admin writes go to the owning service's /admin/<resource> (the organization travels in a
+ * header); public paths pass unchanged.
+ */
+const adminPaths = (path: string) =>
+  path.replace(/^\/admin\/v1\/organizations\/[^/]+\/(products|coupons)/, '/admin/$1');
 
 /**
  * Everything the gateway holds while it runs: the key lookup, the rate-limit store and one
@@ -54,7 +64,7 @@ export class Gateway {
         createUpstream({
           name,
           target: upstreamUrl(context.config, name),
-          pathRewrite: (_path, req) => (name === 'catalog' ? catalogPaths(req.originalUrl) : req.originalUrl),
+          pathRewrite: (_path, req) => adminPaths(req.originalUrl),
           onError: (err) => context.logger.warn({ err, upstream: name }, 'upstream unavailable'),
         }),
       );
@@ -75,8 +85,10 @@ export class Gateway {
       sql: this.context.infrastructure.database,
       schema: this.context.store.tables.schema,
       catalog: this.upstream('catalog'),
+      promotions: this.upstream('promotions'),
     });
     app.use('/v1', this.authenticate(), this.limitRate());
+    app.post(VALIDATE_PROMOTION_CODE_PATH, ...this.validationLimits());
     for (const route of PUBLIC_ROUTES) {
       app[route.method](route.path, allowKeys(route.keys), this.upstream(route.upstream));
     }
@@ -99,6 +111,11 @@ export class Gateway {
       Object.assign(req.headers, identityHeaders(identity));
       next();
     };
+  }
+
+  private validationLimits(): RequestHandler[] {
+    const onError = (err: unknown) => this.context.logger.error({ err }, 'rate-limit store failed');
+    return promotionValidationLimits(this.rateLimits, () => this.context.now().getTime(), onError);
   }
 
   private limitRate(): RequestHandler {

@@ -1,4 +1,4 @@
-import { OpenApiRegistry, registerProductRoutes } from '@billing/contracts';
+import { OpenApiRegistry, registerProductRoutes, registerPromotionRoutes } from '@billing/contracts';
 
 let cached: ReturnType<OpenApiRegistry['toOpenApi']> | undefined;
 
@@ -7,6 +7,7 @@ export function publicApiDocument() {
   if (!cached) {
     const registry = new OpenApiRegistry();
     registerProductRoutes(registry);
+    registerPromotionRoutes(registry);
     cached = registry.toOpenApi({ title: 'Billing API', version: '1.0.0', serverUrl: '/v1' });
   }
   return cached;

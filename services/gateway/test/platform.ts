@@ -1,29 +1,47 @@
 import { catalogService } from '@billing/catalog';
+import { promotionsService } from '@billing/promotions';
 import { type Infrastructure, type ServiceUnderTest, startServiceForTest, testInfrastructure } from '@billing/runtime';
 import { createGatewayService } from '../src';
 
 export const ADMIN_TOKEN = 'adm_test_token';
 
-/** The gateway and the catalog as separate HTTP services on one (test) infrastructure. */
+/** The gateway, the catalog and optionally promotions as separate HTTP services on one (test) infrastructure. */
 export interface Platform {
   gatewayUrl: string;
   catalog: ServiceUnderTest;
+  promotions?: ServiceUnderTest;
   gateway: ServiceUnderTest;
   infrastructure: Infrastructure;
   stop: () => Promise<void>;
 }
 
-export async function startPlatform(config: Record<string, string | undefined> = {}): Promise<Platform> {
+export interface PlatformOptions {
+  config?: Record<string, string | undefined>;
+  /** Also run the promotions service. */
+  promotions?: boolean;
+  /** The gateway's clock. */
+  now?: () => Date;
+}
+
+export async function startPlatform(options: PlatformOptions = {}): Promise<Platform> {
   const infrastructure = await testInfrastructure('gateway-test');
   const catalog = await startServiceForTest(catalogService, { infrastructure });
-  const gateway = await startGateway(infrastructure, { CATALOG_URL: catalog.service.url, ...config });
+  const promotions = options.promotions ? await startServiceForTest(promotionsService, { infrastructure }) : undefined;
+  const gateway = await startGateway(
+    infrastructure,
+    { CATALOG_URL: catalog.service.url, PROMOTIONS_URL: promotions?.service.url, ...options.config },
+    undefined,
+    options.now,
+  );
   return {
     gatewayUrl: gateway.service.url,
     catalog,
+    promotions,
     gateway,
     infrastructure,
     stop: async () => {
       await gateway.stop();
+      await promotions?.stop();
       await catalog.stop();
       await infrastructure.close();
     },
@@ -34,10 +52,12 @@ export function startGateway(
   infrastructure: Infrastructure,
   config: Record<string, string | undefined>,
   schema?: string,
+  now?: () => Date,
 ) {
   return startServiceForTest(createGatewayService(), {
     infrastructure,
     schema,
+    now,
     config: { ADMIN_TOKEN, ...config },
   });
 }

@@ -49,7 +49,7 @@ describeWithServer('REDIS_URL', 'rate limits per key, shared in Redis', (redisUr
   let second: Awaited<ReturnType<typeof startGateway>>;
   beforeAll(async () => {
     const prefix = `rl-test-${randomUUID()}:`;
-    platform = await startPlatform({ REDIS_URL: redisUrl, RATE_LIMIT_PREFIX: prefix });
+    platform = await startPlatform({ config: { REDIS_URL: redisUrl, RATE_LIMIT_PREFIX: prefix } });
     // A second gateway on the same database and Redis: the same keys, one shared budget.
     second = await startGateway(
       platform.infrastructure,
@@ -78,7 +78,7 @@ describeWithServer('REDIS_URL', 'rate limits per key, shared in Redis', (redisUr
 
 describe('rate-limit override for benchmarks', () => {
   let platform: Platform;
-  beforeAll(async () => (platform = await startPlatform({ RATE_LIMIT_PER_MINUTE_OVERRIDE: '3' })));
+  beforeAll(async () => (platform = await startPlatform({ config: { RATE_LIMIT_PER_MINUTE_OVERRIDE: '3' } })));
   afterAll(() => platform.stop());
 
   it('replaces both per-key limits when configured', async () => {

@@ -15,6 +15,8 @@ export interface AdminRoutesOptions {
   schema: string;
   /** Forwards product writes to the catalog service. */
   catalog: RequestHandler;
+  /** Forwards coupon writes to the promotions service. */
+  promotions: RequestHandler;
 }
 
 const CreateOrganizationBody = z.object({ name: z.string().trim().min(1).max(255) });
@@ -65,11 +67,13 @@ export function mountAdminRoutes(app: Express, options: AdminRoutesOptions): voi
     },
   );
 
-  // Product writes belong to the catalog; the organization comes from the path.
-  const toCatalog: RequestHandler = (req, _res, next) => {
+  // Writes belong to the owning service; the organization comes from the path.
+  const asOrganization: RequestHandler = (req, _res, next) => {
     req.headers[IDENTITY_HEADERS.organization] = String(req.params.org_id);
     next();
   };
-  app.post('/admin/v1/organizations/:org_id/products', organizationExists, toCatalog, options.catalog);
-  app.patch('/admin/v1/organizations/:org_id/products/:product_id', organizationExists, toCatalog, options.catalog);
+  const org = '/admin/v1/organizations/:org_id';
+  app.post(`${org}/products`, organizationExists, asOrganization, options.catalog);
+  app.patch(`${org}/products/:product_id`, organizationExists, asOrganization, options.catalog);
+  app.post(`${org}/coupons`, organizationExists, asOrganization, options.promotions);
 }

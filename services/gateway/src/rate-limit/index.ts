@@ -17,3 +17,4 @@ export {
   RATE_LIMITS,
   SANDBOX_RATE_LIMIT,
 } from './limits';
+export { promotionValidationLimits } from './validation-limits';

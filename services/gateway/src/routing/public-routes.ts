@@ -14,6 +14,9 @@ export interface PublicRoute {
 const BOTH = ['secret', 'publishable'] as const;
 const SECRET = ['secret'] as const;
 
+/** Validation has limits of its own on top of the general per-key one. */
+export const VALIDATE_PROMOTION_CODE_PATH = '/v1/promotion-codes/validate';
+
 /**
  * Every public route the gateway forwards. Products are Secret-Key reads, except that the
  * spec's machine-readable description also lists the Publishable Key for the list and the
@@ -23,4 +26,17 @@ export const PUBLIC_ROUTES: readonly PublicRoute[] = [
   { method: 'get', path: '/v1/products', upstream: 'catalog', keys: BOTH },
   { method: 'get', path: '/v1/products/by-slug/:slug', upstream: 'catalog', keys: BOTH },
   { method: 'get', path: '/v1/products/:id', upstream: 'catalog', keys: SECRET },
+
+  { method: 'post', path: '/v1/coupons', upstream: 'promotions', keys: SECRET },
+  { method: 'get', path: '/v1/coupons', upstream: 'promotions', keys: SECRET },
+  { method: 'get', path: '/v1/coupons/:id', upstream: 'promotions', keys: SECRET },
+  { method: 'patch', path: '/v1/coupons/:id', upstream: 'promotions', keys: SECRET },
+
+  { method: 'post', path: '/v1/promotion-codes/validate', upstream: 'promotions', keys: BOTH },
+  { method: 'post', path: '/v1/promotion-codes', upstream: 'promotions', keys: SECRET },
+  { method: 'get', path: '/v1/promotion-codes', upstream: 'promotions', keys: SECRET },
+  { method: 'get', path: '/v1/promotion-codes/:id', upstream: 'promotions', keys: SECRET },
+  { method: 'patch', path: '/v1/promotion-codes/:id', upstream: 'promotions', keys: SECRET },
+  { method: 'delete', path: '/v1/promotion-codes/:id', upstream: 'promotions', keys: SECRET },
+  { method: 'get', path: '/v1/promotion-codes/:id/redemptions', upstream: 'promotions', keys: SECRET },
 ];
