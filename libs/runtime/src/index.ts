@@ -2,3 +2,4 @@ export * from './infrastructure';
 export * from './run-service';
 export * from './standalone';
 export * from './testing';
+export * from './internal-client';
