@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { Environment } from './events';
 
 /**
  * Events the checkout service publishes on `checkout.events` that other services consume
@@ -24,13 +25,28 @@ export const CheckoutSessionCompletedData = z
     discount_amount: z.int().min(0),
     metadata: z.record(z.string(), z.string()).nullable(),
     completed_at: z.iso.datetime().optional(),
+    // Added by checkout (issue 5) for billing and notifications; optional so that events
+    // written before them (and other producers' test fixtures) still parse.
+    organization: z.string().optional(),
+    environment: Environment.optional(),
+    customer_name: z.string().nullable().optional(),
+    mode: z.enum(['PAYMENT', 'SUBSCRIPTION', 'SETUP']).optional(),
+    currency: z.literal('TWD').optional(),
+    payment_intent_id: z.string().nullable().optional(),
+    setup_intent_id: z.string().nullable().optional(),
+    einvoice: z.record(z.string(), z.unknown()).nullable().optional().describe('The buyer e-invoice choice'),
   })
   .meta({ id: 'CheckoutSessionCompletedData' });
 export type CheckoutSessionCompletedData = z.infer<typeof CheckoutSessionCompletedData>;
 
 /** Occurs when a checkout session expires (30 minutes) or is abandoned unpaid. */
 export const CheckoutSessionExpiredData = z
-  .object({ session_id: z.string(), redemption_id: z.string().nullable() })
+  .object({
+    session_id: z.string(),
+    redemption_id: z.string().nullable(),
+    order_id: z.string().optional(),
+    expired_at: z.iso.datetime().optional(),
+  })
   .meta({ id: 'CheckoutSessionExpiredData' });
 export type CheckoutSessionExpiredData = z.infer<typeof CheckoutSessionExpiredData>;
 

@@ -7,3 +7,4 @@ export * from './identity';
 export * from './products';
 export * from './promotions';
 export * from './checkout-events';
+export * from './checkout';

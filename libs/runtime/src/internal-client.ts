@@ -11,6 +11,8 @@ export interface InternalClientOptions {
   resetTimeoutMs?: number;
 }
 
+type Method = 'GET' | 'POST';
+
 export interface InternalResponse<T> {
   status: number;
   body: T;
@@ -24,11 +26,11 @@ export interface InternalResponse<T> {
  * service's own 4xx answers are returned, not thrown, and do not count as failures.
  */
 export class InternalClient {
-  private readonly breaker: CircuitBreaker<[string, unknown, CallerIdentity], InternalResponse<unknown>>;
+  private readonly breaker: CircuitBreaker<[Method, string, unknown, CallerIdentity], InternalResponse<unknown>>;
 
   constructor(private readonly options: InternalClientOptions) {
     this.breaker = new CircuitBreaker(
-      (path: string, body: unknown, caller: CallerIdentity) => this.send(path, body, caller),
+      (method: Method, path: string, body: unknown, caller: CallerIdentity) => this.send(method, path, body, caller),
       {
         name: options.name,
         timeout: options.timeoutMs ?? 1500,
@@ -40,9 +42,18 @@ export class InternalClient {
     );
   }
 
-  async post<T>(path: string, body: unknown, caller: CallerIdentity): Promise<InternalResponse<T>> {
+  post<T>(path: string, body: unknown, caller: CallerIdentity): Promise<InternalResponse<T>> {
+    return this.fire<T>('POST', path, body, caller);
+  }
+
+  /** A read (checkout looking a product up in the catalog); same breaker, same rules. */
+  get<T>(path: string, caller: CallerIdentity): Promise<InternalResponse<T>> {
+    return this.fire<T>('GET', path, undefined, caller);
+  }
+
+  private async fire<T>(method: Method, path: string, body: unknown, caller: CallerIdentity) {
     try {
-      return (await this.breaker.fire(path, body, caller)) as InternalResponse<T>;
+      return (await this.breaker.fire(method, path, body, caller)) as InternalResponse<T>;
     } catch (error) {
       throw new ApiError(503, 'service_unavailable', `${this.options.name} is unavailable`, undefined);
     }
@@ -56,11 +67,19 @@ export class InternalClient {
     this.breaker.shutdown();
   }
 
-  private async send(path: string, body: unknown, caller: CallerIdentity): Promise<InternalResponse<unknown>> {
+  private async send(
+    method: Method,
+    path: string,
+    body: unknown,
+    caller: CallerIdentity,
+  ): Promise<InternalResponse<unknown>> {
     const response = await fetch(`${this.options.baseUrl}${path}`, {
-      method: 'POST',
-      headers: { 'content-type': 'application/json', ...identityHeaders(caller) },
-      body: JSON.stringify(body),
+      method,
+      headers: {
+        ...(method === 'POST' ? { 'content-type': 'application/json' } : {}),
+        ...identityHeaders(caller),
+      },
+      body: method === 'POST' ? JSON.stringify(body) : undefined,
       signal: AbortSignal.timeout(this.options.timeoutMs ?? 1500),
     });
     const parsed = (await response.json().catch(() => undefined)) as unknown;

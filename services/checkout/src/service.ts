@@ -1,7 +1,27 @@
 import type { ServiceDefinition } from '@billing/runtime';
+import { dependenciesOf } from './dependencies';
+import { startExpirySweep } from './sessions/expiry';
+import { mountPayRoute } from './sessions/pay';
+import { migrateSessionsReadModel } from './sessions/read-model';
+import { mountSessionRoutes } from './sessions/routes';
 
-/** The checkout service: checkout sessions, payment links, orders, payment intents, hosted checkout page, sandbox payment processor. */
+/** The checkout service: checkout sessions, orders, payment and setup intents, sandbox payment processor. */
 export const checkoutService: ServiceDefinition = {
   name: 'checkout',
   defaultPort: 4102,
+  routes: (app, context) => {
+    mountSessionRoutes(app, context);
+    mountPayRoute(app, context);
+  },
+  // Read models are created before HTTP starts, so the first request finds its table.
+  start: async (context) => {
+    await migrateSessionsReadModel(context.store);
+    const stopSweep = startExpirySweep(context);
+    return [
+      async () => {
+        await stopSweep();
+        dependenciesOf(context).close();
+      },
+    ];
+  },
 };

@@ -1,0 +1,54 @@
+import { ApiError, type CallerIdentity } from '@billing/contracts';
+import { InternalClient, type ServiceContext } from '@billing/runtime';
+import type { PaymentProcessor } from './payments/processor';
+import { SandboxProcessor } from './payments/sandbox';
+
+export const DEFAULT_CHECKOUT_URL = 'http://127.0.0.1:8080/checkout';
+export const DEFAULT_SWEEP_INTERVAL_MS = 30_000;
+
+/** What the routes and the sweep share: built once per service from `context.config`. */
+export interface CheckoutDependencies {
+  catalog: () => InternalClient;
+  promotions: () => InternalClient;
+  processor: PaymentProcessor;
+  checkoutUrl: string;
+  sweepIntervalMs: number;
+  close: () => void;
+}
+
+const built = new WeakMap<ServiceContext, CheckoutDependencies>();
+
+export function dependenciesOf(context: ServiceContext): CheckoutDependencies {
+  const existing = built.get(context);
+  if (existing) return existing;
+  const { config } = context;
+  const catalog = config.CATALOG_URL ? new InternalClient({ name: 'catalog', baseUrl: config.CATALOG_URL }) : null;
+  const promotions = config.PROMOTIONS_URL
+    ? new InternalClient({ name: 'promotions', baseUrl: config.PROMOTIONS_URL })
+    : null;
+  const required = (client: InternalClient | null, name: string) => () => {
+    if (!client) throw new ApiError(503, 'service_unavailable', `${name} is not configured`);
+    return client;
+  };
+  const deps: CheckoutDependencies = {
+    catalog: required(catalog, 'catalog'),
+    promotions: required(promotions, 'promotions'),
+    processor: new SandboxProcessor({ allowProduction: config.SANDBOX_PROCESSOR_IN_PRODUCTION === 'demo' }),
+    checkoutUrl: config.CHECKOUT_URL ?? DEFAULT_CHECKOUT_URL,
+    sweepIntervalMs: Number(config.CHECKOUT_SWEEP_INTERVAL_MS ?? DEFAULT_SWEEP_INTERVAL_MS),
+    close: () => {
+      catalog?.close();
+      promotions?.close();
+    },
+  };
+  built.set(context, deps);
+  return deps;
+}
+
+/** Checkout calls other services with Secret-Key semantics, in the session's tenancy. */
+export const serviceCaller = (organization: string, environment: CallerIdentity['environment']): CallerIdentity => ({
+  organization,
+  environment,
+  keyKind: 'secret',
+  keyId: 'checkout',
+});

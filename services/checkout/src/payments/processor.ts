@@ -1,0 +1,33 @@
+import type { Environment } from '@billing/contracts';
+
+export interface CardInput {
+  number: string;
+  /** MM/YY */
+  exp: string;
+  cvc: string;
+}
+
+export interface ChargeRequest {
+  /** One attempt is charged at most once, however often it is asked. */
+  idempotencyKey: string;
+  environment: Environment;
+  /** Integer TWD; 0 verifies and saves the card (SETUP mode). */
+  amount: number;
+  card: CardInput;
+  /** The buyer's answer to a challenge step (3-D Secure), on the second call. */
+  challenge?: 'pass' | 'fail';
+  now: Date;
+}
+
+export type ChargeResult =
+  | { status: 'succeeded'; payment_method: { brand: string; last4: string; exp_month: number; exp_year: number } }
+  | { status: 'requires_action'; next_action: { type: 'challenge' } }
+  | { status: 'declined'; code: string; message: string };
+
+/** The payment-processor port: the sandbox simulator here, a real acquirer's adapter later. */
+export interface PaymentProcessor {
+  readonly name: string;
+  /** Whether it may move money in this environment; a refusal is 402 with its reason. */
+  refusal(environment: Environment): string | null;
+  charge(request: ChargeRequest): Promise<ChargeResult>;
+}

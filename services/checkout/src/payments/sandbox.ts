@@ -1,0 +1,107 @@
+import type { ChargeRequest, ChargeResult, PaymentProcessor } from './processor';
+
+/**
+ * Test cards, after the numbers developers know from Stripe. Any other number that passes the
+ * Luhn check succeeds like 4242...; one that fails it is declined as `incorrect_number`.
+ */
+export const TEST_CARDS = {
+  success: '4242424242424242',
+  genericDecline: '4000000000000002',
+  insufficientFunds: '4000000000009995',
+  expiredCard: '4000000000000069',
+  challenge: '4000000000003220',
+} as const;
+
+const DECLINES: Record<string, { code: string; message: string }> = {
+  [TEST_CARDS.genericDecline]: { code: 'card_declined', message: 'Your card was declined.' },
+  [TEST_CARDS.insufficientFunds]: { code: 'insufficient_funds', message: 'Your card has insufficient funds.' },
+  [TEST_CARDS.expiredCard]: { code: 'expired_card', message: 'Your card has expired.' },
+};
+
+export function luhnValid(number: string): boolean {
+  let sum = 0;
+  for (let i = 0; i < number.length; i++) {
+    let digit = Number(number[number.length - 1 - i]);
+    if (i % 2 === 1) digit = digit * 2 > 9 ? digit * 2 - 9 : digit * 2;
+    sum += digit;
+  }
+  return number.length >= 12 && sum % 10 === 0;
+}
+
+/** MM/YY to month and full year; valid through the last day of that month (UTC). */
+export function parseExpiry(exp: string): { month: number; year: number } | null {
+  const match = /^(0[1-9]|1[0-2])\s*\/\s*([0-9]{2})$/.exec(exp.trim());
+  return match ? { month: Number(match[1]), year: 2000 + Number(match[2]) } : null;
+}
+
+export function isExpired(exp: { month: number; year: number }, now: Date): boolean {
+  return now.getTime() >= Date.UTC(exp.year, exp.month, 1);
+}
+
+const brandOf = (number: string) =>
+  number.startsWith('4') ? 'visa' : /^5[1-5]/.test(number) ? 'mastercard' : number.startsWith('3') ? 'amex' : 'unknown';
+
+/**
+ * The bundled simulator: outcomes depend only on the card, the expiry against the clock and
+ * the challenge answer, so they are deterministic. It refuses Production unless configured
+ * for a demo (`SANDBOX_PROCESSOR_IN_PRODUCTION=demo`).
+ */
+export class SandboxProcessor implements PaymentProcessor {
+  readonly name = 'sandbox';
+  private readonly results = new Map<string, ChargeResult>();
+
+  constructor(private readonly options: { allowProduction: boolean }) {}
+
+  refusal(environment: 'SANDBOX' | 'PRODUCTION'): string | null {
+    if (environment === 'SANDBOX' || this.options.allowProduction) return null;
+    return 'Live payments need a real payment processor; the sandbox simulator does not charge in Production';
+  }
+
+  async charge(request: ChargeRequest): Promise<ChargeResult> {
+    const earlier = this.results.get(request.idempotencyKey);
+    if (earlier) return earlier;
+    const result = this.decide(request);
+    // A challenge is answered by a new attempt; only final answers are remembered.
+    if (result.status !== 'requires_action') this.remember(request.idempotencyKey, result);
+    return result;
+  }
+
+  /** Bounded: attempt ids are unique, so only recent ones can be asked again. */
+  private remember(key: string, result: ChargeResult): void {
+    this.results.set(key, result);
+    if (this.results.size > 10_000) this.results.delete(this.results.keys().next().value!);
+  }
+
+  private decide({ card, challenge, now }: ChargeRequest): ChargeResult {
+    const number = card.number.replace(/\s+/g, '');
+    const expiry = parseExpiry(card.exp);
+    if (!luhnValid(number))
+      return { status: 'declined', code: 'incorrect_number', message: 'Your card number is incorrect.' };
+    if (!expiry || isExpired(expiry, now)) {
+      return { status: 'declined', code: 'invalid_expiry', message: "Your card's expiration date is in the past." };
+    }
+    if (!/^[0-9]{3,4}$/.test(card.cvc))
+      return { status: 'declined', code: 'incorrect_cvc', message: "Your card's security code is incorrect." };
+    const decline = DECLINES[number];
+    if (decline) return { status: 'declined', ...decline };
+    if (number === TEST_CARDS.challenge) {
+      if (challenge === undefined) return { status: 'requires_action', next_action: { type: 'challenge' } };
+      if (challenge === 'fail') {
+        return {
+          status: 'declined',
+          code: 'authentication_failed',
+          message: 'The card authentication (3-D Secure) failed.',
+        };
+      }
+    }
+    return {
+      status: 'succeeded',
+      payment_method: {
+        brand: brandOf(number),
+        last4: number.slice(-4),
+        exp_month: expiry.month,
+        exp_year: expiry.year,
+      },
+    };
+  }
+}

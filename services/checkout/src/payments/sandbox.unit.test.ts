@@ -1,0 +1,85 @@
+import type { ChargeRequest } from './processor';
+import { SandboxProcessor, TEST_CARDS, isExpired, luhnValid, parseExpiry } from './sandbox';
+
+const now = new Date('2026-06-15T00:00:00.000Z');
+const request = (number: string, fields: Partial<ChargeRequest> = {}): ChargeRequest => ({
+  idempotencyKey: `k_${Math.random()}`,
+  environment: 'SANDBOX',
+  amount: 300,
+  card: { number, exp: '12/30', cvc: '123' },
+  now,
+  ...fields,
+});
+
+describe('Sandbox processor', () => {
+  const processor = new SandboxProcessor({ allowProduction: false });
+
+  it.each([
+    [TEST_CARDS.genericDecline, 'card_declined'],
+    [TEST_CARDS.insufficientFunds, 'insufficient_funds'],
+    [TEST_CARDS.expiredCard, 'expired_card'],
+    ['4242424242424241', 'incorrect_number'],
+  ])('declines %s with %s', async (number, code) => {
+    expect(await processor.charge(request(number))).toMatchObject({ status: 'declined', code });
+  });
+
+  it('charges the success card, with any future expiry and any CVC of 3 or 4 digits', async () => {
+    for (const [exp, cvc] of [
+      ['06/26', '000'],
+      ['12/99', '9999'],
+    ] as const) {
+      expect(
+        await processor.charge(request(TEST_CARDS.success, { card: { number: TEST_CARDS.success, exp, cvc } })),
+      ).toEqual({
+        status: 'succeeded',
+        payment_method: expect.objectContaining({ brand: 'visa', last4: '4242' }),
+      });
+    }
+  });
+
+  it('declines an expiry before the current month on the injected clock, and a bad CVC', async () => {
+    const card = (exp: string, cvc = '123') => ({ number: TEST_CARDS.success, exp, cvc });
+    expect(await processor.charge(request('', { card: card('05/26') }))).toMatchObject({ code: 'invalid_expiry' });
+    expect(await processor.charge(request('', { card: card('13/30') }))).toMatchObject({ code: 'invalid_expiry' });
+    expect(await processor.charge(request('', { card: card('12/30', '12') }))).toMatchObject({ code: 'incorrect_cvc' });
+  });
+
+  it('asks for a challenge on 4000000000003220, then charges when it passes and declines when it fails', async () => {
+    expect(await processor.charge(request(TEST_CARDS.challenge))).toEqual({
+      status: 'requires_action',
+      next_action: { type: 'challenge' },
+    });
+    expect(await processor.charge(request(TEST_CARDS.challenge, { challenge: 'pass' }))).toMatchObject({
+      status: 'succeeded',
+    });
+    expect(await processor.charge(request(TEST_CARDS.challenge, { challenge: 'fail' }))).toMatchObject({
+      status: 'declined',
+      code: 'authentication_failed',
+    });
+  });
+
+  it('answers the same attempt the same way: one charge per idempotency key', async () => {
+    const first = await processor.charge(request(TEST_CARDS.success, { idempotencyKey: 'same' }));
+    const again = await processor.charge(request(TEST_CARDS.genericDecline, { idempotencyKey: 'same' }));
+    expect(again).toEqual(first);
+  });
+
+  it('refuses Production unless configured for a demo', () => {
+    expect(processor.refusal('SANDBOX')).toBeNull();
+    expect(processor.refusal('PRODUCTION')).toMatch(/real payment processor/);
+    expect(new SandboxProcessor({ allowProduction: true }).refusal('PRODUCTION')).toBeNull();
+  });
+});
+
+describe('card checks', () => {
+  it('Luhn', () => {
+    expect(Object.values(TEST_CARDS).every(luhnValid)).toBe(true);
+    expect(luhnValid('4242424242424243')).toBe(false);
+  });
+  it('expiry is valid through the last day of its month', () => {
+    const june = parseExpiry('06/26')!;
+    expect(isExpired(june, new Date('2026-06-30T23:59:59.999Z'))).toBe(false);
+    expect(isExpired(june, new Date('2026-07-01T00:00:00.000Z'))).toBe(true);
+    expect(parseExpiry('6/26')).toBeNull();
+  });
+});

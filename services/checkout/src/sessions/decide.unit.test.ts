@@ -1,0 +1,293 @@
+import { deciderSpec } from '@billing/testing';
+import {
+  type CompleteSession,
+  type ExpireSession,
+  type FailPayment,
+  type StartPayment,
+  sessionDecider,
+} from './decide';
+import type { CheckoutSessionCreatedData, SessionEvent } from './session';
+
+const spec = deciderSpec(sessionDecider);
+const t0 = new Date('2026-01-01T00:00:00.000Z');
+const at = (minutes: number) => new Date(t0.getTime() + minutes * 60_000);
+
+const createdData: CheckoutSessionCreatedData = {
+  session_id: 'cs_1',
+  organization: 'org_1',
+  environment: 'SANDBOX',
+  mode: 'PAYMENT',
+  product: {
+    id: 'prod_1',
+    name: 'E-book',
+    type: 'ONE_TIME',
+    price: 300,
+    interval: null,
+    interval_count: 1,
+    trial_days: null,
+  },
+  success_url: 'https://shop.example/ok?s={CHECKOUT_SESSION_ID}',
+  cancel_url: 'https://shop.example/cancel',
+  customer_email: 'prefilled@example.com',
+  customer_name: null,
+  external_customer_id: 'user_1',
+  collect_payment_method: 'always',
+  requires_payment_method: true,
+  metadata: { ref: 'friend' },
+  einvoice: null,
+  promotion_code: 'SPRING20',
+  promotion_code_id: 'promo_1',
+  redemption_id: 'red_1',
+  discount: {
+    type: 'PERCENTAGE',
+    amount: 60,
+    discounted_amount: 240,
+    label: '20% off',
+    bonus_trial_days: 0,
+    bonus_months: 0,
+  },
+  order: {
+    id: 'ord_1',
+    status: 'OPEN',
+    product_id: 'prod_1',
+    amount_subtotal: 300,
+    discount_amount: 60,
+    amount_total: 240,
+    currency: 'TWD',
+    created_at: t0.toISOString(),
+    paid_at: null,
+  },
+  intent: {
+    id: 'pi_1',
+    kind: 'payment_intent',
+    status: 'requires_payment_method',
+    amount: 240,
+    currency: 'TWD',
+    client_secret: 'pi_1_secret_x',
+    payment_method: null,
+    last_payment_error: null,
+    created_at: t0.toISOString(),
+    succeeded_at: null,
+  },
+  created_at: t0.toISOString(),
+  expires_at: at(30).toISOString(),
+};
+
+const created: SessionEvent = { type: 'CheckoutSessionCreated', data: createdData };
+const started = (attemptId: string, when: Date): SessionEvent => ({
+  type: 'PaymentAttemptStarted',
+  data: { session_id: 'cs_1', attempt_id: attemptId, started_at: when.toISOString() },
+});
+const start = (attemptId: string, now: Date): StartPayment => ({
+  type: 'StartPayment',
+  data: { sessionId: 'cs_1', attemptId, now },
+});
+const fail = (attemptId: string): FailPayment => ({
+  type: 'FailPayment',
+  data: { attemptId, code: 'card_declined', message: 'Your card was declined.', requiresAction: false, now: at(2) },
+});
+const complete = (attemptId: string, email: string | null = 'typed@example.com'): CompleteSession => ({
+  type: 'CompleteSession',
+  data: { attemptId, email, name: 'Mei', paymentMethod: null, now: at(3) },
+});
+const expire = (now: Date): ExpireSession => ({ type: 'ExpireSession', data: { now } });
+
+describe('Checkout session', () => {
+  describe('when it does not exist', () => {
+    it('is created with its order and payment intent', () => {
+      spec.given([]).when({ type: 'CreateSession', data: createdData }).then([created]);
+    });
+    it('cannot be paid: not found', () => {
+      spec
+        .given([])
+        .when(start('a1', at(1)))
+        .thenThrows(/No such checkout session/);
+    });
+    it('expires to nothing', () => {
+      spec
+        .given([])
+        .when(expire(at(31)))
+        .then([]);
+    });
+  });
+
+  describe('when OPEN', () => {
+    it('cannot be created again', () => {
+      spec
+        .given([created])
+        .when({ type: 'CreateSession', data: createdData })
+        .thenThrows(/already exists/);
+    });
+    it('starts a payment attempt before expires_at', () => {
+      spec
+        .given([created])
+        .when(start('a1', at(29)))
+        .then([started('a1', at(29))]);
+    });
+    it('refuses a payment at or after expires_at', () => {
+      spec
+        .given([created])
+        .when(start('a1', at(30)))
+        .thenThrows(/expired/);
+    });
+    it('refuses a second attempt while one is under way: exactly one charge', () => {
+      spec
+        .given([created, started('a1', at(1))])
+        .when(start('a2', at(1)))
+        .thenThrows(/in progress/);
+    });
+    it('takes over an attempt that has been under way for a minute or more (a crashed charge)', () => {
+      spec
+        .given([created, started('a1', at(1))])
+        .when(start('a2', at(2)))
+        .then([started('a2', at(2))]);
+    });
+    it('records a decline of the current attempt, and then takes a new one', () => {
+      const failed: SessionEvent = {
+        type: 'PaymentAttemptFailed',
+        data: {
+          session_id: 'cs_1',
+          attempt_id: 'a1',
+          code: 'card_declined',
+          message: 'Your card was declined.',
+          requires_action: false,
+          failed_at: at(2).toISOString(),
+        },
+      };
+      spec
+        .given([created, started('a1', at(1))])
+        .when(fail('a1'))
+        .then([failed]);
+      spec
+        .given([created, started('a1', at(1)), failed])
+        .when(start('a2', at(2)))
+        .then([started('a2', at(2))]);
+    });
+    it('ignores a late answer of a superseded attempt', () => {
+      spec
+        .given([created, started('a1', at(1)), started('a2', at(2))])
+        .when(fail('a1'))
+        .then([]);
+    });
+    it('completes the current attempt, keeping the prefilled email and filling the name', () => {
+      spec
+        .given([created, started('a1', at(1))])
+        .when(complete('a1'))
+        .then([
+          {
+            type: 'CheckoutSessionCompleted',
+            data: {
+              session_id: 'cs_1',
+              order_id: 'ord_1',
+              organization: 'org_1',
+              environment: 'SANDBOX',
+              mode: 'PAYMENT',
+              customer_id: null,
+              customer_email: 'prefilled@example.com',
+              customer_name: 'Mei',
+              external_customer_id: 'user_1',
+              product_id: 'prod_1',
+              amount_subtotal: 300,
+              amount_total: 240,
+              discount_amount: 60,
+              currency: 'TWD',
+              promotion_code_id: 'promo_1',
+              redemption_id: 'red_1',
+              payment_intent_id: 'pi_1',
+              setup_intent_id: null,
+              metadata: { ref: 'friend' },
+              einvoice: null,
+              payment_method: null,
+              completed_at: at(3).toISOString(),
+            },
+          },
+        ]);
+    });
+    it('cannot complete without a current attempt', () => {
+      spec
+        .given([created])
+        .when(complete('a1'))
+        .thenThrows(/no longer current/);
+    });
+    it('is not expired before expires_at', () => {
+      spec
+        .given([created])
+        .when(expire(at(29)))
+        .then([]);
+    });
+    it('expires at expires_at, naming its redemption and order', () => {
+      spec
+        .given([created])
+        .when(expire(at(30)))
+        .then([
+          {
+            type: 'CheckoutSessionExpired',
+            data: { session_id: 'cs_1', redemption_id: 'red_1', order_id: 'ord_1', expired_at: at(30).toISOString() },
+          },
+        ]);
+    });
+    it('is not expired while a charge started in time is under way', () => {
+      spec
+        .given([created, started('a1', at(29.9))])
+        .when(expire(at(30.5)))
+        .then([]);
+    });
+  });
+
+  describe('when COMPLETE', () => {
+    const completed = sessionDecider.decide(
+      complete('a1'),
+      [created, started('a1', at(1))].reduce(sessionDecider.evolve, sessionDecider.initialState()),
+    );
+    const history = [created, started('a1', at(1)), ...completed];
+    it('cannot be paid again', () => {
+      spec
+        .given(history)
+        .when(start('a2', at(4)))
+        .thenThrows(/already paid/);
+    });
+    it('never expires', () => {
+      spec
+        .given(history)
+        .when(expire(at(40)))
+        .then([]);
+    });
+    it('folds to COMPLETE with a paid order and a succeeded intent', () => {
+      const state = history.reduce(sessionDecider.evolve, sessionDecider.initialState());
+      expect(state).toMatchObject({
+        status: 'Exists',
+        session: {
+          status: 'COMPLETE',
+          completed_at: at(3).toISOString(),
+          attempt: null,
+          order: { status: 'PAID', paid_at: at(3).toISOString() },
+          intent: { status: 'succeeded' },
+        },
+      });
+    });
+  });
+
+  describe('when EXPIRED', () => {
+    const expired: SessionEvent = {
+      type: 'CheckoutSessionExpired',
+      data: { session_id: 'cs_1', redemption_id: 'red_1', order_id: 'ord_1', expired_at: at(30).toISOString() },
+    };
+    it('cannot be paid', () => {
+      spec
+        .given([created, expired])
+        .when(start('a1', at(10)))
+        .thenThrows(/expired/);
+    });
+    it('is expired only once', () => {
+      spec
+        .given([created, expired])
+        .when(expire(at(40)))
+        .then([]);
+    });
+    it('folds to a canceled order and intent', () => {
+      expect([created, expired].reduce(sessionDecider.evolve, sessionDecider.initialState())).toMatchObject({
+        session: { status: 'EXPIRED', order: { status: 'CANCELED' }, intent: { status: 'canceled' } },
+      });
+    });
+  });
+});

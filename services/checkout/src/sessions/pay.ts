@@ -1,0 +1,129 @@
+import {
+  ApiError,
+  PayCheckoutSessionBody,
+  conflict,
+  notFound,
+  randomBase62,
+  validationError,
+  type ErrorDetail,
+} from '@billing/contracts';
+import { handleCommand } from '@billing/eventstore';
+import type { ServiceContext } from '@billing/runtime';
+import { validate } from '@billing/service';
+import type { Express } from 'express';
+import { dependenciesOf } from '../dependencies';
+import type { ChargeResult } from '../payments/processor';
+import type { SessionCommand } from './decide';
+import { findSession, statusAt } from './queries';
+import { sessionAggregate, sessionProjector } from './routes';
+import { successRedirect } from './rules';
+import { type Session, sessionStream } from './session';
+
+const paymentRequired = (message: string, details?: ErrorDetail[]) => ApiError.of('payment_required', message, details);
+
+/**
+ * `POST /checkout/:session_id/pay`: the hosted page's pay call. No API key: the unguessable
+ * session id is the capability (the gateway exposes it under its /checkout pages).
+ *
+ * Exactly one charge per session: a `PaymentAttemptStarted` is appended with the stream's
+ * version before the processor is called, so of two concurrent submits one appends and the
+ * other finds the attempt under way (409). The processor call is keyed by the attempt id.
+ */
+export function mountPayRoute(app: Express, context: ServiceContext): void {
+  const { store, now } = context;
+  const { schema } = store.tables;
+  const { processor } = dependenciesOf(context);
+  const project = sessionProjector(schema);
+
+  const run = (session: Session, command: SessionCommand) =>
+    handleCommand(store, sessionStream(session.id), sessionAggregate, command, {
+      organization: session.organization,
+      environment: session.environment,
+      occurredAt: now(),
+      project,
+    });
+
+  app.post('/checkout/:session_id/pay', validate({ body: PayCheckoutSessionBody.default({}) }), async (req, res) => {
+    const id = String(req.params.session_id);
+    const session = await findSession(store.database, schema, id);
+    if (!session) throw notFound(`No such checkout session: ${id}`);
+    if (session.status === 'COMPLETE') throw conflict('This checkout session is already paid');
+    if (statusAt(session, now()) === 'EXPIRED') throw conflict('This checkout session has expired');
+    const body = res.locals.input.body;
+    const card = checkedInput(session, body);
+    if (card) {
+      const refusal = processor.refusal(session.environment);
+      if (refusal) throw paymentRequired(refusal);
+    }
+
+    const attemptId = `pay_${randomBase62(24)}`;
+    await run(session, { type: 'StartPayment', data: { sessionId: id, attemptId, now: now() } });
+    let result: ChargeResult;
+    try {
+      result = card
+        ? await processor.charge({
+            idempotencyKey: attemptId,
+            environment: session.environment,
+            amount: session.intent.amount,
+            card,
+            challenge: body.challenge,
+            now: now(),
+          })
+        : { status: 'succeeded', payment_method: null as never };
+    } catch (error) {
+      const message = 'The payment processor failed; nothing was charged';
+      await run(session, {
+        type: 'FailPayment',
+        data: { attemptId, code: 'processing_error', message, requiresAction: false, now: now() },
+      });
+      throw error;
+    }
+
+    if (result.status === 'succeeded') {
+      const completion: SessionCommand = {
+        type: 'CompleteSession',
+        data: {
+          attemptId,
+          email: body.email ?? null,
+          name: body.name ?? null,
+          paymentMethod: card ? result.payment_method : null,
+          now: now(),
+        },
+      };
+      await run(session, completion).catch((error: unknown) => {
+        // Charged, but superseded (a stale attempt taken over): a real processor must refund it.
+        context.logger.error({ err: error, session: id, attempt: attemptId }, 'charged attempt could not complete');
+        throw error;
+      });
+      res.json({ status: 'complete', redirect_url: successRedirect(session.success_url, id) });
+      return;
+    }
+    const requiresAction = result.status === 'requires_action';
+    const { code, message } =
+      result.status === 'requires_action'
+        ? { code: 'authentication_required', message: 'The card asks for a challenge step (3-D Secure)' }
+        : result;
+    await run(session, { type: 'FailPayment', data: { attemptId, code, message, requiresAction, now: now() } });
+    if (requiresAction) {
+      res.json({ status: 'requires_action', next_action: { type: 'challenge' } });
+      return;
+    }
+    throw paymentRequired(message, [{ path: 'card_number', code, message }]);
+  });
+}
+
+/** The email is needed unless prefilled; a card unless the session needs no payment method. */
+function checkedInput(session: Session, body: PayCheckoutSessionBody) {
+  const details: ErrorDetail[] = [];
+  const required = (path: string) => details.push({ path, code: 'required', message: `${path} is required` });
+  if (!session.customer_email && !body.email) required('email');
+  if (session.requires_payment_method) {
+    if (!body.card_number) required('card_number');
+    if (!body.exp) required('exp');
+    if (!body.cvc) required('cvc');
+  }
+  if (details.length > 0) throw validationError(details);
+  return session.requires_payment_method
+    ? { number: body.card_number!.replace(/\s+/g, ''), exp: body.exp!, cvc: body.cvc! }
+    : null;
+}

@@ -1,0 +1,89 @@
+import {
+  type CallerIdentity,
+  type CheckoutSession,
+  type CheckoutSessionCreated,
+  type Environment,
+  livemodeOf,
+} from '@billing/contracts';
+import type { SqlExecutor } from '@billing/eventstore';
+import { sessionsTable } from './read-model';
+import type { Session } from './session';
+
+export async function findSession(sql: SqlExecutor, schema: string, id: string): Promise<Session | null> {
+  const { rows } = await sql.query<{ document: Session }>(
+    `SELECT document FROM ${sessionsTable(schema)} WHERE id = $1`,
+    [id],
+  );
+  return rows[0]?.document ?? null;
+}
+
+/** Another organization's or environment's session is absent to the caller. */
+export async function findCallerSession(
+  sql: SqlExecutor,
+  schema: string,
+  caller: CallerIdentity,
+  id: string,
+): Promise<Session | null> {
+  const session = await findSession(sql, schema, id);
+  return session && session.organization === caller.organization && session.environment === caller.environment
+    ? session
+    : null;
+}
+
+/** OPEN sessions whose expiry has passed on `now`, oldest first. */
+export async function findDueSessions(sql: SqlExecutor, schema: string, now: Date, limit = 100) {
+  const { rows } = await sql.query<{ id: string; organization: string; environment: Environment }>(
+    `SELECT id, organization, environment FROM ${sessionsTable(schema)} WHERE status = 'OPEN' AND expires_at <= $1 ORDER BY expires_at LIMIT $2`,
+    [now.toISOString(), limit],
+  );
+  return rows;
+}
+
+/** An OPEN session past `expires_at` reads as EXPIRED at once, before the sweep records it. */
+export const statusAt = (session: Session, now: Date): Session['status'] =>
+  session.status === 'OPEN' && now.getTime() >= Date.parse(session.expires_at) ? 'EXPIRED' : session.status;
+
+export const pageUrl = (checkoutUrl: string, id: string) => `${checkoutUrl.replace(/\/+$/, '')}/${id}`;
+
+export function toCreatedResource(session: Session, checkoutUrl: string): CheckoutSessionCreated {
+  return {
+    object: 'checkout.session',
+    id: session.id,
+    url: pageUrl(checkoutUrl, session.id),
+    expires_at: session.expires_at,
+    amount: session.order.amount_total,
+    requires_payment_method: session.requires_payment_method,
+    client_secret: session.intent.client_secret,
+    discount: session.discount,
+    // The organization's e-invoice integration is not built; nothing is issued automatically yet.
+    einvoice_enabled: false,
+    livemode: livemodeOf(session.environment),
+  };
+}
+
+export function toSessionResource(session: Session, now: Date): CheckoutSession {
+  const isSetup = session.intent.kind === 'setup_intent';
+  return {
+    object: 'checkout.session',
+    id: session.id,
+    status: statusAt(session, now),
+    mode: session.mode,
+    customer_email: session.customer_email,
+    customer_name: session.customer_name,
+    external_customer_id: session.external_customer_id,
+    order_id: session.order.id,
+    subscription_id: session.subscription_id,
+    payment_intent_id: isSetup ? null : session.intent.id,
+    setup_intent_id: isSetup ? session.intent.id : null,
+    amount_subtotal: session.order.amount_subtotal,
+    amount_total: session.order.amount_total,
+    currency: 'TWD',
+    discount: session.discount,
+    product: { id: session.product.id, name: session.product.name },
+    metadata: session.metadata,
+    expires_at: session.expires_at,
+    created_at: session.created_at,
+    completed_at: session.completed_at,
+    livemode: livemodeOf(session.environment),
+  };
+}

@@ -1,0 +1,66 @@
+import type { EventStore, RecordedEvent, SqlExecutor } from '@billing/eventstore';
+import { SESSION_EVENT_TYPES, type Session, type SessionEvent, asSessionEvent, evolve } from './session';
+
+export const sessionsTable = (schema: string) => `${schema}.checkout_sessions`;
+
+/** One row per session, written in the append's transaction: reads and the expiry sweep use it. */
+export async function migrateSessionsReadModel(store: EventStore): Promise<void> {
+  const { schema } = store.tables;
+  const table = sessionsTable(schema);
+  await store.database.exec(`
+    CREATE SCHEMA IF NOT EXISTS ${schema};
+    CREATE TABLE IF NOT EXISTS ${table} (
+      id text PRIMARY KEY,
+      organization text NOT NULL,
+      environment text NOT NULL,
+      status text NOT NULL,
+      expires_at timestamptz NOT NULL,
+      stream_version integer NOT NULL,
+      document jsonb NOT NULL
+    );
+    -- The sweep looks for OPEN sessions past their expiry.
+    CREATE INDEX IF NOT EXISTS checkout_sessions_open_by_expiry ON ${table} (expires_at) WHERE status = 'OPEN';
+  `);
+}
+
+export const sessionsProjection = {
+  handles: SESSION_EVENT_TYPES as readonly string[],
+  evolve(view: Session | null, event: SessionEvent): Session | null {
+    const state = evolve(view ? { status: 'Exists', session: view } : { status: 'Empty' }, event);
+    return state.status === 'Exists' ? state.session : null;
+  },
+};
+
+/** Idempotent: an event at or below the row's stream version was applied already. */
+export async function projectSessions(sql: SqlExecutor, schema: string, events: RecordedEvent[]): Promise<void> {
+  const table = sessionsTable(schema);
+  for (const event of events) {
+    if (!sessionsProjection.handles.includes(event.type)) continue;
+    const sessionEvent = asSessionEvent(event);
+    const id = sessionEvent.data.session_id;
+    const { rows } = await sql.query<{ document: Session; stream_version: number }>(
+      `SELECT document, stream_version FROM ${table} WHERE id = $1`,
+      [id],
+    );
+    const current = rows[0];
+    if (current && current.stream_version >= event.stream_version) continue;
+    const view = sessionsProjection.evolve(current?.document ?? null, sessionEvent);
+    if (!view) continue;
+    await sql.query(
+      `INSERT INTO ${table} (id, organization, environment, status, expires_at, stream_version, document)
+       VALUES ($1, $2, $3, $4, $5, $6, $7)
+       ON CONFLICT (id) DO UPDATE SET status = EXCLUDED.status, stream_version = EXCLUDED.stream_version,
+         document = EXCLUDED.document
+       WHERE ${table}.stream_version < EXCLUDED.stream_version`,
+      [
+        view.id,
+        view.organization,
+        view.environment,
+        view.status,
+        view.expires_at,
+        event.stream_version,
+        JSON.stringify(view),
+      ],
+    );
+  }
+}
