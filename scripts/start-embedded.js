@@ -13,7 +13,8 @@ const { billingService } = require('@billing/billing');
 const { promotionsService } = require('@billing/promotions');
 const { notificationsService } = require('@billing/notifications');
 
-const services = [catalogService, checkoutService, billingService, promotionsService, notificationsService];
+// Checkout calls catalog and promotions, so they start first.
+const services = [catalogService, promotionsService, checkoutService, billingService, notificationsService];
 const host = process.env.HOST ?? '127.0.0.1';
 const dataDir = join(process.cwd(), '.data');
 
@@ -56,7 +57,7 @@ async function main() {
       config,
     });
     running.push(started);
-    config[`${service.name.toUpperCase()}_URL`] = started.url;
+    config[`${service.name.toUpperCase()}_SERVICE_URL`] = started.url;
   }
   const gateway = await runService(createGatewayService(), infrastructure, {
     port: Number(process.env.PORT ?? 8080),
@@ -65,6 +66,8 @@ async function main() {
     config,
   });
   running.push(gateway);
+  // Hosted pages are served through the gateway; checkout reads this when it builds page URLs.
+  config.CHECKOUT_URL ??= `${gateway.url}/checkout`;
   const demo = await demoOrganization(gateway.url, config.ADMIN_TOKEN);
 
   process.stdout.write(

@@ -55,7 +55,7 @@ async function startPlatform() {
     platform.catalog = await start(catalogService, {});
     platform.gateway = await start(createGatewayService(), {
       ADMIN_TOKEN: platform.adminToken,
-      CATALOG_URL: platform.catalog.url,
+      CATALOG_SERVICE_URL: platform.catalog.url,
       // Lifts the per-key limit (120/min in Sandbox) so the run measures the gateway, not its 429s.
       RATE_LIMIT_PER_MINUTE_OVERRIDE: '100000000',
     });

@@ -11,7 +11,8 @@ export interface CheckoutDependencies {
   catalog: () => InternalClient;
   promotions: () => InternalClient;
   processor: PaymentProcessor;
-  checkoutUrl: string;
+  /** Read at each use: the embedded default learns the gateway's address after checkout starts. */
+  readonly checkoutUrl: string;
   sweepIntervalMs: number;
   close: () => void;
 }
@@ -22,9 +23,11 @@ export function dependenciesOf(context: ServiceContext): CheckoutDependencies {
   const existing = built.get(context);
   if (existing) return existing;
   const { config } = context;
-  const catalog = config.CATALOG_URL ? new InternalClient({ name: 'catalog', baseUrl: config.CATALOG_URL }) : null;
-  const promotions = config.PROMOTIONS_URL
-    ? new InternalClient({ name: 'promotions', baseUrl: config.PROMOTIONS_URL })
+  const catalog = config.CATALOG_SERVICE_URL
+    ? new InternalClient({ name: 'catalog', baseUrl: config.CATALOG_SERVICE_URL })
+    : null;
+  const promotions = config.PROMOTIONS_SERVICE_URL
+    ? new InternalClient({ name: 'promotions', baseUrl: config.PROMOTIONS_SERVICE_URL })
     : null;
   const required = (client: InternalClient | null, name: string) => () => {
     if (!client) throw new ApiError(503, 'service_unavailable', `${name} is not configured`);
@@ -34,7 +37,9 @@ export function dependenciesOf(context: ServiceContext): CheckoutDependencies {
     catalog: required(catalog, 'catalog'),
     promotions: required(promotions, 'promotions'),
     processor: new SandboxProcessor({ allowProduction: config.SANDBOX_PROCESSOR_IN_PRODUCTION === 'demo' }),
-    checkoutUrl: config.CHECKOUT_URL ?? DEFAULT_CHECKOUT_URL,
+    get checkoutUrl() {
+      return config.CHECKOUT_URL ?? DEFAULT_CHECKOUT_URL;
+    },
     sweepIntervalMs: Number(config.CHECKOUT_SWEEP_INTERVAL_MS ?? DEFAULT_SWEEP_INTERVAL_MS),
     close: () => {
       catalog?.close();

@@ -1,5 +1,6 @@
 import type { ServiceDefinition } from '@billing/runtime';
 import { dependenciesOf } from './dependencies';
+import { mountHostedPage } from './hosted-page/routes';
 import { startExpirySweep } from './sessions/expiry';
 import { mountPayRoute } from './sessions/pay';
 import { migrateSessionsReadModel } from './sessions/read-model';
@@ -12,6 +13,7 @@ export const checkoutService: ServiceDefinition = {
   routes: (app, context) => {
     mountSessionRoutes(app, context);
     mountPayRoute(app, context);
+    mountHostedPage(app, context);
   },
   // Read models are created before HTTP starts, so the first request finds its table.
   start: async (context) => {

@@ -21,8 +21,8 @@ beforeAll(async () => {
   catalog = await startServiceForTest(catalogService, { infrastructure });
   promotions = await startServiceForTest(promotionsService, { infrastructure });
   const config = {
-    CATALOG_URL: catalog.service.url,
-    PROMOTIONS_URL: promotions.service.url,
+    CATALOG_SERVICE_URL: catalog.service.url,
+    PROMOTIONS_SERVICE_URL: promotions.service.url,
     CHECKOUT_URL,
     CHECKOUT_SWEEP_INTERVAL_MS: '3600000',
   };
@@ -418,7 +418,7 @@ describe('the background sweep', () => {
   it('expires due sessions on its interval, on the injected clock', async () => {
     const swept = await startServiceForTest(checkoutService, {
       infrastructure,
-      config: { CATALOG_URL: catalog.service.url, CHECKOUT_SWEEP_INTERVAL_MS: '50' },
+      config: { CATALOG_SERVICE_URL: catalog.service.url, CHECKOUT_SWEEP_INTERVAL_MS: '50' },
       now: () => clock,
     });
     try {

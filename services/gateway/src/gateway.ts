@@ -13,7 +13,12 @@ import {
   promotionValidationLimits,
   rateLimit,
 } from './rate-limit';
-import { PUBLIC_ROUTES, type UpstreamName, VALIDATE_PROMOTION_CODE_PATH } from './routing/public-routes';
+import {
+  HOSTED_PAGE_PATHS,
+  PUBLIC_ROUTES,
+  type UpstreamName,
+  VALIDATE_PROMOTION_CODE_PATH,
+} from './routing/public-routes';
 import { stripIdentityHeaders } from './routing/identity-headers';
 import { createUpstream, type UpstreamHandler } from './upstream';
 
@@ -26,7 +31,7 @@ export const DEFAULT_UPSTREAMS: Record<UpstreamName, string> = {
 };
 
 const upstreamUrl = (config: ServiceContext['config'], name: UpstreamName) =>
-  config[`${name.toUpperCase()}_URL`] ?? DEFAULT_UPSTREAMS[name];
+  config[`${name.toUpperCase()}_SERVICE_URL`] ?? DEFAULT_UPSTREAMS[name];
 
 /**
  * Admin writes go to the owning service's /admin/<resource> (the organization travels in a
@@ -87,6 +92,7 @@ export class Gateway {
       catalog: this.upstream('catalog'),
       promotions: this.upstream('promotions'),
     });
+    for (const path of HOSTED_PAGE_PATHS) app.all(path, this.upstream('checkout'));
     app.use('/v1', this.authenticate(), this.limitRate());
     app.post(VALIDATE_PROMOTION_CODE_PATH, ...this.validationLimits());
     for (const route of PUBLIC_ROUTES) {

@@ -22,7 +22,7 @@ describe('a service that is down', () => {
   beforeAll(async () => {
     platform = await startPlatform();
     port = await freePort();
-    gateway = await startGateway(platform.infrastructure, { CATALOG_URL: `http://127.0.0.1:${port}` });
+    gateway = await startGateway(platform.infrastructure, { CATALOG_SERVICE_URL: `http://127.0.0.1:${port}` });
   });
   afterAll(async () => {
     await catalog?.stop();

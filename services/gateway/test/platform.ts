@@ -1,4 +1,5 @@
 import { catalogService } from '@billing/catalog';
+import { checkoutService } from '@billing/checkout';
 import { promotionsService } from '@billing/promotions';
 import { type Infrastructure, type ServiceUnderTest, startServiceForTest, testInfrastructure } from '@billing/runtime';
 import { createGatewayService } from '../src';
@@ -10,6 +11,7 @@ export interface Platform {
   gatewayUrl: string;
   catalog: ServiceUnderTest;
   promotions?: ServiceUnderTest;
+  checkout?: ServiceUnderTest;
   gateway: ServiceUnderTest;
   infrastructure: Infrastructure;
   stop: () => Promise<void>;
@@ -19,28 +21,41 @@ export interface PlatformOptions {
   config?: Record<string, string | undefined>;
   /** Also run the promotions service. */
   promotions?: boolean;
-  /** The gateway's clock. */
+  /** Also run checkout (and promotions, which it calls). */
+  checkout?: boolean;
+  /** The clock of the gateway and checkout. */
   now?: () => Date;
 }
 
 export async function startPlatform(options: PlatformOptions = {}): Promise<Platform> {
   const infrastructure = await testInfrastructure('gateway-test');
   const catalog = await startServiceForTest(catalogService, { infrastructure });
-  const promotions = options.promotions ? await startServiceForTest(promotionsService, { infrastructure }) : undefined;
-  const gateway = await startGateway(
-    infrastructure,
-    { CATALOG_URL: catalog.service.url, PROMOTIONS_URL: promotions?.service.url, ...options.config },
-    undefined,
-    options.now,
-  );
+  const promotions =
+    options.promotions || options.checkout
+      ? await startServiceForTest(promotionsService, { infrastructure })
+      : undefined;
+  // Shared and filled in as services start: checkout learns the gateway's address last.
+  const config: Record<string, string | undefined> = {
+    CATALOG_SERVICE_URL: catalog.service.url,
+    PROMOTIONS_SERVICE_URL: promotions?.service.url,
+    ...options.config,
+  };
+  const checkout = options.checkout
+    ? await startServiceForTest(checkoutService, { infrastructure, config, now: options.now })
+    : undefined;
+  config.CHECKOUT_SERVICE_URL = checkout?.service.url;
+  const gateway = await startGateway(infrastructure, config, undefined, options.now);
+  config.CHECKOUT_URL ??= `${gateway.service.url}/checkout`;
   return {
     gatewayUrl: gateway.service.url,
     catalog,
     promotions,
+    checkout,
     gateway,
     infrastructure,
     stop: async () => {
       await gateway.stop();
+      await checkout?.stop();
       await promotions?.stop();
       await catalog.stop();
       await infrastructure.close();

@@ -53,7 +53,7 @@ describeWithServer('REDIS_URL', 'rate limits per key, shared in Redis', (redisUr
     // A second gateway on the same database and Redis: the same keys, one shared budget.
     second = await startGateway(
       platform.infrastructure,
-      { CATALOG_URL: platform.catalog.service.url, REDIS_URL: redisUrl, RATE_LIMIT_PREFIX: prefix },
+      { CATALOG_SERVICE_URL: platform.catalog.service.url, REDIS_URL: redisUrl, RATE_LIMIT_PREFIX: prefix },
       platform.gateway.service.context.store.tables.schema.replaceAll('"', ''),
     );
   });

@@ -29,12 +29,20 @@ const paymentRequired = (message: string, details?: ErrorDetail[]) => ApiError.o
  * version before the processor is called, so of two concurrent submits one appends and the
  * other finds the attempt under way (409). The processor call is keyed by the attempt id.
  */
-export function mountPayRoute(app: Express, context: ServiceContext): void {
-  const { store, now } = context;
-  const { schema } = store.tables;
-  const { processor } = dependenciesOf(context);
-  const project = sessionProjector(schema);
+export type PayOutcome = { status: 'complete'; redirectUrl: string } | { status: 'requires_action' };
 
+/**
+ * Pays a session once: checks it can be paid, appends the attempt, charges, and completes or
+ * records the failure. Declines throw 402, a paid or expired session 409, bad input 422.
+ */
+export async function paySession(
+  context: ServiceContext,
+  id: string,
+  body: PayCheckoutSessionBody,
+): Promise<PayOutcome> {
+  const { store, now } = context;
+  const { processor } = dependenciesOf(context);
+  const project = sessionProjector(store.tables.schema);
   const run = (session: Session, command: SessionCommand) =>
     handleCommand(store, sessionStream(session.id), sessionAggregate, command, {
       organization: session.organization,
@@ -43,72 +51,80 @@ export function mountPayRoute(app: Express, context: ServiceContext): void {
       project,
     });
 
-  app.post('/checkout/:session_id/pay', validate({ body: PayCheckoutSessionBody.default({}) }), async (req, res) => {
-    const id = String(req.params.session_id);
-    const session = await findSession(store.database, schema, id);
-    if (!session) throw notFound(`No such checkout session: ${id}`);
-    if (session.status === 'COMPLETE') throw conflict('This checkout session is already paid');
-    if (statusAt(session, now()) === 'EXPIRED') throw conflict('This checkout session has expired');
-    const body = res.locals.input.body;
-    const card = checkedInput(session, body);
-    if (card) {
-      const refusal = processor.refusal(session.environment);
-      if (refusal) throw paymentRequired(refusal);
-    }
+  const session = await findSession(store.database, store.tables.schema, id);
+  if (!session) throw notFound(`No such checkout session: ${id}`);
+  if (session.status === 'COMPLETE') throw conflict('This checkout session is already paid');
+  if (statusAt(session, now()) === 'EXPIRED') throw conflict('This checkout session has expired');
+  const card = checkedInput(session, body);
+  if (card) {
+    const refusal = processor.refusal(session.environment);
+    if (refusal) throw paymentRequired(refusal);
+  }
 
-    const attemptId = `pay_${randomBase62(24)}`;
-    await run(session, { type: 'StartPayment', data: { sessionId: id, attemptId, now: now() } });
-    let result: ChargeResult;
-    try {
-      result = card
-        ? await processor.charge({
-            idempotencyKey: attemptId,
-            environment: session.environment,
-            amount: session.intent.amount,
-            card,
-            challenge: body.challenge,
-            now: now(),
-          })
-        : { status: 'succeeded', payment_method: null as never };
-    } catch (error) {
-      const message = 'The payment processor failed; nothing was charged';
-      await run(session, {
-        type: 'FailPayment',
-        data: { attemptId, code: 'processing_error', message, requiresAction: false, now: now() },
-      });
-      throw error;
-    }
-
-    if (result.status === 'succeeded') {
-      const completion: SessionCommand = {
-        type: 'CompleteSession',
-        data: {
-          attemptId,
-          email: body.email ?? null,
-          name: body.name ?? null,
-          paymentMethod: card ? result.payment_method : null,
+  const attemptId = `pay_${randomBase62(24)}`;
+  await run(session, { type: 'StartPayment', data: { sessionId: id, attemptId, now: now() } });
+  let result: ChargeResult;
+  try {
+    result = card
+      ? await processor.charge({
+          idempotencyKey: attemptId,
+          environment: session.environment,
+          amount: session.intent.amount,
+          card,
+          challenge: body.challenge,
           now: now(),
-        },
-      };
-      await run(session, completion).catch((error: unknown) => {
-        // Charged, but superseded (a stale attempt taken over): a real processor must refund it.
-        context.logger.error({ err: error, session: id, attempt: attemptId }, 'charged attempt could not complete');
-        throw error;
-      });
-      res.json({ status: 'complete', redirect_url: successRedirect(session.success_url, id) });
-      return;
-    }
-    const requiresAction = result.status === 'requires_action';
-    const { code, message } =
-      result.status === 'requires_action'
-        ? { code: 'authentication_required', message: 'The card asks for a challenge step (3-D Secure)' }
-        : result;
-    await run(session, { type: 'FailPayment', data: { attemptId, code, message, requiresAction, now: now() } });
-    if (requiresAction) {
-      res.json({ status: 'requires_action', next_action: { type: 'challenge' } });
-      return;
-    }
-    throw paymentRequired(message, [{ path: 'card_number', code, message }]);
+        })
+      : { status: 'succeeded', payment_method: null as never };
+  } catch (error) {
+    const message = 'The payment processor failed; nothing was charged';
+    await run(session, {
+      type: 'FailPayment',
+      data: { attemptId, code: 'processing_error', message, requiresAction: false, now: now() },
+    });
+    throw error;
+  }
+
+  if (result.status === 'succeeded') {
+    const completion: SessionCommand = {
+      type: 'CompleteSession',
+      data: {
+        attemptId,
+        email: body.email ?? null,
+        name: body.name ?? null,
+        paymentMethod: card ? result.payment_method : null,
+        now: now(),
+      },
+    };
+    await run(session, completion).catch((error: unknown) => {
+      // Charged, but superseded (a stale attempt taken over): a real processor must refund it.
+      context.logger.error({ err: error, session: id, attempt: attemptId }, 'charged attempt could not complete');
+      throw error;
+    });
+    return { status: 'complete', redirectUrl: successRedirect(session.success_url, id) };
+  }
+  const requiresAction = result.status === 'requires_action';
+  const { code, message } =
+    result.status === 'requires_action'
+      ? { code: 'authentication_required', message: 'The card asks for a challenge step (3-D Secure)' }
+      : result;
+  await run(session, { type: 'FailPayment', data: { attemptId, code, message, requiresAction, now: now() } });
+  if (requiresAction) return { status: 'requires_action' };
+  throw paymentRequired(message, [{ path: 'card_number', code, message }]);
+}
+
+/**
+ * `POST /checkout/:session_id/pay`: the pay call for pages that post JSON. No API key: the
+ * unguessable session id is the capability (the gateway exposes it under its /checkout pages).
+ *
+ * Exactly one charge per session: a `PaymentAttemptStarted` is appended with the stream's
+ * version before the processor is called, so of two concurrent submits one appends and the
+ * other finds the attempt under way (409). The processor call is keyed by the attempt id.
+ */
+export function mountPayRoute(app: Express, context: ServiceContext): void {
+  app.post('/checkout/:session_id/pay', validate({ body: PayCheckoutSessionBody.default({}) }), async (req, res) => {
+    const outcome = await paySession(context, String(req.params.session_id), res.locals.input.body);
+    if (outcome.status === 'complete') res.json({ status: 'complete', redirect_url: outcome.redirectUrl });
+    else res.json({ status: 'requires_action', next_action: { type: 'challenge' } });
   });
 }
 

@@ -14,6 +14,12 @@ export interface PublicRoute {
 const BOTH = ['secret', 'publishable'] as const;
 const SECRET = ['secret'] as const;
 
+/**
+ * Hosted checkout pages, for buyers' browsers: no API key, the unguessable session id in the
+ * path is the capability.
+ */
+export const HOSTED_PAGE_PATHS = ['/checkout/:session_id', '/checkout/:session_id/pay'] as const;
+
 /** Validation has limits of its own on top of the general per-key one. */
 export const VALIDATE_PROMOTION_CODE_PATH = '/v1/promotion-codes/validate';
 
@@ -26,6 +32,10 @@ export const PUBLIC_ROUTES: readonly PublicRoute[] = [
   { method: 'get', path: '/v1/products', upstream: 'catalog', keys: BOTH },
   { method: 'get', path: '/v1/products/by-slug/:slug', upstream: 'catalog', keys: BOTH },
   { method: 'get', path: '/v1/products/:id', upstream: 'catalog', keys: SECRET },
+
+  // The spec lists the Secret Key for reading a session, and one reference also the Publishable one.
+  { method: 'post', path: '/v1/checkout/sessions', upstream: 'checkout', keys: BOTH },
+  { method: 'get', path: '/v1/checkout/sessions/:id', upstream: 'checkout', keys: BOTH },
 
   { method: 'post', path: '/v1/coupons', upstream: 'promotions', keys: SECRET },
   { method: 'get', path: '/v1/coupons', upstream: 'promotions', keys: SECRET },

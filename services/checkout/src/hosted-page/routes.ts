@@ -1,0 +1,121 @@
+import { ApiError, PayCheckoutSessionBody, detailsFromZodIssues } from '@billing/contracts';
+import type { ServiceContext } from '@billing/runtime';
+import express, { type Express, type Request, type Response } from 'express';
+import { findSession, statusAt } from '../sessions/queries';
+import { paySession } from '../sessions/pay';
+import type { Session } from '../sessions/session';
+import { type CheckoutPageView, renderCheckoutPage, renderMessagePage } from './render';
+
+function billingPeriod(session: Session): string | undefined {
+  const { interval, interval_count } = session.product;
+  if (session.mode !== 'SUBSCRIPTION' || !interval) return undefined;
+  return interval_count === 1 ? `per ${interval}` : `every ${interval_count} ${interval}s`;
+}
+
+function viewOf(session: Session, action: string, extra: Partial<CheckoutPageView> = {}): CheckoutPageView {
+  return {
+    sessionId: session.id,
+    productName: session.product.name,
+    billingPeriod: billingPeriod(session),
+    amountSubtotal: session.order.amount_subtotal,
+    amountTotal: session.order.amount_total,
+    discount: session.discount ? { label: session.discount.label, amount: session.order.discount_amount } : undefined,
+    email: session.customer_email ?? undefined,
+    name: session.customer_name ?? undefined,
+    requiresPaymentMethod: session.requires_payment_method,
+    cancelUrl: session.cancel_url,
+    action,
+    livemode: session.environment === 'PRODUCTION',
+    ...extra,
+  };
+}
+
+/** A session that cannot be paid gets a page that says why, never the form. */
+function unpayablePage(res: Response, session: Session | null, now: Date): boolean {
+  if (!session) {
+    res.status(404).type('html').send(renderMessagePage('Checkout not found', 'This checkout link is not valid.'));
+    return true;
+  }
+  if (session.status === 'COMPLETE') {
+    res
+      .status(409)
+      .type('html')
+      .send(renderMessagePage('Already paid', 'This checkout has been paid. Nothing more is charged.'));
+    return true;
+  }
+  if (statusAt(session, now) === 'EXPIRED') {
+    const back = { href: session.cancel_url, text: 'Return to the shop' };
+    res
+      .status(410)
+      .type('html')
+      .send(renderMessagePage('Checkout expired', 'This checkout has expired. Please start again.', back));
+    return true;
+  }
+  return false;
+}
+
+/** The form's fields as the pay body; empty fields are left out. */
+function payBodyOf(form: Record<string, unknown>) {
+  const pick = (name: string) =>
+    typeof form[name] === 'string' && form[name] !== '' ? (form[name] as string) : undefined;
+  return PayCheckoutSessionBody.safeParse({
+    email: pick('email'),
+    name: pick('name'),
+    card_number: pick('card_number'),
+    exp: pick('exp'),
+    cvc: pick('cvc'),
+    challenge: pick('challenge'),
+  });
+}
+
+/**
+ * The hosted checkout page at CHECKOUT_URL/<session id>, served through the gateway's
+ * /checkout pages. It works without JavaScript: the form posts back here, success redirects
+ * to the merchant's success URL, a decline shows the page again with the reason.
+ */
+export function mountHostedPage(app: Express, context: ServiceContext): void {
+  const { store, now } = context;
+  const load = (req: Request) => findSession(store.database, store.tables.schema, String(req.params.session_id));
+  const action = (req: Request) => req.originalUrl.split('?')[0]!;
+
+  app.get('/checkout/:session_id', async (req, res) => {
+    const session = await load(req);
+    if (unpayablePage(res, session, now())) return;
+    res.type('html').send(renderCheckoutPage(viewOf(session!, action(req))));
+  });
+
+  app.post('/checkout/:session_id', express.urlencoded({ extended: false, limit: '10kb' }), async (req, res) => {
+    const session = await load(req);
+    if (unpayablePage(res, session, now())) return;
+    const parsed = payBodyOf((req.body ?? {}) as Record<string, unknown>);
+    if (!parsed.success) {
+      const fields = detailsFromZodIssues(parsed.error.issues)
+        .map((d) => d.path)
+        .join(', ');
+      res
+        .status(422)
+        .type('html')
+        .send(renderCheckoutPage(viewOf(session!, action(req), { error: `Please check: ${fields}` })));
+      return;
+    }
+    try {
+      const outcome = await paySession(context, session!.id, parsed.data);
+      if (outcome.status === 'complete') return res.redirect(303, outcome.redirectUrl);
+      res.type('html').send(renderCheckoutPage(viewOf(session!, action(req), { challenge: true })));
+    } catch (error) {
+      if (!(error instanceof ApiError)) throw error;
+      if (error.status === 409 || error.status === 404) {
+        if (unpayablePage(res, await load(req), now())) return;
+        res
+          .status(409)
+          .type('html')
+          .send(renderMessagePage('Payment in progress', 'This checkout is being paid in another window.'));
+        return;
+      }
+      res
+        .status(error.status)
+        .type('html')
+        .send(renderCheckoutPage(viewOf(session!, action(req), { error: error.message })));
+    }
+  });
+}

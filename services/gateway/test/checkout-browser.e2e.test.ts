@@ -1,0 +1,93 @@
+import { createServer, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import type { Browser } from 'playwright-core';
+import { describeWithBrowser, launchChromium } from './browser';
+import { clientOf, type CreatedOrganization, type Platform, plan, startPlatform } from './platform';
+
+jest.setTimeout(90000);
+
+/** The merchant's site: where the buyer lands after paying or cancelling. */
+async function merchantSite(): Promise<{ url: string; server: Server }> {
+  const server = createServer((req, res) => {
+    res.writeHead(200, { 'content-type': 'text/html' });
+    res.end(
+      `<!doctype html><title>Merchant</title><h1 id="landed">${req.url?.startsWith('/thanks') ? 'Thanks' : 'Cancelled'}</h1>`,
+    );
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  return { url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`, server };
+}
+
+describeWithBrowser('a buyer in a real browser', () => {
+  let platform: Platform;
+  let org: CreatedOrganization;
+  let browser: Browser;
+  let merchant: Awaited<ReturnType<typeof merchantSite>>;
+
+  beforeAll(async () => {
+    [platform, browser, merchant] = await Promise.all([
+      startPlatform({ checkout: true }),
+      launchChromium(),
+      merchantSite(),
+    ]);
+    const client = clientOf(platform.gatewayUrl);
+    org = await client.createOrganization();
+    await client.createProduct(org.id, plan({ name: 'Pro plan', slug: 'pro', price: 299 }));
+  });
+  afterAll(async () => {
+    await browser?.close();
+    merchant?.server.close();
+    await platform?.stop();
+  });
+
+  async function newSession() {
+    const response = await fetch(`${platform.gatewayUrl}/v1/checkout/sessions`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${org.api_keys.sandbox.publishable_key}`, 'content-type': 'application/json' },
+      body: JSON.stringify({
+        product_slug: 'pro',
+        success_url: `${merchant.url}/thanks?session_id={CHECKOUT_SESSION_ID}`,
+        cancel_url: `${merchant.url}/cancel`,
+      }),
+    });
+    expect(response.status).toBe(201);
+    return (await response.json()) as { id: string; url: string };
+  }
+
+  async function payWith(cardNumber: string, sessionUrl: string) {
+    const page = await browser.newPage();
+    await page.goto(sessionUrl);
+    await page.getByLabel('Email').fill('buyer@example.com');
+    await page.getByLabel('Name').fill('Mei Lin');
+    await page.getByLabel('Card number').fill(cardNumber);
+    await page.getByLabel('Expiry (MM/YY)').fill('12/34');
+    await page.getByLabel('CVC').fill('123');
+    await page.getByRole('button', { name: /Pay/ }).click();
+    await page.waitForLoadState('load');
+    return page;
+  }
+
+  it('pays with the success card and lands on the success URL with the session id', async () => {
+    const session = await newSession();
+    const page = await payWith('4242 4242 4242 4242', session.url);
+    await page.waitForURL(`${merchant.url}/thanks?session_id=${session.id}`);
+    expect(await page.locator('#landed').textContent()).toBe('Thanks');
+    const read = await fetch(`${platform.gatewayUrl}/v1/checkout/sessions/${session.id}`, {
+      headers: { authorization: `Bearer ${org.api_keys.sandbox.secret_key}` },
+    });
+    expect(await read.json()).toMatchObject({ status: 'COMPLETE', customer_email: 'buyer@example.com' });
+    await page.close();
+  });
+
+  it('shows the reason of a declined card and keeps the session open', async () => {
+    const session = await newSession();
+    const page = await payWith('4000000000000002', session.url);
+    expect(await page.getByRole('alert').textContent()).toMatch(/declined/i);
+    expect(page.url()).toBe(session.url);
+    const read = await fetch(`${platform.gatewayUrl}/v1/checkout/sessions/${session.id}`, {
+      headers: { authorization: `Bearer ${org.api_keys.sandbox.secret_key}` },
+    });
+    expect(((await read.json()) as { status: string }).status).toBe('OPEN');
+    await page.close();
+  });
+});
