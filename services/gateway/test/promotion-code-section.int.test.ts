@@ -174,9 +174,12 @@ describe('promotion-code section through the gateway', () => {
         error_code: 'PROMO_CODE_ALREADY_USED',
       });
     }, 30000);
-    expect((await validate({ code: 'WELCOME', customer_id: 'cus_buyer' })).body).toMatchObject({
-      error_code: 'PROMO_CODE_NEW_CUSTOMERS_ONLY',
-    });
+    // The order replica and the redemption are updated by separate effects: both are eventual.
+    await eventually(async () => {
+      expect((await validate({ code: 'WELCOME', customer_id: 'cus_buyer' })).body).toMatchObject({
+        error_code: 'PROMO_CODE_NEW_CUSTOMERS_ONLY',
+      });
+    }, 30000);
     const masked = await call(
       'POST',
       '/promotion-codes/validate',
