@@ -1,3 +1,5 @@
+import { createServer } from 'node:net';
+
 /**
  * Suites that need a real server run when its URL is in the environment. Without it they are
  * skipped with a clear line on a developer's machine, and fail under CI=true, where the
@@ -45,4 +47,13 @@ export async function eventually<T>(check: () => Promise<T> | T, timeoutMs = 100
       await new Promise((resolve) => setTimeout(resolve, intervalMs));
     }
   }
+}
+
+/** A loopback port that nothing listens on (yet): for a service that is down, then comes back. */
+export async function freePort(): Promise<number> {
+  const server = createServer();
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const { port } = server.address() as { port: number };
+  await new Promise((resolve) => server.close(resolve));
+  return port;
 }

@@ -1,17 +1,7 @@
-import { createServer } from 'node:net';
 import { catalogService } from '@billing/catalog';
 import { type ServiceUnderTest, startServiceForTest } from '@billing/runtime';
-import { eventually } from '@billing/testing';
+import { eventually, freePort } from '@billing/testing';
 import { clientOf, type Platform, startGateway, startPlatform } from './platform';
-
-/** A port that nothing listens on (yet). */
-async function freePort(): Promise<number> {
-  const server = createServer();
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const { port } = server.address() as { port: number };
-  await new Promise((resolve) => server.close(resolve));
-  return port;
-}
 
 describe('a service that is down', () => {
   let platform: Platform;

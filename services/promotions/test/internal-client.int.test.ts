@@ -1,19 +1,10 @@
-import { createServer } from 'node:net';
 import { ApiError, type CallerIdentity } from '@billing/contracts';
 import { InternalClient, type ServiceUnderTest, startServiceForTest } from '@billing/runtime';
-import { eventually } from '@billing/testing';
+import { eventually, freePort } from '@billing/testing';
 import { promotionsService } from '../src';
 import { caller, client, newOrg } from './helpers';
 
 jest.setTimeout(60000);
-
-async function freePort(): Promise<number> {
-  const server = createServer();
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const { port } = server.address() as { port: number };
-  await new Promise((resolve) => server.close(resolve));
-  return port;
-}
 
 /** Checkout's side of the internal API: reserve through a client with its own breaker. */
 describe('reserving through the caller-side breaker', () => {
