@@ -68,6 +68,7 @@ async function main() {
   running.push(gateway);
   // Hosted pages are served through the gateway; checkout reads this when it builds page URLs.
   config.CHECKOUT_URL ??= `${gateway.url}/checkout`;
+  config.PAYMENT_LINK_URL ??= `${gateway.url}/pay`;
   const demo = await demoOrganization(gateway.url, config.ADMIN_TOKEN);
 
   process.stdout.write(

@@ -46,6 +46,7 @@ export async function startPlatform(options: PlatformOptions = {}): Promise<Plat
   config.CHECKOUT_SERVICE_URL = checkout?.service.url;
   const gateway = await startGateway(infrastructure, config, undefined, options.now);
   config.CHECKOUT_URL ??= `${gateway.service.url}/checkout`;
+  config.PAYMENT_LINK_URL ??= `${gateway.service.url}/pay`;
   return {
     gatewayUrl: gateway.service.url,
     catalog,

@@ -15,10 +15,10 @@ const BOTH = ['secret', 'publishable'] as const;
 const SECRET = ['secret'] as const;
 
 /**
- * Hosted checkout pages, for buyers' browsers: no API key, the unguessable session id in the
- * path is the capability.
+ * Hosted pages, for buyers' browsers: no API key. The unguessable session id is the capability
+ * of a checkout page; a payment link (`/pay/<url_id>`) is public by design.
  */
-export const HOSTED_PAGE_PATHS = ['/checkout/:session_id', '/checkout/:session_id/pay'] as const;
+export const HOSTED_PAGE_PATHS = ['/checkout/:session_id', '/checkout/:session_id/pay', '/pay/:url_id'] as const;
 
 /** Validation has limits of its own on top of the general per-key one. */
 export const VALIDATE_PROMOTION_CODE_PATH = '/v1/promotion-codes/validate';
@@ -36,6 +36,12 @@ export const PUBLIC_ROUTES: readonly PublicRoute[] = [
   // The spec lists the Secret Key for reading a session, and one reference also the Publishable one.
   { method: 'post', path: '/v1/checkout/sessions', upstream: 'checkout', keys: BOTH },
   { method: 'get', path: '/v1/checkout/sessions/:id', upstream: 'checkout', keys: BOTH },
+
+  { method: 'post', path: '/v1/payment-links', upstream: 'checkout', keys: SECRET },
+  { method: 'get', path: '/v1/payment-links', upstream: 'checkout', keys: SECRET },
+  { method: 'get', path: '/v1/payment-links/:id', upstream: 'checkout', keys: SECRET },
+  { method: 'patch', path: '/v1/payment-links/:id', upstream: 'checkout', keys: SECRET },
+  { method: 'delete', path: '/v1/payment-links/:id', upstream: 'checkout', keys: SECRET },
 
   { method: 'post', path: '/v1/coupons', upstream: 'promotions', keys: SECRET },
   { method: 'get', path: '/v1/coupons', upstream: 'promotions', keys: SECRET },
