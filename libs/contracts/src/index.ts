@@ -8,3 +8,4 @@ export * from './products';
 export * from './promotions';
 export * from './checkout-events';
 export * from './checkout';
+export * from './payment-links';

@@ -4,6 +4,7 @@ import type { PaymentProcessor } from './payments/processor';
 import { SandboxProcessor } from './payments/sandbox';
 
 export const DEFAULT_CHECKOUT_URL = 'http://127.0.0.1:8080/checkout';
+export const DEFAULT_PAYMENT_LINK_URL = 'http://127.0.0.1:8080/pay';
 export const DEFAULT_SWEEP_INTERVAL_MS = 30_000;
 
 /** What the routes and the sweep share: built once per service from `context.config`. */
@@ -13,6 +14,8 @@ export interface CheckoutDependencies {
   processor: PaymentProcessor;
   /** Read at each use: the embedded default learns the gateway's address after checkout starts. */
   readonly checkoutUrl: string;
+  /** Read at each use, like `checkoutUrl`: a payment link's `url` is `PAYMENT_LINK_URL/<url_id>`. */
+  readonly paymentLinkUrl: string;
   sweepIntervalMs: number;
   close: () => void;
 }
@@ -39,6 +42,9 @@ export function dependenciesOf(context: ServiceContext): CheckoutDependencies {
     processor: new SandboxProcessor({ allowProduction: config.SANDBOX_PROCESSOR_IN_PRODUCTION === 'demo' }),
     get checkoutUrl() {
       return config.CHECKOUT_URL ?? DEFAULT_CHECKOUT_URL;
+    },
+    get paymentLinkUrl() {
+      return config.PAYMENT_LINK_URL ?? DEFAULT_PAYMENT_LINK_URL;
     },
     sweepIntervalMs: Number(config.CHECKOUT_SWEEP_INTERVAL_MS ?? DEFAULT_SWEEP_INTERVAL_MS),
     close: () => {

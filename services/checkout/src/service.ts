@@ -1,6 +1,8 @@
 import type { ServiceDefinition } from '@billing/runtime';
 import { dependenciesOf } from './dependencies';
 import { mountHostedPage } from './hosted-page/routes';
+import { migratePaymentLinksReadModel } from './payment-links/read-model';
+import { mountPaymentLinkRoutes } from './payment-links/routes';
 import { startExpirySweep } from './sessions/expiry';
 import { mountPayRoute } from './sessions/pay';
 import { migrateSessionsReadModel } from './sessions/read-model';
@@ -14,10 +16,12 @@ export const checkoutService: ServiceDefinition = {
     mountSessionRoutes(app, context);
     mountPayRoute(app, context);
     mountHostedPage(app, context);
+    mountPaymentLinkRoutes(app, context);
   },
   // Read models are created before HTTP starts, so the first request finds its table.
   start: async (context) => {
     await migrateSessionsReadModel(context.store);
+    await migratePaymentLinksReadModel(context.store);
     const stopSweep = startExpirySweep(context);
     return [
       async () => {

@@ -10,9 +10,14 @@ import {
   normalizeCheckoutSessionBody,
 } from '@billing/contracts';
 import type { Product, ReservedRedemption } from '@billing/contracts';
+import { type EventStoreTransaction, type RecordedEvent, handleCommand } from '@billing/eventstore';
+import type { ServiceContext } from '@billing/runtime';
+import { dependenciesOf } from '../dependencies';
 import { einvoiceViolations } from './einvoice';
+import { sessionAggregate, sessionProjector } from './routes';
 import { modeFor, redirectUrlViolation } from './rules';
-import type { CheckoutSessionCreatedData } from './session';
+import { type CheckoutSessionCreatedData, type Session, sessionStream } from './session';
+import { lookUpProduct, releasePromotion, reservePromotion } from './upstream';
 
 export const SESSION_LIFETIME_MS = 30 * 60_000;
 
@@ -141,4 +146,57 @@ export function sessionCreatedData({
     created_at: createdAt,
     expires_at: new Date(now.getTime() + SESSION_LIFETIME_MS).toISOString(),
   };
+}
+
+export interface CreateSessionOptions {
+  /** Written in the session's creation transaction, after the session's own read model. */
+  alsoProject?: (tx: EventStoreTransaction, sessionId: string) => Promise<void>;
+}
+
+/**
+ * Creates a session from a parsed request for the caller's organization and environment:
+ * product lookup, mode, promotion reservation (released again if the append fails), append.
+ * The public route and payment-link visits both create sessions through here.
+ */
+export async function createSession(
+  context: ServiceContext,
+  caller: CallerIdentity,
+  request: CreateCheckoutSessionBody,
+  options: CreateSessionOptions = {},
+): Promise<Session> {
+  const { store, now } = context;
+  const deps = dependenciesOf(context);
+  const sessionProject = sessionProjector(store.tables.schema);
+  const product = await lookUpProduct(deps.catalog(), caller, request);
+  const mode = checkedMode(request, product);
+  const sessionId = newId('checkoutSession');
+  const redemption = request.promotion_code
+    ? await reservePromotion(deps.promotions(), caller, {
+        code: request.promotion_code,
+        amount: product.price,
+        product_id: product.id,
+        external_id: request.external_customer_id,
+        checkout_session_id: sessionId,
+      })
+    : null;
+  const at = now();
+  const data = sessionCreatedData({ sessionId, caller, request, product, mode, redemption, now: at });
+  const project = async (tx: EventStoreTransaction, events: RecordedEvent[]) => {
+    await sessionProject(tx, events);
+    await options.alsoProject?.(tx, sessionId);
+  };
+  try {
+    const { state } = await handleCommand(
+      store,
+      sessionStream(sessionId),
+      sessionAggregate,
+      { type: 'CreateSession', data },
+      { organization: caller.organization, environment: caller.environment, occurredAt: at, project },
+    );
+    if (state.status === 'Empty') throw new Error('session not created');
+    return state.session;
+  } catch (error) {
+    if (redemption) await releasePromotion(deps.promotions(), caller, redemption.redemption_id).catch(() => {});
+    throw error;
+  }
 }

@@ -1,0 +1,73 @@
+import { type CallerIdentity, type PaymentLink, livemodeOf } from '@billing/contracts';
+import type { SqlExecutor } from '@billing/eventstore';
+import type { PaymentLinkView } from './link';
+import { paymentLinksTable } from './read-model';
+
+export const linkUrl = (paymentLinkUrl: string, urlId: string) => `${paymentLinkUrl.replace(/\/+$/, '')}/${urlId}`;
+
+export async function findLinkByUrlId(sql: SqlExecutor, schema: string, urlId: string) {
+  const { rows } = await sql.query<{ document: PaymentLinkView }>(
+    `SELECT document FROM ${paymentLinksTable(schema)} WHERE url_id = $1`,
+    [urlId],
+  );
+  return rows[0]?.document ?? null;
+}
+
+/** Another organization's or environment's link is absent to the caller. */
+export async function findCallerLink(sql: SqlExecutor, schema: string, caller: CallerIdentity, id: string) {
+  const { rows } = await sql.query<{ document: PaymentLinkView }>(
+    `SELECT document FROM ${paymentLinksTable(schema)} WHERE id = $1 AND organization = $2 AND environment = $3`,
+    [id, caller.organization, caller.environment],
+  );
+  return rows[0]?.document ?? null;
+}
+
+/** Newest first; `starting_after` is a link id of the caller's (an unknown one gives an empty page). */
+export async function listCallerLinks(
+  sql: SqlExecutor,
+  schema: string,
+  caller: CallerIdentity,
+  query: { limit: number; starting_after?: string; active?: boolean },
+): Promise<{ links: PaymentLinkView[]; hasMore: boolean }> {
+  const table = paymentLinksTable(schema);
+  const params: unknown[] = [caller.organization, caller.environment];
+  const where = ['organization = $1', 'environment = $2'];
+  if (query.active !== undefined) {
+    params.push(query.active);
+    where.push(`active = $${params.length}`);
+  }
+  if (query.starting_after) {
+    params.push(query.starting_after);
+    const n = params.length;
+    where.push(`seq < (SELECT seq FROM ${table} WHERE id = $${n} AND organization = $1 AND environment = $2)`);
+  }
+  params.push(query.limit + 1);
+  const { rows } = await sql.query<{ document: PaymentLinkView }>(
+    `SELECT document FROM ${table} WHERE ${where.join(' AND ')} ORDER BY seq DESC LIMIT $${params.length}`,
+    params,
+  );
+  return { links: rows.slice(0, query.limit).map((r) => r.document), hasMore: rows.length > query.limit };
+}
+
+export function toPaymentLinkResource(link: PaymentLinkView, paymentLinkUrl: string): PaymentLink {
+  return {
+    object: 'payment_link',
+    id: link.id,
+    url: linkUrl(paymentLinkUrl, link.url_id),
+    url_id: link.url_id,
+    active: link.active,
+    product_id: link.product.id,
+    product: link.product,
+    promotion_code: link.promotion_code,
+    collect_payment_method: link.collect_payment_method,
+    success_url: link.success_url,
+    max_completions: link.max_completions,
+    metadata: link.metadata,
+    environment: link.environment,
+    view_count: link.view_count,
+    session_count: link.session_count,
+    completed_count: link.completed_count,
+    created_at: link.created_at,
+    livemode: livemodeOf(link.environment),
+  };
+}

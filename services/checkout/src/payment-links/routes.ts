@@ -1,0 +1,244 @@
+import {
+  ApiError,
+  type CallerIdentity,
+  type CreateCheckoutSessionBody,
+  CreatePaymentLinkBody,
+  ListPaymentLinksQuery,
+  PaymentLinkIdParams,
+  UpdatePaymentLinkBody,
+  livemodeOf,
+  newId,
+  notFound,
+  randomBase62,
+  unauthorized,
+  validationError,
+} from '@billing/contracts';
+import { type EventStoreTransaction, type RecordedEvent, handleCommand } from '@billing/eventstore';
+import type { ServiceContext } from '@billing/runtime';
+import { callerOf, validate } from '@billing/service';
+import type { Express, Request, RequestHandler } from 'express';
+import { z } from 'zod';
+import { dependenciesOf, serviceCaller } from '../dependencies';
+import { renderMessagePage } from '../hosted-page/render';
+import { createSession } from '../sessions/create';
+import { pageUrl } from '../sessions/queries';
+import { redirectUrlViolation } from '../sessions/rules';
+import { lookUpProduct } from '../sessions/upstream';
+import { type PaymentLinkCommand, decide } from './decide';
+import {
+  type LinkSettings,
+  type PaymentLinkState,
+  type PaymentLinkView,
+  asPaymentLinkEvent,
+  evolve,
+  initialState,
+  isClosed,
+  paymentLinkStream,
+} from './link';
+import { findCallerLink, findLinkByUrlId, linkUrl, listCallerLinks, toPaymentLinkResource } from './queries';
+import { projectPaymentLinks, recordLinkSession } from './read-model';
+
+export const paymentLinkAggregate = {
+  initialState,
+  evolve: (state: PaymentLinkState, event: RecordedEvent) => evolve(state, asPaymentLinkEvent(event)),
+  decide,
+};
+
+/** The spec: payment links take the Secret Key only. */
+const requireSecretKey: RequestHandler = (req, _res, next) => {
+  const caller = callerOf(req);
+  next(caller.keyKind === 'secret' ? undefined : unauthorized('Payment links require a Secret Key'));
+};
+
+/** The URL parameters a visit passes on into the session metadata (`email` and `promo` are used, not stored). */
+export const ATTRIBUTION_PARAMS = ['ref', 'utm_source', 'utm_medium', 'utm_campaign', 'utm_term', 'utm_content'];
+
+const firstString = (value: unknown): string | undefined => {
+  const v = Array.isArray(value) ? value[0] : value;
+  return typeof v === 'string' && v.trim() !== '' ? v.trim() : undefined;
+};
+
+function successUrlViolation(value: string | null | undefined, caller: CallerIdentity) {
+  if (value === null || value === undefined) return;
+  const detail = redirectUrlViolation('successUrl', value, caller.environment);
+  if (detail) throw validationError([detail]);
+}
+
+export function mountPaymentLinkRoutes(app: Express, context: ServiceContext): void {
+  const { store, now } = context;
+  const { schema } = store.tables;
+  const db = store.database;
+  const deps = dependenciesOf(context);
+  const project = (tx: EventStoreTransaction, events: RecordedEvent[]) => projectPaymentLinks(tx, schema, events);
+  const run = (
+    link: { id: string; organization: string; environment: PaymentLinkView['environment'] },
+    command: PaymentLinkCommand,
+  ) =>
+    handleCommand(store, paymentLinkStream(link.id), paymentLinkAggregate, command, {
+      organization: link.organization,
+      environment: link.environment,
+      occurredAt: now(),
+      project,
+    });
+  const resource = (link: PaymentLinkView) => toPaymentLinkResource(link, deps.paymentLinkUrl);
+  const existing = (state: PaymentLinkState) => {
+    if (state.status === 'Empty') throw new Error('payment link missing after append');
+    return state.link;
+  };
+  const callerLink = async (req: Request, id: string) => {
+    const link = await findCallerLink(db, schema, callerOf(req), id);
+    if (!link) throw notFound(`No such payment link: ${id}`);
+    return link;
+  };
+
+  app.use('/v1/payment-links', requireSecretKey);
+
+  app.post('/v1/payment-links', validate({ body: CreatePaymentLinkBody }), async (req, res) => {
+    const caller = callerOf(req);
+    const body: CreatePaymentLinkBody = res.locals.input.body;
+    successUrlViolation(body.successUrl, caller);
+    const product = await lookUpProduct(
+      deps.catalog(),
+      caller,
+      body.productId ? { product_id: body.productId } : { product_slug: body.productSlug },
+    );
+    const id = newId('paymentLink');
+    const { state } = await run(
+      { id, organization: caller.organization, environment: caller.environment },
+      {
+        type: 'CreatePaymentLink',
+        data: {
+          id,
+          url_id: randomBase62(10),
+          organization: caller.organization,
+          environment: caller.environment,
+          active: true,
+          product: {
+            id: product.id,
+            name: product.name,
+            slug: product.slug ?? null,
+            price: product.price,
+            currency: product.currency ?? 'TWD',
+            type: product.type,
+          },
+          promotion_code: body.promotionCode ?? null,
+          collect_payment_method: body.collectPaymentMethod,
+          success_url: body.successUrl ?? null,
+          max_completions: body.maxCompletions,
+          metadata: body.metadata ?? null,
+          created_at: now().toISOString(),
+        },
+      },
+    );
+    res.status(201).json(resource(existing(state)));
+  });
+
+  app.get('/v1/payment-links', validate({ query: ListPaymentLinksQuery }), async (req, res) => {
+    const caller = callerOf(req);
+    const { links, hasMore } = await listCallerLinks(db, schema, caller, res.locals.input.query);
+    res.json({
+      object: 'list',
+      data: links.map(resource),
+      has_more: hasMore,
+      livemode: livemodeOf(caller.environment),
+    });
+  });
+
+  app.get('/v1/payment-links/:id', validate({ params: PaymentLinkIdParams }), async (req, res) => {
+    res.json(resource(await callerLink(req, res.locals.input.params.id)));
+  });
+
+  app.patch(
+    '/v1/payment-links/:id',
+    validate({ params: PaymentLinkIdParams, body: UpdatePaymentLinkBody }),
+    async (req, res) => {
+      const body: UpdatePaymentLinkBody = res.locals.input.body;
+      successUrlViolation(body.successUrl, callerOf(req));
+      const link = await callerLink(req, res.locals.input.params.id);
+      const changes: Partial<LinkSettings> = {
+        active: body.active,
+        promotion_code: body.promotionCode,
+        collect_payment_method: body.collectPaymentMethod,
+        success_url: body.successUrl,
+        max_completions: body.maxCompletions,
+        metadata: body.metadata,
+      };
+      const { state } = await run(link, { type: 'UpdatePaymentLink', data: { linkId: link.id, changes, now: now() } });
+      res.json(resource(existing(state)));
+    },
+  );
+
+  app.delete('/v1/payment-links/:id', validate({ params: PaymentLinkIdParams }), async (req, res) => {
+    const link = await callerLink(req, res.locals.input.params.id);
+    await run(link, { type: 'UpdatePaymentLink', data: { linkId: link.id, changes: { active: false }, now: now() } });
+    res.json({ id: link.id, deleted: true });
+  });
+
+  /** The shareable URL. No key: the url_id is the capability. Opens a session and redirects to it. */
+  app.get('/pay/:url_id', async (req, res) => {
+    const link = await findLinkByUrlId(db, schema, String(req.params.url_id));
+    if (!link) {
+      res.status(404).type('html').send(renderMessagePage('Link not found', 'This payment link is not valid.'));
+      return;
+    }
+    if (isClosed(link)) {
+      const message = link.active
+        ? 'This payment link has reached its limit and no longer accepts payments.'
+        : 'This payment link is no longer active.';
+      res.status(410).type('html').send(renderMessagePage('Payment link unavailable', message));
+      return;
+    }
+    await run(link, { type: 'CountVisit', data: { linkId: link.id, now: now() } });
+
+    const query = req.query as Record<string, unknown>;
+    const email = firstString(query.email);
+    const promo = firstString(query.promo) ?? link.promotion_code ?? undefined;
+    const attribution = Object.fromEntries(
+      ATTRIBUTION_PARAMS.flatMap((key) => {
+        const value = firstString(query[key]);
+        return value === undefined ? [] : [[key, value.slice(0, 500)]];
+      }),
+    );
+    const metadata = { ...(link.metadata ?? {}), ...attribution };
+    const url = linkUrl(deps.paymentLinkUrl, link.url_id);
+    const request: CreateCheckoutSessionBody = {
+      product_id: link.product.id,
+      success_url: link.success_url ?? `${url}/thanks?session_id={CHECKOUT_SESSION_ID}`,
+      cancel_url: url,
+      // A malformed `email` is ignored: the buyer types one on the page instead.
+      customer_email: email && z.email().safeParse(email).success ? email : undefined,
+      promotion_code: promo,
+      collect_payment_method: link.collect_payment_method,
+      metadata: Object.keys(metadata).length > 0 ? metadata : undefined,
+    };
+    const caller = serviceCaller(link.organization, link.environment);
+    const alsoProject = (tx: EventStoreTransaction, sessionId: string) =>
+      recordLinkSession(tx, schema, sessionId, link.id);
+    let session;
+    try {
+      session = await createSession(context, caller, request, { alsoProject }).catch(async (error: unknown) => {
+        // A promotion code that cannot be applied does not stop the sale: the session opens at full price.
+        const refusedPromo = error instanceof ApiError && error.status === 422 && request.promotion_code !== undefined;
+        if (!refusedPromo) throw error;
+        context.logger.warn({ link: link.id, code: request.promotion_code }, 'payment link promotion code refused');
+        return createSession(context, caller, { ...request, promotion_code: undefined }, { alsoProject });
+      });
+    } catch (error) {
+      // The buyer is in a browser: a product gone from the catalog or a service down is a page, not JSON.
+      if (!(error instanceof ApiError)) throw error;
+      const [status, message] =
+        error.status === 404
+          ? [410, 'The product of this payment link is no longer available.']
+          : [error.status, 'This payment link cannot open a checkout right now. Please try again later.'];
+      res.status(status).type('html').send(renderMessagePage('Payment link unavailable', message));
+      return;
+    }
+    await run(link, { type: 'CountSession', data: { linkId: link.id, sessionId: session.id, now: now() } });
+    res.redirect(303, pageUrl(deps.checkoutUrl, session.id));
+  });
+
+  /** Where a link without `success_url` lands after payment. */
+  app.get('/pay/:url_id/thanks', (_req, res) => {
+    res.type('html').send(renderMessagePage('Thank you', 'Your payment was received. You can close this page.'));
+  });
+}
