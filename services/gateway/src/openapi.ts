@@ -1,4 +1,10 @@
-import { OpenApiRegistry, registerProductRoutes, registerPromotionRoutes } from '@billing/contracts';
+import {
+  OpenApiRegistry,
+  registerCheckoutRoutes,
+  registerPaymentLinkRoutes,
+  registerProductRoutes,
+  registerPromotionRoutes,
+} from '@billing/contracts';
 
 let cached: ReturnType<OpenApiRegistry['toOpenApi']> | undefined;
 
@@ -8,6 +14,8 @@ export function publicApiDocument() {
     const registry = new OpenApiRegistry();
     registerProductRoutes(registry);
     registerPromotionRoutes(registry);
+    registerCheckoutRoutes(registry);
+    registerPaymentLinkRoutes(registry);
     cached = registry.toOpenApi({ title: 'Billing API', version: '1.0.0', serverUrl: '/v1' });
   }
   return cached;

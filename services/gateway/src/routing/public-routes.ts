@@ -18,7 +18,12 @@ const SECRET = ['secret'] as const;
  * Hosted pages, for buyers' browsers: no API key. The unguessable session id is the capability
  * of a checkout page; a payment link (`/pay/<url_id>`) is public by design.
  */
-export const HOSTED_PAGE_PATHS = ['/checkout/:session_id', '/checkout/:session_id/pay', '/pay/:url_id'] as const;
+export const HOSTED_PAGE_PATHS = [
+  '/checkout/:session_id',
+  '/checkout/:session_id/pay',
+  '/pay/:url_id',
+  '/pay/:url_id/thanks',
+] as const;
 
 /** Validation has limits of its own on top of the general per-key one. */
 export const VALIDATE_PROMOTION_CODE_PATH = '/v1/promotion-codes/validate';

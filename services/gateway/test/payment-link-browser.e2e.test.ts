@@ -1,0 +1,80 @@
+import { createServer, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import type { Browser } from 'playwright-core';
+import { describeWithBrowser, launchChromium } from './browser';
+import { clientOf, type CreatedOrganization, type Platform, plan, startPlatform } from './platform';
+
+jest.setTimeout(90000);
+
+async function merchantSite(): Promise<{ url: string; server: Server }> {
+  const server = createServer((_req, res) => {
+    res.writeHead(200, { 'content-type': 'text/html' });
+    res.end('<!doctype html><title>Merchant</title><h1 id="landed">Thanks</h1>');
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  return { url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`, server };
+}
+
+describeWithBrowser('a buyer from a payment link', () => {
+  let platform: Platform;
+  let org: CreatedOrganization;
+  let browser: Browser;
+  let merchant: Awaited<ReturnType<typeof merchantSite>>;
+  const api = (method: string, path: string, body?: unknown) =>
+    fetch(`${platform.gatewayUrl}/v1${path}`, {
+      method,
+      headers: { authorization: `Bearer ${org.api_keys.sandbox.secret_key}`, 'content-type': 'application/json' },
+      body: body === undefined ? undefined : JSON.stringify(body),
+    }).then(async (response) => ({ status: response.status, body: (await response.json()) as any }));
+
+  beforeAll(async () => {
+    [platform, browser, merchant] = await Promise.all([
+      startPlatform({ checkout: true }),
+      launchChromium(),
+      merchantSite(),
+    ]);
+    const client = clientOf(platform.gatewayUrl);
+    org = await client.createOrganization();
+    await client.createProduct(org.id, plan({ name: 'Pro plan', slug: 'pro', price: 299 }));
+  });
+  afterAll(async () => {
+    await browser?.close();
+    merchant?.server.close();
+    await platform?.stop();
+  });
+
+  it('opens the link, pays with the success card and lands on the success URL with the session id', async () => {
+    const link = await api('POST', '/payment-links', {
+      productSlug: 'pro',
+      successUrl: `${merchant.url}/thanks?session_id={CHECKOUT_SESSION_ID}`,
+    });
+    expect(link.status).toBe(201);
+
+    const page = await browser.newPage();
+    await page.goto(`${link.body.url}?email=buyer%40example.com&ref=newsletter&utm_source=mail`);
+    expect(page.url()).toMatch(new RegExp(`^${platform.gatewayUrl}/checkout/cs_`));
+    const sessionId = page.url().split('/').pop()!;
+    expect(await page.getByLabel('Email').inputValue()).toBe('buyer@example.com');
+    await page.getByLabel('Name').fill('Mei Lin');
+    await page.getByLabel('Card number').fill('4242 4242 4242 4242');
+    await page.getByLabel('Expiry (MM/YY)').fill('12/34');
+    await page.getByLabel('CVC').fill('123');
+    await page.getByRole('button', { name: /Pay/ }).click();
+    await page.waitForURL(`${merchant.url}/thanks?session_id=${sessionId}`);
+    expect(await page.locator('#landed').textContent()).toBe('Thanks');
+    await page.close();
+
+    const after = await api('GET', `/payment-links/${link.body.id}`);
+    expect(after.body).toMatchObject({ view_count: 1, session_count: 1, completed_count: 1 });
+    expect((await api('GET', `/checkout/sessions/${sessionId}`)).body).toMatchObject({ status: 'COMPLETE' });
+  });
+
+  it('shows an error page for a link that is no longer active', async () => {
+    const link = await api('POST', '/payment-links', { productSlug: 'pro' });
+    expect((await api('DELETE', `/payment-links/${link.body.id}`)).body).toEqual({ id: link.body.id, deleted: true });
+    const page = await browser.newPage();
+    const response = await page.goto(link.body.url);
+    expect(response?.status()).toBe(410);
+    await page.close();
+  });
+});
