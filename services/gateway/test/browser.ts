@@ -1,5 +1,7 @@
 import { existsSync } from 'node:fs';
-import { type Browser, chromium } from 'playwright-core';
+import { createServer, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { type Browser, type Page, chromium } from 'playwright-core';
 
 /** Debian's Chromium, installed by scripts/chromium-install.sh (Playwright's own download is not used). */
 export const CHROMIUM_PATH = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
@@ -32,4 +34,27 @@ export function launchChromium(): Promise<Browser> {
       '--disable-sync',
     ],
   });
+}
+
+/** The merchant's site: where the buyer lands after paying (/thanks) or cancelling. */
+export async function merchantSite(): Promise<{ url: string; server: Server }> {
+  const server = createServer((req, res) => {
+    res.writeHead(200, { 'content-type': 'text/html' });
+    res.end(
+      `<!doctype html><title>Merchant</title><h1 id="landed">${req.url?.startsWith('/thanks') ? 'Thanks' : 'Cancelled'}</h1>`,
+    );
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  return { url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`, server };
+}
+
+/** Fills the hosted checkout form as a buyer would (email only when it is not prefilled) and pays. */
+export async function fillAndPay(page: Page, cardNumber: string): Promise<void> {
+  const email = page.getByLabel('Email');
+  if ((await email.getAttribute('readonly')) === null) await email.fill('buyer@example.com');
+  await page.getByLabel('Name').fill('Mei Lin');
+  await page.getByLabel('Card number').fill(cardNumber);
+  await page.getByLabel('Expiry (MM/YY)').fill('12/34');
+  await page.getByLabel('CVC').fill('123');
+  await page.getByRole('button', { name: /Pay/ }).click();
 }

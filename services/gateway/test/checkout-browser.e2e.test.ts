@@ -1,22 +1,8 @@
-import { createServer, type Server } from 'node:http';
-import type { AddressInfo } from 'node:net';
 import type { Browser } from 'playwright-core';
-import { describeWithBrowser, launchChromium } from './browser';
+import { describeWithBrowser, fillAndPay, launchChromium, merchantSite } from './browser';
 import { clientOf, type CreatedOrganization, type Platform, plan, startPlatform } from './platform';
 
 jest.setTimeout(90000);
-
-/** The merchant's site: where the buyer lands after paying or cancelling. */
-async function merchantSite(): Promise<{ url: string; server: Server }> {
-  const server = createServer((req, res) => {
-    res.writeHead(200, { 'content-type': 'text/html' });
-    res.end(
-      `<!doctype html><title>Merchant</title><h1 id="landed">${req.url?.startsWith('/thanks') ? 'Thanks' : 'Cancelled'}</h1>`,
-    );
-  });
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  return { url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`, server };
-}
 
 describeWithBrowser('a buyer in a real browser', () => {
   let platform: Platform;
@@ -57,12 +43,7 @@ describeWithBrowser('a buyer in a real browser', () => {
   async function payWith(cardNumber: string, sessionUrl: string) {
     const page = await browser.newPage();
     await page.goto(sessionUrl);
-    await page.getByLabel('Email').fill('buyer@example.com');
-    await page.getByLabel('Name').fill('Mei Lin');
-    await page.getByLabel('Card number').fill(cardNumber);
-    await page.getByLabel('Expiry (MM/YY)').fill('12/34');
-    await page.getByLabel('CVC').fill('123');
-    await page.getByRole('button', { name: /Pay/ }).click();
+    await fillAndPay(page, cardNumber);
     await page.waitForLoadState('load');
     return page;
   }

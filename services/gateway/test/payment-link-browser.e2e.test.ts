@@ -1,19 +1,8 @@
-import { createServer, type Server } from 'node:http';
-import type { AddressInfo } from 'node:net';
 import type { Browser } from 'playwright-core';
-import { describeWithBrowser, launchChromium } from './browser';
+import { describeWithBrowser, fillAndPay, launchChromium, merchantSite } from './browser';
 import { clientOf, type CreatedOrganization, type Platform, plan, startPlatform } from './platform';
 
 jest.setTimeout(90000);
-
-async function merchantSite(): Promise<{ url: string; server: Server }> {
-  const server = createServer((_req, res) => {
-    res.writeHead(200, { 'content-type': 'text/html' });
-    res.end('<!doctype html><title>Merchant</title><h1 id="landed">Thanks</h1>');
-  });
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  return { url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`, server };
-}
 
 describeWithBrowser('a buyer from a payment link', () => {
   let platform: Platform;
@@ -55,11 +44,7 @@ describeWithBrowser('a buyer from a payment link', () => {
     expect(page.url()).toMatch(new RegExp(`^${platform.gatewayUrl}/checkout/cs_`));
     const sessionId = page.url().split('/').pop()!;
     expect(await page.getByLabel('Email').inputValue()).toBe('buyer@example.com');
-    await page.getByLabel('Name').fill('Mei Lin');
-    await page.getByLabel('Card number').fill('4242 4242 4242 4242');
-    await page.getByLabel('Expiry (MM/YY)').fill('12/34');
-    await page.getByLabel('CVC').fill('123');
-    await page.getByRole('button', { name: /Pay/ }).click();
+    await fillAndPay(page, '4242 4242 4242 4242');
     await page.waitForURL(`${merchant.url}/thanks?session_id=${sessionId}`);
     expect(await page.locator('#landed').textContent()).toBe('Thanks');
     await page.close();
