@@ -68,12 +68,23 @@ export async function deliver(raw: RawMessage, context: DeliveryContext): Promis
     } catch (error) {
       if (error instanceof StoppedError) throw error;
       lastError = error;
+      if (isPermanent(error)) {
+        await context.park(raw, dlqHeaders(raw, context.groupId, reasonOf(error), attempt));
+        return;
+      }
       if (attempt < context.retry.maxAttempts) await context.sleep(backoffDelay(context.retry, attempt));
     }
   }
-  const reason = lastError instanceof Error ? lastError.message : String(lastError);
-  await context.park(raw, dlqHeaders(raw, context.groupId, reason, context.retry.maxAttempts));
+  await context.park(raw, dlqHeaders(raw, context.groupId, reasonOf(lastError), context.retry.maxAttempts));
 }
+
+/**
+ * A payload its schema refuses (a zod error) fails the same way on every try: it is parked at
+ * once instead of holding its partition through the backoff.
+ */
+const isPermanent = (error: unknown) => error instanceof Error && error.name === 'ZodError';
+
+const reasonOf = (error: unknown) => (error instanceof Error ? error.message : String(error));
 
 function dlqHeaders(raw: RawMessage, groupId: string, reason: string, attempts: number): Record<string, string> {
   return {

@@ -1,3 +1,4 @@
+import { z } from 'zod';
 import { backoffDelay, deliver, type DeliveryContext, type RawMessage, retryPolicy, StoppedError } from './delivery';
 import { partitionOf } from './partition';
 import { DLQ_HEADERS } from './types';
@@ -59,6 +60,19 @@ describe('deliver', () => {
         [DLQ_HEADERS.originalOffset]: '7',
       }),
     ]);
+  });
+
+  it('parks at once, without backoff, an event whose payload its schema refuses', async () => {
+    let calls = 0;
+    const { ctx, slept, parked } = context(async () => {
+      calls++;
+      z.object({ order_id: z.string() }).parse({});
+    });
+    await deliver(raw(JSON.stringify(event)), ctx);
+    expect(calls).toBe(1);
+    expect(slept).toEqual([]);
+    expect(parked).toEqual([expect.objectContaining({ [DLQ_HEADERS.attempts]: '1' })]);
+    expect(parked[0]![DLQ_HEADERS.reason]).toContain('order_id');
   });
 
   it('parks unparseable values without calling the handler', async () => {

@@ -39,7 +39,7 @@ const headersOf = (headers: Record<string, unknown> | undefined): Record<string,
  */
 export class KafkaBus implements Bus {
   private readonly kafka: Kafka;
-  private producer: Producer | undefined;
+  private producer: Promise<Producer> | undefined;
   private readonly consumers = new Set<Consumer>();
   private readonly knownTopics = new Set<string>();
 
@@ -68,8 +68,15 @@ export class KafkaBus implements Bus {
 
   async subscribe(options: SubscribeOptions): Promise<Subscription> {
     await this.ensureTopics([...options.topics, ...options.topics.map(dlqTopicOf)]);
-    const consumer = this.kafka.consumer({ groupId: options.groupId, sessionTimeout: 10_000, heartbeatInterval: 1000 });
     const controller = new AbortController();
+    const consumer = this.kafka.consumer({
+      groupId: options.groupId,
+      sessionTimeout: 10_000,
+      heartbeatInterval: 1000,
+      // kafkajs restarts a crashed consumer; a stop (StoppedError out of a backoff) is not a
+      // crash to recover from, and a restart after it would reconnect and keep the process alive.
+      retry: { restartOnFailure: async () => !controller.signal.aborted },
+    });
     const context = {
       groupId: options.groupId,
       handler: options.handler,
@@ -136,8 +143,12 @@ export class KafkaBus implements Bus {
   async close(): Promise<void> {
     await Promise.all([...this.consumers].map((c) => c.disconnect()));
     this.consumers.clear();
-    await this.producer?.disconnect();
+    const producer = this.producer;
     this.producer = undefined;
+    await producer?.then(
+      (p) => p.disconnect(),
+      () => undefined,
+    );
   }
 
   private async send(topic: string, messages: Array<{ key: string; value: string; headers?: Record<string, string> }>) {
@@ -146,16 +157,23 @@ export class KafkaBus implements Bus {
     await producer.send({ topic, acks: -1, messages });
   }
 
-  private async connectedProducer(): Promise<Producer> {
-    if (!this.producer) {
+  /** One producer per bus: concurrent first sends share its connection instead of racing to make two. */
+  private connectedProducer(): Promise<Producer> {
+    if (this.producer) return this.producer;
+    const connecting = (async () => {
       const producer = this.kafka.producer({
         createPartitioner: Partitioners.DefaultPartitioner,
         idempotent: true,
         maxInFlightRequests: 1,
       });
       await producer.connect();
-      this.producer = producer;
-    }
-    return this.producer;
+      return producer;
+    })();
+    this.producer = connecting;
+    // A failed connection is not kept: the next send tries again.
+    connecting.catch(() => {
+      if (this.producer === connecting) this.producer = undefined;
+    });
+    return connecting;
   }
 }

@@ -9,6 +9,8 @@ export interface RelayOptions {
   onError?: (error: unknown) => void;
   /** Runs after a batch is published and before its checkpoint is saved (crash tests). */
   afterPublish?: (events: RecordedEvent[]) => Promise<void> | void;
+  /** Internal event type -> public dotted type; unlisted events keep their internal type. */
+  publicTypes?: Readonly<Record<string, string>>;
 }
 
 /**
@@ -28,7 +30,7 @@ export class EventRelay {
       handle: async (events) => {
         await bus.publish(
           options.topic,
-          events.map((event) => ({ key: event.stream, value: toEnvelope(event) })),
+          events.map((event) => ({ key: event.stream, value: publicEnvelope(event, options.publicTypes) })),
         );
         await options.afterPublish?.(events);
       },
@@ -47,4 +49,10 @@ export class EventRelay {
   catchUp(): Promise<number> {
     return this.subscriber.catchUp();
   }
+}
+
+function publicEnvelope(event: RecordedEvent, publicTypes: RelayOptions['publicTypes']) {
+  const envelope = toEnvelope(event);
+  const publicType = publicTypes?.[envelope.type];
+  return publicType ? { ...envelope, type: publicType } : envelope;
 }

@@ -27,4 +27,32 @@ describeWithServer('KAFKA_BROKERS', 'KafkaBus on Apache Kafka', (brokerList) => 
       },
     };
   });
+
+  it('connects one producer for concurrent first publishes, and close() disconnects it', async () => {
+    const bus = new KafkaBus({ brokers, clientId: 'bus-one-producer' });
+    const kafka = (bus as unknown as { kafka: { producer: (...args: unknown[]) => unknown } }).kafka;
+    const made = jest.spyOn(kafka, 'producer');
+    const event = (topic: string) => ({
+      key: 'k-1',
+      value: {
+        id: '5b0f4f4e-2a4b-4c1e-9d7a-0c6f1c2b3a4d',
+        type: 'Counted',
+        schema_version: 1,
+        stream: 'k-1',
+        stream_version: 1,
+        global_position: 1,
+        occurred_at: new Date().toISOString(),
+        organization: 'org_test',
+        environment: 'SANDBOX' as const,
+        data: { topic },
+      },
+    });
+    const topics = [uniqueName('one_producer_a'), uniqueName('one_producer_b'), uniqueName('one_producer_c')];
+    await Promise.all(topics.map((topic) => bus.publish(topic, [event(topic)])));
+    expect(made).toHaveBeenCalledTimes(1);
+    const producer = made.mock.results[0]!.value as { disconnect: () => Promise<void> };
+    const disconnected = jest.spyOn(producer, 'disconnect');
+    await bus.close();
+    expect(disconnected).toHaveBeenCalledTimes(1);
+  });
 });

@@ -56,6 +56,23 @@ export function relayContract(makeFixture: () => Promise<RelayFixture>) {
     expect(envelope).not.toHaveProperty('transaction_id');
   });
 
+  it('publishes listed events under their public type and the others under their internal one', async () => {
+    const stream = uniqueName('checkout_session');
+    await fixture.store.append(
+      stream,
+      [
+        { type: 'Counted', data: { n: 1 } },
+        { type: 'SessionPaid', data: { n: 2 } },
+      ],
+      appendOptions(0),
+    );
+    const relay = new EventRelay(fixture.store, fixture.bus, { topic, publicTypes: { SessionPaid: 'session.paid' } });
+    await relay.catchUp();
+
+    const published = (await fixture.readTopic(topic, 2)).filter((m) => m.key === stream);
+    expect(published.map((m) => JSON.parse(m.value).type)).toEqual(['Counted', 'session.paid']);
+  });
+
   it('publishes a batch again after a crash between publish and checkpoint, losing nothing', async () => {
     const stream = uniqueName('order');
     const firstIds = await appendSome(stream, 1, 3);

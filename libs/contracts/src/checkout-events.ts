@@ -1,5 +1,7 @@
 import { z } from 'zod';
+import { CheckoutSession } from './checkout';
 import { Environment } from './events';
+import { ProductInterval, ProductType } from './products';
 
 /**
  * Events the checkout service publishes on `checkout.events` that other services consume
@@ -8,6 +10,21 @@ import { Environment } from './events';
  * and `order-<id>`; `organization` and `environment` are on the envelope; schema version 1.
  */
 export const CHECKOUT_TOPIC = 'checkout.events';
+
+/** The product as the session copied it at creation: later catalog changes do not move a sale. */
+export const SoldProduct = z
+  .object({
+    id: z.string(),
+    name: z.string(),
+    slug: z.string().nullable(),
+    type: ProductType,
+    price: z.int(),
+    interval: ProductInterval.nullable(),
+    interval_count: z.int(),
+    trial_days: z.int().nullable(),
+  })
+  .meta({ id: 'SoldProduct' });
+export type SoldProduct = z.infer<typeof SoldProduct>;
 
 /** Occurs when a checkout session's payment succeeded and its order exists. */
 export const CheckoutSessionCompletedData = z
@@ -35,6 +52,8 @@ export const CheckoutSessionCompletedData = z
     payment_intent_id: z.string().nullable().optional(),
     setup_intent_id: z.string().nullable().optional(),
     einvoice: z.record(z.string(), z.unknown()).nullable().optional().describe('The buyer e-invoice choice'),
+    object: CheckoutSession.optional().describe('The session as `GET /checkout/sessions/{id}` shows it once complete'),
+    product: SoldProduct.optional().describe('What billing needs to start a subscription, as sold'),
   })
   .meta({ id: 'CheckoutSessionCompletedData' });
 export type CheckoutSessionCompletedData = z.infer<typeof CheckoutSessionCompletedData>;
@@ -46,13 +65,41 @@ export const CheckoutSessionExpiredData = z
     redemption_id: z.string().nullable(),
     order_id: z.string().optional(),
     expired_at: z.iso.datetime().optional(),
+    object: CheckoutSession.optional().describe('The session as `GET /checkout/sessions/{id}` shows it once expired'),
   })
   .meta({ id: 'CheckoutSessionExpiredData' });
 export type CheckoutSessionExpiredData = z.infer<typeof CheckoutSessionExpiredData>;
 
+/** The refunded order as the public events show it. */
+export const RefundedOrder = z
+  .object({
+    object: z.literal('order'),
+    id: z.string().describe('prefix ord_'),
+    status: z.literal('REFUNDED'),
+    checkout_session_id: z.string(),
+    product_id: z.string(),
+    amount_total: z.int(),
+    amount_refunded: z.int(),
+    currency: z.literal('TWD'),
+    refund_reason: z.string(),
+    metadata: z.record(z.string(), z.string()).nullable(),
+    refunded_at: z.iso.datetime(),
+    updated_at: z.iso.datetime(),
+    livemode: z.boolean(),
+  })
+  .meta({ id: 'RefundedOrder' });
+export type RefundedOrder = z.infer<typeof RefundedOrder>;
+
 /** Occurs when an order is refunded or voided; its redemption, if any, becomes VOIDED. */
 export const OrderRefundedData = z
-  .object({ order_id: z.string(), redemption_id: z.string().nullable() })
+  .object({
+    order_id: z.string(),
+    redemption_id: z.string().nullable(),
+    session_id: z.string().optional(),
+    reason: z.string().optional().describe('`duplicate_subscription` when billing found a live one after payment'),
+    refunded_at: z.iso.datetime().optional(),
+    object: RefundedOrder.optional(),
+  })
   .meta({ id: 'OrderRefundedData' });
 export type OrderRefundedData = z.infer<typeof OrderRefundedData>;
 

@@ -9,3 +9,6 @@ export * from './promotions';
 export * from './checkout-events';
 export * from './checkout';
 export * from './payment-links';
+export * from './public-events';
+export * from './billing';
+export * from './webhooks';

@@ -599,6 +599,7 @@ export const PromotionCodeRedeemedData = z
     external_id: z.string().nullable(),
     discount_amount: z.int(),
     redeemed_at: timestamp,
+    object: Redemption.optional().describe('The redemption as the API shows it, now ACTIVE'),
   })
   .meta({ id: 'PromotionCodeRedeemedData' });
 export type PromotionCodeRedeemedData = z.infer<typeof PromotionCodeRedeemedData>;

@@ -20,7 +20,11 @@ export interface ServiceDefinition {
   /** Also its PostgreSQL schema and its topic `<name>.events`. */
   name: string;
   defaultPort: number;
+  /** Internal event type -> public dotted type (`libs/contracts/src/public-events.ts`) for its relay. */
+  publicEvents?: Readonly<Record<string, string>>;
   routes?: (app: Express, context: ServiceContext) => void;
+  /** False for a proxy: bodies reach its routes unread (default true: JSON is parsed). */
+  parseJsonBodies?: boolean;
   /** Consumers and other background work; each returns how to stop it. */
   start?: (context: ServiceContext) => Promise<Array<() => Promise<void>>>;
 }
@@ -68,6 +72,7 @@ export async function runService(
 
   const relay = new EventRelay(store, infrastructure.bus, {
     topic: topicOf(definition.name),
+    publicTypes: definition.publicEvents,
     onError: (err) => logger.error({ err }, 'relay failed; retrying'),
   });
   relay.start();
@@ -75,6 +80,7 @@ export async function runService(
 
   const app = createApp({
     name: definition.name,
+    parseJsonBodies: definition.parseJsonBodies,
     logger,
     readiness: [
       async function database() {

@@ -93,6 +93,51 @@ describe('JSON bodies', () => {
   });
 });
 
+describe('GET /metrics', () => {
+  it('counts requests by method, route pattern and status, in the Prometheus text format', async () => {
+    await postJson(url('/charges'), { name: 'a', amount: 5 });
+    await http(url('/items/itm_42'));
+    await http(url('/nowhere/at/all'));
+    const res = await http(url('/metrics'));
+    expect(res.status).toBe(200);
+    expect(res.headers['content-type']).toContain('text/plain');
+    const line = (labels: string) =>
+      res.text.split('\n').find((l) => l.startsWith(`http_requests_total{${labels}`)) ?? 'missing';
+    expect(line('method="POST",route="/charges",status="201",service="test"}')).toMatch(/ [1-9]\d*$/);
+    expect(line('method="GET",route="/items/:id",status="200",service="test"}')).toMatch(/ [1-9]\d*$/);
+    expect(line('method="GET",route="unmatched",status="404",service="test"}')).toMatch(/ [1-9]\d*$/);
+    expect(res.text).not.toContain('itm_42');
+    expect(res.text).toContain(
+      'http_request_duration_seconds_count{service="test",method="POST",route="/charges",status="201"}',
+    );
+    expect(res.text).toContain('process_cpu_user_seconds_total{service="test"}');
+  });
+});
+
+describe('parseJsonBodies: false', () => {
+  it('leaves the body unread for the route, malformed or not', async () => {
+    const proxy = createApp({
+      name: 'proxy',
+      logger,
+      parseJsonBodies: false,
+      routes: (router) => {
+        router.post('/forward', async (req, res) => {
+          const chunks: Buffer[] = [];
+          for await (const chunk of req) chunks.push(chunk as Buffer);
+          res.json({ parsed: req.body !== undefined, raw: Buffer.concat(chunks).toString('utf8') });
+        });
+      },
+    });
+    const running = await startService({ app: proxy, port: 0, logger, shutdownTimeoutMs: 1_000 });
+    try {
+      const res = await postJson(`${running.url}/forward`, '{"name": ');
+      expect(res).toMatchObject({ status: 200, body: { parsed: false, raw: '{"name": ' } });
+    } finally {
+      await running.shutdown();
+    }
+  });
+});
+
 describe('validate()', () => {
   it('answers 422 validation_error with details[] of {path, message, code}', async () => {
     const res = await postJson(url('/charges'), { name: '', amount: 'ten' });

@@ -3,6 +3,7 @@ import type { Logger } from 'pino';
 import { requestContext } from './context';
 import { errorHandler, notFoundHandler } from './errors';
 import { mountHealthRoutes } from './health';
+import { ServiceMetrics } from './metrics';
 import { Readiness, type ReadinessCheck } from './readiness';
 
 export interface CreateAppOptions {
@@ -11,6 +12,8 @@ export interface CreateAppOptions {
   logger: Logger;
   /** Largest JSON body accepted; larger ones get 413. */
   bodyLimit?: string | number;
+  /** False leaves request bodies unread, for a proxy that forwards them as they came. */
+  parseJsonBodies?: boolean;
   /** Dependency checks behind `/readyz`, run concurrently. */
   readiness?: readonly ReadinessCheck[];
   /** A check that takes longer than this counts as failed. */
@@ -23,6 +26,8 @@ export interface CreateAppOptions {
 export type ServiceApp = Express & {
   readonly serviceName: string;
   readonly readiness: Readiness;
+  /** The service's Prometheus registry, served at `/metrics`; services may add their own series. */
+  readonly metrics: ServiceMetrics;
 };
 
 export const DEFAULT_BODY_LIMIT = '100kb';
@@ -34,12 +39,15 @@ export function createApp(options: CreateAppOptions): ServiceApp {
 
   const app = express();
   app.disable('x-powered-by');
+  const metrics = new ServiceMetrics(options.name);
+  app.use(metrics.middleware());
   app.use(requestContext(logger));
   mountHealthRoutes(app, readiness);
-  app.use(express.json({ limit: bodyLimit }));
+  metrics.mount(app);
+  if (options.parseJsonBodies !== false) app.use(express.json({ limit: bodyLimit }));
   options.routes?.(app);
   app.use(notFoundHandler);
   app.use(errorHandler(bodyLimit));
 
-  return Object.assign(app, { serviceName: options.name, readiness });
+  return Object.assign(app, { serviceName: options.name, readiness, metrics });
 }

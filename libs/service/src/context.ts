@@ -23,8 +23,8 @@ export function isSaneRequestId(value: string | undefined): value is string {
   return value !== undefined && SANE_REQUEST_ID.test(value);
 }
 
-/** Probes hit every few seconds; at `info` they would drown the real traffic. */
-const PROBE_PATHS = new Set(['/healthz', '/readyz']);
+/** Probes and scrapes hit every few seconds; at `info` they would drown the real traffic. */
+const PROBE_PATHS = new Set(['/healthz', '/readyz', '/metrics']);
 
 /**
  * Assigns the request id, exposes `res.locals.requestId` and `res.locals.log`, and writes

@@ -19,4 +19,12 @@ export {
   type ValidatedInput,
   type ValidatedLocals,
 } from './validate';
-export { callerOf } from './identity';
+export {
+  adminOrganizationOf,
+  callerOf,
+  requireAdminOrganization,
+  requireCaller,
+  secretCallerOf,
+  type Tenant,
+} from './identity';
+export { ServiceMetrics } from './metrics';

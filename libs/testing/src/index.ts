@@ -1,2 +1,4 @@
 export * from './decider-spec';
 export * from './servers';
+export * from './service-calls';
+export * from './fixtures';

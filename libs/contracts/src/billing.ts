@@ -1,0 +1,459 @@
+import { z } from 'zod';
+import { ApiError, CUSTOMER_ERROR_STATUS, type CustomerErrorCode, ErrorEnvelope } from './errors';
+import { Environment } from './events';
+import { cursorListEnvelope } from './list';
+import type { OpenApiRegistry } from './openapi';
+import { ProductInterval } from './products';
+
+// Billing's public resources, requests and events (issue 6): customers, subscriptions,
+// invoices, entitlements. Rules and decisions: services/billing/README.md.
+
+export const CUSTOMER_LIMITS = { name: 255, externalId: 255, metadataKeys: 50, metadataKey: 40, metadataValue: 500 };
+/** Spec: external ids hold letters, digits, underscore and hyphen. */
+export const EXTERNAL_ID_PATTERN = /^[A-Za-z0-9_-]+$/;
+/** Spec: cursor pagination of customers and subscriptions. */
+export const BILLING_PAGE = { defaultLimit: 10, maxLimit: 100 } as const;
+
+const limits = CUSTOMER_LIMITS;
+const timestamp = z.iso.datetime();
+
+const Metadata = z
+  .record(z.string().min(1).max(limits.metadataKey), z.string().max(limits.metadataValue))
+  .refine((m) => Object.keys(m).length <= limits.metadataKeys, {
+    message: `metadata holds at most ${limits.metadataKeys} keys`,
+  })
+  .describe(`String keys (1-${limits.metadataKey} characters) to string values (up to ${limits.metadataValue})`);
+
+export const ExternalId = z
+  .string()
+  .min(1)
+  .max(limits.externalId)
+  .regex(EXTERNAL_ID_PATTERN, 'external_id may hold letters, digits, underscore and hyphen only');
+
+// ---------------------------------------------------------------- customers
+
+/** Customer endpoints answer with their own codes (spec: Errors > Customer endpoints). */
+export const customerError = (code: CustomerErrorCode, message: string, details?: unknown[]) =>
+  new ApiError(CUSTOMER_ERROR_STATUS[code], code, message, details);
+
+export const CustomerStatus = z.enum(['ACTIVE', 'BANNED']).meta({ id: 'CustomerStatus' });
+export type CustomerStatus = z.infer<typeof CustomerStatus>;
+
+export const Customer = z
+  .object({
+    object: z.literal('customer'),
+    id: z.string().describe('Prefix cus_'),
+    email: z.string().describe('Bound to the customer; immutable after creation'),
+    name: z.string().nullable().describe('1-255 characters when set'),
+    external_id: z.string().nullable().describe("The merchant's own id; unique per organization and environment"),
+    email_verified: z.boolean(),
+    status: CustomerStatus,
+    metadata: z.record(z.string(), z.string()).nullable(),
+    created_at: timestamp,
+    updated_at: timestamp,
+    livemode: z.boolean(),
+  })
+  .meta({ id: 'Customer' });
+export type Customer = z.infer<typeof Customer>;
+
+export const CustomerListItem = Customer.extend({
+  subscriptions_count: z.int().min(0).describe('Subscriptions of the customer, in any status'),
+  orders_count: z.int().min(0).describe('Completed checkout sessions of the customer'),
+}).meta({ id: 'CustomerListItem' });
+export type CustomerListItem = z.infer<typeof CustomerListItem>;
+
+export const ProductSummary = z
+  .object({ id: z.string(), name: z.string(), slug: z.string().nullable() })
+  .meta({ id: 'SubscriptionProductSummary' });
+export type ProductSummary = z.infer<typeof ProductSummary>;
+
+export const SubscriptionStatus = z
+  .enum(['ACTIVE', 'TRIAL', 'PAST_DUE', 'CANCELED'])
+  .meta({ id: 'SubscriptionStatus' });
+export type SubscriptionStatus = z.infer<typeof SubscriptionStatus>;
+/** A live subscription gives access and blocks a second one to the same product. */
+export const LIVE_SUBSCRIPTION_STATUSES: readonly SubscriptionStatus[] = ['ACTIVE', 'TRIAL', 'PAST_DUE'];
+
+export const CustomerSubscriptionSummary = z
+  .object({
+    id: z.string(),
+    status: SubscriptionStatus,
+    current_period_start: timestamp,
+    current_period_end: timestamp,
+    product: ProductSummary,
+  })
+  .meta({ id: 'CustomerSubscriptionSummary' });
+export type CustomerSubscriptionSummary = z.infer<typeof CustomerSubscriptionSummary>;
+
+export const CustomerWithSubscriptions = Customer.extend({
+  subscriptions: z.array(CustomerSubscriptionSummary),
+}).meta({ id: 'CustomerWithSubscriptions' });
+export type CustomerWithSubscriptions = z.infer<typeof CustomerWithSubscriptions>;
+
+export const CustomerList = cursorListEnvelope(CustomerListItem)
+  .extend({ next_cursor: z.string().nullable().describe('Pass as starting_after for the next page; null on the last') })
+  .meta({ id: 'CustomerList' });
+export type CustomerList = z.infer<typeof CustomerList>;
+
+const limit = z.coerce
+  .number()
+  .int()
+  .min(1)
+  .max(BILLING_PAGE.maxLimit)
+  .default(BILLING_PAGE.defaultLimit)
+  .describe(`1-${BILLING_PAGE.maxLimit}, default ${BILLING_PAGE.defaultLimit}`);
+
+export const ListCustomersQuery = z
+  .object({
+    limit,
+    starting_after: z.string().optional().describe('Id of the last customer of the previous page'),
+    email: z.string().optional().describe('Exact match (case-insensitive)'),
+    status: CustomerStatus.optional(),
+  })
+  .meta({ id: 'ListCustomersQuery' });
+export type ListCustomersQuery = z.infer<typeof ListCustomersQuery>;
+
+export const CustomerIdParams = z
+  .object({
+    id: z.string().describe('Customer id, or external id with by_external_id=true'),
+  })
+  .meta({ id: 'CustomerIdParams' });
+export const CustomerExternalIdParams = z.object({ external_id: z.string() }).meta({ id: 'CustomerExternalIdParams' });
+export const ByExternalIdQuery = z
+  .object({
+    by_external_id: z.enum(['true', 'false']).optional().describe('`true`: the path id is an external id'),
+  })
+  .meta({ id: 'ByExternalIdQuery' });
+
+export const UpdateCustomerBody = z
+  .object({
+    name: z.string().min(1).max(limits.name).optional(),
+    external_id: ExternalId.nullable().optional().describe('null unlinks'),
+    metadata: Metadata.nullable().optional(),
+  })
+  .meta({ id: 'UpdateCustomerBody' });
+export type UpdateCustomerBody = z.infer<typeof UpdateCustomerBody>;
+
+// ---------------------------------------------------------------- subscriptions
+
+export const Subscription = z
+  .object({
+    object: z.literal('subscription'),
+    id: z.string().describe('Prefix sub_'),
+    customer_id: z.string(),
+    product: ProductSummary,
+    status: SubscriptionStatus,
+    price: z.int().min(0).describe('TWD per period'),
+    currency: z.literal('TWD'),
+    interval: ProductInterval,
+    interval_count: z.int().min(1),
+    current_period_start: timestamp,
+    current_period_end: timestamp,
+    trial_end: timestamp.nullable(),
+    cancel_at_period_end: z.boolean(),
+    canceled_at: timestamp.nullable(),
+    checkout_session_id: z.string().nullable().describe('The checkout session that started it'),
+    created_at: timestamp,
+    updated_at: timestamp,
+    livemode: z.boolean(),
+  })
+  .meta({ id: 'Subscription' });
+export type Subscription = z.infer<typeof Subscription>;
+
+export const SubscriptionList = cursorListEnvelope(Subscription)
+  .extend({ subscriptions: z.array(Subscription).describe('The same items as `data`') })
+  .meta({ id: 'SubscriptionList' });
+export type SubscriptionList = z.infer<typeof SubscriptionList>;
+
+export const ListSubscriptionsQuery = z
+  .object({
+    limit,
+    starting_after: z.string().optional().describe('Id of the last subscription of the previous page'),
+    customer_id: z.string().optional(),
+  })
+  .meta({ id: 'ListSubscriptionsQuery' });
+export type ListSubscriptionsQuery = z.infer<typeof ListSubscriptionsQuery>;
+
+export const SubscriptionIdParams = z
+  .object({ id: z.string().describe('Subscription id, prefix sub_') })
+  .meta({ id: 'SubscriptionIdParams' });
+
+// ---------------------------------------------------------------- invoices
+
+export const Invoice = z
+  .object({
+    object: z.literal('invoice'),
+    id: z.string().describe('Prefix in_'),
+    customer_id: z.string(),
+    subscription_id: z.string().nullable(),
+    order_id: z.string().nullable(),
+    checkout_session_id: z.string().nullable(),
+    status: z.enum(['PAID']),
+    amount_subtotal: z.int().min(0),
+    amount_discount: z.int().min(0),
+    amount_total: z.int().min(0).describe('TWD charged'),
+    currency: z.literal('TWD'),
+    period_start: timestamp,
+    period_end: timestamp,
+    paid_at: timestamp,
+    created_at: timestamp,
+    updated_at: timestamp,
+    livemode: z.boolean(),
+  })
+  .meta({ id: 'Invoice' });
+export type Invoice = z.infer<typeof Invoice>;
+
+// ---------------------------------------------------------------- entitlements
+
+export const EntitlementsQuery = z
+  .object({
+    email: z.string().min(1).optional(),
+    external_id: z.string().min(1).optional(),
+    customer_id: z.string().min(1).optional(),
+  })
+  .meta({ id: 'EntitlementsQuery' });
+export type EntitlementsQuery = z.infer<typeof EntitlementsQuery>;
+
+export const EntitlementStatus = z.enum(['active', 'trialing', 'past_due']);
+export type EntitlementStatus = z.infer<typeof EntitlementStatus>;
+
+export const Entitlements = z
+  .object({
+    entitlements: z.array(
+      z.object({
+        product: z.string().nullable().describe('Product slug'),
+        product_id: z.string(),
+        status: EntitlementStatus,
+        subscription_id: z.string(),
+        current_period_end: timestamp,
+      }),
+    ),
+    subscription: z
+      .object({ id: z.string(), status: SubscriptionStatus, product: ProductSummary, current_period_end: timestamp })
+      .nullable()
+      .describe("The customer's most recent live subscription"),
+  })
+  .meta({ id: 'Entitlements' });
+export type Entitlements = z.infer<typeof Entitlements>;
+
+// ---------------------------------------------------------------- internal API (checkout)
+
+/** `GET /internal/subscriptions/live`: checkout's duplicate-subscription check. */
+export const LiveSubscriptionQuery = z
+  .object({ email: z.string().min(1), product_id: z.string().min(1) })
+  .meta({ id: 'LiveSubscriptionQuery' });
+export const LiveSubscriptionAnswer = z
+  .object({
+    subscription: z.object({ id: z.string(), status: SubscriptionStatus }).nullable(),
+  })
+  .meta({ id: 'LiveSubscriptionAnswer' });
+export type LiveSubscriptionAnswer = z.infer<typeof LiveSubscriptionAnswer>;
+
+// ---------------------------------------------------------------- events (billing.events)
+// Streams `customer-<id>`, `subscription-<id>`, `invoice-<id>`; schema version 1. The public
+// ones (BILLING_PUBLIC_EVENTS) carry `object`: the resource as the API shows it after the change.
+
+const Tenant = { organization: z.string(), environment: Environment };
+
+/** Occurs when a customer is created (public: customer.created). */
+export const CustomerCreatedData = z
+  .object({ customer_id: z.string(), ...Tenant, object: Customer })
+  .meta({ id: 'CustomerCreatedData' });
+export type CustomerCreatedData = z.infer<typeof CustomerCreatedData>;
+
+/** Occurs when a customer's name, external id or metadata changes (public: customer.updated). */
+export const CustomerUpdatedData = z
+  .object({
+    customer_id: z.string(),
+    changes: z.object({
+      name: z.string().nullable().optional(),
+      external_id: z.string().nullable().optional(),
+      metadata: z.record(z.string(), z.string()).nullable().optional(),
+    }),
+    object: Customer,
+  })
+  .meta({ id: 'CustomerUpdatedData' });
+export type CustomerUpdatedData = z.infer<typeof CustomerUpdatedData>;
+
+/** Internal: a completed checkout session (order) of the customer; counts in `orders_count`. */
+export const CustomerOrderRecordedData = z
+  .object({ customer_id: z.string(), order_id: z.string(), checkout_session_id: z.string(), recorded_at: timestamp })
+  .meta({ id: 'CustomerOrderRecordedData' });
+export type CustomerOrderRecordedData = z.infer<typeof CustomerOrderRecordedData>;
+
+/** Occurs when a subscription starts in TRIAL or ACTIVE (public: subscription.activated). */
+export const SubscriptionActivatedData = z
+  .object({
+    subscription_id: z.string(),
+    ...Tenant,
+    checkout_session_id: z.string().nullable(),
+    order_id: z.string().nullable(),
+    object: Subscription,
+  })
+  .meta({ id: 'SubscriptionActivatedData' });
+export type SubscriptionActivatedData = z.infer<typeof SubscriptionActivatedData>;
+
+/** Occurs when a subscription's status, period, plan or cancellation changes (public: subscription.updated). */
+export const SubscriptionUpdatedData = z
+  .object({ subscription_id: z.string(), object: Subscription })
+  .meta({ id: 'SubscriptionUpdatedData' });
+export type SubscriptionUpdatedData = z.infer<typeof SubscriptionUpdatedData>;
+
+/**
+ * Internal, for checkout: a SUBSCRIPTION-mode session was paid by a customer who already had a
+ * live subscription to the product. No second subscription exists; checkout refunds the order.
+ */
+export const DuplicateSubscriptionPaidData = z
+  .object({
+    checkout_session_id: z.string(),
+    order_id: z.string(),
+    customer_id: z.string(),
+    product_id: z.string(),
+    amount_total: z.int().min(0),
+    existing_subscription_id: z.string(),
+    status: SubscriptionStatus.describe('Status of the existing subscription'),
+    detected_at: timestamp,
+  })
+  .meta({ id: 'DuplicateSubscriptionPaidData' });
+export type DuplicateSubscriptionPaidData = z.infer<typeof DuplicateSubscriptionPaidData>;
+
+/** Occurs when an invoice is paid (public: invoice.paid). */
+export const InvoicePaidData = z
+  .object({ invoice_id: z.string(), ...Tenant, object: Invoice })
+  .meta({ id: 'InvoicePaidData' });
+export type InvoicePaidData = z.infer<typeof InvoicePaidData>;
+
+export const BILLING_TOPIC = 'billing.events';
+
+export const BILLING_EVENT_SCHEMAS = {
+  CustomerCreated: CustomerCreatedData,
+  CustomerUpdated: CustomerUpdatedData,
+  CustomerOrderRecorded: CustomerOrderRecordedData,
+  SubscriptionActivated: SubscriptionActivatedData,
+  SubscriptionUpdated: SubscriptionUpdatedData,
+  DuplicateSubscriptionPaid: DuplicateSubscriptionPaidData,
+  InvoicePaid: InvoicePaidData,
+} as const;
+export type BillingEventType = keyof typeof BILLING_EVENT_SCHEMAS;
+
+// ---------------------------------------------------------------- OpenAPI
+
+/** Customers (Secret Key only, with the customer endpoints' own error codes) and subscriptions. */
+export function registerBillingRoutes(registry: OpenApiRegistry): OpenApiRegistry {
+  const error = (description: string) => ({ description, schema: ErrorEnvelope });
+  const unauthorized = error('unauthorized: API key invalid, missing or not a Secret Key');
+  const invalidRequest = error('invalid_request: bad query, malformed JSON, or `email` in the body');
+  const customerNotFound = error('resource_not_found: no such customer in this organization and environment');
+  const externalIdTaken = error('conflict: the external id belongs to another customer of this environment');
+  const invalidBody = error('validation_error: name or external_id format; details[] of {path, message, code}');
+  const secret: Array<'secretKey'> = ['secretKey'];
+  const tags = ['Customers'];
+  const customerRead = {
+    200: { description: 'The customer with its subscriptions', schema: CustomerWithSubscriptions },
+    400: invalidRequest,
+    401: unauthorized,
+    404: customerNotFound,
+  };
+  const customerWrite = {
+    200: { description: 'The customer', schema: Customer },
+    400: invalidRequest,
+    401: unauthorized,
+    404: customerNotFound,
+    409: externalIdTaken,
+    422: invalidBody,
+  };
+  return registry
+    .route({
+      method: 'get',
+      path: '/customers',
+      summary: 'List customers, newest first',
+      tags,
+      security: secret,
+      query: ListCustomersQuery,
+      responses: {
+        200: { description: 'A page of customers', schema: CustomerList },
+        400: invalidRequest,
+        401: unauthorized,
+      },
+    })
+    .route({
+      method: 'get',
+      path: '/customers/entitlements',
+      summary: "A customer's entitlements (exactly one of email, external_id, customer_id)",
+      tags,
+      security: secret,
+      query: EntitlementsQuery,
+      responses: {
+        200: { description: 'Live entitlements and the most recent live subscription', schema: Entitlements },
+        400: invalidRequest,
+        401: unauthorized,
+        404: customerNotFound,
+      },
+    })
+    .route({
+      method: 'get',
+      path: '/customers/external/{external_id}',
+      summary: 'Retrieve a customer by external id',
+      tags,
+      security: secret,
+      params: CustomerExternalIdParams,
+      responses: customerRead,
+    })
+    .route({
+      method: 'patch',
+      path: '/customers/external/{external_id}',
+      summary: 'Update a customer found by external id',
+      tags,
+      security: secret,
+      params: CustomerExternalIdParams,
+      body: UpdateCustomerBody,
+      responses: customerWrite,
+    })
+    .route({
+      method: 'get',
+      path: '/customers/{id}',
+      summary: 'Retrieve a customer',
+      tags,
+      security: secret,
+      params: CustomerIdParams,
+      query: ByExternalIdQuery,
+      responses: customerRead,
+    })
+    .route({
+      method: 'patch',
+      path: '/customers/{id}',
+      summary: 'Update a customer (name, external_id, metadata; email is immutable)',
+      tags,
+      security: secret,
+      params: CustomerIdParams,
+      query: ByExternalIdQuery,
+      body: UpdateCustomerBody,
+      responses: customerWrite,
+    })
+    .route({
+      method: 'get',
+      path: '/subscriptions',
+      summary: 'List subscriptions, newest first',
+      tags: ['Subscriptions'],
+      security: secret,
+      query: ListSubscriptionsQuery,
+      responses: {
+        200: { description: 'A page of subscriptions', schema: SubscriptionList },
+        401: unauthorized,
+        422: error('Query failed validation'),
+      },
+    })
+    .route({
+      method: 'get',
+      path: '/subscriptions/{id}',
+      summary: 'Retrieve a subscription',
+      tags: ['Subscriptions'],
+      security: secret,
+      params: SubscriptionIdParams,
+      responses: {
+        200: { description: 'The subscription', schema: Subscription },
+        401: unauthorized,
+        404: error('not_found: no such subscription'),
+      },
+    });
+}

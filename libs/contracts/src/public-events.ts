@@ -1,0 +1,51 @@
+/**
+ * Public events: the dotted lowercase types that travel on Kafka and in webhooks. Inside a
+ * service the stream events are PascalCase; its relay publishes the ones listed here under
+ * their public name and every other event under its internal name (consumed by other services,
+ * not by merchants). The `data` of a public event carries `object`, the resource as the public
+ * API shows it after the change, so that notifications can send it without reading the
+ * owner's tables.
+ */
+
+/** checkout.events */
+export const CHECKOUT_PUBLIC_EVENTS = {
+  /** Occurs when a checkout session is paid (or set up) and its order exists; the provisioning trigger. */
+  CheckoutSessionCompleted: 'checkout.completed',
+  /** Occurs when an open checkout session passes `expires_at` unpaid. */
+  CheckoutSessionExpired: 'checkout.expired',
+  /** Occurs when a paid order is refunded. */
+  OrderRefunded: 'order.refunded',
+} as const;
+
+/** billing.events */
+export const BILLING_PUBLIC_EVENTS = {
+  /** Occurs when a customer is created, by a paid checkout or otherwise. */
+  CustomerCreated: 'customer.created',
+  /** Occurs when a customer's name, external id, metadata or status changes. */
+  CustomerUpdated: 'customer.updated',
+  /** Occurs when a subscription starts, in TRIAL or ACTIVE. */
+  SubscriptionActivated: 'subscription.activated',
+  /** Occurs when a subscription's status, period, plan or cancellation changes. */
+  SubscriptionUpdated: 'subscription.updated',
+  /** Occurs when an invoice is paid. */
+  InvoicePaid: 'invoice.paid',
+} as const;
+
+/** promotions.events */
+export const PROMOTIONS_PUBLIC_EVENTS = {
+  /** Occurs when a promotion code's redemption becomes ACTIVE because its checkout was paid. */
+  PromotionCodeRedeemed: 'promotion_code.redeemed',
+} as const;
+
+type ValuesOf<T> = T[keyof T];
+export type PublicEventType =
+  | ValuesOf<typeof CHECKOUT_PUBLIC_EVENTS>
+  | ValuesOf<typeof BILLING_PUBLIC_EVENTS>
+  | ValuesOf<typeof PROMOTIONS_PUBLIC_EVENTS>;
+
+/** Every public event type, for webhook endpoint subscriptions. */
+export const PUBLIC_EVENT_TYPES = [
+  ...Object.values(CHECKOUT_PUBLIC_EVENTS),
+  ...Object.values(BILLING_PUBLIC_EVENTS),
+  ...Object.values(PROMOTIONS_PUBLIC_EVENTS),
+] as readonly PublicEventType[];

@@ -1,0 +1,64 @@
+import type { Express, Request, RequestHandler } from 'express';
+import { Counter, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
+
+/** Seconds; from a cache hit to a slow upstream. */
+const DURATION_BUCKETS = [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5];
+
+/**
+ * Prometheus metrics of one service: `http_requests_total` and
+ * `http_request_duration_seconds` by method, route pattern and status, plus the process
+ * metrics. One registry per app, so that several services in one process (embedded mode,
+ * tests) keep their numbers apart; every series carries `service`.
+ */
+export class ServiceMetrics {
+  readonly registry = new Registry();
+  private readonly requests: Counter<'method' | 'route' | 'status'>;
+  private readonly durations: Histogram<'method' | 'route' | 'status'>;
+
+  constructor(service: string) {
+    this.registry.setDefaultLabels({ service });
+    collectDefaultMetrics({ register: this.registry });
+    const labelNames = ['method', 'route', 'status'] as const;
+    this.requests = new Counter({
+      name: 'http_requests_total',
+      help: 'HTTP requests answered, by method, route pattern and status',
+      labelNames,
+      registers: [this.registry],
+    });
+    this.durations = new Histogram({
+      name: 'http_request_duration_seconds',
+      help: 'Time from the request to the end of its response',
+      labelNames,
+      buckets: DURATION_BUCKETS,
+      registers: [this.registry],
+    });
+  }
+
+  /** Records every request when its response ends; probes and scrapes included. */
+  middleware(): RequestHandler {
+    return (req, res, next) => {
+      const stop = this.durations.startTimer();
+      res.once('finish', () => {
+        const labels = { method: req.method, route: routeOf(req), status: String(res.statusCode) };
+        this.requests.inc(labels);
+        stop(labels);
+      });
+      next();
+    };
+  }
+
+  mount(app: Express): void {
+    app.get('/metrics', async (_req, res) => {
+      res.type(this.registry.contentType).send(await this.registry.metrics());
+    });
+  }
+}
+
+/**
+ * The matched route's pattern (`/v1/customers/:id`), never the raw path, so that ids do not
+ * become label values; requests no route matched count as `unmatched`.
+ */
+function routeOf(req: Request): string {
+  const pattern = req.route?.path as string | undefined;
+  return pattern ? `${req.baseUrl}${pattern}` : 'unmatched';
+}
