@@ -9,23 +9,11 @@ host=127.0.0.1
 port=${POSTGRES_PORT:-5432}
 wait_seconds=30
 
-say() { echo "postgres: $*"; }
-fail() {
-  echo "postgres: $*" >&2
-  exit 1
-}
+name=postgres
+# shellcheck source=scripts/lib.sh
+source "$(dirname "$0")/lib.sh"
 
 answers() { command -v pg_isready >/dev/null && pg_isready -q -h "$host" -p "$port"; }
-
-as_root() {
-  if [ "$(id -u)" -eq 0 ]; then
-    "$@"
-  elif command -v sudo >/dev/null; then
-    sudo "$@"
-  else
-    fail "need root to run: $*"
-  fi
-}
 
 # "<version> <name> <port> <status>" per Debian cluster (the version is the folder under /etc/postgresql).
 clusters() { command -v pg_lsclusters >/dev/null && pg_lsclusters -h | awk '{ print $1, $2, $3, $4 }' || true; }

@@ -9,21 +9,9 @@ host=127.0.0.1
 port=${REDIS_PORT:-6379}
 wait_seconds=15
 
-say() { echo "redis: $*"; }
-fail() {
-  echo "redis: $*" >&2
-  exit 1
-}
-
-as_root() {
-  if [ "$(id -u)" -eq 0 ]; then
-    "$@"
-  elif command -v sudo >/dev/null; then
-    sudo "$@"
-  else
-    fail "need root to run: $*"
-  fi
-}
+name=redis
+# shellcheck source=scripts/lib.sh
+source "$(dirname "$0")/lib.sh"
 
 answers() { command -v redis-cli >/dev/null && [ "$(redis-cli -h "$host" -p "$port" ping 2>/dev/null)" = PONG ]; }
 

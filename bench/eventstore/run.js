@@ -5,28 +5,17 @@ const os = require('node:os');
 const { performance } = require('node:perf_hooks');
 const { Pool } = require('pg');
 const { EventStore, postgresDatabase } = require('@billing/eventstore');
+const { positiveSetting, setting } = require('../settings');
 
 const PAYLOAD = { plan: 'plan_bench', amount: 1999, currency: 'EUR', note: 'benchmark event' };
 
-/** `--ops=500` on the command line wins over BENCH_OPS=500 in the environment. */
-function setting(flag, envName, fallback) {
-  const arg = process.argv.slice(2).find((a) => a.startsWith(`--${flag}=`));
-  return arg ? arg.slice(flag.length + 3) : (process.env[envName] ?? fallback);
-}
-
-function positiveInt(name, value) {
-  const n = Number(value);
-  if (!Number.isInteger(n) || n < 1) throw new Error(`${name} must be a positive integer, got ${value}`);
-  return n;
-}
-
 function readParameters() {
-  const ops = positiveInt('BENCH_OPS', setting('ops', 'BENCH_OPS', '2000'));
+  const ops = positiveSetting('ops', 'BENCH_OPS', '2000');
   return {
     databaseUrl: setting('database-url', 'DATABASE_URL', 'postgres://postgres@127.0.0.1:5432/postgres'),
     ops,
-    concurrency: positiveInt('BENCH_CONCURRENCY', setting('concurrency', 'BENCH_CONCURRENCY', '8')),
-    warmupOps: positiveInt('BENCH_WARMUP', setting('warmup', 'BENCH_WARMUP', String(Math.min(200, ops)))),
+    concurrency: positiveSetting('concurrency', 'BENCH_CONCURRENCY', '8'),
+    warmupOps: positiveSetting('warmup', 'BENCH_WARMUP', String(Math.min(200, ops))),
   };
 }
 

@@ -10,22 +10,15 @@ const { createLogger } = require('@billing/service');
 const { identityHeaders } = require('@billing/contracts');
 const { catalogService } = require('@billing/catalog');
 const { createGatewayService } = require('@billing/gateway');
+const { positiveSetting } = require('../settings');
 
 const AUTOCANNON = require.resolve('autocannon/autocannon.js');
 const PRODUCTS = 20;
 
-/** `--duration=5` on the command line wins over BENCH_DURATION=5 in the environment. */
-function setting(flag, envName, fallback) {
-  const arg = process.argv.slice(2).find((a) => a.startsWith(`--${flag}=`));
-  const value = Number(arg ? arg.slice(flag.length + 3) : (process.env[envName] ?? fallback));
-  if (!Number.isInteger(value) || value < 1) throw new Error(`${envName} must be a positive integer, got ${value}`);
-  return value;
-}
-
 const readParameters = () => ({
-  duration_s: setting('duration', 'BENCH_DURATION', 10),
-  connections: setting('connections', 'BENCH_CONNECTIONS', 16),
-  warmup_s: setting('warmup', 'BENCH_WARMUP', 2),
+  duration_s: positiveSetting('duration', 'BENCH_DURATION', 10),
+  connections: positiveSetting('connections', 'BENCH_CONNECTIONS', 16),
+  warmup_s: positiveSetting('warmup', 'BENCH_WARMUP', 2),
   products: PRODUCTS,
 });
 
