@@ -1,3 +1,4 @@
+import { PROMOTIONS_PUBLIC_EVENTS } from '@billing/contracts';
 import type { ServiceDefinition } from '@billing/runtime';
 import { migrateCouponsReadModel } from './coupons/read-model';
 import { mountCouponRoutes } from './coupons/routes';
@@ -5,13 +6,14 @@ import { migratePromotionCodesReadModel } from './promotion-codes/read-model';
 import { mountPromotionCodeRoutes } from './promotion-codes/routes';
 import { startConsumers } from './replicas/consumer';
 import { migrateReplicas } from './replicas/read-model';
-import { requireAdminOrganization, requireCaller } from './shared/http';
 import { mountValidationRoutes } from './validation/routes';
+import { requireAdminOrganization, requireCaller } from '@billing/service';
 
 /** The promotions service: coupons, promotion codes, validation, redemptions. */
 export const promotionsService: ServiceDefinition = {
   name: 'promotions',
   defaultPort: 4104,
+  publicEvents: PROMOTIONS_PUBLIC_EVENTS,
   routes: (app, context) => {
     app.use('/v1', requireCaller);
     app.use('/internal', requireCaller);

@@ -1,59 +1,11 @@
-import { randomUUID } from 'node:crypto';
-import {
-  type DomainEventEnvelope,
-  type Environment,
-  IDENTITY_HEADERS,
-  type KeyKind,
-  identityHeaders,
-  newId,
-} from '@billing/contracts';
 import type { ServiceUnderTest } from '@billing/runtime';
+import { callService } from '@billing/testing';
 
-export interface Reply {
-  status: number;
-  body: any;
-}
+export { type Reply, admin, caller, envelope, newOrg } from '@billing/testing';
 
+/** Calls the service under test. */
 export function client(running: () => ServiceUnderTest) {
-  async function call(method: string, path: string, headers: Record<string, string>, body?: unknown): Promise<Reply> {
-    const res = await fetch(`${running().service.url}${path}`, {
-      method,
-      headers: { ...(body === undefined ? {} : { 'content-type': 'application/json' }), ...headers },
-      body: body === undefined ? undefined : typeof body === 'string' ? body : JSON.stringify(body),
-    });
-    return { status: res.status, body: await res.json() };
-  }
+  const call = (method: string, path: string, headers: Record<string, string>, body?: unknown) =>
+    callService(running().service.url, method, path, headers, body);
   return { call };
-}
-
-/** A random organization per test, so lists and replicas only hold what the test made. */
-export const newOrg = () => newId('organization');
-
-/** What the gateway sets for a public request made with an API key. */
-export const caller = (organization: string, environment: Environment = 'SANDBOX', keyKind: KeyKind = 'secret') =>
-  identityHeaders({ organization, environment, keyKind, keyId: 'key_test' });
-export const admin = (organization: string) => ({ [IDENTITY_HEADERS.organization]: organization });
-
-let position = 1;
-/** An envelope as another service's relay would publish it. */
-export function envelope(
-  type: string,
-  stream: string,
-  organization: string,
-  data: Record<string, unknown>,
-  streamVersion = 1,
-  environment: Environment = 'SANDBOX',
-): DomainEventEnvelope {
-  return {
-    id: randomUUID(),
-    type,
-    schema_version: 1,
-    stream,
-    stream_version: streamVersion,
-    global_position: position++,
-    occurred_at: new Date().toISOString(),
-    organization,
-    environment,
-    data,
-  };
 }

@@ -49,7 +49,7 @@ const publish = (org: string, type: string, stream: string, data: Record<string,
   running.infrastructure.bus.publish(CHECKOUT_TOPIC, [{ key: stream, value: envelope(type, stream, org, data) }]);
 
 const completed = (org: string, fields: Record<string, unknown>) =>
-  publish(org, 'CheckoutSessionCompleted', `checkout_session-${fields.session_id as string}`, {
+  publish(org, 'checkout.completed', `checkout_session-${fields.session_id as string}`, {
     session_id: 'cs_x',
     order_id: `ord_${run}_${++sessions}`,
     customer_id: null,
@@ -156,7 +156,7 @@ describe('redemptions driven by checkout events', () => {
     await eventually(async () => expect((await redemptionsOf(org, code.id)).active_count).toBe(2), 30000);
     const read = await call('GET', `/v1/promotion-codes/${code.id}`, caller(org));
     expect(read.body.data.current_redemptions).toBe(2);
-    await publish(org, 'OrderRefunded', `order-ord_a_${run}`, {
+    await publish(org, 'order.refunded', `order-ord_a_${run}`, {
       order_id: `ord_a_${run}`,
       redemption_id: a.redemption_id,
     });
@@ -194,7 +194,7 @@ describe('redemptions driven by checkout events', () => {
     const code = await setUp(org, { max_redemptions: 1 });
     const first = (await reserve(org, { checkout_session_id: `cs_exp_${run}` })).body;
     expect((await reserve(org)).body.error.code).toBe('PROMO_CODE_EXHAUSTED');
-    await publish(org, 'CheckoutSessionExpired', `checkout_session-cs_exp_${run}`, {
+    await publish(org, 'checkout.expired', `checkout_session-cs_exp_${run}`, {
       session_id: `cs_exp_${run}`,
       redemption_id: first.redemption_id,
     });

@@ -1,6 +1,5 @@
 import {
   CreateProductBody,
-  IDENTITY_HEADERS,
   ListProductsQuery,
   ProductIdParams,
   ProductSlugParams,
@@ -13,8 +12,8 @@ import {
 } from '@billing/contracts';
 import { type EventStoreTransaction, type RecordedEvent, handleCommand } from '@billing/eventstore';
 import type { ServiceContext } from '@billing/runtime';
-import { callerOf, validate } from '@billing/service';
-import type { Express, Request, RequestHandler } from 'express';
+import { adminOrganizationOf, callerOf, requireAdminOrganization, requireCaller, validate } from '@billing/service';
+import type { Express } from 'express';
 import { decide } from './decide';
 import { type ProductState, asProductEvent, evolve, initialState, productStream } from './product';
 import {
@@ -32,18 +31,6 @@ const aggregate = {
   evolve: (state: ProductState, event: RecordedEvent) => evolve(state, asProductEvent(event)),
   decide,
 };
-
-/** Public reads come through the gateway, which vouches for the caller in identity headers. */
-const requireCaller: RequestHandler = (req, _res, next) => {
-  callerOf(req);
-  next();
-};
-
-/** Admin writes come through the gateway's admin API, which names only the organization. */
-const requireAdminOrganization: RequestHandler = (req, _res, next) => {
-  next(adminOrganizationOf(req) ? undefined : unauthorized('Missing organization'));
-};
-const adminOrganizationOf = (req: Request) => req.get(IDENTITY_HEADERS.organization)?.trim() || undefined;
 
 const found = (view: ProductView | null | undefined, id: string): ProductView => {
   if (!view) throw notFound(`No such product: ${id}`);
@@ -79,7 +66,7 @@ export function mountProductRoutes(app: Express, { store, now }: ServiceContext)
   });
 
   app.post('/admin/products', validate({ body: CreateProductBody }), async (req, res) => {
-    const organization = adminOrganizationOf(req)!;
+    const organization = adminOrganizationOf(req);
     const { environment, ...fields } = res.locals.input.body;
     const productId = newId('product');
     const at = now();
@@ -96,7 +83,7 @@ export function mountProductRoutes(app: Express, { store, now }: ServiceContext)
   // A body-less PATCH changes nothing, like `{}`.
   const updateSchemas = { params: ProductIdParams, body: UpdateProductBody.default({}) };
   app.patch('/admin/products/:id', validate(updateSchemas), async (req, res) => {
-    const organization = adminOrganizationOf(req)!;
+    const organization = adminOrganizationOf(req);
     const { params, body: changes } = res.locals.input;
     // The environment is fixed at creation; the read model knows it before the stream is read.
     const { environment } = found(await findOrganizationProduct(db, schema, organization, params.id), params.id);

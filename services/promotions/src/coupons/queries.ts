@@ -1,8 +1,8 @@
 import { type Coupon as CouponResource, badRequest, livemodeOf } from '@billing/contracts';
 import type { SqlExecutor } from '@billing/eventstore';
-import type { Tenant } from '../shared/http';
 import type { Coupon } from './coupon';
 import { couponsTable } from './read-model';
+import type { Tenant } from '@billing/service';
 
 export async function findCoupon(
   sql: SqlExecutor,

@@ -12,9 +12,8 @@ import {
 } from '@billing/contracts';
 import { type EventStoreTransaction, type RecordedEvent, handleCommand } from '@billing/eventstore';
 import type { ServiceContext } from '@billing/runtime';
-import { validate } from '@billing/service';
+import { validate, adminOrganizationOf, secretCallerOf } from '@billing/service';
 import type { Express } from 'express';
-import { adminOrganizationOf, secretCallerOf } from '../shared/http';
 import { type Coupon, type CouponState, asCouponEvent, couponStream, evolve, initialState } from './coupon';
 import { decide } from './decide';
 import { findCoupon, listCoupons, toCouponResource } from './queries';
@@ -56,7 +55,7 @@ export function mountCouponRoutes(app: Express, { store, now }: ServiceContext):
 
   app.post('/admin/coupons', validate({ body: AdminCreateCouponBody }), async (req, res) => {
     const { environment, ...terms } = res.locals.input.body;
-    res.status(201).json(await createCoupon(adminOrganizationOf(req)!, environment, terms));
+    res.status(201).json(await createCoupon(adminOrganizationOf(req), environment, terms));
   });
 
   app.get('/v1/coupons', validate({ query: ListCouponsQuery }), async (req, res) => {

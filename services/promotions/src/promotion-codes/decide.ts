@@ -194,6 +194,15 @@ function confirm({ data }: ConfirmRedemption, state: PromotionCodeState): Promot
         external_id: data.externalId ?? r.external_id,
         discount_amount: r.discount_amount,
         redeemed_at: data.now.toISOString(),
+        object: {
+          id: r.id,
+          promotion_code_id: code.id,
+          customer_id: data.customerId ?? r.customer_id,
+          order_id: data.orderId,
+          discount_amount: r.discount_amount,
+          status: 'ACTIVE',
+          redeemed_at: data.now.toISOString(),
+        },
       },
     },
   ];

@@ -57,6 +57,15 @@ const redeemed = (id: string): PromotionCodeEvent => ({
     external_id: null,
     discount_amount: 10,
     redeemed_at: now,
+    object: {
+      id,
+      promotion_code_id: 'promo_1',
+      customer_id: 'cus_1',
+      order_id: 'ord_1',
+      discount_amount: 10,
+      status: 'ACTIVE',
+      redeemed_at: now,
+    },
   },
 });
 const release = (id: string): PromotionCodeCommand => ({

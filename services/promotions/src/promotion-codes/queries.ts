@@ -1,8 +1,8 @@
 import { type PromotionCode as PromotionCodeResource, type Redemption, livemodeOf } from '@billing/contracts';
 import type { SqlExecutor } from '@billing/eventstore';
-import type { Tenant } from '../shared/http';
 import type { CustomerRef } from './decide';
 import { type PromotionCodeView, type RedemptionRow, tablesOf } from './read-model';
+import type { Tenant } from '@billing/service';
 
 export async function findPromotionCode(
   sql: SqlExecutor,

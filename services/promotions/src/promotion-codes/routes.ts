@@ -12,10 +12,9 @@ import {
 } from '@billing/contracts';
 import { type EventStoreTransaction, type RecordedEvent, handleCommand } from '@billing/eventstore';
 import type { ServiceContext } from '@billing/runtime';
-import { validate } from '@billing/service';
+import { validate, secretCallerOf } from '@billing/service';
 import type { Express } from 'express';
 import { findCoupon } from '../coupons/queries';
-import { secretCallerOf } from '../shared/http';
 import { promotionCodeAggregate } from './decide';
 import { promotionCodeStream } from './promotion-code';
 import { findPromotionCode, listPromotionCodes, listRedemptions, toPromotionCodeResource } from './queries';

@@ -1,4 +1,5 @@
 import {
+  CHECKOUT_PUBLIC_EVENTS,
   CHECKOUT_TOPIC,
   CheckoutSessionCompletedData,
   CheckoutSessionExpiredData,
@@ -10,12 +11,11 @@ import {
   ProductUpdatedData,
 } from '@billing/contracts';
 import { exactlyOnce } from '@billing/bus';
-import type { EventStore, EventStoreTransaction } from '@billing/eventstore';
+import { type EventStore, type EventStoreTransaction, handleCommandInTransaction } from '@billing/eventstore';
 import { topicOf, type ServiceContext } from '@billing/runtime';
 import { type PromotionCodeCommand, promotionCodeAggregate } from '../promotion-codes/decide';
 import { promotionCodeStream } from '../promotion-codes/promotion-code';
 import { projectPromotionCodes, tablesOf } from '../promotion-codes/read-model';
-import { handleInTransaction } from '../shared/in-transaction';
 import type { ProductFacts } from '../validation/validate';
 import { replicaTables } from './read-model';
 
@@ -63,7 +63,7 @@ async function handle(store: EventStore, tx: EventStoreTransaction, event: Domai
       return changeProduct(tx, schema, event, ProductArchivedData.parse(event.data).product_id, undefined, false);
     case 'ProductRestored':
       return changeProduct(tx, schema, event, ProductRestoredData.parse(event.data).product_id, undefined, true);
-    case 'CheckoutSessionCompleted': {
+    case CHECKOUT_PUBLIC_EVENTS.CheckoutSessionCompleted: {
       const d = CheckoutSessionCompletedData.parse(event.data);
       await tx.query(
         `INSERT INTO ${replicaTables(schema).orders}
@@ -86,7 +86,7 @@ async function handle(store: EventStore, tx: EventStoreTransaction, event: Domai
         data: { ...target, orderId: d.order_id, customerId: d.customer_id, externalId: d.external_customer_id },
       }));
     }
-    case 'CheckoutSessionExpired': {
+    case CHECKOUT_PUBLIC_EVENTS.CheckoutSessionExpired: {
       const d = CheckoutSessionExpiredData.parse(event.data);
       if (!d.redemption_id) return;
       return onRedemption(store, tx, event, d.redemption_id, at, (target) => ({
@@ -94,7 +94,7 @@ async function handle(store: EventStore, tx: EventStoreTransaction, event: Domai
         data: target,
       }));
     }
-    case 'OrderRefunded': {
+    case CHECKOUT_PUBLIC_EVENTS.OrderRefunded: {
       const d = OrderRefundedData.parse(event.data);
       if (!d.redemption_id) return;
       return onRedemption(store, tx, event, d.redemption_id, at, (target) => ({
@@ -144,7 +144,7 @@ async function onRedemption(
     now: at,
     redemptionId,
   };
-  await handleInTransaction(tx, store, promotionCodeStream(codeId), promotionCodeAggregate, command(target), {
+  await handleCommandInTransaction(tx, store, promotionCodeStream(codeId), promotionCodeAggregate, command(target), {
     organization: event.organization,
     environment: event.environment,
     occurredAt: at,

@@ -1,6 +1,6 @@
 import type { EventStore, SqlExecutor } from '@billing/eventstore';
-import type { Tenant } from '../shared/http';
 import type { ProductFacts } from '../validation/validate';
+import type { Tenant } from '@billing/service';
 
 /**
  * Replicas of other services' data, fed from Kafka and eventually consistent: the catalog's
