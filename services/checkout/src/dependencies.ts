@@ -11,6 +11,8 @@ export const DEFAULT_SWEEP_INTERVAL_MS = 30_000;
 export interface CheckoutDependencies {
   catalog: () => InternalClient;
   promotions: () => InternalClient;
+  /** Null when billing is not configured: the duplicate check then waits for the payment. */
+  billing: InternalClient | null;
   processor: PaymentProcessor;
   /** Read at each use: the embedded default learns the gateway's address after checkout starts. */
   readonly checkoutUrl: string;
@@ -32,6 +34,9 @@ export function dependenciesOf(context: ServiceContext): CheckoutDependencies {
   const promotions = config.PROMOTIONS_SERVICE_URL
     ? new InternalClient({ name: 'promotions', baseUrl: config.PROMOTIONS_SERVICE_URL })
     : null;
+  const billing = config.BILLING_SERVICE_URL
+    ? new InternalClient({ name: 'billing', baseUrl: config.BILLING_SERVICE_URL })
+    : null;
   const required = (client: InternalClient | null, name: string) => () => {
     if (!client) throw new ApiError(503, 'service_unavailable', `${name} is not configured`);
     return client;
@@ -39,6 +44,7 @@ export function dependenciesOf(context: ServiceContext): CheckoutDependencies {
   const deps: CheckoutDependencies = {
     catalog: required(catalog, 'catalog'),
     promotions: required(promotions, 'promotions'),
+    billing,
     processor: new SandboxProcessor({ allowProduction: config.SANDBOX_PROCESSOR_IN_PRODUCTION === 'demo' }),
     get checkoutUrl() {
       return config.CHECKOUT_URL ?? DEFAULT_CHECKOUT_URL;
@@ -50,6 +56,7 @@ export function dependenciesOf(context: ServiceContext): CheckoutDependencies {
     close: () => {
       catalog?.close();
       promotions?.close();
+      billing?.close();
     },
   };
   built.set(context, deps);

@@ -1,8 +1,10 @@
+import { CHECKOUT_PUBLIC_EVENTS } from '@billing/contracts';
 import type { ServiceDefinition } from '@billing/runtime';
 import { dependenciesOf } from './dependencies';
 import { mountHostedPage } from './hosted-page/routes';
 import { migratePaymentLinksReadModel } from './payment-links/read-model';
 import { mountPaymentLinkRoutes } from './payment-links/routes';
+import { startBillingConsumer } from './sessions/billing-consumer';
 import { startExpirySweep } from './sessions/expiry';
 import { mountPayRoute } from './sessions/pay';
 import { migrateSessionsReadModel } from './sessions/read-model';
@@ -12,6 +14,7 @@ import { mountSessionRoutes } from './sessions/routes';
 export const checkoutService: ServiceDefinition = {
   name: 'checkout',
   defaultPort: 4102,
+  publicEvents: CHECKOUT_PUBLIC_EVENTS,
   routes: (app, context) => {
     mountSessionRoutes(app, context);
     mountPayRoute(app, context);
@@ -23,7 +26,9 @@ export const checkoutService: ServiceDefinition = {
     await migrateSessionsReadModel(context.store);
     await migratePaymentLinksReadModel(context.store);
     const stopSweep = startExpirySweep(context);
+    const stopBillingConsumer = await startBillingConsumer(context);
     return [
+      stopBillingConsumer,
       async () => {
         await stopSweep();
         dependenciesOf(context).close();

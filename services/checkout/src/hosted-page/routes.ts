@@ -1,7 +1,8 @@
 import { ApiError, PayCheckoutSessionBody, detailsFromZodIssues } from '@billing/contracts';
 import type { ServiceContext } from '@billing/runtime';
 import express, { type Express, type Request, type Response } from 'express';
-import { findSession, statusAt } from '../sessions/queries';
+import { findSession } from '../sessions/queries';
+import { statusAt } from '../sessions/resource';
 import { paySession } from '../sessions/pay';
 import type { Session } from '../sessions/session';
 import { type CheckoutPageView, renderCheckoutPage, renderMessagePage } from './render';

@@ -21,7 +21,7 @@ import { z } from 'zod';
 import { dependenciesOf, serviceCaller } from '../dependencies';
 import { renderMessagePage } from '../hosted-page/render';
 import { createSession } from '../sessions/create';
-import { pageUrl } from '../sessions/queries';
+import { pageUrl } from '../sessions/resource';
 import { redirectUrlViolation } from '../sessions/rules';
 import { lookUpProduct } from '../sessions/upstream';
 import { type PaymentLinkCommand, decide } from './decide';

@@ -24,10 +24,23 @@ export type ChargeResult =
   | { status: 'requires_action'; next_action: { type: 'challenge' } }
   | { status: 'declined'; code: string; message: string };
 
+export interface RefundRequest {
+  /** One refund per key, however often it is asked: the order id. */
+  idempotencyKey: string;
+  environment: Environment;
+  paymentIntentId: string;
+  /** Integer TWD, the whole charge. */
+  amount: number;
+  now: Date;
+}
+
+export type RefundResult = { status: 'succeeded'; refund_id: string } | { status: 'failed'; message: string };
+
 /** The payment-processor port: the sandbox simulator here, a real acquirer's adapter later. */
 export interface PaymentProcessor {
   readonly name: string;
   /** Whether it may move money in this environment; a refusal is 402 with its reason. */
   refusal(environment: Environment): string | null;
   charge(request: ChargeRequest): Promise<ChargeResult>;
+  refund(request: RefundRequest): Promise<RefundResult>;
 }

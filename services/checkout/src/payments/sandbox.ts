@@ -1,4 +1,4 @@
-import type { ChargeRequest, ChargeResult, PaymentProcessor } from './processor';
+import type { ChargeRequest, ChargeResult, PaymentProcessor, RefundRequest, RefundResult } from './processor';
 
 /**
  * Test cards, after the numbers developers know from Stripe. Any other number that passes the
@@ -64,6 +64,11 @@ export class SandboxProcessor implements PaymentProcessor {
     // A challenge is answered by a new attempt; only final answers are remembered.
     if (result.status !== 'requires_action') this.remember(request.idempotencyKey, result);
     return result;
+  }
+
+  /** Every refund of a sandbox charge succeeds; the id is derived from the key, so a repeat is the same refund. */
+  async refund(request: RefundRequest): Promise<RefundResult> {
+    return { status: 'succeeded', refund_id: `re_${request.idempotencyKey.replace(/^ord_/, '')}` };
   }
 
   /** Bounded: attempt ids are unique, so only recent ones can be asked again. */

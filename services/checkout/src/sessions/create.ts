@@ -17,7 +17,7 @@ import { einvoiceViolations } from './einvoice';
 import { sessionAggregate, sessionProjector } from './routes';
 import { modeFor, redirectUrlViolation } from './rules';
 import { type CheckoutSessionCreatedData, type Session, sessionStream } from './session';
-import { lookUpProduct, releasePromotion, reservePromotion } from './upstream';
+import { lookUpProduct, refuseDuplicateSubscription, releasePromotion, reservePromotion } from './upstream';
 
 export const SESSION_LIFETIME_MS = 30 * 60_000;
 
@@ -101,6 +101,7 @@ export function sessionCreatedData({
     product: {
       id: product.id,
       name: product.name,
+      slug: product.slug,
       type: product.type,
       price: product.price,
       interval: product.interval,
@@ -128,6 +129,7 @@ export function sessionCreatedData({
       discount_amount: subtotal - total,
       amount_total: total,
       currency: 'TWD',
+      metadata: request.metadata ?? null,
       created_at: createdAt,
       paid_at: null,
     },
@@ -169,6 +171,12 @@ export async function createSession(
   const sessionProject = sessionProjector(store.tables.schema);
   const product = await lookUpProduct(deps.catalog(), caller, request);
   const mode = checkedMode(request, product);
+  await refuseDuplicateSubscription(
+    deps.billing,
+    caller,
+    { mode, customer_email: request.customer_email, product_id: product.id },
+    (err) => context.logger.warn({ err }, 'billing did not answer the duplicate check; it checks again after payment'),
+  );
   const sessionId = newId('checkoutSession');
   const redemption = request.promotion_code
     ? await reservePromotion(deps.promotions(), caller, {

@@ -1,4 +1,6 @@
 import { ApiError, conflict, notFound } from '@billing/contracts';
+import { livemodeOf } from '@billing/contracts';
+import { toSessionResource } from './resource';
 import type { CardSummary, CheckoutSessionCreatedData, Session, SessionEvent, SessionState } from './session';
 import { evolve, initialState } from './session';
 
@@ -31,7 +33,13 @@ export type CompleteSession = {
 
 export type ExpireSession = { type: 'ExpireSession'; data: { now: Date } };
 
-export type SessionCommand = CreateSession | StartPayment | FailPayment | CompleteSession | ExpireSession;
+export type LinkSubscription = { type: 'LinkSubscription'; data: { subscriptionId: string; now: Date } };
+
+/** Asked after the processor gave the money back; the refund itself is the caller's. */
+export type RecordRefund = { type: 'RecordRefund'; data: { reason: string; now: Date } };
+
+export type SessionCommand =
+  CreateSession | StartPayment | FailPayment | CompleteSession | ExpireSession | LinkSubscription | RecordRefund;
 
 export function decide(command: SessionCommand, state: SessionState): SessionEvent[] {
   switch (command.type) {
@@ -46,6 +54,10 @@ export function decide(command: SessionCommand, state: SessionState): SessionEve
       return complete(command, state);
     case 'ExpireSession':
       return expire(command, state);
+    case 'LinkSubscription':
+      return linkSubscription(command, state);
+    case 'RecordRefund':
+      return recordRefund(command, state);
     default: {
       const _exhaustive: never = command;
       throw new Error(`Unknown command ${(_exhaustive as { type: string }).type}`);
@@ -107,35 +119,34 @@ function complete({ data }: CompleteSession, state: SessionState): SessionEvent[
   const session = ownAttempt(state, data.attemptId);
   if (!session) throw new ApiError(409, 'conflict', 'This payment attempt is no longer current');
   const completedAt = data.now.toISOString();
-  return [
-    {
-      type: 'CheckoutSessionCompleted',
-      data: {
-        session_id: session.id,
-        order_id: session.order.id,
-        organization: session.organization,
-        environment: session.environment,
-        mode: session.mode,
-        customer_id: null,
-        customer_email: session.customer_email ?? data.email,
-        customer_name: session.customer_name ?? data.name,
-        external_customer_id: session.external_customer_id,
-        product_id: session.product.id,
-        amount_subtotal: session.order.amount_subtotal,
-        amount_total: session.order.amount_total,
-        discount_amount: session.order.discount_amount,
-        currency: 'TWD',
-        promotion_code_id: session.promotion_code_id,
-        redemption_id: session.redemption_id,
-        payment_intent_id: session.intent.kind === 'payment_intent' ? session.intent.id : null,
-        setup_intent_id: session.intent.kind === 'setup_intent' ? session.intent.id : null,
-        metadata: session.metadata,
-        einvoice: session.einvoice,
-        payment_method: data.paymentMethod,
-        completed_at: completedAt,
-      },
+  return withResource(state, data.now, {
+    type: 'CheckoutSessionCompleted',
+    data: {
+      session_id: session.id,
+      order_id: session.order.id,
+      organization: session.organization,
+      environment: session.environment,
+      mode: session.mode,
+      customer_id: null,
+      customer_email: session.customer_email ?? data.email,
+      customer_name: session.customer_name ?? data.name,
+      external_customer_id: session.external_customer_id,
+      product_id: session.product.id,
+      product: session.product,
+      amount_subtotal: session.order.amount_subtotal,
+      amount_total: session.order.amount_total,
+      discount_amount: session.order.discount_amount,
+      currency: 'TWD',
+      promotion_code_id: session.promotion_code_id,
+      redemption_id: session.redemption_id,
+      payment_intent_id: session.intent.kind === 'payment_intent' ? session.intent.id : null,
+      setup_intent_id: session.intent.kind === 'setup_intent' ? session.intent.id : null,
+      metadata: session.metadata,
+      einvoice: session.einvoice,
+      payment_method: data.paymentMethod,
+      completed_at: completedAt,
     },
-  ];
+  });
 }
 
 /** Idempotent: a session that is not OPEN, or not yet due, or being charged right now, is left alone. */
@@ -144,17 +155,70 @@ function expire({ data }: ExpireSession, state: SessionState): SessionEvent[] {
   const { session } = state;
   if (session.status !== 'OPEN' || isPayable(session, data.now)) return [];
   if (session.attempt && data.now.getTime() - Date.parse(session.attempt.started_at) < STALE_ATTEMPT_MS) return [];
+  return withResource(state, data.now, {
+    type: 'CheckoutSessionExpired',
+    data: {
+      session_id: session.id,
+      redemption_id: session.redemption_id,
+      order_id: session.order.id,
+      expired_at: data.now.toISOString(),
+    },
+  });
+}
+
+/** Idempotent: the same subscription again, or a session not complete, changes nothing. */
+function linkSubscription({ data }: LinkSubscription, state: SessionState): SessionEvent[] {
+  if (state.status === 'Empty') return [];
+  const { session } = state;
+  if (session.status !== 'COMPLETE' || session.subscription_id === data.subscriptionId) return [];
   return [
     {
-      type: 'CheckoutSessionExpired',
+      type: 'SubscriptionLinked',
+      data: { session_id: session.id, subscription_id: data.subscriptionId, linked_at: data.now.toISOString() },
+    },
+  ];
+}
+
+/** Only a PAID order is refunded, once. */
+function recordRefund({ data }: RecordRefund, state: SessionState): SessionEvent[] {
+  if (state.status === 'Empty' || state.session.order.status !== 'PAID') return [];
+  const { session } = state;
+  const at = data.now.toISOString();
+  const { order } = session;
+  return [
+    {
+      type: 'OrderRefunded',
       data: {
-        session_id: session.id,
+        order_id: order.id,
         redemption_id: session.redemption_id,
-        order_id: session.order.id,
-        expired_at: data.now.toISOString(),
+        session_id: session.id,
+        reason: data.reason,
+        refunded_at: at,
+        object: {
+          object: 'order',
+          id: order.id,
+          status: 'REFUNDED',
+          checkout_session_id: session.id,
+          product_id: order.product_id,
+          amount_total: order.amount_total,
+          amount_refunded: order.amount_total,
+          currency: 'TWD',
+          refund_reason: data.reason,
+          metadata: order.metadata ?? null,
+          refunded_at: at,
+          updated_at: at,
+          livemode: livemodeOf(session.environment),
+        },
       },
     },
   ];
+}
+
+/** Public events carry the session as the API shows it after the change. */
+function withResource(state: SessionState, now: Date, event: SessionEvent): SessionEvent[] {
+  const after = evolve(state, event);
+  if (after.status === 'Empty') return [event];
+  return [{ ...event, data: { ...event.data, object: toSessionResource(after.session, now) } } as SessionEvent];
 }
 
 /** The session decider: pure, for tests (`deciderSpec`) and for `handleCommand`. */

@@ -20,6 +20,7 @@ const createdData: CheckoutSessionCreatedData = {
   product: {
     id: 'prod_1',
     name: 'E-book',
+    slug: 'e-book',
     type: 'ONE_TIME',
     price: 300,
     interval: null,
@@ -54,6 +55,7 @@ const createdData: CheckoutSessionCreatedData = {
     discount_amount: 60,
     amount_total: 240,
     currency: 'TWD',
+    metadata: { ref: 'friend' },
     created_at: t0.toISOString(),
     paid_at: null,
   },
@@ -187,6 +189,7 @@ describe('Checkout session', () => {
               customer_name: 'Mei',
               external_customer_id: 'user_1',
               product_id: 'prod_1',
+              product: created.data.product,
               amount_subtotal: 300,
               amount_total: 240,
               discount_amount: 60,
@@ -199,6 +202,15 @@ describe('Checkout session', () => {
               einvoice: null,
               payment_method: null,
               completed_at: at(3).toISOString(),
+              object: expect.objectContaining({
+                object: 'checkout.session',
+                id: 'cs_1',
+                status: 'COMPLETE',
+                order_id: 'ord_1',
+                customer_name: 'Mei',
+                metadata: { ref: 'friend' },
+                completed_at: at(3).toISOString(),
+              }),
             },
           },
         ]);
@@ -222,7 +234,13 @@ describe('Checkout session', () => {
         .then([
           {
             type: 'CheckoutSessionExpired',
-            data: { session_id: 'cs_1', redemption_id: 'red_1', order_id: 'ord_1', expired_at: at(30).toISOString() },
+            data: {
+              session_id: 'cs_1',
+              redemption_id: 'red_1',
+              order_id: 'ord_1',
+              expired_at: at(30).toISOString(),
+              object: expect.objectContaining({ id: 'cs_1', status: 'EXPIRED' }),
+            },
           },
         ]);
     });
@@ -252,6 +270,42 @@ describe('Checkout session', () => {
         .when(expire(at(40)))
         .then([]);
     });
+    it('links the subscription billing created, once', () => {
+      const linked: SessionEvent = {
+        type: 'SubscriptionLinked',
+        data: { session_id: 'cs_1', subscription_id: 'sub_1', linked_at: at(5).toISOString() },
+      };
+      spec
+        .given(history)
+        .when({ type: 'LinkSubscription', data: { subscriptionId: 'sub_1', now: at(5) } })
+        .then([linked]);
+      spec
+        .given([...history, linked])
+        .when({ type: 'LinkSubscription', data: { subscriptionId: 'sub_1', now: at(6) } })
+        .then([]);
+    });
+    it('records a refund of the paid order once, with its metadata', () => {
+      const refund = { type: 'RecordRefund' as const, data: { reason: 'duplicate_subscription', now: at(7) } };
+      const refunded = sessionDecider.decide(
+        refund,
+        history.reduce(sessionDecider.evolve, sessionDecider.initialState()),
+      );
+      expect(refunded).toEqual([
+        {
+          type: 'OrderRefunded',
+          data: expect.objectContaining({
+            order_id: 'ord_1',
+            redemption_id: 'red_1',
+            reason: 'duplicate_subscription',
+            object: expect.objectContaining({ status: 'REFUNDED', amount_refunded: 240, metadata: { ref: 'friend' } }),
+          }),
+        },
+      ]);
+      spec
+        .given([...history, ...refunded])
+        .when(refund)
+        .then([]);
+    });
     it('folds to COMPLETE with a paid order and a succeeded intent', () => {
       const state = history.reduce(sessionDecider.evolve, sessionDecider.initialState());
       expect(state).toMatchObject({
@@ -272,6 +326,12 @@ describe('Checkout session', () => {
       type: 'CheckoutSessionExpired',
       data: { session_id: 'cs_1', redemption_id: 'red_1', order_id: 'ord_1', expired_at: at(30).toISOString() },
     };
+    it('has nothing to refund', () => {
+      spec
+        .given([created, expired])
+        .when({ type: 'RecordRefund', data: { reason: 'requested_by_customer', now: at(40) } })
+        .then([]);
+    });
     it('cannot be paid', () => {
       spec
         .given([created, expired])

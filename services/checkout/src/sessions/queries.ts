@@ -1,10 +1,4 @@
-import {
-  type CallerIdentity,
-  type CheckoutSession,
-  type CheckoutSessionCreated,
-  type Environment,
-  livemodeOf,
-} from '@billing/contracts';
+import type { CallerIdentity, Environment } from '@billing/contracts';
 import type { SqlExecutor } from '@billing/eventstore';
 import { sessionsTable } from './read-model';
 import type { Session } from './session';
@@ -37,53 +31,4 @@ export async function findDueSessions(sql: SqlExecutor, schema: string, now: Dat
     [now.toISOString(), limit],
   );
   return rows;
-}
-
-/** An OPEN session past `expires_at` reads as EXPIRED at once, before the sweep records it. */
-export const statusAt = (session: Session, now: Date): Session['status'] =>
-  session.status === 'OPEN' && now.getTime() >= Date.parse(session.expires_at) ? 'EXPIRED' : session.status;
-
-export const pageUrl = (checkoutUrl: string, id: string) => `${checkoutUrl.replace(/\/+$/, '')}/${id}`;
-
-export function toCreatedResource(session: Session, checkoutUrl: string): CheckoutSessionCreated {
-  return {
-    object: 'checkout.session',
-    id: session.id,
-    url: pageUrl(checkoutUrl, session.id),
-    expires_at: session.expires_at,
-    amount: session.order.amount_total,
-    requires_payment_method: session.requires_payment_method,
-    client_secret: session.intent.client_secret,
-    discount: session.discount,
-    // The organization's e-invoice integration is not built; nothing is issued automatically yet.
-    einvoice_enabled: false,
-    livemode: livemodeOf(session.environment),
-  };
-}
-
-export function toSessionResource(session: Session, now: Date): CheckoutSession {
-  const isSetup = session.intent.kind === 'setup_intent';
-  return {
-    object: 'checkout.session',
-    id: session.id,
-    status: statusAt(session, now),
-    mode: session.mode,
-    customer_email: session.customer_email,
-    customer_name: session.customer_name,
-    external_customer_id: session.external_customer_id,
-    order_id: session.order.id,
-    subscription_id: session.subscription_id,
-    payment_intent_id: isSetup ? null : session.intent.id,
-    setup_intent_id: isSetup ? session.intent.id : null,
-    amount_subtotal: session.order.amount_subtotal,
-    amount_total: session.order.amount_total,
-    currency: 'TWD',
-    discount: session.discount,
-    product: { id: session.product.id, name: session.product.name },
-    metadata: session.metadata,
-    expires_at: session.expires_at,
-    created_at: session.created_at,
-    completed_at: session.completed_at,
-    livemode: livemodeOf(session.environment),
-  };
 }

@@ -2,12 +2,13 @@ import { CheckoutSessionIdParams, notFound } from '@billing/contracts';
 import type { EventStoreTransaction, RecordedEvent } from '@billing/eventstore';
 import { countLinkCompletions } from '../payment-links/read-model';
 import type { ServiceContext } from '@billing/runtime';
-import { callerOf, validate } from '@billing/service';
-import type { Express, RequestHandler } from 'express';
+import { callerOf, requireCaller, validate } from '@billing/service';
+import type { Express } from 'express';
 import { dependenciesOf } from '../dependencies';
 import { createSession, parseCreateRequest } from './create';
 import { decide } from './decide';
-import { findCallerSession, toCreatedResource, toSessionResource } from './queries';
+import { findCallerSession } from './queries';
+import { toCreatedResource, toSessionResource } from './resource';
 import { projectSessions } from './read-model';
 import { type SessionState, asSessionEvent, evolve, initialState, sessionStream } from './session';
 
@@ -21,12 +22,6 @@ export const sessionAggregate = {
 export const sessionProjector = (schema: string) => async (tx: EventStoreTransaction, events: RecordedEvent[]) => {
   await projectSessions(tx, schema, events);
   await countLinkCompletions(tx, schema, events);
-};
-
-/** Public routes come through the gateway, which vouches for the caller in identity headers. */
-const requireCaller: RequestHandler = (req, _res, next) => {
-  callerOf(req);
-  next();
 };
 
 export function mountSessionRoutes(app: Express, context: ServiceContext): void {

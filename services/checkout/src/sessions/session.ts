@@ -3,36 +3,35 @@ import type {
   CheckoutSessionCompletedData,
   CheckoutSessionExpiredData,
   Discount,
+  OrderRefundedData,
   Einvoice,
   Environment,
-  ProductType,
+  SoldProduct,
 } from '@billing/contracts';
 import type { RecordedEvent } from '@billing/eventstore';
 
 export const sessionStream = (sessionId: string) => `checkout_session-${sessionId}`;
 
 /** What checkout needs of the product, copied at creation: later catalog changes do not move a session. */
-export type SessionProduct = {
-  id: string;
-  name: string;
-  type: ProductType;
-  price: number;
-  interval: string | null;
-  interval_count: number;
-  trial_days: number | null;
-};
+export type SessionProduct = SoldProduct;
 
-/** The order a session sells: `ord_`, OPEN until paid, then PAID; CANCELED when the session expires. */
+/**
+ * The order a session sells: `ord_`, OPEN until paid, then PAID; CANCELED when the session
+ * expires; REFUNDED when checkout gives the money back.
+ */
 export type Order = {
   id: string;
-  status: 'OPEN' | 'PAID' | 'CANCELED';
+  status: 'OPEN' | 'PAID' | 'CANCELED' | 'REFUNDED';
   product_id: string;
   amount_subtotal: number;
   discount_amount: number;
   amount_total: number;
   currency: 'TWD';
+  /** The session's metadata at creation, `ref` and `utm_*` of a payment link included. */
+  metadata: Record<string, string> | null;
   created_at: string;
   paid_at: string | null;
+  refunded_at?: string | null;
 };
 
 export type CardSummary = {
@@ -105,11 +104,22 @@ export type SessionCompletedData = CheckoutSessionCompletedData & {
 export type SessionCreated = { type: 'CheckoutSessionCreated'; data: CheckoutSessionCreatedData };
 export type PaymentAttemptStarted = { type: 'PaymentAttemptStarted'; data: PaymentAttemptStartedData };
 export type PaymentAttemptFailed = { type: 'PaymentAttemptFailed'; data: PaymentAttemptFailedData };
+/** Billing created the subscription this session paid for. */
+export type SubscriptionLinkedData = { session_id: string; subscription_id: string; linked_at: string };
+
 export type SessionCompleted = { type: 'CheckoutSessionCompleted'; data: SessionCompletedData };
 export type SessionExpired = { type: 'CheckoutSessionExpired'; data: CheckoutSessionExpiredData };
+export type SubscriptionLinked = { type: 'SubscriptionLinked'; data: SubscriptionLinkedData };
+export type OrderRefunded = { type: 'OrderRefunded'; data: OrderRefundedData };
 
 export type SessionEvent =
-  SessionCreated | PaymentAttemptStarted | PaymentAttemptFailed | SessionCompleted | SessionExpired;
+  | SessionCreated
+  | PaymentAttemptStarted
+  | PaymentAttemptFailed
+  | SessionCompleted
+  | SessionExpired
+  | SubscriptionLinked
+  | OrderRefunded;
 
 export const SESSION_EVENT_TYPES: ReadonlyArray<SessionEvent['type']> = [
   'CheckoutSessionCreated',
@@ -117,6 +127,8 @@ export const SESSION_EVENT_TYPES: ReadonlyArray<SessionEvent['type']> = [
   'PaymentAttemptFailed',
   'CheckoutSessionCompleted',
   'CheckoutSessionExpired',
+  'SubscriptionLinked',
+  'OrderRefunded',
 ];
 
 /** A session as checkout knows it; the stored status never says EXPIRED before the sweep. */
@@ -203,6 +215,14 @@ export function evolve(state: SessionState, event: SessionEvent): SessionState {
         },
         at,
       );
+    }
+    case 'SubscriptionLinked': {
+      const { subscription_id, linked_at } = event.data;
+      return next({ ...s, subscription_id }, linked_at);
+    }
+    case 'OrderRefunded': {
+      const at = event.data.refunded_at ?? s.updated_at;
+      return next({ ...s, order: { ...s.order, status: 'REFUNDED', refunded_at: at } }, at);
     }
     default: {
       // Compile-time exhaustiveness; at run time an unknown (newer) event type leaves the state alone.

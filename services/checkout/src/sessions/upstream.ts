@@ -1,5 +1,7 @@
 import {
   ApiError,
+  type CheckoutMode,
+  conflict,
   type CallerIdentity,
   type Product,
   type ReservedRedemption,
@@ -58,4 +60,37 @@ export async function reservePromotion(
 /** Best effort: promotions also releases on `CheckoutSessionExpired`. */
 export async function releasePromotion(promotions: InternalClient, caller: CallerIdentity, redemptionId: string) {
   await promotions.post(`/internal/redemptions/${encodeURIComponent(redemptionId)}/release`, {}, caller);
+}
+
+type LiveSubscription = { subscription: { id: string; status: string } | null };
+
+/**
+ * The spec's duplicate check at creation: a customer (by `customer_email`) who already has an
+ * ACTIVE, TRIAL or PAST_DUE subscription to the product gets `409 conflict`. When billing
+ * cannot answer, the session is created and billing's check after payment applies (the order
+ * is refunded), so a buyer is never charged twice without a record.
+ */
+export async function refuseDuplicateSubscription(
+  billing: InternalClient | null,
+  caller: CallerIdentity,
+  request: { mode: CheckoutMode; customer_email?: string; product_id: string },
+  onUnavailable: (err: unknown) => void,
+): Promise<void> {
+  if (!billing || request.mode !== 'SUBSCRIPTION' || !request.customer_email) return;
+  const query = new URLSearchParams({ email: request.customer_email, product_id: request.product_id });
+  let answer: { status: number; body: LiveSubscription };
+  try {
+    answer = await billing.get<LiveSubscription>(`/internal/subscriptions/live?${query}`, {
+      ...caller,
+      keyKind: 'secret',
+    });
+  } catch (err) {
+    onUnavailable(err);
+    return;
+  }
+  const existing = answer.status === 200 ? answer.body.subscription : null;
+  if (!existing) return;
+  throw conflict('This customer already has a subscription to this product', [
+    { existing_subscription_id: existing.id, status: existing.status },
+  ]);
 }

@@ -1,0 +1,84 @@
+import { BILLING_PUBLIC_EVENTS, type DomainEventEnvelope } from '@billing/contracts';
+import { exactlyOnce } from '@billing/bus';
+import { type EventStoreTransaction, handleCommandInTransaction } from '@billing/eventstore';
+import { type ServiceContext, topicOf } from '@billing/runtime';
+import { dependenciesOf } from '../dependencies';
+import type { SessionCommand } from './decide';
+import { findSession } from './queries';
+import { sessionAggregate, sessionProjector } from './routes';
+import { type Session, sessionStream } from './session';
+
+export const BILLING_TOPIC = topicOf('billing');
+
+/** Billing's internal event when a paid checkout duplicates a live subscription (see billing's README). */
+export const DUPLICATE_SUBSCRIPTION_PAID = 'DuplicateSubscriptionPaid';
+
+/**
+ * What checkout learns from billing: the subscription a paid session created (the session's
+ * `subscription_id`), and a payment billing would not turn into a second subscription, which
+ * checkout refunds. Each effect commits with its inbox row.
+ */
+export async function startBillingConsumer(context: ServiceContext): Promise<() => Promise<void>> {
+  const { store, infrastructure } = context;
+  const groupId = store.tables.schema.replaceAll('"', '');
+  const subscription = await infrastructure.bus.subscribe({
+    groupId,
+    topics: [BILLING_TOPIC],
+    handler: exactlyOnce(store, groupId, (event, tx) => onBillingEvent(context, tx, event)),
+  });
+  return () => subscription.stop();
+}
+
+async function onBillingEvent(context: ServiceContext, tx: EventStoreTransaction, event: DomainEventEnvelope) {
+  const sessionId = typeof event.data.checkout_session_id === 'string' ? event.data.checkout_session_id : null;
+  if (!sessionId) return;
+  if (event.type === BILLING_PUBLIC_EVENTS.SubscriptionActivated) {
+    const subscriptionId = (event.data.object as { id?: unknown } | undefined)?.id;
+    if (typeof subscriptionId !== 'string') return;
+    return onSession(context, tx, event, sessionId, () => ({
+      type: 'LinkSubscription',
+      data: { subscriptionId, now: context.now() },
+    }));
+  }
+  if (event.type === DUPLICATE_SUBSCRIPTION_PAID) {
+    return onSession(context, tx, event, sessionId, async (session) => {
+      if (session.order.status !== 'PAID') return null;
+      await refundAtProcessor(context, session);
+      return { type: 'RecordRefund', data: { reason: 'duplicate_subscription', now: context.now() } };
+    });
+  }
+}
+
+/** A session of another organization or environment than the event's is left alone. */
+async function onSession(
+  context: ServiceContext,
+  tx: EventStoreTransaction,
+  event: DomainEventEnvelope,
+  sessionId: string,
+  /** The command for the session, or null when there is nothing to do. */
+  commandFor: (session: Session) => SessionCommand | null | Promise<SessionCommand | null>,
+) {
+  const { store } = context;
+  const session = await findSession(tx, store.tables.schema, sessionId);
+  if (!session || session.organization !== event.organization || session.environment !== event.environment) return;
+  const command = await commandFor(session);
+  if (!command) return;
+  await handleCommandInTransaction(tx, store, sessionStream(sessionId), sessionAggregate, command, {
+    organization: session.organization,
+    environment: session.environment,
+    occurredAt: context.now(),
+    project: sessionProjector(store.tables.schema),
+  });
+}
+
+/** Keyed by the order: a redelivery after a crash asks for the same refund, never a second one. */
+async function refundAtProcessor(context: ServiceContext, session: Session) {
+  const result = await dependenciesOf(context).processor.refund({
+    idempotencyKey: session.order.id,
+    environment: session.environment,
+    paymentIntentId: session.intent.id,
+    amount: session.order.amount_total,
+    now: context.now(),
+  });
+  if (result.status !== 'succeeded') throw new Error(`refund of ${session.order.id} failed: ${result.message}`);
+}
