@@ -1,7 +1,35 @@
+import { BILLING_PUBLIC_EVENTS } from '@billing/contracts';
 import type { ServiceDefinition } from '@billing/runtime';
+import { migrateCustomersReadModel } from './customers/read-model';
+import { mountCustomerRoutes } from './customers/routes';
+import { mountEntitlementRoutes } from './entitlements/routes';
+import { migrateInvoicesReadModel } from './invoices/read-model';
+import { startConsumers } from './provisioning/consumer';
+import { customerErrorCodes } from './shared/customer-errors';
+import { migrateSubscriptionsReadModel } from './subscriptions/read-model';
+import { mountSubscriptionRoutes } from './subscriptions/routes';
+import { requireCaller } from '@billing/service';
 
-/** The billing service: customers, subscriptions, plan switches and proration, renewals, invoices, portal, entitlements. */
+/** The billing service: customers, subscriptions, invoices, entitlements. */
 export const billingService: ServiceDefinition = {
   name: 'billing',
   defaultPort: 4103,
+  publicEvents: BILLING_PUBLIC_EVENTS,
+  routes: (app, context) => {
+    app.use('/v1', requireCaller);
+    app.use('/internal', requireCaller);
+    // Before `/v1/customers/:id`.
+    mountEntitlementRoutes(app, context);
+    mountCustomerRoutes(app, context);
+    mountSubscriptionRoutes(app, context);
+    // After the customer routes: their errors leave with the customer endpoints' own codes.
+    app.use('/v1/customers', customerErrorCodes);
+  },
+  // Read models exist before HTTP starts and before the consumers write to them.
+  start: async (context) => {
+    await migrateCustomersReadModel(context.store);
+    await migrateSubscriptionsReadModel(context.store);
+    await migrateInvoicesReadModel(context.store);
+    return startConsumers(context);
+  },
 };

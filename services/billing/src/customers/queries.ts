@@ -1,0 +1,112 @@
+import {
+  type Customer,
+  type CustomerListItem,
+  type CustomerStatus,
+  type CustomerSubscriptionSummary,
+  type Subscription,
+  customerError,
+} from '@billing/contracts';
+import type { SqlExecutor } from '@billing/eventstore';
+import { subscriptionsTable } from '../subscriptions/read-model';
+import { customersTable, emailKey } from './read-model';
+import type { Tenant } from '@billing/service';
+
+type Lookup = { by: 'id' | 'external_id' | 'email'; value: string };
+
+const COLUMN = { id: 'id', external_id: 'external_id', email: 'email_key' } as const;
+
+export async function findCustomer(
+  sql: SqlExecutor,
+  schema: string,
+  tenant: Tenant,
+  lookup: Lookup,
+): Promise<Customer | undefined> {
+  const value = lookup.by === 'email' ? emailKey(lookup.value) : lookup.value;
+  const { rows } = await sql.query<{ document: Customer }>(
+    `SELECT document FROM ${customersTable(schema)}
+     WHERE ${COLUMN[lookup.by]} = $1 AND organization = $2 AND environment = $3`,
+    [value, tenant.organization, tenant.environment],
+  );
+  return rows[0]?.document;
+}
+
+/** The id of the customer holding `externalId` in the tenant, or null. */
+export async function externalIdHolder(
+  sql: SqlExecutor,
+  schema: string,
+  tenant: Tenant,
+  externalId: string,
+): Promise<string | null> {
+  return (await findCustomer(sql, schema, tenant, { by: 'external_id', value: externalId }))?.id ?? null;
+}
+
+export async function requireCustomer(sql: SqlExecutor, schema: string, tenant: Tenant, lookup: Lookup) {
+  const customer = await findCustomer(sql, schema, tenant, lookup);
+  if (!customer) {
+    const what = lookup.by === 'id' ? '' : ` with ${lookup.by}`;
+    throw customerError('resource_not_found', `No such customer${what}: ${lookup.value}`);
+  }
+  return customer;
+}
+
+/** Newest first (`created_at` desc, then `id` desc), cursor-paged by the last id seen. */
+export async function listCustomers(
+  sql: SqlExecutor,
+  schema: string,
+  tenant: Tenant,
+  page: { limit: number; starting_after?: string; email?: string; status?: CustomerStatus },
+): Promise<{ customers: CustomerListItem[]; hasMore: boolean }> {
+  const table = customersTable(schema);
+  let cursor: { created_at: string; id: string } | null = null;
+  if (page.starting_after) {
+    const after = await findCustomer(sql, schema, tenant, { by: 'id', value: page.starting_after });
+    if (!after) throw customerError('invalid_request', `starting_after: no such customer: ${page.starting_after}`);
+    cursor = { created_at: after.created_at, id: after.id };
+  }
+  const { rows } = await sql.query<{ document: Customer; orders_count: number; subscriptions_count: string }>(
+    `SELECT c.document, c.orders_count,
+       (SELECT count(*) FROM ${subscriptionsTable(schema)} s WHERE s.customer_id = c.id) AS subscriptions_count
+     FROM ${table} c
+     WHERE c.organization = $1 AND c.environment = $2
+       AND ($3::timestamptz IS NULL OR (c.created_at, c.id) < ($3::timestamptz, $4::text))
+       AND ($5::text IS NULL OR c.email_key = $5::text)
+       AND ($6::text IS NULL OR c.status = $6::text)
+     ORDER BY c.created_at DESC, c.id DESC LIMIT $7`,
+    [
+      tenant.organization,
+      tenant.environment,
+      cursor?.created_at ?? null,
+      cursor?.id ?? null,
+      page.email === undefined ? null : emailKey(page.email),
+      page.status ?? null,
+      page.limit + 1,
+    ],
+  );
+  return {
+    customers: rows.slice(0, page.limit).map((r) => ({
+      ...r.document,
+      subscriptions_count: Number(r.subscriptions_count),
+      orders_count: r.orders_count,
+    })),
+    hasMore: rows.length > page.limit,
+  };
+}
+
+/** The customer's subscriptions, newest first, as single-customer reads show them. */
+export async function subscriptionSummaries(
+  sql: SqlExecutor,
+  schema: string,
+  customerId: string,
+): Promise<CustomerSubscriptionSummary[]> {
+  const { rows } = await sql.query<{ document: Subscription }>(
+    `SELECT document FROM ${subscriptionsTable(schema)} WHERE customer_id = $1 ORDER BY created_at DESC, id DESC`,
+    [customerId],
+  );
+  return rows.map(({ document: s }) => ({
+    id: s.id,
+    status: s.status,
+    current_period_start: s.current_period_start,
+    current_period_end: s.current_period_end,
+    product: s.product,
+  }));
+}

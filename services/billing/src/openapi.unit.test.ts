@@ -1,0 +1,19 @@
+import { OpenApiRegistry, registerBillingRoutes } from '@billing/contracts';
+
+describe('billing OpenAPI', () => {
+  it('registers every public route with its schemas', () => {
+    const doc = registerBillingRoutes(new OpenApiRegistry()).toOpenApi({ title: 't', version: '1' });
+    expect(Object.keys(doc.paths).sort()).toEqual([
+      '/customers',
+      '/customers/entitlements',
+      '/customers/external/{external_id}',
+      '/customers/{id}',
+      '/subscriptions',
+      '/subscriptions/{id}',
+    ]);
+    expect(Object.keys(doc.paths['/customers/{id}']!).sort()).toEqual(['get', 'patch']);
+    for (const id of ['Customer', 'CustomerListItem', 'CustomerWithSubscriptions', 'Subscription', 'Entitlements']) {
+      expect(doc.components.schemas).toHaveProperty(id);
+    }
+  });
+});

@@ -1,0 +1,177 @@
+import {
+  CheckoutSessionCompletedData,
+  CUSTOMER_LIMITS,
+  type DomainEventEnvelope,
+  EXTERNAL_ID_PATTERN,
+  newId,
+} from '@billing/contracts';
+import {
+  type Aggregate,
+  type EventStore,
+  type EventStoreTransaction,
+  type NewEvent,
+  type RecordedEvent,
+  handleCommandInTransaction,
+} from '@billing/eventstore';
+import { type Logger, Tenant } from '@billing/service';
+import { customerStream } from '../customers/customer';
+import { type CustomerCommand, customerAggregate } from '../customers/decide';
+import { externalIdHolder, findCustomer } from '../customers/queries';
+import { projectCustomers } from '../customers/read-model';
+import { invoiceAggregate, invoiceStream } from '../invoices/invoice';
+import { projectInvoices } from '../invoices/read-model';
+import { type PlanFacts, type SubscriptionCommand, subscriptionAggregate } from '../subscriptions/decide';
+import { liveSubscriptions } from '../subscriptions/queries';
+import { projectSubscriptions } from '../subscriptions/read-model';
+import { subscriptionStream } from '../subscriptions/subscription';
+
+/**
+ * The process manager of a paid checkout (`checkout.completed`), run in the consumer's inbox
+ * transaction so that all of it happens exactly once:
+ * 1. find the customer by email in the organization and environment, or create it; an
+ *    external id is applied to a new customer, or to a found one that has none, unless
+ *    another customer holds it; a found customer's data is never changed otherwise;
+ * 2. count the order on the customer (`orders_count`);
+ * 3. in SUBSCRIPTION mode: start the subscription and record the paid invoice of its first
+ *    period, or, when the customer already has a live subscription to the product, record
+ *    `DuplicateSubscriptionPaid` on it (checkout refunds the order) and start nothing.
+ */
+export async function provisionFromCheckout(
+  store: EventStore,
+  tx: EventStoreTransaction,
+  event: DomainEventEnvelope,
+  now: Date,
+  logger?: Logger,
+): Promise<void> {
+  const parsed = CheckoutSessionCompletedData.safeParse(event.data);
+  if (!parsed.success) {
+    // No retry makes a payload of the wrong shape valid; it is reported instead of retried.
+    logger?.error(
+      { eventId: event.id, issues: parsed.error.issues },
+      'checkout.completed payload does not match its schema; skipped',
+    );
+    return;
+  }
+  const d = parsed.data;
+  // A session without an email (none collected) has nobody to provision.
+  if (!d.customer_email) return;
+  const schema = store.tables.schema;
+  const tenant: Tenant = { organization: event.organization, environment: event.environment };
+  const run = <S, C, E extends NewEvent>(
+    stream: string,
+    aggregate: Aggregate<S, C, E>,
+    command: C,
+    project: (sql: EventStoreTransaction, schema: string, events: RecordedEvent[]) => Promise<void>,
+  ) =>
+    handleCommandInTransaction(tx, store, stream, aggregate, command, {
+      ...tenant,
+      occurredAt: now,
+      project: (inner, events) => project(inner, schema, events),
+    });
+  const onCustomer = (customerId: string, command: CustomerCommand) =>
+    run(customerStream(customerId), customerAggregate, command, projectCustomers);
+  const who = (customerId: string) => ({ customerId, ...tenant, now });
+
+  const externalId = usableExternalId(d.external_customer_id);
+  const holder = externalId ? await externalIdHolder(tx, schema, tenant, externalId) : null;
+  const found = await findCustomer(tx, schema, tenant, { by: 'email', value: d.customer_email });
+  let customerId: string;
+  if (found) {
+    customerId = found.id;
+    if (externalId && holder !== customerId) {
+      await onCustomer(customerId, {
+        type: 'LinkExternalId',
+        data: { ...who(customerId), externalId, externalIdTakenBy: holder },
+      });
+    }
+  } else {
+    customerId = newId('customer');
+    await onCustomer(customerId, {
+      type: 'CreateCustomer',
+      data: {
+        ...who(customerId),
+        email: d.customer_email.trim(),
+        name: usableName(d.customer_name),
+        externalId,
+        externalIdTakenBy: holder,
+      },
+    });
+  }
+  await onCustomer(customerId, {
+    type: 'RecordOrder',
+    data: { ...who(customerId), orderId: d.order_id, checkoutSessionId: d.session_id },
+  });
+
+  // The plan as the session sold it: later catalog changes do not move a sale.
+  const product = d.product;
+  const mode = d.mode ?? (product?.type === 'SUBSCRIPTION' ? 'SUBSCRIPTION' : 'PAYMENT');
+  if (mode !== 'SUBSCRIPTION') return;
+  if (!product || product.interval === null) {
+    logger?.error({ eventId: event.id, productId: d.product_id }, 'checkout.completed names no plan; no subscription');
+    return;
+  }
+  const plan: PlanFacts = { ...product, interval: product.interval };
+
+  const onSubscription = (subscriptionId: string, command: SubscriptionCommand) =>
+    run(subscriptionStream(subscriptionId), subscriptionAggregate, command, projectSubscriptions);
+  const existing = (await liveSubscriptions(tx, schema, customerId, plan.id))[0];
+  if (existing) {
+    await onSubscription(existing.id, {
+      type: 'RecordDuplicatePayment',
+      data: {
+        subscriptionId: existing.id,
+        ...tenant,
+        now,
+        checkoutSessionId: d.session_id,
+        orderId: d.order_id,
+        customerId,
+        productId: plan.id,
+        amountTotal: d.amount_total,
+      },
+    });
+    return;
+  }
+
+  const subscriptionId = newId('subscription');
+  const { state } = await onSubscription(subscriptionId, {
+    type: 'StartSubscription',
+    data: { subscriptionId, ...tenant, now, customerId, plan, checkoutSessionId: d.session_id, orderId: d.order_id },
+  });
+  if (state.status === 'Empty') return;
+  const invoiceId = newId('invoice');
+  await run(
+    invoiceStream(invoiceId),
+    invoiceAggregate,
+    {
+      type: 'RecordPaidInvoice',
+      data: {
+        invoiceId,
+        ...tenant,
+        customerId,
+        subscriptionId,
+        orderId: d.order_id,
+        checkoutSessionId: d.session_id,
+        amountSubtotal: d.amount_subtotal,
+        amountDiscount: d.discount_amount,
+        amountTotal: d.amount_total,
+        periodStart: state.subscription.current_period_start,
+        periodEnd: state.subscription.current_period_end,
+        paidAt: d.completed_at ?? now.toISOString(),
+        now,
+      },
+    },
+    projectInvoices,
+  );
+}
+
+/** An external id that breaks the customer rules is not applied (the rest still provisions). */
+function usableExternalId(value: string | null): string | null {
+  if (value === null) return null;
+  return value.length <= CUSTOMER_LIMITS.externalId && EXTERNAL_ID_PATTERN.test(value) ? value : null;
+}
+
+/** Names are 1-255 characters: a blank one is no name, a longer one is cut. */
+function usableName(value: string | null | undefined): string | null {
+  const trimmed = value?.trim();
+  return trimmed ? trimmed.slice(0, CUSTOMER_LIMITS.name) : null;
+}

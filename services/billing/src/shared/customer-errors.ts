@@ -1,0 +1,66 @@
+import { ApiError, customerError, detailsFromZodIssues } from '@billing/contracts';
+import { type RequestSchemas, type ValidatedHandler, validate } from '@billing/service';
+import type { ErrorRequestHandler } from 'express';
+
+/**
+ * Customer endpoints answer with their own codes (spec: 400 `invalid_request`, 404
+ * `resource_not_found`, 500 `internal_error`); everything the shared middleware raises with a
+ * general code is translated here, after the customer routes.
+ */
+export const customerErrorCodes: ErrorRequestHandler = (err, _req, res, next) => {
+  const translated = toCustomerError(err);
+  // The original failure is logged here: the shared handler only sees its translation.
+  if (translated !== err && translated instanceof ApiError && translated.status >= 500) {
+    (res.locals.log as { error?: (details: object, message: string) => void } | undefined)?.error?.(
+      { err },
+      'request error',
+    );
+  }
+  next(translated);
+};
+
+const TRANSLATED: Record<string, 'invalid_request' | 'resource_not_found' | 'internal_error'> = {
+  bad_request: 'invalid_request',
+  not_found: 'resource_not_found',
+  internal_server_error: 'internal_error',
+};
+
+function toCustomerError(err: unknown): unknown {
+  if (err instanceof ApiError) {
+    const code = TRANSLATED[err.code];
+    return code ? customerError(code, err.message, err.details) : err;
+  }
+  if (err instanceof Error && 'status' in err && typeof err.status === 'number' && err.status < 500) {
+    // body-parser's malformed JSON; the shared handler would call it bad_request.
+    const type = 'type' in err ? err.type : undefined;
+    return type === 'entity.parse.failed' ? customerError('invalid_request', 'Request body is not valid JSON') : err;
+  }
+  return customerError('internal_error', 'An internal error occurred');
+}
+
+/**
+ * `validate` for customer endpoints: a bad query or path is the caller's request that is
+ * wrong (400 `invalid_request`); a body that fails its schema stays 422 `validation_error`.
+ */
+export function validateCustomerRequest<S extends RequestSchemas>(schemas: S): ValidatedHandler<S> {
+  const inner = validate(schemas);
+  return (req, res, next) => {
+    for (const part of ['params', 'query'] as const) {
+      const schema = schemas[part];
+      if (!schema) continue;
+      const result = schema.safeParse(req[part]);
+      if (!result.success) {
+        const details = detailsFromZodIssues(result.error.issues);
+        next(
+          customerError(
+            'invalid_request',
+            `Invalid ${part === 'query' ? 'query parameter' : 'path'}: ${details.map((d) => d.path).join(', ')}`,
+            details,
+          ),
+        );
+        return;
+      }
+    }
+    inner(req, res, next);
+  };
+}

@@ -1,0 +1,109 @@
+import type { Subscription } from '@billing/contracts';
+import { deciderSpec } from '@billing/testing';
+import { type PlanFacts, type SubscriptionCommand, subscriptionDecider } from './decide';
+import type { SubscriptionEvent } from './subscription';
+
+const spec = deciderSpec(subscriptionDecider);
+const at = new Date('2026-01-31T10:00:00.000Z');
+const who = { subscriptionId: 'sub_1', organization: 'org_1', environment: 'SANDBOX' as const, now: at };
+const monthly: PlanFacts = {
+  id: 'prod_1',
+  name: 'Pro',
+  slug: 'pro',
+  price: 299,
+  interval: 'month',
+  interval_count: 1,
+  trial_days: null,
+};
+const start = (plan: Partial<PlanFacts> = {}): SubscriptionCommand => ({
+  type: 'StartSubscription',
+  data: { ...who, customerId: 'cus_1', plan: { ...monthly, ...plan }, checkoutSessionId: 'cs_1', orderId: 'ord_1' },
+});
+const subscription: Subscription = {
+  object: 'subscription',
+  id: 'sub_1',
+  customer_id: 'cus_1',
+  product: { id: 'prod_1', name: 'Pro', slug: 'pro' },
+  status: 'ACTIVE',
+  price: 299,
+  currency: 'TWD',
+  interval: 'month',
+  interval_count: 1,
+  current_period_start: '2026-01-31T10:00:00.000Z',
+  current_period_end: '2026-02-28T10:00:00.000Z',
+  trial_end: null,
+  cancel_at_period_end: false,
+  canceled_at: null,
+  checkout_session_id: 'cs_1',
+  created_at: at.toISOString(),
+  updated_at: at.toISOString(),
+  livemode: false,
+};
+const activated = (fields: Partial<Subscription> = {}): SubscriptionEvent => ({
+  type: 'SubscriptionActivated',
+  data: {
+    subscription_id: 'sub_1',
+    organization: 'org_1',
+    environment: 'SANDBOX',
+    checkout_session_id: 'cs_1',
+    order_id: 'ord_1',
+    object: { ...subscription, ...fields },
+  },
+});
+const duplicate: SubscriptionCommand = {
+  type: 'RecordDuplicatePayment',
+  data: {
+    ...who,
+    checkoutSessionId: 'cs_2',
+    orderId: 'ord_2',
+    customerId: 'cus_1',
+    productId: 'prod_1',
+    amountTotal: 299,
+  },
+};
+
+describe('Subscription', () => {
+  describe('when a paid checkout starts it', () => {
+    it('is ACTIVE for a first period clamped to the month end', () => spec.given([]).when(start()).then([activated()]));
+    it('is TRIAL with trial_end when the plan has trial days', () =>
+      spec
+        .given([])
+        .when(start({ trial_days: 14 }))
+        .then([activated({ status: 'TRIAL', trial_end: '2026-02-14T10:00:00.000Z' })]));
+    it('runs the period over interval_count units', () =>
+      spec
+        .given([])
+        .when(start({ interval: 'week', interval_count: 2 }))
+        .then([activated({ interval: 'week', interval_count: 2, current_period_end: '2026-02-14T10:00:00.000Z' })]));
+    it('cannot start twice', () => spec.given([activated()]).when(start()).thenThrows('already exists'));
+  });
+
+  describe('when a second checkout for the product is paid', () => {
+    it('records the duplicate payment for a refund, with the live subscription', () =>
+      spec
+        .given([activated({ status: 'TRIAL' })])
+        .when(duplicate)
+        .then([
+          {
+            type: 'DuplicateSubscriptionPaid',
+            data: {
+              checkout_session_id: 'cs_2',
+              order_id: 'ord_2',
+              customer_id: 'cus_1',
+              product_id: 'prod_1',
+              amount_total: 299,
+              existing_subscription_id: 'sub_1',
+              status: 'TRIAL',
+              detected_at: at.toISOString(),
+            },
+          },
+        ]));
+    it('is not a duplicate of a canceled subscription', () =>
+      spec
+        .given([activated({ status: 'CANCELED' })])
+        .when(duplicate)
+        .thenThrows('not live'));
+    it('is not a duplicate of an absent subscription', () =>
+      spec.given([]).when(duplicate).thenThrows('No such subscription'));
+  });
+});

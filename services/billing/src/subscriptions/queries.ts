@@ -1,0 +1,64 @@
+import { LIVE_SUBSCRIPTION_STATUSES, type Subscription, badRequest } from '@billing/contracts';
+import type { SqlExecutor } from '@billing/eventstore';
+import { subscriptionsTable } from './read-model';
+import type { Tenant } from '@billing/service';
+
+export async function findSubscription(
+  sql: SqlExecutor,
+  schema: string,
+  tenant: Tenant,
+  id: string,
+): Promise<Subscription | undefined> {
+  const { rows } = await sql.query<{ document: Subscription }>(
+    `SELECT document FROM ${subscriptionsTable(schema)} WHERE id = $1 AND organization = $2 AND environment = $3`,
+    [id, tenant.organization, tenant.environment],
+  );
+  return rows[0]?.document;
+}
+
+/** Newest first (`created_at` desc, then `id` desc), cursor-paged by the last id seen. */
+export async function listSubscriptions(
+  sql: SqlExecutor,
+  schema: string,
+  tenant: Tenant,
+  page: { limit: number; starting_after?: string; customer_id?: string },
+): Promise<{ subscriptions: Subscription[]; hasMore: boolean }> {
+  let cursor: { created_at: string; id: string } | null = null;
+  if (page.starting_after) {
+    const after = await findSubscription(sql, schema, tenant, page.starting_after);
+    if (!after) throw badRequest(`starting_after: no such subscription: ${page.starting_after}`);
+    cursor = { created_at: after.created_at, id: after.id };
+  }
+  const { rows } = await sql.query<{ document: Subscription }>(
+    `SELECT document FROM ${subscriptionsTable(schema)}
+     WHERE organization = $1 AND environment = $2
+       AND ($3::timestamptz IS NULL OR (created_at, id) < ($3::timestamptz, $4::text))
+       AND ($5::text IS NULL OR customer_id = $5::text)
+     ORDER BY created_at DESC, id DESC LIMIT $6`,
+    [
+      tenant.organization,
+      tenant.environment,
+      cursor?.created_at ?? null,
+      cursor?.id ?? null,
+      page.customer_id ?? null,
+      page.limit + 1,
+    ],
+  );
+  return { subscriptions: rows.slice(0, page.limit).map((r) => r.document), hasMore: rows.length > page.limit };
+}
+
+/** The customer's ACTIVE, TRIAL and PAST_DUE subscriptions, newest first, optionally to one product. */
+export async function liveSubscriptions(
+  sql: SqlExecutor,
+  schema: string,
+  customerId: string,
+  productId?: string,
+): Promise<Subscription[]> {
+  const { rows } = await sql.query<{ document: Subscription }>(
+    `SELECT document FROM ${subscriptionsTable(schema)}
+     WHERE customer_id = $1 AND status = ANY($2::text[]) AND ($3::text IS NULL OR product_id = $3::text)
+     ORDER BY created_at DESC, id DESC`,
+    [customerId, LIVE_SUBSCRIPTION_STATUSES, productId ?? null],
+  );
+  return rows.map((r) => r.document);
+}

@@ -1,0 +1,65 @@
+import type { EventStore, RecordedEvent, SqlExecutor } from '@billing/eventstore';
+import { SUBSCRIPTION_EVENT_TYPES, asSubscriptionEvent } from './subscription';
+
+export const subscriptionsTable = (schema: string) => `${schema}.subscriptions`;
+
+export async function migrateSubscriptionsReadModel(store: EventStore): Promise<void> {
+  const table = subscriptionsTable(store.tables.schema);
+  await store.database.exec(`
+    CREATE SCHEMA IF NOT EXISTS ${store.tables.schema};
+    CREATE TABLE IF NOT EXISTS ${table} (
+      id text PRIMARY KEY,
+      organization text NOT NULL,
+      environment text NOT NULL,
+      customer_id text NOT NULL,
+      product_id text NOT NULL,
+      status text NOT NULL,
+      created_at timestamptz NOT NULL,
+      stream_version integer NOT NULL,
+      document jsonb NOT NULL
+    );
+    CREATE INDEX IF NOT EXISTS subscriptions_newest_first ON ${table} (organization, environment, created_at DESC, id DESC);
+    CREATE INDEX IF NOT EXISTS subscriptions_customer ON ${table} (customer_id, product_id);
+  `);
+}
+
+/** Applies subscription events in the append's transaction; replays are skipped by stream version. */
+export async function projectSubscriptions(sql: SqlExecutor, schema: string, events: RecordedEvent[]): Promise<void> {
+  const table = subscriptionsTable(schema);
+  for (const recorded of events) {
+    if (!(SUBSCRIPTION_EVENT_TYPES as readonly string[]).includes(recorded.type)) continue;
+    const event = asSubscriptionEvent(recorded);
+    switch (event.type) {
+      case 'SubscriptionActivated': {
+        const s = event.data.object;
+        await sql.query(
+          `INSERT INTO ${table} (id, organization, environment, customer_id, product_id, status, created_at, stream_version, document)
+           VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9) ON CONFLICT (id) DO NOTHING`,
+          [
+            s.id,
+            event.data.organization,
+            event.data.environment,
+            s.customer_id,
+            s.product.id,
+            s.status,
+            s.created_at,
+            recorded.stream_version,
+            JSON.stringify(s),
+          ],
+        );
+        break;
+      }
+      case 'SubscriptionUpdated': {
+        const s = event.data.object;
+        await sql.query(
+          `UPDATE ${table} SET status = $2, product_id = $3, document = $4, stream_version = $5
+           WHERE id = $1 AND stream_version < $5`,
+          [s.id, s.status, s.product.id, JSON.stringify(s), recorded.stream_version],
+        );
+        break;
+      }
+      case 'DuplicateSubscriptionPaid':
+        break;
+    }
+  }
+}

@@ -1,0 +1,49 @@
+import type {
+  DuplicateSubscriptionPaidData,
+  Environment,
+  Subscription,
+  SubscriptionActivatedData,
+  SubscriptionUpdatedData,
+} from '@billing/contracts';
+import type { RecordedEvent } from '@billing/eventstore';
+
+export const subscriptionStream = (subscriptionId: string) => `subscription-${subscriptionId}`;
+
+export type SubscriptionActivated = { type: 'SubscriptionActivated'; data: SubscriptionActivatedData };
+export type SubscriptionUpdated = { type: 'SubscriptionUpdated'; data: SubscriptionUpdatedData };
+export type DuplicateSubscriptionPaid = { type: 'DuplicateSubscriptionPaid'; data: DuplicateSubscriptionPaidData };
+export type SubscriptionEvent = SubscriptionActivated | SubscriptionUpdated | DuplicateSubscriptionPaid;
+
+export const SUBSCRIPTION_EVENT_TYPES: ReadonlyArray<SubscriptionEvent['type']> = [
+  'SubscriptionActivated',
+  'SubscriptionUpdated',
+  'DuplicateSubscriptionPaid',
+];
+
+export type SubscriptionState =
+  | { status: 'Empty' }
+  | { status: 'Existing'; organization: string; environment: Environment; subscription: Subscription };
+
+export const initialState = (): SubscriptionState => ({ status: 'Empty' });
+
+export function evolve(state: SubscriptionState, event: SubscriptionEvent): SubscriptionState {
+  switch (event.type) {
+    case 'SubscriptionActivated': {
+      const { organization, environment, object } = event.data;
+      return { status: 'Existing', organization, environment, subscription: object };
+    }
+    case 'SubscriptionUpdated':
+      if (state.status === 'Empty') return state;
+      return { ...state, subscription: event.data.object };
+    case 'DuplicateSubscriptionPaid':
+      // A record for checkout's refund; the subscription itself is unchanged.
+      return state;
+    default: {
+      const _unknown: never = event;
+      return state;
+    }
+  }
+}
+
+export const asSubscriptionEvent = (event: RecordedEvent): SubscriptionEvent =>
+  ({ type: event.type, data: event.data }) as SubscriptionEvent;

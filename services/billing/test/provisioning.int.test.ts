@@ -1,0 +1,363 @@
+import { randomUUID } from 'node:crypto';
+import { type ServiceUnderTest, startServiceForTest } from '@billing/runtime';
+import { eventually } from '@billing/testing';
+import { billingService } from '../src';
+import { projectCustomers } from '../src/customers/read-model';
+import { projectSubscriptions } from '../src/subscriptions/read-model';
+import { caller, client, eventsOf, feeds, newOrg } from './helpers';
+
+jest.setTimeout(120000);
+
+let running: ServiceUnderTest;
+beforeAll(async () => {
+  running = await startServiceForTest(billingService);
+});
+afterAll(() => running.stop());
+
+const { call } = client(() => running);
+const { product, paid, publish } = feeds(() => running);
+
+const customerByEmail = async (org: string, email: string) =>
+  eventually(async () => {
+    const res = await call('GET', `/v1/customers?email=${encodeURIComponent(email)}`, caller(org));
+    expect(res.body.data).toHaveLength(1);
+    return res.body.data[0];
+  }, 20000);
+
+const subscriptionsOf = async (org: string, customerId: string, count = 1) =>
+  eventually(async () => {
+    const res = await call('GET', `/v1/subscriptions?customer_id=${customerId}`, caller(org));
+    expect(res.body.subscriptions).toHaveLength(count);
+    return res.body.subscriptions;
+  }, 20000);
+
+describe('a paid SUBSCRIPTION checkout', () => {
+  it('creates the customer, an ACTIVE subscription for the first period and a paid invoice', async () => {
+    const org = newOrg();
+    const productId = await product(org, { name: 'Monthly', slug: 'monthly', price: 499 });
+    const { session, order } = await paid(org, {
+      product_id: productId,
+      customer_email: 'Ada@Example.com',
+      customer_name: 'Ada Lovelace',
+      external_customer_id: 'user_1',
+      amount_subtotal: 499,
+      amount_total: 449,
+      discount_amount: 50,
+    });
+
+    const customer = await customerByEmail(org, 'ada@example.com');
+    expect(customer).toEqual({
+      object: 'customer',
+      id: expect.stringMatching(/^cus_[0-9A-Za-z]{24}$/),
+      email: 'Ada@Example.com',
+      name: 'Ada Lovelace',
+      external_id: 'user_1',
+      email_verified: false,
+      status: 'ACTIVE',
+      metadata: null,
+      created_at: expect.any(String),
+      updated_at: expect.any(String),
+      livemode: false,
+      subscriptions_count: 1,
+      orders_count: 1,
+    });
+
+    const [subscription] = await subscriptionsOf(org, customer.id);
+    expect(subscription).toMatchObject({
+      object: 'subscription',
+      id: expect.stringMatching(/^sub_/),
+      customer_id: customer.id,
+      product: { id: productId, name: 'Monthly', slug: 'monthly' },
+      status: 'ACTIVE',
+      price: 499,
+      interval: 'month',
+      interval_count: 1,
+      trial_end: null,
+      cancel_at_period_end: false,
+      checkout_session_id: session,
+      livemode: false,
+    });
+    const start = new Date(subscription.current_period_start);
+    const end = new Date(subscription.current_period_end);
+    const expected = new Date(start);
+    expected.setUTCMonth(start.getUTCMonth() + 1);
+    if (expected.getUTCDate() === start.getUTCDate()) expect(end.toISOString()).toBe(expected.toISOString());
+    else expect(end.getUTCMonth()).toBe((start.getUTCMonth() + 1) % 12); // clamped to the month end
+
+    const single = await call('GET', `/v1/customers/${customer.id}`, caller(org));
+    expect(single.status).toBe(200);
+    expect(single.body.subscriptions).toEqual([
+      {
+        id: subscription.id,
+        status: 'ACTIVE',
+        current_period_start: subscription.current_period_start,
+        current_period_end: subscription.current_period_end,
+        product: { id: productId, name: 'Monthly', slug: 'monthly' },
+      },
+    ]);
+
+    const [invoice] = await eventsOf(running, 'InvoicePaid', org);
+    expect(invoice!.data.object).toMatchObject({
+      object: 'invoice',
+      id: expect.stringMatching(/^in_/),
+      customer_id: customer.id,
+      subscription_id: subscription.id,
+      order_id: order,
+      checkout_session_id: session,
+      status: 'PAID',
+      amount_subtotal: 499,
+      amount_discount: 50,
+      amount_total: 449,
+      period_start: subscription.current_period_start,
+      period_end: subscription.current_period_end,
+    });
+    const [activated] = await eventsOf(running, 'SubscriptionActivated', org);
+    expect(activated!.data).toMatchObject({ checkout_session_id: session, object: subscription });
+    const [created] = await eventsOf(running, 'CustomerCreated', org);
+    expect(created!.data.object).toEqual({
+      ...Object.fromEntries(Object.entries(customer).filter(([k]) => !k.endsWith('_count'))),
+      // Linking happens in the creation itself: the object is already the final one.
+    });
+  });
+
+  it('projects the same read models when its events are applied again', async () => {
+    const org = newOrg();
+    const plan = await product(org);
+    await paid(org, { product_id: plan, customer_email: 'replay@example.com', external_customer_id: 'replay_1' });
+    const customer = await customerByEmail(org, 'replay@example.com');
+    const [subscription] = await subscriptionsOf(org, customer.id);
+    const { store } = running.service.context;
+    const db = running.infrastructure.database;
+    const schema = store.tables.schema;
+    const customerEvents = await store.readStream(`customer-${customer.id}`);
+    const subscriptionEvents = await store.readStream(`subscription-${subscription.id}`);
+    expect(customerEvents.map((e) => e.type)).toEqual(['CustomerCreated', 'CustomerOrderRecorded']);
+    await projectCustomers(db, schema, customerEvents);
+    await projectSubscriptions(db, schema, subscriptionEvents);
+    expect(await customerByEmail(org, 'replay@example.com')).toEqual(customer);
+    expect((await call('GET', `/v1/subscriptions/${subscription.id}`, caller(org))).body).toEqual(subscription);
+  });
+
+  it('starts in TRIAL with trial_end when the product has trial days', async () => {
+    const org = newOrg();
+    const productId = await product(org, { trial_days: 7, interval: 'year' });
+    await paid(org, { product_id: productId, customer_email: 'trial@example.com' });
+    const customer = await customerByEmail(org, 'trial@example.com');
+    const [subscription] = await subscriptionsOf(org, customer.id);
+    expect(subscription.status).toBe('TRIAL');
+    const start = Date.parse(subscription.current_period_start);
+    expect(Date.parse(subscription.trial_end)).toBe(start + 7 * 24 * 3600 * 1000);
+    expect(new Date(subscription.current_period_end).getUTCFullYear()).toBe(new Date(start).getUTCFullYear() + 1);
+  });
+
+  it('starts the plan as the session sold it', async () => {
+    const org = newOrg();
+    const sold = {
+      id: 'prod_sold_only',
+      name: 'Weekly',
+      slug: 'weekly',
+      type: 'SUBSCRIPTION',
+      price: 99,
+      interval: 'week',
+      interval_count: 2,
+      trial_days: null,
+    };
+    await paid(org, { product_id: sold.id, product: sold, customer_email: 'sold@example.com' });
+    const customer = await customerByEmail(org, 'sold@example.com');
+    const [subscription] = await subscriptionsOf(org, customer.id);
+    expect(subscription).toMatchObject({ status: 'ACTIVE', product: { id: sold.id, name: 'Weekly', slug: 'weekly' } });
+    const start = Date.parse(subscription.current_period_start);
+    expect(Date.parse(subscription.current_period_end)).toBe(start + 14 * 24 * 3600 * 1000);
+  });
+
+  it('reuses the customer by email, never changes its name, and counts every order', async () => {
+    const org = newOrg();
+    const plan = await product(org);
+    const oneTime = await product(org, { type: 'ONE_TIME', interval: null, name: 'Sticker' });
+    await paid(org, { product_id: plan, customer_email: 'bob@example.com', customer_name: 'Bob' });
+    const first = await customerByEmail(org, 'bob@example.com');
+    await paid(org, {
+      product_id: oneTime,
+      mode: 'PAYMENT',
+      customer_email: 'BOB@example.com',
+      customer_name: 'Robert',
+      external_customer_id: 'bob_7',
+    });
+    const again = await eventually(async () => {
+      const c = await customerByEmail(org, 'bob@example.com');
+      expect(c.orders_count).toBe(2);
+      return c;
+    }, 20000);
+    expect(again).toMatchObject({ id: first.id, name: 'Bob', external_id: 'bob_7', subscriptions_count: 1 });
+    const updates = await eventsOf(running, 'CustomerUpdated', org);
+    expect(updates.map((e) => e.data.changes)).toEqual([{ external_id: 'bob_7' }]);
+    expect(updates[0]!.data.object).toMatchObject({ id: first.id, name: 'Bob', external_id: 'bob_7' });
+  });
+
+  it('does not take an external id that another customer holds', async () => {
+    const org = newOrg();
+    const oneTime = await product(org, { type: 'ONE_TIME', interval: null });
+    await paid(org, { product_id: oneTime, mode: 'PAYMENT', customer_email: 'a@x.io', external_customer_id: 'shared' });
+    await customerByEmail(org, 'a@x.io');
+    await paid(org, { product_id: oneTime, mode: 'PAYMENT', customer_email: 'b@x.io', external_customer_id: 'shared' });
+    const b = await customerByEmail(org, 'b@x.io');
+    expect(b.external_id).toBeNull();
+    expect(b.subscriptions_count).toBe(0);
+  });
+
+  it('changes nothing when the same event is delivered twice', async () => {
+    const org = newOrg();
+    const plan = await product(org);
+    const oneTime = await product(org, { type: 'ONE_TIME', interval: null });
+    const { event } = await paid(org, { product_id: plan, customer_email: 'twice@example.com' });
+    const customer = await customerByEmail(org, 'twice@example.com');
+    await subscriptionsOf(org, customer.id);
+    await publish('checkout.events', event);
+    // A later event on the same key (same partition, so consumed after the redelivery).
+    await publish('checkout.events', {
+      ...event,
+      id: randomUUID(),
+      stream_version: 2,
+      data: { ...event.data, order_id: 'ord_later', product_id: oneTime, mode: 'PAYMENT' },
+    });
+    await eventually(async () => expect(await eventsOf(running, 'CustomerOrderRecorded', org)).toHaveLength(2), 20000);
+    expect((await customerByEmail(org, 'twice@example.com')).orders_count).toBe(2);
+    await subscriptionsOf(org, customer.id, 1);
+    expect(await eventsOf(running, 'InvoicePaid', org)).toHaveLength(1);
+    expect(await eventsOf(running, 'CustomerCreated', org)).toHaveLength(1);
+  });
+});
+
+describe('a second paid checkout for a product the customer already subscribes to', () => {
+  it('creates no second subscription and records DuplicateSubscriptionPaid for the refund', async () => {
+    const org = newOrg();
+    const plan = await product(org);
+    await paid(org, { product_id: plan, customer_email: 'dup@example.com' });
+    const customer = await customerByEmail(org, 'dup@example.com');
+    const [existing] = await subscriptionsOf(org, customer.id);
+
+    const live = await call(
+      'GET',
+      `/internal/subscriptions/live?email=DUP@example.com&product_id=${plan}`,
+      caller(org),
+    );
+    expect(live).toEqual({ status: 200, body: { subscription: { id: existing.id, status: 'ACTIVE' } } });
+
+    const { session, order } = await paid(org, {
+      product_id: plan,
+      customer_email: 'dup@example.com',
+      amount_total: 299,
+    });
+    const duplicates = await eventually(async () => {
+      const rows = await eventsOf(running, 'DuplicateSubscriptionPaid', org);
+      expect(rows).toHaveLength(1);
+      return rows;
+    }, 20000);
+    expect(duplicates[0]!.stream_id).toBe(`subscription-${existing.id}`);
+    expect(duplicates[0]!.data).toEqual({
+      checkout_session_id: session,
+      order_id: order,
+      customer_id: customer.id,
+      product_id: plan,
+      amount_total: 299,
+      existing_subscription_id: existing.id,
+      status: 'ACTIVE',
+      detected_at: expect.any(String),
+    });
+    await subscriptionsOf(org, customer.id, 1);
+    expect((await customerByEmail(org, 'dup@example.com')).orders_count).toBe(2);
+    expect(await eventsOf(running, 'InvoicePaid', org)).toHaveLength(1);
+  });
+
+  it('keeps one customer and one subscription when two payments for a new buyer arrive at once', async () => {
+    const org = newOrg();
+    const plan = await product(org);
+    await Promise.all([
+      paid(org, { product_id: plan, customer_email: 'race@example.com' }),
+      paid(org, { product_id: plan, customer_email: 'race@example.com' }),
+      paid(org, { product_id: plan, customer_email: 'Race@example.com' }),
+    ]);
+    await eventually(async () => {
+      expect(await eventsOf(running, 'DuplicateSubscriptionPaid', org)).toHaveLength(2);
+    }, 30000);
+    const customer = await customerByEmail(org, 'race@example.com');
+    expect(customer.orders_count).toBe(3);
+    await subscriptionsOf(org, customer.id, 1);
+    expect(await eventsOf(running, 'CustomerCreated', org)).toHaveLength(1);
+    expect(await eventsOf(running, 'InvoicePaid', org)).toHaveLength(1);
+  });
+
+  it('answers null on the internal check for another product, email or organization', async () => {
+    const org = newOrg();
+    const plan = await product(org);
+    await paid(org, { product_id: plan, customer_email: 'one@example.com' });
+    await customerByEmail(org, 'one@example.com');
+    for (const [who, query] of [
+      [org, `email=one@example.com&product_id=prod_other`],
+      [org, `email=two@example.com&product_id=${plan}`],
+      [newOrg(), `email=one@example.com&product_id=${plan}`],
+    ] as const) {
+      const res = await call('GET', `/internal/subscriptions/live?${query}`, caller(who));
+      expect(res).toEqual({ status: 200, body: { subscription: null } });
+    }
+    const missing = await call('GET', `/internal/subscriptions/live?email=one@example.com`, caller(org));
+    expect(missing.status).toBe(422);
+    const anonymous = await call('GET', `/internal/subscriptions/live?email=a&product_id=b`, {});
+    expect(anonymous.status).toBe(401);
+  });
+});
+
+describe('entitlements', () => {
+  it('lists live subscriptions and the most recent one, by email, external id or customer id', async () => {
+    const org = newOrg();
+    const basic = await product(org, { name: 'Basic', slug: 'basic' });
+    const pro = await product(org, { name: 'Pro', slug: 'pro', trial_days: 3 });
+    await paid(org, { product_id: basic, customer_email: 'e@example.com', external_customer_id: 'ext_e' });
+    const customer = await customerByEmail(org, 'e@example.com');
+    await subscriptionsOf(org, customer.id, 1);
+    await paid(org, { product_id: pro, customer_email: 'e@example.com' });
+    const [latest] = await subscriptionsOf(org, customer.id, 2);
+
+    for (const query of ['email=E@example.com', 'external_id=ext_e', `customer_id=${customer.id}`]) {
+      const res = await call('GET', `/v1/customers/entitlements?${query}`, caller(org));
+      expect(res.status).toBe(200);
+      expect(res.body.entitlements).toEqual([
+        {
+          product: 'pro',
+          product_id: pro,
+          status: 'trialing',
+          subscription_id: latest.id,
+          current_period_end: latest.current_period_end,
+        },
+        expect.objectContaining({ product: 'basic', product_id: basic, status: 'active' }),
+      ]);
+      expect(res.body.subscription).toEqual({
+        id: latest.id,
+        status: 'TRIAL',
+        product: { id: pro, name: 'Pro', slug: 'pro' },
+        current_period_end: latest.current_period_end,
+      });
+    }
+  });
+
+  it('answers 400 invalid_request unless exactly one key is given, 404 for an unknown customer', async () => {
+    const org = newOrg();
+    for (const query of ['', '?email=a@b.c&customer_id=cus_1']) {
+      const res = await call('GET', `/v1/customers/entitlements${query}`, caller(org));
+      expect(res.status).toBe(400);
+      expect(res.body.error.code).toBe('invalid_request');
+    }
+    const unknown = await call('GET', '/v1/customers/entitlements?email=nobody@example.com', caller(org));
+    expect(unknown.status).toBe(404);
+    expect(unknown.body.error.code).toBe('resource_not_found');
+  });
+
+  it('gives an empty list and null for a customer without live subscriptions', async () => {
+    const org = newOrg();
+    const oneTime = await product(org, { type: 'ONE_TIME', interval: null });
+    await paid(org, { product_id: oneTime, mode: 'PAYMENT', customer_email: 'none@example.com' });
+    await customerByEmail(org, 'none@example.com');
+    const res = await call('GET', '/v1/customers/entitlements?email=none@example.com', caller(org));
+    expect(res).toEqual({ status: 200, body: { entitlements: [], subscription: null } });
+  });
+});
