@@ -1,1 +1,3 @@
-export { notificationsService } from './service';
+export { notificationsService, schedulerOf } from './service';
+export { signWebhook } from './deliveries/sign';
+export { toWebhookEvent } from './events/to-webhook-event';

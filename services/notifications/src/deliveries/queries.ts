@@ -1,0 +1,66 @@
+import { type WebhookAttempt, type WebhookDelivery, type WebhookDeliveryStatus, livemodeOf } from '@billing/contracts';
+import type { SqlExecutor } from '@billing/eventstore';
+import { deliveryTables } from './read-model';
+
+interface DeliveryRow {
+  id: string;
+  endpoint_id: string;
+  environment: 'SANDBOX' | 'PRODUCTION';
+  event_id: string;
+  event_type: string;
+  status: WebhookDeliveryStatus;
+  attempt_count: number;
+  next_attempt_at: Date | string | null;
+  created_at: Date | string;
+  attempts: (WebhookAttempt & { attempted_at: string })[];
+}
+
+export type DeliveryFilter =
+  | { organization: string; endpointId: string; status?: WebhookDeliveryStatus; limit: number }
+  | { organization: string; eventId: string; status?: WebhookDeliveryStatus; limit: number }
+  | { organization: string; deliveryId: string; status?: WebhookDeliveryStatus; limit: number };
+
+/** Newest first, each with its attempts in order. */
+export async function listDeliveries(
+  sql: SqlExecutor,
+  schema: string,
+  filter: DeliveryFilter,
+): Promise<WebhookDelivery[]> {
+  const t = deliveryTables(schema);
+  const [column, value] =
+    'endpointId' in filter
+      ? ['endpoint_id', filter.endpointId]
+      : 'eventId' in filter
+        ? ['event_id', filter.eventId]
+        : ['id', filter.deliveryId];
+  // One statement, so a delivery and its attempts come from the same snapshot: read in two, an
+  // attempt recorded in between showed up next to its delivery's previous status.
+  const { rows } = await sql.query<DeliveryRow>(
+    `SELECT d.id, d.endpoint_id, d.environment, d.event_id, d.event_type, d.status, d.attempt_count,
+            d.next_attempt_at, d.created_at,
+            COALESCE((SELECT json_agg(json_build_object(
+                        'attempt', a.attempt, 'attempted_at', a.attempted_at, 'status', a.status,
+                        'response_status', a.response_status, 'duration_ms', a.duration_ms, 'error', a.error)
+                      ORDER BY a.attempt)
+                      FROM ${t.attempts} a WHERE a.delivery_id = d.id), '[]'::json) AS attempts
+     FROM ${t.deliveries} d
+     WHERE d.organization = $1 AND d.${column} = $2 AND ($3::text IS NULL OR d.status = $3::text)
+     ORDER BY d.created_at DESC, d.id DESC LIMIT $4`,
+    [filter.organization, value, filter.status ?? null, filter.limit],
+  );
+  return rows.map((row) => ({
+    object: 'webhook_delivery',
+    id: row.id,
+    endpoint_id: row.endpoint_id,
+    event_id: row.event_id,
+    event_type: row.event_type,
+    status: row.status,
+    attempt_count: row.attempt_count,
+    next_attempt_at: row.status === 'PENDING' && row.next_attempt_at ? iso(row.next_attempt_at) : null,
+    created_at: iso(row.created_at),
+    attempts: row.attempts.map((a) => ({ ...a, attempted_at: iso(a.attempted_at) })),
+    livemode: livemodeOf(row.environment),
+  }));
+}
+
+const iso = (value: Date | string) => new Date(value).toISOString();

@@ -1,0 +1,82 @@
+import { ListWebhookDeliveriesQuery, notFound, toList } from '@billing/contracts';
+import { handleCommand } from '@billing/eventstore';
+import type { ServiceContext } from '@billing/runtime';
+import { validate } from '@billing/service';
+import type { Express } from 'express';
+import { z } from 'zod';
+import { findEndpoint } from '../endpoints/queries';
+import { adminOrganizationOf } from '@billing/service';
+import { deliveryAggregate } from './decide';
+import { deliveryStream } from './delivery';
+import { listDeliveries } from './queries';
+import { projectDeliveries } from './read-model';
+
+const Id = z.object({ id: z.string().min(1) });
+
+/** The delivery log (admin API): every attempt per endpoint and per event, and replays. */
+export function mountDeliveryRoutes(app: Express, { store, now }: ServiceContext, wake: () => void): void {
+  const { schema } = store.tables;
+  const db = store.database;
+
+  app.get(
+    '/admin/webhook_endpoints/:id/deliveries',
+    validate({ params: Id, query: ListWebhookDeliveriesQuery }),
+    async (req, res) => {
+      const organization = adminOrganizationOf(req);
+      const { params, query } = res.locals.input;
+      if (!(await findEndpoint(db, schema, { organization }, params.id))) {
+        throw notFound(`No such webhook endpoint: ${params.id}`);
+      }
+      const deliveries = await listDeliveries(db, schema, { organization, endpointId: params.id, ...query });
+      res.json(toList(deliveries, deliveries[0]?.livemode ?? false));
+    },
+  );
+
+  app.get(
+    '/admin/webhook_events/:id/deliveries',
+    validate({ params: Id, query: ListWebhookDeliveriesQuery }),
+    async (req, res) => {
+      const { params, query } = res.locals.input;
+      const deliveries = await listDeliveries(db, schema, {
+        organization: adminOrganizationOf(req),
+        eventId: params.id,
+        ...query,
+      });
+      res.json(toList(deliveries, deliveries[0]?.livemode ?? false));
+    },
+  );
+
+  app.get('/admin/webhook_deliveries/:id', validate({ params: Id }), async (req, res) => {
+    const { id } = res.locals.input.params;
+    const [delivery] = await listDeliveries(db, schema, {
+      organization: adminOrganizationOf(req),
+      deliveryId: id,
+      limit: 1,
+    });
+    if (!delivery) throw notFound(`No such webhook delivery: ${id}`);
+    res.json(delivery);
+  });
+
+  /** A FAILED delivery is attempted again now, with a fresh retry schedule; 409 otherwise. */
+  app.post('/admin/webhook_deliveries/:id/replay', validate({ params: Id }), async (req, res) => {
+    const organization = adminOrganizationOf(req);
+    const { id } = res.locals.input.params;
+    const [before] = await listDeliveries(db, schema, { organization, deliveryId: id, limit: 1 });
+    if (!before) throw notFound(`No such webhook delivery: ${id}`);
+    await handleCommand(
+      store,
+      deliveryStream(id),
+      deliveryAggregate,
+      { type: 'ReplayDelivery', data: { deliveryId: id, now: now() } },
+      {
+        organization,
+        environment: before.livemode ? 'PRODUCTION' : 'SANDBOX',
+        occurredAt: now(),
+        project: (tx, events) => projectDeliveries(tx, schema, events),
+      },
+    );
+    wake();
+    const [after] = await listDeliveries(db, schema, { organization, deliveryId: id, limit: 1 });
+    res.status(202).json(after);
+  });
+}

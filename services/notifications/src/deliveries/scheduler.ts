@@ -1,0 +1,187 @@
+import { handleCommand } from '@billing/eventstore';
+import type { ServiceContext } from '@billing/runtime';
+import { endpointTables } from '../endpoints/read-model';
+import { deliveryAggregate } from './decide';
+import { deliveryStream } from './delivery';
+import { projectDeliveries, deliveryTables } from './read-model';
+import { sendWebhook } from './send';
+import { signWebhook } from './sign';
+
+export interface SchedulerOptions {
+  /** Deadline of one attempt. */
+  timeoutMs: number;
+  /** Attempts in flight in all. */
+  concurrency: number;
+  /** Attempts in flight per endpoint, so that a slow endpoint holds at most this many slots. */
+  perEndpoint: number;
+  /** How often the due deliveries are looked for when nothing wakes the scheduler. */
+  pollMs: number;
+}
+
+export function schedulerOptions(config: ServiceContext['config']): SchedulerOptions {
+  const number = (name: string, fallback: number) => {
+    const value = Number(config[name]);
+    return Number.isFinite(value) && value > 0 ? value : fallback;
+  };
+  return {
+    timeoutMs: number('WEBHOOK_TIMEOUT_MS', 10_000),
+    concurrency: number('WEBHOOK_CONCURRENCY', 64),
+    perEndpoint: number('WEBHOOK_CONCURRENCY_PER_ENDPOINT', 8),
+    pollMs: number('WEBHOOK_POLL_MS', 200),
+  };
+}
+
+interface Claimed {
+  id: string;
+  endpoint_id: string;
+  organization: string;
+  environment: 'SANDBOX' | 'PRODUCTION';
+  event_id: string;
+  attempt_count: number;
+  body: string;
+  url: string;
+  secret: string;
+}
+
+export interface Scheduler {
+  /** Looks for due deliveries now (after new ones were scheduled, or the clock moved). */
+  wake(): void;
+  /** Takes no more deliveries and waits for the attempts in flight. */
+  stop(): Promise<void>;
+  /** Resolves once nothing due is left and nothing is in flight (tests, bench). */
+  idle(): Promise<void>;
+}
+
+/**
+ * Sends due deliveries. Due means `next_attempt_at <= now()` by the service's clock. A delivery
+ * is claimed with a lease (`lease_until`) in one UPDATE that re-checks the lease, so two
+ * schedulers never send the same attempt; the attempt is then recorded with its number, and a
+ * number recorded already changes nothing. A crash between the request and the record sends
+ * that attempt again after the lease: receivers deduplicate on `webhook-id`.
+ */
+export function startScheduler(context: ServiceContext, options: SchedulerOptions): Scheduler {
+  const { store, now, logger } = context;
+  const schema = store.tables.schema;
+  const t = { ...deliveryTables(schema), ...endpointTables(schema) };
+  const perEndpoint = new Map<string, number>();
+  const inFlight = new Set<Promise<void>>();
+  let stopped = false;
+  let ticking = false;
+  let again = false;
+  let lastFound = 0;
+
+  async function claim(limit: number, at: Date): Promise<Claimed[]> {
+    // Each endpoint gets at most perEndpoint attempts in flight, counting those already running.
+    const endpoints = [...perEndpoint.keys()];
+    const running = endpoints.map((id) => perEndpoint.get(id)!);
+    const lease = new Date(at.getTime() + options.timeoutMs + 60_000).toISOString();
+    const { rows } = await store.database.query<Claimed>(
+      `WITH running AS (SELECT * FROM unnest($2::text[], $6::int[]) AS r(endpoint_id, in_flight)),
+       due AS (
+         SELECT ranked.id FROM (
+           SELECT d.id, d.endpoint_id, d.next_attempt_at,
+                  row_number() OVER (PARTITION BY d.endpoint_id ORDER BY d.next_attempt_at, d.id) AS rank
+           FROM ${t.deliveries} d JOIN ${t.endpoints} e ON e.id = d.endpoint_id
+           WHERE d.status = 'PENDING' AND d.next_attempt_at <= $1
+             AND (d.lease_until IS NULL OR d.lease_until <= $1)
+             AND e.is_active AND NOT e.deleted
+         ) ranked LEFT JOIN running r ON r.endpoint_id = ranked.endpoint_id
+         WHERE ranked.rank <= $3 - coalesce(r.in_flight, 0)
+         ORDER BY ranked.next_attempt_at LIMIT $4
+       )
+       UPDATE ${t.deliveries} d SET lease_until = $5
+       FROM due, ${t.endpoints} e, ${t.secrets} s
+       WHERE d.id = due.id AND e.id = d.endpoint_id AND s.endpoint_id = d.endpoint_id
+         AND d.status = 'PENDING' AND (d.lease_until IS NULL OR d.lease_until <= $1)
+       RETURNING d.id, d.endpoint_id, d.organization, d.environment, d.event_id, d.attempt_count, d.body, e.url, s.secret`,
+      [at.toISOString(), endpoints, options.perEndpoint, limit, lease, running],
+    );
+    return rows;
+  }
+
+  async function attempt(delivery: Claimed): Promise<void> {
+    const attemptedAt = now();
+    // The timestamp is for the receiver's replay check against its own clock: real time.
+    const headers = signWebhook(delivery.secret, delivery.event_id, Math.floor(Date.now() / 1000), delivery.body);
+    const result = await sendWebhook(delivery.url, delivery.body, headers, options.timeoutMs);
+    await handleCommand(
+      store,
+      deliveryStream(delivery.id),
+      deliveryAggregate,
+      {
+        type: 'RecordAttempt',
+        data: { deliveryId: delivery.id, attempt: delivery.attempt_count + 1, attemptedAt, ...result },
+      },
+      {
+        organization: delivery.organization,
+        environment: delivery.environment,
+        occurredAt: now(),
+        project: (tx, events) => projectDeliveries(tx, schema, events),
+      },
+    );
+  }
+
+  function launch(delivery: Claimed) {
+    perEndpoint.set(delivery.endpoint_id, (perEndpoint.get(delivery.endpoint_id) ?? 0) + 1);
+    const running: Promise<void> = attempt(delivery)
+      .catch((err) =>
+        logger.error({ err, delivery: delivery.id }, 'webhook attempt not recorded; retried after its lease'),
+      )
+      .finally(() => {
+        const left = (perEndpoint.get(delivery.endpoint_id) ?? 1) - 1;
+        if (left > 0) perEndpoint.set(delivery.endpoint_id, left);
+        else perEndpoint.delete(delivery.endpoint_id);
+        inFlight.delete(running);
+        wake();
+      });
+    inFlight.add(running);
+  }
+
+  async function tick(): Promise<void> {
+    if (ticking) {
+      again = true;
+      return;
+    }
+    ticking = true;
+    try {
+      do {
+        again = false;
+        const free = options.concurrency - inFlight.size;
+        if (stopped || free <= 0) break;
+        const claimed = await claim(free, now());
+        lastFound = claimed.length;
+        for (const delivery of claimed) launch(delivery);
+        if (claimed.length === free) again = true;
+      } while (again && !stopped);
+    } catch (err) {
+      logger.error({ err }, 'webhook scheduler failed; retrying');
+    } finally {
+      ticking = false;
+    }
+  }
+
+  function wake() {
+    if (!stopped) void tick();
+  }
+
+  const timer = setInterval(wake, options.pollMs);
+  timer.unref();
+  wake();
+
+  return {
+    wake,
+    async stop() {
+      stopped = true;
+      clearInterval(timer);
+      while (ticking) await new Promise((resolve) => setTimeout(resolve, 5));
+      await Promise.all([...inFlight]);
+    },
+    async idle() {
+      for (;;) {
+        await tick();
+        if (inFlight.size === 0 && lastFound === 0 && !ticking) return;
+        await Promise.race([...inFlight, new Promise((resolve) => setTimeout(resolve, 10))]);
+      }
+    },
+  };
+}

@@ -1,0 +1,124 @@
+import {
+  type AdminUpdateWebhookEndpointBody,
+  type Environment,
+  conflict,
+  notFound,
+  validationError,
+  webhookUrlProblem,
+} from '@billing/contracts';
+import type { RecordedEvent } from '@billing/eventstore';
+import { type EndpointState, type WebhookEndpointEvent, asEndpointEvent, evolve, initialState } from './endpoint';
+
+export type CreateWebhookEndpoint = {
+  type: 'CreateWebhookEndpoint';
+  data: {
+    endpointId: string;
+    organization: string;
+    environment: Environment;
+    url: string;
+    events: string[];
+    isActive: boolean;
+    now: Date;
+  };
+};
+export type UpdateWebhookEndpoint = {
+  type: 'UpdateWebhookEndpoint';
+  data: { endpointId: string; organization: string; changes: AdminUpdateWebhookEndpointBody; now: Date };
+};
+export type RollWebhookEndpointSecret = {
+  type: 'RollWebhookEndpointSecret';
+  data: { endpointId: string; organization: string; now: Date };
+};
+export type DeleteWebhookEndpoint = {
+  type: 'DeleteWebhookEndpoint';
+  data: { endpointId: string; organization: string; now: Date };
+};
+export type WebhookEndpointCommand =
+  CreateWebhookEndpoint | UpdateWebhookEndpoint | RollWebhookEndpointSecret | DeleteWebhookEndpoint;
+
+export function decide(command: WebhookEndpointCommand, state: EndpointState): WebhookEndpointEvent[] {
+  switch (command.type) {
+    case 'CreateWebhookEndpoint':
+      return create(command, state);
+    case 'UpdateWebhookEndpoint':
+      return update(command, state);
+    case 'RollWebhookEndpointSecret': {
+      const { endpointId, organization, now } = command.data;
+      existing(state, endpointId, organization);
+      return [{ type: 'WebhookEndpointSecretRolled', data: { endpoint_id: endpointId, rolled_at: now.toISOString() } }];
+    }
+    case 'DeleteWebhookEndpoint': {
+      const { endpointId, organization, now } = command.data;
+      existing(state, endpointId, organization);
+      return [{ type: 'WebhookEndpointDeleted', data: { endpoint_id: endpointId, deleted_at: now.toISOString() } }];
+    }
+    default: {
+      const _exhaustive: never = command;
+      throw new Error(`Unknown command ${(_exhaustive as { type: string }).type}`);
+    }
+  }
+}
+
+function create({ data }: CreateWebhookEndpoint, state: EndpointState): WebhookEndpointEvent[] {
+  if (state.status !== 'Empty') throw conflict(`Webhook endpoint ${data.endpointId} already exists`);
+  checkUrl(data.url, data.environment);
+  return [
+    {
+      type: 'WebhookEndpointCreated',
+      data: {
+        endpoint_id: data.endpointId,
+        organization: data.organization,
+        environment: data.environment,
+        url: data.url,
+        events: data.events,
+        is_active: data.isActive,
+        created_at: data.now.toISOString(),
+      },
+    },
+  ];
+}
+
+function update({ data }: UpdateWebhookEndpoint, state: EndpointState): WebhookEndpointEvent[] {
+  const endpoint = existing(state, data.endpointId, data.organization);
+  const at = data.now.toISOString();
+  const changes: { url?: string; events?: string[] } = {};
+  if (data.changes.url !== undefined && data.changes.url !== endpoint.url) {
+    checkUrl(data.changes.url, endpoint.environment);
+    changes.url = data.changes.url;
+  }
+  const events = data.changes.events;
+  if (events !== undefined && [...events].sort().join() !== [...endpoint.events].sort().join()) {
+    changes.events = events;
+  }
+  const decided: WebhookEndpointEvent[] = [];
+  if (Object.keys(changes).length > 0) {
+    decided.push({ type: 'WebhookEndpointUpdated', data: { endpoint_id: endpoint.id, changes, updated_at: at } });
+  }
+  if (data.changes.is_active === false && endpoint.is_active) {
+    decided.push({ type: 'WebhookEndpointDeactivated', data: { endpoint_id: endpoint.id, deactivated_at: at } });
+  }
+  if (data.changes.is_active === true && !endpoint.is_active) {
+    decided.push({ type: 'WebhookEndpointActivated', data: { endpoint_id: endpoint.id, activated_at: at } });
+  }
+  return decided;
+}
+
+function checkUrl(url: string, environment: Environment) {
+  const problem = webhookUrlProblem(url, environment);
+  if (problem) throw validationError([{ path: 'url', message: `url ${problem}`, code: 'custom' }], `url ${problem}`);
+}
+
+/** A deleted endpoint, or another organization's, is absent to the caller. */
+function existing(state: EndpointState, endpointId: string, organization: string) {
+  if (state.status !== 'Existing' || state.endpoint.organization !== organization) {
+    throw notFound(`No such webhook endpoint: ${endpointId}`);
+  }
+  return state.endpoint;
+}
+
+export const endpointAggregate = {
+  initialState,
+  evolve: (state: EndpointState, event: RecordedEvent) => evolve(state, asEndpointEvent(event)),
+  decide,
+};
+export const endpointDecider = { initialState, evolve, decide };

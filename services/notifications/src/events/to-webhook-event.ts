@@ -1,0 +1,29 @@
+import {
+  type DomainEventEnvelope,
+  PUBLIC_EVENT_TYPES,
+  type PublicEventType,
+  type WebhookEvent,
+  livemodeOf,
+  webhookEventId,
+} from '@billing/contracts';
+
+const isPublic = (type: string): type is PublicEventType => (PUBLIC_EVENT_TYPES as readonly string[]).includes(type);
+
+/**
+ * A public domain event as merchants receive it. Producers put the resource, as the public API
+ * shows it, in `data.object`; internal (PascalCase) events and public ones without an object
+ * are not for merchants and give undefined.
+ */
+export function toWebhookEvent(envelope: DomainEventEnvelope): WebhookEvent | undefined {
+  if (!isPublic(envelope.type)) return undefined;
+  const object = envelope.data.object as (Record<string, unknown> & { id?: unknown }) | undefined;
+  if (!object || typeof object !== 'object' || typeof object.id !== 'string') return undefined;
+  const version = typeof object.updated_at === 'string' ? object.updated_at : envelope.occurred_at;
+  return {
+    id: webhookEventId(envelope.type, object.id, version),
+    type: envelope.type,
+    created_at: envelope.occurred_at,
+    livemode: livemodeOf(envelope.environment),
+    data: { object: object as WebhookEvent['data']['object'] },
+  };
+}

@@ -1,0 +1,82 @@
+import { randomUUID } from 'node:crypto';
+import { type DomainEventEnvelope, WebhookEvent } from '@billing/contracts';
+import { Webhook } from 'standardwebhooks';
+import { signWebhook } from '../deliveries/sign';
+import { toWebhookEvent } from './to-webhook-event';
+
+const envelope = (type: string, data: Record<string, unknown>, occurred_at = '2026-11-21T08:00:00.000Z') =>
+  ({
+    id: randomUUID(),
+    type,
+    schema_version: 1,
+    stream: 'x-1',
+    stream_version: 1,
+    global_position: 1,
+    occurred_at,
+    organization: 'org_1',
+    environment: 'PRODUCTION',
+    data,
+  }) as DomainEventEnvelope;
+
+const customer = {
+  object: 'customer',
+  id: 'cus_1',
+  email: 'a@example.com',
+  name: null,
+  external_id: null,
+  email_verified: false,
+  status: 'ACTIVE',
+  metadata: null,
+  created_at: '2026-11-21T07:00:00.000Z',
+  updated_at: '2026-11-21T07:00:00.000Z',
+  livemode: true,
+};
+
+describe('toWebhookEvent', () => {
+  it('wraps the object of a public event in the webhook envelope', () => {
+    const event = toWebhookEvent(envelope('customer.updated', { object: customer }))!;
+    expect(event).toEqual({
+      id: expect.stringMatching(/^evt_[0-9a-f]{32}$/),
+      type: 'customer.updated',
+      created_at: '2026-11-21T08:00:00.000Z',
+      livemode: true,
+      data: { object: customer },
+    });
+    expect(WebhookEvent.parse(event)).toEqual(event);
+  });
+
+  it('gives one change of one resource one id, whoever publishes it and when', () => {
+    const a = toWebhookEvent(envelope('customer.updated', { object: customer }))!;
+    const b = toWebhookEvent(envelope('customer.updated', { object: customer }, '2026-11-21T09:00:00.000Z'))!;
+    const later = toWebhookEvent(
+      envelope('customer.updated', { object: { ...customer, updated_at: '2026-11-21T09:00:00.000Z' } }),
+    )!;
+    const otherType = toWebhookEvent(envelope('customer.created', { object: customer }))!;
+    expect(a.id).toBe(b.id);
+    expect(new Set([a.id, later.id, otherType.id]).size).toBe(3);
+  });
+
+  it('falls back to when the event occurred for resources without updated_at', () => {
+    const redemption = { id: 'red_1', status: 'ACTIVE' };
+    const a = toWebhookEvent(envelope('promotion_code.redeemed', { object: redemption }))!;
+    const b = toWebhookEvent(envelope('promotion_code.redeemed', { object: redemption }, '2026-11-21T09:00:00.000Z'))!;
+    expect(a.id).not.toBe(b.id);
+  });
+
+  it('ignores internal events and public events without an object', () => {
+    expect(toWebhookEvent(envelope('CustomerUpdated', { object: customer }))).toBeUndefined();
+    expect(toWebhookEvent(envelope('customer.updated', { customer_id: 'cus_1' }))).toBeUndefined();
+  });
+});
+
+describe('signWebhook', () => {
+  it('signs as Standard Webhooks, so the reference library verifies it', () => {
+    const secret = 'whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw';
+    const body = JSON.stringify({ hello: 'world' });
+    const timestamp = Math.floor(Date.now() / 1000);
+    const headers = signWebhook(secret, 'evt_1', timestamp, body);
+    const library = new Webhook(secret);
+    expect(headers['webhook-signature']).toBe(library.sign('evt_1', new Date(timestamp * 1000), body));
+    expect(library.verify(body, { ...headers })).toEqual({ hello: 'world' });
+  });
+});
