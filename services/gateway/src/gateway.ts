@@ -1,7 +1,9 @@
 import { type CallerIdentity, identityHeaders, unauthorized } from '@billing/contracts';
 import type { ServiceContext } from '@billing/runtime';
-import type { Express, RequestHandler } from 'express';
+import { DEFAULT_BODY_LIMIT } from '@billing/service';
+import express, { type Express, type RequestHandler } from 'express';
 import { mountAdminRoutes } from './admin/routes';
+import { IdempotencyStore, idempotency, idempotencyDdl } from './idempotency';
 import { ApiKeyAuthenticator } from './auth/authenticate';
 import { publicApiDocument } from './openapi';
 import { Organizations } from './organizations/organizations';
@@ -10,6 +12,7 @@ import {
   type ClosableRateLimitStore,
   RATE_LIMITS,
   createRateLimitStore,
+  hostedPageLimits,
   promotionValidationLimits,
   rateLimit,
 } from './rate-limit';
@@ -30,6 +33,9 @@ export const DEFAULT_UPSTREAMS: Record<UpstreamName, string> = {
   notifications: 'http://127.0.0.1:4105',
 };
 
+/** Idempotency keys older than 24 hours are deleted this often. */
+const IDEMPOTENCY_PURGE_INTERVAL_MS = 60 * 60_000;
+
 const upstreamUrl = (config: ServiceContext['config'], name: UpstreamName) =>
   config[`${name.toUpperCase()}_SERVICE_URL`] ?? DEFAULT_UPSTREAMS[name];
 
@@ -38,7 +44,10 @@ const upstreamUrl = (config: ServiceContext['config'], name: UpstreamName) =>
  * header); public paths pass unchanged.
  */
 const adminPaths = (path: string) =>
-  path.replace(/^\/admin\/v1\/organizations\/[^/]+\/(products|coupons)/, '/admin/$1');
+  path.replace(
+    /^\/admin\/v1\/organizations\/[^/]+\/(products|coupons|webhook_endpoints|webhook_events|webhook_deliveries)/,
+    '/admin/$1',
+  );
 
 /**
  * Everything the gateway holds while it runs: the key lookup, the rate-limit store and one
@@ -52,6 +61,8 @@ export class Gateway {
     private readonly organizations: Organizations,
     private readonly rateLimits: ClosableRateLimitStore,
     private readonly upstreams: Map<UpstreamName, UpstreamHandler>,
+    private readonly idempotencyKeys: IdempotencyStore,
+    private readonly purgeTimer: NodeJS.Timeout,
   ) {}
 
   static async create(context: ServiceContext): Promise<Gateway> {
@@ -60,6 +71,7 @@ export class Gateway {
     const schema = context.store.tables.schema;
     const sql = context.infrastructure.database;
     await sql.exec(organizationsDdl(schema));
+    await sql.exec(idempotencyDdl(schema));
     const authenticator = new ApiKeyAuthenticator(sql, schema);
     const organizations = new Organizations(context.store, context.now, () => authenticator.forget());
     const upstreams = new Map<UpstreamName, UpstreamHandler>();
@@ -78,12 +90,29 @@ export class Gateway {
       { REDIS_URL: context.config.REDIS_URL },
       { prefix: context.config.RATE_LIMIT_PREFIX, onError: (err) => context.logger.error({ err }, 'redis error') },
     );
-    return new Gateway(context, adminToken, authenticator, organizations, rateLimits, upstreams);
+    const idempotencyKeys = new IdempotencyStore(sql, schema);
+    const purgeTimer = setInterval(() => {
+      idempotencyKeys.purge(context.now()).catch((err) => context.logger.error({ err }, 'idempotency purge failed'));
+    }, IDEMPOTENCY_PURGE_INTERVAL_MS);
+    purgeTimer.unref();
+    return new Gateway(
+      context,
+      adminToken,
+      authenticator,
+      organizations,
+      rateLimits,
+      upstreams,
+      idempotencyKeys,
+      purgeTimer,
+    );
   }
 
   mount(app: Express): void {
+    const trustProxy = trustProxySetting(this.context.config.TRUST_PROXY);
+    if (trustProxy !== undefined) app.set('trust proxy', trustProxy);
     app.use(stripIdentityHeaders);
     app.get('/v1/openapi.json', (_req, res) => void res.json(publicApiDocument()));
+    app.use('/admin/v1', express.json({ limit: DEFAULT_BODY_LIMIT }));
     mountAdminRoutes(app, {
       adminToken: this.adminToken,
       organizations: this.organizations,
@@ -91,9 +120,11 @@ export class Gateway {
       schema: this.context.store.tables.schema,
       catalog: this.upstream('catalog'),
       promotions: this.upstream('promotions'),
+      notifications: this.upstream('notifications'),
     });
-    for (const path of HOSTED_PAGE_PATHS) app.all(path, this.upstream('checkout'));
+    for (const path of HOSTED_PAGE_PATHS) app.all(path, this.hostedPageLimits(), this.upstream('checkout'));
     app.use('/v1', this.authenticate(), this.limitRate());
+    app.post('/v1/*path', this.idempotency());
     app.post(VALIDATE_PROMOTION_CODE_PATH, ...this.validationLimits());
     for (const route of PUBLIC_ROUTES) {
       app[route.method](route.path, allowKeys(route.keys), this.upstream(route.upstream));
@@ -101,6 +132,7 @@ export class Gateway {
   }
 
   async close(): Promise<void> {
+    clearInterval(this.purgeTimer);
     await Promise.all([...this.upstreams.values()].map((upstream) => upstream.close()));
     await this.rateLimits.close();
   }
@@ -119,15 +151,30 @@ export class Gateway {
     };
   }
 
+  private idempotency(): RequestHandler {
+    return idempotency(this.idempotencyKeys, this.context.now, (err) =>
+      this.context.logger.error({ err }, 'idempotency record not saved'),
+    );
+  }
+
+  private hostedPageLimits(): RequestHandler {
+    const onError = (err: unknown) => this.context.logger.error({ err }, 'rate-limit store failed');
+    return hostedPageLimits(this.rateLimits, () => this.context.now().getTime(), onError, this.limitOverride());
+  }
+
+  /** For benchmarks that measure the gateway rather than its 429s; never set in production. */
+  private limitOverride(): number | undefined {
+    const configured = Number(this.context.config.RATE_LIMIT_PER_MINUTE_OVERRIDE);
+    return configured > 0 ? configured : undefined;
+  }
+
   private validationLimits(): RequestHandler[] {
     const onError = (err: unknown) => this.context.logger.error({ err }, 'rate-limit store failed');
     return promotionValidationLimits(this.rateLimits, () => this.context.now().getTime(), onError);
   }
 
   private limitRate(): RequestHandler {
-    // For benchmarks that measure the gateway rather than its 429s; never set in production.
-    const configured = Number(this.context.config.RATE_LIMIT_PER_MINUTE_OVERRIDE);
-    const override = configured > 0 ? configured : undefined;
+    const override = this.limitOverride();
     return rateLimit({
       store: this.rateLimits,
       now: () => this.context.now().getTime(),
@@ -146,4 +193,16 @@ function allowKeys(kinds: readonly CallerIdentity['keyKind'][]): RequestHandler 
     const caller = res.locals.caller as CallerIdentity;
     next(kinds.includes(caller.keyKind) ? undefined : unauthorized('This endpoint requires a Secret Key'));
   };
+}
+
+/**
+ * `TRUST_PROXY` for a gateway behind a load balancer: Express's `trust proxy` (`true`, a hop
+ * count, or addresses such as `loopback` or `10.0.0.0/8`), so that `req.ip`, which the per-IP
+ * limits count, is the client's and not the balancer's. Unset: the socket's address.
+ */
+function trustProxySetting(value: string | undefined): boolean | number | string | undefined {
+  if (!value) return undefined;
+  if (value === 'true') return true;
+  if (/^\d+$/.test(value)) return Number(value);
+  return value;
 }

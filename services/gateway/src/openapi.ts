@@ -1,9 +1,11 @@
 import {
   OpenApiRegistry,
+  registerBillingRoutes,
   registerCheckoutRoutes,
   registerPaymentLinkRoutes,
   registerProductRoutes,
   registerPromotionRoutes,
+  registerWebhookRoutes,
 } from '@billing/contracts';
 
 let cached: ReturnType<OpenApiRegistry['toOpenApi']> | undefined;
@@ -16,6 +18,8 @@ export function publicApiDocument() {
     registerPromotionRoutes(registry);
     registerCheckoutRoutes(registry);
     registerPaymentLinkRoutes(registry);
+    registerBillingRoutes(registry);
+    registerWebhookRoutes(registry);
     cached = registry.toOpenApi({ title: 'Billing API', version: '1.0.0', serverUrl: '/v1' });
   }
   return cached;

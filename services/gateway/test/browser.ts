@@ -2,6 +2,7 @@ import { existsSync } from 'node:fs';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { type Browser, type Page, chromium } from 'playwright-core';
+import { type CreatedOrganization, type Platform, clientOf, plan, startPlatform } from './platform';
 
 /** Debian's Chromium, installed by scripts/chromium-install.sh (Playwright's own download is not used). */
 export const CHROMIUM_PATH = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
@@ -57,4 +58,35 @@ export async function fillAndPay(page: Page, cardNumber: string): Promise<void> 
   await page.getByLabel('Expiry (MM/YY)').fill('12/34');
   await page.getByLabel('CVC').fill('123');
   await page.getByRole('button', { name: /Pay/ }).click();
+}
+
+/** What a browser test buys from: the platform with checkout, Chromium, a merchant site and a "pro" plan at 299. */
+export interface Shop {
+  platform: Platform;
+  org: CreatedOrganization;
+  browser: Browser;
+  merchant: Awaited<ReturnType<typeof merchantSite>>;
+  close: () => Promise<void>;
+}
+
+export async function openShop(): Promise<Shop> {
+  const [platform, browser, merchant] = await Promise.all([
+    startPlatform({ checkout: true }),
+    launchChromium(),
+    merchantSite(),
+  ]);
+  const client = clientOf(platform.gatewayUrl);
+  const org = await client.createOrganization();
+  await client.createProduct(org.id, plan({ name: 'Pro plan', slug: 'pro', price: 299 }));
+  return {
+    platform,
+    org,
+    browser,
+    merchant,
+    close: async () => {
+      await browser.close();
+      merchant.server.close();
+      await platform.stop();
+    },
+  };
 }

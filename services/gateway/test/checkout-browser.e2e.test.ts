@@ -1,30 +1,19 @@
-import type { Browser } from 'playwright-core';
-import { describeWithBrowser, fillAndPay, launchChromium, merchantSite } from './browser';
-import { clientOf, type CreatedOrganization, type Platform, plan, startPlatform } from './platform';
+import { type Shop, describeWithBrowser, fillAndPay, openShop } from './browser';
 
 jest.setTimeout(90000);
 
 describeWithBrowser('a buyer in a real browser', () => {
-  let platform: Platform;
-  let org: CreatedOrganization;
-  let browser: Browser;
-  let merchant: Awaited<ReturnType<typeof merchantSite>>;
+  let shop: Shop;
+  let platform: Shop['platform'];
+  let org: Shop['org'];
+  let browser: Shop['browser'];
+  let merchant: Shop['merchant'];
 
   beforeAll(async () => {
-    [platform, browser, merchant] = await Promise.all([
-      startPlatform({ checkout: true }),
-      launchChromium(),
-      merchantSite(),
-    ]);
-    const client = clientOf(platform.gatewayUrl);
-    org = await client.createOrganization();
-    await client.createProduct(org.id, plan({ name: 'Pro plan', slug: 'pro', price: 299 }));
+    shop = await openShop();
+    ({ platform, org, browser, merchant } = shop);
   });
-  afterAll(async () => {
-    await browser?.close();
-    merchant?.server.close();
-    await platform?.stop();
-  });
+  afterAll(() => shop?.close());
 
   async function newSession() {
     const response = await fetch(`${platform.gatewayUrl}/v1/checkout/sessions`, {

@@ -1,14 +1,13 @@
-import type { Browser } from 'playwright-core';
-import { describeWithBrowser, fillAndPay, launchChromium, merchantSite } from './browser';
-import { clientOf, type CreatedOrganization, type Platform, plan, startPlatform } from './platform';
+import { type Shop, describeWithBrowser, fillAndPay, openShop } from './browser';
 
 jest.setTimeout(90000);
 
 describeWithBrowser('a buyer from a payment link', () => {
-  let platform: Platform;
-  let org: CreatedOrganization;
-  let browser: Browser;
-  let merchant: Awaited<ReturnType<typeof merchantSite>>;
+  let shop: Shop;
+  let platform: Shop['platform'];
+  let org: Shop['org'];
+  let browser: Shop['browser'];
+  let merchant: Shop['merchant'];
   const api = (method: string, path: string, body?: unknown) =>
     fetch(`${platform.gatewayUrl}/v1${path}`, {
       method,
@@ -17,20 +16,10 @@ describeWithBrowser('a buyer from a payment link', () => {
     }).then(async (response) => ({ status: response.status, body: (await response.json()) as any }));
 
   beforeAll(async () => {
-    [platform, browser, merchant] = await Promise.all([
-      startPlatform({ checkout: true }),
-      launchChromium(),
-      merchantSite(),
-    ]);
-    const client = clientOf(platform.gatewayUrl);
-    org = await client.createOrganization();
-    await client.createProduct(org.id, plan({ name: 'Pro plan', slug: 'pro', price: 299 }));
+    shop = await openShop();
+    ({ platform, org, browser, merchant } = shop);
   });
-  afterAll(async () => {
-    await browser?.close();
-    merchant?.server.close();
-    await platform?.stop();
-  });
+  afterAll(() => shop?.close());
 
   it('opens the link, pays with the success card and lands on the success URL with the session id', async () => {
     const link = await api('POST', '/payment-links', {

@@ -1,5 +1,7 @@
+import { billingService } from '@billing/billing';
 import { catalogService } from '@billing/catalog';
 import { checkoutService } from '@billing/checkout';
+import { notificationsService } from '@billing/notifications';
 import { promotionsService } from '@billing/promotions';
 import { type Infrastructure, type ServiceUnderTest, startServiceForTest, testInfrastructure } from '@billing/runtime';
 import { createGatewayService } from '../src';
@@ -12,6 +14,8 @@ export interface Platform {
   catalog: ServiceUnderTest;
   promotions?: ServiceUnderTest;
   checkout?: ServiceUnderTest;
+  billing?: ServiceUnderTest;
+  notifications?: ServiceUnderTest;
   gateway: ServiceUnderTest;
   infrastructure: Infrastructure;
   stop: () => Promise<void>;
@@ -23,6 +27,10 @@ export interface PlatformOptions {
   promotions?: boolean;
   /** Also run checkout (and promotions, which it calls). */
   checkout?: boolean;
+  /** Also run billing. */
+  billing?: boolean;
+  /** Also run notifications. */
+  notifications?: boolean;
   /** The clock of the gateway and checkout. */
   now?: () => Date;
 }
@@ -40,10 +48,18 @@ export async function startPlatform(options: PlatformOptions = {}): Promise<Plat
     PROMOTIONS_SERVICE_URL: promotions?.service.url,
     ...options.config,
   };
+  const billing = options.billing
+    ? await startServiceForTest(billingService, { infrastructure, config, now: options.now })
+    : undefined;
+  config.BILLING_SERVICE_URL = billing?.service.url;
   const checkout = options.checkout
     ? await startServiceForTest(checkoutService, { infrastructure, config, now: options.now })
     : undefined;
   config.CHECKOUT_SERVICE_URL = checkout?.service.url;
+  const notifications = options.notifications
+    ? await startServiceForTest(notificationsService, { infrastructure, config, now: options.now })
+    : undefined;
+  config.NOTIFICATIONS_SERVICE_URL = notifications?.service.url;
   const gateway = await startGateway(infrastructure, config, undefined, options.now);
   config.CHECKOUT_URL ??= `${gateway.service.url}/checkout`;
   config.PAYMENT_LINK_URL ??= `${gateway.service.url}/pay`;
@@ -52,11 +68,15 @@ export async function startPlatform(options: PlatformOptions = {}): Promise<Plat
     catalog,
     promotions,
     checkout,
+    billing,
+    notifications,
     gateway,
     infrastructure,
     stop: async () => {
       await gateway.stop();
+      await notifications?.stop();
       await checkout?.stop();
+      await billing?.stop();
       await promotions?.stop();
       await catalog.stop();
       await infrastructure.close();

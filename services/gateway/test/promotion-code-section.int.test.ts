@@ -42,7 +42,7 @@ describe('promotion-code section through the gateway', () => {
     const session = `cs_${run}_${randomUUID()}`;
     const event: DomainEventEnvelope = {
       id: randomUUID(),
-      type: 'CheckoutSessionCompleted',
+      type: 'checkout.completed',
       schema_version: 1,
       stream: `checkout_session-${session}`,
       stream_version: 1,

@@ -13,7 +13,9 @@ describe('rate limits per key, in memory', () => {
   let client: ReturnType<typeof clientOf>;
   let org: CreatedOrganization;
   beforeAll(async () => {
-    platform = await startPlatform();
+    // A fixed clock: on the wall clock the 121 requests could straddle a minute and find a fresh window.
+    const clock = new Date('2026-11-21T08:00:10Z');
+    platform = await startPlatform({ now: () => clock });
     client = clientOf(platform.gatewayUrl);
     org = await client.createOrganization();
   });

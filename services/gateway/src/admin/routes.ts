@@ -17,6 +17,8 @@ export interface AdminRoutesOptions {
   catalog: RequestHandler;
   /** Forwards coupon writes to the promotions service. */
   promotions: RequestHandler;
+  /** Forwards webhook endpoints and the delivery log to the notifications service. */
+  notifications: RequestHandler;
 }
 
 const CreateOrganizationBody = z.object({ name: z.string().trim().min(1).max(255) });
@@ -76,4 +78,15 @@ export function mountAdminRoutes(app: Express, options: AdminRoutesOptions): voi
   app.post(`${org}/products`, organizationExists, asOrganization, options.catalog);
   app.patch(`${org}/products/:product_id`, organizationExists, asOrganization, options.catalog);
   app.post(`${org}/coupons`, organizationExists, asOrganization, options.promotions);
+  const webhooks = [organizationExists, asOrganization, options.notifications];
+  app.post(`${org}/webhook_endpoints`, ...webhooks);
+  app.get(`${org}/webhook_endpoints`, ...webhooks);
+  app.get(`${org}/webhook_endpoints/:endpoint_id`, ...webhooks);
+  app.patch(`${org}/webhook_endpoints/:endpoint_id`, ...webhooks);
+  app.delete(`${org}/webhook_endpoints/:endpoint_id`, ...webhooks);
+  app.post(`${org}/webhook_endpoints/:endpoint_id/secret/roll`, ...webhooks);
+  app.get(`${org}/webhook_endpoints/:endpoint_id/deliveries`, ...webhooks);
+  app.get(`${org}/webhook_events/:event_id/deliveries`, ...webhooks);
+  app.get(`${org}/webhook_deliveries/:delivery_id`, ...webhooks);
+  app.post(`${org}/webhook_deliveries/:delivery_id/replay`, ...webhooks);
 }

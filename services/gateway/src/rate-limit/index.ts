@@ -11,6 +11,7 @@ export { RedisRateLimitStore, type RedisRateLimitStoreOptions } from './redis-st
 export { createRateLimitStore, type CreateRateLimitStoreOptions } from './create-store';
 export { rateLimit, RATE_LIMIT_HEADERS, type RateLimitOptions, type RateLimitRule } from './middleware';
 export {
+  HOSTED_PAGE_LIMITS,
   PRODUCTION_RATE_LIMIT,
   PROMOTION_VALIDATION_LIMITS,
   RATE_LIMIT_WINDOW_MS,
@@ -18,3 +19,4 @@ export {
   SANDBOX_RATE_LIMIT,
 } from './limits';
 export { promotionValidationLimits } from './validation-limits';
+export { hostedPageLimits } from './hosted-page-limits';

@@ -19,3 +19,12 @@ export const PROMOTION_VALIDATION_LIMITS = {
   /** Secret Key: per API key (not per IP). */
   secretPerKey: { limit: 60, windowMs: 60_000 },
 } as const;
+
+/**
+ * Hosted pages need no key, so they are limited per client IP (beyond the spec): a payment-link
+ * visit opens a checkout session, and a pay attempt charges a card (card testing).
+ */
+export const HOSTED_PAGE_LIMITS = {
+  paymentLinkVisitsPerIp: { limit: 30, windowMs: 60_000 },
+  payAttemptsPerIp: { limit: 10, windowMs: 60_000 },
+} as const;

@@ -27,7 +27,12 @@ export interface RateLimitOptions {
   now?: () => number;
   /** Called when the store fails and the request is let through. */
   onError?: (error: unknown, req: Request, res: Response) => void;
+  /** Writes the 429; default: the error envelope as JSON. */
+  refuse?: (req: Request, res: Response, error: ApiError) => void;
 }
+
+const refuseWithJson = (_req: Request, res: Response, error: ApiError) =>
+  void res.status(error.status).json(error.toEnvelope());
 
 /**
  * Counts the request against its bucket, sets `X-RateLimit-Limit`, `X-RateLimit-Remaining` and
@@ -70,7 +75,7 @@ export function rateLimit(options: RateLimitOptions): RequestHandler {
       'rate_limit_exceeded',
       `Rate limit of ${result.limit} requests per ${describeWindow(windowMs)} exceeded; retry in ${retryAfter} s`,
     );
-    res.status(error.status).json(error.toEnvelope());
+    (options.refuse ?? refuseWithJson)(req, res, error);
   };
 }
 

@@ -1,14 +1,27 @@
 import type { CallerIdentity } from '@billing/contracts';
 import type { Request, RequestHandler, Response } from 'express';
+import type { RequestWithRawBody } from '../idempotency';
 import { PROMOTION_VALIDATION_LIMITS } from './limits';
 import { rateLimit, type RateLimitRule } from './middleware';
 import type { RateLimitStore } from './store';
 
 const callerOf = (res: Response) => res.locals.caller as CallerIdentity;
 
-/** The customer a validation is for: `customer_id`, else `external_id`, from the JSON body. */
+function jsonBodyOf(req: RequestWithRawBody): Record<string, unknown> {
+  try {
+    const parsed: unknown = req.rawBody?.length ? JSON.parse(req.rawBody.toString('utf8')) : null;
+    return parsed !== null && typeof parsed === 'object' ? (parsed as Record<string, unknown>) : {};
+  } catch {
+    return {};
+  }
+}
+
+/**
+ * The customer a validation is for: `customer_id`, else `external_id`, from the JSON body. The
+ * gateway forwards bodies unread; the idempotency check has read this one into `rawBody`.
+ */
 function customerOf(req: Request): string | undefined {
-  const body = (req.body ?? {}) as { customer_id?: unknown; external_id?: unknown };
+  const body = jsonBodyOf(req as RequestWithRawBody) as { customer_id?: unknown; external_id?: unknown };
   if (typeof body.customer_id === 'string' && body.customer_id) return `id:${body.customer_id}`;
   if (typeof body.external_id === 'string' && body.external_id) return `external:${body.external_id}`;
   return undefined;

@@ -48,6 +48,16 @@ export const PUBLIC_ROUTES: readonly PublicRoute[] = [
   { method: 'patch', path: '/v1/payment-links/:id', upstream: 'checkout', keys: SECRET },
   { method: 'delete', path: '/v1/payment-links/:id', upstream: 'checkout', keys: SECRET },
 
+  // Entitlements and the external-id forms before `/v1/customers/:id`, which would take them for ids.
+  { method: 'get', path: '/v1/customers', upstream: 'billing', keys: SECRET },
+  { method: 'get', path: '/v1/customers/entitlements', upstream: 'billing', keys: SECRET },
+  { method: 'get', path: '/v1/customers/external/:external_id', upstream: 'billing', keys: SECRET },
+  { method: 'patch', path: '/v1/customers/external/:external_id', upstream: 'billing', keys: SECRET },
+  { method: 'get', path: '/v1/customers/:id', upstream: 'billing', keys: SECRET },
+  { method: 'patch', path: '/v1/customers/:id', upstream: 'billing', keys: SECRET },
+  { method: 'get', path: '/v1/subscriptions', upstream: 'billing', keys: SECRET },
+  { method: 'get', path: '/v1/subscriptions/:id', upstream: 'billing', keys: SECRET },
+
   { method: 'post', path: '/v1/coupons', upstream: 'promotions', keys: SECRET },
   { method: 'get', path: '/v1/coupons', upstream: 'promotions', keys: SECRET },
   { method: 'get', path: '/v1/coupons/:id', upstream: 'promotions', keys: SECRET },
@@ -60,4 +70,8 @@ export const PUBLIC_ROUTES: readonly PublicRoute[] = [
   { method: 'patch', path: '/v1/promotion-codes/:id', upstream: 'promotions', keys: SECRET },
   { method: 'delete', path: '/v1/promotion-codes/:id', upstream: 'promotions', keys: SECRET },
   { method: 'get', path: '/v1/promotion-codes/:id/redemptions', upstream: 'promotions', keys: SECRET },
+
+  // Read-only: endpoints are managed through the admin API (the merchant dashboard).
+  { method: 'get', path: '/v1/webhooks', upstream: 'notifications', keys: SECRET },
+  { method: 'get', path: '/v1/webhooks/:id', upstream: 'notifications', keys: SECRET },
 ];

@@ -143,6 +143,7 @@ export function createUpstream(options: UpstreamOptions): UpstreamHandler {
           // Headers first: fixRequestBody writes the body, which sends the headers.
           onProxyReq?.(proxyReq, req);
           fixRequestBody(proxyReq, req);
+          writeRawBody(proxyReq, req);
         } catch (error) {
           attempt.fail(toError(error));
         }
@@ -253,4 +254,12 @@ export function createUpstream(options: UpstreamOptions): UpstreamHandler {
 
 function toError(error: unknown): Error {
   return error instanceof Error ? error : new Error(String(error));
+}
+
+/** A body read ahead of the proxy (`rawBody`, by the idempotency check) is sent as it came. */
+function writeRawBody(proxyReq: ClientRequest, req: Request & { rawBody?: Buffer }) {
+  if (!Buffer.isBuffer(req.rawBody) || req.rawBody.length === 0) return;
+  proxyReq.removeHeader('transfer-encoding');
+  proxyReq.setHeader('content-length', req.rawBody.length);
+  proxyReq.write(req.rawBody);
 }

@@ -1,0 +1,2 @@
+export * from './middleware';
+export * from './store';

@@ -1,0 +1,125 @@
+import { createHash, randomUUID } from 'node:crypto';
+import { ApiError, type CallerIdentity, badRequest } from '@billing/contracts';
+import type { Request, RequestHandler, Response } from 'express';
+import { type IdempotencyScope, type IdempotencyStore, type StoredResponse } from './store';
+
+export const IDEMPOTENCY_HEADERS = { key: 'idempotency-key', replay: 'idempotency-replay' } as const;
+const MAX_KEY_LENGTH = 255;
+const MAX_BODY_BYTES = 1024 * 1024;
+/** Response headers a replay repeats; the rest (dates, rate-limit counters) belong to the new answer. */
+const REPLAYED_HEADERS = ['content-type', 'location'];
+
+/** The request body, read once here so that it can be hashed and still be forwarded. */
+export type RequestWithRawBody = Request & { rawBody?: Buffer };
+
+/**
+ * `Idempotency-Key` on every public POST (DESIGN; spec "Idempotency"): without the header a
+ * UUID is generated and returned in it. The same key with the same method, path and body
+ * within 24 hours replays the stored answer with `Idempotency-Replay: true`; with another body
+ * it is `400 idempotency_key_mismatch`; while the first request runs it is `409 conflict`. A
+ * 5xx answer is not kept, so a retry runs again.
+ */
+export function idempotency(
+  store: IdempotencyStore,
+  now: () => Date,
+  onError: (error: unknown) => void,
+): RequestHandler {
+  return async (req, res, next) => {
+    const given = req.get(IDEMPOTENCY_HEADERS.key);
+    if (given !== undefined && (given.trim() === '' || given.length > MAX_KEY_LENGTH)) {
+      throw badRequest(`Idempotency-Key must be 1-${MAX_KEY_LENGTH} characters`);
+    }
+    const key = given ?? randomUUID();
+    res.setHeader(IDEMPOTENCY_HEADERS.key, key);
+    // The gateway leaves public bodies unread: read here, hashed, and forwarded as they came.
+    const body = await readBody(req);
+    (req as RequestWithRawBody).rawBody = body;
+    const caller = res.locals.caller as CallerIdentity;
+    const scope = { organization: caller.organization, environment: caller.environment, key };
+    const claim = await store.claim(scope, requestHash(req, body), now());
+    switch (claim.outcome) {
+      case 'replay':
+        return replay(res, claim.response);
+      case 'mismatch':
+        throw new ApiError(
+          400,
+          'idempotency_key_mismatch',
+          'This Idempotency-Key was used with another request; use a new key for a new request',
+        );
+      case 'in_flight':
+        throw ApiError.of('conflict', 'A request with this Idempotency-Key is still in progress; retry later');
+      case 'proceed':
+        remember(res, store, scope, onError);
+        return next();
+    }
+  };
+}
+
+const requestHash = (req: Request, body: Buffer) =>
+  createHash('sha256').update(`${req.method} ${req.originalUrl}\n`).update(body).digest('hex');
+
+async function readBody(req: Request): Promise<Buffer> {
+  const chunks: Buffer[] = [];
+  let size = 0;
+  for await (const chunk of req) {
+    const buffer = Buffer.isBuffer(chunk) ? chunk : Buffer.from(chunk as string);
+    size += buffer.length;
+    if (size > MAX_BODY_BYTES) throw new ApiError(413, 'payload_too_large', 'The request body exceeds 1 MB');
+    chunks.push(buffer);
+  }
+  return Buffer.concat(chunks);
+}
+
+function replay(res: Response, stored: StoredResponse) {
+  for (const [name, value] of Object.entries(stored.headers)) res.setHeader(name, value);
+  res.setHeader(IDEMPOTENCY_HEADERS.replay, 'true');
+  res.status(stored.status).send(stored.body);
+}
+
+/**
+ * Copies the answer as it is written and keeps it before the last byte goes out, so that a
+ * client retrying the moment it has the answer gets the replay, not a 409. A 5xx, or a client
+ * gone before the end, forgets the claim instead.
+ */
+function remember(res: Response, store: IdempotencyStore, scope: IdempotencyScope, onError: (error: unknown) => void) {
+  const chunks: Buffer[] = [];
+  const collect = (chunk: unknown, encoding?: unknown) => {
+    if (chunk === undefined || chunk === null || typeof chunk === 'function') return;
+    chunks.push(Buffer.isBuffer(chunk) ? chunk : Buffer.from(String(chunk), encodingOf(encoding)));
+  };
+  const write = res.write.bind(res) as (...args: unknown[]) => boolean;
+  const end = res.end.bind(res) as (...args: unknown[]) => Response;
+  let settled = false;
+  res.write = ((chunk: unknown, ...rest: unknown[]) => {
+    collect(chunk, rest[0]);
+    return write(chunk, ...rest);
+  }) as Response['write'];
+  res.end = ((chunk?: unknown, ...rest: unknown[]) => {
+    collect(chunk, rest[0]);
+    settled = true;
+    const saved =
+      res.statusCode < 500
+        ? store.complete(scope, {
+            status: res.statusCode,
+            headers: replayedHeaders(res),
+            body: Buffer.concat(chunks).toString('utf8'),
+          })
+        : store.release(scope);
+    saved.catch(onError).finally(() => end(chunk, ...rest));
+    return res;
+  }) as Response['end'];
+  res.once('close', () => {
+    if (!settled) store.release(scope).catch(onError);
+  });
+}
+
+function replayedHeaders(res: Response): Record<string, string> {
+  const headers: Record<string, string> = {};
+  for (const name of REPLAYED_HEADERS) {
+    const value = res.getHeader(name);
+    if (value !== undefined) headers[name] = String(value);
+  }
+  return headers;
+}
+
+const encodingOf = (value: unknown): BufferEncoding => (typeof value === 'string' ? (value as BufferEncoding) : 'utf8');

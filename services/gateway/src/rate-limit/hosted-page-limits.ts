@@ -1,0 +1,48 @@
+import type { ApiError } from '@billing/contracts';
+import type { Request, RequestHandler, Response } from 'express';
+import { HOSTED_PAGE_LIMITS } from './limits';
+import { rateLimit, type RateLimitRule } from './middleware';
+import type { RateLimitStore } from './store';
+
+/** Reads of a checkout page cost nothing; a visit to a payment link opens a session, a POST pays. */
+function ruleFor(req: Request, override?: number): RateLimitRule | undefined {
+  const ip = req.ip ?? 'unknown';
+  const { payAttemptsPerIp, paymentLinkVisitsPerIp } = HOSTED_PAGE_LIMITS;
+  if (req.method === 'POST' && req.path.startsWith('/checkout/')) {
+    return { bucket: `pay-ip:${ip}`, ...payAttemptsPerIp, limit: override ?? payAttemptsPerIp.limit };
+  }
+  if (req.method === 'GET' && /^\/pay\/[^/]+$/.test(req.path)) {
+    return {
+      bucket: `link-visit-ip:${ip}`,
+      ...paymentLinkVisitsPerIp,
+      limit: override ?? paymentLinkVisitsPerIp.limit,
+    };
+  }
+  return undefined;
+}
+
+/** A buyer's browser gets a page; a script calling `/checkout/:id/pay` gets the JSON envelope. */
+function refuse(req: Request, res: Response, error: ApiError) {
+  res.status(error.status);
+  if (req.accepts(['json', 'html']) !== 'html') {
+    res.json(error.toEnvelope());
+    return;
+  }
+  res
+    .type('html')
+    .send(
+      '<!doctype html><html lang="en"><head><meta charset="utf-8"><title>Too many attempts</title></head>' +
+        '<body><main><h1>Too many attempts</h1><p>Please wait a minute and try again.</p></main></body></html>',
+    );
+}
+
+/** The per-IP limits of the key-less hosted pages (`HOSTED_PAGE_LIMITS`). */
+export function hostedPageLimits(
+  store: RateLimitStore,
+  now: () => number,
+  onError: (error: unknown) => void,
+  /** `RATE_LIMIT_PER_MINUTE_OVERRIDE`, for benchmarks and tests that pay many times. */
+  override?: number,
+): RequestHandler {
+  return rateLimit({ store, now, onError, refuse, limitFor: (req) => ruleFor(req, override) });
+}
