@@ -37,7 +37,7 @@ export function uniqueName(prefix: string): string {
 }
 
 /** Polls until `check` stops throwing, or rethrows its last error after `timeoutMs`. */
-export async function eventually<T>(check: () => Promise<T> | T, timeoutMs = 10000, intervalMs = 25): Promise<T> {
+export async function eventually<T>(check: () => Promise<T> | T, timeoutMs = 20000, intervalMs = 25): Promise<T> {
   const deadline = Date.now() + timeoutMs;
   for (;;) {
     try {

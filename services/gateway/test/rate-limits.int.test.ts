@@ -51,12 +51,16 @@ describeWithServer('REDIS_URL', 'rate limits per key, shared in Redis', (redisUr
   let second: Awaited<ReturnType<typeof startGateway>>;
   beforeAll(async () => {
     const prefix = `rl-test-${randomUUID()}:`;
-    platform = await startPlatform({ config: { REDIS_URL: redisUrl, RATE_LIMIT_PREFIX: prefix } });
+    // Both gateways on one fixed clock, so the 121 requests share one window.
+    const clock = new Date('2026-11-21T08:00:10Z');
+    const now = () => clock;
+    platform = await startPlatform({ now, config: { REDIS_URL: redisUrl, RATE_LIMIT_PREFIX: prefix } });
     // A second gateway on the same database and Redis: the same keys, one shared budget.
     second = await startGateway(
       platform.infrastructure,
       { CATALOG_SERVICE_URL: platform.catalog.service.url, REDIS_URL: redisUrl, RATE_LIMIT_PREFIX: prefix },
       platform.gateway.service.context.store.tables.schema.replaceAll('"', ''),
+      now,
     );
   });
   afterAll(async () => {
