@@ -16,16 +16,7 @@ broker_answers() { (exec 3<>"/dev/tcp/127.0.0.1/$port") 2>/dev/null; }
 
 # KAFKA_RESET_DATA=1 (CI) starts from empty topics, so that consumer groups that read from the
 # beginning never replay what earlier runs left behind.
-if [ "${KAFKA_RESET_DATA:-0}" = 1 ] && [ -f "$cache/broker-$port.pid" ]; then
-  pid=$(cat "$cache/broker-$port.pid")
-  if kill -0 "$pid" 2>/dev/null; then
-    echo "kafka: stopping the broker to reset its data"
-    kill "$pid"
-    for _ in $(seq 1 30); do kill -0 "$pid" 2>/dev/null || break; sleep 1; done
-    kill -9 "$pid" 2>/dev/null || true
-  fi
-  rm -rf "$data" "$cache/broker-$port.pid"
-fi
+if [ "${KAFKA_RESET_DATA:-0}" = 1 ]; then "$here/kafka-stop.sh"; fi
 
 if broker_answers && [ -f "$cache/broker-$port.pid" ]; then
   echo "kafka: already running on 127.0.0.1:$port"

@@ -2,3 +2,4 @@ export * from './decider-spec';
 export * from './servers';
 export * from './service-calls';
 export * from './fixtures';
+export * from './kafka-broker';
