@@ -12,7 +12,7 @@ export interface CheckoutDependencies {
   catalog: () => InternalClient;
   promotions: () => InternalClient;
   /** Null when billing is not configured: the duplicate check then waits for the payment. */
-  billing: InternalClient | null;
+  readonly billing: InternalClient | null;
   processor: PaymentProcessor;
   /** Read at each use: the embedded default learns the gateway's address after checkout starts. */
   readonly checkoutUrl: string;
@@ -28,23 +28,20 @@ export function dependenciesOf(context: ServiceContext): CheckoutDependencies {
   const existing = built.get(context);
   if (existing) return existing;
   const { config } = context;
-  const catalog = config.CATALOG_SERVICE_URL
-    ? new InternalClient({ name: 'catalog', baseUrl: config.CATALOG_SERVICE_URL })
-    : null;
-  const promotions = config.PROMOTIONS_SERVICE_URL
-    ? new InternalClient({ name: 'promotions', baseUrl: config.PROMOTIONS_SERVICE_URL })
-    : null;
-  const billing = config.BILLING_SERVICE_URL
-    ? new InternalClient({ name: 'billing', baseUrl: config.BILLING_SERVICE_URL })
-    : null;
-  const required = (client: InternalClient | null, name: string) => () => {
-    if (!client) throw new ApiError(503, 'service_unavailable', `${name} is not configured`);
-    return client;
+  const catalog = clientFromConfig(config, 'catalog');
+  const promotions = clientFromConfig(config, 'promotions');
+  const billing = clientFromConfig(config, 'billing');
+  const required = (client: () => InternalClient | null, name: string) => () => {
+    const found = client();
+    if (!found) throw new ApiError(503, 'service_unavailable', `${name} is not configured`);
+    return found;
   };
   const deps: CheckoutDependencies = {
     catalog: required(catalog, 'catalog'),
     promotions: required(promotions, 'promotions'),
-    billing,
+    get billing() {
+      return billing();
+    },
     processor: new SandboxProcessor({ allowProduction: config.SANDBOX_PROCESSOR_IN_PRODUCTION === 'demo' }),
     get checkoutUrl() {
       return config.CHECKOUT_URL ?? DEFAULT_CHECKOUT_URL;
@@ -54,13 +51,27 @@ export function dependenciesOf(context: ServiceContext): CheckoutDependencies {
     },
     sweepIntervalMs: Number(config.CHECKOUT_SWEEP_INTERVAL_MS ?? DEFAULT_SWEEP_INTERVAL_MS),
     close: () => {
-      catalog?.close();
-      promotions?.close();
-      billing?.close();
+      for (const client of [catalog, promotions, billing]) client.built?.close();
     },
   };
   built.set(context, deps);
   return deps;
+}
+
+/**
+ * A client of `<NAME>_SERVICE_URL`, made at first use and then kept: the embedded default
+ * starts checkout before billing and only then learns billing's address.
+ */
+function clientFromConfig(config: Record<string, string | undefined>, name: string) {
+  const lazy = (): InternalClient | null => {
+    if (lazy.built) return lazy.built;
+    const baseUrl = config[`${name.toUpperCase()}_SERVICE_URL`];
+    if (!baseUrl) return null;
+    lazy.built = new InternalClient({ name, baseUrl });
+    return lazy.built;
+  };
+  lazy.built = null as InternalClient | null;
+  return lazy;
 }
 
 /** Checkout calls other services with Secret-Key semantics, in the session's tenancy. */

@@ -2,6 +2,7 @@ import { type ChildProcess, spawn } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { eventually } from '@billing/testing';
 
 jest.setTimeout(90000);
 
@@ -87,6 +88,62 @@ describe('npm start on the embedded default', () => {
       expect(again.status).toBe(200);
     } finally {
       expect(await stop(second.child)).toBe(0);
+    }
+  });
+
+  it('wires the services together: a paid plan is a subscription, and a second checkout for it is 409', async () => {
+    const own = mkdtempSync(join(tmpdir(), 'billing-start-'));
+    const started = await startEmbedded(own);
+    const { gateway, adminToken, organization, secretKey } = started.printed;
+    const call = async (path: string, token: string, body?: unknown) => {
+      const response = await fetch(`${gateway}${path}`, {
+        method: body ? 'POST' : 'GET',
+        headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' },
+        body: body ? JSON.stringify(body) : undefined,
+      });
+      return { status: response.status, body: (await response.json()) as any };
+    };
+    try {
+      const plan = {
+        environment: 'SANDBOX',
+        name: 'Pro',
+        slug: 'pro',
+        type: 'SUBSCRIPTION',
+        interval: 'month',
+        price: 299,
+      };
+      expect((await call(`/admin/v1/organizations/${organization}/products`, adminToken, plan)).status).toBe(201);
+      const checkout = {
+        product_slug: 'pro',
+        success_url: 'https://shop.example/thanks',
+        cancel_url: 'https://shop.example/cancel',
+        customer_email: 'amy@example.com',
+      };
+      const session = await call('/v1/checkout/sessions', secretKey, checkout);
+      expect(session.status).toBe(201);
+      const paid = await fetch(session.body.url, {
+        method: 'POST',
+        redirect: 'manual',
+        body: new URLSearchParams({ card_number: '4242424242424242', exp: '12/34', cvc: '123' }),
+      });
+      expect(paid.status).toBe(303);
+
+      const subscriptions = await eventually(async () => {
+        const listed = await call('/v1/subscriptions', secretKey);
+        expect(listed.body.subscriptions).toHaveLength(1);
+        return listed.body.subscriptions;
+      });
+      expect(subscriptions[0]).toMatchObject({ status: 'ACTIVE', product: { slug: 'pro' } });
+      const again = await call('/v1/checkout/sessions', secretKey, checkout);
+      expect(again).toMatchObject({
+        status: 409,
+        body: {
+          error: { code: 'conflict', details: [{ existing_subscription_id: subscriptions[0].id, status: 'ACTIVE' }] },
+        },
+      });
+    } finally {
+      expect(await stop(started.child)).toBe(0);
+      rmSync(own, { recursive: true, force: true });
     }
   });
 });
