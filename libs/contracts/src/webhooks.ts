@@ -148,7 +148,10 @@ export function webhookEventId(type: string, resourceId: string, version: string
 
 // ---------------------------------------------------------------- delivery log
 
-export const WebhookDeliveryStatus = z.enum(['PENDING', 'SUCCEEDED', 'FAILED']).meta({ id: 'WebhookDeliveryStatus' });
+export const WebhookDeliveryStatus = z
+  .enum(['PENDING', 'SUCCEEDED', 'FAILED', 'CANCELED'])
+  .describe('CANCELED: the endpoint was deleted before the delivery succeeded or failed')
+  .meta({ id: 'WebhookDeliveryStatus' });
 export type WebhookDeliveryStatus = z.infer<typeof WebhookDeliveryStatus>;
 
 export const WebhookAttempt = z

@@ -181,6 +181,38 @@ describe('webhook delivery', () => {
     expect(receiver.at('/dedupe').filter((r) => r.headers['webhook-id'] === eventId)).toHaveLength(2);
   });
 
+  it('cancels the pending deliveries of a deleted endpoint: no more retries, CANCELED in the log', async () => {
+    const org = newOrg();
+    const hook = await endpoint(org, '/deleted', ['checkout.completed']);
+    const other = await endpoint(org, '/kept', ['checkout.completed']);
+    receiver.answer('/deleted', 503);
+    receiver.answer('/kept', 503);
+    const event = completed(org);
+    await publish(running, CHECKOUT_TOPIC, event);
+    await eventually(() => expect(receiver.at('/deleted')).toHaveLength(1));
+    await eventually(() => expect(receiver.at('/kept')).toHaveLength(1));
+    await scheduler().idle();
+
+    expect((await api.admin(org, 'DELETE', `/webhook_endpoints/${hook.id}`)).status).toBe(200);
+    receiver.answer('/deleted', 200);
+    receiver.answer('/kept', 200);
+    await advance(60_000);
+    await eventually(() => expect(receiver.at('/kept')).toHaveLength(2));
+    await advance(60 * 60_000);
+    expect(receiver.at('/deleted')).toHaveLength(1);
+
+    const eventId = JSON.parse(receiver.at('/deleted')[0]!.body).id;
+    const log = (await api.admin(org, 'GET', `/webhook_events/${eventId}/deliveries`)).body.data as any[];
+    expect(log.find((d) => d.endpoint_id === hook.id)).toMatchObject({
+      status: 'CANCELED',
+      next_attempt_at: null,
+      attempts: [expect.objectContaining({ attempt: 1, response_status: 503 })],
+    });
+    expect(log.find((d) => d.endpoint_id === other.id)).toMatchObject({ status: 'SUCCEEDED', attempt_count: 2 });
+    const canceled = log.find((d) => d.endpoint_id === hook.id);
+    expect((await api.admin(org, 'POST', `/webhook_deliveries/${canceled.id}/replay`)).status).toBe(409);
+  });
+
   it('retries at 1, 2, 4, 8 and 16 minutes by the injected clock, then fails; a replay sends again', async () => {
     const org = newOrg();
     const hook = await endpoint(org, '/flaky', ['checkout.completed']);

@@ -22,7 +22,9 @@ export type RecordAttempt = {
   };
 };
 export type ReplayDelivery = { type: 'ReplayDelivery'; data: { deliveryId: string; now: Date } };
-export type DeliveryCommand = RecordAttempt | ReplayDelivery;
+/** The endpoint is deleted: a pending delivery stops; any other changes nothing. */
+export type CancelDelivery = { type: 'CancelDelivery'; data: { deliveryId: string; now: Date } };
+export type DeliveryCommand = RecordAttempt | ReplayDelivery | CancelDelivery;
 
 const is2xx = (status: number | null) => status !== null && status >= 200 && status < 300;
 
@@ -38,6 +40,16 @@ export function decide(command: DeliveryCommand, state: DeliveryState): WebhookD
       const at = now.toISOString();
       return [
         { type: 'WebhookDeliveryReplayed', data: { delivery_id: deliveryId, replayed_at: at, next_attempt_at: at } },
+      ];
+    }
+    case 'CancelDelivery': {
+      if (state.status !== 'PENDING') return [];
+      const { deliveryId, now } = command.data;
+      return [
+        {
+          type: 'WebhookDeliveryCanceled',
+          data: { delivery_id: deliveryId, canceled_at: now.toISOString(), reason: 'endpoint_deleted' },
+        },
       ];
     }
     default: {

@@ -39,6 +39,11 @@ const record = (attempt: number, minute: number, responseStatus: number | null, 
   data: { deliveryId: 'whd_1', attempt, attemptedAt: at(minute), responseStatus, durationMs: 3.4, error },
 });
 
+const cancel = (minute: number) => ({
+  type: 'CancelDelivery' as const,
+  data: { deliveryId: 'whd_1', now: at(minute) },
+});
+
 describe('WebhookDelivery', () => {
   describe('when pending', () => {
     it('succeeds on a 2xx', () =>
@@ -142,5 +147,38 @@ describe('WebhookDelivery', () => {
         .given([scheduled, succeeded])
         .when({ type: 'ReplayDelivery', data: { deliveryId: 'whd_1', now: at(5) } })
         .thenThrows(/FAILED/));
+
+    it('is not canceled when its endpoint is deleted', () =>
+      spec.given([scheduled, succeeded]).when(cancel(5)).then([]));
+  });
+
+  describe('when its endpoint is deleted', () => {
+    const canceled: WebhookDeliveryEvent = {
+      type: 'WebhookDeliveryCanceled',
+      data: { delivery_id: 'whd_1', canceled_at: at(2).toISOString(), reason: 'endpoint_deleted' },
+    };
+
+    it('stops while pending', () =>
+      spec
+        .given([scheduled, failed(1, 0, 1)])
+        .when(cancel(2))
+        .then([canceled]));
+
+    it('ignores an attempt that was in flight, and cannot be replayed', () => {
+      spec
+        .given([scheduled, failed(1, 0, 1), canceled])
+        .when(record(2, 2, 200))
+        .then([]);
+      spec
+        .given([scheduled, canceled])
+        .when({ type: 'ReplayDelivery', data: { deliveryId: 'whd_1', now: at(5) } })
+        .thenThrows(/this one is CANCELED/);
+    });
+
+    it('keeps a failed delivery as it is', () =>
+      spec
+        .given([scheduled, failed(1, 0, null)])
+        .when(cancel(2))
+        .then([]));
   });
 });

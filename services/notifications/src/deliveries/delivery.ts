@@ -34,12 +34,19 @@ export type WebhookDeliveryReplayed = {
   type: 'WebhookDeliveryReplayed';
   data: { delivery_id: string; replayed_at: string; next_attempt_at: string };
 };
-export type WebhookDeliveryEvent = WebhookDeliveryScheduled | WebhookDeliveryAttempted | WebhookDeliveryReplayed;
+/** The endpoint was deleted while the delivery was still pending: nothing more is sent. */
+export type WebhookDeliveryCanceled = {
+  type: 'WebhookDeliveryCanceled';
+  data: { delivery_id: string; canceled_at: string; reason: 'endpoint_deleted' };
+};
+export type WebhookDeliveryEvent =
+  WebhookDeliveryScheduled | WebhookDeliveryAttempted | WebhookDeliveryReplayed | WebhookDeliveryCanceled;
 
 export const DELIVERY_EVENT_TYPES: ReadonlyArray<WebhookDeliveryEvent['type']> = [
   'WebhookDeliveryScheduled',
   'WebhookDeliveryAttempted',
   'WebhookDeliveryReplayed',
+  'WebhookDeliveryCanceled',
 ];
 
 export type Delivery = {
@@ -55,7 +62,8 @@ export type Delivery = {
   created_at: string;
 };
 
-export type DeliveryState = { status: 'Empty' } | { status: 'PENDING' | 'SUCCEEDED' | 'FAILED'; delivery: Delivery };
+export type DeliveryState =
+  { status: 'Empty' } | { status: 'PENDING' | 'SUCCEEDED' | 'FAILED' | 'CANCELED'; delivery: Delivery };
 
 export const initialState = (): DeliveryState => ({ status: 'Empty' });
 
@@ -96,6 +104,9 @@ export function evolve(state: DeliveryState, event: WebhookDeliveryEvent): Deliv
         status: 'PENDING',
         delivery: { ...state.delivery, failures_in_run: 0, next_attempt_at: event.data.next_attempt_at },
       };
+    case 'WebhookDeliveryCanceled':
+      if (state.status === 'Empty') return state;
+      return { status: 'CANCELED', delivery: { ...state.delivery, next_attempt_at: null } };
     default: {
       const _unknown: never = event;
       return state;

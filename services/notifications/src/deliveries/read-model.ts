@@ -110,6 +110,13 @@ export async function projectDeliveries(sql: SqlExecutor, schema: string, events
           [e.data.delivery_id, event.stream_version, e.data.next_attempt_at],
         );
         break;
+      case 'WebhookDeliveryCanceled':
+        await sql.query(
+          `UPDATE ${t.deliveries} SET status = 'CANCELED', next_attempt_at = NULL, lease_until = NULL,
+             stream_version = $2 WHERE ${guard}`,
+          [e.data.delivery_id, event.stream_version],
+        );
+        break;
       default: {
         const _unknown: never = e;
       }

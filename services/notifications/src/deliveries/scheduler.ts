@@ -1,7 +1,7 @@
 import { handleCommand } from '@billing/eventstore';
 import type { ServiceContext } from '@billing/runtime';
 import { endpointTables } from '../endpoints/read-model';
-import { deliveryAggregate } from './decide';
+import { type DeliveryCommand, deliveryAggregate } from './decide';
 import { deliveryStream } from './delivery';
 import { projectDeliveries, deliveryTables } from './read-model';
 import { sendWebhook } from './send';
@@ -50,7 +50,12 @@ export interface Scheduler {
   stop(): Promise<void>;
   /** Resolves once nothing due is left and nothing is in flight (tests, bench). */
   idle(): Promise<void>;
+  /** Cancels the pending deliveries of deleted endpoints; resolves to how many. */
+  cancelOrphans(): Promise<number>;
 }
+
+/** Deleting an endpoint cancels its deliveries; this sweep, by the injected clock, catches any a crash left. */
+const ORPHAN_SWEEP_MS = 60_000;
 
 /**
  * Sends due deliveries. Due means `next_attempt_at <= now()` by the service's clock. A delivery
@@ -69,6 +74,15 @@ export function startScheduler(context: ServiceContext, options: SchedulerOption
   let ticking = false;
   let again = false;
   let lastFound = 0;
+  let lastOrphanSweep = Number.NEGATIVE_INFINITY;
+
+  const run = (delivery: Pick<Claimed, 'id' | 'organization' | 'environment'>, command: DeliveryCommand) =>
+    handleCommand(store, deliveryStream(delivery.id), deliveryAggregate, command, {
+      organization: delivery.organization,
+      environment: delivery.environment,
+      occurredAt: now(),
+      project: (tx, events) => projectDeliveries(tx, schema, events),
+    });
 
   async function claim(limit: number, at: Date): Promise<Claimed[]> {
     // Each endpoint gets at most perEndpoint attempts in flight, counting those already running.
@@ -104,21 +118,22 @@ export function startScheduler(context: ServiceContext, options: SchedulerOption
     // The timestamp is for the receiver's replay check against its own clock: real time.
     const headers = signWebhook(delivery.secret, delivery.event_id, Math.floor(Date.now() / 1000), delivery.body);
     const result = await sendWebhook(delivery.url, delivery.body, headers, options.timeoutMs);
-    await handleCommand(
-      store,
-      deliveryStream(delivery.id),
-      deliveryAggregate,
-      {
-        type: 'RecordAttempt',
-        data: { deliveryId: delivery.id, attempt: delivery.attempt_count + 1, attemptedAt, ...result },
-      },
-      {
-        organization: delivery.organization,
-        environment: delivery.environment,
-        occurredAt: now(),
-        project: (tx, events) => projectDeliveries(tx, schema, events),
-      },
+    await run(delivery, {
+      type: 'RecordAttempt',
+      data: { deliveryId: delivery.id, attempt: delivery.attempt_count + 1, attemptedAt, ...result },
+    });
+  }
+
+  async function cancelOrphans(): Promise<number> {
+    lastOrphanSweep = now().getTime();
+    const { rows } = await store.database.query<Pick<Claimed, 'id' | 'organization' | 'environment'>>(
+      `SELECT d.id, d.organization, d.environment FROM ${t.deliveries} d JOIN ${t.endpoints} e ON e.id = d.endpoint_id
+       WHERE d.status = 'PENDING' AND e.deleted`,
     );
+    // An attempt in flight may still finish; its record is then ignored, as for any stale claim.
+    for (const delivery of rows)
+      await run(delivery, { type: 'CancelDelivery', data: { deliveryId: delivery.id, now: now() } });
+    return rows.length;
   }
 
   function launch(delivery: Claimed) {
@@ -148,6 +163,7 @@ export function startScheduler(context: ServiceContext, options: SchedulerOption
         again = false;
         const free = options.concurrency - inFlight.size;
         if (stopped || free <= 0) break;
+        if (now().getTime() - lastOrphanSweep >= ORPHAN_SWEEP_MS) await cancelOrphans();
         const claimed = await claim(free, now());
         lastFound = claimed.length;
         for (const delivery of claimed) launch(delivery);
@@ -170,6 +186,7 @@ export function startScheduler(context: ServiceContext, options: SchedulerOption
 
   return {
     wake,
+    cancelOrphans,
     async stop() {
       stopped = true;
       clearInterval(timer);

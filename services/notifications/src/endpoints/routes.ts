@@ -22,7 +22,12 @@ import { newWebhookSecret } from './secret';
 
 const AdminListQuery = z.object({ environment: Environment.optional() });
 
-export function mountEndpointRoutes(app: Express, { store, now }: ServiceContext): void {
+export function mountEndpointRoutes(
+  app: Express,
+  { store, now }: ServiceContext,
+  /** Stops the deleted endpoint's pending deliveries. */
+  endpointDeleted: () => Promise<unknown> = async () => undefined,
+): void {
   const { schema } = store.tables;
   const db = store.database;
 
@@ -138,6 +143,7 @@ export function mountEndpointRoutes(app: Express, { store, now }: ServiceContext
         project: (tx, events) => projectEndpoints(tx, schema, events),
       },
     );
+    await endpointDeleted();
     res.json({ object: 'webhook', id, deleted: true, livemode: livemodeOf(before.environment) });
   });
 
