@@ -20,7 +20,7 @@ export const notificationsService: ServiceDefinition = {
   routes: (app, context) => {
     app.use('/v1', requireCaller);
     app.use('/admin', requireAdminOrganization);
-    mountEndpointRoutes(app, context, () => schedulers.get(context)?.cancelOrphans());
+    mountEndpointRoutes(app, context, async () => schedulers.get(context)?.cancelOrphans());
     mountDeliveryRoutes(app, context, () => schedulers.get(context)?.wake());
   },
   // Read models exist before HTTP starts and before the consumer writes to them.
