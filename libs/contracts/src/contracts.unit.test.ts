@@ -5,6 +5,7 @@ import {
   ErrorEnvelope,
   OpenApiRegistry,
   detailsFromZodIssues,
+  inSchemaOrder,
   isIdOf,
   listEnvelope,
   newId,
@@ -139,5 +140,24 @@ describe('OpenAPI registry', () => {
     expect(op.responses['404'].content['application/json'].schema).toEqual({ $ref: '#/components/schemas/Error' });
     expect(doc.components.schemas).toHaveProperty('ProductForTest.properties.price.type', 'integer');
     expect(JSON.stringify(doc)).not.toContain('$defs');
+  });
+});
+
+describe('inSchemaOrder', () => {
+  const Resource = z.object({
+    object: z.literal('thing'),
+    id: z.string(),
+    nested: z.object({ b: z.int(), a: z.int() }),
+  });
+
+  it('puts the keys in the order of the schema, nested objects included (as jsonb does not)', () => {
+    const fromJsonb = { id: 'thg_1', nested: { a: 1, b: 2 }, object: 'thing' };
+    const ordered = inSchemaOrder(Resource, fromJsonb);
+    expect(JSON.stringify(ordered)).toBe('{"object":"thing","id":"thg_1","nested":{"b":2,"a":1}}');
+  });
+
+  it('returns a value the schema refuses unchanged', () => {
+    const odd = { id: 7, object: 'thing' };
+    expect(inSchemaOrder(Resource, odd)).toBe(odd);
   });
 });

@@ -12,3 +12,4 @@ export * from './payment-links';
 export * from './public-events';
 export * from './billing';
 export * from './webhooks';
+export * from './schema-order';

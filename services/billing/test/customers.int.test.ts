@@ -45,6 +45,10 @@ describe('GET /v1/customers', () => {
     expect(last.body.data.map((c: { id: string }) => c.id)).toEqual([ids[4]]);
     const all = await call('GET', '/v1/customers', caller(org));
     expect(all.body.data).toHaveLength(5);
+    // As documented, not as jsonb stores them (sorted by key length).
+    expect(Object.keys(all.body.data[0]).slice(0, 4)).toEqual(['object', 'id', 'email', 'name']);
+    const one = await call('GET', `/v1/customers/${ids[0]}`, caller(org));
+    expect(Object.keys(one.body).slice(0, 4)).toEqual(['object', 'id', 'email', 'name']);
   });
 
   it('defaults to 10 and refuses a limit over 100 or a wrong status with invalid_request', async () => {
@@ -178,6 +182,7 @@ describe('GET /v1/subscriptions', () => {
     expect(mine.subscriptions).toHaveLength(2);
     const one = await call('GET', `/v1/subscriptions/${ids[0]}`, caller(org));
     expect(one).toEqual({ status: 200, body: all.subscriptions[0] });
+    expect(Object.keys(one.body).slice(0, 3)).toEqual(['object', 'id', 'customer_id']);
     expect((await call('GET', `/v1/subscriptions/${ids[0]}`, caller(newOrg()))).status).toBe(404);
     expect((await call('GET', '/v1/subscriptions?limit=101', caller(org))).status).toBe(422);
   });

@@ -1,10 +1,11 @@
 import {
-  type Customer,
-  type CustomerListItem,
+  Customer,
+  CustomerListItem,
   type CustomerStatus,
   type CustomerSubscriptionSummary,
   type Subscription,
   customerError,
+  inSchemaOrder,
 } from '@billing/contracts';
 import type { SqlExecutor } from '@billing/eventstore';
 import { subscriptionsTable } from '../subscriptions/read-model';
@@ -27,7 +28,7 @@ export async function findCustomer(
      WHERE ${COLUMN[lookup.by]} = $1 AND organization = $2 AND environment = $3`,
     [value, tenant.organization, tenant.environment],
   );
-  return rows[0]?.document;
+  return rows[0] && inSchemaOrder(Customer, rows[0].document);
 }
 
 /** The id of the customer holding `externalId` in the tenant, or null. */
@@ -83,11 +84,13 @@ export async function listCustomers(
     ],
   );
   return {
-    customers: rows.slice(0, page.limit).map((r) => ({
-      ...r.document,
-      subscriptions_count: Number(r.subscriptions_count),
-      orders_count: r.orders_count,
-    })),
+    customers: rows.slice(0, page.limit).map((r) =>
+      inSchemaOrder(CustomerListItem, {
+        ...r.document,
+        subscriptions_count: Number(r.subscriptions_count),
+        orders_count: r.orders_count,
+      }),
+    ),
     hasMore: rows.length > page.limit,
   };
 }

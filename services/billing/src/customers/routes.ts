@@ -4,7 +4,9 @@ import {
   CustomerIdParams,
   ListCustomersQuery,
   UpdateCustomerBody,
+  Customer,
   customerError,
+  inSchemaOrder,
   livemodeOf,
 } from '@billing/contracts';
 import { type EventStoreTransaction, type RecordedEvent, handleCommand } from '@billing/eventstore';
@@ -57,7 +59,7 @@ export function mountCustomerRoutes(app: Express, { store, now }: ServiceContext
         { organization: tenant.organization, environment: tenant.environment, occurredAt: at, project },
       );
       if (state.status === 'Empty') throw customerError('resource_not_found', `No such customer: ${customerId}`);
-      res.json(state.customer);
+      res.json(inSchemaOrder(Customer, state.customer));
     } catch (error) {
       // Another request linked the same external id between our check and our append.
       if (isUniqueViolation(error)) throw customerError('conflict', 'external_id is already used by another customer');

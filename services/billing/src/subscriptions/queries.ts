@@ -1,4 +1,4 @@
-import { LIVE_SUBSCRIPTION_STATUSES, type Subscription, badRequest } from '@billing/contracts';
+import { LIVE_SUBSCRIPTION_STATUSES, Subscription, badRequest, inSchemaOrder } from '@billing/contracts';
 import type { SqlExecutor } from '@billing/eventstore';
 import { subscriptionsTable } from './read-model';
 import type { Tenant } from '@billing/service';
@@ -13,7 +13,7 @@ export async function findSubscription(
     `SELECT document FROM ${subscriptionsTable(schema)} WHERE id = $1 AND organization = $2 AND environment = $3`,
     [id, tenant.organization, tenant.environment],
   );
-  return rows[0]?.document;
+  return rows[0] && inSchemaOrder(Subscription, rows[0].document);
 }
 
 /** Newest first (`created_at` desc, then `id` desc), cursor-paged by the last id seen. */
@@ -44,7 +44,10 @@ export async function listSubscriptions(
       page.limit + 1,
     ],
   );
-  return { subscriptions: rows.slice(0, page.limit).map((r) => r.document), hasMore: rows.length > page.limit };
+  return {
+    subscriptions: rows.slice(0, page.limit).map((r) => inSchemaOrder(Subscription, r.document)),
+    hasMore: rows.length > page.limit,
+  };
 }
 
 /** The customer's ACTIVE, TRIAL and PAST_DUE subscriptions, newest first, optionally to one product. */

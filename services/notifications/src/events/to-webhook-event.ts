@@ -2,7 +2,9 @@ import {
   type DomainEventEnvelope,
   PUBLIC_EVENT_TYPES,
   type PublicEventType,
+  WEBHOOK_OBJECT_SCHEMAS,
   type WebhookEvent,
+  inSchemaOrder,
   livemodeOf,
   webhookEventId,
 } from '@billing/contracts';
@@ -24,6 +26,9 @@ export function toWebhookEvent(envelope: DomainEventEnvelope): WebhookEvent | un
     type: envelope.type,
     created_at: envelope.occurred_at,
     livemode: livemodeOf(envelope.environment),
-    data: { object: object as WebhookEvent['data']['object'] },
+    // Keys in the documented order (`object`, `id`, ...): the producer's events come back from jsonb sorted.
+    data: {
+      object: inSchemaOrder(WEBHOOK_OBJECT_SCHEMAS[envelope.type] as never, object) as WebhookEvent['data']['object'],
+    },
   };
 }

@@ -45,6 +45,12 @@ describe('toWebhookEvent', () => {
     expect(WebhookEvent.parse(event)).toEqual(event);
   });
 
+  it('gives the object its keys in the documented order, whatever order the event had', () => {
+    const sortedByJsonb = Object.fromEntries(Object.entries(customer).sort(([a], [b]) => a.length - b.length));
+    const event = toWebhookEvent(envelope('customer.updated', { object: sortedByJsonb }))!;
+    expect(Object.keys(event.data.object)).toEqual(Object.keys(customer));
+  });
+
   it('gives one change of one resource one id, whoever publishes it and when', () => {
     const a = toWebhookEvent(envelope('customer.updated', { object: customer }))!;
     const b = toWebhookEvent(envelope('customer.updated', { object: customer }, '2026-11-21T09:00:00.000Z'))!;
