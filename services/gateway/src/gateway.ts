@@ -1,5 +1,5 @@
 import { type CallerIdentity, identityHeaders, unauthorized } from '@billing/contracts';
-import type { ServiceContext } from '@billing/runtime';
+import { DEFAULT_SERVICE_URLS, type ServiceContext } from '@billing/runtime';
 import { DEFAULT_BODY_LIMIT } from '@billing/service';
 import express, { type Express, type RequestHandler } from 'express';
 import { mountAdminRoutes } from './admin/routes';
@@ -26,11 +26,11 @@ import { stripIdentityHeaders } from './routing/identity-headers';
 import { createUpstream, type UpstreamHandler } from './upstream';
 
 export const DEFAULT_UPSTREAMS: Record<UpstreamName, string> = {
-  catalog: 'http://127.0.0.1:4101',
-  checkout: 'http://127.0.0.1:4102',
-  billing: 'http://127.0.0.1:4103',
-  promotions: 'http://127.0.0.1:4104',
-  notifications: 'http://127.0.0.1:4105',
+  catalog: DEFAULT_SERVICE_URLS.CATALOG_SERVICE_URL,
+  checkout: DEFAULT_SERVICE_URLS.CHECKOUT_SERVICE_URL,
+  billing: DEFAULT_SERVICE_URLS.BILLING_SERVICE_URL,
+  promotions: DEFAULT_SERVICE_URLS.PROMOTIONS_SERVICE_URL,
+  notifications: DEFAULT_SERVICE_URLS.NOTIFICATIONS_SERVICE_URL,
 };
 
 /** Idempotency keys older than 24 hours are deleted this often. */
