@@ -336,10 +336,19 @@ describe('GET /pay/:url_id', () => {
     const closed = await visit(l.url_id);
     expect(closed.status).toBe(410);
     expect(closed.text).toContain('reached its limit');
-    // A session opened before the limit was reached can still be paid; the count goes on.
-    expect(
-      (await call(url(), 'POST', `/checkout/${second}/pay`, {}, { email: 'c@example.com', ...card() })).status,
-    ).toBe(200);
-    expect((await read(org, l.id)).body.completed_count).toBe(2);
+    // A session opened before the limit was reached is not paid either: the link never sells more than its limit.
+    const late = await call(url(), 'POST', `/checkout/${second}/pay`, {}, { email: 'c@example.com', ...card() });
+    expect(late).toMatchObject({ status: 409, body: { error: { code: 'conflict' } } });
+    expect(late.body.error.message).toContain('reached its limit');
+    expect((await streamOf(`checkout_session-${second}`)).map((e) => e.type)).not.toContain('PaymentAttemptStarted');
+    const page = await fetch(`${url()}/checkout/${second}`);
+    expect(page.status).toBe(410);
+    expect(await page.text()).toContain('reached its limit');
+    const posted = await fetch(`${url()}/checkout/${second}`, {
+      method: 'POST',
+      body: new URLSearchParams({ email: 'c@example.com', card_number: '4242424242424242', exp: '12/34', cvc: '123' }),
+    });
+    expect(posted.status).toBe(410);
+    expect((await read(org, l.id)).body.completed_count).toBe(1);
   });
 });

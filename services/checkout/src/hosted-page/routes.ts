@@ -3,6 +3,8 @@ import type { ServiceContext } from '@billing/runtime';
 import express, { type Express, type Request, type Response } from 'express';
 import { findSession } from '../sessions/queries';
 import { statusAt } from '../sessions/resource';
+import { SOLD_OUT_MESSAGE } from '../payment-links/link';
+import { openedBySoldOutLink } from '../payment-links/queries';
 import { paySession } from '../sessions/pay';
 import type { Session } from '../sessions/session';
 import { type CheckoutPageView, renderCheckoutPage, renderMessagePage } from './render';
@@ -32,7 +34,7 @@ function viewOf(session: Session, action: string, extra: Partial<CheckoutPageVie
 }
 
 /** A session that cannot be paid gets a page that says why, never the form. */
-function unpayablePage(res: Response, session: Session | null, now: Date): boolean {
+function unpayablePage(res: Response, session: Session | null, now: Date, linkSoldOut: boolean): boolean {
   if (!session) {
     res.status(404).type('html').send(renderMessagePage('Checkout not found', 'This checkout link is not valid.'));
     return true;
@@ -50,6 +52,14 @@ function unpayablePage(res: Response, session: Session | null, now: Date): boole
       .status(410)
       .type('html')
       .send(renderMessagePage('Checkout expired', 'This checkout has expired. Please start again.', back));
+    return true;
+  }
+  if (linkSoldOut) {
+    const back = { href: session.cancel_url, text: 'Return to the shop' };
+    res
+      .status(410)
+      .type('html')
+      .send(renderMessagePage('Payment link unavailable', SOLD_OUT_MESSAGE, back));
     return true;
   }
   return false;
@@ -77,17 +87,21 @@ function payBodyOf(form: Record<string, unknown>) {
 export function mountHostedPage(app: Express, context: ServiceContext): void {
   const { store, now } = context;
   const load = (req: Request) => findSession(store.database, store.tables.schema, String(req.params.session_id));
+  const soldOut = (session: Session | null) =>
+    session ? openedBySoldOutLink(store.database, store.tables.schema, session.id) : Promise.resolve(false);
+  const refused = async (res: Response, session: Session | null) =>
+    unpayablePage(res, session, now(), await soldOut(session));
   const action = (req: Request) => req.originalUrl.split('?')[0]!;
 
   app.get('/checkout/:session_id', async (req, res) => {
     const session = await load(req);
-    if (unpayablePage(res, session, now())) return;
+    if (await refused(res, session)) return;
     res.type('html').send(renderCheckoutPage(viewOf(session!, action(req))));
   });
 
   app.post('/checkout/:session_id', express.urlencoded({ extended: false, limit: '10kb' }), async (req, res) => {
     const session = await load(req);
-    if (unpayablePage(res, session, now())) return;
+    if (await refused(res, session)) return;
     const parsed = payBodyOf((req.body ?? {}) as Record<string, unknown>);
     if (!parsed.success) {
       const fields = detailsFromZodIssues(parsed.error.issues)
@@ -106,7 +120,7 @@ export function mountHostedPage(app: Express, context: ServiceContext): void {
     } catch (error) {
       if (!(error instanceof ApiError)) throw error;
       if (error.status === 409 || error.status === 404) {
-        if (unpayablePage(res, await load(req), now())) return;
+        if (await refused(res, await load(req))) return;
         res
           .status(409)
           .type('html')

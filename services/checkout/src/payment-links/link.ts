@@ -77,6 +77,11 @@ export function evolve(state: PaymentLinkState, event: PaymentLinkEvent): Paymen
 export const asPaymentLinkEvent = (event: RecordedEvent): PaymentLinkEvent =>
   ({ type: event.type, data: event.data }) as PaymentLinkEvent;
 
-/** Inactive, or as many payments as `max_completions` allows: a visit shows an error page. */
-export const isClosed = (link: PaymentLinkView) =>
-  !link.active || (link.max_completions !== null && link.completed_count >= link.max_completions);
+/** As many payments as `max_completions` allows: nothing more is paid through the link. */
+export const isSoldOut = (link: PaymentLinkView) =>
+  link.max_completions !== null && link.completed_count >= link.max_completions;
+
+/** Inactive or sold out: a visit shows an error page. */
+export const isClosed = (link: PaymentLinkView) => !link.active || isSoldOut(link);
+
+export const SOLD_OUT_MESSAGE = 'This payment link has reached its limit and no longer accepts payments.';

@@ -1,7 +1,7 @@
 import { type CallerIdentity, type PaymentLink, livemodeOf } from '@billing/contracts';
 import type { SqlExecutor } from '@billing/eventstore';
-import type { PaymentLinkView } from './link';
-import { paymentLinksTable } from './read-model';
+import { type PaymentLinkView, isSoldOut } from './link';
+import { paymentLinkSessionsTable, paymentLinksTable } from './read-model';
 
 export const linkUrl = (paymentLinkUrl: string, urlId: string) => `${paymentLinkUrl.replace(/\/+$/, '')}/${urlId}`;
 
@@ -11,6 +11,19 @@ export async function findLinkByUrlId(sql: SqlExecutor, schema: string, urlId: s
     [urlId],
   );
   return rows[0]?.document ?? null;
+}
+
+/**
+ * Whether the session was opened by a payment link that has since sold out (reached
+ * `max_completions`): such a session is not paid, so a link never sells more than its limit.
+ */
+export async function openedBySoldOutLink(sql: SqlExecutor, schema: string, sessionId: string): Promise<boolean> {
+  const { rows } = await sql.query<{ document: PaymentLinkView }>(
+    `SELECT l.document FROM ${paymentLinkSessionsTable(schema)} s JOIN ${paymentLinksTable(schema)} l ON l.id = s.link_id
+     WHERE s.session_id = $1`,
+    [sessionId],
+  );
+  return rows[0] !== undefined && isSoldOut(rows[0].document);
 }
 
 /** Another organization's or environment's link is absent to the caller. */

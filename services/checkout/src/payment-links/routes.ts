@@ -34,6 +34,7 @@ import {
   initialState,
   isClosed,
   paymentLinkStream,
+  SOLD_OUT_MESSAGE,
 } from './link';
 import { findCallerLink, findLinkByUrlId, linkUrl, listCallerLinks, toPaymentLinkResource } from './queries';
 import { projectPaymentLinks, recordLinkSession } from './read-model';
@@ -182,9 +183,7 @@ export function mountPaymentLinkRoutes(app: Express, context: ServiceContext): v
       return;
     }
     if (isClosed(link)) {
-      const message = link.active
-        ? 'This payment link has reached its limit and no longer accepts payments.'
-        : 'This payment link is no longer active.';
+      const message = link.active ? SOLD_OUT_MESSAGE : 'This payment link is no longer active.';
       res.status(410).type('html').send(renderMessagePage('Payment link unavailable', message));
       return;
     }

@@ -12,6 +12,8 @@ import type { ServiceContext } from '@billing/runtime';
 import { validate } from '@billing/service';
 import type { Express } from 'express';
 import { dependenciesOf } from '../dependencies';
+import { SOLD_OUT_MESSAGE } from '../payment-links/link';
+import { openedBySoldOutLink } from '../payment-links/queries';
 import type { ChargeResult } from '../payments/processor';
 import type { SessionCommand } from './decide';
 import { findSession } from './queries';
@@ -56,6 +58,7 @@ export async function paySession(
   if (!session) throw notFound(`No such checkout session: ${id}`);
   if (session.status === 'COMPLETE') throw conflict('This checkout session is already paid');
   if (statusAt(session, now()) === 'EXPIRED') throw conflict('This checkout session has expired');
+  if (await openedBySoldOutLink(store.database, store.tables.schema, id)) throw conflict(SOLD_OUT_MESSAGE);
   const card = checkedInput(session, body);
   if (card) {
     const refusal = processor.refusal(session.environment);
