@@ -101,7 +101,8 @@ export function mountHostedPage(app: Express, context: ServiceContext): void {
 
   app.post('/checkout/:session_id', express.urlencoded({ extended: false, limit: '10kb' }), async (req, res) => {
     const session = await load(req);
-    if (await refused(res, session)) return;
+    // A sold-out link is checked by paySession itself; its 409 then shows the page below.
+    if (unpayablePage(res, session, now(), false)) return;
     const parsed = payBodyOf((req.body ?? {}) as Record<string, unknown>);
     if (!parsed.success) {
       const fields = detailsFromZodIssues(parsed.error.issues)
