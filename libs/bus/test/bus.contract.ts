@@ -243,5 +243,26 @@ export function busContract(makeFixture: () => Promise<BusFixture>) {
       );
       expect(inbox.rows).toEqual([{ event_id: event.id }]);
     });
+
+    it('with `only`, skips other event types without an inbox row or a call', async () => {
+      const consumer = uniqueName('consumer');
+      const seen: string[] = [];
+      const handler = exactlyOnce(fixture.store, consumer, async (event) => void seen.push(event.id), {
+        only: ['Wanted'],
+      });
+      await subscribe(uniqueName('g'), handler);
+      const ignored = eventOf('k', 1);
+      const wanted = { ...eventOf('k', 2), type: 'Wanted' };
+      await fixture.bus.publish(topic, [
+        { key: 'k', value: ignored },
+        { key: 'k', value: wanted },
+      ]);
+      await eventually(() => expect(seen).toEqual([wanted.id]), 20000);
+      const inbox = await fixture.store.database.query(
+        `SELECT event_id FROM ${fixture.store.tables.processedMessages} WHERE consumer = $1`,
+        [consumer],
+      );
+      expect(inbox.rows).toEqual([{ event_id: wanted.id }]);
+    });
   });
 }

@@ -14,9 +14,8 @@ export async function startConsumers(context: ServiceContext): Promise<Array<() 
   const subscription = await infrastructure.bus.subscribe({
     groupId,
     topics: [CHECKOUT_TOPIC],
-    handler: exactlyOnce(store, groupId, async (event, tx) => {
-      if (event.type !== CHECKOUT_PUBLIC_EVENTS.CheckoutSessionCompleted) return;
-      await provisionFromCheckout(store, tx, event, now(), logger);
+    handler: exactlyOnce(store, groupId, (event, tx) => provisionFromCheckout(store, tx, event, now(), logger), {
+      only: [CHECKOUT_PUBLIC_EVENTS.CheckoutSessionCompleted],
     }),
   });
   return [() => subscription.stop()];

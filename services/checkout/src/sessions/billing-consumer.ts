@@ -24,7 +24,9 @@ export async function startBillingConsumer(context: ServiceContext): Promise<() 
   const subscription = await infrastructure.bus.subscribe({
     groupId,
     topics: [BILLING_TOPIC],
-    handler: exactlyOnce(store, groupId, (event, tx) => onBillingEvent(context, tx, event)),
+    handler: exactlyOnce(store, groupId, (event, tx) => onBillingEvent(context, tx, event), {
+      only: [BILLING_PUBLIC_EVENTS.SubscriptionActivated, DUPLICATE_SUBSCRIPTION_PAID],
+    }),
   });
   return () => subscription.stop();
 }

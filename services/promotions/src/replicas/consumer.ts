@@ -33,10 +33,21 @@ export async function startConsumers(context: ServiceContext): Promise<Array<() 
   const subscription = await infrastructure.bus.subscribe({
     groupId,
     topics: [CATALOG_TOPIC, CHECKOUT_TOPIC],
-    handler: exactlyOnce(store, groupId, (event, tx) => handle(store, tx, event, now())),
+    handler: exactlyOnce(store, groupId, (event, tx) => handle(store, tx, event, now()), { only: HANDLED_TYPES }),
   });
   return [() => subscription.stop()];
 }
+
+/** The events `handle` acts on; the consumer skips any other without a transaction. */
+const HANDLED_TYPES = [
+  'ProductCreated',
+  'ProductUpdated',
+  'ProductArchived',
+  'ProductRestored',
+  CHECKOUT_PUBLIC_EVENTS.CheckoutSessionCompleted,
+  CHECKOUT_PUBLIC_EVENTS.CheckoutSessionExpired,
+  CHECKOUT_PUBLIC_EVENTS.OrderRefunded,
+];
 
 async function handle(store: EventStore, tx: EventStoreTransaction, event: DomainEventEnvelope, at: Date) {
   const schema = store.tables.schema;
