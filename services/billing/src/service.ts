@@ -8,6 +8,7 @@ import { startConsumers } from './provisioning/consumer';
 import { customerErrorCodes } from './shared/customer-errors';
 import { migrateSubscriptionsReadModel } from './subscriptions/read-model';
 import { mountSubscriptionRoutes } from './subscriptions/routes';
+import { startTrialSweep } from './subscriptions/trial-end';
 import { requireCaller } from '@billing/service';
 
 /** The billing service: customers, subscriptions, invoices, entitlements. */
@@ -30,6 +31,6 @@ export const billingService: ServiceDefinition = {
     await migrateCustomersReadModel(context.store);
     await migrateSubscriptionsReadModel(context.store);
     await migrateInvoicesReadModel(context.store);
-    return startConsumers(context);
+    return [...(await startConsumers(context)), startTrialSweep(context)];
   },
 };

@@ -51,7 +51,10 @@ export type RecordDuplicatePayment = {
   };
 };
 
-export type SubscriptionCommand = StartSubscription | RecordDuplicatePayment;
+/** `trial_end` has come: the TRIAL subscription goes on as ACTIVE. */
+export type EndTrial = { type: 'EndTrial'; data: { subscriptionId: string; now: Date } };
+
+export type SubscriptionCommand = StartSubscription | RecordDuplicatePayment | EndTrial;
 
 export function decide(command: SubscriptionCommand, state: SubscriptionState): SubscriptionEvent[] {
   switch (command.type) {
@@ -59,6 +62,8 @@ export function decide(command: SubscriptionCommand, state: SubscriptionState): 
       return start(command, state);
     case 'RecordDuplicatePayment':
       return duplicate(command, state);
+    case 'EndTrial':
+      return endTrial(command, state);
     default: {
       const _exhaustive: never = command;
       throw new Error(`Unknown command ${(_exhaustive as { type: string }).type}`);
@@ -131,6 +136,26 @@ function duplicate({ data }: RecordDuplicatePayment, state: SubscriptionState): 
         existing_subscription_id: subscription.id,
         status: subscription.status,
         detected_at: data.now.toISOString(),
+      },
+    },
+  ];
+}
+
+/**
+ * The first period was paid at checkout, so the end of the trial charges nothing: the status
+ * becomes ACTIVE and the period stays. Not in TRIAL, or before `trial_end`: nothing to do.
+ */
+function endTrial({ data }: EndTrial, state: SubscriptionState): SubscriptionEvent[] {
+  if (state.status === 'Empty') throw notFound(`No such subscription: ${data.subscriptionId}`);
+  const { subscription } = state;
+  if (subscription.status !== 'TRIAL' || !subscription.trial_end) return [];
+  if (data.now.getTime() < Date.parse(subscription.trial_end)) return [];
+  return [
+    {
+      type: 'SubscriptionUpdated',
+      data: {
+        subscription_id: subscription.id,
+        object: { ...subscription, status: 'ACTIVE', updated_at: data.now.toISOString() },
       },
     },
   ];

@@ -106,4 +106,43 @@ describe('Subscription', () => {
     it('is not a duplicate of an absent subscription', () =>
       spec.given([]).when(duplicate).thenThrows('No such subscription'));
   });
+
+  describe('when its trial ends', () => {
+    const trialEnd = '2026-02-14T10:00:00.000Z';
+    const inTrial = activated({ status: 'TRIAL', trial_end: trialEnd });
+    const endTrial = (now: string): SubscriptionCommand => ({
+      type: 'EndTrial',
+      data: { subscriptionId: 'sub_1', now: new Date(now) },
+    });
+
+    it('goes on as ACTIVE for the period already paid, from trial_end on', () =>
+      spec
+        .given([inTrial])
+        .when(endTrial('2026-02-14T10:00:30.000Z'))
+        .then([
+          {
+            type: 'SubscriptionUpdated',
+            data: {
+              subscription_id: 'sub_1',
+              object: {
+                ...subscription,
+                status: 'ACTIVE',
+                trial_end: trialEnd,
+                updated_at: '2026-02-14T10:00:30.000Z',
+              },
+            },
+          },
+        ]));
+    it('waits before trial_end', () => spec.given([inTrial]).when(endTrial('2026-02-14T09:59:59.999Z')).then([]));
+    it('changes nothing once ACTIVE, or for a subscription without a trial', () => {
+      const ended: SubscriptionEvent = {
+        type: 'SubscriptionUpdated',
+        data: { subscription_id: 'sub_1', object: { ...subscription, status: 'ACTIVE', trial_end: trialEnd } },
+      };
+      spec.given([inTrial, ended]).when(endTrial('2026-03-01T00:00:00.000Z')).then([]);
+      spec.given([activated()]).when(endTrial('2026-03-01T00:00:00.000Z')).then([]);
+    });
+    it('is not found for an absent subscription', () =>
+      spec.given([]).when(endTrial('2026-03-01T00:00:00.000Z')).thenThrows('No such subscription'));
+  });
 });

@@ -65,3 +65,14 @@ export async function liveSubscriptions(
   );
   return rows.map((r) => r.document);
 }
+
+/** TRIAL subscriptions whose `trial_end` has come by `now`, oldest trial end first. */
+export async function findEndedTrials(sql: SqlExecutor, schema: string, now: Date, limit = 500) {
+  const { rows } = await sql.query<{ id: string; organization: string; environment: Tenant['environment'] }>(
+    `SELECT id, organization, environment FROM ${subscriptionsTable(schema)}
+     WHERE status = 'TRIAL' AND (document->>'trial_end')::timestamptz <= $1
+     ORDER BY (document->>'trial_end')::timestamptz LIMIT $2`,
+    [now.toISOString(), limit],
+  );
+  return rows;
+}

@@ -20,6 +20,7 @@ export async function migrateSubscriptionsReadModel(store: EventStore): Promise<
     );
     CREATE INDEX IF NOT EXISTS subscriptions_newest_first ON ${table} (organization, environment, created_at DESC, id DESC);
     CREATE INDEX IF NOT EXISTS subscriptions_customer ON ${table} (customer_id, product_id);
+    CREATE INDEX IF NOT EXISTS subscriptions_in_trial ON ${table} (id) WHERE status = 'TRIAL';
   `);
 }
 
