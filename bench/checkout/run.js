@@ -6,15 +6,14 @@
 const os = require('node:os');
 const { execFile } = require('node:child_process');
 const { join } = require('node:path');
-const { randomBytes } = require('node:crypto');
 const { createInfrastructure, runService } = require('@billing/runtime');
-const { createLogger } = require('@billing/service');
 const { catalogService } = require('@billing/catalog');
 const { promotionsService } = require('@billing/promotions');
 const { checkoutService } = require('@billing/checkout');
 const { billingService } = require('@billing/billing');
 const { createGatewayService } = require('@billing/gateway');
 const { positiveSetting } = require('../settings');
+const { adminPost, randomName: random, serviceLogger: logger, stopPlatform } = require('../platform');
 
 const readParameters = () => ({
   checkouts: positiveSetting('checkouts', 'BENCH_CHECKOUTS', 500),
@@ -22,9 +21,6 @@ const readParameters = () => ({
 });
 
 const round = (n, digits = 1) => Number(n.toFixed(digits));
-const random = (prefix) => `${prefix}_${randomBytes(8).toString('hex')}`;
-// Service logs go to stderr, so that stdout holds only the result.
-const logger = (name) => createLogger(name, { level: process.env.LOG_LEVEL ?? 'error', destination: process.stderr });
 
 /** Every service a paid checkout passes through, on loopback port 0, each in a schema of its own. */
 async function startPlatform() {
@@ -34,12 +30,13 @@ async function startPlatform() {
     DATABASE_POOL_SIZE: process.env.DATABASE_POOL_SIZE,
   };
   const infrastructure = await createInfrastructure({ clientId: 'bench-checkout', dataDir: 'memory', env });
-  const platform = { infrastructure, services: [], schemas: {}, adminToken: random('adm') };
+  const platform = { infrastructure, services: [], schemas: [], billingSchema: null, adminToken: random('adm') };
   // One config object, filled in as services start: checkout reads the others' addresses at first use.
   const config = { ADMIN_TOKEN: platform.adminToken, RATE_LIMIT_PER_MINUTE_OVERRIDE: '100000000' };
   const start = async (definition) => {
     const schema = random(`bench_${definition.name}`);
-    platform.schemas[definition.name] = schema;
+    platform.schemas.push(schema);
+    if (definition.name === 'billing') platform.billingSchema = schema;
     const service = await runService(definition, infrastructure, {
       port: 0,
       schema,
@@ -56,37 +53,10 @@ async function startPlatform() {
     platform.gateway = await start(createGatewayService());
     config.CHECKOUT_URL = `${platform.gateway.url}/checkout`;
   } catch (error) {
-    await stopPlatform(platform);
+    await stopPlatform(platform, 'checkout');
     throw error;
   }
   return platform;
-}
-
-/** Every step runs even when an earlier one fails; a failure is reported, not hidden. */
-async function stopPlatform({ infrastructure, services, schemas }) {
-  const steps = [
-    ...services.map((service) => () => service.shutdown()),
-    ...Object.values(schemas).map(
-      (schema) => () => infrastructure.database.exec(`DROP SCHEMA IF EXISTS "${schema}" CASCADE`),
-    ),
-    () => infrastructure.close(),
-  ];
-  for (const step of steps) {
-    await step().catch((error) => {
-      console.error('checkout benchmark: cleanup failed:', error);
-      process.exitCode = 1;
-    });
-  }
-}
-
-async function adminPost(platform, path, body) {
-  const response = await fetch(`${platform.gateway.url}/admin/v1${path}`, {
-    method: 'POST',
-    headers: { authorization: `Bearer ${platform.adminToken}`, 'content-type': 'application/json' },
-    body: JSON.stringify(body),
-  });
-  if (response.status !== 201) throw new Error(`POST ${path}: ${response.status} ${await response.text()}`);
-  return response.json();
 }
 
 /** An organization with one monthly Sandbox plan. */
@@ -113,7 +83,7 @@ function runBuyers(settings) {
 
 async function subscriptionsOf(platform) {
   const { rows } = await platform.infrastructure.database.query(
-    `SELECT count(*)::int AS n FROM "${platform.schemas.billing}".subscriptions`,
+    `SELECT count(*)::int AS n FROM "${platform.billingSchema}".subscriptions`,
   );
   return rows[0].n;
 }
@@ -170,7 +140,7 @@ async function main() {
       machine: { node: process.version, cpu_count: os.cpus().length, cpu_model: os.cpus()[0]?.model },
     };
   } finally {
-    await stopPlatform(platform);
+    await stopPlatform(platform, 'checkout');
   }
 }
 

@@ -4,13 +4,12 @@
 // object to stdout; see README.md.
 const os = require('node:os');
 const { execFile } = require('node:child_process');
-const { randomBytes } = require('node:crypto');
 const { createInfrastructure, runService } = require('@billing/runtime');
-const { createLogger } = require('@billing/service');
 const { identityHeaders } = require('@billing/contracts');
 const { catalogService } = require('@billing/catalog');
 const { createGatewayService } = require('@billing/gateway');
 const { positiveSetting } = require('../settings');
+const { adminPost, randomName: random, serviceLogger: logger, stopPlatform } = require('../platform');
 
 const AUTOCANNON = require.resolve('autocannon/autocannon.js');
 const PRODUCTS = 20;
@@ -23,9 +22,6 @@ const readParameters = () => ({
 });
 
 const round = (n, digits = 3) => Number(n.toFixed(digits));
-const random = (prefix) => `${prefix}_${randomBytes(8).toString('hex')}`;
-// Service logs go to stderr, so that stdout holds only the result.
-const logger = (name) => createLogger(name, { level: process.env.LOG_LEVEL ?? 'error', destination: process.stderr });
 
 /** Catalog and gateway on loopback port 0, each in a schema of its own, on one infrastructure. */
 async function startPlatform() {
@@ -53,35 +49,10 @@ async function startPlatform() {
       RATE_LIMIT_PER_MINUTE_OVERRIDE: '100000000',
     });
   } catch (error) {
-    await stopPlatform(platform);
+    await stopPlatform(platform, 'gateway');
     throw error;
   }
   return platform;
-}
-
-/** Every step runs even when an earlier one fails; a failure is reported, not hidden. */
-async function stopPlatform({ infrastructure, services, schemas }) {
-  const steps = [
-    ...services.map((service) => () => service.shutdown()),
-    ...schemas.map((schema) => () => infrastructure.database.exec(`DROP SCHEMA IF EXISTS "${schema}" CASCADE`)),
-    () => infrastructure.close(),
-  ];
-  for (const step of steps) {
-    await step().catch((error) => {
-      console.error('gateway benchmark: cleanup failed:', error);
-      process.exitCode = 1;
-    });
-  }
-}
-
-async function adminPost(platform, path, body) {
-  const response = await fetch(`${platform.gateway.url}/admin/v1${path}`, {
-    method: 'POST',
-    headers: { authorization: `Bearer ${platform.adminToken}`, 'content-type': 'application/json' },
-    body: JSON.stringify(body),
-  });
-  if (response.status !== 201) throw new Error(`POST ${path}: ${response.status} ${await response.text()}`);
-  return response.json();
 }
 
 /** One organization with PRODUCTS Sandbox plans; returns the headers of both sides. */
@@ -174,7 +145,7 @@ async function main() {
       ratios: ratios(gateway, direct),
     };
   } finally {
-    await stopPlatform(platform);
+    await stopPlatform(platform, 'gateway');
   }
 }
 

@@ -4,12 +4,11 @@
 // consumer -> scheduler -> signed POST. Prints one JSON object to stdout; see README.md.
 const os = require('node:os');
 const http = require('node:http');
-const { randomBytes } = require('node:crypto');
 const { createInfrastructure, runService } = require('@billing/runtime');
-const { createLogger } = require('@billing/service');
 const { CHECKOUT_PUBLIC_EVENTS, IDENTITY_HEADERS, newId } = require('@billing/contracts');
 const { notificationsService } = require('@billing/notifications');
 const { positiveSetting } = require('../settings');
+const { randomName: random, serviceLogger: logger } = require('../platform');
 
 const readParameters = () => ({
   events: positiveSetting('events', 'BENCH_EVENTS', 2000),
@@ -18,9 +17,6 @@ const readParameters = () => ({
 });
 
 const round = (n, digits = 3) => Number(n.toFixed(digits));
-const random = (prefix) => `${prefix}_${randomBytes(8).toString('hex')}`;
-// Service logs go to stderr, so that stdout holds only the result.
-const logger = (name) => createLogger(name, { level: process.env.LOG_LEVEL ?? 'error', destination: process.stderr });
 
 /** Answers 200 and notes when each event (by its session id) arrived at each endpoint. */
 async function startReceiver() {
