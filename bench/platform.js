@@ -38,4 +38,32 @@ async function stopPlatform({ infrastructure, services, schemas }, benchmark) {
   }
 }
 
-module.exports = { randomName, serviceLogger, adminPost, stopPlatform };
+/**
+ * Runs `main` and prints its result as JSON on stdout. SIGINT/SIGTERM call `interrupt` (which
+ * should make the pending run fail, so that main's cleanup runs) and set a failing exit code;
+ * a result with `valid: false` also fails.
+ */
+function runBenchmark(benchmark, main, interrupt) {
+  for (const signal of ['SIGINT', 'SIGTERM']) {
+    process.once(signal, () => {
+      console.error(`${benchmark} benchmark: interrupted by ${signal}`);
+      process.exitCode = 1;
+      interrupt(signal);
+    });
+  }
+  main().then(
+    (result) => {
+      if (result.valid === false) {
+        console.error(`${benchmark} benchmark: some requests failed; the numbers are not valid`);
+        process.exitCode = 1;
+      }
+      process.stdout.write(`${JSON.stringify(result, null, 2)}\n`);
+    },
+    (error) => {
+      console.error(`${benchmark} benchmark failed:`, error);
+      process.exitCode = 1;
+    },
+  );
+}
+
+module.exports = { randomName, serviceLogger, adminPost, stopPlatform, runBenchmark };

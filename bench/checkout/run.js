@@ -13,7 +13,7 @@ const { checkoutService } = require('@billing/checkout');
 const { billingService } = require('@billing/billing');
 const { createGatewayService } = require('@billing/gateway');
 const { positiveSetting } = require('../settings');
-const { adminPost, randomName: random, serviceLogger: logger, stopPlatform } = require('../platform');
+const { adminPost, randomName: random, runBenchmark, serviceLogger: logger, stopPlatform } = require('../platform');
 
 const readParameters = () => ({
   checkouts: positiveSetting('checkouts', 'BENCH_CHECKOUTS', 500),
@@ -120,7 +120,6 @@ async function main() {
     const paidCount = timings.pay.length;
     const lagMs = await provisioned(platform, 5 + paidCount);
     const valid = timings.errors.length === 0;
-    if (!valid) process.exitCode = 1;
     return {
       benchmark: 'checkout',
       started_at: startedAt,
@@ -144,21 +143,7 @@ async function main() {
   }
 }
 
-for (const signal of ['SIGINT', 'SIGTERM']) {
-  process.once(signal, () => {
-    console.error(`checkout benchmark: interrupted by ${signal}`);
-    interrupted = signal;
-    process.exitCode = 1;
-    child?.kill(); // the pending run fails, and main's finally shuts everything down
-  });
-}
-main().then(
-  (result) => {
-    if (!result.valid) console.error('checkout benchmark: some checkouts failed; numbers are not valid');
-    process.stdout.write(`${JSON.stringify(result, null, 2)}\n`);
-  },
-  (error) => {
-    console.error('checkout benchmark failed:', error);
-    process.exitCode = 1;
-  },
-);
+runBenchmark('checkout', main, (signal) => {
+  interrupted = signal;
+  child?.kill(); // the pending run fails, and main's finally shuts everything down
+});

@@ -9,7 +9,7 @@ const { identityHeaders } = require('@billing/contracts');
 const { catalogService } = require('@billing/catalog');
 const { createGatewayService } = require('@billing/gateway');
 const { positiveSetting } = require('../settings');
-const { adminPost, randomName: random, serviceLogger: logger, stopPlatform } = require('../platform');
+const { adminPost, randomName: random, runBenchmark, serviceLogger: logger, stopPlatform } = require('../platform');
 
 const AUTOCANNON = require.resolve('autocannon/autocannon.js');
 const PRODUCTS = 20;
@@ -130,7 +130,6 @@ async function main() {
     const gateway = await measure(targets.gateway, params);
     const direct = await measure(targets.direct, params);
     const failed = [gateway, direct].some((side) => side.errors || side.timeouts || side.non_2xx);
-    if (failed) process.exitCode = 1;
     return {
       benchmark: 'gateway-vs-direct-list-products',
       started_at: startedAt,
@@ -149,21 +148,7 @@ async function main() {
   }
 }
 
-for (const signal of ['SIGINT', 'SIGTERM']) {
-  process.once(signal, () => {
-    console.error(`gateway benchmark: interrupted by ${signal}`);
-    interrupted = signal;
-    process.exitCode = 1;
-    child?.kill(); // the pending run fails, and main's finally shuts everything down
-  });
-}
-main().then(
-  (result) => {
-    if (!result.valid) console.error('gateway benchmark: errors, timeouts or non-2xx responses; numbers are not valid');
-    process.stdout.write(`${JSON.stringify(result, null, 2)}\n`);
-  },
-  (error) => {
-    console.error('gateway benchmark failed:', error);
-    process.exitCode = 1;
-  },
-);
+runBenchmark('gateway', main, (signal) => {
+  interrupted = signal;
+  child?.kill(); // the pending run fails, and main's finally shuts everything down
+});

@@ -42,6 +42,18 @@ function startEmbedded(cwd: string): Promise<Started> {
   });
 }
 
+/** A JSON call to the started gateway: GET, or POST with a body. */
+async function callGateway(gateway: string, path: string, token: string, body?: unknown) {
+  const response = await fetch(`${gateway}${path}`, {
+    method: body ? 'POST' : 'GET',
+    headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' },
+    body: body ? JSON.stringify(body) : undefined,
+  });
+  return { status: response.status, body: (await response.json()) as any };
+}
+
+const PLAN = { environment: 'SANDBOX', name: 'Pro', slug: 'pro', type: 'SUBSCRIPTION', interval: 'month', price: 299 };
+
 function stop(child: ChildProcess): Promise<number | null> {
   return new Promise((resolve) => {
     child.removeAllListeners('exit');
@@ -62,21 +74,10 @@ describe('npm start on the embedded default', () => {
     expect(secretKey).toMatch(/^sk_test_/);
     expect(publishableKey).toMatch(/^pk_test_/);
 
-    const created = await fetch(`${gateway}/admin/v1/organizations/${organization}/products`, {
-      method: 'POST',
-      headers: { authorization: `Bearer ${adminToken}`, 'content-type': 'application/json' },
-      body: JSON.stringify({
-        environment: 'SANDBOX',
-        name: 'Pro',
-        slug: 'pro',
-        type: 'SUBSCRIPTION',
-        interval: 'month',
-        price: 299,
-      }),
-    });
+    const created = await callGateway(gateway, `/admin/v1/organizations/${organization}/products`, adminToken, PLAN);
     expect(created.status).toBe(201);
-    const list = await fetch(`${gateway}/v1/products`, { headers: { authorization: `Bearer ${secretKey}` } });
-    expect(((await list.json()) as { data: Array<{ slug: string }> }).data.map((p) => p.slug)).toEqual(['pro']);
+    const list = await callGateway(gateway, '/v1/products', secretKey);
+    expect(list.body.data.map((p: { slug: string }) => p.slug)).toEqual(['pro']);
     expect(await stop(first.child)).toBe(0);
 
     const second = await startEmbedded(cwd);
@@ -95,24 +96,9 @@ describe('npm start on the embedded default', () => {
     const own = mkdtempSync(join(tmpdir(), 'billing-start-'));
     const started = await startEmbedded(own);
     const { gateway, adminToken, organization, secretKey } = started.printed;
-    const call = async (path: string, token: string, body?: unknown) => {
-      const response = await fetch(`${gateway}${path}`, {
-        method: body ? 'POST' : 'GET',
-        headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' },
-        body: body ? JSON.stringify(body) : undefined,
-      });
-      return { status: response.status, body: (await response.json()) as any };
-    };
+    const call = (path: string, token: string, body?: unknown) => callGateway(gateway, path, token, body);
     try {
-      const plan = {
-        environment: 'SANDBOX',
-        name: 'Pro',
-        slug: 'pro',
-        type: 'SUBSCRIPTION',
-        interval: 'month',
-        price: 299,
-      };
-      expect((await call(`/admin/v1/organizations/${organization}/products`, adminToken, plan)).status).toBe(201);
+      expect((await call(`/admin/v1/organizations/${organization}/products`, adminToken, PLAN)).status).toBe(201);
       const checkout = {
         product_slug: 'pro',
         success_url: 'https://shop.example/thanks',
