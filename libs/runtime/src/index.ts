@@ -3,3 +3,4 @@ export * from './run-service';
 export * from './standalone';
 export * from './testing';
 export * from './internal-client';
+export * from './periodic';

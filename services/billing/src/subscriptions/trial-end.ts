@@ -1,5 +1,5 @@
 import { handleCommand } from '@billing/eventstore';
-import type { ServiceContext } from '@billing/runtime';
+import { type ServiceContext, startPeriodic } from '@billing/runtime';
 import { subscriptionAggregate } from './decide';
 import { findEndedTrials } from './queries';
 import { projectSubscriptions } from './read-model';
@@ -38,13 +38,5 @@ export async function endDueTrials(context: ServiceContext): Promise<string[]> {
 export function startTrialSweep(context: ServiceContext): () => Promise<void> {
   const configured = Number(context.config.BILLING_TRIAL_SWEEP_INTERVAL_MS);
   const intervalMs = Number.isFinite(configured) && configured > 0 ? configured : DEFAULT_TRIAL_SWEEP_INTERVAL_MS;
-  let running: Promise<unknown> = Promise.resolve();
-  const timer = setInterval(() => {
-    running = running.then(() => endDueTrials(context)).catch(() => {});
-  }, intervalMs);
-  timer.unref();
-  return async () => {
-    clearInterval(timer);
-    await running;
-  };
+  return startPeriodic(() => endDueTrials(context), intervalMs);
 }

@@ -1,5 +1,5 @@
 import { handleCommand } from '@billing/eventstore';
-import type { ServiceContext } from '@billing/runtime';
+import { type ServiceContext, startPeriodic } from '@billing/runtime';
 import { dependenciesOf, serviceCaller } from '../dependencies';
 import { findDueSessions } from './queries';
 import { sessionAggregate, sessionProjector } from './routes';
@@ -44,14 +44,5 @@ export async function expireDueSessions(context: ServiceContext): Promise<string
 
 /** The background sweep: every `CHECKOUT_SWEEP_INTERVAL_MS` (default 30 s). */
 export function startExpirySweep(context: ServiceContext): () => Promise<void> {
-  const { sweepIntervalMs } = dependenciesOf(context);
-  let running: Promise<unknown> = Promise.resolve();
-  const timer = setInterval(() => {
-    running = running.then(() => expireDueSessions(context)).catch(() => {});
-  }, sweepIntervalMs);
-  timer.unref();
-  return async () => {
-    clearInterval(timer);
-    await running;
-  };
+  return startPeriodic(() => expireDueSessions(context), dependenciesOf(context).sweepIntervalMs);
 }
