@@ -6,7 +6,7 @@ import type { WebhookDeliveryScheduled } from '../deliveries/delivery';
 import { deliveryStream } from '../deliveries/delivery';
 import { claimDedupe, projectDeliveries } from '../deliveries/read-model';
 import { endpointTables } from '../endpoints/read-model';
-import { toWebhookEvent } from './to-webhook-event';
+import { toWebhookEvent, webhookObjectOf } from './to-webhook-event';
 
 /** The services whose public events become webhooks. */
 export const SOURCE_TOPICS = [topicOf('checkout'), topicOf('billing'), topicOf('promotions')];
@@ -40,8 +40,7 @@ export async function startEventConsumer(
 }
 
 async function mayConcernAnEndpoint(store: EventStore, envelope: DomainEventEnvelope): Promise<boolean> {
-  const event = toWebhookEvent(envelope);
-  if (!event) return false;
+  if (!webhookObjectOf(envelope)) return false;
   const { rows } = await store.database.query(
     `SELECT 1 FROM ${endpointTables(store.tables.schema).endpoints}
      WHERE organization = $1 AND environment = $2 AND is_active AND NOT deleted LIMIT 1`,

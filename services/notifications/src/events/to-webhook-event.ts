@@ -11,15 +11,24 @@ import {
 
 const isPublic = (type: string): type is PublicEventType => (PUBLIC_EVENT_TYPES as readonly string[]).includes(type);
 
+type WebhookObject = Record<string, unknown> & { id: string };
+
 /**
- * A public domain event as merchants receive it. Producers put the resource, as the public API
- * shows it, in `data.object`; internal (PascalCase) events and public ones without an object
- * are not for merchants and give undefined.
+ * The resource a public event carries for merchants: producers put it, as the public API shows
+ * it, in `data.object`. Internal (PascalCase) events and public ones without an object give
+ * undefined. Cheap: the consumer asks this of every message on its topics.
  */
-export function toWebhookEvent(envelope: DomainEventEnvelope): WebhookEvent | undefined {
+export function webhookObjectOf(envelope: DomainEventEnvelope): WebhookObject | undefined {
   if (!isPublic(envelope.type)) return undefined;
   const object = envelope.data.object as (Record<string, unknown> & { id?: unknown }) | undefined;
   if (!object || typeof object !== 'object' || typeof object.id !== 'string') return undefined;
+  return object as WebhookObject;
+}
+
+/** A public domain event as merchants receive it, or undefined when it is not for merchants. */
+export function toWebhookEvent(envelope: DomainEventEnvelope): WebhookEvent | undefined {
+  const object = webhookObjectOf(envelope);
+  if (!object || !isPublic(envelope.type)) return undefined;
   const version = typeof object.updated_at === 'string' ? object.updated_at : envelope.occurred_at;
   return {
     id: webhookEventId(envelope.type, object.id, version),
