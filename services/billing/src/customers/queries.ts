@@ -1,5 +1,5 @@
 import {
-  Customer,
+  type Customer,
   CustomerListItem,
   type CustomerStatus,
   type CustomerSubscriptionSummary,
@@ -28,7 +28,7 @@ export async function findCustomer(
      WHERE ${COLUMN[lookup.by]} = $1 AND organization = $2 AND environment = $3`,
     [value, tenant.organization, tenant.environment],
   );
-  return rows[0] && inSchemaOrder(Customer, rows[0].document);
+  return rows[0]?.document;
 }
 
 /** The id of the customer holding `externalId` in the tenant, or null. */

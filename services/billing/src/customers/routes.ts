@@ -41,7 +41,11 @@ export function mountCustomerRoutes(app: Express, { store, now }: ServiceContext
 
   async function read(tenant: Tenant, by: 'id' | 'external_id', value: string, res: Response) {
     const customer = await requireCustomer(db, schema, tenant, { by, value });
-    res.json({ ...customer, subscriptions: await subscriptionSummaries(db, schema, customer.id) });
+    // Ordered here, for the response: the lookup also serves provisioning and other checks.
+    res.json({
+      ...inSchemaOrder(Customer, customer),
+      subscriptions: await subscriptionSummaries(db, schema, customer.id),
+    });
   }
 
   async function update(req: Request, tenant: Tenant, by: 'id' | 'external_id', value: string, res: Response) {

@@ -13,7 +13,7 @@ export async function findSubscription(
     `SELECT document FROM ${subscriptionsTable(schema)} WHERE id = $1 AND organization = $2 AND environment = $3`,
     [id, tenant.organization, tenant.environment],
   );
-  return rows[0] && inSchemaOrder(Subscription, rows[0].document);
+  return rows[0]?.document;
 }
 
 /** Newest first (`created_at` desc, then `id` desc), cursor-paged by the last id seen. */

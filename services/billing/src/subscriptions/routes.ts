@@ -2,7 +2,9 @@ import {
   ListSubscriptionsQuery,
   LiveSubscriptionQuery,
   type LiveSubscriptionAnswer,
+  Subscription,
   SubscriptionIdParams,
+  inSchemaOrder,
   livemodeOf,
   notFound,
 } from '@billing/contracts';
@@ -34,7 +36,7 @@ export function mountSubscriptionRoutes(app: Express, { store }: ServiceContext)
     const { id } = res.locals.input.params;
     const subscription = await findSubscription(db, schema, caller, id);
     if (!subscription) throw notFound(`No such subscription: ${id}`);
-    res.json(subscription);
+    res.json(inSchemaOrder(Subscription, subscription));
   });
 
   /**
