@@ -4,3 +4,4 @@ export * from './standalone';
 export * from './testing';
 export * from './internal-client';
 export * from './periodic';
+export * from './settings';

@@ -1,5 +1,5 @@
 import { handleCommand } from '@billing/eventstore';
-import { type ServiceContext, startPeriodic } from '@billing/runtime';
+import { type ServiceContext, positiveNumberSetting, startPeriodic } from '@billing/runtime';
 import { subscriptionAggregate } from './decide';
 import { findEndedTrials } from './queries';
 import { projectSubscriptions } from './read-model';
@@ -36,7 +36,10 @@ export async function endDueTrials(context: ServiceContext): Promise<string[]> {
 
 /** The background sweep: every `BILLING_TRIAL_SWEEP_INTERVAL_MS` (default 30 s). */
 export function startTrialSweep(context: ServiceContext): () => Promise<void> {
-  const configured = Number(context.config.BILLING_TRIAL_SWEEP_INTERVAL_MS);
-  const intervalMs = Number.isFinite(configured) && configured > 0 ? configured : DEFAULT_TRIAL_SWEEP_INTERVAL_MS;
+  const intervalMs = positiveNumberSetting(
+    context.config,
+    'BILLING_TRIAL_SWEEP_INTERVAL_MS',
+    DEFAULT_TRIAL_SWEEP_INTERVAL_MS,
+  );
   return startPeriodic(() => endDueTrials(context), intervalMs);
 }

@@ -1,5 +1,5 @@
 import { handleCommand } from '@billing/eventstore';
-import type { ServiceContext } from '@billing/runtime';
+import { type ServiceContext, positiveNumberSetting } from '@billing/runtime';
 import { endpointTables } from '../endpoints/read-model';
 import { type DeliveryCommand, deliveryAggregate } from './decide';
 import { deliveryStream } from './delivery';
@@ -19,10 +19,7 @@ export interface SchedulerOptions {
 }
 
 export function schedulerOptions(config: ServiceContext['config']): SchedulerOptions {
-  const number = (name: string, fallback: number) => {
-    const value = Number(config[name]);
-    return Number.isFinite(value) && value > 0 ? value : fallback;
-  };
+  const number = (name: string, fallback: number) => positiveNumberSetting(config, name, fallback);
   return {
     timeoutMs: number('WEBHOOK_TIMEOUT_MS', 10_000),
     concurrency: number('WEBHOOK_CONCURRENCY', 64),
