@@ -1,5 +1,5 @@
 import { type CallerIdentity, identityHeaders, unauthorized } from '@billing/contracts';
-import { DEFAULT_SERVICE_URLS, type ServiceContext } from '@billing/runtime';
+import { DEFAULT_SERVICE_URLS, type ServiceContext, startPeriodic } from '@billing/runtime';
 import { DEFAULT_BODY_LIMIT } from '@billing/service';
 import express, { type Express, type RequestHandler } from 'express';
 import { mountAdminRoutes } from './admin/routes';
@@ -62,7 +62,7 @@ export class Gateway {
     private readonly rateLimits: ClosableRateLimitStore,
     private readonly upstreams: Map<UpstreamName, UpstreamHandler>,
     private readonly idempotencyKeys: IdempotencyStore,
-    private readonly purgeTimer: NodeJS.Timeout,
+    private readonly stopPurge: () => Promise<void>,
   ) {}
 
   static async create(context: ServiceContext): Promise<Gateway> {
@@ -91,10 +91,11 @@ export class Gateway {
       { prefix: context.config.RATE_LIMIT_PREFIX, onError: (err) => context.logger.error({ err }, 'redis error') },
     );
     const idempotencyKeys = new IdempotencyStore(sql, schema);
-    const purgeTimer = setInterval(() => {
-      idempotencyKeys.purge(context.now()).catch((err) => context.logger.error({ err }, 'idempotency purge failed'));
-    }, IDEMPOTENCY_PURGE_INTERVAL_MS);
-    purgeTimer.unref();
+    const stopPurge = startPeriodic(
+      () =>
+        idempotencyKeys.purge(context.now()).catch((err) => context.logger.error({ err }, 'idempotency purge failed')),
+      IDEMPOTENCY_PURGE_INTERVAL_MS,
+    );
     return new Gateway(
       context,
       adminToken,
@@ -103,7 +104,7 @@ export class Gateway {
       rateLimits,
       upstreams,
       idempotencyKeys,
-      purgeTimer,
+      stopPurge,
     );
   }
 
@@ -132,7 +133,7 @@ export class Gateway {
   }
 
   async close(): Promise<void> {
-    clearInterval(this.purgeTimer);
+    await this.stopPurge();
     await Promise.all([...this.upstreams.values()].map((upstream) => upstream.close()));
     await this.rateLimits.close();
   }
