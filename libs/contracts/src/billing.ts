@@ -205,12 +205,21 @@ export type Invoice = z.infer<typeof Invoice>;
 
 // ---------------------------------------------------------------- entitlements
 
+/**
+ * At least one identifier; SDKs send every one they have. Precedence customer_id, external_id,
+ * email: the first that matches a customer decides, one that matches nobody is ignored, and two
+ * that match different customers are 400 `invalid_request`. None matching: empty entitlements.
+ */
 export const EntitlementsQuery = z
   .object({
-    email: z.string().min(1).optional(),
-    external_id: z.string().min(1).optional(),
-    customer_id: z.string().min(1).optional(),
+    customer_id: z.string().min(1).optional().describe('Billing customer id (first in precedence)'),
+    external_id: z.string().min(1).optional().describe("The merchant's own id for the customer (second)"),
+    email: z.string().min(1).optional().describe('Email, matched case-insensitively (third)'),
   })
+  .describe(
+    'At least one of customer_id, external_id, email; precedence in that order. Identifiers that match ' +
+      'nobody are ignored; two that match different customers are 400 invalid_request.',
+  )
   .meta({ id: 'EntitlementsQuery' });
 export type EntitlementsQuery = z.infer<typeof EntitlementsQuery>;
 
@@ -219,19 +228,21 @@ export type EntitlementStatus = z.infer<typeof EntitlementStatus>;
 
 export const Entitlements = z
   .object({
-    entitlements: z.array(
-      z.object({
-        product: z.string().nullable().describe('Product slug'),
-        product_id: z.string(),
-        status: EntitlementStatus,
-        subscription_id: z.string(),
-        current_period_end: timestamp,
-      }),
-    ),
+    entitlements: z
+      .array(
+        z.object({
+          product: z.string().nullable().describe('Product slug'),
+          product_id: z.string(),
+          status: EntitlementStatus,
+          subscription_id: z.string(),
+          current_period_end: timestamp,
+        }),
+      )
+      .describe('One per live subscription, newest first; empty when no customer matches or none is live'),
     subscription: z
       .object({ id: z.string(), status: SubscriptionStatus, product: ProductSummary, current_period_end: timestamp })
       .nullable()
-      .describe("The customer's most recent live subscription"),
+      .describe("The customer's most recent live subscription; null when no customer matches or none is live"),
   })
   .meta({ id: 'Entitlements' });
 export type Entitlements = z.infer<typeof Entitlements>;

@@ -340,16 +340,38 @@ describe('entitlements', () => {
     }
   });
 
-  it('answers 400 invalid_request unless exactly one key is given, 404 for an unknown customer', async () => {
+  it('answers 400 invalid_request for no identifier or two naming different customers, empty for nobody', async () => {
     const org = newOrg();
-    for (const query of ['', '?email=a@b.c&customer_id=cus_1']) {
-      const res = await call('GET', `/v1/customers/entitlements${query}`, caller(org));
+    const pro = await product(org, { name: 'Pro', slug: 'pro' });
+    await paid(org, { product_id: pro, customer_email: 'a@example.com', external_customer_id: 'ext_a' });
+    await paid(org, { product_id: pro, customer_email: 'b@example.com' });
+    const a = await customerByEmail(org, 'a@example.com');
+    await customerByEmail(org, 'b@example.com');
+    await subscriptionsOf(org, a.id);
+    const entitlements = (query: string, org_ = org, environment?: 'PRODUCTION') =>
+      call('GET', `/v1/customers/entitlements${query}`, caller(org_, environment));
+
+    for (const query of ['', `?customer_id=${a.id}&email=b@example.com`, '?external_id=ext_a&email=B@example.com']) {
+      const res = await entitlements(query);
       expect(res.status).toBe(400);
       expect(res.body.error.code).toBe('invalid_request');
     }
-    const unknown = await call('GET', '/v1/customers/entitlements?email=nobody@example.com', caller(org));
-    expect(unknown.status).toBe(404);
-    expect(unknown.body.error.code).toBe('resource_not_found');
+    const empty = { status: 200, body: { entitlements: [], subscription: null } };
+    expect(await entitlements('?email=nobody@example.com')).toEqual(empty);
+    expect(await entitlements('?customer_id=cus_missing&external_id=nobody')).toEqual(empty);
+    // Another organization's or environment's customer is as if absent.
+    expect(await entitlements(`?customer_id=${a.id}`, newOrg())).toEqual(empty);
+    expect(await entitlements('?email=a@example.com', org, 'PRODUCTION')).toEqual(empty);
+
+    for (const query of [
+      `?customer_id=${a.id}&email=A@example.com`,
+      '?external_id=unknown&email=a@example.com',
+      `?customer_id=cus_missing&external_id=ext_a&email=nobody@example.com`,
+    ]) {
+      const res = await entitlements(query);
+      expect(res.status).toBe(200);
+      expect(res.body.entitlements).toEqual([expect.objectContaining({ product_id: pro, status: 'active' })]);
+    }
   });
 
   it('gives an empty list and null for a customer without live subscriptions', async () => {

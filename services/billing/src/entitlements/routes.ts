@@ -1,5 +1,6 @@
 import {
   EntitlementsQuery,
+  type Customer,
   type Entitlements,
   type EntitlementStatus,
   type SubscriptionStatus,
@@ -7,7 +8,7 @@ import {
 } from '@billing/contracts';
 import type { ServiceContext } from '@billing/runtime';
 import type { Express } from 'express';
-import { requireCustomer } from '../customers/queries';
+import { findCustomer } from '../customers/queries';
 import { validateCustomerRequest } from '../shared/customer-errors';
 import { liveSubscriptions } from '../subscriptions/queries';
 import { secretCallerOf } from '@billing/service';
@@ -18,28 +19,55 @@ const ENTITLEMENT_STATUS: Partial<Record<SubscriptionStatus, EntitlementStatus>>
   PAST_DUE: 'past_due',
 };
 
+/** The identifiers in the spec's precedence (as for portal sessions), with the lookup each one is. */
+const IDENTIFIERS = [
+  ['customer_id', 'id'],
+  ['external_id', 'external_id'],
+  ['email', 'email'],
+] as const;
+
+const NOTHING: Entitlements = { entitlements: [], subscription: null };
+
 /**
  * `GET /v1/customers/entitlements` (beyond the spec): what a customer may use now, one entry
- * per live subscription, and the most recent live subscription. Mounted before
- * `/v1/customers/:id`, which would otherwise take `entitlements` for an id.
+ * per live subscription, and the most recent live subscription. A paywall check: an identifier
+ * that matches nobody (in the caller's organization and environment) answers the empty
+ * entitlements, not 404. SDKs send every identifier they have; the first one that matches, in
+ * the order customer_id, external_id, email, decides, and two that match different customers
+ * are 400. Mounted before `/v1/customers/:id`, which would otherwise take `entitlements` for an id.
  */
 export function mountEntitlementRoutes(app: Express, { store }: ServiceContext): void {
   const { schema } = store.tables;
   const db = store.database;
   app.get('/v1/customers/entitlements', validateCustomerRequest({ query: EntitlementsQuery }), async (req, res) => {
     const caller = secretCallerOf(req);
-    const { email, external_id, customer_id } = res.locals.input.query;
-    const given = [
-      ['email', email],
-      ['external_id', external_id],
-      ['id', customer_id],
-    ].filter((entry): entry is ['email' | 'external_id' | 'id', string] => entry[1] !== undefined);
-    if (given.length !== 1) {
-      throw customerError('invalid_request', 'Give exactly one of email, external_id, customer_id');
+    const query: EntitlementsQuery = res.locals.input.query;
+    const given = IDENTIFIERS.flatMap(([param, by]) => {
+      const value = query[param];
+      return value === undefined ? [] : [{ param, by, value }];
+    });
+    if (given.length === 0) {
+      throw customerError('invalid_request', 'Give at least one of customer_id, external_id, email');
     }
-    const [by, value] = given[0]!;
-    const customer = await requireCustomer(db, schema, caller, { by, value });
-    const live = await liveSubscriptions(db, schema, customer.id);
+    const found = await Promise.all(
+      given.map(async ({ param, by, value }) => ({
+        param,
+        customer: await findCustomer(db, schema, caller, { by, value }),
+      })),
+    );
+    const matched = found.filter((f): f is { param: (typeof f)['param']; customer: Customer } => !!f.customer);
+    const [chosen] = matched;
+    if (!chosen) {
+      res.json(NOTHING);
+      return;
+    }
+    const other = matched.find((m) => m.customer.id !== chosen.customer.id);
+    if (other) {
+      throw customerError('invalid_request', `${chosen.param} and ${other.param} name different customers`, [
+        { path: other.param, message: `names a different customer than ${chosen.param}`, code: 'conflict' },
+      ]);
+    }
+    const live = await liveSubscriptions(db, schema, chosen.customer.id);
     const latest = live[0];
     const answer: Entitlements = {
       entitlements: live.map((s) => ({

@@ -1,0 +1,131 @@
+import { eventually } from '@billing/testing';
+import { clientOf, type CreatedOrganization, type Platform, plan, startPlatform } from './platform';
+
+jest.setTimeout(180000);
+
+/**
+ * `GET /v1/customers/entitlements` as a paywall check through the gateway: a visitor who never
+ * bought has no entitlements (not an error), every identifier an SDK has may be sent
+ * (precedence customer_id, external_id, email), and only identifiers naming two different
+ * customers are a 400.
+ */
+describe('entitlements through the gateway', () => {
+  let platform: Platform;
+  let org: CreatedOrganization;
+  let sk: string;
+  let amy: { id: string };
+  let ben: { id: string };
+
+  const get = async (path: string, key = sk) => {
+    const response = await fetch(`${platform.gatewayUrl}/v1${path}`, { headers: { authorization: `Bearer ${key}` } });
+    return { status: response.status, body: (await response.json()) as any };
+  };
+  const entitlements = (query: Record<string, string>, key = sk) =>
+    get(`/customers/entitlements?${new URLSearchParams(query)}`, key);
+  const EMPTY = { status: 200, body: { entitlements: [], subscription: null } };
+
+  /** A paid checkout for the plan `pro` (the buyer's side through the hosted page); the customer it made. */
+  const subscribe = async (email: string, externalId?: string) => {
+    const session = await fetch(`${platform.gatewayUrl}/v1/checkout/sessions`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${sk}`, 'content-type': 'application/json' },
+      body: JSON.stringify({
+        product_slug: 'pro',
+        success_url: 'https://shop.example/thanks',
+        cancel_url: 'https://shop.example/cancel',
+        customer_email: email,
+        ...(externalId ? { external_customer_id: externalId } : {}),
+      }),
+    }).then((r) => r.json() as Promise<any>);
+    const paid = await fetch(`${platform.gatewayUrl}/checkout/${session.id}`, {
+      method: 'POST',
+      redirect: 'manual',
+      body: new URLSearchParams({ email, name: 'Buyer', card_number: '4242424242424242', exp: '12/34', cvc: '123' }),
+    });
+    expect(paid.status).toBe(303);
+    return eventually(
+      async () => {
+        const list = await get(`/customers?email=${encodeURIComponent(email)}`);
+        expect(list.body.data).toEqual([expect.objectContaining({ subscriptions_count: 1 })]);
+        return list.body.data[0] as { id: string };
+      },
+      30000,
+      200,
+    );
+  };
+
+  beforeAll(async () => {
+    platform = await startPlatform({
+      checkout: true,
+      billing: true,
+      config: { RATE_LIMIT_PER_MINUTE_OVERRIDE: '100000' },
+    });
+    const client = clientOf(platform.gatewayUrl);
+    org = await client.createOrganization();
+    sk = org.api_keys.sandbox.secret_key;
+    expect((await client.createProduct(org.id, plan({ slug: 'pro' }))).status).toBe(201);
+    amy = await subscribe('amy@example.com', 'user-amy');
+    ben = await subscribe('ben@example.com');
+  });
+  afterAll(() => platform?.stop());
+
+  const amysPro = () => ({
+    status: 200,
+    body: {
+      entitlements: [expect.objectContaining({ product: 'pro', status: 'active' })],
+      subscription: expect.objectContaining({ status: 'ACTIVE', product: expect.objectContaining({ slug: 'pro' }) }),
+    },
+  });
+
+  it('answers 200 with no entitlements for an email that matches no customer', async () => {
+    expect(await entitlements({ email: 'visitor@example.com' })).toEqual(EMPTY);
+    expect(await entitlements({ external_id: 'user-nobody' })).toEqual(EMPTY);
+    expect(await entitlements({ customer_id: 'cus_missing', email: 'visitor@example.com' })).toEqual(EMPTY);
+  });
+
+  it("gives a customer's entitlements for their customer_id and email together", async () => {
+    const both = await entitlements({ customer_id: amy.id, email: 'AMY@example.com' });
+    expect(both).toEqual(amysPro());
+    const all = await entitlements({ customer_id: amy.id, external_id: 'user-amy', email: 'amy@example.com' });
+    expect(all).toEqual(both);
+    expect(await entitlements({ email: 'amy@example.com' })).toEqual(both);
+  });
+
+  it('answers 400 invalid_request when the identifiers name different customers', async () => {
+    const conflicting: Record<string, string>[] = [
+      { customer_id: amy.id, email: 'ben@example.com' },
+      { external_id: 'user-amy', email: 'ben@example.com' },
+      { customer_id: ben.id, external_id: 'user-amy', email: 'visitor@example.com' },
+    ];
+    for (const query of conflicting) {
+      const res = await entitlements(query);
+      expect(res.status).toBe(400);
+      expect(res.body.error).toMatchObject({ code: 'invalid_request', message: expect.stringMatching(/different/) });
+    }
+  });
+
+  it("ignores an identifier that matches nobody: an unknown external_id with a known email is that customer's", async () => {
+    expect(await entitlements({ external_id: 'user-unknown', email: 'amy@example.com' })).toEqual(amysPro());
+    const benOnly = await entitlements({
+      customer_id: 'cus_missing',
+      external_id: 'user-unknown',
+      email: 'ben@example.com',
+    });
+    expect(benOnly.body.subscription).toMatchObject({ status: 'ACTIVE' });
+    expect(benOnly.body.entitlements).toHaveLength(1);
+  });
+
+  it('answers 400 invalid_request for no identifier at all', async () => {
+    const res = await get('/customers/entitlements');
+    expect(res.status).toBe(400);
+    expect(res.body.error.code).toBe('invalid_request');
+  });
+
+  it("treats another organization's or environment's customer as absent", async () => {
+    const other = await clientOf(platform.gatewayUrl).createOrganization('Other');
+    expect(
+      await entitlements({ customer_id: amy.id, email: 'amy@example.com' }, other.api_keys.sandbox.secret_key),
+    ).toEqual(EMPTY);
+    expect(await entitlements({ email: 'amy@example.com' }, org.api_keys.production.secret_key)).toEqual(EMPTY);
+  });
+});
