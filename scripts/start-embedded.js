@@ -1,9 +1,11 @@
 // `npm start`: the gateway on PORT (default 8080) and every service in one Node process, on
-// PGlite under ./.data and the in-process bus (or DATABASE_URL / KAFKA_BROKERS when set).
-// The first start creates an admin token and a demo organization; later starts reuse them.
+// PGlite and the in-process bus (or DATABASE_URL / KAFKA_BROKERS when set). Everything it keeps
+// is under DATA_DIR (default ./.data): PGlite in DATA_DIR/pglite, the admin token and the demo
+// organization beside it; DATA_DIR=memory keeps nothing on disk. The first start creates an
+// admin token and a demo organization; later starts reuse them.
 const { randomBytes } = require('node:crypto');
 const { existsSync, mkdirSync, readFileSync, writeFileSync } = require('node:fs');
-const { join } = require('node:path');
+const { join, resolve } = require('node:path');
 const { createInfrastructure, runService } = require('@billing/runtime');
 const { createLogger } = require('@billing/service');
 const { createGatewayService } = require('@billing/gateway');
@@ -16,20 +18,33 @@ const { notificationsService } = require('@billing/notifications');
 // Checkout calls catalog and promotions, so they start first.
 const services = [catalogService, promotionsService, checkoutService, billingService, notificationsService];
 const host = process.env.HOST ?? '127.0.0.1';
-const dataDir = join(process.cwd(), '.data');
 
-/** ADMIN_TOKEN from the environment, else the one kept in .data (made on first start). */
+/** Where this run keeps its data: absolute paths, or null for each when DATA_DIR=memory. */
+function dataPaths(setting = process.env.DATA_DIR) {
+  if (setting === 'memory') return { root: null, pglite: null, adminToken: null, demoOrganization: null };
+  const root = resolve(setting || '.data');
+  return {
+    root,
+    pglite: join(root, 'pglite'),
+    adminToken: join(root, 'admin-token'),
+    demoOrganization: join(root, 'demo-organization.json'),
+  };
+}
+const paths = dataPaths();
+
+/** ADMIN_TOKEN from the environment, else the one kept in DATA_DIR (made on first start). */
 function adminToken() {
   if (process.env.ADMIN_TOKEN) return process.env.ADMIN_TOKEN;
-  const file = join(dataDir, 'admin-token');
-  if (!existsSync(file)) writeFileSync(file, `adm_${randomBytes(24).toString('base64url')}\n`, { mode: 0o600 });
-  return readFileSync(file, 'utf8').trim();
+  const made = `adm_${randomBytes(24).toString('base64url')}`;
+  if (!paths.adminToken) return made;
+  if (!existsSync(paths.adminToken)) writeFileSync(paths.adminToken, `${made}\n`, { mode: 0o600 });
+  return readFileSync(paths.adminToken, 'utf8').trim();
 }
 
-/** The demo organization's Sandbox keys, kept in .data so that every start can print them. */
+/** The demo organization's Sandbox keys, kept in DATA_DIR so that every start can print them. */
 async function demoOrganization(gatewayUrl, token) {
-  const file = join(dataDir, 'demo-organization.json');
-  if (existsSync(file)) return JSON.parse(readFileSync(file, 'utf8'));
+  const file = paths.demoOrganization;
+  if (file && existsSync(file)) return JSON.parse(readFileSync(file, 'utf8'));
   const response = await fetch(`${gatewayUrl}/admin/v1/organizations`, {
     method: 'POST',
     headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' },
@@ -38,14 +53,33 @@ async function demoOrganization(gatewayUrl, token) {
   if (response.status !== 201) throw new Error(`creating the demo organization failed: ${response.status}`);
   const created = await response.json();
   const demo = { id: created.id, name: created.name, sandbox: created.api_keys.sandbox };
-  writeFileSync(file, `${JSON.stringify(demo, null, 2)}\n`, { mode: 0o600 });
+  if (file) writeFileSync(file, `${JSON.stringify(demo, null, 2)}\n`, { mode: 0o600 });
   return demo;
 }
 
+/** The banner's lines about where this run keeps things: the exact paths, or why there is none. */
+function dataLines(env) {
+  const line = (label, value) => `  ${`${label}:`.padEnd(22)}${value}`;
+  return [
+    line('Data directory', paths.root ?? 'none (DATA_DIR=memory: nothing is written to disk)'),
+    env.DATABASE_URL
+      ? line('Database', 'PostgreSQL at DATABASE_URL')
+      : line('PGlite data', paths.pglite ?? 'in memory, lost on exit'),
+    line(
+      'Admin token file',
+      env.ADMIN_TOKEN ? 'none (ADMIN_TOKEN is set)' : (paths.adminToken ?? 'none (a new token every start)'),
+    ),
+    line('Demo org file', paths.demoOrganization ?? 'none (a new demo organization every start)'),
+  ];
+}
+
 async function main() {
-  mkdirSync(dataDir, { recursive: true });
+  if (paths.root) mkdirSync(paths.root, { recursive: true });
   const logger = createLogger('billing');
-  const infrastructure = await createInfrastructure({ clientId: 'billing-embedded', dataDir: join(dataDir, 'pglite') });
+  const infrastructure = await createInfrastructure({
+    clientId: 'billing-embedded',
+    dataDir: paths.pglite ?? 'memory',
+  });
   const running = [];
   const config = { ...process.env, ADMIN_TOKEN: adminToken() };
   for (const service of services) {
@@ -74,12 +108,13 @@ async function main() {
   process.stdout.write(
     [
       '',
-      `Billing platform is running (${infrastructure.mode}: ${infrastructure.database.kind}, data in ${dataDir}).`,
+      `Billing platform is running (${infrastructure.mode}: ${infrastructure.database.kind}).`,
       `  Gateway:              ${gateway.url}   (API: ${gateway.url}/v1, OpenAPI: ${gateway.url}/v1/openapi.json)`,
       `  Admin token:          ${config.ADMIN_TOKEN}`,
       `  Demo organization:    ${demo.id}`,
       `  Sandbox secret key:   ${demo.sandbox.secret_key}`,
       `  Sandbox publishable:  ${demo.sandbox.publishable_key}`,
+      ...dataLines(process.env),
       '  Press Ctrl+C to stop.',
       '',
     ].join('\n') + '\n',

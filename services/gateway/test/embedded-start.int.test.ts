@@ -1,5 +1,5 @@
 import { type ChildProcess, spawn } from 'node:child_process';
-import { mkdtempSync, rmSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, realpathSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { eventually } from '@billing/testing';
@@ -12,16 +12,23 @@ interface Started {
   child: ChildProcess;
   output: () => string;
   printed: { gateway: string; adminToken: string; organization: string; secretKey: string; publishableKey: string };
+  /** The banner's data lines: each the rest of its line. */
+  data: { directory: string; pglite: string; adminTokenFile: string; demoFile: string };
 }
 
-/** Runs `npm start`'s script in `cwd` (its own ./.data) and waits for its banner. */
-function startEmbedded(cwd: string): Promise<Started> {
+/**
+ * Runs `npm start`'s script in `cwd` (its own ./.data unless `dataDir` is given as DATA_DIR)
+ * and waits for its banner. Never on DATABASE_URL or Kafka, whatever the test run has.
+ */
+function startEmbedded(cwd: string, dataDir?: string): Promise<Started> {
   return new Promise((resolve, reject) => {
     const env: NodeJS.ProcessEnv = { ...process.env, PORT: '0', LOG_LEVEL: 'error', NODE_OPTIONS: '' };
-    for (const name of ['DATABASE_URL', 'KAFKA_BROKERS', 'REDIS_URL', 'ADMIN_TOKEN']) delete env[name];
+    for (const name of ['DATABASE_URL', 'KAFKA_BROKERS', 'REDIS_URL', 'ADMIN_TOKEN', 'DATA_DIR']) delete env[name];
+    if (dataDir !== undefined) env.DATA_DIR = dataDir;
     const child = spawn(process.execPath, [script], { cwd, env, stdio: ['ignore', 'pipe', 'pipe'] });
     let output = '';
     const grab = (label: string) => new RegExp(`${label}:\\s+(\\S+)`).exec(output)?.[1] ?? '';
+    const rest = (label: string) => new RegExp(`  ${label}:\\s+(.+)`).exec(output)?.[1] ?? '';
     child.stdout.on('data', (chunk) => {
       output += chunk;
       if (!output.includes('Press Ctrl+C')) return;
@@ -34,6 +41,12 @@ function startEmbedded(cwd: string): Promise<Started> {
           organization: grab('Demo organization'),
           secretKey: grab('Sandbox secret key'),
           publishableKey: grab('Sandbox publishable'),
+        },
+        data: {
+          directory: rest('Data directory'),
+          pglite: rest('PGlite data'),
+          adminTokenFile: rest('Admin token file'),
+          demoFile: rest('Demo org file'),
         },
       });
     });
@@ -69,6 +82,13 @@ describe('npm start on the embedded default', () => {
   it('creates a demo organization, serves products with its key, and keeps everything across a restart', async () => {
     const first = await startEmbedded(cwd);
     const { gateway, adminToken, organization, secretKey, publishableKey } = first.printed;
+    const data = join(realpathSync(cwd), '.data');
+    expect(first.data).toEqual({
+      directory: data,
+      pglite: join(data, 'pglite'),
+      adminTokenFile: join(data, 'admin-token'),
+      demoFile: join(data, 'demo-organization.json'),
+    });
     expect(gateway).toMatch(/^http:\/\/127\.0\.0\.1:\d+$/);
     expect(organization).toMatch(/^org_/);
     expect(secretKey).toMatch(/^sk_test_/);
@@ -114,11 +134,17 @@ describe('npm start on the embedded default', () => {
       });
       expect(paid.status).toBe(303);
 
-      const subscriptions = await eventually(async () => {
-        const listed = await call('/v1/subscriptions', secretKey);
-        expect(listed.body.subscriptions).toHaveLength(1);
-        return listed.body.subscriptions;
-      });
+      // Polled slowly enough to stay within the Sandbox key's 120 requests a minute (a 429 never
+      // turns into the list), with room for a busy machine.
+      const subscriptions = await eventually(
+        async () => {
+          const listed = await call('/v1/subscriptions', secretKey);
+          expect(listed).toMatchObject({ status: 200, body: { subscriptions: [expect.anything()] } });
+          return listed.body.subscriptions;
+        },
+        40000,
+        500,
+      );
       expect(subscriptions[0]).toMatchObject({ status: 'ACTIVE', product: { slug: 'pro' } });
       const again = await call('/v1/checkout/sessions', secretKey, checkout);
       expect(again).toMatchObject({
@@ -130,6 +156,79 @@ describe('npm start on the embedded default', () => {
     } finally {
       expect(await stop(started.child)).toBe(0);
       rmSync(own, { recursive: true, force: true });
+    }
+  });
+
+  it('keeps everything under DATA_DIR, never in ./.data, and prints the exact paths', async () => {
+    const base = realpathSync(mkdtempSync(join(tmpdir(), 'billing-start-')));
+    const cwd = join(base, 'cwd');
+    mkdirSync(cwd);
+    const dataDir = join(base, 'state', 'billing');
+    try {
+      const first = await startEmbedded(cwd, dataDir);
+      try {
+        expect(first.data).toEqual({
+          directory: dataDir,
+          pglite: join(dataDir, 'pglite'),
+          adminTokenFile: join(dataDir, 'admin-token'),
+          demoFile: join(dataDir, 'demo-organization.json'),
+        });
+        const { gateway, adminToken, organization, secretKey } = first.printed;
+        expect(
+          (await callGateway(gateway, `/admin/v1/organizations/${organization}/products`, adminToken, PLAN)).status,
+        ).toBe(201);
+        expect((await callGateway(gateway, '/v1/products', secretKey)).body.data).toHaveLength(1);
+      } finally {
+        expect(await stop(first.child)).toBe(0);
+      }
+      expect(readdirSync(cwd)).toEqual([]);
+      expect(existsSync(join(cwd, '.data'))).toBe(false);
+      expect(readdirSync(dataDir).sort()).toEqual(['admin-token', 'demo-organization.json', 'pglite']);
+      expect(existsSync(join(dataDir, 'pglite', 'PG_VERSION'))).toBe(true);
+      expect(readFileSync(join(dataDir, 'admin-token'), 'utf8').trim()).toBe(first.printed.adminToken);
+      expect(JSON.parse(readFileSync(join(dataDir, 'demo-organization.json'), 'utf8')).id).toBe(
+        first.printed.organization,
+      );
+
+      // A relative DATA_DIR is taken from the current directory and printed absolute; the data is the same.
+      const second = await startEmbedded(base, join('state', 'billing'));
+      try {
+        expect(second.data.directory).toBe(dataDir);
+        expect({ ...second.printed, gateway: '' }).toEqual({ ...first.printed, gateway: '' });
+        const products = await callGateway(second.printed.gateway, '/v1/products', second.printed.secretKey);
+        expect(products.body.data.map((p: { slug: string }) => p.slug)).toEqual(['pro']);
+      } finally {
+        expect(await stop(second.child)).toBe(0);
+      }
+      expect(existsSync(join(base, '.data'))).toBe(false);
+    } finally {
+      rmSync(base, { recursive: true, force: true });
+    }
+  });
+
+  it('writes nothing to disk with DATA_DIR=memory, and says so', async () => {
+    const cwd = mkdtempSync(join(tmpdir(), 'billing-start-'));
+    try {
+      const started = await startEmbedded(cwd, 'memory');
+      try {
+        expect(started.data).toEqual({
+          directory: 'none (DATA_DIR=memory: nothing is written to disk)',
+          pglite: 'in memory, lost on exit',
+          adminTokenFile: 'none (a new token every start)',
+          demoFile: 'none (a new demo organization every start)',
+        });
+        const { gateway, adminToken, organization, secretKey } = started.printed;
+        expect(adminToken).toMatch(/^adm_/);
+        expect(
+          (await callGateway(gateway, `/admin/v1/organizations/${organization}/products`, adminToken, PLAN)).status,
+        ).toBe(201);
+        expect((await callGateway(gateway, '/v1/products', secretKey)).body.data).toHaveLength(1);
+      } finally {
+        expect(await stop(started.child)).toBe(0);
+      }
+      expect(readdirSync(cwd)).toEqual([]);
+    } finally {
+      rmSync(cwd, { recursive: true, force: true });
     }
   });
 });
