@@ -125,7 +125,8 @@ export class Gateway {
     });
     for (const path of HOSTED_PAGE_PATHS) app.all(path, this.hostedPageLimits(), this.upstream('checkout'));
     app.use('/v1', this.authenticate(), this.limitRate());
-    app.post('/v1/*path', this.idempotency());
+    // Only on routes that exist: a POST to an unknown path answers 404 without claiming its key.
+    app.post(publicPostPaths(), this.idempotency());
     app.post(VALIDATE_PROMOTION_CODE_PATH, ...this.validationLimits());
     for (const route of PUBLIC_ROUTES) {
       app[route.method](route.path, allowKeys(route.keys), this.upstream(route.upstream));
@@ -187,6 +188,8 @@ export class Gateway {
     });
   }
 }
+
+const publicPostPaths = () => PUBLIC_ROUTES.filter((route) => route.method === 'post').map((route) => route.path);
 
 /** Secret-only routes answer 401 to a Publishable Key, as the spec's access table says. */
 function allowKeys(kinds: readonly CallerIdentity['keyKind'][]): RequestHandler {

@@ -1,6 +1,7 @@
-import { createHash, randomUUID } from 'node:crypto';
+import { randomUUID } from 'node:crypto';
 import { ApiError, type CallerIdentity, badRequest } from '@billing/contracts';
 import type { Request, RequestHandler, Response } from 'express';
+import { requestHash } from './request-hash';
 import { type IdempotencyScope, type IdempotencyStore, type StoredResponse } from './store';
 
 export const IDEMPOTENCY_HEADERS = { key: 'idempotency-key', replay: 'idempotency-replay' } as const;
@@ -14,10 +15,11 @@ export type RequestWithRawBody = Request & { rawBody?: Buffer };
 
 /**
  * `Idempotency-Key` on every public POST (DESIGN; spec "Idempotency"): without the header a
- * UUID is generated and returned in it. The same key with the same method, path and body
- * within 24 hours replays the stored answer with `Idempotency-Replay: true`; with another body
- * it is `400 idempotency_key_mismatch`; while the first request runs it is `409 conflict`. A
- * 5xx answer is not kept, so a retry runs again.
+ * UUID is generated and returned in it. Keys are per API key. The same key with the same method,
+ * path and body (JSON compared parsed, see `requestHash`) within 24 hours replays the stored
+ * answer with `Idempotency-Replay: true`; with another body it is `400 idempotency_key_mismatch`;
+ * while the first request runs it is `409 conflict`. A 5xx answer is not kept, so a retry runs
+ * again. Mount it only on routes that exist, so that a mistyped path does not use up a key.
  */
 export function idempotency(
   store: IdempotencyStore,
@@ -35,7 +37,7 @@ export function idempotency(
     const body = await readBody(req);
     (req as RequestWithRawBody).rawBody = body;
     const caller = res.locals.caller as CallerIdentity;
-    const scope = { organization: caller.organization, environment: caller.environment, key };
+    const scope = { apiKeyId: caller.keyId, key };
     const claim = await store.claim(scope, requestHash(req, body), now());
     switch (claim.outcome) {
       case 'replay':
@@ -54,9 +56,6 @@ export function idempotency(
     }
   };
 }
-
-const requestHash = (req: Request, body: Buffer) =>
-  createHash('sha256').update(`${req.method} ${req.originalUrl}\n`).update(body).digest('hex');
 
 async function readBody(req: Request): Promise<Buffer> {
   const chunks: Buffer[] = [];

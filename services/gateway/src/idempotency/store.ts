@@ -5,13 +5,18 @@ export const IDEMPOTENCY_WINDOW_MS = 24 * 60 * 60_000;
 /** A request still "in flight" after this long is taken as crashed: its key may be used again. */
 export const ABANDONED_AFTER_MS = 60_000;
 
-export const idempotencyTable = (schema: string) => `${schema}.idempotency_keys`;
+/**
+ * Keys are per API key (issue 11), so the table replaced `idempotency_keys`, whose primary key
+ * was the organization and environment. The old table is left as it is: gateways of the previous
+ * version still use it during a rolling upgrade, and it can be dropped once none runs. Keys
+ * claimed before the upgrade are not carried over.
+ */
+export const idempotencyTable = (schema: string) => `${schema}.idempotency_requests`;
 
 export const idempotencyDdl = (schema: string) => `
   CREATE SCHEMA IF NOT EXISTS ${schema};
   CREATE TABLE IF NOT EXISTS ${idempotencyTable(schema)} (
-    organization text NOT NULL,
-    environment text NOT NULL,
+    api_key_id text NOT NULL,
     key text NOT NULL,
     request_hash text NOT NULL,
     state text NOT NULL,
@@ -19,14 +24,13 @@ export const idempotencyDdl = (schema: string) => `
     response_status integer,
     response_headers jsonb,
     response_body text,
-    PRIMARY KEY (organization, environment, key)
+    PRIMARY KEY (api_key_id, key)
   );
 `;
 
-/** Keys are the merchant's, per organization and environment (not per API key: a rolled key keeps them). */
+/** Keys are the API key's, as Stripe scopes them: two keys of one environment never share one. */
 export interface IdempotencyScope {
-  organization: string;
-  environment: string;
+  apiKeyId: string;
   key: string;
 }
 
@@ -65,15 +69,15 @@ export class IdempotencyStore {
   async claim(scope: IdempotencyScope, requestHash: string, now: Date): Promise<Claim> {
     const table = idempotencyTable(this.schema);
     const inserted = await this.sql.query(
-      `INSERT INTO ${table} (organization, environment, key, request_hash, state, started_at)
-       VALUES ($1, $2, $3, $4, 'in_flight', $5) ON CONFLICT DO NOTHING`,
-      [scope.organization, scope.environment, scope.key, requestHash, now],
+      `INSERT INTO ${table} (api_key_id, key, request_hash, state, started_at)
+       VALUES ($1, $2, $3, 'in_flight', $4) ON CONFLICT DO NOTHING`,
+      [scope.apiKeyId, scope.key, requestHash, now],
     );
     if (inserted.rowCount === 1) return { outcome: 'proceed' };
     const { rows } = await this.sql.query<Row>(
       `SELECT request_hash, state, started_at, response_status, response_headers, response_body
-       FROM ${table} WHERE organization = $1 AND environment = $2 AND key = $3`,
-      [scope.organization, scope.environment, scope.key],
+       FROM ${table} WHERE api_key_id = $1 AND key = $2`,
+      [scope.apiKeyId, scope.key],
     );
     const row = rows[0];
     if (!row) return this.claim(scope, requestHash, now);
@@ -91,25 +95,17 @@ export class IdempotencyStore {
 
   async complete(scope: IdempotencyScope, response: StoredResponse): Promise<void> {
     await this.sql.query(
-      `UPDATE ${idempotencyTable(this.schema)} SET state = 'done', response_status = $4, response_headers = $5,
-         response_body = $6 WHERE organization = $1 AND environment = $2 AND key = $3`,
-      [
-        scope.organization,
-        scope.environment,
-        scope.key,
-        response.status,
-        JSON.stringify(response.headers),
-        response.body,
-      ],
+      `UPDATE ${idempotencyTable(this.schema)} SET state = 'done', response_status = $3, response_headers = $4,
+         response_body = $5 WHERE api_key_id = $1 AND key = $2`,
+      [scope.apiKeyId, scope.key, response.status, JSON.stringify(response.headers), response.body],
     );
   }
 
   /** Forgets a claim whose request failed on the server side, so that a retry runs it again. */
   async release(scope: IdempotencyScope): Promise<void> {
     await this.sql.query(
-      `DELETE FROM ${idempotencyTable(this.schema)} WHERE organization = $1 AND environment = $2 AND key = $3
-         AND state = 'in_flight'`,
-      [scope.organization, scope.environment, scope.key],
+      `DELETE FROM ${idempotencyTable(this.schema)} WHERE api_key_id = $1 AND key = $2 AND state = 'in_flight'`,
+      [scope.apiKeyId, scope.key],
     );
   }
 
@@ -124,10 +120,10 @@ export class IdempotencyStore {
   /** Replaces an expired or abandoned claim, unless another request replaced it first. */
   private async takeOver(scope: IdempotencyScope, row: Row, requestHash: string, now: Date): Promise<Claim> {
     const updated = await this.sql.query(
-      `UPDATE ${idempotencyTable(this.schema)} SET request_hash = $4, state = 'in_flight', started_at = $5,
+      `UPDATE ${idempotencyTable(this.schema)} SET request_hash = $3, state = 'in_flight', started_at = $4,
          response_status = NULL, response_headers = NULL, response_body = NULL
-       WHERE organization = $1 AND environment = $2 AND key = $3 AND started_at = $6`,
-      [scope.organization, scope.environment, scope.key, requestHash, now, new Date(row.started_at)],
+       WHERE api_key_id = $1 AND key = $2 AND started_at = $5`,
+      [scope.apiKeyId, scope.key, requestHash, now, new Date(row.started_at)],
     );
     return updated.rowCount === 1 ? { outcome: 'proceed' } : { outcome: 'in_flight' };
   }
