@@ -1,8 +1,8 @@
 import { z } from 'zod';
 import { ApiError, CUSTOMER_ERROR_STATUS, type CustomerErrorCode, ErrorEnvelope } from './errors';
 import { Environment } from './events';
-import { cursorListEnvelope } from './list';
-import type { OpenApiRegistry } from './openapi';
+import { cursorListEnvelope, limitParam, startingAfterParam } from './list';
+import { type OpenApiRegistry, invalidParametersResponse } from './openapi';
 import { ProductInterval } from './products';
 
 // Billing's public resources, requests and events (issue 6): customers, subscriptions,
@@ -95,18 +95,12 @@ export const CustomerList = cursorListEnvelope(CustomerListItem)
   .meta({ id: 'CustomerList' });
 export type CustomerList = z.infer<typeof CustomerList>;
 
-const limit = z.coerce
-  .number()
-  .int()
-  .min(1)
-  .max(BILLING_PAGE.maxLimit)
-  .default(BILLING_PAGE.defaultLimit)
-  .describe(`1-${BILLING_PAGE.maxLimit}, default ${BILLING_PAGE.defaultLimit}`);
+const limit = limitParam(BILLING_PAGE.defaultLimit, BILLING_PAGE.maxLimit);
 
 export const ListCustomersQuery = z
   .object({
     limit,
-    starting_after: z.string().optional().describe('Id of the last customer of the previous page'),
+    starting_after: startingAfterParam('customer'),
     email: z.string().optional().describe('Exact match (case-insensitive)'),
     status: CustomerStatus.optional(),
   })
@@ -168,7 +162,7 @@ export type SubscriptionList = z.infer<typeof SubscriptionList>;
 export const ListSubscriptionsQuery = z
   .object({
     limit,
-    starting_after: z.string().optional().describe('Id of the last subscription of the previous page'),
+    starting_after: startingAfterParam('subscription'),
     customer_id: z.string().optional(),
   })
   .meta({ id: 'ListSubscriptionsQuery' });
@@ -353,7 +347,9 @@ export type BillingEventType = keyof typeof BILLING_EVENT_SCHEMAS;
 export function registerBillingRoutes(registry: OpenApiRegistry): OpenApiRegistry {
   const error = (description: string) => ({ description, schema: ErrorEnvelope });
   const unauthorized = error('unauthorized: API key invalid, missing or not a Secret Key');
-  const invalidRequest = error('invalid_request: bad query, malformed JSON, or `email` in the body');
+  const invalidRequest = error(
+    'invalid_request: bad query or path parameters (details[] name each), malformed JSON, or `email` in the body',
+  );
   const customerNotFound = error('resource_not_found: no such customer in this organization and environment');
   const externalIdTaken = error('conflict: the external id belongs to another customer of this environment');
   const invalidBody = error('validation_error: name or external_id format; details[] of {path, message, code}');
@@ -450,8 +446,8 @@ export function registerBillingRoutes(registry: OpenApiRegistry): OpenApiRegistr
       query: ListSubscriptionsQuery,
       responses: {
         200: { description: 'A page of subscriptions', schema: SubscriptionList },
+        400: invalidParametersResponse,
         401: unauthorized,
-        422: error('Query failed validation'),
       },
     })
     .route({

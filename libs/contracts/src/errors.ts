@@ -101,6 +101,23 @@ export const unauthorized = (message = 'Invalid or missing API key') => ApiError
 export const validationError = (details: ErrorDetail[], message = 'Request validation failed') =>
   ApiError.of('validation_error', message, details);
 
+/** Where a request parameter travels: the path or the query string. */
+export type ParameterLocation = 'path' | 'query';
+
+/**
+ * 400 `bad_request` for path or query parameters that fail (spec: "invalid or missing
+ * parameters"); the message names them and `details[]` says why. Bodies answer 422 instead.
+ */
+export function invalidParameters(location: ParameterLocation, details: ErrorDetail[]): ApiError {
+  const names = [...new Set(details.map((d) => d.path || '(all)'))].join(', ');
+  return badRequest(`Invalid ${location} parameter: ${names}`, details);
+}
+
+/** 400 for a cursor (`starting_after`) that names no item of this list, for example another tenant's. */
+export function unknownCursor(id: string, noun: string, parameter = 'starting_after'): ApiError {
+  return invalidParameters('query', [{ path: parameter, message: `No such ${noun}: ${id}`, code: 'unknown_cursor' }]);
+}
+
 /** Turns zod issues into the spec's `details[]` of `{path, message, code}`. */
 export function detailsFromZodIssues(issues: readonly z.core.$ZodIssue[]): ErrorDetail[] {
   return issues.map((issue) => ({

@@ -16,3 +16,13 @@ export function cursorListEnvelope<T extends z.ZodType>(item: T) {
 export function toList<T>(data: T[], livemode: boolean) {
   return { object: 'list' as const, data, livemode };
 }
+
+/** A list's `limit` query parameter: an integer 1-`max`; `limit=0`, `limit=101` or `limit=abc` are a 400. */
+export function limitParam(defaultLimit: number, max = 100) {
+  return z.coerce.number().int().min(1).max(max).default(defaultLimit).describe(`1-${max}, default ${defaultLimit}`);
+}
+
+/** A cursor-paged list's `starting_after`: the id of the last item of the previous page; an unknown id is a 400. */
+export function startingAfterParam(noun: string) {
+  return z.string().min(1).optional().describe(`Id of the last ${noun} of the previous page`);
+}

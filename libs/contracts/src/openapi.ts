@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { ErrorEnvelope } from './errors';
 
 export type HttpMethod = 'get' | 'post' | 'patch' | 'put' | 'delete';
 
@@ -15,6 +16,15 @@ export interface RouteDoc {
   body?: z.ZodType;
   responses: Record<number, { description: string; schema?: z.ZodType }>;
 }
+
+/**
+ * The 400 of a route whose path or query parameters fail their schema (or name an unknown
+ * cursor): `bad_request` with `details[]` naming each parameter. Bodies answer 422.
+ */
+export const invalidParametersResponse = {
+  description: 'bad_request: invalid or missing query or path parameters; details[] name each one',
+  schema: ErrorEnvelope,
+};
 
 const COMPONENT_REF = (id: string) => `#/components/schemas/${id}`;
 

@@ -1,8 +1,8 @@
 import { z } from 'zod';
 import { CHECKOUT_METADATA_LIMITS } from './checkout';
 import { ErrorEnvelope } from './errors';
-import { cursorListEnvelope } from './list';
-import type { OpenApiRegistry } from './openapi';
+import { cursorListEnvelope, limitParam, startingAfterParam } from './list';
+import { type OpenApiRegistry, invalidParametersResponse } from './openapi';
 import { ProductType } from './products';
 
 const LinkMetadata = z
@@ -47,8 +47,8 @@ export const UpdatePaymentLinkBody = z
 export type UpdatePaymentLinkBody = z.infer<typeof UpdatePaymentLinkBody>;
 
 export const ListPaymentLinksQuery = z.object({
-  limit: z.coerce.number().int().min(1).max(100).default(20),
-  starting_after: z.string().min(1).optional(),
+  limit: limitParam(20),
+  starting_after: startingAfterParam('payment link'),
   active: z
     .enum(['true', 'false'])
     .transform((v) => v === 'true')
@@ -115,7 +115,11 @@ export function registerPaymentLinkRoutes(registry: OpenApiRegistry): OpenApiReg
       summary: 'List payment links',
       ...common,
       query: ListPaymentLinksQuery,
-      responses: { 200: { description: 'Newest first', schema: PaymentLinkList }, 401: error('API key') },
+      responses: {
+        200: { description: 'Newest first', schema: PaymentLinkList },
+        400: invalidParametersResponse,
+        401: error('API key'),
+      },
     })
     .route({
       method: 'get',

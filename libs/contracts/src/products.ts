@@ -2,7 +2,7 @@ import { z } from 'zod';
 import { ErrorEnvelope } from './errors';
 import { Environment } from './events';
 import { listEnvelope } from './list';
-import type { OpenApiRegistry } from './openapi';
+import { type OpenApiRegistry, invalidParametersResponse } from './openapi';
 
 export const ProductType = z.enum(['SUBSCRIPTION', 'ONE_TIME', 'CREDITS', 'DONATION']).meta({ id: 'ProductType' });
 export type ProductType = z.infer<typeof ProductType>;
@@ -243,7 +243,7 @@ export function registerProductRoutes(registry: OpenApiRegistry): OpenApiRegistr
       responses: {
         200: { description: 'Active products, or archived ones with status=archived', schema: ProductList },
         401: unauthorized,
-        422: { description: 'Unknown type or status', schema: ErrorEnvelope },
+        400: invalidParametersResponse,
       },
     })
     .route({

@@ -1,8 +1,8 @@
 import { z } from 'zod';
 import { ErrorEnvelope } from './errors';
 import { Environment } from './events';
-import { cursorListEnvelope } from './list';
-import type { OpenApiRegistry } from './openapi';
+import { cursorListEnvelope, limitParam, startingAfterParam } from './list';
+import { type OpenApiRegistry, invalidParametersResponse } from './openapi';
 
 // Coupons (designed after Stripe's; the spec shows none), promotion codes, validation and
 // redemptions. Rules and decisions: services/promotions/README.md.
@@ -128,8 +128,8 @@ export type Coupon = z.infer<typeof Coupon>;
 export const CouponList = cursorListEnvelope(Coupon).meta({ id: 'CouponList' });
 
 export const ListCouponsQuery = z.object({
-  limit: z.coerce.number().int().min(1).max(100).default(20),
-  starting_after: z.string().optional().describe('Id of the last coupon of the previous page'),
+  limit: limitParam(20),
+  starting_after: startingAfterParam('coupon'),
 });
 export const CouponIdParams = z.object({ id: z.string().describe('Coupon id, prefix cpn_') });
 
@@ -214,8 +214,8 @@ export const PromotionCodeResponse = z
   .meta({ id: 'PromotionCodeResponse' });
 
 const offsetPaging = {
-  limit: z.coerce.number().int().min(1).max(100).default(20),
-  offset: z.coerce.number().int().min(0).default(0),
+  limit: limitParam(20),
+  offset: z.coerce.number().int().min(0).default(0).describe('0 or more, default 0'),
 };
 
 export const ListPromotionCodesQuery = z.object({
@@ -382,7 +382,7 @@ export type ReservedRedemption = z.infer<typeof ReservedRedemption>;
 export function registerPromotionRoutes(registry: OpenApiRegistry): OpenApiRegistry {
   const error = (description: string) => ({ description, schema: ErrorEnvelope });
   const unauthorized = error('API key invalid, missing or not allowed here');
-  const invalid = error('Body or query failed validation');
+  const invalid = error('Body failed validation');
   const tags = ['Promotions'];
   const secret: Array<'secretKey'> = ['secretKey'];
   return registry
@@ -402,7 +402,11 @@ export function registerPromotionRoutes(registry: OpenApiRegistry): OpenApiRegis
       tags,
       security: secret,
       query: ListCouponsQuery,
-      responses: { 200: { description: 'A page of coupons', schema: CouponList }, 401: unauthorized, 422: invalid },
+      responses: {
+        200: { description: 'A page of coupons', schema: CouponList },
+        400: invalidParametersResponse,
+        401: unauthorized,
+      },
     })
     .route({
       method: 'get',
@@ -453,7 +457,11 @@ export function registerPromotionRoutes(registry: OpenApiRegistry): OpenApiRegis
       tags,
       security: secret,
       query: ListPromotionCodesQuery,
-      responses: { 200: { description: 'A page', schema: PromotionCodeList }, 401: unauthorized, 422: invalid },
+      responses: {
+        200: { description: 'A page', schema: PromotionCodeList },
+        400: invalidParametersResponse,
+        401: unauthorized,
+      },
     })
     .route({
       method: 'get',
@@ -506,9 +514,9 @@ export function registerPromotionRoutes(registry: OpenApiRegistry): OpenApiRegis
       query: ListRedemptionsQuery,
       responses: {
         200: { description: 'Redemptions with counts', schema: RedemptionList },
+        400: invalidParametersResponse,
         401: unauthorized,
         404: error('No such promotion code'),
-        422: invalid,
       },
     })
     .route({

@@ -5,7 +5,7 @@ import { CheckoutSession } from './checkout';
 import { RefundedOrder } from './checkout-events';
 import { ErrorEnvelope } from './errors';
 import { Environment } from './events';
-import { listEnvelope } from './list';
+import { limitParam, listEnvelope } from './list';
 import type { OpenApiRegistry } from './openapi';
 import { Redemption } from './promotions';
 import { PUBLIC_EVENT_TYPES, type PublicEventType } from './public-events';
@@ -185,7 +185,7 @@ export type WebhookDelivery = z.infer<typeof WebhookDelivery>;
 
 export const ListWebhookDeliveriesQuery = z.object({
   status: WebhookDeliveryStatus.optional(),
-  limit: z.coerce.number().int().min(1).max(100).default(20),
+  limit: limitParam(20),
 });
 
 // ---------------------------------------------------------------- OpenAPI

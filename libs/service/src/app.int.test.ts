@@ -32,6 +32,9 @@ const app = createApp({
       const currency: 'TWD' = res.locals.input.body.currency;
       res.status(201).json({ received: req.body, amount_type: typeof amount, currency });
     });
+    router.post('/charges/:id', validate({ params: ItemParams, query: ListQuery, body: Charge }), (_req, res) => {
+      res.status(201).json(res.locals.input);
+    });
     router.get('/items', validate({ query: ListQuery }), (_req, res) => {
       const limit: number = res.locals.input.query.limit;
       res.json({ limit, limit_type: typeof limit });
@@ -175,14 +178,40 @@ describe('validate()', () => {
   it('parses the query into res.locals.input with coercion and defaults', async () => {
     expect((await http(url('/items?limit=25'))).body).toEqual({ limit: 25, limit_type: 'number' });
     expect((await http(url('/items'))).body).toEqual({ limit: 10, limit_type: 'number' });
-    const bad = await http(url('/items?limit=500'));
-    expect(bad.status).toBe(422);
-    expect(bad.body).toMatchObject({ error: { details: [{ path: 'limit', code: 'too_big' }] } });
   });
 
-  it('validates path params', async () => {
+  it.each([
+    ['limit=500', 'too_big'],
+    ['limit=0', 'too_small'],
+    ['limit=abc', 'invalid_type'],
+    ['limit=2.5', 'invalid_type'],
+  ])('answers a bad query (%s) with 400 bad_request naming the parameter', async (query, code) => {
+    const bad = await http(url(`/items?${query}`));
+    expect(bad.status).toBe(400);
+    expect(bad.body).toEqual({
+      error: {
+        code: 'bad_request',
+        message: 'Invalid query parameter: limit',
+        details: [{ path: 'limit', message: expect.any(String), code }],
+      },
+    });
+  });
+
+  it('answers bad path params with 400 bad_request', async () => {
     expect((await http(url('/items/itm_1'))).body).toEqual({ id: 'itm_1' });
-    expect((await http(url('/items/nope'))).status).toBe(422);
+    const bad = await http(url('/items/nope'));
+    expect(bad.status).toBe(400);
+    expect(bad.body).toMatchObject({
+      error: { code: 'bad_request', message: 'Invalid path parameter: id', details: [{ path: 'id' }] },
+    });
+  });
+
+  it('checks the parameters before the body: a bad query wins over a bad body', async () => {
+    const res = await postJson(url('/charges/itm_1?limit=0'), { name: '' });
+    expect(res.status).toBe(400);
+    expect(res.body).toMatchObject({ error: { details: [{ path: 'limit' }] } });
+    const body = await postJson(url('/charges/itm_1?limit=5'), { name: '' });
+    expect(body.status).toBe(422);
   });
 });
 

@@ -1,6 +1,6 @@
 import type { Request, RequestHandler } from 'express';
 import type { z } from 'zod';
-import { detailsFromZodIssues, validationError, type ErrorDetail } from '@billing/contracts';
+import { type ApiError, detailsFromZodIssues, invalidParameters, validationError } from '@billing/contracts';
 
 export interface RequestSchemas {
   body?: z.ZodType;
@@ -37,32 +37,34 @@ export type ValidatedHandler<S extends RequestSchemas> = RequestHandler<
   ValidatedLocals<S>
 >;
 
-const PARTS = ['params', 'query', 'body'] as const;
+type Part = 'params' | 'query' | 'body';
+type Parsed = Partial<Record<Part, unknown>>;
+type RequestParts = Record<Part, unknown>;
+
+/** The request line's parts, checked before the body; their failures are the caller's parameters. */
+const PARAMETERS = [
+  ['params', 'path'],
+  ['query', 'query'],
+] as const;
 
 /**
- * Parses the request's parts with zod. On failure it answers 422 `validation_error` with
- * `details[]`; on success the parsed values are in `res.locals.input`, and `req.body` and
- * `req.params` are replaced by the parsed ones so unknown fields never reach a handler.
- * Express 5's `req.query` is a getter, so parsed query values live only in
+ * Parses the request's parts with zod. Path and query parameters that fail answer 400
+ * `bad_request` (spec: "invalid or missing parameters"), naming them; only when they pass is the
+ * body checked, and a body that fails answers 422 `validation_error`. Both carry `details[]` of
+ * `{path, message, code}`. On success the parsed values are in `res.locals.input`, and
+ * `req.body` and `req.params` are replaced by the parsed ones so unknown fields never reach a
+ * handler. Express 5's `req.query` is a getter, so parsed query values live only in
  * `res.locals.input.query`. Use it on the route itself (not `router.use`): the router resets
  * `req.params` between layers.
  *
- * Issue paths are not prefixed with the part: the spec's `details[].path` names the field,
- * and an endpoint takes its input either from the body or from the query.
+ * Issue paths are not prefixed with the part: `details[].path` names the field or parameter.
  */
 export function validate<S extends RequestSchemas>(schemas: S): ValidatedHandler<S> {
   return (req, res, next) => {
-    const details: ErrorDetail[] = [];
-    const parsed: Partial<Record<(typeof PARTS)[number], unknown>> = {};
-    for (const part of PARTS) {
-      const schema = schemas[part];
-      if (!schema) continue;
-      const result = schema.safeParse(req[part]);
-      if (result.success) parsed[part] = result.data;
-      else details.push(...detailsFromZodIssues(result.error.issues));
-    }
-    if (details.length > 0) {
-      next(validationError(details));
+    const parsed: Parsed = {};
+    const failure = parameterFailure(schemas, req, parsed) ?? bodyFailure(schemas, req, parsed);
+    if (failure) {
+      next(failure);
       return;
     }
     // Sound by construction: each part holds its schema's output, absent parts are undefined.
@@ -72,4 +74,27 @@ export function validate<S extends RequestSchemas>(schemas: S): ValidatedHandler
     if (schemas.params) req.params = input.params as ParamsOf<S>;
     next();
   };
+}
+
+/** 400 for the first of path and query that fails, or undefined when both pass. */
+function parameterFailure(schemas: RequestSchemas, req: RequestParts, parsed: Parsed): ApiError | undefined {
+  for (const [part, location] of PARAMETERS) {
+    const details = parsePart(schemas[part], req[part], part, parsed);
+    if (details) return invalidParameters(location, details);
+  }
+  return undefined;
+}
+
+function bodyFailure(schemas: RequestSchemas, req: RequestParts, parsed: Parsed): ApiError | undefined {
+  const details = parsePart(schemas.body, req.body, 'body', parsed);
+  return details ? validationError(details) : undefined;
+}
+
+/** Stores the parsed value and returns undefined, or returns the failure's details. */
+function parsePart(schema: z.ZodType | undefined, value: unknown, part: Part, parsed: Parsed) {
+  if (!schema) return undefined;
+  const result = schema.safeParse(value);
+  if (!result.success) return detailsFromZodIssues(result.error.issues);
+  parsed[part] = result.data;
+  return undefined;
 }

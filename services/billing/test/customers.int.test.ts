@@ -184,6 +184,6 @@ describe('GET /v1/subscriptions', () => {
     expect(one).toEqual({ status: 200, body: all.subscriptions[0] });
     expect(Object.keys(one.body).slice(0, 3)).toEqual(['object', 'id', 'customer_id']);
     expect((await call('GET', `/v1/subscriptions/${ids[0]}`, caller(newOrg()))).status).toBe(404);
-    expect((await call('GET', '/v1/subscriptions?limit=101', caller(org))).status).toBe(422);
+    expect((await call('GET', '/v1/subscriptions?limit=101', caller(org))).status).toBe(400);
   });
 });

@@ -353,10 +353,10 @@ describe('GET /v1/products', () => {
     ['type=rental', 'type'],
     ['status=active', 'status'],
     ['type=one_time&type=credits', 'type'],
-  ])('answers 422 to %s', async (query, path) => {
+  ])('answers 400 bad_request naming the parameter to %s', async (query, path) => {
     const res = await get(`/v1/products?${query}`, caller(newOrg()));
-    expect(res.status).toBe(422);
-    expect(res.body.error).toMatchObject({ code: 'validation_error', details: [expect.objectContaining({ path })] });
+    expect(res.status).toBe(400);
+    expect(res.body.error).toMatchObject({ code: 'bad_request', details: [expect.objectContaining({ path })] });
   });
 
   it('answers 401 without caller identity', async () => {

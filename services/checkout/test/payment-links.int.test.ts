@@ -177,8 +177,10 @@ describe('GET, PATCH, DELETE /v1/payment-links', () => {
     expect(active.body.data.map((l: any) => l.id)).toEqual([c.id, a.id]);
     const inactive = await call(url(), 'GET', '/v1/payment-links?active=false', caller(org));
     expect(inactive.body.data.map((l: any) => l.id)).toEqual([b.id]);
-    expect((await call(url(), 'GET', '/v1/payment-links?limit=101', caller(org))).status).toBe(422);
-    expect((await call(url(), 'GET', '/v1/payment-links?limit=0', caller(org))).status).toBe(422);
+    expect((await call(url(), 'GET', '/v1/payment-links?limit=101', caller(org))).status).toBe(400);
+    expect((await call(url(), 'GET', '/v1/payment-links?limit=0', caller(org))).status).toBe(400);
+    const unknown = await call(url(), 'GET', '/v1/payment-links?starting_after=plink_unknown', caller(org));
+    expect([unknown.status, unknown.body.error.details[0].path]).toEqual([400, 'starting_after']);
   });
 
   it('updates from camelCase fields, null clears', async () => {

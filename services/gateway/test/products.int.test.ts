@@ -37,7 +37,7 @@ describe('products through the gateway', () => {
   it('filters by type case-insensitively and lists archived products on request', async () => {
     const credits = await client.get('/products?type=credits', sandbox());
     expect(credits.body.data.map((p: { id: string }) => p.id)).toEqual([ids.credits]);
-    expect((await client.get('/products?type=bogus', sandbox())).status).toBe(422);
+    expect((await client.get('/products?type=bogus', sandbox())).status).toBe(400);
 
     await client.admin('PATCH', `/organizations/${acme.id}/products/${ids.credits}`, { active: false });
     const active = await client.get('/products', sandbox());

@@ -6,6 +6,7 @@ import {
   type Subscription,
   customerError,
   inSchemaOrder,
+  unknownCursor,
 } from '@billing/contracts';
 import type { SqlExecutor } from '@billing/eventstore';
 import { subscriptionsTable } from '../subscriptions/read-model';
@@ -61,7 +62,7 @@ export async function listCustomers(
   let cursor: { created_at: string; id: string } | null = null;
   if (page.starting_after) {
     const after = await findCustomer(sql, schema, tenant, { by: 'id', value: page.starting_after });
-    if (!after) throw customerError('invalid_request', `starting_after: no such customer: ${page.starting_after}`);
+    if (!after) throw unknownCursor(page.starting_after, 'customer'); // 400 invalid_request on the customer routes
     cursor = { created_at: after.created_at, id: after.id };
   }
   const { rows } = await sql.query<{ document: Customer; orders_count: number; subscriptions_count: string }>(

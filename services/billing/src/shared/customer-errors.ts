@@ -1,4 +1,4 @@
-import { ApiError, customerError, detailsFromZodIssues } from '@billing/contracts';
+import { ApiError, customerError } from '@billing/contracts';
 import { type RequestSchemas, type ValidatedHandler, validate } from '@billing/service';
 import type { ErrorRequestHandler } from 'express';
 
@@ -39,28 +39,12 @@ function toCustomerError(err: unknown): unknown {
 }
 
 /**
- * `validate` for customer endpoints: a bad query or path is the caller's request that is
- * wrong (400 `invalid_request`); a body that fails its schema stays 422 `validation_error`.
+ * `validate` for customer endpoints: a bad query or path parameter (400 `bad_request` from
+ * `validate`) leaves as 400 `invalid_request` with the same message and `details[]`, wherever
+ * the route is mounted; a body that fails its schema stays 422 `validation_error`.
  */
 export function validateCustomerRequest<S extends RequestSchemas>(schemas: S): ValidatedHandler<S> {
   const inner = validate(schemas);
-  return (req, res, next) => {
-    for (const part of ['params', 'query'] as const) {
-      const schema = schemas[part];
-      if (!schema) continue;
-      const result = schema.safeParse(req[part]);
-      if (!result.success) {
-        const details = detailsFromZodIssues(result.error.issues);
-        next(
-          customerError(
-            'invalid_request',
-            `Invalid ${part === 'query' ? 'query parameter' : 'path'}: ${details.map((d) => d.path).join(', ')}`,
-            details,
-          ),
-        );
-        return;
-      }
-    }
-    inner(req, res, next);
-  };
+  return (req, res, next) =>
+    inner(req, res, (err?: unknown) => (err === undefined ? next() : next(toCustomerError(err))));
 }

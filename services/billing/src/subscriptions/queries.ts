@@ -1,4 +1,4 @@
-import { LIVE_SUBSCRIPTION_STATUSES, Subscription, badRequest, inSchemaOrder } from '@billing/contracts';
+import { LIVE_SUBSCRIPTION_STATUSES, Subscription, inSchemaOrder, unknownCursor } from '@billing/contracts';
 import type { SqlExecutor } from '@billing/eventstore';
 import { subscriptionsTable } from './read-model';
 import type { Tenant } from '@billing/service';
@@ -26,7 +26,7 @@ export async function listSubscriptions(
   let cursor: { created_at: string; id: string } | null = null;
   if (page.starting_after) {
     const after = await findSubscription(sql, schema, tenant, page.starting_after);
-    if (!after) throw badRequest(`starting_after: no such subscription: ${page.starting_after}`);
+    if (!after) throw unknownCursor(page.starting_after, 'subscription');
     cursor = { created_at: after.created_at, id: after.id };
   }
   const { rows } = await sql.query<{ document: Subscription }>(

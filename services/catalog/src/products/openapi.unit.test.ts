@@ -14,7 +14,7 @@ describe('product routes in OpenAPI', () => {
   it('refers to shared Product, ProductList and Error components', () => {
     const schemaOf = (path: string, status: string) => op(path).responses[status].content['application/json'].schema;
     expect(schemaOf('/products', '200')).toEqual({ $ref: '#/components/schemas/ProductList' });
-    expect(schemaOf('/products', '422')).toEqual({ $ref: '#/components/schemas/Error' });
+    expect(schemaOf('/products', '400')).toEqual({ $ref: '#/components/schemas/Error' });
     expect(schemaOf('/products/{id}', '200')).toEqual({ $ref: '#/components/schemas/Product' });
     expect(schemaOf('/products/{id}', '404')).toEqual({ $ref: '#/components/schemas/Error' });
     expect(schemaOf('/products/by-slug/{slug}', '401')).toEqual({ $ref: '#/components/schemas/Error' });

@@ -1,4 +1,4 @@
-import { type CallerIdentity, type PaymentLink, livemodeOf } from '@billing/contracts';
+import { type CallerIdentity, type PaymentLink, livemodeOf, unknownCursor } from '@billing/contracts';
 import type { SqlExecutor } from '@billing/eventstore';
 import { type PaymentLinkView, isSoldOut } from './link';
 import { paymentLinkSessionsTable, paymentLinksTable } from './read-model';
@@ -35,7 +35,7 @@ export async function findCallerLink(sql: SqlExecutor, schema: string, caller: C
   return rows[0]?.document ?? null;
 }
 
-/** Newest first; `starting_after` is a link id of the caller's (an unknown one gives an empty page). */
+/** Newest first; `starting_after` is a link id of the caller's (an unknown one is a 400). */
 export async function listCallerLinks(
   sql: SqlExecutor,
   schema: string,
@@ -50,9 +50,8 @@ export async function listCallerLinks(
     where.push(`active = $${params.length}`);
   }
   if (query.starting_after) {
-    params.push(query.starting_after);
-    const n = params.length;
-    where.push(`seq < (SELECT seq FROM ${table} WHERE id = $${n} AND organization = $1 AND environment = $2)`);
+    params.push(await cursorSeq(sql, table, caller, query.starting_after));
+    where.push(`seq < $${params.length}::bigint`);
   }
   params.push(query.limit + 1);
   const { rows } = await sql.query<{ document: PaymentLinkView }>(
@@ -60,6 +59,16 @@ export async function listCallerLinks(
     params,
   );
   return { links: rows.slice(0, query.limit).map((r) => r.document), hasMore: rows.length > query.limit };
+}
+
+/** The list position of the caller's link `id`; 400 when the caller has no such link. */
+async function cursorSeq(sql: SqlExecutor, table: string, caller: CallerIdentity, id: string): Promise<string> {
+  const { rows } = await sql.query<{ seq: string }>(
+    `SELECT seq::text AS seq FROM ${table} WHERE id = $1 AND organization = $2 AND environment = $3`,
+    [id, caller.organization, caller.environment],
+  );
+  if (!rows[0]) throw unknownCursor(id, 'payment link');
+  return rows[0].seq;
 }
 
 export function toPaymentLinkResource(link: PaymentLinkView, paymentLinkUrl: string): PaymentLink {

@@ -1,4 +1,4 @@
-import { type Coupon as CouponResource, badRequest, livemodeOf } from '@billing/contracts';
+import { type Coupon as CouponResource, livemodeOf, unknownCursor } from '@billing/contracts';
 import type { SqlExecutor } from '@billing/eventstore';
 import type { Coupon } from './coupon';
 import { couponsTable } from './read-model';
@@ -27,7 +27,7 @@ export async function listCoupons(
   let cursor: { created_at: string; id: string } | null = null;
   if (page.starting_after) {
     const after = await findCoupon(sql, schema, tenant, page.starting_after);
-    if (!after) throw badRequest(`starting_after: no such coupon: ${page.starting_after}`);
+    if (!after) throw unknownCursor(page.starting_after, 'coupon');
     cursor = { created_at: after.created_at, id: after.id };
   }
   const { rows } = await sql.query<{ document: Coupon }>(
