@@ -7,6 +7,12 @@ export interface KafkaBusOptions {
   clientId: string;
   /** Partitions of topics this bus creates. */
   partitions?: number;
+  /**
+   * Put before every topic name on the broker (`<prefix>billing.events`), so that several
+   * deployments, or test files, can share one Kafka without reading each other's events.
+   * Handlers and callers see the names without it.
+   */
+  topicPrefix?: string;
   kafka?: Partial<KafkaConfig>;
   /** Where kafkajs errors go; a pino logger fits. Defaults to JSON lines on stderr. */
   logger?: { error: (details: object, message: string) => void };
@@ -54,6 +60,15 @@ export class KafkaBus implements Bus {
     });
   }
 
+  private onBroker(topic: string): string {
+    return `${this.options.topicPrefix ?? ''}${topic}`;
+  }
+
+  private fromBroker(topic: string): string {
+    const prefix = this.options.topicPrefix ?? '';
+    return topic.startsWith(prefix) ? topic.slice(prefix.length) : topic;
+  }
+
   async publish(topic: string, messages: OutgoingMessage[]): Promise<void> {
     if (messages.length === 0) return;
     await this.send(
@@ -87,14 +102,14 @@ export class KafkaBus implements Bus {
     };
     const joined = new Promise<void>((resolve) => consumer.on(consumer.events.GROUP_JOIN, () => resolve()));
     await consumer.connect();
-    await consumer.subscribe({ topics: options.topics, fromBeginning: true });
+    await consumer.subscribe({ topics: options.topics.map((t) => this.onBroker(t)), fromBeginning: true });
     await consumer.run({
       partitionsConsumedConcurrently: 3,
       // Throwing StoppedError leaves the offset uncommitted; kafkajs then stops on disconnect.
       eachMessage: async ({ topic, partition, message }) =>
         deliver(
           {
-            topic,
+            topic: this.fromBroker(topic),
             partition,
             offset: message.offset,
             key: message.key?.toString() ?? '',
@@ -117,7 +132,7 @@ export class KafkaBus implements Bus {
 
   /** Creates topics (and their DLQs) up front, so the first consumers see every partition. */
   async ensureTopics(topics: string[]): Promise<void> {
-    const missing = [...new Set(topics)].filter((t) => !this.knownTopics.has(t));
+    const missing = [...new Set(topics.map((t) => this.onBroker(t)))].filter((t) => !this.knownTopics.has(t));
     if (missing.length === 0) return;
     const admin = this.kafka.admin();
     await admin.connect();
@@ -154,7 +169,7 @@ export class KafkaBus implements Bus {
   private async send(topic: string, messages: Array<{ key: string; value: string; headers?: Record<string, string> }>) {
     await this.ensureTopics([topic, dlqTopicOf(topic)]);
     const producer = await this.connectedProducer();
-    await producer.send({ topic, acks: -1, messages });
+    await producer.send({ topic: this.onBroker(topic), acks: -1, messages });
   }
 
   /** One producer per bus: concurrent first sends share its connection instead of racing to make two. */

@@ -1,7 +1,7 @@
 import { EventStore, postgresDatabase } from '@billing/eventstore';
-import { describeWithServer, serverUrl, uniqueName } from '@billing/testing';
-import { KafkaBus } from '../src';
-import { busContract } from './bus.contract';
+import { describeWithServer, eventually, serverUrl, uniqueName } from '@billing/testing';
+import { type ConsumedMessage, KafkaBus } from '../src';
+import { busContract, eventOf } from './bus.contract';
 import { readKafkaTopic } from './kafka-topic-reader';
 
 jest.setTimeout(60000);
@@ -54,5 +54,36 @@ describeWithServer('KAFKA_BROKERS', 'KafkaBus on Apache Kafka', (brokerList) => 
     const disconnected = jest.spyOn(producer, 'disconnect');
     await bus.close();
     expect(disconnected).toHaveBeenCalledTimes(1);
+  });
+
+  it('keeps buses with different topic prefixes apart on one broker, and hands over names without the prefix', async () => {
+    const [one, other] = [uniqueName('one'), uniqueName('other')].map(
+      (name) => new KafkaBus({ brokers, clientId: name, topicPrefix: `${name}.` }),
+    );
+    const topic = uniqueName('prefixed_events');
+    const seen = { one: [] as ConsumedMessage[], other: [] as ConsumedMessage[] };
+    const subscriptions = [
+      await one!.subscribe({ groupId: uniqueName('g'), topics: [topic], handler: async (m) => void seen.one.push(m) }),
+      await other!.subscribe({
+        groupId: uniqueName('g'),
+        topics: [topic],
+        handler: async (m) => void seen.other.push(m),
+      }),
+    ];
+    await one!.publish(topic, [{ key: 's-1', value: eventOf('s-1', 1) }]);
+    await eventually(async () => expect(seen.one).toHaveLength(1));
+    expect(seen.one[0]!.topic).toBe(topic);
+    const [onBroker] = await readKafkaTopic(
+      brokers,
+      `${(one as unknown as { options: { topicPrefix: string } }).options.topicPrefix}${topic}`,
+      1,
+    );
+    expect(onBroker!.key).toBe('s-1');
+    await other!.publish(topic, [{ key: 's-2', value: eventOf('s-2', 1) }]);
+    await eventually(async () => expect(seen.other).toHaveLength(1));
+    expect(seen.other[0]!.key).toBe('s-2');
+    expect(seen.one).toHaveLength(1);
+    for (const s of subscriptions) await s.stop();
+    await Promise.all([one!.close(), other!.close()]);
   });
 });

@@ -27,7 +27,11 @@ export async function createInfrastructure(options: InfrastructureOptions): Prom
     ? postgresDatabase({ connectionString: env.DATABASE_URL, max: Number(env.DATABASE_POOL_SIZE ?? 10) })
     : await pgliteDatabase(embeddedDataDir(options.dataDir ?? env.DATA_DIR));
   const bus: Bus = env.KAFKA_BROKERS
-    ? new KafkaBus({ brokers: env.KAFKA_BROKERS.split(','), clientId: options.clientId })
+    ? new KafkaBus({
+        brokers: env.KAFKA_BROKERS.split(','),
+        clientId: options.clientId,
+        topicPrefix: env.KAFKA_TOPIC_PREFIX,
+      })
     : new InProcessBus();
   return {
     mode: env.DATABASE_URL || env.KAFKA_BROKERS ? 'distributed' : 'embedded',

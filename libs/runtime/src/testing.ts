@@ -4,6 +4,12 @@ import { createInfrastructure, type Infrastructure } from './infrastructure';
 import { type RunningService, type RunServiceOptions, type ServiceDefinition, runService } from './run-service';
 
 /**
+ * Topics of their own for the services of one test file (jest loads this module once per
+ * file): a new consumer group would otherwise read every earlier file's events first.
+ */
+const TEST_TOPIC_PREFIX = `test-${randomBytes(4).toString('hex')}.`;
+
+/**
  * Infrastructure for tests: PostgreSQL and Kafka when DATABASE_URL and KAFKA_BROKERS are set
  * (as in CI), otherwise in-memory PGlite and the in-process bus.
  */
@@ -11,7 +17,11 @@ export function testInfrastructure(clientId = 'test'): Promise<Infrastructure> {
   return createInfrastructure({
     clientId,
     dataDir: 'memory',
-    env: { DATABASE_URL: process.env.DATABASE_URL, KAFKA_BROKERS: process.env.KAFKA_BROKERS },
+    env: {
+      DATABASE_URL: process.env.DATABASE_URL,
+      KAFKA_BROKERS: process.env.KAFKA_BROKERS,
+      KAFKA_TOPIC_PREFIX: process.env.KAFKA_TOPIC_PREFIX ?? TEST_TOPIC_PREFIX,
+    },
   });
 }
 
