@@ -241,19 +241,6 @@ export const Entitlements = z
   .meta({ id: 'Entitlements' });
 export type Entitlements = z.infer<typeof Entitlements>;
 
-// ---------------------------------------------------------------- internal API (checkout)
-
-/** `GET /internal/subscriptions/live`: checkout's duplicate-subscription check. */
-export const LiveSubscriptionQuery = z
-  .object({ email: z.string().min(1), product_id: z.string().min(1) })
-  .meta({ id: 'LiveSubscriptionQuery' });
-export const LiveSubscriptionAnswer = z
-  .object({
-    subscription: z.object({ id: z.string(), status: SubscriptionStatus }).nullable(),
-  })
-  .meta({ id: 'LiveSubscriptionAnswer' });
-export type LiveSubscriptionAnswer = z.infer<typeof LiveSubscriptionAnswer>;
-
 // ---------------------------------------------------------------- events (billing.events)
 // Streams `customer-<id>`, `subscription-<id>`, `invoice-<id>`; schema version 1. The public
 // ones (BILLING_PUBLIC_EVENTS) carry `object`: the resource as the API shows it after the change.

@@ -13,3 +13,4 @@ export * from './public-events';
 export * from './billing';
 export * from './webhooks';
 export * from './schema-order';
+export * from './customer-identity';

@@ -1,6 +1,7 @@
 import { BILLING_PUBLIC_EVENTS } from '@billing/contracts';
 import type { ServiceDefinition } from '@billing/runtime';
 import { migrateCustomersReadModel } from './customers/read-model';
+import { mountResolveRoute } from './customers/resolve';
 import { mountCustomerRoutes } from './customers/routes';
 import { mountEntitlementRoutes } from './entitlements/routes';
 import { migrateInvoicesReadModel } from './invoices/read-model';
@@ -23,6 +24,7 @@ export const billingService: ServiceDefinition = {
     mountEntitlementRoutes(app, context);
     mountCustomerRoutes(app, context);
     mountSubscriptionRoutes(app, context);
+    mountResolveRoute(app, context);
     // After the customer routes: their errors leave with the customer endpoints' own codes.
     app.use('/v1/customers', customerErrorCodes);
   },

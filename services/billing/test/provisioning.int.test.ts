@@ -236,12 +236,11 @@ describe('a second paid checkout for a product the customer already subscribes t
     const customer = await customerByEmail(org, 'dup@example.com');
     const [existing] = await subscriptionsOf(org, customer.id);
 
-    const live = await call(
-      'GET',
-      `/internal/subscriptions/live?email=DUP@example.com&product_id=${plan}`,
-      caller(org),
-    );
-    expect(live).toEqual({ status: 200, body: { subscription: { id: existing.id, status: 'ACTIVE' } } });
+    const live = await call('POST', '/internal/customers/resolve', caller(org), {
+      email: 'DUP@example.com',
+      product_id: plan,
+    });
+    expect(live.body.live_subscription).toEqual({ id: existing.id, status: 'ACTIVE' });
 
     const { session, order } = await paid(org, {
       product_id: plan,
@@ -287,23 +286,81 @@ describe('a second paid checkout for a product the customer already subscribes t
     expect(await eventsOf(running, 'InvoicePaid', org)).toHaveLength(1);
   });
 
-  it('answers null on the internal check for another product, email or organization', async () => {
+  it('resolves nobody on the internal check for another product, email or organization', async () => {
     const org = newOrg();
     const plan = await product(org);
     await paid(org, { product_id: plan, customer_email: 'one@example.com' });
-    await customerByEmail(org, 'one@example.com');
-    for (const [who, query] of [
-      [org, `email=one@example.com&product_id=prod_other`],
-      [org, `email=two@example.com&product_id=${plan}`],
-      [newOrg(), `email=one@example.com&product_id=${plan}`],
-    ] as const) {
-      const res = await call('GET', `/internal/subscriptions/live?${query}`, caller(who));
-      expect(res).toEqual({ status: 200, body: { subscription: null } });
+    const one = await customerByEmail(org, 'one@example.com');
+    const resolve = (who: string, body: Record<string, unknown>) =>
+      call('POST', '/internal/customers/resolve', caller(who), body);
+    expect((await resolve(org, { email: 'one@example.com', product_id: 'prod_other' })).body).toEqual({
+      customer: { id: one.id, email: 'one@example.com', external_id: null },
+      live_subscription: null,
+    });
+    const nobody = { status: 200, body: { customer: null, live_subscription: null } };
+    expect(await resolve(org, { email: 'two@example.com', product_id: plan })).toEqual(nobody);
+    expect(await resolve(newOrg(), { email: 'one@example.com', product_id: plan })).toEqual(nobody);
+    expect(await resolve(org, {})).toEqual(nobody);
+    expect((await resolve(org, { email: 'one@example.com', create: 'yes' })).status).toBe(422);
+    expect((await call('POST', '/internal/customers/resolve', {}, { email: 'a' })).status).toBe(401);
+  });
+});
+
+describe('resolving the buyer for checkout (POST /internal/customers/resolve)', () => {
+  const resolve = (org: string, body: Record<string, unknown>) =>
+    call('POST', '/internal/customers/resolve', caller(org), body);
+
+  it('creates a new buyer once, with the name and external id, and finds them by any name after', async () => {
+    const org = newOrg();
+    const created = await resolve(org, { email: 'Mei@Example.com', name: 'Mei', external_id: 'u_1', create: true });
+    expect(created.body.customer).toEqual({
+      id: expect.stringMatching(/^cus_/),
+      email: 'Mei@Example.com',
+      external_id: 'u_1',
+    });
+    const id = created.body.customer.id;
+    for (const names of [{ email: 'mei@example.com' }, { external_id: 'u_1' }, { customer_id: id }]) {
+      expect((await resolve(org, { ...names, create: true })).body.customer.id).toBe(id);
     }
-    const missing = await call('GET', `/internal/subscriptions/live?email=one@example.com`, caller(org));
-    expect(missing.status).toBe(422);
-    const anonymous = await call('GET', `/internal/subscriptions/live?email=a&product_id=b`, {});
-    expect(anonymous.status).toBe(401);
+    expect(await eventsOf(running, 'CustomerCreated', org)).toHaveLength(1);
+  });
+
+  it('follows the precedence customer_id, external_id, email, and never changes a found customer', async () => {
+    const org = newOrg();
+    const a = (await resolve(org, { email: 'a@example.com', external_id: 'ext_a', create: true })).body.customer;
+    const b = (await resolve(org, { email: 'b@example.com', create: true })).body.customer;
+    expect((await resolve(org, { customer_id: a.id, email: 'b@example.com' })).body.customer.id).toBe(a.id);
+    expect((await resolve(org, { external_id: 'ext_a', email: 'b@example.com' })).body.customer.id).toBe(a.id);
+    const byEmail = await resolve(org, { external_id: 'ext_new', email: 'b@example.com', name: 'B', create: true });
+    expect(byEmail.body.customer).toEqual({ id: b.id, email: 'b@example.com', external_id: null });
+  });
+
+  it('makes one customer of concurrent first payments by one email', async () => {
+    const org = newOrg();
+    const answers = await Promise.all(
+      Array.from({ length: 8 }, (_, i) =>
+        resolve(org, { email: i % 2 ? 'RACE@example.com' : 'race@example.com', create: true }),
+      ),
+    );
+    expect(answers.map((a) => a.status)).toEqual(Array(8).fill(200));
+    expect(new Set(answers.map((a) => a.body.customer.id)).size).toBe(1);
+    expect(await eventsOf(running, 'CustomerCreated', org)).toHaveLength(1);
+  });
+
+  it('provisions the customer and the subscription that checkout named in checkout.completed', async () => {
+    const org = newOrg();
+    const plan = await product(org);
+    const buyer = (await resolve(org, { email: 'named@example.com', create: true })).body.customer;
+    const subscriptionId = `sub_${randomUUID().replaceAll('-', '').slice(0, 24)}`;
+    await paid(org, {
+      product_id: plan,
+      customer_id: buyer.id,
+      customer_email: 'typed-differently@example.com',
+      subscription_id: subscriptionId,
+    });
+    const [subscription] = await subscriptionsOf(org, buyer.id);
+    expect(subscription.id).toBe(subscriptionId);
+    expect(await eventsOf(running, 'CustomerCreated', org)).toHaveLength(1);
   });
 });
 

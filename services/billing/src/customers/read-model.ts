@@ -1,4 +1,4 @@
-import type { Customer } from '@billing/contracts';
+import { type Customer, emailKey } from '@billing/contracts';
 import type { EventStore, RecordedEvent, SqlExecutor } from '@billing/eventstore';
 import { CUSTOMER_EVENT_TYPES, asCustomerEvent } from './customer';
 
@@ -30,7 +30,7 @@ export async function migrateCustomersReadModel(store: EventStore): Promise<void
 }
 
 /** Emails match case-insensitively: one buyer is one customer whatever the case typed. */
-export const emailKey = (email: string) => email.trim().toLowerCase();
+export { emailKey };
 
 /**
  * Applies customer events in the append's transaction. An event at or below the row's stream

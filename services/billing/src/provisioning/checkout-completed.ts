@@ -1,10 +1,4 @@
-import {
-  CheckoutSessionCompletedData,
-  CUSTOMER_LIMITS,
-  type DomainEventEnvelope,
-  EXTERNAL_ID_PATTERN,
-  newId,
-} from '@billing/contracts';
+import { CheckoutSessionCompletedData, type DomainEventEnvelope, newId } from '@billing/contracts';
 import {
   type Aggregate,
   type EventStore,
@@ -18,6 +12,7 @@ import { customerStream } from '../customers/customer';
 import { type CustomerCommand, customerAggregate } from '../customers/decide';
 import { externalIdHolder, findCustomer } from '../customers/queries';
 import { projectCustomers } from '../customers/read-model';
+import { usableExternalId, usableName } from '../customers/resolve';
 import { invoiceAggregate, invoiceStream } from '../invoices/invoice';
 import { projectInvoices } from '../invoices/read-model';
 import { type PlanFacts, type SubscriptionCommand, subscriptionAggregate } from '../subscriptions/decide';
@@ -28,11 +23,11 @@ import { subscriptionStream } from '../subscriptions/subscription';
 /**
  * The process manager of a paid checkout (`checkout.completed`), run in the consumer's inbox
  * transaction so that all of it happens exactly once:
- * 1. find the customer by email in the organization and environment, or create it; an
- *    external id is applied to a new customer, or to a found one that has none, unless
+ * 1. find the customer checkout resolved (`customer_id`), else the one with the email in the
+ *    organization and environment, or create it; an external id is applied to a new customer, or to a found one that has none, unless
  *    another customer holds it; a found customer's data is never changed otherwise;
  * 2. count the order on the customer (`orders_count`);
- * 3. in SUBSCRIPTION mode: start the subscription and record the paid invoice of its first
+ * 3. in SUBSCRIPTION mode: start the subscription (with the id checkout gave it) and record the paid invoice of its first
  *    period, or, when the customer already has a live subscription to the product, record
  *    `DuplicateSubscriptionPaid` on it (checkout refunds the order) and start nothing.
  */
@@ -74,7 +69,11 @@ export async function provisionFromCheckout(
 
   const externalId = usableExternalId(d.external_customer_id);
   const holder = externalId ? await externalIdHolder(tx, schema, tenant, externalId) : null;
-  const found = await findCustomer(tx, schema, tenant, { by: 'email', value: d.customer_email });
+  // Checkout resolved the buyer before charging (docs/customer-identity.md); events of older
+  // sessions, or of a checkout without billing configured, name them by email only.
+  const found =
+    (d.customer_id ? await findCustomer(tx, schema, tenant, { by: 'id', value: d.customer_id }) : undefined) ??
+    (await findCustomer(tx, schema, tenant, { by: 'email', value: d.customer_email }));
   let customerId: string;
   if (found) {
     customerId = found.id;
@@ -132,7 +131,8 @@ export async function provisionFromCheckout(
     return;
   }
 
-  const subscriptionId = newId('subscription');
+  // Checkout names the subscription in `checkout.completed` so that the event can carry it.
+  const subscriptionId = d.subscription_id ?? newId('subscription');
   const { state } = await onSubscription(subscriptionId, {
     type: 'StartSubscription',
     data: { subscriptionId, ...tenant, now, customerId, plan, checkoutSessionId: d.session_id, orderId: d.order_id },
@@ -162,16 +162,4 @@ export async function provisionFromCheckout(
     },
     projectInvoices,
   );
-}
-
-/** An external id that breaks the customer rules is not applied (the rest still provisions). */
-function usableExternalId(value: string | null): string | null {
-  if (value === null) return null;
-  return value.length <= CUSTOMER_LIMITS.externalId && EXTERNAL_ID_PATTERN.test(value) ? value : null;
-}
-
-/** Names are 1-255 characters: a blank one is no name, a longer one is cut. */
-function usableName(value: string | null | undefined): string | null {
-  const trimmed = value?.trim();
-  return trimmed ? trimmed.slice(0, CUSTOMER_LIMITS.name) : null;
 }

@@ -1,7 +1,5 @@
 import {
   ListSubscriptionsQuery,
-  LiveSubscriptionQuery,
-  type LiveSubscriptionAnswer,
   Subscription,
   SubscriptionIdParams,
   inSchemaOrder,
@@ -9,10 +7,9 @@ import {
   notFound,
 } from '@billing/contracts';
 import type { ServiceContext } from '@billing/runtime';
-import { callerOf, validate, secretCallerOf } from '@billing/service';
+import { validate, secretCallerOf } from '@billing/service';
 import type { Express } from 'express';
-import { findCustomer } from '../customers/queries';
-import { findSubscription, listSubscriptions, liveSubscriptions } from './queries';
+import { findSubscription, listSubscriptions } from './queries';
 
 export function mountSubscriptionRoutes(app: Express, { store }: ServiceContext): void {
   const { schema } = store.tables;
@@ -37,18 +34,5 @@ export function mountSubscriptionRoutes(app: Express, { store }: ServiceContext)
     const subscription = await findSubscription(db, schema, caller, id);
     if (!subscription) throw notFound(`No such subscription: ${id}`);
     res.json(inSchemaOrder(Subscription, subscription));
-  });
-
-  /**
-   * Checkout's duplicate-subscription check before it opens a session: the live subscription
-   * (ACTIVE, TRIAL, PAST_DUE) of the customer with this email to this product, or null.
-   */
-  app.get('/internal/subscriptions/live', validate({ query: LiveSubscriptionQuery }), async (req, res) => {
-    const caller = callerOf(req);
-    const { email, product_id } = res.locals.input.query;
-    const customer = await findCustomer(db, schema, caller, { by: 'email', value: email });
-    const live = customer ? (await liveSubscriptions(db, schema, customer.id, product_id))[0] : undefined;
-    const answer: LiveSubscriptionAnswer = { subscription: live ? { id: live.id, status: live.status } : null };
-    res.json(answer);
   });
 }

@@ -1,0 +1,142 @@
+import {
+  type BuyerNames,
+  CUSTOMER_LIMITS,
+  type Customer,
+  EXTERNAL_ID_PATTERN,
+  ResolveCustomerBody,
+  type ResolvedCustomer,
+  newId,
+} from '@billing/contracts';
+import { type EventStore, type SqlExecutor, handleCommand } from '@billing/eventstore';
+import type { ServiceContext } from '@billing/runtime';
+import { type Tenant, callerOf, validate } from '@billing/service';
+import type { Express } from 'express';
+import { liveSubscriptions } from '../subscriptions/queries';
+import { customerStream } from './customer';
+import { customerAggregate } from './decide';
+import { externalIdHolder, findCustomer } from './queries';
+import { projectCustomers } from './read-model';
+
+const isUniqueViolation = (error: unknown) =>
+  typeof error === 'object' && error !== null && 'code' in error && error.code === '23505';
+
+/** A concurrent creator of the same email or external id wins; the loser finds its customer. */
+const CREATE_ATTEMPTS = 3;
+
+/**
+ * The customer the buyer's names point to, by the spec's precedence: `customer_id`, then
+ * `external_id`, then `email`. A name that matches nobody gives way to the next.
+ */
+export async function findBuyer(
+  sql: SqlExecutor,
+  schema: string,
+  tenant: Tenant,
+  names: BuyerNames,
+): Promise<Customer | undefined> {
+  const lookups = [
+    { by: 'id', value: names.customer_id },
+    { by: 'external_id', value: names.external_id },
+    { by: 'email', value: names.email },
+  ] as const;
+  for (const { by, value } of lookups) {
+    if (value === undefined) continue;
+    const customer = await findCustomer(sql, schema, tenant, { by, value });
+    if (customer) return customer;
+  }
+  return undefined;
+}
+
+/**
+ * The buyer's customer, created with the email, name and external id when nobody matches.
+ * Creation races (a concurrent resolve, or billing provisioning a paid checkout) end on the
+ * read model's unique indexes; the loser reads the winner's customer.
+ */
+export async function findOrCreateBuyer(
+  store: EventStore,
+  tenant: Tenant,
+  buyer: BuyerNames & { email: string; name?: string },
+  now: Date,
+): Promise<Customer> {
+  const { schema } = store.tables;
+  for (let attempt = 1; ; attempt++) {
+    const found = await findBuyer(store.database, schema, tenant, buyer);
+    if (found) return found;
+    try {
+      return await createBuyer(store, tenant, buyer, now);
+    } catch (error) {
+      if (!isUniqueViolation(error) || attempt >= CREATE_ATTEMPTS) throw error;
+    }
+  }
+}
+
+async function createBuyer(
+  store: EventStore,
+  tenant: Tenant,
+  buyer: { email: string; name?: string; external_id?: string },
+  now: Date,
+): Promise<Customer> {
+  const { schema } = store.tables;
+  const customerId = newId('customer');
+  const externalId = usableExternalId(buyer.external_id ?? null);
+  const holder = externalId ? await externalIdHolder(store.database, schema, tenant, externalId) : null;
+  const { state } = await handleCommand(
+    store,
+    customerStream(customerId),
+    customerAggregate,
+    {
+      type: 'CreateCustomer',
+      data: {
+        customerId,
+        ...tenant,
+        now,
+        email: buyer.email.trim(),
+        name: usableName(buyer.name),
+        externalId,
+        externalIdTakenBy: holder,
+      },
+    },
+    { ...tenant, occurredAt: now, project: (tx, events) => projectCustomers(tx, schema, events) },
+  );
+  if (state.status === 'Empty') throw new Error(`customer ${customerId} not created`);
+  return state.customer;
+}
+
+/** An external id that breaks the customer rules is not applied (the rest still provisions). */
+export function usableExternalId(value: string | null): string | null {
+  if (value === null) return null;
+  return value.length <= CUSTOMER_LIMITS.externalId && EXTERNAL_ID_PATTERN.test(value) ? value : null;
+}
+
+/** Names are 1-255 characters: a blank one is no name, a longer one is cut. */
+export function usableName(value: string | null | undefined): string | null {
+  const trimmed = value?.trim();
+  return trimmed ? trimmed.slice(0, CUSTOMER_LIMITS.name) : null;
+}
+
+/**
+ * `POST /internal/customers/resolve`, for checkout: who the buyer is when a session opens
+ * (find only) and when they pay (`create`: a new buyer becomes a customer before any charge,
+ * so that the charge, the order and the redemption all name one customer).
+ */
+export function mountResolveRoute(app: Express, { store, now }: ServiceContext): void {
+  const { schema } = store.tables;
+  app.post('/internal/customers/resolve', validate({ body: ResolveCustomerBody }), async (req, res) => {
+    const caller = callerOf(req);
+    const tenant = { organization: caller.organization, environment: caller.environment };
+    const { create, name, product_id, ...names } = res.locals.input.body;
+    const email = names.email;
+    const customer =
+      create && email !== undefined
+        ? await findOrCreateBuyer(store, tenant, { ...names, email, name }, now())
+        : await findBuyer(store.database, schema, tenant, names);
+    const live =
+      customer && product_id
+        ? (await liveSubscriptions(store.database, schema, customer.id, product_id))[0]
+        : undefined;
+    const answer: ResolvedCustomer = {
+      customer: customer ? { id: customer.id, email: customer.email, external_id: customer.external_id } : null,
+      live_subscription: live ? { id: live.id, status: live.status } : null,
+    };
+    res.json(answer);
+  });
+}
