@@ -365,8 +365,17 @@ export const ReserveRedemptionBody = z.strictObject({
   product_id: z.string().min(1).optional(),
   customer_id: z.string().min(1).optional(),
   external_id: z.string().min(1).optional(),
+  email: z.string().min(1).max(320).optional(),
 });
 export type ReserveRedemptionBody = z.infer<typeof ReserveRedemptionBody>;
+
+/** Internal: checkout names the customer who pays for a reserved redemption (limits checked again). */
+export const AssignRedemptionBody = z.strictObject({
+  customer_id: z.string().min(1).max(255),
+  external_id: z.string().min(1).max(255).optional(),
+  email: z.string().min(1).max(320).optional(),
+});
+export type AssignRedemptionBody = z.infer<typeof AssignRedemptionBody>;
 
 export const ReservedRedemption = z.object({
   redemption_id: z.string(),
@@ -588,11 +597,25 @@ export const RedemptionReservedData = z
     checkout_session_id: z.string(),
     customer_id: z.string().nullable(),
     external_id: z.string().nullable(),
+    email: z.string().nullable().optional().describe('Lowercased; absent in events before customer identity'),
     discount_amount: z.int(),
     reserved_at: timestamp,
   })
   .meta({ id: 'RedemptionReservedData' });
 export type RedemptionReservedData = z.infer<typeof RedemptionReservedData>;
+
+/** Occurs when the buyer of a reserved redemption is known, before they are charged. */
+export const RedemptionAssignedData = z
+  .object({
+    promotion_code_id: z.string(),
+    redemption_id: z.string(),
+    customer_id: z.string(),
+    external_id: z.string().nullable(),
+    email: z.string().nullable(),
+    assigned_at: timestamp,
+  })
+  .meta({ id: 'RedemptionAssignedData' });
+export type RedemptionAssignedData = z.infer<typeof RedemptionAssignedData>;
 
 /** Occurs when the session of a reserved redemption completes: the redemption becomes ACTIVE. */
 export const PromotionCodeRedeemedData = z

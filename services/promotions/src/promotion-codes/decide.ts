@@ -38,8 +38,14 @@ export type ReserveRedemption = {
     checkoutSessionId: string;
     customerId: string | null;
     externalId: string | null;
+    email: string | null;
     discountAmount: number;
   };
+};
+/** Checkout names the customer paying for a reserved redemption, before the charge. */
+export type AssignRedemption = {
+  type: 'AssignRedemption';
+  data: Target & { redemptionId: string; customerId: string; externalId: string | null; email: string | null };
 };
 export type ConfirmRedemption = {
   type: 'ConfirmRedemption';
@@ -52,6 +58,7 @@ export type PromotionCodeCommand =
   | CreatePromotionCode
   | UpdatePromotionCode
   | ReserveRedemption
+  | AssignRedemption
   | ConfirmRedemption
   | ReleaseRedemption
   | VoidRedemption;
@@ -64,6 +71,8 @@ export function decide(command: PromotionCodeCommand, state: PromotionCodeState)
       return update(command, state);
     case 'ReserveRedemption':
       return reserve(command, state);
+    case 'AssignRedemption':
+      return assign(command, state);
     case 'ConfirmRedemption':
       return confirm(command, state);
     case 'ReleaseRedemption':
@@ -126,16 +135,22 @@ function update({ data }: UpdatePromotionCode, state: PromotionCodeState): Promo
   ];
 }
 
-/** Whether a redemption belongs to the customer named by customer_id or external_id. */
-export function sameCustomer(r: Pick<RedemptionEntry, 'customer_id' | 'external_id'>, who: CustomerRef): boolean {
+/** Whether a redemption belongs to the customer, named by customer id, external id or email. */
+export function sameCustomer(
+  r: Pick<RedemptionEntry, 'customer_id' | 'external_id' | 'email'>,
+  who: CustomerRef,
+): boolean {
   return (
     (who.customerId !== null && r.customer_id === who.customerId) ||
-    (who.externalId !== null && r.external_id === who.externalId)
+    (who.externalId !== null && r.external_id === who.externalId) ||
+    (who.email !== null && r.email === who.email)
   );
 }
+/** The names one buyer goes by; `email` lowercased (`emailKey`). */
 export interface CustomerRef {
   customerId: string | null;
   externalId: string | null;
+  email: string | null;
 }
 
 /**
@@ -152,7 +167,7 @@ function reserve({ data }: ReserveRedemption, state: PromotionCodeState): Promot
   const held = all.filter(holdsCap);
   if (code.max_redemptions !== null && held.length >= code.max_redemptions)
     throw promoCodeError('PROMO_CODE_EXHAUSTED');
-  const who = { customerId: data.customerId, externalId: data.externalId };
+  const who = { customerId: data.customerId, externalId: data.externalId, email: data.email };
   if (held.filter((r) => sameCustomer(r, who)).length >= code.max_redemptions_per_customer) {
     throw promoCodeError('PROMO_CODE_ALREADY_USED');
   }
@@ -165,8 +180,42 @@ function reserve({ data }: ReserveRedemption, state: PromotionCodeState): Promot
         checkout_session_id: data.checkoutSessionId,
         customer_id: data.customerId,
         external_id: data.externalId,
+        email: data.email,
         discount_amount: data.discountAmount,
         reserved_at: data.now.toISOString(),
+      },
+    },
+  ];
+}
+
+/**
+ * The buyer of a reserved redemption is known (checkout resolved them before charging). The
+ * per-customer limit is checked again with every name of the customer, against the other
+ * redemptions that hold the cap: two sessions opened under different names of one customer
+ * cannot both pay with the code. Assigning the same customer again changes nothing.
+ */
+function assign({ data }: AssignRedemption, state: PromotionCodeState): PromotionCodeEvent[] {
+  const { code, redemptions } = existing(state, data);
+  const r = redemptions[data.redemptionId];
+  if (!r) throw notFound(`No such redemption: ${data.redemptionId}`);
+  if (r.status !== 'RESERVED') {
+    throw promoCodeError('PROMO_CODE_INACTIVE', 'The promotion code is no longer held for this checkout');
+  }
+  const unchanged = r.customer_id === data.customerId && r.external_id === data.externalId && r.email === data.email;
+  if (unchanged) return [];
+  const who = { customerId: data.customerId, externalId: data.externalId, email: data.email };
+  const others = Object.values(redemptions).filter((o) => o.id !== r.id && holdsCap(o) && sameCustomer(o, who));
+  if (others.length >= code.max_redemptions_per_customer) throw promoCodeError('PROMO_CODE_ALREADY_USED');
+  return [
+    {
+      type: 'RedemptionAssigned',
+      data: {
+        promotion_code_id: code.id,
+        redemption_id: r.id,
+        customer_id: data.customerId,
+        external_id: data.externalId,
+        email: data.email,
+        assigned_at: data.now.toISOString(),
       },
     },
   ];

@@ -24,11 +24,29 @@ const created: PromotionCodeEvent = {
   type: 'PromotionCodeCreated',
   data: { promotion_code_id: 'promo_1', organization: 'org_1', environment: 'SANDBOX', ...fields, created_at: now },
 };
-const reserve = (id: string, session: string, customerId: string | null = null): PromotionCodeCommand => ({
+const reserve = (
+  id: string,
+  session: string,
+  customerId: string | null = null,
+  email: string | null = null,
+): PromotionCodeCommand => ({
   type: 'ReserveRedemption',
-  data: { ...target, redemptionId: id, checkoutSessionId: session, customerId, externalId: null, discountAmount: 10 },
+  data: {
+    ...target,
+    redemptionId: id,
+    checkoutSessionId: session,
+    customerId,
+    externalId: null,
+    email,
+    discountAmount: 10,
+  },
 });
-const reserved = (id: string, session: string, customerId: string | null = null): PromotionCodeEvent => ({
+const reserved = (
+  id: string,
+  session: string,
+  customerId: string | null = null,
+  email: string | null = null,
+): PromotionCodeEvent => ({
   type: 'RedemptionReserved',
   data: {
     promotion_code_id: 'promo_1',
@@ -36,9 +54,27 @@ const reserved = (id: string, session: string, customerId: string | null = null)
     checkout_session_id: session,
     customer_id: customerId,
     external_id: null,
+    email,
     discount_amount: 10,
     reserved_at: now,
   },
+});
+const assign = (id: string, customerId: string, email: string | null, externalId: string | null = null) => ({
+  command: {
+    type: 'AssignRedemption',
+    data: { ...target, redemptionId: id, customerId, externalId, email },
+  } satisfies PromotionCodeCommand,
+  event: {
+    type: 'RedemptionAssigned',
+    data: {
+      promotion_code_id: 'promo_1',
+      redemption_id: id,
+      customer_id: customerId,
+      external_id: externalId,
+      email,
+      assigned_at: now,
+    },
+  } satisfies PromotionCodeEvent,
 });
 const confirm = (id: string): PromotionCodeCommand => ({
   type: 'ConfirmRedemption',
@@ -167,6 +203,43 @@ describe('PromotionCode', () => {
         ])
         .when(reserve('red_1', 'cs_1'))
         .thenThrows('not active'));
+    it('is ALREADY_USED for the same email, whatever else names the buyer', () =>
+      spec
+        .given([created, reserved('red_1', 'cs_1', null, 'mei@example.com')])
+        .when(reserve('red_2', 'cs_2', 'cus_9', 'mei@example.com'))
+        .thenThrows('already used'));
+  });
+
+  describe('when assigning the paying customer', () => {
+    it('names the customer on the reserved redemption', () => {
+      const { command, event } = assign('red_1', 'cus_1', 'mei@example.com', 'u_1');
+      spec.given([created, reserved('red_1', 'cs_1')]).when(command).then([event]);
+    });
+    it('changes nothing when the same customer is assigned again', () => {
+      const { command, event } = assign('red_1', 'cus_1', 'mei@example.com');
+      spec.given([created, reserved('red_1', 'cs_1'), event]).when(command).then([]);
+    });
+    it('is ALREADY_USED when another held redemption names the customer by another name', () =>
+      // Session 1 was opened by email, session 2 by customer id: both are cus_1 at payment.
+      spec
+        .given([created, reserved('red_1', 'cs_1', null, 'mei@example.com'), reserved('red_2', 'cs_2', 'cus_1')])
+        .when(assign('red_2', 'cus_1', 'mei@example.com').command)
+        .thenThrows('already used'));
+    it('counts a voided redemption of the customer no more', () =>
+      spec
+        .given([created, reserved('red_1', 'cs_1', 'cus_1'), voided('red_1'), reserved('red_2', 'cs_2')])
+        .when(assign('red_2', 'cus_1', null).command)
+        .then([assign('red_2', 'cus_1', null).event]));
+    it('refuses a redemption that is no longer held', () =>
+      spec
+        .given([created, reserved('red_1', 'cs_1'), released('red_1')])
+        .when(assign('red_1', 'cus_1', null).command)
+        .thenThrows('no longer held'));
+    it('is 404 for an unknown redemption', () =>
+      spec
+        .given([created])
+        .when(assign('red_x', 'cus_1', null).command)
+        .thenThrows('No such redemption'));
   });
 
   describe('confirm, release and void', () => {

@@ -4,6 +4,7 @@ import type {
   PromotionCodeCreatedData,
   PromotionCodeRedeemedData,
   PromotionCodeUpdatedData,
+  RedemptionAssignedData,
   RedemptionReleasedData,
   RedemptionReservedData,
   RedemptionVoidedData,
@@ -15,6 +16,7 @@ export const promotionCodeStream = (id: string) => `promotion_code-${id}`;
 export type PromotionCodeCreated = { type: 'PromotionCodeCreated'; data: PromotionCodeCreatedData };
 export type PromotionCodeUpdated = { type: 'PromotionCodeUpdated'; data: PromotionCodeUpdatedData };
 export type RedemptionReserved = { type: 'RedemptionReserved'; data: RedemptionReservedData };
+export type RedemptionAssigned = { type: 'RedemptionAssigned'; data: RedemptionAssignedData };
 export type PromotionCodeRedeemed = { type: 'PromotionCodeRedeemed'; data: PromotionCodeRedeemedData };
 export type RedemptionReleased = { type: 'RedemptionReleased'; data: RedemptionReleasedData };
 export type RedemptionVoided = { type: 'RedemptionVoided'; data: RedemptionVoidedData };
@@ -23,6 +25,7 @@ export type PromotionCodeEvent =
   | PromotionCodeCreated
   | PromotionCodeUpdated
   | RedemptionReserved
+  | RedemptionAssigned
   | PromotionCodeRedeemed
   | RedemptionReleased
   | RedemptionVoided;
@@ -31,6 +34,7 @@ export const PROMOTION_CODE_EVENT_TYPES: ReadonlyArray<PromotionCodeEvent['type'
   'PromotionCodeCreated',
   'PromotionCodeUpdated',
   'RedemptionReserved',
+  'RedemptionAssigned',
   'PromotionCodeRedeemed',
   'RedemptionReleased',
   'RedemptionVoided',
@@ -69,6 +73,8 @@ export interface RedemptionEntry {
   checkout_session_id: string;
   customer_id: string | null;
   external_id: string | null;
+  /** Lowercased; null when the buyer was not named by email. */
+  email: string | null;
   discount_amount: number;
 }
 
@@ -106,9 +112,14 @@ export function evolve(state: PromotionCodeState, event: PromotionCodeEvent): Pr
         checkout_session_id: d.checkout_session_id,
         customer_id: d.customer_id,
         external_id: d.external_id,
+        email: d.email ?? null,
         discount_amount: d.discount_amount,
       };
       return { ...state, redemptions: { ...state.redemptions, [d.redemption_id]: entry } };
+    }
+    case 'RedemptionAssigned': {
+      const { customer_id, external_id, email } = event.data;
+      return withRedemption(event.data.redemption_id, { customer_id, external_id, email });
     }
     case 'PromotionCodeRedeemed':
       return withRedemption(event.data.redemption_id, {

@@ -114,12 +114,13 @@ export async function countCustomerRedemptions(
   codeId: string,
   who: CustomerRef,
 ): Promise<number> {
-  if (who.customerId === null && who.externalId === null) return 0;
+  if (who.customerId === null && who.externalId === null && who.email === null) return 0;
   const { rows } = await sql.query<{ n: number }>(
     `SELECT count(*)::integer AS n FROM ${tablesOf(schema).redemptions}
      WHERE promotion_code_id = $1 AND status IN ('RESERVED', 'ACTIVE')
-       AND ((customer_id IS NOT NULL AND customer_id = $2::text) OR (external_id IS NOT NULL AND external_id = $3::text))`,
-    [codeId, who.customerId, who.externalId],
+       AND ((customer_id IS NOT NULL AND customer_id = $2::text) OR (external_id IS NOT NULL AND external_id = $3::text)
+         OR (email IS NOT NULL AND email = $4::text))`,
+    [codeId, who.customerId, who.externalId, who.email],
   );
   return rows[0]?.n ?? 0;
 }

@@ -65,6 +65,8 @@ export async function migratePromotionCodesReadModel(store: EventStore): Promise
       redeemed_at timestamptz
     );
     CREATE INDEX IF NOT EXISTS redemptions_by_code ON ${t.redemptions} (promotion_code_id, redeemed_at DESC, id DESC);
+    -- Added with customer identity (docs/customer-identity.md); older rows have none.
+    ALTER TABLE ${t.redemptions} ADD COLUMN IF NOT EXISTS email text;
   `);
 }
 
@@ -153,8 +155,8 @@ async function applyRedemption(
       const d = event.data;
       await sql.query(
         `INSERT INTO ${table} (id, promotion_code_id, organization, environment, checkout_session_id, customer_id,
-           external_id, discount_amount, status, reserved_at)
-         VALUES ($1, $2, $3, $4, $5, $6, $7, $8, 'RESERVED', $9) ON CONFLICT (id) DO NOTHING`,
+           external_id, email, discount_amount, status, reserved_at)
+         VALUES ($1, $2, $3, $4, $5, $6, $7, $10, $8, 'RESERVED', $9) ON CONFLICT (id) DO NOTHING`,
         [
           d.redemption_id,
           d.promotion_code_id,
@@ -165,8 +167,19 @@ async function applyRedemption(
           d.external_id,
           d.discount_amount,
           d.reserved_at,
+          d.email ?? null,
         ],
       );
+      return;
+    }
+    case 'RedemptionAssigned': {
+      const d = event.data;
+      await sql.query(`UPDATE ${table} SET customer_id = $2, external_id = $3, email = $4 WHERE id = $1`, [
+        d.redemption_id,
+        d.customer_id,
+        d.external_id,
+        d.email,
+      ]);
       return;
     }
     case 'PromotionCodeRedeemed': {

@@ -1,5 +1,8 @@
 import {
+  BILLING_PUBLIC_EVENTS,
   CHECKOUT_PUBLIC_EVENTS,
+  CustomerCreatedData,
+  CustomerUpdatedData,
   CHECKOUT_TOPIC,
   CheckoutSessionCompletedData,
   CheckoutSessionExpiredData,
@@ -17,13 +20,15 @@ import { type PromotionCodeCommand, promotionCodeAggregate } from '../promotion-
 import { promotionCodeStream } from '../promotion-codes/promotion-code';
 import { projectPromotionCodes, tablesOf } from '../promotion-codes/read-model';
 import type { ProductFacts } from '../validation/validate';
-import { replicaTables } from './read-model';
+import { replicaTables, upsertCustomer } from './read-model';
 
 export const CATALOG_TOPIC = topicOf('catalog');
+export const BILLING_TOPIC = topicOf('billing');
 
 /**
- * One consumer group for both topics (one group join): products from `catalog.events`,
- * completed orders and redemption confirm/release/void from `checkout.events`. Each effect
+ * One consumer group for the three topics (one group join): products from `catalog.events`,
+ * completed orders and redemption confirm/release/void from `checkout.events`, customers and
+ * their names from `billing.events`. Each effect
  * commits with its inbox row, so a redelivered event changes nothing.
  */
 export async function startConsumers(context: ServiceContext): Promise<Array<() => Promise<void>>> {
@@ -32,7 +37,7 @@ export async function startConsumers(context: ServiceContext): Promise<Array<() 
   const groupId = store.tables.schema.replaceAll('"', '');
   const subscription = await infrastructure.bus.subscribe({
     groupId,
-    topics: [CATALOG_TOPIC, CHECKOUT_TOPIC],
+    topics: [CATALOG_TOPIC, CHECKOUT_TOPIC, BILLING_TOPIC],
     handler: exactlyOnce(store, groupId, (event, tx) => handle(store, tx, event, now()), { only: HANDLED_TYPES }),
   });
   return [() => subscription.stop()];
@@ -47,6 +52,8 @@ const HANDLED_TYPES = [
   CHECKOUT_PUBLIC_EVENTS.CheckoutSessionCompleted,
   CHECKOUT_PUBLIC_EVENTS.CheckoutSessionExpired,
   CHECKOUT_PUBLIC_EVENTS.OrderRefunded,
+  BILLING_PUBLIC_EVENTS.CustomerCreated,
+  BILLING_PUBLIC_EVENTS.CustomerUpdated,
 ];
 
 async function handle(store: EventStore, tx: EventStoreTransaction, event: DomainEventEnvelope, at: Date) {
@@ -112,6 +119,15 @@ async function handle(store: EventStore, tx: EventStoreTransaction, event: Domai
         type: 'VoidRedemption',
         data: target,
       }));
+    }
+    case BILLING_PUBLIC_EVENTS.CustomerCreated:
+    case BILLING_PUBLIC_EVENTS.CustomerUpdated: {
+      // Only the names matter here; a payload without them (another producer's) is skipped,
+      // not retried: no retry would give it a customer.
+      const schemaOf = event.type === BILLING_PUBLIC_EVENTS.CustomerCreated ? CustomerCreatedData : CustomerUpdatedData;
+      const parsed = schemaOf.safeParse(event.data);
+      if (parsed.success) await upsertCustomer(tx, schema, event, parsed.data.object);
+      return;
     }
     default:
       // Other event types of these topics are none of promotions' business.

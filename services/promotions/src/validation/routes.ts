@@ -1,5 +1,8 @@
 import {
+  AssignRedemptionBody,
+  type Environment,
   ReserveRedemptionBody,
+  emailKey,
   type ReservedRedemption,
   ValidatePromotionCodeBody,
   badRequest,
@@ -9,9 +12,9 @@ import {
 import { type EventStoreTransaction, type RecordedEvent, handleCommand } from '@billing/eventstore';
 import type { ServiceContext } from '@billing/runtime';
 import { callerOf, validate } from '@billing/service';
-import type { Express } from 'express';
+import type { Express, Request } from 'express';
 import { z } from 'zod';
-import { promotionCodeAggregate } from '../promotion-codes/decide';
+import { type PromotionCodeCommand, promotionCodeAggregate } from '../promotion-codes/decide';
 import { holdsCap, promotionCodeStream } from '../promotion-codes/promotion-code';
 import { findRedemption } from '../promotion-codes/queries';
 import { projectPromotionCodes } from '../promotion-codes/read-model';
@@ -74,8 +77,9 @@ export function mountValidationRoutes(app: Express, { store, now }: ServiceConte
           now: at,
           redemptionId: newId('redemption'),
           checkoutSessionId: body.checkout_session_id,
-          customerId: body.customer_id ?? null,
-          externalId: body.external_id ?? null,
+          customerId: input.request.customerId,
+          externalId: input.request.externalId,
+          email: input.request.email,
           discountAmount: discount.amount!,
         },
       },
@@ -105,30 +109,58 @@ export function mountValidationRoutes(app: Express, { store, now }: ServiceConte
     res.status(events.length > 0 ? 201 : 200).json(reply);
   });
 
-  const releaseParams = z.object({ id: z.string() });
-  app.post('/internal/redemptions/:id/release', validate({ params: releaseParams }), async (req, res) => {
+  const redemptionParams = z.object({ id: z.string() });
+  /** Runs a command on the stream of the caller's redemption `id`; 404 when there is none. */
+  async function onRedemption(
+    req: Request,
+    command: (target: { promotionCodeId: string; organization: string; environment: Environment; now: Date }) => PromotionCodeCommand,
+  ) {
     const caller = callerOf(req);
-    const { id } = res.locals.input.params;
+    const id = String(req.params.id);
     const row = await findRedemption(db, schema, caller, id);
     if (!row) throw notFound(`No such redemption: ${id}`);
     const at = now();
+    const target = {
+      promotionCodeId: row.promotion_code_id,
+      organization: caller.organization,
+      environment: caller.environment,
+      now: at,
+    };
     const { state } = await handleCommand(
       store,
       promotionCodeStream(row.promotion_code_id),
       promotionCodeAggregate,
-      {
-        type: 'ReleaseRedemption',
-        data: {
-          promotionCodeId: row.promotion_code_id,
-          organization: caller.organization,
-          environment: caller.environment,
-          now: at,
-          redemptionId: id,
-        },
-      },
+      command(target),
       { organization: caller.organization, environment: caller.environment, occurredAt: at, project },
     );
     const status = state.status === 'Existing' ? state.redemptions[id]?.status : undefined;
-    res.json({ redemption_id: id, promotion_code_id: row.promotion_code_id, status });
+    return { redemption_id: id, promotion_code_id: row.promotion_code_id, status };
+  }
+
+  app.post('/internal/redemptions/:id/release', validate({ params: redemptionParams }), async (req, res) => {
+    const redemptionId = String(req.params.id);
+    res.json(await onRedemption(req, (target) => ({ type: 'ReleaseRedemption', data: { ...target, redemptionId } })));
   });
+
+  /** Checkout names the buyer before charging; the per-customer limit is checked again (409). */
+  app.post(
+    '/internal/redemptions/:id/assign',
+    validate({ params: redemptionParams, body: AssignRedemptionBody }),
+    async (req, res) => {
+      const redemptionId = String(req.params.id);
+      const body = res.locals.input.body;
+      res.json(
+        await onRedemption(req, (target) => ({
+          type: 'AssignRedemption',
+          data: {
+            ...target,
+            redemptionId,
+            customerId: body.customer_id,
+            externalId: body.external_id ?? null,
+            email: body.email === undefined ? null : emailKey(body.email),
+          },
+        })),
+      );
+    },
+  );
 }

@@ -44,7 +44,14 @@ export interface ValidationInput {
   now: Date;
   /** Publishable Key: every failure but ALREADY_USED is reported as PROMO_CODE_INVALID. */
   masked: boolean;
-  request: { customerId: string | null; externalId: string | null; productId: string | null; amount?: number };
+  /** The customer under every name known for them (`customerNames`), the product and amount. */
+  request: {
+    customerId: string | null;
+    externalId: string | null;
+    email: string | null;
+    productId: string | null;
+    amount?: number;
+  };
   /** Undefined when no such code exists in the caller's organization and environment. */
   promotionCode?: CodeFacts;
   coupon?: CouponFacts;
@@ -103,7 +110,7 @@ function firstFailure({ now, request, promotionCode: code, coupon, customer }: V
   if (code.customer_eligibility === 'EXISTING_CUSTOMERS' && !customer.hasCompletedOrders) {
     return 'PROMO_CODE_EXISTING_CUSTOMERS_ONLY';
   }
-  const identified = request.customerId !== null || request.externalId !== null;
+  const identified = request.customerId !== null || request.externalId !== null || request.email !== null;
   if (identified && customer.redemptions >= code.max_redemptions_per_customer) return 'PROMO_CODE_ALREADY_USED';
   if (
     request.productId !== null &&

@@ -32,7 +32,7 @@ function given(c: Partial<CodeFacts> = {}, cp: Partial<CouponFacts> = {}, rest: 
   const base: ValidationInput = {
     now,
     masked: false,
-    request: { customerId: 'cus_1', externalId: null, productId: null },
+    request: { customerId: 'cus_1', externalId: null, email: null, productId: null },
     promotionCode: { ...code, ...c },
     coupon: { ...coupon, ...cp },
     customer: { redemptions: 0, hasCompletedOrders: false },
