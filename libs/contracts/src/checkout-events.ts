@@ -31,7 +31,7 @@ export const CheckoutSessionCompletedData = z
   .object({
     session_id: z.string(),
     order_id: z.string(),
-    customer_id: z.string().nullable(),
+    customer_id: z.string().nullable().describe('The customer billing resolved before the charge (docs/customer-identity.md)'),
     customer_email: z.string().nullable(),
     external_customer_id: z.string().nullable(),
     product_id: z.string(),
@@ -54,6 +54,11 @@ export const CheckoutSessionCompletedData = z
     einvoice: z.record(z.string(), z.unknown()).nullable().optional().describe('The buyer e-invoice choice'),
     object: CheckoutSession.optional().describe('The session as `GET /checkout/sessions/{id}` shows it once complete'),
     product: SoldProduct.optional().describe('What billing needs to start a subscription, as sold'),
+    subscription_id: z
+      .string()
+      .nullable()
+      .optional()
+      .describe('SUBSCRIPTION mode: the id billing gives the subscription it starts; null in other modes'),
   })
   .meta({ id: 'CheckoutSessionCompletedData' });
 export type CheckoutSessionCompletedData = z.infer<typeof CheckoutSessionCompletedData>;

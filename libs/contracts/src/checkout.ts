@@ -67,6 +67,12 @@ export const CreateCheckoutSessionBody = z
       .regex(/^[A-Za-z0-9_-]+$/, 'letters, digits, _ and - only')
       .max(255)
       .optional(),
+    customer_id: z
+      .string()
+      .regex(/^cus_[A-Za-z0-9]+$/, 'a customer id (cus_...)')
+      .max(255)
+      .optional()
+      .describe('An existing customer (Secret Key only); the session sells to them'),
     promotion_code: z.string().min(1).max(100).optional(),
     collect_payment_method: z.enum(['always', 'if_required']).default('always'),
     metadata: CheckoutMetadata.optional().describe('Secret Key only'),
@@ -88,6 +94,7 @@ export const CHECKOUT_SESSION_ALIASES = {
   customerEmail: 'customer_email',
   customerName: 'customer_name',
   externalCustomerId: 'external_customer_id',
+  customerId: 'customer_id',
   promotionCode: 'promotion_code',
   collectPaymentMethod: 'collect_payment_method',
 } as const;
@@ -132,11 +139,18 @@ export const CheckoutSession = z
     id: z.string(),
     status: CheckoutSessionStatus,
     mode: CheckoutMode,
+    customer_id: z
+      .string()
+      .nullable()
+      .describe('The customer (cus_): known at creation for a returning buyer, always once paid'),
     customer_email: z.string().nullable(),
     customer_name: z.string().nullable(),
     external_customer_id: z.string().nullable(),
     order_id: z.string(),
-    subscription_id: z.string().nullable(),
+    subscription_id: z
+      .string()
+      .nullable()
+      .describe('SUBSCRIPTION mode, once paid: the subscription billing starts (null again if it refunded a duplicate)'),
     payment_intent_id: z.string().nullable(),
     setup_intent_id: z.string().nullable(),
     amount_subtotal: z.int(),

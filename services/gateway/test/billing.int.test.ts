@@ -211,26 +211,81 @@ describe('billing through the gateway', () => {
       });
     });
 
+    it('refuses on the page, before charging, an email that subscribes already', async () => {
+      await buy('pro', 'already@example.com', { customer_email: 'already@example.com' });
+      const customer = await customerByEmail('already@example.com');
+      await slow(async () =>
+        expect((await get(`/subscriptions?customer_id=${customer.id}`)).body.subscriptions).toHaveLength(1),
+      );
+      const second = await send('POST', '/checkout/sessions', sk, {
+        product_slug: 'pro',
+        success_url: 'https://shop.example/thanks',
+        cancel_url: 'https://shop.example/cancel',
+      });
+      const page = await fetch(`${platform.gatewayUrl}/checkout/${second.body.id}`, {
+        method: 'POST',
+        redirect: 'manual',
+        body: new URLSearchParams({
+          email: 'Already@example.com',
+          card_number: '4242424242424242',
+          exp: '12/34',
+          cvc: '123',
+        }),
+      });
+      expect(page.status).toBe(409);
+      expect(await page.text()).toContain('Nothing was charged');
+      expect((await get(`/checkout/sessions/${second.body.id}`)).body.status).toBe('OPEN');
+    });
+
     it('refunds a payment that duplicates a live subscription, found only after payment, and starts nothing', async () => {
-      await buy('pro', 'twice@example.com', { customer_email: 'twice@example.com' });
-      const customer = await customerByEmail('twice@example.com');
-      // Without customer_email the check waits for the payment: the buyer types the email.
-      const second = await buy('pro', 'twice@example.com');
-      await customerByEmail('twice@example.com', 2);
+      // Two first payments of one buyer at once usually both pass the check before the charge
+      // (billing has no subscription yet); billing then starts one and checkout refunds the other.
+      const open = () =>
+        send('POST', '/checkout/sessions', sk, {
+          product_slug: 'pro',
+          success_url: 'https://shop.example/thanks',
+          cancel_url: 'https://shop.example/cancel',
+        }).then((r) => r.body.id as string);
+      const sessions = [await open(), await open()];
+      const pages = await Promise.all(
+        sessions.map((id) =>
+          fetch(`${platform.gatewayUrl}/checkout/${id}`, {
+            method: 'POST',
+            redirect: 'manual',
+            body: new URLSearchParams({
+              email: 'twice@example.com',
+              card_number: '4242424242424242',
+              exp: '12/34',
+              cvc: '123',
+            }),
+          }),
+        ),
+      );
+      const paid = sessions.filter((_, i) => pages[i]!.status === 303);
+      expect(pages.map((p) => p.status).sort()).toEqual(paid.length === 2 ? [303, 303] : [303, 409]);
+      const customer = await customerByEmail('twice@example.com', paid.length);
+      const [subscription] = await slow(async () => {
+        const list = (await get(`/subscriptions?customer_id=${customer.id}`)).body.subscriptions;
+        expect(list).toHaveLength(1);
+        return list;
+      });
+      const duplicate = paid.find((id) => id !== subscription.checkout_session_id);
+      if (!duplicate) return; // refused before the charge: nothing to refund
       const checkoutStore = platform.checkout!.service.context.store;
       const refunded = await slow(async () => {
-        const events = await checkoutStore.readStream(`checkout_session-${second}`);
+        const events = await checkoutStore.readStream(`checkout_session-${duplicate}`);
         const refund = events.find((e) => e.type === 'OrderRefunded');
         expect(refund).toBeDefined();
         return refund!;
       });
       expect(refunded.data).toMatchObject({ reason: 'duplicate_subscription', object: { status: 'REFUNDED' } });
-      const subscriptions = (await get(`/subscriptions?customer_id=${customer.id}`)).body.subscriptions;
-      expect(subscriptions).toHaveLength(1);
-      expect((await get(`/checkout/sessions/${second}`)).body).toMatchObject({
+      expect((await get(`/checkout/sessions/${duplicate}`)).body).toMatchObject({
         status: 'COMPLETE',
         subscription_id: null,
       });
+      // The buyer who comes back to the page is told why.
+      const page = await fetch(`${platform.gatewayUrl}/checkout/${duplicate}`);
+      expect(await page.text()).toContain('this payment was refunded in full');
     });
   });
 

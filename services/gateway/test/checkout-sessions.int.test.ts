@@ -95,6 +95,7 @@ describe('POST /v1/checkout/sessions', () => {
       id: res.body.id,
       status: 'OPEN',
       mode: 'PAYMENT',
+      customer_id: null,
       customer_email: null,
       customer_name: null,
       external_customer_id: null,

@@ -116,6 +116,7 @@ export function completedSession(overrides: Partial<CheckoutSession> = {}): Chec
     id,
     status: 'COMPLETE',
     mode: 'SUBSCRIPTION',
+    customer_id: 'cus_buyer',
     customer_email: 'buyer@example.com',
     customer_name: 'Buyer',
     external_customer_id: null,

@@ -39,6 +39,11 @@ function unpayablePage(res: Response, session: Session | null, now: Date, linkSo
     res.status(404).type('html').send(renderMessagePage('Checkout not found', 'This checkout link is not valid.'));
     return true;
   }
+  if (session.order.status === 'REFUNDED') {
+    const back = { href: session.cancel_url, text: 'Return to the shop' };
+    res.status(409).type('html').send(renderMessagePage('Payment refunded', refundedMessage(session), back));
+    return true;
+  }
   if (session.status === 'COMPLETE') {
     res
       .status(409)
@@ -64,6 +69,20 @@ function unpayablePage(res: Response, session: Session | null, now: Date, linkSo
   }
   return false;
 }
+
+function refundedMessage(session: Session): string {
+  return session.subscription_id === null && session.mode === 'SUBSCRIPTION'
+    ? 'This email already had a subscription to this product, so this payment was refunded in full.'
+    : 'This payment was refunded in full.';
+}
+
+/** Billing's duplicate-subscription 409: the session stays payable with another email. */
+const isAlreadySubscribed = (error: ApiError) =>
+  error.status === 409 &&
+  (error.details?.[0] as { existing_subscription_id?: unknown } | undefined)?.existing_subscription_id !== undefined;
+
+const ALREADY_SUBSCRIBED =
+  'This email already has a subscription to this product. Nothing was charged. Use another email, or manage the subscription you have.';
 
 /** The form's fields as the pay body; empty fields are left out. */
 function payBodyOf(form: Record<string, unknown>) {
@@ -120,6 +139,13 @@ export function mountHostedPage(app: Express, context: ServiceContext): void {
       res.type('html').send(renderCheckoutPage(viewOf(session!, action(req), { challenge: true })));
     } catch (error) {
       if (!(error instanceof ApiError)) throw error;
+      if (isAlreadySubscribed(error)) {
+        res
+          .status(409)
+          .type('html')
+          .send(renderCheckoutPage(viewOf(session!, action(req), { error: ALREADY_SUBSCRIBED })));
+        return;
+      }
       if (error.status === 409 || error.status === 404) {
         if (await refused(res, await load(req))) return;
         res

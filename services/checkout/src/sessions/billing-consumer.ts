@@ -6,7 +6,7 @@ import { dependenciesOf } from '../dependencies';
 import type { SessionCommand } from './decide';
 import { findSession } from './queries';
 import { sessionAggregate, sessionProjector } from './routes';
-import { type Session, sessionStream } from './session';
+import { DUPLICATE_SUBSCRIPTION, type Session, sessionStream } from './session';
 
 export const BILLING_TOPIC = topicOf('billing');
 
@@ -46,7 +46,7 @@ async function onBillingEvent(context: ServiceContext, tx: EventStoreTransaction
     return onSession(context, tx, event, sessionId, async (session) => {
       if (session.order.status !== 'PAID') return null;
       await refundAtProcessor(context, session);
-      return { type: 'RecordRefund', data: { reason: 'duplicate_subscription', now: context.now() } };
+      return { type: 'RecordRefund', data: { reason: DUPLICATE_SUBSCRIPTION, now: context.now() } };
     });
   }
 }

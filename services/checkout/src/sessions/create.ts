@@ -1,6 +1,10 @@
 import {
+  ApiError,
   type CallerIdentity,
   CreateCheckoutSessionBody,
+  emailKey,
+  notFound,
+  type ResolvedCustomer,
   type ErrorDetail,
   badRequest,
   detailsFromZodIssues,
@@ -17,7 +21,13 @@ import { einvoiceViolations } from './einvoice';
 import { sessionAggregate, sessionProjector } from './routes';
 import { modeFor, redirectUrlViolation } from './rules';
 import { type CheckoutSessionCreatedData, type Session, sessionStream } from './session';
-import { lookUpProduct, refuseDuplicateSubscription, releasePromotion, reservePromotion } from './upstream';
+import {
+  lookUpProduct,
+  refuseLiveSubscription,
+  releasePromotion,
+  reservePromotion,
+  resolveBuyer,
+} from './upstream';
 
 export const SESSION_LIFETIME_MS = 30 * 60_000;
 
@@ -36,8 +46,9 @@ export function parseCreateRequest(raw: unknown, caller: CallerIdentity): Create
       })),
     );
   }
-  if (caller.keyKind === 'publishable' && typeof body === 'object' && body !== null && 'metadata' in body) {
-    throw badRequest('metadata can only be set with a Secret Key');
+  if (caller.keyKind === 'publishable' && typeof body === 'object' && body !== null) {
+    if ('metadata' in body) throw badRequest('metadata can only be set with a Secret Key');
+    if ('customer_id' in body) throw badRequest('customer_id can only be set with a Secret Key');
   }
   const parsed = CreateCheckoutSessionBody.safeParse(body);
   if (!parsed.success) throw validationError(detailsFromZodIssues(parsed.error.issues));
@@ -73,6 +84,8 @@ export interface NewSession {
   request: CreateCheckoutSessionBody;
   product: Product;
   mode: ReturnType<typeof checkedMode>;
+  /** Billing's customer for the buyer's names, when there is one already. */
+  customer: ResolvedCustomer['customer'];
   redemption: ReservedRedemption | null;
   now: Date;
 }
@@ -84,6 +97,7 @@ export function sessionCreatedData({
   request,
   product,
   mode,
+  customer,
   redemption,
   now,
 }: NewSession): CheckoutSessionCreatedData {
@@ -110,7 +124,9 @@ export function sessionCreatedData({
     },
     success_url: request.success_url,
     cancel_url: request.cancel_url,
-    customer_email: request.customer_email ?? null,
+    customer_id: customer?.id ?? null,
+    // A session sold to a named customer is prefilled with their email.
+    customer_email: request.customer_email ?? (request.customer_id ? (customer?.email ?? null) : null),
     customer_name: request.customer_name ?? null,
     external_customer_id: request.external_customer_id ?? null,
     collect_payment_method: request.collect_payment_method,
@@ -171,24 +187,30 @@ export async function createSession(
   const sessionProject = sessionProjector(store.tables.schema);
   const product = await lookUpProduct(deps.catalog(), caller, request);
   const mode = checkedMode(request, product);
-  await refuseDuplicateSubscription(
-    deps.billing,
-    caller,
-    { mode, customer_email: request.customer_email, product_id: product.id },
-    (err) => context.logger.warn({ err }, 'billing did not answer the duplicate check; it checks again after payment'),
-  );
+  const buyer = await buyerAtCreation(context, caller, request, product.id, mode);
   const sessionId = newId('checkoutSession');
   const redemption = request.promotion_code
     ? await reservePromotion(deps.promotions(), caller, {
         code: request.promotion_code,
         amount: product.price,
         product_id: product.id,
-        external_id: request.external_customer_id,
         checkout_session_id: sessionId,
+        customer_id: buyer.customer?.id,
+        external_id: request.external_customer_id,
+        email: request.customer_email ?? buyer.customer?.email,
       })
     : null;
   const at = now();
-  const data = sessionCreatedData({ sessionId, caller, request, product, mode, redemption, now: at });
+  const data = sessionCreatedData({
+    sessionId,
+    caller,
+    request,
+    product,
+    mode,
+    customer: buyer.customer,
+    redemption,
+    now: at,
+  });
   const project = async (tx: EventStoreTransaction, events: RecordedEvent[]) => {
     await sessionProject(tx, events);
     await options.alsoProject?.(tx, sessionId);
@@ -207,4 +229,48 @@ export async function createSession(
     if (redemption) await releasePromotion(deps.promotions(), caller, redemption.redemption_id).catch(() => {});
     throw error;
   }
+}
+
+/**
+ * Who the buyer is when the session opens: billing's customer for `customer_id`,
+ * `external_customer_id` or `customer_email`, if there is one. A named `customer_id` must exist
+ * (404) and agree with `customer_email` (422); in SUBSCRIPTION mode a live subscription to the
+ * product is `409 conflict`. When billing cannot answer, the session opens without a customer
+ * and payment resolves the buyer (it refuses to charge while billing is down).
+ */
+async function buyerAtCreation(
+  context: ServiceContext,
+  caller: CallerIdentity,
+  request: CreateCheckoutSessionBody,
+  productId: string,
+  mode: ReturnType<typeof checkedMode>,
+): Promise<ResolvedCustomer> {
+  const billing = dependenciesOf(context).billing;
+  const named = request.customer_id;
+  if (!billing) {
+    if (named) throw new ApiError(503, 'service_unavailable', 'billing is not configured');
+    return { customer: null, live_subscription: null };
+  }
+  const query = {
+    customer_id: named,
+    external_id: request.external_customer_id,
+    email: request.customer_email,
+    product_id: mode === 'SUBSCRIPTION' ? productId : undefined,
+  };
+  let buyer: ResolvedCustomer;
+  try {
+    buyer = await resolveBuyer(billing, caller, query);
+  } catch (err) {
+    if (named) throw err;
+    context.logger.warn({ err }, 'billing did not resolve the buyer; payment resolves them again');
+    return { customer: null, live_subscription: null };
+  }
+  if (named && buyer.customer?.id !== named) throw notFound(`No such customer: ${named}`);
+  if (named && request.customer_email && emailKey(request.customer_email) !== emailKey(buyer.customer!.email)) {
+    throw validationError([
+      { path: 'customer_email', code: 'customer_mismatch', message: "customer_email is not the customer's email" },
+    ]);
+  }
+  refuseLiveSubscription(buyer);
+  return buyer;
 }

@@ -27,6 +27,10 @@ export type CompleteSession = {
     email: string | null;
     name: string | null;
     paymentMethod: CardSummary | null;
+    /** Billing's customer, resolved before the charge; null when billing is not configured. */
+    customerId: string | null;
+    /** SUBSCRIPTION mode: the id billing gives the subscription it starts. */
+    subscriptionId: string | null;
     now: Date;
   };
 };
@@ -127,7 +131,8 @@ function complete({ data }: CompleteSession, state: SessionState): SessionEvent[
       organization: session.organization,
       environment: session.environment,
       mode: session.mode,
-      customer_id: null,
+      customer_id: data.customerId ?? session.customer_id,
+      subscription_id: data.subscriptionId,
       customer_email: session.customer_email ?? data.email,
       customer_name: session.customer_name ?? data.name,
       external_customer_id: session.external_customer_id,

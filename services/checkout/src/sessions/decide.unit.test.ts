@@ -90,7 +90,7 @@ const fail = (attemptId: string): FailPayment => ({
 });
 const complete = (attemptId: string, email: string | null = 'typed@example.com'): CompleteSession => ({
   type: 'CompleteSession',
-  data: { attemptId, email, name: 'Mei', paymentMethod: null, now: at(3) },
+  data: { attemptId, email, name: 'Mei', paymentMethod: null, customerId: null, subscriptionId: null, now: at(3) },
 });
 const expire = (now: Date): ExpireSession => ({ type: 'ExpireSession', data: { now } });
 
@@ -185,6 +185,7 @@ describe('Checkout session', () => {
               environment: 'SANDBOX',
               mode: 'PAYMENT',
               customer_id: null,
+              subscription_id: null,
               customer_email: 'prefilled@example.com',
               customer_name: 'Mei',
               external_customer_id: 'user_1',
@@ -213,6 +214,24 @@ describe('Checkout session', () => {
               }),
             },
           },
+        ]);
+    });
+    it('names the customer and the subscription billing resolved and will start', () => {
+      const command = complete('a1');
+      command.data.customerId = 'cus_1';
+      command.data.subscriptionId = 'sub_1';
+      spec
+        .given([created, started('a1', at(1))])
+        .when(command)
+        .then([
+          expect.objectContaining({
+            type: 'CheckoutSessionCompleted',
+            data: expect.objectContaining({
+              customer_id: 'cus_1',
+              subscription_id: 'sub_1',
+              object: expect.objectContaining({ customer_id: 'cus_1', subscription_id: 'sub_1' }),
+            }),
+          }),
         ]);
     });
     it('cannot complete without a current attempt', () => {

@@ -2,6 +2,7 @@ import {
   ApiError,
   PayCheckoutSessionBody,
   conflict,
+  newId,
   notFound,
   randomBase62,
   validationError,
@@ -11,7 +12,7 @@ import { handleCommand } from '@billing/eventstore';
 import type { ServiceContext } from '@billing/runtime';
 import { validate } from '@billing/service';
 import type { Express } from 'express';
-import { dependenciesOf } from '../dependencies';
+import { dependenciesOf, serviceCaller } from '../dependencies';
 import { SOLD_OUT_MESSAGE } from '../payment-links/link';
 import { openedBySoldOutLink } from '../payment-links/queries';
 import type { ChargeResult } from '../payments/processor';
@@ -21,6 +22,7 @@ import { statusAt } from './resource';
 import { sessionAggregate, sessionProjector } from './routes';
 import { successRedirect } from './rules';
 import { type Session, sessionStream } from './session';
+import { assignRedemption, refuseLiveSubscription, resolveBuyer } from './upstream';
 
 const paymentRequired = (message: string, details?: ErrorDetail[]) => ApiError.of('payment_required', message, details);
 
@@ -65,6 +67,7 @@ export async function paySession(
     if (refusal) throw paymentRequired(refusal);
   }
 
+  const customerId = await buyerAtPayment(context, session, body);
   const attemptId = `pay_${randomBase62(24)}`;
   await run(session, { type: 'StartPayment', data: { sessionId: id, attemptId, now: now() } });
   let result: ChargeResult;
@@ -96,6 +99,8 @@ export async function paySession(
         email: body.email ?? null,
         name: body.name ?? null,
         paymentMethod: card ? result.payment_method : null,
+        customerId,
+        subscriptionId: session.mode === 'SUBSCRIPTION' ? newId('subscription') : null,
         now: now(),
       },
     };
@@ -130,6 +135,38 @@ export function mountPayRoute(app: Express, context: ServiceContext): void {
     if (outcome.status === 'complete') res.json({ status: 'complete', redirect_url: outcome.redirectUrl });
     else res.json({ status: 'requires_action', next_action: { type: 'challenge' } });
   });
+}
+
+/**
+ * Who pays, settled before anything is charged: billing's customer for the session's names and
+ * the email typed on the page, created now for a new buyer, so that the charge, the order, the
+ * redemption and the subscription all name one customer. A live subscription to the product is
+ * refused (409), and so is a promotion code the customer has used up (422). Billing or
+ * promotions down is 503 with nothing charged. Without billing configured (a checkout run
+ * alone) the buyer stays unnamed and billing provisions them by email after the payment.
+ */
+async function buyerAtPayment(
+  context: ServiceContext,
+  session: Session,
+  body: PayCheckoutSessionBody,
+): Promise<string | null> {
+  const deps = dependenciesOf(context);
+  if (!deps.billing) return null;
+  const caller = serviceCaller(session.organization, session.environment);
+  const buyer = await resolveBuyer(deps.billing, caller, {
+    customer_id: session.customer_id ?? undefined,
+    external_id: session.external_customer_id ?? undefined,
+    email: session.customer_email ?? body.email,
+    name: session.customer_name ?? body.name,
+    create: true,
+    product_id: session.mode === 'SUBSCRIPTION' ? session.product.id : undefined,
+  });
+  refuseLiveSubscription(buyer);
+  if (!buyer.customer) throw new ApiError(503, 'service_unavailable', 'billing did not name the customer');
+  if (session.redemption_id) {
+    await assignRedemption(deps.promotions(), caller, session.redemption_id, buyer.customer);
+  }
+  return buyer.customer.id;
 }
 
 /** The email is needed unless prefilled; a card unless the session needs no payment method. */

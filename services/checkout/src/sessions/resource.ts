@@ -30,6 +30,7 @@ export function toSessionResource(session: Session, now: Date): CheckoutSession 
     id: session.id,
     status: statusAt(session, now),
     mode: session.mode,
+    customer_id: session.customer_id,
     customer_email: session.customer_email,
     customer_name: session.customer_name,
     external_customer_id: session.external_customer_id,

@@ -12,6 +12,9 @@ import type { RecordedEvent } from '@billing/eventstore';
 
 export const sessionStream = (sessionId: string) => `checkout_session-${sessionId}`;
 
+/** The refund reason when billing found a live subscription to the product after payment. */
+export const DUPLICATE_SUBSCRIPTION = 'duplicate_subscription';
+
 /** What checkout needs of the product, copied at creation: later catalog changes do not move a session. */
 export type SessionProduct = SoldProduct;
 
@@ -63,6 +66,8 @@ export type CheckoutSessionCreatedData = {
   product: SessionProduct;
   success_url: string;
   cancel_url: string;
+  /** Billing's customer the buyer's names pointed to at creation; absent in sessions made before. */
+  customer_id?: string | null;
   customer_email: string | null;
   customer_name: string | null;
   external_customer_id: string | null;
@@ -132,8 +137,10 @@ export const SESSION_EVENT_TYPES: ReadonlyArray<SessionEvent['type']> = [
 ];
 
 /** A session as checkout knows it; the stored status never says EXPIRED before the sweep. */
-export type Session = Omit<CheckoutSessionCreatedData, 'session_id'> & {
+export type Session = Omit<CheckoutSessionCreatedData, 'session_id' | 'customer_id'> & {
   id: string;
+  /** Known at creation when billing had the buyer already, and always once paid. */
+  customer_id: string | null;
   status: 'OPEN' | 'COMPLETE' | 'EXPIRED';
   /** The charge under way, if any: a second one is refused until it ends. */
   attempt: { id: string; started_at: string } | null;
@@ -155,6 +162,7 @@ export function evolve(state: SessionState, event: SessionEvent): SessionState {
       session: {
         ...created,
         id: session_id,
+        customer_id: created.customer_id ?? null,
         status: 'OPEN',
         attempt: null,
         subscription_id: null,
@@ -188,6 +196,8 @@ export function evolve(state: SessionState, event: SessionEvent): SessionState {
           status: 'COMPLETE',
           attempt: null,
           completed_at: at,
+          customer_id: d.customer_id ?? s.customer_id,
+          subscription_id: d.subscription_id ?? s.subscription_id,
           customer_email: d.customer_email,
           customer_name: d.customer_name ?? null,
           order: { ...s.order, status: 'PAID', paid_at: at },
@@ -222,7 +232,9 @@ export function evolve(state: SessionState, event: SessionEvent): SessionState {
     }
     case 'OrderRefunded': {
       const at = event.data.refunded_at ?? s.updated_at;
-      return next({ ...s, order: { ...s.order, status: 'REFUNDED', refunded_at: at } }, at);
+      // Billing started no subscription for a duplicate: the id named at completion never came to be.
+      const subscription_id = event.data.reason === DUPLICATE_SUBSCRIPTION ? null : s.subscription_id;
+      return next({ ...s, subscription_id, order: { ...s.order, status: 'REFUNDED', refunded_at: at } }, at);
     }
     default: {
       // Compile-time exhaustiveness; at run time an unknown (newer) event type leaves the state alone.

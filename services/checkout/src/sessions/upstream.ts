@@ -1,10 +1,10 @@
 import {
   ApiError,
-  type CheckoutMode,
   conflict,
   type CallerIdentity,
   type Product,
   type ReservedRedemption,
+  type ResolvedCustomer,
   notFound,
   validationError,
 } from '@billing/contracts';
@@ -40,7 +40,15 @@ const maskedForPublishable = (code: string) => (code === 'PROMO_CODE_ALREADY_USE
 export async function reservePromotion(
   promotions: InternalClient,
   caller: CallerIdentity,
-  request: { code: string; amount: number; product_id: string; external_id?: string; checkout_session_id: string },
+  request: {
+    code: string;
+    amount: number;
+    product_id: string;
+    checkout_session_id: string;
+    customer_id?: string;
+    external_id?: string;
+    email?: string;
+  },
 ): Promise<ReservedRedemption> {
   const { status, body } = await promotions.post<ReservedRedemption & { error?: { code: string; message: string } }>(
     '/internal/promotion-codes/reserve',
@@ -62,35 +70,70 @@ export async function releasePromotion(promotions: InternalClient, caller: Calle
   await promotions.post(`/internal/redemptions/${encodeURIComponent(redemptionId)}/release`, {}, caller);
 }
 
-type LiveSubscription = { subscription: { id: string; status: string } | null };
+/** What checkout asks billing about the buyer (`POST /internal/customers/resolve`). */
+export type BuyerQuery = {
+  customer_id?: string;
+  external_id?: string;
+  email?: string;
+  name?: string;
+  create?: boolean;
+  product_id?: string;
+};
+
+const NOBODY: ResolvedCustomer = { customer: null, live_subscription: null };
 
 /**
- * The spec's duplicate check at creation: a customer (by `customer_email`) who already has an
- * ACTIVE, TRIAL or PAST_DUE subscription to the product gets `409 conflict`. When billing
- * cannot answer, the session is created and billing's check after payment applies (the order
- * is refunded), so a buyer is never charged twice without a record.
+ * The buyer as billing knows them (docs/customer-identity.md), and their live subscription to
+ * `product_id` when asked. Billing down or failing is `503 service_unavailable`.
  */
-export async function refuseDuplicateSubscription(
-  billing: InternalClient | null,
+export async function resolveBuyer(
+  billing: InternalClient,
   caller: CallerIdentity,
-  request: { mode: CheckoutMode; customer_email?: string; product_id: string },
-  onUnavailable: (err: unknown) => void,
-): Promise<void> {
-  if (!billing || request.mode !== 'SUBSCRIPTION' || !request.customer_email) return;
-  const query = new URLSearchParams({ email: request.customer_email, product_id: request.product_id });
-  let answer: { status: number; body: LiveSubscription };
-  try {
-    answer = await billing.get<LiveSubscription>(`/internal/subscriptions/live?${query}`, {
-      ...caller,
-      keyKind: 'secret',
-    });
-  } catch (err) {
-    onUnavailable(err);
-    return;
-  }
-  const existing = answer.status === 200 ? answer.body.subscription : null;
+  query: BuyerQuery,
+): Promise<ResolvedCustomer> {
+  const named = query.customer_id ?? query.external_id ?? query.email;
+  if (named === undefined) return NOBODY;
+  const { status, body } = await billing.post<ResolvedCustomer>('/internal/customers/resolve', query, {
+    ...caller,
+    keyKind: 'secret',
+  });
+  if (status !== 200) throw new ApiError(503, 'service_unavailable', `billing answered ${status}`);
+  return body;
+}
+
+/**
+ * The spec's duplicate check: a customer who already has an ACTIVE, TRIAL or PAST_DUE
+ * subscription to the product gets `409 conflict` with the existing subscription.
+ */
+export function refuseLiveSubscription(buyer: ResolvedCustomer): void {
+  const existing = buyer.live_subscription;
   if (!existing) return;
   throw conflict('This customer already has a subscription to this product', [
     { existing_subscription_id: existing.id, status: existing.status },
   ]);
+}
+
+/**
+ * At payment the buyer's redemption is assigned to their customer, and the per-customer limit
+ * is checked again on the promotion code's stream: of two open sessions of one customer, only
+ * as many as the limit allows can pay with the code. A refusal is 422 like at creation.
+ */
+export async function assignRedemption(
+  promotions: InternalClient,
+  caller: CallerIdentity,
+  redemptionId: string,
+  customer: NonNullable<ResolvedCustomer['customer']>,
+): Promise<void> {
+  const { status, body } = await promotions.post<{ error?: { code: string; message: string } }>(
+    `/internal/redemptions/${encodeURIComponent(redemptionId)}/assign`,
+    { customer_id: customer.id, external_id: customer.external_id ?? undefined, email: customer.email },
+    { ...caller, keyKind: 'secret' },
+  );
+  if (status === 200) return;
+  const error = body?.error;
+  if ((status === 409 || status === 422) && error?.code?.startsWith('PROMO_')) {
+    const message = `${error.message}. Nothing was charged.`;
+    throw validationError([{ path: 'promotion_code', code: error.code, message }], message);
+  }
+  throw new ApiError(503, 'service_unavailable', `promotions answered ${status}`);
 }
