@@ -25,7 +25,7 @@ export async function createInfrastructure(options: InfrastructureOptions): Prom
   const env = options.env ?? process.env;
   const database = env.DATABASE_URL
     ? postgresDatabase({ connectionString: env.DATABASE_URL, max: Number(env.DATABASE_POOL_SIZE ?? 10) })
-    : await pgliteDatabase(embeddedDataDir(options.dataDir ?? env.DATA_DIR));
+    : await pgliteDatabase(embeddedDataDir(options.dataDir ?? pgliteDirOf(env.DATA_DIR)));
   const bus: Bus = env.KAFKA_BROKERS
     ? new KafkaBus({
         brokers: env.KAFKA_BROKERS.split(','),
@@ -42,6 +42,11 @@ export async function createInfrastructure(options: InfrastructureOptions): Prom
       await database.close();
     },
   };
+}
+
+/** `DATA_DIR` is the data root, as for `npm start`: PGlite keeps its files in `DATA_DIR/pglite`. */
+function pgliteDirOf(dataDir: string | undefined): string | undefined {
+  return dataDir === undefined || dataDir === 'memory' ? dataDir : join(dataDir, 'pglite');
 }
 
 function embeddedDataDir(dataDir: string | undefined): string | undefined {
