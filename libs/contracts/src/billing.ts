@@ -373,15 +373,18 @@ export function registerBillingRoutes(registry: OpenApiRegistry): OpenApiRegistr
     .route({
       method: 'get',
       path: '/customers/entitlements',
-      summary: "A customer's entitlements (exactly one of email, external_id, customer_id)",
+      summary:
+        "A customer's entitlements, a paywall check: customer_id, external_id, email (precedence in that order); nobody matching is an empty answer",
       tags,
       security: secret,
       query: EntitlementsQuery,
       responses: {
-        200: { description: 'Live entitlements and the most recent live subscription', schema: Entitlements },
+        200: {
+          description: 'Live entitlements and the most recent live subscription; empty and null for nobody',
+          schema: Entitlements,
+        },
         400: invalidRequest,
         401: unauthorized,
-        404: customerNotFound,
       },
     })
     .route({
