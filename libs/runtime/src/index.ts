@@ -5,3 +5,4 @@ export * from './testing';
 export * from './internal-client';
 export * from './periodic';
 export * from './settings';
+export * from './isolated-breaker';

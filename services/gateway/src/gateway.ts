@@ -24,6 +24,7 @@ import {
 } from './routing/public-routes';
 import { stripIdentityHeaders } from './routing/identity-headers';
 import { createUpstream, type UpstreamHandler } from './upstream';
+import { breakerCaller } from './upstream/breaker-caller';
 
 export const DEFAULT_UPSTREAMS: Record<UpstreamName, string> = {
   catalog: DEFAULT_SERVICE_URLS.CATALOG_SERVICE_URL,
@@ -83,6 +84,7 @@ export class Gateway {
           target: upstreamUrl(context.config, name),
           pathRewrite: (_path, req) => adminPaths(req.originalUrl),
           onError: (err) => context.logger.warn({ err, upstream: name }, 'upstream unavailable'),
+          callerOf: breakerCaller,
         }),
       );
     }

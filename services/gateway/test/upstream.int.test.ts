@@ -59,6 +59,16 @@ function upstreamApp(hits: Hit[], events: string[] = []): Express {
     (_req, res) => void res.status(404).json({ error: { code: 'not_found', message: 'no such thing' } }),
   );
   app.get('/busy', (_req, res) => void res.status(503).set('x-upstream', 'yes').json({ upstream: 'busy' }));
+  app.get('/boom', (_req, res) => void res.status(500).json({ error: { code: 'internal_error', message: 'bug' } }));
+  // Fails (or hangs) only for the tenants named in `x-fail` / `x-hang`: input only they send.
+  app.get('/tenant', (req, res) => {
+    if (req.get('x-hang') === req.get('x-tenant')) {
+      req.once('close', () => events.push('tenant: hang closed'));
+      return;
+    }
+    if (req.get('x-fail') === req.get('x-tenant')) return void res.status(503).json({ upstream: 'failed' });
+    res.json({ tenant: req.get('x-tenant') });
+  });
   app.get('/hang', (req) => {
     req.once('close', () => events.push('hang: connection closed'));
   });
@@ -197,13 +207,23 @@ describe('createUpstream', () => {
     expect(upstream.breaker.stats.failures).toBe(0);
   });
 
-  it('passes an upstream 503 through unchanged but counts it as a failure', async () => {
+  it("passes an upstream 503 through unchanged but counts it as a failure of the caller's breaker", async () => {
     const { gateway, upstream } = await setUp();
     const response = await fetch(`${gateway.url}/busy`);
     expect(response.status).toBe(503);
     expect(response.headers.get('x-upstream')).toBe('yes');
     expect(await response.json()).toEqual({ upstream: 'busy' });
-    expect(upstream.breaker.stats.failures).toBe(1);
+    // Without callerOf the caller is the client's address; one caller's 503 is not the upstream's.
+    expect(upstream.callerBreaker('ip:127.0.0.1')?.stats.failures).toBe(1);
+    expect(upstream.breaker.stats.failures).toBe(0);
+  });
+
+  it('passes an upstream 500 through without counting it against anyone', async () => {
+    const { gateway, upstream } = await setUp();
+    for (let i = 0; i < 8; i++) expect((await fetch(`${gateway.url}/boom`)).status).toBe(500);
+    expect(upstream.callerBreaker('ip:127.0.0.1')?.stats.failures).toBe(0);
+    expect(upstream.breaker.stats.failures).toBe(0);
+    expect(upstream.callerBreaker('ip:127.0.0.1')?.opened).toBe(false);
   });
 
   it('answers 503 in the error envelope within 2 s when the upstream refuses connections', async () => {
@@ -308,6 +328,73 @@ describe('createUpstream', () => {
     await expect(request).rejects.toThrow();
     await eventually(() => expect(events).toContain('hang: connection closed'), 2000);
     expect(upstream.breaker.stats.failures).toBe(0);
+  });
+
+  describe('with one breaker per tenant (callerOf)', () => {
+    const tenantOf = (req: Request) => `tenant:${req.get('x-tenant') ?? 'none'}`;
+    const asTenant = (gateway: Started, tenant: string, headers: Record<string, string> = {}) =>
+      fetch(`${gateway.url}/tenant`, { headers: { 'x-tenant': tenant, ...headers } });
+
+    it("lets a tenant whose requests fail open only its own breaker: another tenant's 40 requests all pass", async () => {
+      const { gateway, upstream, hits } = await setUp({ callerOf: tenantOf });
+      const hostile: number[] = [];
+      const victim: number[] = [];
+      for (let i = 0; i < 40; i++) {
+        hostile.push((await asTenant(gateway, 'hostile', { 'x-fail': 'hostile' })).status);
+        victim.push((await asTenant(gateway, 'victim')).status);
+      }
+      expect(victim).toEqual(Array(40).fill(200));
+      expect(hostile.every((status) => status === 503)).toBe(true);
+      expect(upstream.callerBreaker('tenant:hostile')?.opened).toBe(true);
+      expect(upstream.breaker.opened).toBe(false);
+      // Open, the hostile tenant's requests no longer reach the service.
+      expect(hits.filter((hit) => hit.headers['x-tenant'] === 'hostile')).toHaveLength(5);
+    });
+
+    it("does not let one tenant's timeouts open the breaker for the others", async () => {
+      const { gateway, upstream, events } = await setUp({ callerOf: tenantOf, timeoutMs: 150 });
+      const victim: number[] = [];
+      for (let i = 0; i < 8; i++) {
+        const [hung, served] = await Promise.all([
+          asTenant(gateway, 'hostile', { 'x-hang': 'hostile' }),
+          asTenant(gateway, 'victim'),
+        ]);
+        expect(hung.status).toBe(503);
+        victim.push(served.status);
+      }
+      expect(victim).toEqual(Array(8).fill(200));
+      expect(upstream.callerBreaker('tenant:hostile')?.opened).toBe(true);
+      expect(upstream.breaker.opened).toBe(false);
+      await eventually(() => expect(events.filter((event) => event === 'tenant: hang closed')).toHaveLength(5), 2000);
+    });
+
+    it('opens for every tenant, fast, when many tenants fail at once', async () => {
+      const { gateway, upstream, hits } = await setUp({ callerOf: tenantOf });
+      const tenants = ['a', 'b', 'c', 'd', 'e', 'f'];
+      for (let round = 0; round < 5 && !upstream.breaker.opened; round++) {
+        for (const tenant of tenants) await asTenant(gateway, tenant, { 'x-fail': tenant });
+      }
+      expect(upstream.breaker.opened).toBe(true);
+      hits.length = 0;
+      const { response, ms } = await timed(asTenant(gateway, 'newcomer'));
+      expect(response.status).toBe(503);
+      expect(((await response.json()) as ErrorBody).error.code).toBe('service_unavailable');
+      expect(ms).toBeLessThan(100);
+      expect(hits).toHaveLength(0);
+    });
+
+    it('opens for every tenant when the service is down, whichever tenant found out', async () => {
+      const { gateway, upstream, service, hits } = await setUp({ callerOf: tenantOf });
+      await service!.close();
+      for (let i = 0; i < 5; i++) expect((await asTenant(gateway, 'first')).status).toBe(503);
+      expect(upstream.breaker.opened).toBe(true);
+      const revived = await start(upstreamApp(hits), service!.port);
+      cleanup.push(() => revived.close());
+      const { response, ms } = await timed(asTenant(gateway, 'another'));
+      expect(response.status).toBe(503);
+      expect(ms).toBeLessThan(100);
+      expect(hits).toHaveLength(0);
+    });
   });
 
   it('answers 503 after close()', async () => {

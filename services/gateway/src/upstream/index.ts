@@ -1,6 +1,7 @@
 export {
   createUpstream,
   DEFAULT_BREAKER_OPTIONS,
+  blameUpstreamFailure,
   defaultIsFailureStatus,
   UpstreamError,
   type UpstreamBreakerOptions,

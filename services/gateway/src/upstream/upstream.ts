@@ -2,8 +2,9 @@ import http, { type ClientRequest, type IncomingMessage } from 'node:http';
 import https from 'node:https';
 import type { NextFunction, Request, Response } from 'express';
 import { createProxyMiddleware, fixRequestBody, type Options } from 'http-proxy-middleware';
-import CircuitBreaker from 'opossum';
+import type CircuitBreaker from 'opossum';
 import { ApiError } from '@billing/contracts';
+import { type FailureBlame, IsolatedBreaker } from '@billing/runtime';
 
 /** A failure of the upstream itself: refused, reset, timed out, or a 502/503/504 answer. */
 export class UpstreamError extends Error {
@@ -22,21 +23,48 @@ export class UpstreamError extends Error {
 export type UpstreamBreakerOptions = Pick<
   CircuitBreaker.Options,
   'errorThresholdPercentage' | 'volumeThreshold' | 'rollingCountTimeout' | 'rollingCountBuckets'
->;
+> & {
+  /** Distinct failing callers from which their failures also count against the whole upstream. */
+  minFailingCallers?: number;
+  /** Caller breakers kept (least recently used dropped). */
+  maxCallers?: number;
+};
 
 /**
- * The breaker opens when more than half of the calls in the last 10 s failed, once at least 5
- * calls were made (so one refused connection at startup does not cut a service off).
+ * A breaker opens when more than half of the calls in the last 10 s failed, once at least 5
+ * calls were made (so one refused connection at startup does not cut a service off). Failures
+ * that a request may have caused count against the whole upstream only while at least 3
+ * callers (and half of those seen) are failing; see `createUpstream`.
  */
 export const DEFAULT_BREAKER_OPTIONS: Required<UpstreamBreakerOptions> = {
   errorThresholdPercentage: 50,
   volumeThreshold: 5,
   rollingCountTimeout: 10_000,
   rollingCountBuckets: 10,
+  minFailingCallers: 3,
+  maxCallers: 1000,
 };
 
-/** 502/503/504 from a service mean "cannot serve now": passed through, but counted as failures. */
+/**
+ * 502/503/504 from a service mean "cannot serve now": passed through, but counted as failures.
+ * A 500 is not: it is a bug answering, usually for one request's input, and the service is up.
+ */
 export const defaultIsFailureStatus = (status: number): boolean => status === 502 || status === 503 || status === 504;
+
+/** Errors of a connection that was never made: nothing of the request reached the upstream. */
+const NOT_REACHED = new Set(['ECONNREFUSED', 'EHOSTUNREACH', 'ENETUNREACH', 'ENOTFOUND', 'EAI_AGAIN', 'EADDRNOTAVAIL']);
+
+/**
+ * Connection failures are the upstream's alone; a timeout, a reset or a failing status may
+ * have been caused by the request, so they are blamed on its caller first.
+ */
+export function blameUpstreamFailure(error: unknown): FailureBlame {
+  const code = (error as { code?: unknown } | null)?.code;
+  return typeof code === 'string' && NOT_REACHED.has(code) ? 'upstream' : 'caller';
+}
+
+/** Without `callerOf`: the client's address. */
+const clientAddress = (req: Request): string => `ip:${req.ip ?? req.socket.remoteAddress ?? 'unknown'}`;
 
 export interface UpstreamOptions {
   /** Service name, used in the 503 message and as the breaker's name. */
@@ -62,6 +90,11 @@ export interface UpstreamOptions {
   onError?: (error: Error, req: Request, res: Response) => void;
   /** Upstream statuses that count as breaker failures (still passed through). */
   isFailureStatus?: (status: number) => boolean;
+  /**
+   * Who sends the request, for the per-caller breakers: a tenant, or a client address. Called
+   * once per request; default `ip:<req.ip>`.
+   */
+  callerOf?: (req: Request, res: Response) => string;
   breaker?: UpstreamBreakerOptions;
 }
 
@@ -69,8 +102,13 @@ export interface UpstreamOptions {
 export type UpstreamHandler = ((req: Request, res: Response, next: NextFunction) => void) & {
   readonly upstreamName: string;
   readonly target: string;
-  /** The opossum breaker guarding this upstream: `opened`, `halfOpen`, `stats`, events. */
-  readonly breaker: CircuitBreaker<[Request, Response], void>;
+  /**
+   * The opossum breaker of the whole upstream (`opened`, `halfOpen`, `stats`, events): open, it
+   * rejects every caller.
+   */
+  readonly breaker: CircuitBreaker<[string, Request, Response], void>;
+  /** The breaker of one caller (as `callerOf` names it), once that caller was seen. */
+  callerBreaker(caller: string): CircuitBreaker<[Request, Response], void> | undefined;
   /** Stops the breaker's timers, aborts requests in flight and closes pooled connections. */
   close(): Promise<void>;
 };
@@ -85,11 +123,19 @@ interface Attempt {
 }
 
 /**
- * Forwards requests to one internal service through http-proxy-middleware, behind one opossum
- * circuit breaker.
+ * Forwards requests to one internal service through http-proxy-middleware, behind opossum
+ * circuit breakers that one caller cannot open for the others (`IsolatedBreaker`): a breaker per
+ * caller (`callerOf`: a tenant, or a client address) in front of one for the whole upstream.
  *
  * - Upstream answers, including 4xx and 5xx, are relayed unchanged. 502/503/504 also count as
- *   breaker failures (`isFailureStatus`): they mean the service cannot serve right now.
+ *   breaker failures (`isFailureStatus`): they mean the service cannot serve right now. A 500
+ *   does not count: the service answered, and a bug that one request's input triggers must not
+ *   cut anyone off.
+ * - Who is blamed: a connection refused (or unroutable) never reached the service, so it counts
+ *   against the whole upstream: a service that is down opens the upstream's breaker after a few
+ *   requests, for everyone. A timeout, reset or failing status may come from the request itself,
+ *   so it counts against its caller's breaker, and against the upstream only while at least
+ *   `minFailingCallers` callers, and half of those seen in the window, are failing.
  * - Refused or reset connections and timeouts answer `503 service_unavailable` within
  *   `timeoutMs`, and count as failures. On timeout the upstream request is destroyed, and a late
  *   upstream response is discarded: the attempt is settled once and the client gets one answer.
@@ -219,22 +265,23 @@ export function createUpstream(options: UpstreamOptions): UpstreamHandler {
       });
     });
 
-  const breaker = new CircuitBreaker<[Request, Response], void>(forward, {
+  // The attempt enforces its own timeout, which also aborts the upstream request.
+  const breakers = new IsolatedBreaker<[Request, Response], void>(forward, {
     name,
-    // The attempt enforces its own timeout, which also aborts the upstream request.
-    timeout: false,
+    blame: blameUpstreamFailure,
     resetTimeout: resetTimeoutMs,
     ...DEFAULT_BREAKER_OPTIONS,
     ...options.breaker,
   });
+  const callerOf = options.callerOf ?? clientAddress;
 
   const handler = (req: Request, res: Response, _next: NextFunction): void => {
     // Node already answered `100 Continue` to the client; forwarded, the header would also stop
     // http-proxy from emitting `proxyReq`, which sets the identity headers.
     delete req.headers.expect;
-    breaker.fire(req, res).catch((error: unknown) => {
-      // Attempt failures have answered already; this answers an open breaker (EOPENBREAKER)
-      // or a closed upstream (ESHUTDOWN).
+    breakers.fire(callerOf(req, res), req, res).catch((error: unknown) => {
+      // Attempt failures have answered already; this answers an open breaker, the caller's or the
+      // upstream's (EOPENBREAKER), or a closed upstream (ESHUTDOWN).
       respondUnavailable(res);
       onError?.(toError(error), req, res);
     });
@@ -243,9 +290,10 @@ export function createUpstream(options: UpstreamOptions): UpstreamHandler {
   return Object.assign(handler, {
     upstreamName: name,
     target,
-    breaker,
+    breaker: breakers.upstream,
+    callerBreaker: (caller: string) => breakers.callerBreaker(caller),
     close: async (): Promise<void> => {
-      breaker.shutdown();
+      breakers.shutdown();
       for (const request of inFlight) request.destroy();
       agent.destroy();
     },
