@@ -4,6 +4,7 @@ import { Environment } from './events';
 import { cursorListEnvelope, limitParam, startingAfterParam } from './list';
 import { type OpenApiRegistry, invalidParametersResponse } from './openapi';
 import { ProductInterval } from './products';
+import { TEXT_LIMITS, idText } from './text';
 
 // Billing's public resources, requests and events (issue 6): customers, subscriptions,
 // invoices, entitlements. Rules and decisions: services/billing/README.md.
@@ -101,7 +102,7 @@ export const ListCustomersQuery = z
   .object({
     limit,
     starting_after: startingAfterParam('customer'),
-    email: z.string().optional().describe('Exact match (case-insensitive)'),
+    email: z.string().max(TEXT_LIMITS.email).optional().describe('Exact match (case-insensitive)'),
     status: CustomerStatus.optional(),
   })
   .meta({ id: 'ListCustomersQuery' });
@@ -109,10 +110,10 @@ export type ListCustomersQuery = z.infer<typeof ListCustomersQuery>;
 
 export const CustomerIdParams = z
   .object({
-    id: z.string().describe('Customer id, or external id with by_external_id=true'),
+    id: idText().describe('Customer id, or external id with by_external_id=true'),
   })
   .meta({ id: 'CustomerIdParams' });
-export const CustomerExternalIdParams = z.object({ external_id: z.string() }).meta({ id: 'CustomerExternalIdParams' });
+export const CustomerExternalIdParams = z.object({ external_id: idText() }).meta({ id: 'CustomerExternalIdParams' });
 export const ByExternalIdQuery = z
   .object({
     by_external_id: z.enum(['true', 'false']).optional().describe('`true`: the path id is an external id'),
@@ -163,13 +164,13 @@ export const ListSubscriptionsQuery = z
   .object({
     limit,
     starting_after: startingAfterParam('subscription'),
-    customer_id: z.string().optional(),
+    customer_id: idText().optional(),
   })
   .meta({ id: 'ListSubscriptionsQuery' });
 export type ListSubscriptionsQuery = z.infer<typeof ListSubscriptionsQuery>;
 
 export const SubscriptionIdParams = z
-  .object({ id: z.string().describe('Subscription id, prefix sub_') })
+  .object({ id: idText().describe('Subscription id, prefix sub_') })
   .meta({ id: 'SubscriptionIdParams' });
 
 // ---------------------------------------------------------------- invoices
@@ -206,9 +207,9 @@ export type Invoice = z.infer<typeof Invoice>;
  */
 export const EntitlementsQuery = z
   .object({
-    customer_id: z.string().min(1).optional().describe('Billing customer id (first in precedence)'),
-    external_id: z.string().min(1).optional().describe("The merchant's own id for the customer (second)"),
-    email: z.string().min(1).optional().describe('Email, matched case-insensitively (third)'),
+    customer_id: idText().min(1).optional().describe('Billing customer id (first in precedence)'),
+    external_id: idText().min(1).optional().describe("The merchant's own id for the customer (second)"),
+    email: z.string().min(1).max(TEXT_LIMITS.email).optional().describe('Email, matched case-insensitively (third)'),
   })
   .describe(
     'At least one of customer_id, external_id, email; precedence in that order. Identifiers that match ' +

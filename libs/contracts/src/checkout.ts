@@ -2,6 +2,7 @@ import { z } from 'zod';
 import { ErrorEnvelope } from './errors';
 import type { OpenApiRegistry } from './openapi';
 import { Discount } from './promotions';
+import { idText } from './text';
 
 export const CheckoutMode = z.enum(['PAYMENT', 'SUBSCRIPTION', 'SETUP']).meta({ id: 'CheckoutMode' });
 export type CheckoutMode = z.infer<typeof CheckoutMode>;
@@ -18,20 +19,20 @@ export const Einvoice = z
   .discriminatedUnion('type', [
     z.strictObject({
       type: z.literal('B2B').describe('Company invoice'),
-      tax_id: z.string().describe('統一編號: 8 digits with a valid check digit'),
+      tax_id: z.string().max(8).describe('統一編號: 8 digits with a valid check digit'),
       company_name: z.string().min(1).max(255).optional(),
     }),
     z.strictObject({
       type: z.literal('MOBILE_BARCODE'),
-      carrier: z.string().describe('"/" followed by 7 of 0-9 A-Z . + -'),
+      carrier: z.string().max(8).describe('"/" followed by 7 of 0-9 A-Z . + -'),
     }),
     z.strictObject({
       type: z.literal('CITIZEN_CERTIFICATE'),
-      carrier: z.string().describe('2 uppercase letters followed by 14 digits'),
+      carrier: z.string().max(16).describe('2 uppercase letters followed by 14 digits'),
     }),
     z.strictObject({
       type: z.literal('DONATION'),
-      donation_code: z.string().describe('3-7 digits'),
+      donation_code: z.string().max(7).describe('3-7 digits'),
     }),
   ])
   .meta({ id: 'Einvoice' });
@@ -55,8 +56,8 @@ const CheckoutMetadata = z
  */
 export const CreateCheckoutSessionBody = z
   .strictObject({
-    product_id: z.string().min(1).optional(),
-    product_slug: z.string().min(1).optional(),
+    product_id: idText().min(1).optional(),
+    product_slug: idText().min(1).optional(),
     success_url: z.string().min(1).max(2048).describe('HTTPS; may contain {CHECKOUT_SESSION_ID}'),
     cancel_url: z.string().min(1).max(2048).describe('HTTPS'),
     mode: CheckoutMode.optional().describe('Derived from the product type when omitted'),
@@ -167,7 +168,7 @@ export const CheckoutSession = z
   .meta({ id: 'CheckoutSession' });
 export type CheckoutSession = z.infer<typeof CheckoutSession>;
 
-export const CheckoutSessionIdParams = z.object({ id: z.string().describe('prefix cs_') });
+export const CheckoutSessionIdParams = z.object({ id: idText().describe('prefix cs_') });
 
 /** The hosted page's pay call: `POST /checkout/{session_id}/pay` (the session id is the capability). */
 export const PayCheckoutSessionBody = z
@@ -176,14 +177,17 @@ export const PayCheckoutSessionBody = z
     name: z.string().trim().min(1).max(255).optional(),
     card_number: z
       .string()
+      .max(23)
       .regex(/^[0-9 ]{12,23}$/, 'card number digits')
       .optional(),
     exp: z
       .string()
+      .max(16)
       .regex(/^(0[1-9]|1[0-2])\s*\/\s*([0-9]{2})$/, 'MM/YY')
       .optional(),
     cvc: z
       .string()
+      .max(4)
       .regex(/^[0-9]{3,4}$/, '3 or 4 digits')
       .optional(),
     challenge: z.enum(['pass', 'fail']).optional().describe('Answer to a 3-D Secure challenge'),

@@ -2,6 +2,7 @@ export * from './errors';
 export * from './events';
 export * from './ids';
 export * from './list';
+export * from './text';
 export * from './openapi';
 export * from './identity';
 export * from './products';

@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { MAX_ID_LENGTH } from './text';
 
 /** `object: "list"` envelope. Cursor-paged lists add `has_more`; the customer list adds `next_cursor`. */
 export function listEnvelope<T extends z.ZodType>(item: T) {
@@ -24,5 +25,5 @@ export function limitParam(defaultLimit: number, max = 100) {
 
 /** A cursor-paged list's `starting_after`: the id of the last item of the previous page; an unknown id is a 400. */
 export function startingAfterParam(noun: string) {
-  return z.string().min(1).optional().describe(`Id of the last ${noun} of the previous page`);
+  return z.string().min(1).max(MAX_ID_LENGTH).optional().describe(`Id of the last ${noun} of the previous page`);
 }

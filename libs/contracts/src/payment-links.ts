@@ -4,6 +4,7 @@ import { ErrorEnvelope } from './errors';
 import { cursorListEnvelope, limitParam, startingAfterParam } from './list';
 import { type OpenApiRegistry, invalidParametersResponse } from './openapi';
 import { ProductType } from './products';
+import { idText } from './text';
 
 const LinkMetadata = z
   .record(
@@ -19,8 +20,8 @@ export const CollectPaymentMethod = z.enum(['always', 'if_required']);
 /** `POST /payment-links`, camelCase as the spec writes it. URL rules are checked by checkout. */
 export const CreatePaymentLinkBody = z
   .strictObject({
-    productId: z.string().min(1).optional(),
-    productSlug: z.string().min(1).optional(),
+    productId: idText().min(1).optional(),
+    productSlug: idText().min(1).optional(),
     promotionCode: z.string().min(1).max(100).optional(),
     collectPaymentMethod: CollectPaymentMethod.default('always'),
     successUrl: z.string().min(1).max(2048).optional().describe('HTTPS; may contain {CHECKOUT_SESSION_ID}'),
@@ -56,7 +57,7 @@ export const ListPaymentLinksQuery = z.object({
 });
 export type ListPaymentLinksQuery = z.infer<typeof ListPaymentLinksQuery>;
 
-export const PaymentLinkIdParams = z.object({ id: z.string().describe('prefix plink_') });
+export const PaymentLinkIdParams = z.object({ id: idText().describe('prefix plink_') });
 
 export const PaymentLink = z
   .object({

@@ -3,6 +3,7 @@ import { ErrorEnvelope } from './errors';
 import { Environment } from './events';
 import { listEnvelope } from './list';
 import { type OpenApiRegistry, invalidParametersResponse } from './openapi';
+import { TEXT_LIMITS, idText } from './text';
 
 export const ProductType = z.enum(['SUBSCRIPTION', 'ONE_TIME', 'CREDITS', 'DONATION']).meta({ id: 'ProductType' });
 export type ProductType = z.infer<typeof ProductType>;
@@ -185,6 +186,7 @@ export type ProductList = z.infer<typeof ProductList>;
 export const ListProductsQuery = z.object({
   type: z
     .string()
+    .max(TEXT_LIMITS.token)
     .transform((value) => value.toUpperCase())
     .pipe(ProductType)
     .optional()
@@ -193,8 +195,8 @@ export const ListProductsQuery = z.object({
 });
 export type ListProductsQuery = z.infer<typeof ListProductsQuery>;
 
-export const ProductIdParams = z.object({ id: z.string().describe('Product id, prefix prod_') });
-export const ProductSlugParams = z.object({ slug: z.string() });
+export const ProductIdParams = z.object({ id: idText().describe('Product id, prefix prod_') });
+export const ProductSlugParams = z.object({ slug: idText() });
 
 // Payloads of the catalog's internal stream events (`product-<id>`), relayed to `catalog.events`.
 

@@ -3,6 +3,7 @@ import { ErrorEnvelope } from './errors';
 import { Environment } from './events';
 import { cursorListEnvelope, limitParam, startingAfterParam } from './list';
 import { type OpenApiRegistry, invalidParametersResponse } from './openapi';
+import { idText } from './text';
 
 // Coupons (designed after Stripe's; the spec shows none), promotion codes, validation and
 // redemptions. Rules and decisions: services/promotions/README.md.
@@ -44,7 +45,7 @@ const couponField = {
   duration: CouponDuration,
   duration_in_months: z.int().min(1).nullable().describe('Required for `repeating`, null otherwise'),
   applies_to_all_products: z.boolean(),
-  product_ids: z.array(z.string().regex(/^prod_[0-9A-Za-z]+$/, 'product ids start with prod_')).max(100),
+  product_ids: z.array(idText().regex(/^prod_[0-9A-Za-z]+$/, 'product ids start with prod_')).max(100),
   bonus_trial_days: z.int().min(0),
   bonus_months: z.int().min(0),
   active: z.boolean(),
@@ -131,7 +132,7 @@ export const ListCouponsQuery = z.object({
   limit: limitParam(20),
   starting_after: startingAfterParam('coupon'),
 });
-export const CouponIdParams = z.object({ id: z.string().describe('Coupon id, prefix cpn_') });
+export const CouponIdParams = z.object({ id: idText().describe('Coupon id, prefix cpn_') });
 
 // ---------------------------------------------------------------- promotion codes
 
@@ -147,7 +148,7 @@ const codeField = {
   max_redemptions_per_customer: z.int().min(1),
   minimum_amount: z.int().min(0).nullable().describe('TWD'),
   customer_eligibility: CustomerEligibility,
-  restricted_to_customer_id: z.string().min(1).nullable(),
+  restricted_to_customer_id: idText().min(1).nullable(),
   active: z.boolean(),
   metadata: Metadata.nullable(),
 };
@@ -170,8 +171,8 @@ export function checkValidityWindow(
 /** `POST /v1/promotion-codes`. */
 export const CreatePromotionCodeBody = z
   .strictObject({
-    coupon_id: z.string().min(1),
-    code: z.string().regex(PROMOTION_CODE_PATTERN, 'code is 3-20 uppercase letters and digits'),
+    coupon_id: idText().min(1),
+    code: z.string().max(20).regex(PROMOTION_CODE_PATTERN, 'code is 3-20 uppercase letters and digits'),
     valid_from: codeField.valid_from.default(null),
     valid_until: codeField.valid_until.default(null),
     max_redemptions: codeField.max_redemptions.default(null),
@@ -219,7 +220,7 @@ const offsetPaging = {
 };
 
 export const ListPromotionCodesQuery = z.object({
-  coupon_id: z.string().optional(),
+  coupon_id: idText().optional(),
   active: z.enum(['true', 'false']).optional(),
   ...offsetPaging,
 });
@@ -236,7 +237,7 @@ export const PromotionCodeList = z
   })
   .meta({ id: 'PromotionCodeList' });
 
-export const PromotionCodeIdParams = z.object({ id: z.string().describe('Promotion code id, prefix promo_') });
+export const PromotionCodeIdParams = z.object({ id: idText().describe('Promotion code id, prefix promo_') });
 
 // ---------------------------------------------------------------- redemptions
 
@@ -257,7 +258,7 @@ export type Redemption = z.infer<typeof Redemption>;
 
 export const ListRedemptionsQuery = z.object({
   status: RedemptionStatus.optional(),
-  customerId: z.string().optional(),
+  customerId: idText().optional(),
   ...offsetPaging,
 });
 
@@ -296,9 +297,9 @@ export type PromoErrorCode = z.infer<typeof PromoErrorCode>;
 export const ValidatePromotionCodeBody = z
   .strictObject({
     code: z.string().min(1).max(100).describe('Case-insensitive'),
-    external_id: z.string().min(1).optional(),
-    customer_id: z.string().min(1).optional(),
-    product_id: z.string().min(1).optional(),
+    external_id: idText().min(1).optional(),
+    customer_id: idText().min(1).optional(),
+    product_id: idText().min(1).optional(),
     amount: z.int().min(0).optional().describe('Integer TWD; the discount is computed from it'),
   })
   .meta({ id: 'ValidatePromotionCodeBody' });
@@ -360,11 +361,11 @@ export type ValidationResult = z.infer<typeof ValidationResult>;
 /** `POST /internal/promotion-codes/reserve`: validate with Secret semantics and hold a redemption. */
 export const ReserveRedemptionBody = z.strictObject({
   code: z.string().min(1).max(100),
-  checkout_session_id: z.string().min(1),
+  checkout_session_id: idText().min(1),
   amount: z.int().min(0),
-  product_id: z.string().min(1).optional(),
-  customer_id: z.string().min(1).optional(),
-  external_id: z.string().min(1).optional(),
+  product_id: idText().min(1).optional(),
+  customer_id: idText().min(1).optional(),
+  external_id: idText().min(1).optional(),
   email: z.string().min(1).max(320).optional(),
 });
 export type ReserveRedemptionBody = z.infer<typeof ReserveRedemptionBody>;

@@ -9,6 +9,7 @@ import { limitParam, listEnvelope } from './list';
 import type { OpenApiRegistry } from './openapi';
 import { Redemption } from './promotions';
 import { PUBLIC_EVENT_TYPES, type PublicEventType } from './public-events';
+import { idText } from './text';
 
 // Webhook endpoints, webhook events and the delivery log (issue 7). Rules and decisions:
 // docs/webhooks.md and services/notifications/README.md.
@@ -91,7 +92,7 @@ export const WebhookEndpoint = z
 export type WebhookEndpoint = z.infer<typeof WebhookEndpoint>;
 
 export const WebhookEndpointList = listEnvelope(WebhookEndpoint).meta({ id: 'WebhookEndpointList' });
-export const WebhookEndpointIdParams = z.object({ id: z.string().min(1).describe('prefix wh_') });
+export const WebhookEndpointIdParams = z.object({ id: idText().min(1).describe('prefix wh_') });
 
 // ---------------------------------------------------------------- events
 
@@ -104,6 +105,7 @@ export const WEBHOOK_OBJECT_SCHEMAS = {
   'customer.updated': Customer,
   'subscription.activated': Subscription,
   'subscription.updated': Subscription,
+  'subscription.canceled': Subscription,
   'invoice.paid': Invoice,
   'promotion_code.redeemed': Redemption,
 } as const satisfies Record<PublicEventType, z.ZodType>;

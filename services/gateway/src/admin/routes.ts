@@ -1,4 +1,4 @@
-import { Environment, IDENTITY_HEADERS, KeyKind, notFound } from '@billing/contracts';
+import { Environment, IDENTITY_HEADERS, KeyKind, idText, notFound } from '@billing/contracts';
 import type { SqlExecutor } from '@billing/eventstore';
 import { validate } from '@billing/service';
 import type { Express, RequestHandler } from 'express';
@@ -22,7 +22,7 @@ export interface AdminRoutesOptions {
 }
 
 const CreateOrganizationBody = z.object({ name: z.string().trim().min(1).max(255) });
-const OrganizationParams = z.object({ org_id: z.string().min(1) });
+const OrganizationParams = z.object({ org_id: idText().min(1) });
 const RollKeyBody = z.object({ environment: Environment, type: KeyKind });
 
 function keysByEnvironment(keys: IssuedKey[]) {

@@ -1,4 +1,4 @@
-import { ListWebhookDeliveriesQuery, notFound, toList } from '@billing/contracts';
+import { ListWebhookDeliveriesQuery, idText, notFound, toList } from '@billing/contracts';
 import { handleCommand } from '@billing/eventstore';
 import type { ServiceContext } from '@billing/runtime';
 import { validate } from '@billing/service';
@@ -11,7 +11,7 @@ import { deliveryStream } from './delivery';
 import { listDeliveries } from './queries';
 import { projectDeliveries } from './read-model';
 
-const Id = z.object({ id: z.string().min(1) });
+const Id = z.object({ id: idText().min(1) });
 
 /** The delivery log (admin API): every attempt per endpoint and per event, and replays. */
 export function mountDeliveryRoutes(app: Express, { store, now }: ServiceContext, wake: () => void): void {

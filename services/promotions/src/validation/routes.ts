@@ -3,6 +3,7 @@ import {
   type Environment,
   ReserveRedemptionBody,
   emailKey,
+  idText,
   type ReservedRedemption,
   ValidatePromotionCodeBody,
   badRequest,
@@ -109,7 +110,7 @@ export function mountValidationRoutes(app: Express, { store, now }: ServiceConte
     res.status(events.length > 0 ? 201 : 200).json(reply);
   });
 
-  const redemptionParams = z.object({ id: z.string() });
+  const redemptionParams = z.object({ id: idText() });
   /** Runs a command on the stream of the caller's redemption `id`; 404 when there is none. */
   async function onRedemption(
     req: Request,
