@@ -3,8 +3,10 @@ import type { Logger } from 'pino';
 import { requestContext } from './context';
 import { errorHandler, notFoundHandler } from './errors';
 import { mountHealthRoutes } from './health';
+import { jsonBodies } from './json-body';
 import { ServiceMetrics } from './metrics';
 import { Readiness, type ReadinessCheck } from './readiness';
+import { refuseInvalidText } from './text-guard';
 
 export interface CreateAppOptions {
   /** Service name, e.g. 'catalog'. */
@@ -44,7 +46,9 @@ export function createApp(options: CreateAppOptions): ServiceApp {
   app.use(requestContext(logger));
   mountHealthRoutes(app, readiness);
   metrics.mount(app);
-  if (options.parseJsonBodies !== false) app.use(express.json({ limit: bodyLimit }));
+  // One reading of a JSON body, and its text checked, before any route (docs/errors.md).
+  if (options.parseJsonBodies !== false) app.use(jsonBodies(bodyLimit));
+  app.use(refuseInvalidText);
   options.routes?.(app);
   app.use(notFoundHandler);
   app.use(errorHandler(bodyLimit));

@@ -28,3 +28,21 @@ export {
   type Tenant,
 } from './identity';
 export { ServiceMetrics } from './metrics';
+export {
+  INVALID_CHARACTERS,
+  MAX_JSON_DEPTH,
+  TOO_DEEP,
+  findTextProblems,
+  isLineKey,
+  refuseInvalidText,
+  textProblem,
+  type TextKind,
+} from './text-guard';
+export {
+  bodyHeadersRefusal,
+  byteOrderMarkRefusal,
+  jsonBodies,
+  refuseUnreadableBodies,
+  startsWithByteOrderMark,
+} from './json-body';
+export { PROTOCOL_ERRORS, answerProtocolErrorsInEnvelope, rawErrorResponse } from './protocol-errors';

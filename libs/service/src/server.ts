@@ -2,6 +2,7 @@ import { createServer, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { Logger } from 'pino';
 import type { ServiceApp } from './app';
+import { answerProtocolErrorsInEnvelope } from './protocol-errors';
 
 /** Something to release on shutdown; a named one reads better in the logs. */
 export type Closer = (() => unknown) | { name: string; close: () => unknown };
@@ -42,6 +43,8 @@ export async function startService(options: StartServiceOptions): Promise<Servic
   const { app, logger, host = '127.0.0.1' } = options;
   const timeoutMs = options.shutdownTimeoutMs ?? DEFAULT_SHUTDOWN_TIMEOUT_MS;
   const server = createServer();
+  // Node's own 400, 408, 417 and 431 answers leave in the error envelope too.
+  answerProtocolErrorsInEnvelope(server, logger);
   const pending = new Set<ServerResponse>();
   let draining = false;
 
