@@ -173,6 +173,15 @@ export const SubscriptionIdParams = z
   .object({ id: idText().describe('Subscription id, prefix sub_') })
   .meta({ id: 'SubscriptionIdParams' });
 
+/**
+ * `POST /subscriptions/{id}/cancel`. `at_period_end` true (the default): access to the end of
+ * the paid period, then CANCELED; false: CANCELED now, nothing refunded.
+ */
+export const CancelSubscriptionBody = z
+  .strictObject({ at_period_end: z.boolean().default(true) })
+  .meta({ id: 'CancelSubscriptionBody' });
+export type CancelSubscriptionBody = z.infer<typeof CancelSubscriptionBody>;
+
 // ---------------------------------------------------------------- invoices
 
 export const Invoice = z
@@ -292,6 +301,16 @@ export const SubscriptionUpdatedData = z
   .meta({ id: 'SubscriptionUpdatedData' });
 export type SubscriptionUpdatedData = z.infer<typeof SubscriptionUpdatedData>;
 
+/** Occurs when a subscription ends: canceled now, or at the end of its period (public: subscription.canceled). */
+export const SubscriptionCanceledData = z
+  .object({
+    subscription_id: z.string(),
+    reason: z.enum(['requested', 'period_end']).describe('Canceled now on request, or at the end of the period'),
+    object: Subscription,
+  })
+  .meta({ id: 'SubscriptionCanceledData' });
+export type SubscriptionCanceledData = z.infer<typeof SubscriptionCanceledData>;
+
 /**
  * Internal, for checkout: a SUBSCRIPTION-mode session was paid by a customer who already had a
  * live subscription to the product. No second subscription exists; checkout refunds the order.
@@ -324,6 +343,7 @@ export const BILLING_EVENT_SCHEMAS = {
   CustomerOrderRecorded: CustomerOrderRecordedData,
   SubscriptionActivated: SubscriptionActivatedData,
   SubscriptionUpdated: SubscriptionUpdatedData,
+  SubscriptionCanceled: SubscriptionCanceledData,
   DuplicateSubscriptionPaid: DuplicateSubscriptionPaidData,
   InvoicePaid: InvoicePaidData,
 } as const;
@@ -452,6 +472,36 @@ export function registerBillingRoutes(registry: OpenApiRegistry): OpenApiRegistr
         200: { description: 'The subscription', schema: Subscription },
         401: unauthorized,
         404: error('not_found: no such subscription'),
+      },
+    })
+    .route({
+      method: 'post',
+      path: '/subscriptions/{id}/cancel',
+      summary: 'Cancel a subscription, at the end of its period (default) or now',
+      tags: ['Subscriptions'],
+      security: secret,
+      params: SubscriptionIdParams,
+      body: CancelSubscriptionBody,
+      responses: {
+        200: { description: 'The subscription: cancel_at_period_end set, or CANCELED', schema: Subscription },
+        401: unauthorized,
+        404: error('not_found: no such subscription'),
+        409: error('conflict: the subscription is canceled already'),
+        422: error('validation_error: the body'),
+      },
+    })
+    .route({
+      method: 'post',
+      path: '/subscriptions/{id}/resume',
+      summary: 'Undo a pending end-of-period cancellation',
+      tags: ['Subscriptions'],
+      security: secret,
+      params: SubscriptionIdParams,
+      responses: {
+        200: { description: 'The subscription, cancel_at_period_end false', schema: Subscription },
+        401: unauthorized,
+        404: error('not_found: no such subscription'),
+        409: error('conflict: the subscription is canceled already'),
       },
     });
 }

@@ -27,6 +27,8 @@ export const BILLING_PUBLIC_EVENTS = {
   SubscriptionActivated: 'subscription.activated',
   /** Occurs when a subscription's status, period, plan or cancellation changes. */
   SubscriptionUpdated: 'subscription.updated',
+  /** Occurs when a subscription ends, on request or at the end of its period. */
+  SubscriptionCanceled: 'subscription.canceled',
   /** Occurs when an invoice is paid. */
   InvoicePaid: 'invoice.paid',
 } as const;

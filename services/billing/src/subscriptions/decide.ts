@@ -54,7 +54,17 @@ export type RecordDuplicatePayment = {
 /** `trial_end` has come: the TRIAL subscription goes on as ACTIVE. */
 export type EndTrial = { type: 'EndTrial'; data: { subscriptionId: string; now: Date } };
 
-export type SubscriptionCommand = StartSubscription | RecordDuplicatePayment | EndTrial;
+/** The merchant cancels: at the end of the paid period (default), or now. */
+export type CancelSubscription = { type: 'CancelSubscription'; data: Who & { atPeriodEnd: boolean } };
+
+/** The merchant undoes a pending end-of-period cancellation. */
+export type ResumeSubscription = { type: 'ResumeSubscription'; data: Who };
+
+/** `current_period_end` has come for a subscription canceled at period end: it ends. */
+export type EndCanceledPeriod = { type: 'EndCanceledPeriod'; data: { subscriptionId: string; now: Date } };
+
+export type SubscriptionCommand =
+  StartSubscription | RecordDuplicatePayment | EndTrial | CancelSubscription | ResumeSubscription | EndCanceledPeriod;
 
 export function decide(command: SubscriptionCommand, state: SubscriptionState): SubscriptionEvent[] {
   switch (command.type) {
@@ -64,6 +74,12 @@ export function decide(command: SubscriptionCommand, state: SubscriptionState): 
       return duplicate(command, state);
     case 'EndTrial':
       return endTrial(command, state);
+    case 'CancelSubscription':
+      return cancel(command, state);
+    case 'ResumeSubscription':
+      return resume(command, state);
+    case 'EndCanceledPeriod':
+      return endCanceledPeriod(command, state);
     default: {
       const _exhaustive: never = command;
       throw new Error(`Unknown command ${(_exhaustive as { type: string }).type}`);
@@ -116,11 +132,16 @@ function start({ data }: StartSubscription, state: SubscriptionState): Subscript
   ];
 }
 
-function duplicate({ data }: RecordDuplicatePayment, state: SubscriptionState): SubscriptionEvent[] {
-  if (state.status === 'Empty' || state.organization !== data.organization || state.environment !== data.environment) {
-    throw notFound(`No such subscription: ${data.subscriptionId}`);
+/** Another organization's or environment's subscription is absent to the caller. */
+function existing(state: SubscriptionState, who: Who): Subscription {
+  if (state.status === 'Empty' || state.organization !== who.organization || state.environment !== who.environment) {
+    throw notFound(`No such subscription: ${who.subscriptionId}`);
   }
-  const { subscription } = state;
+  return state.subscription;
+}
+
+function duplicate({ data }: RecordDuplicatePayment, state: SubscriptionState): SubscriptionEvent[] {
+  const subscription = existing(state, data);
   if (!LIVE_SUBSCRIPTION_STATUSES.includes(subscription.status)) {
     throw conflict(`Subscription ${subscription.id} is ${subscription.status}, not live`);
   }
@@ -159,6 +180,60 @@ function endTrial({ data }: EndTrial, state: SubscriptionState): SubscriptionEve
       },
     },
   ];
+}
+
+/**
+ * At period end: `cancel_at_period_end` is set and the subscription keeps its access until
+ * `current_period_end`. Now: CANCELED at once, nothing refunded. Asking again for what is
+ * already so changes nothing; a CANCELED subscription is `409`.
+ */
+function cancel({ data }: CancelSubscription, state: SubscriptionState): SubscriptionEvent[] {
+  const subscription = existing(state, data);
+  if (subscription.status === 'CANCELED') throw conflict(`Subscription ${subscription.id} is canceled already`);
+  const at = data.now.toISOString();
+  if (!data.atPeriodEnd) return [canceled(subscription, at, 'requested')];
+  if (subscription.cancel_at_period_end) return [];
+  // As Stripe: `canceled_at` is when the cancellation was asked for, even one at period end.
+  return [updated({ ...subscription, cancel_at_period_end: true, canceled_at: at, updated_at: at })];
+}
+
+function resume({ data }: ResumeSubscription, state: SubscriptionState): SubscriptionEvent[] {
+  const subscription = existing(state, data);
+  if (subscription.status === 'CANCELED') throw conflict(`Subscription ${subscription.id} is canceled already`);
+  if (!subscription.cancel_at_period_end) return [];
+  return [
+    updated({ ...subscription, cancel_at_period_end: false, canceled_at: null, updated_at: data.now.toISOString() }),
+  ];
+}
+
+/** Idempotent: not canceling, canceled already, or before `current_period_end`: nothing to do. */
+function endCanceledPeriod({ data }: EndCanceledPeriod, state: SubscriptionState): SubscriptionEvent[] {
+  if (state.status === 'Empty') return [];
+  const { subscription } = state;
+  if (subscription.status === 'CANCELED' || !subscription.cancel_at_period_end) return [];
+  if (data.now.getTime() < Date.parse(subscription.current_period_end)) return [];
+  return [canceled(subscription, subscription.current_period_end, 'period_end', subscription.canceled_at)];
+}
+
+const updated = (subscription: Subscription): SubscriptionEvent => ({
+  type: 'SubscriptionUpdated',
+  data: { subscription_id: subscription.id, object: subscription },
+});
+
+function canceled(
+  subscription: Subscription,
+  at: string,
+  reason: 'requested' | 'period_end',
+  askedAt: string | null = at,
+): SubscriptionEvent {
+  const object: Subscription = {
+    ...subscription,
+    status: 'CANCELED',
+    cancel_at_period_end: false,
+    canceled_at: askedAt ?? at,
+    updated_at: at,
+  };
+  return { type: 'SubscriptionCanceled', data: { subscription_id: subscription.id, reason, object } };
 }
 
 export const subscriptionDecider = { initialState, evolve, decide };

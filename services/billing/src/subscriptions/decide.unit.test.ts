@@ -145,4 +145,87 @@ describe('Subscription', () => {
     it('is not found for an absent subscription', () =>
       spec.given([]).when(endTrial('2026-03-01T00:00:00.000Z')).thenThrows('No such subscription'));
   });
+
+  describe('when the merchant cancels or resumes', () => {
+    const asked = new Date('2026-02-10T08:00:00.000Z');
+    const cancel = (atPeriodEnd: boolean): SubscriptionCommand => ({
+      type: 'CancelSubscription',
+      data: { ...who, now: asked, atPeriodEnd },
+    });
+    const resume: SubscriptionCommand = { type: 'ResumeSubscription', data: { ...who, now: asked } };
+    const endPeriod = (now: string): SubscriptionCommand => ({
+      type: 'EndCanceledPeriod',
+      data: { subscriptionId: 'sub_1', now: new Date(now) },
+    });
+    const canceling = {
+      ...subscription,
+      cancel_at_period_end: true,
+      canceled_at: asked.toISOString(),
+      updated_at: asked.toISOString(),
+    };
+    const pending: SubscriptionEvent = {
+      type: 'SubscriptionUpdated',
+      data: { subscription_id: 'sub_1', object: canceling },
+    };
+
+    it('sets cancel_at_period_end, keeping access to the end of the period', () =>
+      spec.given([activated()]).when(cancel(true)).then([pending]));
+    it('changes nothing when asked again', () => spec.given([activated(), pending]).when(cancel(true)).then([]));
+    it('cancels now on request, with nothing refunded', () =>
+      spec
+        .given([activated()])
+        .when(cancel(false))
+        .then([
+          {
+            type: 'SubscriptionCanceled',
+            data: {
+              subscription_id: 'sub_1',
+              reason: 'requested',
+              object: {
+                ...subscription,
+                status: 'CANCELED',
+                canceled_at: asked.toISOString(),
+                updated_at: asked.toISOString(),
+              },
+            },
+          },
+        ]));
+    it('ends at current_period_end, not before, once', () => {
+      spec.given([activated(), pending]).when(endPeriod('2026-02-28T09:59:59.999Z')).then([]);
+      const ended: SubscriptionEvent = {
+        type: 'SubscriptionCanceled',
+        data: {
+          subscription_id: 'sub_1',
+          reason: 'period_end',
+          object: {
+            ...canceling,
+            status: 'CANCELED',
+            cancel_at_period_end: false,
+            updated_at: subscription.current_period_end,
+          },
+        },
+      };
+      spec.given([activated(), pending]).when(endPeriod('2026-02-28T10:00:00.000Z')).then([ended]);
+      spec.given([activated(), pending, ended]).when(endPeriod('2026-03-01T00:00:00.000Z')).then([]);
+    });
+    it('does not end a subscription that is not canceling', () =>
+      spec.given([activated()]).when(endPeriod('2026-03-01T00:00:00.000Z')).then([]));
+    it('resumes a pending cancellation, and changes nothing without one', () => {
+      const resumed: SubscriptionEvent = {
+        type: 'SubscriptionUpdated',
+        data: { subscription_id: 'sub_1', object: { ...canceling, cancel_at_period_end: false, canceled_at: null } },
+      };
+      spec.given([activated(), pending]).when(resume).then([resumed]);
+      spec.given([activated()]).when(resume).then([]);
+    });
+    it('refuses to cancel or resume a canceled subscription, and another tenant', () => {
+      const gone = activated({ status: 'CANCELED', canceled_at: at.toISOString() });
+      spec.given([gone]).when(cancel(true)).thenThrows('canceled already');
+      spec.given([gone]).when(resume).thenThrows('canceled already');
+      spec
+        .given([activated()])
+        .when({ type: 'CancelSubscription', data: { ...who, organization: 'org_2', atPeriodEnd: true } })
+        .thenThrows('No such subscription');
+    });
+  });
 });

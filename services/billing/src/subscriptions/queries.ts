@@ -76,3 +76,15 @@ export async function findEndedTrials(sql: SqlExecutor, schema: string, now: Dat
   );
   return rows;
 }
+
+/** Subscriptions canceled at period end whose `current_period_end` has come by `now`, oldest first. */
+export async function findEndedCanceledPeriods(sql: SqlExecutor, schema: string, now: Date, limit = 500) {
+  const { rows } = await sql.query<{ id: string; organization: string; environment: Tenant['environment'] }>(
+    `SELECT id, organization, environment FROM ${subscriptionsTable(schema)}
+     WHERE status <> 'CANCELED' AND (document->>'cancel_at_period_end')::boolean
+       AND (document->>'current_period_end')::timestamptz <= $1
+     ORDER BY (document->>'current_period_end')::timestamptz LIMIT $2`,
+    [now.toISOString(), limit],
+  );
+  return rows;
+}

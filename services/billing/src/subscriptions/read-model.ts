@@ -21,6 +21,8 @@ export async function migrateSubscriptionsReadModel(store: EventStore): Promise<
     CREATE INDEX IF NOT EXISTS subscriptions_newest_first ON ${table} (organization, environment, created_at DESC, id DESC);
     CREATE INDEX IF NOT EXISTS subscriptions_customer ON ${table} (customer_id, product_id);
     CREATE INDEX IF NOT EXISTS subscriptions_in_trial ON ${table} (id) WHERE status = 'TRIAL';
+    CREATE INDEX IF NOT EXISTS subscriptions_canceling ON ${table} (id)
+      WHERE status <> 'CANCELED' AND (document->>'cancel_at_period_end')::boolean;
   `);
 }
 
@@ -50,7 +52,8 @@ export async function projectSubscriptions(sql: SqlExecutor, schema: string, eve
         );
         break;
       }
-      case 'SubscriptionUpdated': {
+      case 'SubscriptionUpdated':
+      case 'SubscriptionCanceled': {
         const s = event.data.object;
         await sql.query(
           `UPDATE ${table} SET status = $2, product_id = $3, document = $4, stream_version = $5

@@ -3,6 +3,7 @@ import type {
   Environment,
   Subscription,
   SubscriptionActivatedData,
+  SubscriptionCanceledData,
   SubscriptionUpdatedData,
 } from '@billing/contracts';
 import type { RecordedEvent } from '@billing/eventstore';
@@ -11,12 +12,15 @@ export const subscriptionStream = (subscriptionId: string) => `subscription-${su
 
 export type SubscriptionActivated = { type: 'SubscriptionActivated'; data: SubscriptionActivatedData };
 export type SubscriptionUpdated = { type: 'SubscriptionUpdated'; data: SubscriptionUpdatedData };
+export type SubscriptionCanceled = { type: 'SubscriptionCanceled'; data: SubscriptionCanceledData };
 export type DuplicateSubscriptionPaid = { type: 'DuplicateSubscriptionPaid'; data: DuplicateSubscriptionPaidData };
-export type SubscriptionEvent = SubscriptionActivated | SubscriptionUpdated | DuplicateSubscriptionPaid;
+export type SubscriptionEvent =
+  SubscriptionActivated | SubscriptionUpdated | SubscriptionCanceled | DuplicateSubscriptionPaid;
 
 export const SUBSCRIPTION_EVENT_TYPES: ReadonlyArray<SubscriptionEvent['type']> = [
   'SubscriptionActivated',
   'SubscriptionUpdated',
+  'SubscriptionCanceled',
   'DuplicateSubscriptionPaid',
 ];
 
@@ -33,6 +37,7 @@ export function evolve(state: SubscriptionState, event: SubscriptionEvent): Subs
       return { status: 'Existing', organization, environment, subscription: object };
     }
     case 'SubscriptionUpdated':
+    case 'SubscriptionCanceled':
       if (state.status === 'Empty') return state;
       return { ...state, subscription: event.data.object };
     case 'DuplicateSubscriptionPaid':

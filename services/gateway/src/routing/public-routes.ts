@@ -57,6 +57,8 @@ export const PUBLIC_ROUTES: readonly PublicRoute[] = [
   { method: 'patch', path: '/v1/customers/:id', upstream: 'billing', keys: SECRET },
   { method: 'get', path: '/v1/subscriptions', upstream: 'billing', keys: SECRET },
   { method: 'get', path: '/v1/subscriptions/:id', upstream: 'billing', keys: SECRET },
+  { method: 'post', path: '/v1/subscriptions/:id/cancel', upstream: 'billing', keys: SECRET },
+  { method: 'post', path: '/v1/subscriptions/:id/resume', upstream: 'billing', keys: SECRET },
 
   { method: 'post', path: '/v1/coupons', upstream: 'promotions', keys: SECRET },
   { method: 'get', path: '/v1/coupons', upstream: 'promotions', keys: SECRET },
