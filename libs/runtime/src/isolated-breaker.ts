@@ -50,9 +50,10 @@ const codeOf = (error: unknown) => (error as { code?: unknown } | null | undefin
  * A call goes through its caller's breaker, then the upstream's. The caller's breaker counts
  * every failure of its own calls, so a caller whose requests make the upstream fail (bad input,
  * or a tenant whose data the upstream chokes on) soon gets fast rejections, alone. The upstream's
- * breaker counts failures that no request can cause (`upstream` blame: the service is down) and,
- * while several callers fail together, the others too (the service is up but failing for
- * everyone, e.g. timing out). When it is open every caller is rejected at once.
+ * breaker counts failures that no request can cause (`upstream` blame: the service is down;
+ * `volumeThreshold` of them in a row open it at once, however busy the window was) and, while
+ * several callers fail together, the others too (the service is up but failing for everyone,
+ * e.g. timing out). When it is open every caller is rejected at once.
  *
  * Caller breakers share one bucket-rotation timer and are kept in a bounded LRU, so memory and
  * timers stay bounded whatever the number of callers.
@@ -68,6 +69,8 @@ export class IsolatedBreaker<A extends unknown[], R> {
   private readonly againstUpstream = new WeakSet<object>();
   private readonly minFailingCallers: number;
   private readonly maxCallers: number;
+  /** Calls in a row that did not reach the upstream, whoever made them. */
+  private unreachedInARow = 0;
   private stopped = false;
 
   constructor(
@@ -87,6 +90,7 @@ export class IsolatedBreaker<A extends unknown[], R> {
     const attempt = async (caller: string, ...args: A): Promise<R> => {
       try {
         const result = await action(...args);
+        this.unreachedInARow = 0;
         this.outcomes.record(caller, false);
         return result;
       } catch (thrown) {
@@ -96,6 +100,10 @@ export class IsolatedBreaker<A extends unknown[], R> {
         if (blame === 'upstream' || (blame === 'caller' && this.severalCallersFailing())) {
           this.againstUpstream.add(error);
         }
+        this.unreachedInARow = blame === 'upstream' ? this.unreachedInARow + 1 : 0;
+        // The window may be full of successes from before: calls that cannot reach the upstream,
+        // one after the other, mean it is down now.
+        if (this.unreachedInARow >= Math.max(1, options.volumeThreshold) && this.upstream.closed) this.upstream.open();
         throw error;
       }
     };
@@ -104,7 +112,8 @@ export class IsolatedBreaker<A extends unknown[], R> {
       name: options.name,
       group: options.name,
       // Not counted: the other callers' breakers already did, and the upstream is fine.
-      errorFilter: (error: unknown) => !(error !== null && typeof error === 'object' && this.againstUpstream.has(error)),
+      errorFilter: (error: unknown) =>
+        !(error !== null && typeof error === 'object' && this.againstUpstream.has(error)),
     });
   }
 

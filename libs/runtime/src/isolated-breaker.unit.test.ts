@@ -7,7 +7,10 @@ class Failure extends Error {
 }
 
 /** An action that fails as told for a caller, or succeeds. */
-function breakerWith(failFor: Map<string, FailureBlame>, options: { minFailingCallers?: number; maxCallers?: number } = {}) {
+function breakerWith(
+  failFor: Map<string, FailureBlame>,
+  options: { minFailingCallers?: number; maxCallers?: number } = {},
+) {
   const calls: string[] = [];
   const breaker = new IsolatedBreaker<[string], string>(
     async (caller) => {
@@ -27,7 +30,8 @@ function breakerWith(failFor: Map<string, FailureBlame>, options: { minFailingCa
       ...options,
     },
   );
-  const fire = (caller: string) => breaker.fire(caller, caller).catch((error: { code?: string; message: string }) => error.code ?? error.message);
+  const fire = (caller: string) =>
+    breaker.fire(caller, caller).catch((error: { code?: string; message: string }) => error.code ?? error.message);
   return { breaker, calls, fire };
 }
 
@@ -67,6 +71,16 @@ describe('IsolatedBreaker', () => {
     expect(calls).toEqual([]);
   });
 
+  it('opens at once when calls cannot reach the upstream, however many succeeded before', async () => {
+    const failFor = new Map<string, FailureBlame>();
+    const { breaker, fire } = make(failFor);
+    for (let i = 0; i < 50; i++) await fire('busy');
+    failFor.set('busy', 'upstream');
+    for (let i = 0; i < 5; i++) expect(await fire('busy')).toBe('failed (upstream)');
+    expect(breaker.upstream.opened).toBe(true);
+    expect(await fire('other')).toBe('EOPENBREAKER');
+  });
+
   it('opens for everyone when several callers fail at once, and not for fewer than minFailingCallers', async () => {
     const failFor = new Map<string, FailureBlame>([
       ['a', 'caller'],
@@ -83,7 +97,8 @@ describe('IsolatedBreaker', () => {
     // The upstream fails for everyone (it hangs, say): failures now count against it, and it opens.
     const everyone = ['c', 'd', 'e', 'f', 'g', 'h'];
     for (const caller of everyone) failFor.set(caller, 'caller');
-    for (let round = 0; round < 5 && !breaker.upstream.opened; round++) for (const caller of everyone) await fire(caller);
+    for (let round = 0; round < 5 && !breaker.upstream.opened; round++)
+      for (const caller of everyone) await fire(caller);
     expect(breaker.failingCallers).toBeGreaterThanOrEqual(3);
     expect(breaker.upstream.opened).toBe(true);
     calls.length = 0;

@@ -24,7 +24,10 @@ describe('InternalClient breakers per tenant', () => {
   beforeAll(async () => {
     const app = express();
     app.get('/things/ok', (_req, res) => void res.json({ ok: true }));
-    app.get('/things/unavailable', (_req, res) => void res.status(503).json({ error: { code: 'service_unavailable' } }));
+    app.get(
+      '/things/unavailable',
+      (_req, res) => void res.status(503).json({ error: { code: 'service_unavailable' } }),
+    );
     app.get('/things/bug', (_req, res) => void res.status(500).json({ error: { code: 'internal_error' } }));
     server = app.listen(0, '127.0.0.1');
     await new Promise((resolve) => server.once('listening', resolve));
