@@ -60,5 +60,21 @@ export class ExpectedVersionConflictError extends Error {
   }
 }
 
+/**
+ * `handleCommand` gave up: every one of its attempts met a concurrent writer of the stream
+ * (`cause` is the last conflict). Nothing was written; services answer it `409 conflict`, and
+ * the request may be sent again.
+ */
+export class WriteConflictError extends Error {
+  constructor(
+    readonly stream: string,
+    readonly attempts: number,
+    options?: { cause?: unknown },
+  ) {
+    super(`Stream ${stream} kept changing under ${attempts} attempts to write it`, options);
+    this.name = 'WriteConflictError';
+  }
+}
+
 /** Turns a stored event of an older shape into the current one; see docs on versioning. */
 export type Upcaster = (event: RecordedEvent) => RecordedEvent;

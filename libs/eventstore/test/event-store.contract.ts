@@ -7,6 +7,8 @@ import {
   ExpectedVersionConflictError,
   type RecordedEvent,
   START_OF_LOG,
+  WriteConflictError,
+  handleCommand,
 } from '../src';
 
 export interface EventStoreFixture {
@@ -131,6 +133,48 @@ export function eventStoreContract(makeFixture: () => Promise<EventStoreFixture>
       );
       expect(results.filter((r) => r.status === 'fulfilled')).toHaveLength(1);
       expect(await store.readStream('new-1')).toHaveLength(1);
+    });
+  });
+
+  describe('commands under contention (handleCommand)', () => {
+    const { expectedVersion: _none, ...handleOptions } = options(0);
+    /** Each command appends the number it carries, decided on the state it read. */
+    const numbers = {
+      initialState: () => [] as number[],
+      evolve: (state: number[], e: RecordedEvent) => [...state, e.data.n as number],
+      decide: (n: number) => [event('Numbered', n)],
+    };
+
+    it('lands every one of 20 concurrent commands on one stream, or refuses it whole with WriteConflictError', async () => {
+      const results = await Promise.allSettled(
+        Array.from({ length: 20 }, (_, n) => handleCommand(store, 'hot-1', numbers, n, handleOptions)),
+      );
+      const landed = results.flatMap((r, n) => (r.status === 'fulfilled' ? [n] : []));
+      for (const r of results) if (r.status === 'rejected') expect(r.reason).toBeInstanceOf(WriteConflictError);
+      // The retries absorb a burst of this size.
+      expect(landed.length).toBeGreaterThanOrEqual(15);
+      const events = await store.readStream('hot-1');
+      expect(events.map((e) => e.stream_version)).toEqual(landed.map((_, i) => i + 1));
+      expect(events.map((e) => e.data.n as number).sort((a, b) => a - b)).toEqual(landed);
+    });
+
+    it('refuses with WriteConflictError after the bounded attempts, writing nothing', async () => {
+      await store.append('hot-2', [event('Opened')], options(0));
+      // Another writer gets in after every read of ours.
+      const racing: EventStore = Object.assign(Object.create(store) as EventStore, {
+        readStream: async (stream: string) => {
+          const history = await store.readStream(stream);
+          await store.append(stream, [event('Rival')], options('any'));
+          return history;
+        },
+      });
+      const failure = await handleCommand(racing, 'hot-2', numbers, 7, {
+        ...handleOptions,
+        retry: { maxAttempts: 3, sleep: async () => undefined },
+      }).catch((error: unknown) => error);
+      expect(failure).toBeInstanceOf(WriteConflictError);
+      expect(failure).toMatchObject({ attempts: 3 });
+      expect((await store.readStream('hot-2')).map((e) => e.type)).toEqual(['Opened', 'Rival', 'Rival', 'Rival']);
     });
   });
 

@@ -37,7 +37,38 @@ export function toApiError(err: unknown, bodyLimit: string | number): ApiError {
     const status = CODE_BY_STATUS.has(err.status) ? err.status : 400;
     return new ApiError(status, CODE_BY_STATUS.get(status) ?? 'bad_request', exposed(err, 'Bad request'));
   }
+  if (isWriteConflict(err)) {
+    return ApiError.of(
+      'conflict',
+      'The resource was changed by concurrent requests; this change was not applied, retry the request',
+    );
+  }
+  if (sqlStateOf(err) === UNIQUE_VIOLATION) {
+    // A value that must be unique was taken by a concurrent write the route had no name for.
+    return ApiError.of('conflict', 'The request conflicts with another resource written at the same time');
+  }
   return ApiError.of('internal_server_error', 'An internal error occurred');
+}
+
+/** SQLSTATEs of a transaction that lost to a concurrent one: serialization failure, deadlock. */
+const CONCURRENCY_SQLSTATES = new Set(['40001', '40P01']);
+const UNIQUE_VIOLATION = '23505';
+
+const sqlStateOf = (err: unknown): unknown =>
+  typeof err === 'object' && err !== null ? (err as { code?: unknown }).code : undefined;
+
+/**
+ * A write that lost to concurrent writers of the same record after the event store's bounded
+ * retries (`WriteConflictError`, or a version conflict or serialization failure outside
+ * `handleCommand`). Nothing was written: `409 conflict`, never a 500
+ * (docs/decisions/0005-write-contention-and-timeouts.md). Matched by name, as libs/service does
+ * not depend on the event store.
+ */
+function isWriteConflict(err: unknown): boolean {
+  if (!(err instanceof Error)) return false;
+  if (err.name === 'WriteConflictError' || err.name === 'ExpectedVersionConflictError') return true;
+  const code = sqlStateOf(err);
+  return typeof code === 'string' && CONCURRENCY_SQLSTATES.has(code);
 }
 
 function exposed(err: HttpError, fallback: string): string {
