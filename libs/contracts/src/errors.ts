@@ -13,6 +13,8 @@ export const GENERAL_ERROR_STATUS = {
   rate_limit_exceeded: 429,
   internal_server_error: 500,
   service_unavailable: 503,
+  /** The gateway's wait for a service ended; a write may still be applied (docs/decisions/0005). */
+  gateway_timeout: 504,
 } as const;
 
 /** Customer endpoints answer with their own codes (spec: Errors > Customer endpoints). */

@@ -1,9 +1,16 @@
 import { type CallerIdentity, identityHeaders, unauthorized } from '@billing/contracts';
-import { DEFAULT_SERVICE_URLS, type ServiceContext, startPeriodic } from '@billing/runtime';
+import { DEFAULT_SERVICE_URLS, type ServiceContext, positiveNumberSetting, startPeriodic } from '@billing/runtime';
 import { DEFAULT_BODY_LIMIT } from '@billing/service';
 import express, { type Express, type RequestHandler } from 'express';
 import { mountAdminRoutes } from './admin/routes';
-import { IdempotencyStore, idempotency, idempotencyDdl } from './idempotency';
+import {
+  ABANDONED_AFTER_MS,
+  AWAIT_OUTCOME,
+  type AwaitOutcome,
+  IdempotencyStore,
+  idempotency,
+  idempotencyDdl,
+} from './idempotency';
 import { ApiKeyAuthenticator } from './auth/authenticate';
 import { publicApiDocument } from './openapi';
 import { Organizations } from './organizations/organizations';
@@ -33,6 +40,24 @@ export const DEFAULT_UPSTREAMS: Record<UpstreamName, string> = {
   promotions: DEFAULT_SERVICE_URLS.PROMOTIONS_SERVICE_URL,
   notifications: DEFAULT_SERVICE_URLS.NOTIFICATIONS_SERVICE_URL,
 };
+
+/**
+ * How long the gateway waits for a service (docs/decisions/0005): reads 1.5 s; writes 10 s, as
+ * they may queue behind concurrent writers of their record and retry. A write past its timeout
+ * answers 504 and is left to finish: its answer is kept under its Idempotency-Key if it comes
+ * while the key's claim still holds (ABANDONED_AFTER_MS, less a margin).
+ */
+export const DEFAULT_READ_TIMEOUT_MS = 1500;
+export const DEFAULT_WRITE_TIMEOUT_MS = 10_000;
+
+function upstreamTimeouts(config: ServiceContext['config']) {
+  const timeoutMs = positiveNumberSetting(config, 'UPSTREAM_TIMEOUT_MS', DEFAULT_READ_TIMEOUT_MS);
+  const writeTimeoutMs = Math.min(
+    positiveNumberSetting(config, 'UPSTREAM_WRITE_TIMEOUT_MS', DEFAULT_WRITE_TIMEOUT_MS),
+    ABANDONED_AFTER_MS / 2,
+  );
+  return { timeoutMs, writeTimeoutMs, lateAnswerMs: ABANDONED_AFTER_MS - 10_000 - writeTimeoutMs };
+}
 
 /** Idempotency keys older than 24 hours are deleted this often. */
 const IDEMPOTENCY_PURGE_INTERVAL_MS = 60 * 60_000;
@@ -82,6 +107,9 @@ export class Gateway {
         createUpstream({
           name,
           target: upstreamUrl(context.config, name),
+          ...upstreamTimeouts(context.config),
+          // A POST that timed out keeps its key's claim until the service's answer comes.
+          awaitLateAnswer: (_req, res) => (res.locals[AWAIT_OUTCOME] as AwaitOutcome | undefined)?.(),
           pathRewrite: (_path, req) => adminPaths(req.originalUrl),
           onError: (err) => context.logger.warn({ err, upstream: name }, 'upstream unavailable'),
           callerOf: breakerCaller,

@@ -13,13 +13,31 @@ const REPLAYED_HEADERS = ['content-type', 'location'];
 /** The request body, read once here so that it can be hashed and still be forwarded. */
 export type RequestWithRawBody = Request & { rawBody?: Buffer };
 
+/** An answer to keep for the key, e.g. an upstream's answer that came after the gateway's 504. */
+export interface KeptAnswer {
+  status: number;
+  headers: Record<string, string>;
+  body: string;
+}
+
+/**
+ * Set on `res.locals` for a request that claimed its key. Called before a 504 for a write that
+ * may still be applied: the 504 is then not an answer to forget; the claim stays in flight
+ * (a retry gets 409) until the returned callback brings the real answer, which is kept and
+ * replayed like any other (or, `undefined` or a 5xx, forgets the claim so a retry runs again).
+ */
+export type AwaitOutcome = () => (answer: KeptAnswer | undefined) => void;
+export const AWAIT_OUTCOME = 'awaitIdempotentOutcome';
+
 /**
  * `Idempotency-Key` on every public POST (DESIGN; spec "Idempotency"): without the header a
  * UUID is generated and returned in it. Keys are per API key. The same key with the same method,
  * path and body (JSON compared parsed, see `requestHash`) within 24 hours replays the stored
  * answer with `Idempotency-Replay: true`; with another body it is `400 idempotency_key_mismatch`;
  * while the first request runs it is `409 conflict`. A 5xx answer is not kept, so a retry runs
- * again. Mount it only on routes that exist, so that a mistyped path does not use up a key.
+ * again; but a 504 for a write that may still be applied keeps the claim until the service's
+ * answer comes (`AwaitOutcome`, docs/decisions/0005). Mount it only on routes that exist, so
+ * that a mistyped path does not use up a key.
  */
 export function idempotency(
   store: IdempotencyStore,
@@ -89,6 +107,21 @@ function remember(res: Response, store: IdempotencyStore, scope: IdempotencyScop
   const write = res.write.bind(res) as (...args: unknown[]) => boolean;
   const end = res.end.bind(res) as (...args: unknown[]) => Response;
   let settled = false;
+  let awaited = false;
+  const awaitOutcome: AwaitOutcome = () => {
+    awaited = true;
+    let kept = false;
+    return (answer) => {
+      if (kept) return;
+      kept = true;
+      const saved =
+        answer && answer.status < 500
+          ? store.complete(scope, { status: answer.status, headers: pick(answer.headers), body: answer.body })
+          : store.release(scope);
+      saved.catch(onError);
+    };
+  };
+  res.locals[AWAIT_OUTCOME] = awaitOutcome;
   res.write = ((chunk: unknown, ...rest: unknown[]) => {
     collect(chunk, rest[0]);
     return write(chunk, ...rest);
@@ -96,6 +129,8 @@ function remember(res: Response, store: IdempotencyStore, scope: IdempotencyScop
   res.end = ((chunk?: unknown, ...rest: unknown[]) => {
     collect(chunk, rest[0]);
     settled = true;
+    // The outcome comes later (AwaitOutcome); this answer (a 504) is not the request's.
+    if (awaited) return end(chunk, ...rest);
     const saved =
       res.statusCode < 500
         ? store.complete(scope, {
@@ -118,6 +153,12 @@ function replayedHeaders(res: Response): Record<string, string> {
     const value = res.getHeader(name);
     if (value !== undefined) headers[name] = String(value);
   }
+  return headers;
+}
+
+function pick(given: Record<string, string>): Record<string, string> {
+  const headers: Record<string, string> = {};
+  for (const name of REPLAYED_HEADERS) if (given[name] !== undefined) headers[name] = given[name];
   return headers;
 }
 

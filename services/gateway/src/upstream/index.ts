@@ -4,6 +4,7 @@ export {
   blameUpstreamFailure,
   defaultIsFailureStatus,
   UpstreamError,
+  type LateAnswer,
   type UpstreamBreakerOptions,
   type UpstreamHandler,
   type UpstreamOptions,

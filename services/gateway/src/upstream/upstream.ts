@@ -72,10 +72,25 @@ export interface UpstreamOptions {
   /** Base URL, e.g. `http://127.0.0.1:4101`. */
   target: string;
   /**
-   * Longest wait for the upstream's response headers, and longest silence on its socket while
-   * the body streams. Past it the upstream request is aborted and the client gets 503.
+   * Longest wait for the upstream's response headers to a read (GET, HEAD, OPTIONS), and longest
+   * silence on its socket while the body streams. Past it the upstream request is aborted and
+   * the client gets 503. Default 1500 ms.
    */
   timeoutMs?: number;
+  /**
+   * The same for a write (POST, PUT, PATCH, DELETE), which may queue behind concurrent writers
+   * of its record. Past it the client gets `504 gateway_timeout`: the write may still be applied.
+   * Default 10 s (docs/decisions/0005).
+   */
+  writeTimeoutMs?: number;
+  /**
+   * A write that timed out: return a callback to keep the upstream request running for up to
+   * `lateAnswerMs` more and receive its answer (or `undefined` when none came), e.g. to keep it
+   * under the request's Idempotency-Key. Without one the upstream request is aborted.
+   */
+  awaitLateAnswer?: (req: Request, res: Response) => ((answer: LateAnswer | undefined) => void) | undefined;
+  /** How long a timed-out write's answer is still awaited for `awaitLateAnswer`. Default 30 s. */
+  lateAnswerMs?: number;
   /** How long the breaker stays open before letting one trial request through (half-open). */
   resetTimeoutMs?: number;
   /**
@@ -113,6 +128,15 @@ export type UpstreamHandler = ((req: Request, res: Response, next: NextFunction)
   close(): Promise<void>;
 };
 
+/** The upstream's answer to a write that had already timed out at the gateway. */
+export interface LateAnswer {
+  status: number;
+  headers: Record<string, string>;
+  body: string;
+}
+
+const isWrite = (method: string): boolean => !['GET', 'HEAD', 'OPTIONS'].includes(method.toUpperCase());
+
 /** One forwarding attempt, from `fire` until the upstream's response headers (or a failure). */
 interface Attempt {
   settled: boolean;
@@ -139,6 +163,9 @@ interface Attempt {
  * - Refused or reset connections and timeouts answer `503 service_unavailable` within
  *   `timeoutMs`, and count as failures. On timeout the upstream request is destroyed, and a late
  *   upstream response is discarded: the attempt is settled once and the client gets one answer.
+ * - A write gets `writeTimeoutMs` instead, and its timeout answers `504 gateway_timeout`, saying
+ *   that the write may still be applied and how to learn its outcome. With `awaitLateAnswer`
+ *   the upstream request is left to finish (up to `lateAnswerMs`) and its answer handed over.
  * - While the breaker is open, requests answer 503 at once without reaching the upstream; after
  *   `resetTimeoutMs` one trial request goes through and closes the breaker if it succeeds.
  * - A body already parsed by `express.json()` (or urlencoded/text) is re-serialised with
@@ -150,6 +177,10 @@ interface Attempt {
 export function createUpstream(options: UpstreamOptions): UpstreamHandler {
   const { name, target, onProxyReq, onError } = options;
   const timeoutMs = options.timeoutMs ?? 1500;
+  const writeTimeoutMs = options.writeTimeoutMs ?? 10_000;
+  const lateAnswerMs = options.lateAnswerMs ?? 30_000;
+  /** Timed-out writes whose answer is still awaited, by client request. */
+  const lateAnswers = new WeakMap<IncomingMessage, (answer: LateAnswer | undefined) => void>();
   const resetTimeoutMs = options.resetTimeoutMs ?? 1000;
   const isFailureStatus = options.isFailureStatus ?? defaultIsFailureStatus;
 
@@ -166,13 +197,25 @@ export function createUpstream(options: UpstreamOptions): UpstreamHandler {
     answered.add(res);
     res.status(unavailable.status).json(unavailable.toEnvelope());
   };
+  const respondTimedOut = (res: Response, waited: number, awaited: boolean): void => {
+    if (answered.has(res) || res.headersSent || res.writableEnded || res.destroyed) return;
+    answered.add(res);
+    const outcome = awaited
+      ? 'Retry with the same Idempotency-Key (sent back in that header) to learn the outcome: the retry ' +
+        'answers 409 conflict while the request still runs, then replays its answer.'
+      : 'Read the resource to learn its state before sending the request again.';
+    const timedOut = ApiError.of(
+      'gateway_timeout',
+      `${name} did not answer within ${waited} ms; the request may still be applied. ${outcome}`,
+    );
+    res.status(timedOut.status).json(timedOut.toEnvelope());
+  };
 
   const proxy = createProxyMiddleware<Request, Response>({
     target,
     agent,
     xfwd: true,
-    // Socket idle limit, also while the response body streams; http-proxy aborts the request.
-    proxyTimeout: timeoutMs,
+    // No proxyTimeout: the socket idle limit is set per request in `proxyReq`, by method.
     pathRewrite: options.pathRewrite,
     on: {
       proxyReq: (proxyReq, req) => {
@@ -180,8 +223,14 @@ export function createUpstream(options: UpstreamOptions): UpstreamHandler {
         if (!attempt || attempt.settled) {
           // Timed out (or the client left) before the socket was even assigned.
           proxyReq.destroy();
+          // Nothing reached the upstream: the write was not applied.
+          lateAnswers.get(req)?.(undefined);
           return;
         }
+        // Socket idle limit, also while the response body streams (http-proxy's proxyTimeout);
+        // a write's covers the time its late answer is awaited.
+        const idleMs = isWrite(req.method) ? writeTimeoutMs + lateAnswerMs : timeoutMs;
+        proxyReq.setTimeout(idleMs, () => proxyReq.destroy());
         attempt.proxyReq = proxyReq;
         inFlight.add(proxyReq);
         proxyReq.once('close', () => inFlight.delete(proxyReq));
@@ -197,9 +246,15 @@ export function createUpstream(options: UpstreamOptions): UpstreamHandler {
       proxyRes: (proxyRes, req, res) => {
         const attempt = attempts.get(req);
         if (!attempt || attempt.settled) {
-          // A late answer after the 503 went out: http-proxy will not pipe it (the response
-          // is finished); drop the upstream socket.
-          proxyRes.destroy();
+          // A late answer after the 503 or 504 went out: http-proxy will not pipe it (the
+          // response is finished). Read it for `awaitLateAnswer`, or drop the upstream socket.
+          const late = lateAnswers.get(req);
+          if (late && res.writableEnded) {
+            readLateAnswer(proxyRes, late);
+          } else {
+            proxyRes.destroy();
+            late?.(undefined);
+          }
           return;
         }
         answered.add(res);
@@ -220,6 +275,7 @@ export function createUpstream(options: UpstreamOptions): UpstreamHandler {
           return;
         }
         // After the attempt settled: the 503 is already out, or the body was streaming.
+        lateAnswers.get(req)?.(undefined);
         if (res instanceof http.ServerResponse && res.headersSent && !res.writableEnded) res.destroy();
       },
     },
@@ -241,7 +297,12 @@ export function createUpstream(options: UpstreamOptions): UpstreamHandler {
         },
         fail: (error, passedThrough = false) => {
           if (!settle()) return;
-          if (!passedThrough) {
+          if (!passedThrough && write && error instanceof UpstreamError && error.code === 'ETIMEDOUT') {
+            // The write may be applied yet: keep it running for whoever wants its answer.
+            const late = awaitLate(req, res, attempt.proxyReq);
+            if (!late) attempt.proxyReq?.destroy();
+            respondTimedOut(res, limit, late);
+          } else if (!passedThrough) {
             attempt.proxyReq?.destroy();
             // Answer now, synchronously, so nothing from the upstream can slip in first.
             respondUnavailable(res);
@@ -254,9 +315,11 @@ export function createUpstream(options: UpstreamOptions): UpstreamHandler {
         attempt.proxyReq?.destroy();
         attempt.succeed();
       };
+      const write = isWrite(req.method);
+      const limit = write ? writeTimeoutMs : timeoutMs;
       const timer = setTimeout(
-        () => attempt.fail(new UpstreamError(name, `${name} did not answer within ${timeoutMs} ms`, 'ETIMEDOUT')),
-        timeoutMs,
+        () => attempt.fail(new UpstreamError(name, `${name} did not answer within ${limit} ms`, 'ETIMEDOUT')),
+        limit,
       );
       attempts.set(req, attempt);
       res.once('close', onClientGone);
@@ -264,6 +327,36 @@ export function createUpstream(options: UpstreamOptions): UpstreamHandler {
         attempt.fail(toError(error ?? new Error('the proxy did not handle the request')));
       });
     });
+
+  /**
+   * Registers the late-answer callback of a timed-out write, called once: with the answer, or
+   * with `undefined` when the upstream request fails or `lateAnswerMs` passes first.
+   */
+  const awaitLate = (req: Request, res: Response, proxyReq: ClientRequest | undefined): boolean => {
+    const callback = options.awaitLateAnswer?.(req, res);
+    if (!callback) return false;
+    let done = false;
+    const giveUp = setTimeout(() => {
+      proxyReq?.destroy();
+      finish(undefined);
+    }, lateAnswerMs);
+    giveUp.unref();
+    const finish = (answer: LateAnswer | undefined) => {
+      if (done) return;
+      done = true;
+      clearTimeout(giveUp);
+      lateAnswers.delete(req);
+      callback(answer);
+    };
+    lateAnswers.set(req, finish);
+    let responded = false;
+    proxyReq?.once('response', () => (responded = true));
+    proxyReq?.once('close', () => {
+      // Closed without a response (destroyed, reset): the outcome stays unknown.
+      if (!responded) finish(undefined);
+    });
+    return true;
+  };
 
   // The attempt enforces its own timeout, which also aborts the upstream request.
   const breakers = new IsolatedBreaker<[Request, Response], void>(forward, {
@@ -298,6 +391,23 @@ export function createUpstream(options: UpstreamOptions): UpstreamHandler {
       agent.destroy();
     },
   });
+}
+
+/** Reads a whole late answer (bodies are small JSON) and hands it over, or `undefined` if it breaks off. */
+function readLateAnswer(proxyRes: IncomingMessage, done: (answer: LateAnswer | undefined) => void) {
+  const chunks: Buffer[] = [];
+  proxyRes.on('data', (chunk: Buffer) => chunks.push(chunk));
+  proxyRes.once('end', () => {
+    const headers: Record<string, string> = {};
+    for (const [header, value] of Object.entries(proxyRes.headers)) {
+      if (value !== undefined) headers[header] = Array.isArray(value) ? value.join(', ') : value;
+    }
+    done({ status: proxyRes.statusCode ?? 502, headers, body: Buffer.concat(chunks).toString('utf8') });
+  });
+  proxyRes.once('close', () => {
+    if (!proxyRes.complete) done(undefined);
+  });
+  proxyRes.once('error', () => done(undefined));
 }
 
 function toError(error: unknown): Error {
