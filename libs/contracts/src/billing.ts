@@ -184,28 +184,65 @@ export type CancelSubscriptionBody = z.infer<typeof CancelSubscriptionBody>;
 
 // ---------------------------------------------------------------- invoices
 
+export const InvoiceStatus = z
+  .enum(['draft', 'open', 'paid', 'void', 'uncollectible'])
+  .meta({ id: 'InvoiceStatus' });
+export type InvoiceStatus = z.infer<typeof InvoiceStatus>;
+
+/** One charge of an invoice; the lines add up to `subtotal`. */
+export const InvoiceLine = z
+  .object({
+    description: z.string(),
+    amount: z.int().describe('TWD'),
+    period: z.object({ start: timestamp, end: timestamp }),
+    kind: z.enum(['subscription']).describe('What the line charges for'),
+  })
+  .meta({ id: 'InvoiceLine' });
+export type InvoiceLine = z.infer<typeof InvoiceLine>;
+
 export const Invoice = z
   .object({
     object: z.literal('invoice'),
     id: z.string().describe('Prefix in_'),
+    number: z.string().describe('Sequential per organization and environment: INV-000001, INV-000002, ...'),
     customer_id: z.string(),
     subscription_id: z.string().nullable(),
-    order_id: z.string().nullable(),
+    order_id: z.string().nullable().describe('The checkout order it was paid with, for a first period'),
     checkout_session_id: z.string().nullable(),
-    status: z.enum(['PAID']),
-    amount_subtotal: z.int().min(0),
-    amount_discount: z.int().min(0),
-    amount_total: z.int().min(0).describe('TWD charged'),
+    status: InvoiceStatus,
     currency: z.literal('TWD'),
+    subtotal: z.int().min(0).describe('TWD, the sum of the lines'),
+    discount_amount: z.int().min(0),
+    total: z.int().min(0).describe('subtotal - discount_amount'),
+    amount_paid: z.int().min(0),
+    amount_due: z.int().min(0).describe('total - amount_paid'),
+    lines: z.array(InvoiceLine),
     period_start: timestamp,
     period_end: timestamp,
-    paid_at: timestamp,
+    attempt_count: z.int().min(0).describe('Charges tried'),
+    next_payment_attempt: timestamp.nullable(),
+    paid_at: timestamp.nullable(),
     created_at: timestamp,
     updated_at: timestamp,
     livemode: z.boolean(),
   })
   .meta({ id: 'Invoice' });
 export type Invoice = z.infer<typeof Invoice>;
+
+export const InvoiceList = cursorListEnvelope(Invoice).meta({ id: 'InvoiceList' });
+
+export const ListInvoicesQuery = z
+  .object({
+    limit,
+    starting_after: startingAfterParam('invoice'),
+    customer_id: idText().optional(),
+    subscription_id: idText().optional(),
+    status: InvoiceStatus.optional(),
+  })
+  .meta({ id: 'ListInvoicesQuery' });
+export type ListInvoicesQuery = z.infer<typeof ListInvoicesQuery>;
+
+export const InvoiceIdParams = z.object({ id: idText().describe('Invoice id, prefix in_') }).meta({ id: 'InvoiceIdParams' });
 
 // ---------------------------------------------------------------- entitlements
 
@@ -502,6 +539,33 @@ export function registerBillingRoutes(registry: OpenApiRegistry): OpenApiRegistr
         401: unauthorized,
         404: error('not_found: no such subscription'),
         409: error('conflict: the subscription is canceled already'),
+      },
+    })
+    .route({
+      method: 'get',
+      path: '/invoices',
+      summary: 'List invoices, newest first',
+      tags: ['Invoices'],
+      security: secret,
+      query: ListInvoicesQuery,
+      responses: {
+        200: { description: 'A page of invoices', schema: InvoiceList },
+        400: invalidParametersResponse,
+        401: unauthorized,
+      },
+    })
+    .route({
+      method: 'get',
+      path: '/invoices/{id}',
+      summary: 'Retrieve an invoice',
+      tags: ['Invoices'],
+      security: secret,
+      params: InvoiceIdParams,
+      responses: {
+        200: { description: 'The invoice', schema: Invoice },
+        400: invalidParametersResponse,
+        401: unauthorized,
+        404: error('not_found: no such invoice'),
       },
     });
 }

@@ -8,11 +8,15 @@ describe('billing OpenAPI', () => {
       '/customers/entitlements',
       '/customers/external/{external_id}',
       '/customers/{id}',
+      '/invoices',
+      '/invoices/{id}',
       '/subscriptions',
       '/subscriptions/{id}',
+      '/subscriptions/{id}/cancel',
+      '/subscriptions/{id}/resume',
     ]);
     expect(Object.keys(doc.paths['/customers/{id}']!).sort()).toEqual(['get', 'patch']);
-    for (const id of ['Customer', 'CustomerListItem', 'CustomerWithSubscriptions', 'Subscription', 'Entitlements']) {
+    for (const id of ['Customer', 'CustomerListItem', 'CustomerWithSubscriptions', 'Subscription', 'Entitlements', 'Invoice', 'InvoiceList']) {
       expect(doc.components.schemas).toHaveProperty(id);
     }
   });

@@ -5,6 +5,7 @@ import { mountResolveRoute } from './customers/resolve';
 import { mountCustomerRoutes } from './customers/routes';
 import { mountEntitlementRoutes } from './entitlements/routes';
 import { migrateInvoicesReadModel } from './invoices/read-model';
+import { mountInvoiceRoutes } from './invoices/routes';
 import { startConsumers } from './provisioning/consumer';
 import { customerErrorCodes } from './shared/customer-errors';
 import { migrateSubscriptionsReadModel } from './subscriptions/read-model';
@@ -24,6 +25,7 @@ export const billingService: ServiceDefinition = {
     mountEntitlementRoutes(app, context);
     mountCustomerRoutes(app, context);
     mountSubscriptionRoutes(app, context);
+    mountInvoiceRoutes(app, context);
     mountResolveRoute(app, context);
     // After the customer routes: their errors leave with the customer endpoints' own codes.
     app.use('/v1/customers', customerErrorCodes);

@@ -104,13 +104,31 @@ describe('a paid SUBSCRIPTION checkout', () => {
       subscription_id: subscription.id,
       order_id: order,
       checkout_session_id: session,
-      status: 'PAID',
-      amount_subtotal: 499,
-      amount_discount: 50,
-      amount_total: 449,
+      number: expect.stringMatching(/^INV-\d{6}$/),
+      status: 'paid',
+      subtotal: 499,
+      discount_amount: 50,
+      total: 449,
+      amount_paid: 449,
+      amount_due: 0,
+      lines: [
+        {
+          description: 'Monthly (every month)',
+          amount: 499,
+          period: { start: subscription.current_period_start, end: subscription.current_period_end },
+          kind: 'subscription',
+        },
+      ],
+      attempt_count: 1,
       period_start: subscription.current_period_start,
       period_end: subscription.current_period_end,
     });
+    const listed = await call('GET', `/v1/invoices?subscription_id=${subscription.id}`, caller(org));
+    expect(listed.body).toMatchObject({ object: 'list', has_more: false, data: [invoice!.data.object] });
+    expect((await call('GET', `/v1/invoices/${invoice!.data.object.id}`, caller(org))).body).toEqual(
+      invoice!.data.object,
+    );
+    expect((await call('GET', `/v1/invoices/${invoice!.data.object.id}`, caller(newOrg()))).status).toBe(404);
     const [activated] = await eventsOf(running, 'SubscriptionActivated', org);
     expect(activated!.data).toMatchObject({ checkout_session_id: session, object: subscription });
     const [created] = await eventsOf(running, 'CustomerCreated', org);

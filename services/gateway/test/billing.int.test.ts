@@ -289,6 +289,41 @@ describe('billing through the gateway', () => {
     });
   });
 
+  describe('invoices', () => {
+    it('lists and reads one paid invoice per subscription checkout, numbered in order', async () => {
+      await buy('pro', 'invoiced@example.com', { customer_email: 'invoiced@example.com' });
+      await buy('team', 'invoiced@example.com', { customer_email: 'invoiced@example.com' });
+      const customer = await customerByEmail('invoiced@example.com', 2);
+      const invoices = await slow(async () => {
+        const page = await get(`/invoices?customer_id=${customer.id}`);
+        expect(page.body.data).toHaveLength(2);
+        return page.body.data;
+      });
+      const [newest, oldest] = invoices;
+      expect(newest).toMatchObject({
+        object: 'invoice',
+        status: 'paid',
+        customer_id: customer.id,
+        total: 999,
+        amount_due: 0,
+      });
+      expect(oldest).toMatchObject({ status: 'paid', total: 299, lines: [expect.objectContaining({ amount: 299 })] });
+      const sequence = (invoice: { number: string }) => Number(invoice.number.replace('INV-', ''));
+      expect(sequence(newest)).toBe(sequence(oldest) + 1);
+
+      const first = await get(`/invoices?customer_id=${customer.id}&limit=1`);
+      expect(first.body).toMatchObject({ has_more: true, data: [{ id: newest.id }] });
+      const next = await get(`/invoices?customer_id=${customer.id}&limit=1&starting_after=${newest.id}`);
+      expect(next.body).toMatchObject({ has_more: false, data: [{ id: oldest.id }] });
+      expect((await get(`/invoices?customer_id=${customer.id}&status=open`)).body.data).toEqual([]);
+      expect((await get(`/invoices?subscription_id=${oldest.subscription_id}`)).body.data).toEqual([oldest]);
+
+      expect((await get(`/invoices/${oldest.id}`)).body).toEqual(oldest);
+      expect((await get(`/invoices/${oldest.id}`, org.api_keys.production.secret_key)).status).toBe(404);
+      expect((await get(`/invoices/${oldest.id}`, org.api_keys.sandbox.publishable_key)).status).toBe(401);
+    });
+  });
+
   describe('customer endpoints', () => {
     let ids: string[];
     beforeAll(async () => {

@@ -186,9 +186,9 @@ describe('webhooks through the gateway', () => {
     });
     expect(invoice.data.object).toMatchObject({
       object: 'invoice',
-      status: 'PAID',
+      status: 'paid',
       subscription_id: subscription.data.object.id,
-      amount_total: 299,
+      total: 299,
     });
 
     const byEndpoint = await client.admin(

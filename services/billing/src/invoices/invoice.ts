@@ -1,4 +1,11 @@
-import { type Environment, type Invoice, type InvoicePaidData, conflict, livemodeOf } from '@billing/contracts';
+import {
+  type Environment,
+  type Invoice,
+  type InvoiceLine,
+  type InvoicePaidData,
+  conflict,
+  livemodeOf,
+} from '@billing/contracts';
 import type { RecordedEvent } from '@billing/eventstore';
 
 export const invoiceStream = (invoiceId: string) => `invoice-${invoiceId}`;
@@ -13,7 +20,7 @@ export const initialState = (): InvoiceState => ({ status: 'Empty' });
 export function evolve(state: InvoiceState, event: InvoiceEvent): InvoiceState {
   switch (event.type) {
     case 'InvoicePaid':
-      return { status: 'Paid', invoice: event.data.object };
+      return { status: 'Paid', invoice: currentInvoice(event.data.object) };
     default: {
       const _unknown: never = event.type;
       return state;
@@ -26,13 +33,15 @@ export type RecordPaidInvoice = {
   type: 'RecordPaidInvoice';
   data: {
     invoiceId: string;
+    /** The organization's next invoice number in this environment (`nextInvoiceNumber`). */
+    number: string;
     organization: string;
     environment: Environment;
     customerId: string;
     subscriptionId: string | null;
     orderId: string | null;
     checkoutSessionId: string | null;
-    amountSubtotal: number;
+    lines: InvoiceLine[];
     amountDiscount: number;
     amountTotal: number;
     periodStart: string;
@@ -50,17 +59,23 @@ export function decide(command: InvoiceCommand, state: InvoiceState): InvoiceEve
   const invoice: Invoice = {
     object: 'invoice',
     id: data.invoiceId,
+    number: data.number,
     customer_id: data.customerId,
     subscription_id: data.subscriptionId,
     order_id: data.orderId,
     checkout_session_id: data.checkoutSessionId,
-    status: 'PAID',
-    amount_subtotal: data.amountSubtotal,
-    amount_discount: data.amountDiscount,
-    amount_total: data.amountTotal,
+    status: 'paid',
     currency: 'TWD',
+    subtotal: data.lines.reduce((sum, line) => sum + line.amount, 0),
+    discount_amount: data.amountDiscount,
+    total: data.amountTotal,
+    amount_paid: data.amountTotal,
+    amount_due: 0,
+    lines: data.lines,
     period_start: data.periodStart,
     period_end: data.periodEnd,
+    attempt_count: 1,
+    next_payment_attempt: null,
     paid_at: data.paidAt,
     created_at: at,
     updated_at: at,
@@ -77,6 +92,33 @@ export function decide(command: InvoiceCommand, state: InvoiceState): InvoiceEve
       },
     },
   ];
+}
+
+/** Invoices recorded before the invoices API (status `PAID`, `amount_*` fields, no number). */
+type FirstShapeInvoice = Omit<Invoice, 'number' | 'status' | 'subtotal' | 'discount_amount' | 'total'> & {
+  status: 'PAID';
+  amount_subtotal: number;
+  amount_discount: number;
+  amount_total: number;
+};
+
+/** Upcasts an invoice of the first shape to the current one; a current one is returned as it is. */
+export function currentInvoice(invoice: Invoice | FirstShapeInvoice): Invoice {
+  if (invoice.status !== 'PAID') return invoice as Invoice;
+  const { amount_subtotal, amount_discount, amount_total, ...rest } = invoice as FirstShapeInvoice;
+  return {
+    ...rest,
+    number: '',
+    status: 'paid',
+    subtotal: amount_subtotal,
+    discount_amount: amount_discount,
+    total: amount_total,
+    amount_paid: amount_total,
+    amount_due: 0,
+    lines: [],
+    attempt_count: 1,
+    next_payment_attempt: null,
+  } as Invoice;
 }
 
 export const invoiceDecider = { initialState, evolve, decide };

@@ -1,7 +1,16 @@
-import type { Invoice } from '@billing/contracts';
+import {
+  type Invoice,
+  type InvoiceStatus,
+  inSchemaOrder,
+  Invoice as InvoiceSchema,
+  unknownCursor,
+} from '@billing/contracts';
 import type { EventStore, RecordedEvent, SqlExecutor } from '@billing/eventstore';
+import type { Tenant } from '@billing/service';
+import { currentInvoice } from './invoice';
 
 export const invoicesTable = (schema: string) => `${schema}.invoices`;
+const numbersTable = (schema: string) => `${schema}.invoice_numbers`;
 
 export async function migrateInvoicesReadModel(store: EventStore): Promise<void> {
   const table = invoicesTable(store.tables.schema);
@@ -18,22 +27,48 @@ export async function migrateInvoicesReadModel(store: EventStore): Promise<void>
       document jsonb NOT NULL
     );
     CREATE INDEX IF NOT EXISTS invoices_subscription ON ${table} (subscription_id);
+    -- Added with the invoices API; rows of the first shape are all paid.
+    ALTER TABLE ${table} ADD COLUMN IF NOT EXISTS status text NOT NULL DEFAULT 'paid';
+    CREATE INDEX IF NOT EXISTS invoices_newest_first ON ${table} (organization, environment, created_at DESC, id DESC);
+    CREATE TABLE IF NOT EXISTS ${numbersTable(store.tables.schema)} (
+      organization text NOT NULL,
+      environment text NOT NULL,
+      last integer NOT NULL,
+      PRIMARY KEY (organization, environment)
+    );
   `);
+}
+
+/**
+ * The next invoice number of the organization in the environment: INV-000001, INV-000002, ...
+ * Taken in the invoice's transaction; the row lock queues concurrent invoices of one
+ * organization, and a rolled-back transaction gives its number back.
+ */
+export async function nextInvoiceNumber(sql: SqlExecutor, schema: string, tenant: Tenant): Promise<string> {
+  const { rows } = await sql.query<{ last: number }>(
+    `INSERT INTO ${numbersTable(schema)} (organization, environment, last) VALUES ($1, $2, 1)
+     ON CONFLICT (organization, environment) DO UPDATE SET last = ${numbersTable(schema)}.last + 1
+     RETURNING last`,
+    [tenant.organization, tenant.environment],
+  );
+  return `INV-${String(rows[0]!.last).padStart(6, '0')}`;
 }
 
 export async function projectInvoices(sql: SqlExecutor, schema: string, events: RecordedEvent[]): Promise<void> {
   for (const event of events) {
     if (event.type !== 'InvoicePaid') continue;
-    const invoice = (event.data as { object: Invoice }).object;
+    const invoice = currentInvoice((event.data as { object: Invoice }).object);
     await sql.query(
-      `INSERT INTO ${invoicesTable(schema)} (id, organization, environment, customer_id, subscription_id, created_at, stream_version, document)
-       VALUES ($1, $2, $3, $4, $5, $6, $7, $8) ON CONFLICT (id) DO NOTHING`,
+      `INSERT INTO ${invoicesTable(schema)}
+         (id, organization, environment, customer_id, subscription_id, status, created_at, stream_version, document)
+       VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9) ON CONFLICT (id) DO NOTHING`,
       [
         invoice.id,
         event.organization,
         event.environment,
         invoice.customer_id,
         invoice.subscription_id,
+        invoice.status,
         invoice.created_at,
         event.stream_version,
         JSON.stringify(invoice),
@@ -42,10 +77,53 @@ export async function projectInvoices(sql: SqlExecutor, schema: string, events: 
   }
 }
 
-export async function invoicesOfSubscription(sql: SqlExecutor, schema: string, subscriptionId: string) {
+const asInvoice = (document: Invoice) => inSchemaOrder(InvoiceSchema, currentInvoice(document));
+
+export async function findInvoice(sql: SqlExecutor, schema: string, tenant: Tenant, id: string) {
   const { rows } = await sql.query<{ document: Invoice }>(
-    `SELECT document FROM ${invoicesTable(schema)} WHERE subscription_id = $1 ORDER BY created_at`,
-    [subscriptionId],
+    `SELECT document FROM ${invoicesTable(schema)} WHERE id = $1 AND organization = $2 AND environment = $3`,
+    [id, tenant.organization, tenant.environment],
   );
-  return rows.map((r) => r.document);
+  return rows[0] ? asInvoice(rows[0].document) : undefined;
+}
+
+/** Newest first (`created_at` desc, then `id` desc), cursor-paged by the last id seen. */
+export async function listInvoices(
+  sql: SqlExecutor,
+  schema: string,
+  tenant: Tenant,
+  page: {
+    limit: number;
+    starting_after?: string;
+    customer_id?: string;
+    subscription_id?: string;
+    status?: InvoiceStatus;
+  },
+): Promise<{ invoices: Invoice[]; hasMore: boolean }> {
+  let cursor: { created_at: string; id: string } | null = null;
+  if (page.starting_after) {
+    const after = await findInvoice(sql, schema, tenant, page.starting_after);
+    if (!after) throw unknownCursor(page.starting_after, 'invoice');
+    cursor = { created_at: after.created_at, id: after.id };
+  }
+  const { rows } = await sql.query<{ document: Invoice }>(
+    `SELECT document FROM ${invoicesTable(schema)}
+     WHERE organization = $1 AND environment = $2
+       AND ($3::timestamptz IS NULL OR (created_at, id) < ($3::timestamptz, $4::text))
+       AND ($5::text IS NULL OR customer_id = $5::text)
+       AND ($6::text IS NULL OR subscription_id = $6::text)
+       AND ($7::text IS NULL OR status = $7::text)
+     ORDER BY created_at DESC, id DESC LIMIT $8`,
+    [
+      tenant.organization,
+      tenant.environment,
+      cursor?.created_at ?? null,
+      cursor?.id ?? null,
+      page.customer_id ?? null,
+      page.subscription_id ?? null,
+      page.status ?? null,
+      page.limit + 1,
+    ],
+  );
+  return { invoices: rows.slice(0, page.limit).map((r) => asInvoice(r.document)), hasMore: rows.length > page.limit };
 }

@@ -14,7 +14,7 @@ import { externalIdHolder, findCustomer } from '../customers/queries';
 import { projectCustomers } from '../customers/read-model';
 import { usableExternalId, usableName } from '../customers/resolve';
 import { invoiceAggregate, invoiceStream } from '../invoices/invoice';
-import { projectInvoices } from '../invoices/read-model';
+import { nextInvoiceNumber, projectInvoices } from '../invoices/read-model';
 import { type PlanFacts, type SubscriptionCommand, subscriptionAggregate } from '../subscriptions/decide';
 import { liveSubscriptions } from '../subscriptions/queries';
 import { projectSubscriptions } from '../subscriptions/read-model';
@@ -139,6 +139,7 @@ export async function provisionFromCheckout(
   });
   if (state.status === 'Empty') return;
   const invoiceId = newId('invoice');
+  const period = { start: state.subscription.current_period_start, end: state.subscription.current_period_end };
   await run(
     invoiceStream(invoiceId),
     invoiceAggregate,
@@ -146,12 +147,13 @@ export async function provisionFromCheckout(
       type: 'RecordPaidInvoice',
       data: {
         invoiceId,
+        number: await nextInvoiceNumber(tx, schema, tenant),
         ...tenant,
         customerId,
         subscriptionId,
         orderId: d.order_id,
         checkoutSessionId: d.session_id,
-        amountSubtotal: d.amount_subtotal,
+        lines: [{ description: planLine(plan), amount: d.amount_subtotal, period, kind: 'subscription' }],
         amountDiscount: d.discount_amount,
         amountTotal: d.amount_total,
         periodStart: state.subscription.current_period_start,
@@ -162,4 +164,10 @@ export async function provisionFromCheckout(
     },
     projectInvoices,
   );
+}
+
+/** `Pro (every month)`, `Team (every 3 months)`: what an invoice line says it charges for. */
+function planLine(plan: PlanFacts): string {
+  const every = plan.interval_count === 1 ? plan.interval : `${plan.interval_count} ${plan.interval}s`;
+  return `${plan.name} (every ${every})`;
 }

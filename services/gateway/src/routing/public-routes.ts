@@ -59,6 +59,8 @@ export const PUBLIC_ROUTES: readonly PublicRoute[] = [
   { method: 'get', path: '/v1/subscriptions/:id', upstream: 'billing', keys: SECRET },
   { method: 'post', path: '/v1/subscriptions/:id/cancel', upstream: 'billing', keys: SECRET },
   { method: 'post', path: '/v1/subscriptions/:id/resume', upstream: 'billing', keys: SECRET },
+  { method: 'get', path: '/v1/invoices', upstream: 'billing', keys: SECRET },
+  { method: 'get', path: '/v1/invoices/:id', upstream: 'billing', keys: SECRET },
 
   { method: 'post', path: '/v1/coupons', upstream: 'promotions', keys: SECRET },
   { method: 'get', path: '/v1/coupons', upstream: 'promotions', keys: SECRET },
