@@ -11,12 +11,14 @@ import {
   idempotency,
   idempotencyDdl,
 } from './idempotency';
-import { ApiKeyAuthenticator } from './auth/authenticate';
+import { ApiKeyAuthenticator, presentsApiKey } from './auth/authenticate';
+import { FailedAuthenticationLimiter } from './auth/failed-authentication';
 import { publicApiDocument } from './openapi';
 import { Organizations } from './organizations/organizations';
 import { organizationsDdl } from './organizations/read-model';
 import {
   type ClosableRateLimitStore,
+  FAILED_AUTHENTICATION_LIMITS,
   RATE_LIMITS,
   createRateLimitStore,
   hostedPageLimits,
@@ -146,6 +148,7 @@ export class Gateway {
     app.use('/admin/v1', express.json({ limit: DEFAULT_BODY_LIMIT }));
     mountAdminRoutes(app, {
       adminToken: this.adminToken,
+      adminTokenFailures: this.failedAuthentication('admin-token', FAILED_AUTHENTICATION_LIMITS.adminTokenPerAddress),
       organizations: this.organizations,
       sql: this.context.infrastructure.database,
       schema: this.context.store.tables.schema,
@@ -154,7 +157,12 @@ export class Gateway {
       notifications: this.upstream('notifications'),
     });
     for (const path of HOSTED_PAGE_PATHS) app.all(path, this.hostedPageLimits(), this.upstream('checkout'));
-    app.use('/v1', this.authenticate(), this.limitRate());
+    const apiKeyFailures = this.failedAuthentication(
+      'api-key',
+      FAILED_AUTHENTICATION_LIMITS.apiKeyPerAddress,
+      presentsApiKey,
+    );
+    app.use('/v1', apiKeyFailures.protect(this.authenticate()), this.limitRate());
     // Only on routes that exist: a POST to an unknown path answers 404 without claiming its key.
     app.post(publicPostPaths(), this.idempotency());
     app.post(VALIDATE_PROMOTION_CODE_PATH, ...this.validationLimits());
@@ -214,6 +222,21 @@ export class Gateway {
         const caller = res.locals.caller as CallerIdentity;
         return { bucket: `key:${caller.keyId}`, limit: override ?? RATE_LIMITS[caller.environment] };
       },
+      onError: (err) => this.context.logger.error({ err }, 'rate-limit store failed; letting the request through'),
+    });
+  }
+
+  /** Repeated failed authentication per client address: API keys, the admin token. */
+  private failedAuthentication(
+    name: string,
+    rule: { limit: number; windowMs: number },
+    presented?: ConstructorParameters<typeof FailedAuthenticationLimiter>[0]['presented'],
+  ): FailedAuthenticationLimiter {
+    return new FailedAuthenticationLimiter({
+      store: this.rateLimits,
+      now: () => this.context.now().getTime(),
+      rule: { name, ...rule },
+      presented,
       onError: (err) => this.context.logger.error({ err }, 'rate-limit store failed; letting the request through'),
     });
   }

@@ -84,6 +84,16 @@ describe('MemoryRateLimitStore', () => {
     await expect(store.hit('k', 1, MINUTE, Number.NaN)).rejects.toThrow(RangeError);
   });
 
+  it('counts the hits of the current window without counting one', async () => {
+    const store = new MemoryRateLimitStore();
+    expect(await store.count('ip:1', 60_000, T0)).toBe(0);
+    for (let i = 0; i < 3; i++) await store.hit('ip:1', 10, 60_000, T0 + i);
+    expect(await store.count('ip:1', 60_000, T0 + 59_999)).toBe(3);
+    expect(await store.count('ip:1', 60_000, T0 + 59_999)).toBe(3);
+    expect(await store.count('ip:1', 3_600_000, T0)).toBe(0);
+    expect(await store.count('ip:1', 60_000, T0 + 60_000)).toBe(0);
+  });
+
   it('knows the spec limits', () => {
     expect(RATE_LIMITS).toEqual({ SANDBOX: 120, PRODUCTION: 600 });
   });

@@ -6,10 +6,13 @@ import { z } from 'zod';
 import type { IssuedKey } from '../organizations/api-keys';
 import type { Organizations } from '../organizations/organizations';
 import { findOrganization } from '../organizations/read-model';
+import type { FailedAuthenticationLimiter } from '../auth/failed-authentication';
 import { requireAdminToken } from './admin-auth';
 
 export interface AdminRoutesOptions {
   adminToken: string;
+  /** Limits repeated wrong admin tokens per client address. */
+  adminTokenFailures?: FailedAuthenticationLimiter;
   organizations: Organizations;
   sql: SqlExecutor;
   schema: string;
@@ -37,7 +40,7 @@ function keysByEnvironment(keys: IssuedKey[]) {
 /** The merchant dashboard's backend under /admin/v1; documented in the README. */
 export function mountAdminRoutes(app: Express, options: AdminRoutesOptions): void {
   const { organizations, sql, schema } = options;
-  app.use('/admin/v1', requireAdminToken(options.adminToken));
+  app.use('/admin/v1', requireAdminToken(options.adminToken, options.adminTokenFailures));
 
   const organizationExists: RequestHandler = async (req, _res, next) => {
     const found = await findOrganization(sql, schema, String(req.params.org_id));

@@ -4,6 +4,12 @@ import type { Request } from 'express';
 import { describeKey, hashApiKey } from '../organizations/api-keys';
 import { findActiveKey } from '../organizations/read-model';
 
+/** Whether the request presents an API key at all, right or wrong (a guess to count if wrong). */
+export const presentsApiKey = (req: Request): boolean =>
+  ['authorization', 'x-service-secret-key', 'x-service-publishable-key'].some(
+    (header) => req.get(header) !== undefined,
+  );
+
 /**
  * The key from any of the spec's three header forms. A key in the Secret or Publishable
  * header must be of that kind; a malformed or mismatched key is refused like an unknown one.

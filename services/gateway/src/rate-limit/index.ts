@@ -2,6 +2,7 @@ export {
   checkHitArguments,
   fixedWindow,
   type ClosableRateLimitStore,
+  type CountingRateLimitStore,
   type FixedWindow,
   type RateLimitResult,
   type RateLimitStore,
@@ -11,6 +12,7 @@ export { RedisRateLimitStore, type RedisRateLimitStoreOptions } from './redis-st
 export { createRateLimitStore, type CreateRateLimitStoreOptions } from './create-store';
 export { rateLimit, RATE_LIMIT_HEADERS, type RateLimitOptions, type RateLimitRule } from './middleware';
 export {
+  FAILED_AUTHENTICATION_LIMITS,
   HOSTED_PAGE_LIMITS,
   PRODUCTION_RATE_LIMIT,
   PROMOTION_VALIDATION_LIMITS,

@@ -21,6 +21,15 @@ export const PROMOTION_VALIDATION_LIMITS = {
 } as const;
 
 /**
+ * Failed authentication per client address (beyond the spec): past the limit, every attempt
+ * from that address answers 429, with a right key or token too, until the window ends.
+ */
+export const FAILED_AUTHENTICATION_LIMITS = {
+  apiKeyPerAddress: { limit: 30, windowMs: 60_000 },
+  adminTokenPerAddress: { limit: 30, windowMs: 60_000 },
+} as const;
+
+/**
  * Hosted pages need no key, so they are limited per client IP (beyond the spec): a payment-link
  * visit opens a checkout session, and a pay attempt charges a card (card testing).
  */

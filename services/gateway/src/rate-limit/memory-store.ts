@@ -58,6 +58,12 @@ export class MemoryRateLimitStore implements ClosableRateLimitStore {
     return resultOf(entry.count, limit, window);
   }
 
+  async count(bucket: string, windowMs: number, now: number): Promise<number> {
+    checkHitArguments(0, windowMs, now);
+    const entry = this.buckets.get(`${windowMs}:${bucket}`);
+    return entry && entry.windowId === fixedWindow(now, windowMs).id ? entry.count : 0;
+  }
+
   /** Drops every bucket whose window has ended by `now`. */
   sweep(now: number): void {
     this.lastSweepAt = now;

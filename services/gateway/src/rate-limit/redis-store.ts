@@ -85,6 +85,12 @@ export class RedisRateLimitStore implements ClosableRateLimitStore {
     return resultOf(count, limit, window);
   }
 
+  async count(bucket: string, windowMs: number, now: number): Promise<number> {
+    checkHitArguments(0, windowMs, now);
+    const value = await this.redis.get(`${this.prefix}${windowMs}:${bucket}:${fixedWindow(now, windowMs).id}`);
+    return value === null ? 0 : Number(value);
+  }
+
   async close(): Promise<void> {
     if (!this.owned || this.redis.status === 'end') return;
     if (this.redis.status !== 'ready') {

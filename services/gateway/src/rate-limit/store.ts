@@ -27,8 +27,14 @@ export interface RateLimitStore {
   close?(): Promise<void>;
 }
 
+/** A store that can also read a bucket without counting (for limits on failures, counted apart). */
+export interface CountingRateLimitStore extends RateLimitStore {
+  /** The hits counted on `bucket` in the window containing `now`, without counting one. */
+  count(bucket: string, windowMs: number, now: number): Promise<number>;
+}
+
 /** A store that holds resources (a Redis connection); the gateway closes it on shutdown. */
-export interface ClosableRateLimitStore extends RateLimitStore {
+export interface ClosableRateLimitStore extends CountingRateLimitStore {
   close(): Promise<void>;
 }
 
