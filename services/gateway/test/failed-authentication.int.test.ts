@@ -101,13 +101,13 @@ describe('failed authentication, in memory', () => {
     const url = `${platform.gatewayUrl}/v1/products`;
     const from = { 'x-forwarded-for': '203.0.113.4' };
     for (let i = 0; i < 50; i++) expect((await call(url, from)).status).toBe(401);
-    const wrong = [
+    const wrong: Record<string, string>[] = [
       { authorization: 'Bearer sk_test_short' },
       { authorization: 'Basic abc' },
       { 'x-service-secret-key': org.api_keys.sandbox.publishable_key },
       { 'x-service-publishable-key': WRONG_KEY.replace('sk_', 'pk_') },
     ];
-    for (let i = 0; i < 30; i++) expect((await call(url, { ...from, ...wrong[i % wrong.length] })).status).toBe(401);
+    for (let i = 0; i < 30; i++) expect((await call(url, { ...from, ...wrong[i % wrong.length]! })).status).toBe(401);
     expect((await call(url, { ...from, authorization: `Bearer ${org.api_keys.sandbox.secret_key}` })).status).toBe(429);
   });
 
