@@ -1,6 +1,7 @@
 import { ApiError, type CallerIdentity } from '@billing/contracts';
 import { InternalClient, type ServiceContext } from '@billing/runtime';
 import type { PaymentProcessor } from './payments/processor';
+import { sandboxChargeLedger } from './payments/ledger';
 import { SandboxProcessor } from './payments/sandbox';
 
 export const DEFAULT_CHECKOUT_URL = 'http://127.0.0.1:8080/checkout';
@@ -42,7 +43,10 @@ export function dependenciesOf(context: ServiceContext): CheckoutDependencies {
     get billing() {
       return billing();
     },
-    processor: new SandboxProcessor({ allowProduction: config.SANDBOX_PROCESSOR_IN_PRODUCTION === 'demo' }),
+    processor: new SandboxProcessor({
+      allowProduction: config.SANDBOX_PROCESSOR_IN_PRODUCTION === 'demo',
+      ledger: sandboxChargeLedger(context.store),
+    }),
     get checkoutUrl() {
       return config.CHECKOUT_URL ?? DEFAULT_CHECKOUT_URL;
     },

@@ -4,6 +4,7 @@ import { dependenciesOf } from './dependencies';
 import { mountHostedPage } from './hosted-page/routes';
 import { migratePaymentLinksReadModel } from './payment-links/read-model';
 import { mountPaymentLinkRoutes } from './payment-links/routes';
+import { migrateSandboxChargeLedger } from './payments/ledger';
 import { startBillingConsumer } from './sessions/billing-consumer';
 import { startExpirySweep } from './sessions/expiry';
 import { mountPayRoute } from './sessions/pay';
@@ -25,6 +26,7 @@ export const checkoutService: ServiceDefinition = {
   start: async (context) => {
     await migrateSessionsReadModel(context.store);
     await migratePaymentLinksReadModel(context.store);
+    await migrateSandboxChargeLedger(context.store);
     const stopSweep = startExpirySweep(context);
     const stopBillingConsumer = await startBillingConsumer(context);
     return [

@@ -1,5 +1,6 @@
 import { ApiError, PayCheckoutSessionBody, detailsFromZodIssues } from '@billing/contracts';
 import type { ServiceContext } from '@billing/runtime';
+import { findTextProblems } from '@billing/service';
 import express, { type Express, type Request, type Response } from 'express';
 import { findSession } from '../sessions/queries';
 import { statusAt } from '../sessions/resource';
@@ -41,7 +42,10 @@ function unpayablePage(res: Response, session: Session | null, now: Date, linkSo
   }
   if (session.order.status === 'REFUNDED') {
     const back = { href: session.cancel_url, text: 'Return to the shop' };
-    res.status(409).type('html').send(renderMessagePage('Payment refunded', refundedMessage(session), back));
+    res
+      .status(409)
+      .type('html')
+      .send(renderMessagePage('Payment refunded', refundedMessage(session), back));
     return true;
   }
   if (session.status === 'COMPLETE') {
@@ -122,11 +126,14 @@ export function mountHostedPage(app: Express, context: ServiceContext): void {
     const session = await load(req);
     // A sold-out link is checked by paySession itself; its 409 then shows the page below.
     if (unpayablePage(res, session, now(), false)) return;
-    const parsed = payBodyOf((req.body ?? {}) as Record<string, unknown>);
-    if (!parsed.success) {
-      const fields = detailsFromZodIssues(parsed.error.issues)
-        .map((d) => d.path)
-        .join(', ');
+    const form = (req.body ?? {}) as Record<string, unknown>;
+    // The form is read here, after the service kit's edge: its text is checked the same way
+    // (NUL, lone surrogates, control characters; a name on one line) before anything is charged.
+    const refusedText = findTextProblems(form).map((d) => d.path);
+    const parsed = payBodyOf(form);
+    if (refusedText.length > 0 || !parsed.success) {
+      const invalid = parsed.success ? [] : detailsFromZodIssues(parsed.error.issues).map((d) => d.path);
+      const fields = [...new Set([...refusedText, ...invalid])].join(', ');
       res
         .status(422)
         .type('html')

@@ -8,7 +8,12 @@ export interface CardInput {
 }
 
 export interface ChargeRequest {
-  /** One attempt is charged at most once, however often it is asked. */
+  /**
+   * One key is charged at most once, however often it is asked: a repeat answers the first
+   * charge. Checkout keys by the payment intent and the number of attempts the processor
+   * definitively declined (`chargeKeyOf`), so a retry after a crash or a lost answer can never
+   * charge twice (docs/decisions/0006-one-charge-per-session.md).
+   */
   idempotencyKey: string;
   environment: Environment;
   /** Integer TWD; 0 verifies and saves the card (SETUP mode). */
@@ -42,5 +47,11 @@ export interface PaymentProcessor {
   /** Whether it may move money in this environment; a refusal is 402 with its reason. */
   refusal(environment: Environment): string | null;
   charge(request: ChargeRequest): Promise<ChargeResult>;
+  /**
+   * The final answer already given to this key, or null when the key was never charged (or
+   * only asked for a challenge). The expiry sweep asks before it expires a session whose last
+   * charge has no recorded outcome.
+   */
+  lookup(idempotencyKey: string): Promise<ChargeResult | null>;
   refund(request: RefundRequest): Promise<RefundResult>;
 }

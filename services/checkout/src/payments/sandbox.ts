@@ -42,15 +42,41 @@ const brandOf = (number: string) =>
   number.startsWith('4') ? 'visa' : /^5[1-5]/.test(number) ? 'mastercard' : number.startsWith('3') ? 'amex' : 'unknown';
 
 /**
+ * Where the simulator keeps its final answers by idempotency key, as a real processor does on
+ * its side: `remember` keeps the first answer given to a key and returns it, whoever asked first.
+ */
+export interface ChargeLedger {
+  find(key: string): Promise<ChargeResult | null>;
+  /** Stores `result` unless the key has one already; returns the one kept. */
+  remember(key: string, result: ChargeResult): Promise<ChargeResult>;
+}
+
+/** A ledger in memory, for unit tests and a checkout without a database. */
+export function memoryChargeLedger(): ChargeLedger {
+  const results = new Map<string, ChargeResult>();
+  return {
+    find: async (key) => results.get(key) ?? null,
+    remember: async (key, result) => {
+      if (!results.has(key)) results.set(key, result);
+      return results.get(key)!;
+    },
+  };
+}
+
+/**
  * The bundled simulator: outcomes depend only on the card, the expiry against the clock and
- * the challenge answer, so they are deterministic. It refuses Production unless configured
- * for a demo (`SANDBOX_PROCESSOR_IN_PRODUCTION=demo`).
+ * the challenge answer, so they are deterministic. A key's final answer is kept in its ledger
+ * (in the service's database: `sandboxChargeLedger`), so the same key gets the same answer
+ * after a restart too. It refuses Production unless configured for a demo
+ * (`SANDBOX_PROCESSOR_IN_PRODUCTION=demo`).
  */
 export class SandboxProcessor implements PaymentProcessor {
   readonly name = 'sandbox';
-  private readonly results = new Map<string, ChargeResult>();
+  private readonly ledger: ChargeLedger;
 
-  constructor(private readonly options: { allowProduction: boolean }) {}
+  constructor(private readonly options: { allowProduction: boolean; ledger?: ChargeLedger }) {
+    this.ledger = options.ledger ?? memoryChargeLedger();
+  }
 
   refusal(environment: 'SANDBOX' | 'PRODUCTION'): string | null {
     if (environment === 'SANDBOX' || this.options.allowProduction) return null;
@@ -58,23 +84,21 @@ export class SandboxProcessor implements PaymentProcessor {
   }
 
   async charge(request: ChargeRequest): Promise<ChargeResult> {
-    const earlier = this.results.get(request.idempotencyKey);
+    const earlier = await this.ledger.find(request.idempotencyKey);
     if (earlier) return earlier;
     const result = this.decide(request);
     // A challenge is answered by a new attempt; only final answers are remembered.
-    if (result.status !== 'requires_action') this.remember(request.idempotencyKey, result);
-    return result;
+    if (result.status === 'requires_action') return result;
+    return this.ledger.remember(request.idempotencyKey, result);
+  }
+
+  lookup(idempotencyKey: string): Promise<ChargeResult | null> {
+    return this.ledger.find(idempotencyKey);
   }
 
   /** Every refund of a sandbox charge succeeds; the id is derived from the key, so a repeat is the same refund. */
   async refund(request: RefundRequest): Promise<RefundResult> {
     return { status: 'succeeded', refund_id: `re_${request.idempotencyKey.replace(/^ord_/, '')}` };
-  }
-
-  /** Bounded: attempt ids are unique, so only recent ones can be asked again. */
-  private remember(key: string, result: ChargeResult): void {
-    this.results.set(key, result);
-    if (this.results.size > 10_000) this.results.delete(this.results.keys().next().value!);
   }
 
   private decide({ card, challenge, now }: ChargeRequest): ChargeResult {

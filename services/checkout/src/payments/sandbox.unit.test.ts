@@ -1,5 +1,5 @@
 import type { ChargeRequest } from './processor';
-import { SandboxProcessor, TEST_CARDS, isExpired, luhnValid, parseExpiry } from './sandbox';
+import { SandboxProcessor, TEST_CARDS, isExpired, luhnValid, memoryChargeLedger, parseExpiry } from './sandbox';
 
 const now = new Date('2026-06-15T00:00:00.000Z');
 const request = (number: string, fields: Partial<ChargeRequest> = {}): ChargeRequest => ({
@@ -62,6 +62,21 @@ describe('Sandbox processor', () => {
     const first = await processor.charge(request(TEST_CARDS.success, { idempotencyKey: 'same' }));
     const again = await processor.charge(request(TEST_CARDS.genericDecline, { idempotencyKey: 'same' }));
     expect(again).toEqual(first);
+  });
+
+  it('keeps answers in its ledger: after a restart the same key gets the first charge, and lookup tells it', async () => {
+    const ledger = memoryChargeLedger();
+    const before = new SandboxProcessor({ allowProduction: false, ledger });
+    expect(await before.lookup('pi_1-1')).toBeNull();
+    const first = await before.charge(request(TEST_CARDS.success, { idempotencyKey: 'pi_1-1', amount: 300 }));
+    const restarted = new SandboxProcessor({ allowProduction: false, ledger });
+    expect(await restarted.lookup('pi_1-1')).toEqual(first);
+    expect(await restarted.charge(request(TEST_CARDS.insufficientFunds, { idempotencyKey: 'pi_1-1' }))).toEqual(first);
+  });
+
+  it('remembers no challenge: the answer to it is a new question', async () => {
+    await processor.charge(request(TEST_CARDS.challenge, { idempotencyKey: 'challenged' }));
+    expect(await processor.lookup('challenged')).toBeNull();
   });
 
   it('refuses Production unless configured for a demo', () => {

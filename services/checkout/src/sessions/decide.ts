@@ -1,8 +1,8 @@
 import { ApiError, conflict, notFound } from '@billing/contracts';
 import { livemodeOf } from '@billing/contracts';
 import { toSessionResource } from './resource';
-import type { CardSummary, CheckoutSessionCreatedData, Session, SessionEvent, SessionState } from './session';
-import { evolve, initialState } from './session';
+import type { Buyer, CardSummary, CheckoutSessionCreatedData, Session, SessionEvent, SessionState } from './session';
+import { chargeKeyOf, evolve, initialState } from './session';
 
 /** A charge that has not ended after this long is taken as crashed: another attempt may start. */
 export const STALE_ATTEMPT_MS = 60_000;
@@ -11,31 +11,49 @@ export type CreateSession = { type: 'CreateSession'; data: CheckoutSessionCreate
 
 export type StartPayment = {
   type: 'StartPayment';
-  data: { sessionId: string; attemptId: string; now: Date };
+  data: { sessionId: string; attemptId: string; buyer?: Buyer; now: Date };
 };
 
 export type FailPayment = {
   type: 'FailPayment';
-  data: { attemptId: string; code: string; message: string; requiresAction: boolean; now: Date };
+  data: {
+    attemptId: string;
+    code: string;
+    message: string;
+    requiresAction: boolean;
+    /** The processor gave no answer: the charge may have happened (the next attempt keeps the key). */
+    outcomeUnknown?: boolean;
+    now: Date;
+  };
 };
 
+/** The processor charged under `chargeKey` (or there was nothing to charge): recorded before completing. */
+export type RecordCharge = {
+  type: 'RecordCharge';
+  data: { attemptId: string; chargeKey: string; paymentMethod: CardSummary | null; buyer: Buyer; now: Date };
+};
+
+/** Completes a session from its recorded charge; a session already complete is left alone. */
 export type CompleteSession = {
   type: 'CompleteSession';
   data: {
-    attemptId: string;
-    /** Collected on the page; a prefilled value is never overwritten. */
-    email: string | null;
-    name: string | null;
-    paymentMethod: CardSummary | null;
-    /** Billing's customer, resolved before the charge; null when billing is not configured. */
-    customerId: string | null;
     /** SUBSCRIPTION mode: the id billing gives the subscription it starts. */
     subscriptionId: string | null;
     now: Date;
   };
 };
 
-export type ExpireSession = { type: 'ExpireSession'; data: { now: Date } };
+export type ExpireSession = {
+  type: 'ExpireSession';
+  data: {
+    now: Date;
+    /**
+     * The charge key the processor was asked about and said it never charged. A session whose
+     * last charge has no recorded outcome expires only with its current key here.
+     */
+    unchargedKey?: string;
+  };
+};
 
 export type LinkSubscription = { type: 'LinkSubscription'; data: { subscriptionId: string; now: Date } };
 
@@ -43,7 +61,14 @@ export type LinkSubscription = { type: 'LinkSubscription'; data: { subscriptionI
 export type RecordRefund = { type: 'RecordRefund'; data: { reason: string; now: Date } };
 
 export type SessionCommand =
-  CreateSession | StartPayment | FailPayment | CompleteSession | ExpireSession | LinkSubscription | RecordRefund;
+  | CreateSession
+  | StartPayment
+  | FailPayment
+  | RecordCharge
+  | CompleteSession
+  | ExpireSession
+  | LinkSubscription
+  | RecordRefund;
 
 export function decide(command: SessionCommand, state: SessionState): SessionEvent[] {
   switch (command.type) {
@@ -54,6 +79,8 @@ export function decide(command: SessionCommand, state: SessionState): SessionEve
       return startPayment(command, state);
     case 'FailPayment':
       return failPayment(command, state);
+    case 'RecordCharge':
+      return recordCharge(command, state);
     case 'CompleteSession':
       return complete(command, state);
     case 'ExpireSession':
@@ -80,7 +107,8 @@ function existing(state: SessionState, id: string): Session {
 
 function startPayment({ data }: StartPayment, state: SessionState): SessionEvent[] {
   const session = existing(state, data.sessionId);
-  if (session.status === 'COMPLETE') throw conflict('This checkout session is already paid');
+  // A recorded charge only completes (`CompleteSession`): it is never charged again.
+  if (session.status === 'COMPLETE' || session.charge) throw conflict('This checkout session is already paid');
   if (!isPayable(session, data.now)) throw conflict('This checkout session has expired');
   const attempt = session.attempt;
   if (attempt && data.now.getTime() - Date.parse(attempt.started_at) < STALE_ATTEMPT_MS) {
@@ -89,7 +117,14 @@ function startPayment({ data }: StartPayment, state: SessionState): SessionEvent
   return [
     {
       type: 'PaymentAttemptStarted',
-      data: { session_id: session.id, attempt_id: data.attemptId, started_at: data.now.toISOString() },
+      data: {
+        session_id: session.id,
+        attempt_id: data.attemptId,
+        // A stale attempt taken over keeps its key: if it charged, this attempt gets that charge.
+        charge_key: chargeKeyOf(session),
+        ...(data.buyer ? { buyer: data.buyer } : {}),
+        started_at: data.now.toISOString(),
+      },
     },
   ];
 }
@@ -113,15 +148,54 @@ function failPayment({ data }: FailPayment, state: SessionState): SessionEvent[]
         code: data.code,
         message: data.message,
         requires_action: data.requiresAction,
+        ...(data.outcomeUnknown ? { outcome_unknown: true } : {}),
         failed_at: data.now.toISOString(),
       },
     },
   ];
 }
 
+/**
+ * Records the charge of the session's current key, whichever attempt asked (a superseded one
+ * got the same charge under the same key); the same charge again records nothing. A charge
+ * the session cannot take (another key, a session expired or completed without it) is refused:
+ * the caller logs it as a charge to refund.
+ */
+function recordCharge({ data }: RecordCharge, state: SessionState): SessionEvent[] {
+  if (state.status === 'Empty') throw notFound('No such checkout session');
+  const { session } = state;
+  if (session.charge?.key === data.chargeKey) return [];
+  if (session.status !== 'OPEN' || session.charge) {
+    throw conflict(`Checkout session ${session.id} is ${session.status} and cannot take charge ${data.chargeKey}`);
+  }
+  if (data.chargeKey !== chargeKeyOf(session)) {
+    throw conflict(`Charge ${data.chargeKey} is not the current charge of checkout session ${session.id}`);
+  }
+  return [
+    {
+      type: 'PaymentAttemptSucceeded',
+      data: {
+        session_id: session.id,
+        attempt_id: data.attemptId,
+        charge_key: data.chargeKey,
+        payment_method: data.paymentMethod,
+        buyer: data.buyer,
+        succeeded_at: data.now.toISOString(),
+      },
+    },
+  ];
+}
+
+/** From the recorded charge only: a session is complete exactly when it was charged. */
 function complete({ data }: CompleteSession, state: SessionState): SessionEvent[] {
-  const session = ownAttempt(state, data.attemptId);
-  if (!session) throw new ApiError(409, 'conflict', 'This payment attempt is no longer current');
+  if (state.status === 'Empty') throw notFound('No such checkout session');
+  const { session } = state;
+  if (session.status === 'COMPLETE') return [];
+  const charge = session.charge;
+  if (session.status !== 'OPEN' || !charge) {
+    throw new ApiError(409, 'conflict', 'This checkout session has no recorded charge to complete');
+  }
+  const { buyer } = charge;
   const completedAt = data.now.toISOString();
   return withResource(state, data.now, {
     type: 'CheckoutSessionCompleted',
@@ -131,10 +205,10 @@ function complete({ data }: CompleteSession, state: SessionState): SessionEvent[
       organization: session.organization,
       environment: session.environment,
       mode: session.mode,
-      customer_id: data.customerId ?? session.customer_id,
+      customer_id: buyer.customer_id ?? session.customer_id,
       subscription_id: data.subscriptionId,
-      customer_email: session.customer_email ?? data.email,
-      customer_name: session.customer_name ?? data.name,
+      customer_email: session.customer_email ?? buyer.email,
+      customer_name: session.customer_name ?? buyer.name,
       external_customer_id: session.external_customer_id,
       product_id: session.product.id,
       product: session.product,
@@ -148,18 +222,23 @@ function complete({ data }: CompleteSession, state: SessionState): SessionEvent[
       setup_intent_id: session.intent.kind === 'setup_intent' ? session.intent.id : null,
       metadata: session.metadata,
       einvoice: session.einvoice,
-      payment_method: data.paymentMethod,
+      payment_method: charge.payment_method,
       completed_at: completedAt,
     },
   });
 }
 
-/** Idempotent: a session that is not OPEN, or not yet due, or being charged right now, is left alone. */
+/**
+ * Idempotent: a session that is not OPEN, or not yet due, or being charged right now, is left
+ * alone; so is one that was charged (it completes instead), and one whose last charge has no
+ * recorded outcome until the processor said it never charged its key (`unchargedKey`).
+ */
 function expire({ data }: ExpireSession, state: SessionState): SessionEvent[] {
   if (state.status === 'Empty') return [];
   const { session } = state;
-  if (session.status !== 'OPEN' || isPayable(session, data.now)) return [];
+  if (session.status !== 'OPEN' || isPayable(session, data.now) || session.charge) return [];
   if (session.attempt && data.now.getTime() - Date.parse(session.attempt.started_at) < STALE_ATTEMPT_MS) return [];
+  if (session.pending_charge && data.unchargedKey !== session.pending_charge.key) return [];
   return withResource(state, data.now, {
     type: 'CheckoutSessionExpired',
     data: {

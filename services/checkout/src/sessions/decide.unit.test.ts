@@ -3,10 +3,11 @@ import {
   type CompleteSession,
   type ExpireSession,
   type FailPayment,
+  type RecordCharge,
   type StartPayment,
   sessionDecider,
 } from './decide';
-import type { CheckoutSessionCreatedData, SessionEvent } from './session';
+import type { Buyer, CheckoutSessionCreatedData, SessionEvent } from './session';
 
 const spec = deciderSpec(sessionDecider);
 const t0 = new Date('2026-01-01T00:00:00.000Z');
@@ -76,23 +77,64 @@ const createdData: CheckoutSessionCreatedData = {
 };
 
 const created: SessionEvent = { type: 'CheckoutSessionCreated', data: createdData };
-const started = (attemptId: string, when: Date): SessionEvent => ({
+const buyer: Buyer = { email: 'typed@example.com', name: 'Mei', customer_id: null };
+const visa = { brand: 'visa', last4: '4242', exp_month: 12, exp_year: 2034 };
+/** The processor's key of the session's n-th charge that the processor did not decline. */
+const key = (n = 1) => `pi_1-${n}`;
+const started = (attemptId: string, when: Date, chargeKey = key()): SessionEvent => ({
   type: 'PaymentAttemptStarted',
-  data: { session_id: 'cs_1', attempt_id: attemptId, started_at: when.toISOString() },
+  data: { session_id: 'cs_1', attempt_id: attemptId, charge_key: chargeKey, started_at: when.toISOString() },
 });
 const start = (attemptId: string, now: Date): StartPayment => ({
   type: 'StartPayment',
   data: { sessionId: 'cs_1', attemptId, now },
 });
-const fail = (attemptId: string): FailPayment => ({
+const fail = (attemptId: string, outcomeUnknown = false): FailPayment => ({
   type: 'FailPayment',
-  data: { attemptId, code: 'card_declined', message: 'Your card was declined.', requiresAction: false, now: at(2) },
+  data: {
+    attemptId,
+    code: outcomeUnknown ? 'processing_error' : 'card_declined',
+    message: outcomeUnknown ? 'The payment processor did not answer' : 'Your card was declined.',
+    requiresAction: false,
+    ...(outcomeUnknown ? { outcomeUnknown } : {}),
+    now: at(2),
+  },
 });
-const complete = (attemptId: string, email: string | null = 'typed@example.com'): CompleteSession => ({
+const failed = (attemptId: string, outcomeUnknown = false): SessionEvent => ({
+  type: 'PaymentAttemptFailed',
+  data: {
+    session_id: 'cs_1',
+    attempt_id: attemptId,
+    code: outcomeUnknown ? 'processing_error' : 'card_declined',
+    message: outcomeUnknown ? 'The payment processor did not answer' : 'Your card was declined.',
+    requires_action: false,
+    ...(outcomeUnknown ? { outcome_unknown: true } : {}),
+    failed_at: at(2).toISOString(),
+  },
+});
+const record = (attemptId: string, chargeKey = key(), by: Buyer = buyer): RecordCharge => ({
+  type: 'RecordCharge',
+  data: { attemptId, chargeKey, paymentMethod: visa, buyer: by, now: at(2.5) },
+});
+const succeeded = (attemptId: string, chargeKey = key(), by: Buyer = buyer): SessionEvent => ({
+  type: 'PaymentAttemptSucceeded',
+  data: {
+    session_id: 'cs_1',
+    attempt_id: attemptId,
+    charge_key: chargeKey,
+    payment_method: visa,
+    buyer: by,
+    succeeded_at: at(2.5).toISOString(),
+  },
+});
+const complete = (subscriptionId: string | null = null): CompleteSession => ({
   type: 'CompleteSession',
-  data: { attemptId, email, name: 'Mei', paymentMethod: null, customerId: null, subscriptionId: null, now: at(3) },
+  data: { subscriptionId, now: at(3) },
 });
-const expire = (now: Date): ExpireSession => ({ type: 'ExpireSession', data: { now } });
+const expire = (now: Date, unchargedKey?: string): ExpireSession => ({
+  type: 'ExpireSession',
+  data: unchargedKey ? { now, unchargedKey } : { now },
+});
 
 describe('Checkout session', () => {
   describe('when it does not exist', () => {
@@ -138,32 +180,42 @@ describe('Checkout session', () => {
         .when(start('a2', at(1)))
         .thenThrows(/in progress/);
     });
-    it('takes over an attempt that has been under way for a minute or more (a crashed charge)', () => {
+    it('takes over an attempt that has been under way for a minute or more (a crashed charge), under the same key', () => {
       spec
         .given([created, started('a1', at(1))])
         .when(start('a2', at(2)))
-        .then([started('a2', at(2))]);
+        .then([started('a2', at(2), key(1))]);
     });
-    it('records a decline of the current attempt, and then takes a new one', () => {
-      const failed: SessionEvent = {
-        type: 'PaymentAttemptFailed',
-        data: {
-          session_id: 'cs_1',
-          attempt_id: 'a1',
-          code: 'card_declined',
-          message: 'Your card was declined.',
-          requires_action: false,
-          failed_at: at(2).toISOString(),
-        },
-      };
+    it('records a decline of the current attempt, and then takes a new one under a new key', () => {
       spec
         .given([created, started('a1', at(1))])
         .when(fail('a1'))
-        .then([failed]);
+        .then([failed('a1')]);
       spec
-        .given([created, started('a1', at(1)), failed])
+        .given([created, started('a1', at(1)), failed('a1')])
         .when(start('a2', at(2)))
-        .then([started('a2', at(2))]);
+        .then([started('a2', at(2), key(2))]);
+    });
+    it('keeps the key after a processor that did not answer: the retry gets the first charge, if any', () => {
+      spec
+        .given([created, started('a1', at(1))])
+        .when(fail('a1', true))
+        .then([failed('a1', true)]);
+      spec
+        .given([created, started('a1', at(1)), failed('a1', true)])
+        .when(start('a2', at(2)))
+        .then([started('a2', at(2), key(1))]);
+    });
+    it('names the buyer of the attempt when given', () => {
+      spec
+        .given([created])
+        .when({ type: 'StartPayment', data: { sessionId: 'cs_1', attemptId: 'a1', buyer, now: at(1) } })
+        .then([
+          {
+            type: 'PaymentAttemptStarted',
+            data: { session_id: 'cs_1', attempt_id: 'a1', charge_key: key(), buyer, started_at: at(1).toISOString() },
+          },
+        ]);
     });
     it('ignores a late answer of a superseded attempt', () => {
       spec
@@ -171,10 +223,37 @@ describe('Checkout session', () => {
         .when(fail('a1'))
         .then([]);
     });
-    it('completes the current attempt, keeping the prefilled email and filling the name', () => {
+    it('records the charge of the current key, once, whichever attempt asks', () => {
       spec
         .given([created, started('a1', at(1))])
-        .when(complete('a1'))
+        .when(record('a1'))
+        .then([succeeded('a1')]);
+      // A stale attempt taken over charged under the same key: either one records that charge.
+      spec
+        .given([created, started('a1', at(1)), started('a2', at(2))])
+        .when(record('a1'))
+        .then([succeeded('a1')]);
+      spec
+        .given([created, started('a1', at(1)), succeeded('a1')])
+        .when(record('a2'))
+        .then([]);
+    });
+    it('refuses a charge under another key than the current one', () => {
+      spec
+        .given([created, started('a1', at(1)), failed('a1'), started('a2', at(2), key(2))])
+        .when(record('a1', key(1)))
+        .thenThrows(/not the current charge/);
+    });
+    it('is never charged again once a charge is recorded: it only completes', () => {
+      spec
+        .given([created, started('a1', at(1)), succeeded('a1')])
+        .when(start('a2', at(5)))
+        .thenThrows(/already paid/);
+    });
+    it('completes from the recorded charge, keeping the prefilled email and filling the name', () => {
+      spec
+        .given([created, started('a1', at(1)), succeeded('a1')])
+        .when(complete())
         .then([
           {
             type: 'CheckoutSessionCompleted',
@@ -201,7 +280,7 @@ describe('Checkout session', () => {
               setup_intent_id: null,
               metadata: { ref: 'friend' },
               einvoice: null,
-              payment_method: null,
+              payment_method: visa,
               completed_at: at(3).toISOString(),
               object: expect.objectContaining({
                 object: 'checkout.session',
@@ -216,13 +295,10 @@ describe('Checkout session', () => {
           },
         ]);
     });
-    it('names the customer and the subscription billing resolved and will start', () => {
-      const command = complete('a1');
-      command.data.customerId = 'cus_1';
-      command.data.subscriptionId = 'sub_1';
+    it('names the customer billing resolved for the charge and the subscription billing will start', () => {
       spec
-        .given([created, started('a1', at(1))])
-        .when(command)
+        .given([created, started('a1', at(1)), succeeded('a1', key(), { ...buyer, customer_id: 'cus_1' })])
+        .when(complete('sub_1'))
         .then([
           expect.objectContaining({
             type: 'CheckoutSessionCompleted',
@@ -234,11 +310,43 @@ describe('Checkout session', () => {
           }),
         ]);
     });
-    it('cannot complete without a current attempt', () => {
+    it('cannot complete without a recorded charge', () => {
       spec
-        .given([created])
-        .when(complete('a1'))
-        .thenThrows(/no longer current/);
+        .given([created, started('a1', at(1))])
+        .when(complete())
+        .thenThrows(/no recorded charge/);
+    });
+    it('is not expired once charged, even past expires_at: the sweep completes it', () => {
+      spec
+        .given([created, started('a1', at(1)), succeeded('a1')])
+        .when(expire(at(40)))
+        .then([]);
+    });
+    it('is expired past a charge with no recorded outcome only when the processor says it never charged that key', () => {
+      const history = [created, started('a1', at(1)), failed('a1', true)];
+      spec
+        .given(history)
+        .when(expire(at(40)))
+        .then([]);
+      spec
+        .given(history)
+        .when(expire(at(40), key(2)))
+        .then([]);
+      spec
+        .given(history)
+        .when(expire(at(40), key(1)))
+        .then([expect.objectContaining({ type: 'CheckoutSessionExpired' })]);
+      // A crashed attempt (no answer recorded at all) likewise, once it is stale.
+      spec
+        .given([created, started('a1', at(29))])
+        .when(expire(at(31), key(1)))
+        .then([expect.objectContaining({ type: 'CheckoutSessionExpired' })]);
+    });
+    it('is expired after declines without asking the processor', () => {
+      spec
+        .given([created, started('a1', at(1)), failed('a1')])
+        .when(expire(at(40)))
+        .then([expect.objectContaining({ type: 'CheckoutSessionExpired' })]);
     });
     it('is not expired before expires_at', () => {
       spec
@@ -272,11 +380,15 @@ describe('Checkout session', () => {
   });
 
   describe('when COMPLETE', () => {
+    const charged = [created, started('a1', at(1)), succeeded('a1')];
     const completed = sessionDecider.decide(
-      complete('a1'),
-      [created, started('a1', at(1))].reduce(sessionDecider.evolve, sessionDecider.initialState()),
+      complete(),
+      charged.reduce(sessionDecider.evolve, sessionDecider.initialState()),
     );
-    const history = [created, started('a1', at(1)), ...completed];
+    const history = [...charged, ...completed];
+    it('completes once: completing again changes nothing', () => {
+      spec.given(history).when(complete()).then([]);
+    });
     it('cannot be paid again', () => {
       spec
         .given(history)

@@ -1,9 +1,10 @@
 import { handleCommand } from '@billing/eventstore';
 import { type ServiceContext, startPeriodic } from '@billing/runtime';
 import { dependenciesOf, serviceCaller } from '../dependencies';
-import { findDueSessions } from './queries';
+import { completeCharged } from './pay';
+import { findChargedOpenSessions, findDueSessions, findSession } from './queries';
 import { sessionAggregate, sessionProjector } from './routes';
-import { sessionStream } from './session';
+import { type Session, sessionStream } from './session';
 import { releasePromotion } from './upstream';
 
 /**
@@ -11,20 +12,29 @@ import { releasePromotion } from './upstream';
  * `CheckoutSessionExpired` (relayed to `checkout.events`) and releases its promotion
  * reservation. Safe to run concurrently and repeatedly: the decider ignores sessions that are
  * no longer OPEN. Returns the ids it expired.
+ *
+ * Money first (docs/decisions/0006-one-charge-per-session.md): a session that was charged is
+ * completed instead, due or not; one whose last charge has no recorded outcome is expired only
+ * after the processor said it never charged that key, and completed if it did.
  */
 export async function expireDueSessions(context: ServiceContext): Promise<string[]> {
   const { store, now, logger } = context;
   const { schema } = store.tables;
   const deps = dependenciesOf(context);
+  await completeChargedSessions(context);
   const expired: string[] = [];
   for (const { id, organization, environment } of await findDueSessions(store.database, schema, now())) {
     const at = now();
     try {
+      const session = await findSession(store.database, schema, id);
+      if (!session) continue;
+      const unchargedKey = await settlePendingCharge(context, session);
+      if (unchargedKey === 'charged') continue;
       const { state, events } = await handleCommand(
         store,
         sessionStream(id),
         sessionAggregate,
-        { type: 'ExpireSession', data: { now: at } },
+        { type: 'ExpireSession', data: { now: at, unchargedKey } },
         { organization, environment, occurredAt: at, project: sessionProjector(schema) },
       );
       if (events.length === 0 || state.status === 'Empty') continue;
@@ -40,6 +50,56 @@ export async function expireDueSessions(context: ServiceContext): Promise<string
     }
   }
   return expired;
+}
+
+/** Completes OPEN sessions with a recorded charge whose completion failed; each is retried next sweep. */
+async function completeChargedSessions(context: ServiceContext): Promise<void> {
+  const { store, logger } = context;
+  for (const id of await findChargedOpenSessions(store.database, store.tables.schema)) {
+    const session = await findSession(store.database, store.tables.schema, id);
+    if (!session) continue;
+    await completeCharged(context, session).catch((err: unknown) =>
+      logger.error({ err, id }, 'completing a charged checkout session failed; next sweep retries'),
+    );
+  }
+}
+
+/**
+ * For a session whose last charge has no recorded outcome: asks the processor about its key.
+ * Charged: records the charge and completes the session (`'charged'`). Never charged: the key,
+ * which lets the session expire. Nothing pending: undefined.
+ */
+async function settlePendingCharge(context: ServiceContext, session: Session): Promise<string | 'charged' | undefined> {
+  const pending = session.pending_charge;
+  if (!pending || session.charge) return undefined;
+  const { store, now } = context;
+  const answer = await dependenciesOf(context).processor.lookup(pending.key);
+  if (answer?.status !== 'succeeded') return pending.key;
+  context.logger.warn({ id: session.id, key: pending.key }, 'found an unrecorded charge; completing the session');
+  await handleCommand(
+    store,
+    sessionStream(session.id),
+    sessionAggregate,
+    {
+      type: 'RecordCharge',
+      data: {
+        attemptId: pending.attempt_id,
+        chargeKey: pending.key,
+        paymentMethod: answer.payment_method,
+        buyer: pending.buyer ?? { email: null, name: null, customer_id: null },
+        now: now(),
+      },
+    },
+    {
+      organization: session.organization,
+      environment: session.environment,
+      occurredAt: now(),
+      project: sessionProjector(store.tables.schema),
+    },
+  );
+  const recorded = await findSession(store.database, store.tables.schema, session.id);
+  await completeCharged(context, recorded ?? session);
+  return 'charged';
 }
 
 /** The background sweep: every `CHECKOUT_SWEEP_INTERVAL_MS` (default 30 s). */

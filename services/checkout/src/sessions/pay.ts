@@ -21,7 +21,7 @@ import { findSession } from './queries';
 import { statusAt } from './resource';
 import { sessionAggregate, sessionProjector } from './routes';
 import { successRedirect } from './rules';
-import { type Session, sessionStream } from './session';
+import { type Session, chargeKeyOf, sessionStream } from './session';
 import { assignRedemption, refuseLiveSubscription, resolveBuyer } from './upstream';
 
 const paymentRequired = (message: string, details?: ErrorDetail[]) => ApiError.of('payment_required', message, details);
@@ -30,15 +30,24 @@ const paymentRequired = (message: string, details?: ErrorDetail[]) => ApiError.o
  * `POST /checkout/:session_id/pay`: the hosted page's pay call. No API key: the unguessable
  * session id is the capability (the gateway exposes it under its /checkout pages).
  *
- * Exactly one charge per session: a `PaymentAttemptStarted` is appended with the stream's
- * version before the processor is called, so of two concurrent submits one appends and the
- * other finds the attempt under way (409). The processor call is keyed by the attempt id.
+ * Exactly one charge per session (docs/decisions/0006-one-charge-per-session.md):
+ * - a `PaymentAttemptStarted` is appended with the stream's version before the processor is
+ *   called, so of two concurrent submits one appends and the other finds the attempt under
+ *   way (409);
+ * - the processor call is keyed by the session's intent and the number of attempts the
+ *   processor declined (`chargeKeyOf`), not by the attempt: a retry after a crash, a lost
+ *   answer or any failure after the charge asks under the same key and gets the first charge;
+ * - the charge is recorded (`PaymentAttemptSucceeded`) before the completion, so a session
+ *   whose completion failed completes from that record on the next pay call or sweep, and is
+ *   never charged again.
  */
 export type PayOutcome = { status: 'complete'; redirectUrl: string } | { status: 'requires_action' };
 
 /**
- * Pays a session once: checks it can be paid, appends the attempt, charges, and completes or
- * records the failure. Declines throw 402, a paid or expired session 409, bad input 422.
+ * Pays a session once: checks it can be paid, appends the attempt, charges, records the charge
+ * and completes, or records the failure. A session charged already is completed from its
+ * recorded charge, without the processor. Declines throw 402, a paid or expired session 409,
+ * bad input 422.
  */
 export async function paySession(
   context: ServiceContext,
@@ -59,6 +68,7 @@ export async function paySession(
   const session = await findSession(store.database, store.tables.schema, id);
   if (!session) throw notFound(`No such checkout session: ${id}`);
   if (session.status === 'COMPLETE') throw conflict('This checkout session is already paid');
+  if (session.charge) return completeCharged(context, session);
   if (statusAt(session, now()) === 'EXPIRED') throw conflict('This checkout session has expired');
   if (await openedBySoldOutLink(store.database, store.tables.schema, id)) throw conflict(SOLD_OUT_MESSAGE);
   const card = checkedInput(session, body);
@@ -69,12 +79,14 @@ export async function paySession(
 
   const customerId = await buyerAtPayment(context, session, body);
   const attemptId = `pay_${randomBase62(24)}`;
-  await run(session, { type: 'StartPayment', data: { sessionId: id, attemptId, now: now() } });
+  const buyer = { email: body.email ?? null, name: body.name ?? null, customer_id: customerId };
+  const started = await run(session, { type: 'StartPayment', data: { sessionId: id, attemptId, buyer, now: now() } });
+  const chargeKey = chargeKeyOf(started.state.status === 'Exists' ? started.state.session : session);
   let result: ChargeResult;
   try {
     result = card
       ? await processor.charge({
-          idempotencyKey: attemptId,
+          idempotencyKey: chargeKey,
           environment: session.environment,
           amount: session.intent.amount,
           card,
@@ -83,33 +95,26 @@ export async function paySession(
         })
       : { status: 'succeeded', payment_method: null as never };
   } catch (error) {
-    const message = 'The payment processor failed; nothing was charged';
+    // No answer: the charge may have happened. The next attempt asks under the same key.
+    const message = 'The payment processor did not answer; paying again cannot charge twice';
     await run(session, {
       type: 'FailPayment',
-      data: { attemptId, code: 'processing_error', message, requiresAction: false, now: now() },
+      data: { attemptId, code: 'processing_error', message, requiresAction: false, outcomeUnknown: true, now: now() },
     });
     throw error;
   }
 
   if (result.status === 'succeeded') {
-    const completion: SessionCommand = {
-      type: 'CompleteSession',
-      data: {
-        attemptId,
-        email: body.email ?? null,
-        name: body.name ?? null,
-        paymentMethod: card ? result.payment_method : null,
-        customerId,
-        subscriptionId: session.mode === 'SUBSCRIPTION' ? newId('subscription') : null,
-        now: now(),
-      },
-    };
-    await run(session, completion).catch((error: unknown) => {
-      // Charged, but superseded (a stale attempt taken over): a real processor must refund it.
-      context.logger.error({ err: error, session: id, attempt: attemptId }, 'charged attempt could not complete');
+    const paymentMethod = card ? result.payment_method : null;
+    const recorded = await run(session, {
+      type: 'RecordCharge',
+      data: { attemptId, chargeKey, paymentMethod, buyer, now: now() },
+    }).catch((error: unknown) => {
+      // The processor keeps the charge under `chargeKey`: the next attempt gets it, never a second.
+      context.logger.error({ err: error, session: id, attempt: attemptId }, 'charge not recorded; a retry answers it');
       throw error;
     });
-    return { status: 'complete', redirectUrl: successRedirect(session.success_url, id) };
+    return completeCharged(context, recorded.state.status === 'Exists' ? recorded.state.session : session);
   }
   const requiresAction = result.status === 'requires_action';
   const { code, message } =
@@ -124,10 +129,7 @@ export async function paySession(
 /**
  * `POST /checkout/:session_id/pay`: the pay call for pages that post JSON. No API key: the
  * unguessable session id is the capability (the gateway exposes it under its /checkout pages).
- *
- * Exactly one charge per session: a `PaymentAttemptStarted` is appended with the stream's
- * version before the processor is called, so of two concurrent submits one appends and the
- * other finds the attempt under way (409). The processor call is keyed by the attempt id.
+ * One charge per session, as `paySession` says.
  */
 export function mountPayRoute(app: Express, context: ServiceContext): void {
   app.post('/checkout/:session_id/pay', validate({ body: PayCheckoutSessionBody.default({}) }), async (req, res) => {
@@ -135,6 +137,35 @@ export function mountPayRoute(app: Express, context: ServiceContext): void {
     if (outcome.status === 'complete') res.json({ status: 'complete', redirect_url: outcome.redirectUrl });
     else res.json({ status: 'requires_action', next_action: { type: 'challenge' } });
   });
+}
+
+/**
+ * Completes a session from its recorded charge: the pay call that charged, a later pay call
+ * after that completion failed, or the sweep. Completing twice is a no-op; either way the
+ * buyer goes to the success URL.
+ */
+export async function completeCharged(context: ServiceContext, session: Session): Promise<PayOutcome> {
+  const { store, now } = context;
+  const subscriptionId = session.mode === 'SUBSCRIPTION' ? newId('subscription') : null;
+  await handleCommand(
+    store,
+    sessionStream(session.id),
+    sessionAggregate,
+    { type: 'CompleteSession', data: { subscriptionId, now: now() } },
+    {
+      organization: session.organization,
+      environment: session.environment,
+      occurredAt: now(),
+      project: sessionProjector(store.tables.schema),
+    },
+  ).catch((error: unknown) => {
+    context.logger.error(
+      { err: error, session: session.id },
+      'charged session not completed yet; the next pay call or sweep completes it',
+    );
+    throw error;
+  });
+  return { status: 'complete', redirectUrl: successRedirect(session.success_url, session.id) };
 }
 
 /**

@@ -32,3 +32,12 @@ export async function findDueSessions(sql: SqlExecutor, schema: string, now: Dat
   );
   return rows;
 }
+
+/** OPEN sessions with a recorded charge: their completion failed, and the sweep completes them. */
+export async function findChargedOpenSessions(sql: SqlExecutor, schema: string, limit = 100): Promise<string[]> {
+  const { rows } = await sql.query<{ id: string }>(
+    `SELECT id FROM ${sessionsTable(schema)} WHERE status = 'OPEN' AND jsonb_typeof(document->'charge') = 'object' LIMIT $1`,
+    [limit],
+  );
+  return rows.map((row) => row.id);
+}

@@ -20,6 +20,9 @@ export async function migrateSessionsReadModel(store: EventStore): Promise<void>
     );
     -- The sweep looks for OPEN sessions past their expiry.
     CREATE INDEX IF NOT EXISTS checkout_sessions_open_by_expiry ON ${table} (expires_at) WHERE status = 'OPEN';
+    -- The sweep completes OPEN sessions that were charged (docs/decisions/0006-one-charge-per-session.md).
+    CREATE INDEX IF NOT EXISTS checkout_sessions_open_charged ON ${table} (id)
+      WHERE status = 'OPEN' AND jsonb_typeof(document->'charge') = 'object';
   `);
 }
 

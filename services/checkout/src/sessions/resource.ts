@@ -1,9 +1,14 @@
 import { type CheckoutSession, type CheckoutSessionCreated, livemodeOf } from '@billing/contracts';
 import type { Session } from './session';
 
-/** An OPEN session past `expires_at` reads as EXPIRED at once, before the sweep records it. */
+/**
+ * An OPEN session past `expires_at` reads as EXPIRED at once, before the sweep records it;
+ * unless it was charged, which only completes.
+ */
 export const statusAt = (session: Session, now: Date): Session['status'] =>
-  session.status === 'OPEN' && now.getTime() >= Date.parse(session.expires_at) ? 'EXPIRED' : session.status;
+  session.status === 'OPEN' && !session.charge && now.getTime() >= Date.parse(session.expires_at)
+    ? 'EXPIRED'
+    : session.status;
 
 export const pageUrl = (checkoutUrl: string, id: string) => `${checkoutUrl.replace(/\/+$/, '')}/${id}`;
 

@@ -88,6 +88,10 @@ export type CheckoutSessionCreatedData = {
 export type PaymentAttemptStartedData = {
   session_id: string;
   attempt_id: string;
+  /** The processor's idempotency key of this attempt (`chargeKeyOf`); absent in attempts made before. */
+  charge_key?: string;
+  /** Who pays in this attempt; a charge found later (the sweep) is completed in their name. */
+  buyer?: Buyer;
   started_at: string;
 };
 
@@ -98,7 +102,36 @@ export type PaymentAttemptFailedData = {
   message: string;
   /** A challenge (3-D Secure) is needed: the intent waits in `requires_action`. */
   requires_action: boolean;
+  /**
+   * The processor gave no answer (an error, a timeout): the charge may have happened, so the
+   * next attempt asks under the same key and gets that charge if there was one. Absent or
+   * false: the processor said no, and the next attempt has a key of its own.
+   */
+  outcome_unknown?: boolean;
   failed_at: string;
+};
+
+/** Who paid, as the paying attempt knew them; the completion names them. */
+export type Buyer = {
+  /** Typed on the page; a prefilled email is never overwritten. */
+  email: string | null;
+  name: string | null;
+  /** Billing's customer, resolved before the charge; null when billing is not configured. */
+  customer_id: string | null;
+};
+
+/**
+ * The processor charged (or, with nothing to charge, accepted) the session: recorded before
+ * the completion and independently of it, so that whatever fails after a charge the session
+ * is never charged again and completes from this record.
+ */
+export type PaymentAttemptSucceededData = {
+  session_id: string;
+  attempt_id: string;
+  charge_key: string;
+  payment_method: CardSummary | null;
+  buyer: Buyer;
+  succeeded_at: string;
 };
 
 export type SessionCompletedData = CheckoutSessionCompletedData & {
@@ -109,6 +142,7 @@ export type SessionCompletedData = CheckoutSessionCompletedData & {
 export type SessionCreated = { type: 'CheckoutSessionCreated'; data: CheckoutSessionCreatedData };
 export type PaymentAttemptStarted = { type: 'PaymentAttemptStarted'; data: PaymentAttemptStartedData };
 export type PaymentAttemptFailed = { type: 'PaymentAttemptFailed'; data: PaymentAttemptFailedData };
+export type PaymentAttemptSucceeded = { type: 'PaymentAttemptSucceeded'; data: PaymentAttemptSucceededData };
 /** Billing created the subscription this session paid for. */
 export type SubscriptionLinkedData = { session_id: string; subscription_id: string; linked_at: string };
 
@@ -121,6 +155,7 @@ export type SessionEvent =
   | SessionCreated
   | PaymentAttemptStarted
   | PaymentAttemptFailed
+  | PaymentAttemptSucceeded
   | SessionCompleted
   | SessionExpired
   | SubscriptionLinked
@@ -130,6 +165,7 @@ export const SESSION_EVENT_TYPES: ReadonlyArray<SessionEvent['type']> = [
   'CheckoutSessionCreated',
   'PaymentAttemptStarted',
   'PaymentAttemptFailed',
+  'PaymentAttemptSucceeded',
   'CheckoutSessionCompleted',
   'CheckoutSessionExpired',
   'SubscriptionLinked',
@@ -143,12 +179,42 @@ export type Session = Omit<CheckoutSessionCreatedData, 'session_id' | 'customer_
   customer_id: string | null;
   status: 'OPEN' | 'COMPLETE' | 'EXPIRED';
   /** The charge under way, if any: a second one is refused until it ends. */
-  attempt: { id: string; started_at: string } | null;
+  attempt: { id: string; started_at: string; charge_key?: string } | null;
+  /**
+   * Attempts the processor definitively answered without charging (declines, challenges): the
+   * next attempt's key counts them (`chargeKeyOf`). Absent in sessions stored before.
+   */
+  settled_attempts?: number;
+  /**
+   * Set while a charge under `key` may have happened without being recorded: from the start of
+   * an attempt until the processor's answer is recorded, and after an attempt it never answered.
+   */
+  pending_charge?: PendingCharge | null;
+  /** The charge, once the processor made it; the session then only completes. */
+  charge?: RecordedCharge | null;
   subscription_id: string | null;
   completed_at: string | null;
   expired_at: string | null;
   updated_at: string;
 };
+
+export type PendingCharge = { key: string; attempt_id: string; buyer: Buyer | null };
+
+export type RecordedCharge = {
+  key: string;
+  attempt_id: string;
+  payment_method: CardSummary | null;
+  buyer: Buyer;
+  succeeded_at: string;
+};
+
+/**
+ * The processor's idempotency key for the session's next charge: the payment (or setup) intent
+ * and a count that moves only when the processor definitively said no. A crash, a lost answer
+ * or a failure after the charge leaves the count where it was, so the retry asks under the same
+ * key and the processor answers with the first charge instead of making a second.
+ */
+export const chargeKeyOf = (session: Session) => `${session.intent.id}-${(session.settled_attempts ?? 0) + 1}`;
 
 export type SessionState = { status: 'Empty' } | { status: 'Exists'; session: Session };
 
@@ -165,6 +231,9 @@ export function evolve(state: SessionState, event: SessionEvent): SessionState {
         customer_id: created.customer_id ?? null,
         status: 'OPEN',
         attempt: null,
+        settled_attempts: 0,
+        pending_charge: null,
+        charge: null,
         subscription_id: null,
         completed_at: null,
         expired_at: null,
@@ -176,16 +245,30 @@ export function evolve(state: SessionState, event: SessionEvent): SessionState {
   const s = state.session;
   switch (event.type) {
     case 'PaymentAttemptStarted': {
-      const { attempt_id: id, started_at } = event.data;
-      return next({ ...s, attempt: { id, started_at }, intent: { ...s.intent, status: 'processing' } }, started_at);
+      const { attempt_id: id, started_at, charge_key, buyer } = event.data;
+      const attempt = charge_key === undefined ? { id, started_at } : { id, started_at, charge_key };
+      const pending_charge = charge_key === undefined ? null : { key: charge_key, attempt_id: id, buyer: buyer ?? null };
+      return next({ ...s, attempt, pending_charge, intent: { ...s.intent, status: 'processing' } }, started_at);
     }
     case 'PaymentAttemptFailed': {
-      const { code, message, requires_action, failed_at } = event.data;
+      const { code, message, requires_action, failed_at, outcome_unknown = false } = event.data;
       const status = requires_action ? 'requires_action' : 'requires_payment_method';
+      const settled_attempts = (s.settled_attempts ?? 0) + (outcome_unknown ? 0 : 1);
       return next(
-        { ...s, attempt: null, intent: { ...s.intent, status, last_payment_error: { code, message } } },
+        {
+          ...s,
+          attempt: null,
+          settled_attempts,
+          pending_charge: outcome_unknown ? (s.pending_charge ?? null) : null,
+          intent: { ...s.intent, status, last_payment_error: { code, message } },
+        },
         failed_at,
       );
+    }
+    case 'PaymentAttemptSucceeded': {
+      const { attempt_id, charge_key, payment_method, buyer, succeeded_at } = event.data;
+      const charge = { key: charge_key, attempt_id, payment_method, buyer, succeeded_at };
+      return next({ ...s, attempt: null, pending_charge: null, charge }, succeeded_at);
     }
     case 'CheckoutSessionCompleted': {
       const d = event.data;
@@ -195,6 +278,7 @@ export function evolve(state: SessionState, event: SessionEvent): SessionState {
           ...s,
           status: 'COMPLETE',
           attempt: null,
+          pending_charge: null,
           completed_at: at,
           customer_id: d.customer_id ?? s.customer_id,
           subscription_id: d.subscription_id ?? s.subscription_id,

@@ -1,0 +1,43 @@
+import type { EventStore } from '@billing/eventstore';
+import type { ChargeResult } from './processor';
+import type { ChargeLedger } from './sandbox';
+
+export const sandboxChargesTable = (schema: string) => `${schema}.sandbox_charges`;
+
+/** The simulator's answers by idempotency key, in checkout's own schema. */
+export async function migrateSandboxChargeLedger(store: EventStore): Promise<void> {
+  const { schema } = store.tables;
+  await store.database.exec(`
+    CREATE SCHEMA IF NOT EXISTS ${schema};
+    CREATE TABLE IF NOT EXISTS ${sandboxChargesTable(schema)} (
+      idempotency_key text PRIMARY KEY,
+      result jsonb NOT NULL,
+      created_at timestamptz NOT NULL DEFAULT now()
+    );
+  `);
+}
+
+/**
+ * The sandbox's ledger in the database: it outlives a restart, and of two processes charging
+ * one key at once the first insert wins and both answer with it.
+ */
+export function sandboxChargeLedger(store: EventStore): ChargeLedger {
+  const table = sandboxChargesTable(store.tables.schema);
+  const find = async (key: string) => {
+    const { rows } = await store.database.query<{ result: ChargeResult }>(
+      `SELECT result FROM ${table} WHERE idempotency_key = $1`,
+      [key],
+    );
+    return rows[0]?.result ?? null;
+  };
+  return {
+    find,
+    remember: async (key, result) => {
+      await store.database.query(
+        `INSERT INTO ${table} (idempotency_key, result) VALUES ($1, $2) ON CONFLICT (idempotency_key) DO NOTHING`,
+        [key, JSON.stringify(result)],
+      );
+      return (await find(key)) ?? result;
+    },
+  };
+}

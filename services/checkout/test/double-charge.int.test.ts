@@ -1,0 +1,238 @@
+import { catalogService } from '@billing/catalog';
+import { promotionsService } from '@billing/promotions';
+import { type Infrastructure, type ServiceUnderTest, startServiceForTest, testInfrastructure } from '@billing/runtime';
+import { checkoutService, expireDueSessions } from '../src';
+import { dependenciesOf } from '../src/dependencies';
+import { sandboxChargesTable } from '../src/payments/ledger';
+import type { ChargeRequest, PaymentProcessor } from '../src/payments/processor';
+import { STALE_ATTEMPT_MS } from '../src/sessions/decide';
+import { admin, call, caller, card, ebook, newOrg, urls } from './helpers';
+
+/**
+ * The double-charge replay (issue 12, part 1): whatever fails after the card was charged, the
+ * charge is recorded (or found again under the same processor key) and the session is never
+ * charged a second time; and hostile text in the buyer's name is refused before any charge.
+ */
+jest.setTimeout(120_000);
+
+let infrastructure: Infrastructure;
+let catalog: ServiceUnderTest;
+let promotions: ServiceUnderTest;
+let checkout: ServiceUnderTest;
+let clock = new Date();
+const advance = (ms: number) => (clock = new Date(clock.getTime() + ms));
+
+/** What the processor was asked, and the failures injected around it. */
+const asked: ChargeRequest[] = [];
+let loseNextAnswer = false;
+/** The n-th event-store write after the next charge fails (1: recording it, 2: completing). */
+let failWriteAfterCharge = 0;
+let writesSinceCharge = Number.POSITIVE_INFINITY;
+
+beforeAll(async () => {
+  infrastructure = await testInfrastructure('checkout-double-charge');
+  catalog = await startServiceForTest(catalogService, { infrastructure });
+  promotions = await startServiceForTest(promotionsService, { infrastructure });
+  checkout = await startServiceForTest(checkoutService, {
+    infrastructure,
+    config: {
+      CATALOG_SERVICE_URL: catalog.service.url,
+      PROMOTIONS_SERVICE_URL: promotions.service.url,
+      CHECKOUT_SWEEP_INTERVAL_MS: '3600000',
+    },
+    now: () => clock,
+  });
+  const { context } = checkout.service;
+  const deps = dependenciesOf(context);
+  const sandbox = deps.processor;
+  const wrapped: PaymentProcessor = {
+    name: sandbox.name,
+    refusal: (environment) => sandbox.refusal(environment),
+    lookup: (key) => sandbox.lookup(key),
+    refund: (request) => sandbox.refund(request),
+    charge: async (request) => {
+      asked.push(request);
+      const result = await sandbox.charge(request);
+      writesSinceCharge = 0;
+      if (loseNextAnswer) {
+        loseNextAnswer = false;
+        throw new Error('injected: the processor charged, but its answer was lost');
+      }
+      return result;
+    },
+  };
+  deps.processor = wrapped;
+  const { store } = context;
+  const transaction = store.transaction.bind(store);
+  store.transaction = (async (fn: Parameters<typeof transaction>[0]) => {
+    writesSinceCharge += 1;
+    if (writesSinceCharge === failWriteAfterCharge) {
+      failWriteAfterCharge = 0;
+      throw new Error('injected: the database failed after the charge');
+    }
+    return transaction(fn);
+  }) as typeof store.transaction;
+});
+afterAll(async () => {
+  await checkout?.stop();
+  await promotions?.stop();
+  await catalog?.stop();
+  await infrastructure?.close();
+});
+beforeEach(() => {
+  asked.length = 0;
+  loseNextAnswer = false;
+  failWriteAfterCharge = 0;
+});
+
+const url = () => checkout.service.url;
+const pay = (id: string, body: Record<string, unknown>) => call(url(), 'POST', `/checkout/${id}/pay`, {}, body);
+const read = (org: string, id: string) => call(url(), 'GET', `/v1/checkout/sessions/${id}`, caller(org));
+const typesOf = async (id: string) =>
+  (await checkout.service.context.store.readStream(`checkout_session-${id}`)).map((e) => e.type);
+
+async function session(org: string) {
+  const p = await call(catalog.service.url, 'POST', '/admin/products', admin(org), ebook());
+  expect(p.status).toBe(201);
+  const res = await call(url(), 'POST', '/v1/checkout/sessions', caller(org), { product_id: p.body.id, ...urls });
+  expect(res.status).toBe(201);
+  return res.body as { id: string; client_secret: string };
+}
+
+/** Charges the sandbox made for a session's payment intent: what the buyer's card statement shows. */
+async function chargesOf(org: string, id: string): Promise<number> {
+  const intent = (await read(org, id)).body.payment_intent_id as string;
+  const { rows } = await checkout.service.context.store.database.query<{ count: string }>(
+    `SELECT count(*) AS count FROM ${sandboxChargesTable(checkout.service.context.store.tables.schema)}
+     WHERE idempotency_key LIKE $1 AND result->>'status' = 'succeeded'`,
+    [`${intent}-%`],
+  );
+  return Number(rows[0]!.count);
+}
+
+describe('the double-charge replay', () => {
+  it('completes from the recorded charge when the completion failed after the charge: the next pay call charges nothing', async () => {
+    const org = newOrg();
+    const { id } = await session(org);
+    failWriteAfterCharge = 2; // the charge is recorded, the completion fails
+    const first = await pay(id, card(undefined, { email: 'buyer@example.com', name: 'Mei' }));
+    expect(first.status).toBe(500);
+    expect((await read(org, id)).body.status).toBe('OPEN');
+    expect(await chargesOf(org, id)).toBe(1);
+
+    // A minute later (what the hosted page's buyer did), with another card even.
+    advance(STALE_ATTEMPT_MS + 1_000);
+    const again = await pay(id, card('5555555555554444', { email: 'other@example.com', name: 'Other' }));
+    expect(again).toMatchObject({ status: 200, body: { status: 'complete' } });
+    expect(asked).toHaveLength(1);
+    expect(await chargesOf(org, id)).toBe(1);
+    expect((await read(org, id)).body).toMatchObject({
+      status: 'COMPLETE',
+      customer_email: 'buyer@example.com',
+      customer_name: 'Mei',
+    });
+    expect(await typesOf(id)).toEqual([
+      'CheckoutSessionCreated',
+      'PaymentAttemptStarted',
+      'PaymentAttemptSucceeded',
+      'CheckoutSessionCompleted',
+    ]);
+    expect((await pay(id, card())).status).toBe(409);
+    expect(asked).toHaveLength(1);
+  });
+
+  it('asks the processor under the same key when recording the charge failed: the retry gets the first charge', async () => {
+    const org = newOrg();
+    const { id } = await session(org);
+    failWriteAfterCharge = 1; // recording the charge fails
+    expect((await pay(id, card(undefined, { email: 'buyer@example.com' }))).status).toBe(500);
+    expect(await chargesOf(org, id)).toBe(1);
+    // At once: the attempt is still under way, so nothing is charged.
+    const during = await pay(id, card(undefined, { email: 'buyer@example.com' }));
+    expect([during.status, during.body.error.message]).toEqual([409, expect.stringMatching(/in progress/)]);
+    // After the attempt is taken as crashed: a new attempt, the same key, the first charge.
+    advance(STALE_ATTEMPT_MS + 1_000);
+    const retry = await pay(id, card('4000000000009995', { email: 'buyer@example.com' }));
+    expect(retry).toMatchObject({ status: 200, body: { status: 'complete' } });
+    expect(asked.map((request) => request.idempotencyKey)).toEqual([
+      asked[0]!.idempotencyKey,
+      asked[0]!.idempotencyKey,
+    ]);
+    expect(await chargesOf(org, id)).toBe(1);
+    expect((await read(org, id)).body.status).toBe('COMPLETE');
+  });
+
+  it('asks under the same key after the processor charged but its answer was lost', async () => {
+    const org = newOrg();
+    const { id } = await session(org);
+    loseNextAnswer = true;
+    expect((await pay(id, card(undefined, { email: 'buyer@example.com' }))).status).toBe(500);
+    expect((await read(org, id)).body.status).toBe('OPEN');
+    const retry = await pay(id, card(undefined, { email: 'buyer@example.com' }));
+    expect(retry).toMatchObject({ status: 200, body: { status: 'complete' } });
+    expect(new Set(asked.map((request) => request.idempotencyKey)).size).toBe(1);
+    expect(await chargesOf(org, id)).toBe(1);
+  });
+
+  it('gives a declined card a new key, so another card can pay', async () => {
+    const org = newOrg();
+    const { id } = await session(org);
+    expect((await pay(id, card('4000000000000002', { email: 'buyer@example.com' }))).status).toBe(402);
+    expect((await pay(id, card(undefined, { email: 'buyer@example.com' }))).status).toBe(200);
+    expect(new Set(asked.map((request) => request.idempotencyKey)).size).toBe(2);
+    expect(await chargesOf(org, id)).toBe(1);
+  });
+
+  it('completes, never expires, a session charged and left: the sweep finds the charge under its key', async () => {
+    const org = newOrg();
+    const { id } = await session(org);
+    failWriteAfterCharge = 1;
+    expect((await pay(id, card(undefined, { email: 'gone@example.com', name: 'Gone' }))).status).toBe(500);
+    advance(30 * 60_000 + 1_000);
+    expect(await expireDueSessions(checkout.service.context)).not.toContain(id);
+    expect((await read(org, id)).body).toMatchObject({ status: 'COMPLETE', customer_email: 'gone@example.com' });
+    expect(await chargesOf(org, id)).toBe(1);
+    expect(asked).toHaveLength(1);
+  });
+
+  it('expires a session whose crashed attempt never charged, after asking the processor', async () => {
+    const org = newOrg();
+    const { id } = await session(org);
+    // A crash between the attempt and the charge: only the attempt is in the stream.
+    const real = dependenciesOf(checkout.service.context).processor.charge;
+    dependenciesOf(checkout.service.context).processor.charge = async () => {
+      throw Object.assign(new Error('injected: the process died before charging'), { crash: true });
+    };
+    failWriteAfterCharge = 0;
+    try {
+      expect((await pay(id, card(undefined, { email: 'x@example.com' }))).status).toBe(500);
+    } finally {
+      dependenciesOf(checkout.service.context).processor.charge = real;
+    }
+    advance(30 * 60_000 + 1_000);
+    expect(await expireDueSessions(checkout.service.context)).toContain(id);
+    expect(await chargesOf(org, id)).toBe(0);
+  });
+});
+
+describe('hostile text in the buyer name (JSON pay)', () => {
+  it.each([
+    ['a NUL', 'Mei\u0000Lin'],
+    ['a lone surrogate', 'Mei\uD800'],
+    ['a control character', 'Mei\u0007'],
+    ['a line break', 'Mei\nLin'],
+  ])('refuses %s with 422 before anything is charged; the session stays payable', async (_what, name) => {
+    const org = newOrg();
+    const { id } = await session(org);
+    const refused = await pay(id, card(undefined, { email: 'buyer@example.com', name }));
+    expect(refused.status).toBe(422);
+    expect(refused.body.error).toMatchObject({
+      code: 'validation_error',
+      details: [expect.objectContaining({ path: 'name', code: 'invalid_characters' })],
+    });
+    expect(asked).toHaveLength(0);
+    expect(await typesOf(id)).toEqual(['CheckoutSessionCreated']);
+    expect((await pay(id, card(undefined, { email: 'buyer@example.com', name: 'Mei Lin' }))).status).toBe(200);
+    expect(await chargesOf(org, id)).toBe(1);
+  });
+});
