@@ -148,6 +148,11 @@ export const Subscription = z
     cancel_at_period_end: z.boolean(),
     canceled_at: timestamp.nullable(),
     checkout_session_id: z.string().nullable().describe('The checkout session that started it'),
+    test_clock: z
+      .string()
+      .nullable()
+      .default(null)
+      .describe('Sandbox: the test clock (clock_) whose time the subscription lives on; null on real time'),
     created_at: timestamp,
     updated_at: timestamp,
     livemode: z.boolean(),

@@ -59,6 +59,11 @@ export const CheckoutSessionCompletedData = z
       .nullable()
       .optional()
       .describe('SUBSCRIPTION mode: the id billing gives the subscription it starts; null in other modes'),
+    test_clock: z
+      .string()
+      .nullable()
+      .optional()
+      .describe('Sandbox: the test clock the session was created on; its subscription lives on it'),
   })
   .meta({ id: 'CheckoutSessionCompletedData' });
 export type CheckoutSessionCompletedData = z.infer<typeof CheckoutSessionCompletedData>;

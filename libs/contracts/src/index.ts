@@ -15,3 +15,4 @@ export * from './billing';
 export * from './webhooks';
 export * from './schema-order';
 export * from './customer-identity';
+export * from './test-clocks';

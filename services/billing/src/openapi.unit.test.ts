@@ -16,7 +16,15 @@ describe('billing OpenAPI', () => {
       '/subscriptions/{id}/resume',
     ]);
     expect(Object.keys(doc.paths['/customers/{id}']!).sort()).toEqual(['get', 'patch']);
-    for (const id of ['Customer', 'CustomerListItem', 'CustomerWithSubscriptions', 'Subscription', 'Entitlements', 'Invoice', 'InvoiceList']) {
+    for (const id of [
+      'Customer',
+      'CustomerListItem',
+      'CustomerWithSubscriptions',
+      'Subscription',
+      'Entitlements',
+      'Invoice',
+      'InvoiceList',
+    ]) {
       expect(doc.components.schemas).toHaveProperty(id);
     }
   });

@@ -10,10 +10,12 @@ import { startConsumers } from './provisioning/consumer';
 import { customerErrorCodes } from './shared/customer-errors';
 import { migrateSubscriptionsReadModel } from './subscriptions/read-model';
 import { mountSubscriptionRoutes } from './subscriptions/routes';
-import { startTrialSweep } from './subscriptions/trial-end';
+import { startBillingSweep } from './sweep';
+import { migrateTestClocksReadModel } from './test-clocks/read-model';
+import { mountTestClockRoutes } from './test-clocks/routes';
 import { requireCaller } from '@billing/service';
 
-/** The billing service: customers, subscriptions, invoices, entitlements. */
+/** The billing service: customers, subscriptions, invoices, entitlements, test clocks. */
 export const billingService: ServiceDefinition = {
   name: 'billing',
   defaultPort: 4103,
@@ -26,6 +28,7 @@ export const billingService: ServiceDefinition = {
     mountCustomerRoutes(app, context);
     mountSubscriptionRoutes(app, context);
     mountInvoiceRoutes(app, context);
+    mountTestClockRoutes(app, context);
     mountResolveRoute(app, context);
     // After the customer routes: their errors leave with the customer endpoints' own codes.
     app.use('/v1/customers', customerErrorCodes);
@@ -35,6 +38,7 @@ export const billingService: ServiceDefinition = {
     await migrateCustomersReadModel(context.store);
     await migrateSubscriptionsReadModel(context.store);
     await migrateInvoicesReadModel(context.store);
-    return [...(await startConsumers(context)), startTrialSweep(context)];
+    await migrateTestClocksReadModel(context.store);
+    return [...(await startConsumers(context)), startBillingSweep(context)];
   },
 };

@@ -1,7 +1,7 @@
 import { type ServiceUnderTest, startServiceForTest } from '@billing/runtime';
 import { eventually } from '@billing/testing';
 import { billingService } from '../src';
-import { endDueTrials } from '../src/subscriptions/trial-end';
+import { runDueWork } from '../src/subscriptions/due-work';
 import { caller, client, eventsOf, feeds, newOrg } from './helpers';
 
 jest.setTimeout(120000);
@@ -30,12 +30,12 @@ describe('the end of a trial', () => {
     expect(trial).toMatchObject({ status: 'TRIAL', trial_end: new Date(clock + 7 * DAY).toISOString() });
 
     clock += 7 * DAY - 1000;
-    expect(await endDueTrials(running.service.context)).not.toContain(trial.id);
+    expect(await runDueWork(running.service.context)).not.toContain(trial.id);
     expect((await call('GET', `/v1/subscriptions/${trial.id}`, caller(org))).body.status).toBe('TRIAL');
 
     clock += 1000;
     // Contain, not equal: with Kafka this test's consumer group also provisions trials that other runs left on the topic.
-    expect(await endDueTrials(running.service.context)).toContain(trial.id);
+    expect(await runDueWork(running.service.context)).toContain(trial.id);
     const ended = (await call('GET', `/v1/subscriptions/${trial.id}`, caller(org))).body;
     // The first period was paid at checkout: only the status changes.
     expect(ended).toEqual({ ...trial, status: 'ACTIVE', updated_at: new Date(clock).toISOString() });
@@ -45,7 +45,7 @@ describe('the end of a trial', () => {
     expect(updates.map((e) => e.data.object)).toEqual([ended]);
 
     // Again, or concurrently: nothing more.
-    expect(await endDueTrials(running.service.context)).not.toContain(trial.id);
+    expect(await runDueWork(running.service.context)).not.toContain(trial.id);
     expect(await eventsOf(running, 'SubscriptionUpdated', org)).toHaveLength(1);
   });
 });

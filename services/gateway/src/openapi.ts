@@ -5,6 +5,7 @@ import {
   registerPaymentLinkRoutes,
   registerProductRoutes,
   registerPromotionRoutes,
+  registerTestClockRoutes,
   registerWebhookRoutes,
 } from '@billing/contracts';
 
@@ -19,6 +20,7 @@ export function publicApiDocument() {
     registerCheckoutRoutes(registry);
     registerPaymentLinkRoutes(registry);
     registerBillingRoutes(registry);
+    registerTestClockRoutes(registry);
     registerWebhookRoutes(registry);
     cached = registry.toOpenApi({ title: 'Billing API', version: '1.0.0', serverUrl: '/v1' });
   }

@@ -19,6 +19,7 @@ import { type PlanFacts, type SubscriptionCommand, subscriptionAggregate } from 
 import { liveSubscriptions } from '../subscriptions/queries';
 import { projectSubscriptions } from '../subscriptions/read-model';
 import { subscriptionStream } from '../subscriptions/subscription';
+import { findTestClock } from '../test-clocks/read-model';
 
 /**
  * The process manager of a paid checkout (`checkout.completed`), run in the consumer's inbox
@@ -52,6 +53,9 @@ export async function provisionFromCheckout(
   if (!d.customer_email) return;
   const schema = store.tables.schema;
   const tenant: Tenant = { organization: event.organization, environment: event.environment };
+  // Sandbox: a session on a test clock starts its subscription at the clock's time.
+  const clock = d.test_clock ? await findTestClock(tx, schema, tenant, d.test_clock) : undefined;
+  if (clock) now = new Date(clock.frozen_time);
   const run = <S, C, E extends NewEvent>(
     stream: string,
     aggregate: Aggregate<S, C, E>,
@@ -135,7 +139,16 @@ export async function provisionFromCheckout(
   const subscriptionId = d.subscription_id ?? newId('subscription');
   const { state } = await onSubscription(subscriptionId, {
     type: 'StartSubscription',
-    data: { subscriptionId, ...tenant, now, customerId, plan, checkoutSessionId: d.session_id, orderId: d.order_id },
+    data: {
+      subscriptionId,
+      ...tenant,
+      now,
+      customerId,
+      plan,
+      checkoutSessionId: d.session_id,
+      orderId: d.order_id,
+      testClock: clock?.id ?? null,
+    },
   });
   if (state.status === 'Empty') return;
   const invoiceId = newId('invoice');
@@ -158,7 +171,7 @@ export async function provisionFromCheckout(
         amountTotal: d.amount_total,
         periodStart: state.subscription.current_period_start,
         periodEnd: state.subscription.current_period_end,
-        paidAt: d.completed_at ?? now.toISOString(),
+        paidAt: clock ? now.toISOString() : (d.completed_at ?? now.toISOString()),
         now,
       },
     },

@@ -33,7 +33,14 @@ export type PlanFacts = {
 /** A paid SUBSCRIPTION-mode checkout starts the subscription. */
 export type StartSubscription = {
   type: 'StartSubscription';
-  data: Who & { customerId: string; plan: PlanFacts; checkoutSessionId: string | null; orderId: string | null };
+  data: Who & {
+    customerId: string;
+    plan: PlanFacts;
+    checkoutSessionId: string | null;
+    orderId: string | null;
+    /** Sandbox: the test clock it lives on; `now` is then the clock's time. */
+    testClock?: string | null;
+  };
 };
 
 /**
@@ -113,6 +120,7 @@ function start({ data }: StartSubscription, state: SubscriptionState): Subscript
     cancel_at_period_end: false,
     canceled_at: null,
     checkout_session_id: data.checkoutSessionId,
+    test_clock: data.testClock ?? null,
     created_at: at,
     updated_at: at,
     livemode: livemodeOf(data.environment),

@@ -35,6 +35,7 @@ const subscription: Subscription = {
   cancel_at_period_end: false,
   canceled_at: null,
   checkout_session_id: 'cs_1',
+  test_clock: null,
   created_at: at.toISOString(),
   updated_at: at.toISOString(),
   livemode: false,

@@ -67,24 +67,47 @@ export async function liveSubscriptions(
 }
 
 /** TRIAL subscriptions whose `trial_end` has come by `now`, oldest trial end first. */
-export async function findEndedTrials(sql: SqlExecutor, schema: string, now: Date, limit = 500) {
-  const { rows } = await sql.query<{ id: string; organization: string; environment: Tenant['environment'] }>(
-    `SELECT id, organization, environment FROM ${subscriptionsTable(schema)}
-     WHERE status = 'TRIAL' AND (document->>'trial_end')::timestamptz <= $1
-     ORDER BY (document->>'trial_end')::timestamptz LIMIT $2`,
-    [now.toISOString(), limit],
+/** A subscription that falls due, and when (by its clock). */
+export type DueSubscription = { id: string; organization: string; environment: Tenant['environment']; due_at: Date };
+
+/**
+ * Which subscriptions' time a sweep reads: those on real time (`null`), or those on one Sandbox
+ * test clock.
+ */
+export type ClockScope = string | null;
+
+export async function findEndedTrials(
+  sql: SqlExecutor,
+  schema: string,
+  now: Date,
+  clock: ClockScope = null,
+  limit = 500,
+) {
+  const { rows } = await sql.query<DueSubscription>(
+    `SELECT id, organization, environment, (document->>'trial_end')::timestamptz AS due_at
+     FROM ${subscriptionsTable(schema)}
+     WHERE status = 'TRIAL' AND (document->>'trial_end')::timestamptz <= $1 AND test_clock_id IS NOT DISTINCT FROM $2
+     ORDER BY (document->>'trial_end')::timestamptz LIMIT $3`,
+    [now.toISOString(), clock, limit],
   );
   return rows;
 }
 
 /** Subscriptions canceled at period end whose `current_period_end` has come by `now`, oldest first. */
-export async function findEndedCanceledPeriods(sql: SqlExecutor, schema: string, now: Date, limit = 500) {
-  const { rows } = await sql.query<{ id: string; organization: string; environment: Tenant['environment'] }>(
-    `SELECT id, organization, environment FROM ${subscriptionsTable(schema)}
+export async function findEndedCanceledPeriods(
+  sql: SqlExecutor,
+  schema: string,
+  now: Date,
+  clock: ClockScope = null,
+  limit = 500,
+) {
+  const { rows } = await sql.query<DueSubscription>(
+    `SELECT id, organization, environment, (document->>'current_period_end')::timestamptz AS due_at
+     FROM ${subscriptionsTable(schema)}
      WHERE status <> 'CANCELED' AND (document->>'cancel_at_period_end')::boolean
-       AND (document->>'current_period_end')::timestamptz <= $1
-     ORDER BY (document->>'current_period_end')::timestamptz LIMIT $2`,
-    [now.toISOString(), limit],
+       AND (document->>'current_period_end')::timestamptz <= $1 AND test_clock_id IS NOT DISTINCT FROM $2
+     ORDER BY (document->>'current_period_end')::timestamptz LIMIT $3`,
+    [now.toISOString(), clock, limit],
   );
   return rows;
 }

@@ -21,6 +21,9 @@ export async function migrateSubscriptionsReadModel(store: EventStore): Promise<
     CREATE INDEX IF NOT EXISTS subscriptions_newest_first ON ${table} (organization, environment, created_at DESC, id DESC);
     CREATE INDEX IF NOT EXISTS subscriptions_customer ON ${table} (customer_id, product_id);
     CREATE INDEX IF NOT EXISTS subscriptions_in_trial ON ${table} (id) WHERE status = 'TRIAL';
+    -- Sandbox test clocks: subscriptions on one live on its time, not the service clock's.
+    ALTER TABLE ${table} ADD COLUMN IF NOT EXISTS test_clock_id text;
+    CREATE INDEX IF NOT EXISTS subscriptions_test_clock ON ${table} (test_clock_id) WHERE test_clock_id IS NOT NULL;
     CREATE INDEX IF NOT EXISTS subscriptions_canceling ON ${table} (id)
       WHERE status <> 'CANCELED' AND (document->>'cancel_at_period_end')::boolean;
   `);
@@ -36,8 +39,9 @@ export async function projectSubscriptions(sql: SqlExecutor, schema: string, eve
       case 'SubscriptionActivated': {
         const s = event.data.object;
         await sql.query(
-          `INSERT INTO ${table} (id, organization, environment, customer_id, product_id, status, created_at, stream_version, document)
-           VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9) ON CONFLICT (id) DO NOTHING`,
+          `INSERT INTO ${table} (id, organization, environment, customer_id, product_id, status, created_at, stream_version,
+             document, test_clock_id)
+           VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10) ON CONFLICT (id) DO NOTHING`,
           [
             s.id,
             event.data.organization,
@@ -48,6 +52,7 @@ export async function projectSubscriptions(sql: SqlExecutor, schema: string, eve
             s.created_at,
             recorded.stream_version,
             JSON.stringify(s),
+            s.test_clock ?? null,
           ],
         );
         break;

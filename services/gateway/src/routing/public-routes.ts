@@ -61,6 +61,10 @@ export const PUBLIC_ROUTES: readonly PublicRoute[] = [
   { method: 'post', path: '/v1/subscriptions/:id/resume', upstream: 'billing', keys: SECRET },
   { method: 'get', path: '/v1/invoices', upstream: 'billing', keys: SECRET },
   { method: 'get', path: '/v1/invoices/:id', upstream: 'billing', keys: SECRET },
+  { method: 'post', path: '/v1/test_clocks', upstream: 'billing', keys: SECRET },
+  { method: 'get', path: '/v1/test_clocks/:id', upstream: 'billing', keys: SECRET },
+  { method: 'delete', path: '/v1/test_clocks/:id', upstream: 'billing', keys: SECRET },
+  { method: 'post', path: '/v1/test_clocks/:id/advance', upstream: 'billing', keys: SECRET },
 
   { method: 'post', path: '/v1/coupons', upstream: 'promotions', keys: SECRET },
   { method: 'get', path: '/v1/coupons', upstream: 'promotions', keys: SECRET },

@@ -1,0 +1,27 @@
+import { type ServiceContext, positiveNumberSetting, startPeriodic } from '@billing/runtime';
+import { runDueWork } from './subscriptions/due-work';
+import { resumeAdvancingClocks } from './test-clocks/advance';
+import { drainClockRuns } from './test-clocks/routes';
+
+export const DEFAULT_SWEEP_INTERVAL_MS = 30_000;
+
+/**
+ * The background sweep of time-driven work: what fell due by the service clock (trial ends,
+ * period-end cancellations), and test-clock advances left unfinished by a crash. Every
+ * `BILLING_TRIAL_SWEEP_INTERVAL_MS` (default 30 s; the name predates the other work).
+ */
+export function startBillingSweep(context: ServiceContext): () => Promise<void> {
+  const intervalMs = positiveNumberSetting(
+    context.config,
+    'BILLING_TRIAL_SWEEP_INTERVAL_MS',
+    DEFAULT_SWEEP_INTERVAL_MS,
+  );
+  const stop = startPeriodic(async () => {
+    await runDueWork(context);
+    await resumeAdvancingClocks(context);
+  }, intervalMs);
+  return async () => {
+    await stop();
+    await drainClockRuns(context);
+  };
+}

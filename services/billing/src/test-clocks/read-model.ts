@@ -1,0 +1,71 @@
+import type { TestClock } from '@billing/contracts';
+import type { EventStore, RecordedEvent, SqlExecutor } from '@billing/eventstore';
+import type { Tenant } from '@billing/service';
+import { TEST_CLOCK_EVENT_TYPES, type TestClockEvent } from './clock';
+
+export const testClocksTable = (schema: string) => `${schema}.test_clocks`;
+
+export async function migrateTestClocksReadModel(store: EventStore): Promise<void> {
+  await store.database.exec(`
+    CREATE SCHEMA IF NOT EXISTS ${store.tables.schema};
+    CREATE TABLE IF NOT EXISTS ${testClocksTable(store.tables.schema)} (
+      id text PRIMARY KEY,
+      organization text NOT NULL,
+      environment text NOT NULL,
+      status text NOT NULL,
+      stream_version integer NOT NULL,
+      document jsonb NOT NULL
+    );
+    CREATE INDEX IF NOT EXISTS test_clocks_advancing ON ${testClocksTable(store.tables.schema)} (id) WHERE status = 'advancing';
+  `);
+}
+
+/** A deleted clock's row goes: it is absent to every read. */
+export async function projectTestClocks(sql: SqlExecutor, schema: string, events: RecordedEvent[]): Promise<void> {
+  const table = testClocksTable(schema);
+  for (const recorded of events) {
+    if (!(TEST_CLOCK_EVENT_TYPES as readonly string[]).includes(recorded.type)) continue;
+    const event = recorded as unknown as TestClockEvent & { stream_version: number };
+    if (event.type === 'TestClockDeleted') {
+      await sql.query(`DELETE FROM ${table} WHERE id = $1`, [event.data.clock_id]);
+      continue;
+    }
+    const clock = event.data.object;
+    await sql.query(
+      `INSERT INTO ${table} (id, organization, environment, status, stream_version, document)
+       VALUES ($1, $2, $3, $4, $5, $6)
+       ON CONFLICT (id) DO UPDATE SET status = EXCLUDED.status, stream_version = EXCLUDED.stream_version,
+         document = EXCLUDED.document
+       WHERE ${table}.stream_version < EXCLUDED.stream_version`,
+      [
+        clock.id,
+        recorded.organization,
+        recorded.environment,
+        clock.status,
+        recorded.stream_version,
+        JSON.stringify(clock),
+      ],
+    );
+  }
+}
+
+export async function findTestClock(
+  sql: SqlExecutor,
+  schema: string,
+  tenant: Tenant,
+  id: string,
+): Promise<TestClock | undefined> {
+  const { rows } = await sql.query<{ document: TestClock }>(
+    `SELECT document FROM ${testClocksTable(schema)} WHERE id = $1 AND organization = $2 AND environment = $3`,
+    [id, tenant.organization, tenant.environment],
+  );
+  return rows[0]?.document;
+}
+
+/** Clocks whose advance has not finished: after a crash, the sweep runs them again. */
+export async function findAdvancingClocks(sql: SqlExecutor, schema: string) {
+  const { rows } = await sql.query<{ id: string; organization: string; environment: Tenant['environment'] }>(
+    `SELECT id, organization, environment FROM ${testClocksTable(schema)} WHERE status = 'advancing'`,
+  );
+  return rows;
+}

@@ -1,0 +1,87 @@
+import {
+  AdvanceTestClockBody,
+  CreateTestClockBody,
+  TestClockIdParams,
+  badRequest,
+  newId,
+  notFound,
+} from '@billing/contracts';
+import { handleCommand } from '@billing/eventstore';
+import type { ServiceContext } from '@billing/runtime';
+import { type Tenant, secretCallerOf, validate } from '@billing/service';
+import type { Express, Request } from 'express';
+import { runClock } from './advance';
+import { type TestClockCommand, testClockAggregate, testClockStream } from './clock';
+import { findTestClock, projectTestClocks } from './read-model';
+
+/** Advances running in the background of this service, awaited on shutdown. */
+const running = new WeakMap<ServiceContext, Set<Promise<void>>>();
+
+export async function drainClockRuns(context: ServiceContext): Promise<void> {
+  await Promise.allSettled([...(running.get(context) ?? [])]);
+}
+
+/** Test clocks are a Sandbox tool: a Production key gets 400 on every test-clock route. */
+function sandboxCaller(req: Request): Tenant {
+  const caller = secretCallerOf(req);
+  if (caller.environment !== 'SANDBOX') throw badRequest('Test clocks exist in Sandbox only; use a Sandbox key');
+  return { organization: caller.organization, environment: caller.environment };
+}
+
+/** `/v1/test_clocks` (Secret Key, Sandbox): create, read, delete and advance. */
+export function mountTestClockRoutes(app: Express, context: ServiceContext): void {
+  const { store, now, logger } = context;
+  const { schema } = store.tables;
+
+  async function run(tenant: Tenant, clockId: string, command: TestClockCommand) {
+    return handleCommand(store, testClockStream(clockId), testClockAggregate, command, {
+      ...tenant,
+      occurredAt: now(),
+      project: (tx, events) => projectTestClocks(tx, schema, events),
+    });
+  }
+  async function read(tenant: Tenant, id: string) {
+    const clock = await findTestClock(store.database, schema, tenant, id);
+    if (!clock) throw notFound(`No such test clock: ${id}`);
+    return clock;
+  }
+
+  app.post('/v1/test_clocks', validate({ body: CreateTestClockBody }), async (req, res) => {
+    const tenant = sandboxCaller(req);
+    const { frozen_time, name } = res.locals.input.body;
+    const clockId = newId('testClock');
+    const data = { ...tenant, clockId, now: now(), frozenTime: new Date(frozen_time), name: name ?? null };
+    await run(tenant, clockId, { type: 'CreateTestClock', data });
+    res.status(201).json(await read(tenant, clockId));
+  });
+
+  app.get('/v1/test_clocks/:id', validate({ params: TestClockIdParams }), async (req, res) => {
+    res.json(await read(sandboxCaller(req), res.locals.input.params.id));
+  });
+
+  app.delete('/v1/test_clocks/:id', validate({ params: TestClockIdParams }), async (req, res) => {
+    const tenant = sandboxCaller(req);
+    const clockId = res.locals.input.params.id;
+    await run(tenant, clockId, { type: 'DeleteTestClock', data: { ...tenant, clockId, now: now() } });
+    res.json({ id: clockId, object: 'test_clock', deleted: true });
+  });
+
+  /** Answers at once with the clock `advancing`; the due work runs behind it, then the clock is `ready`. */
+  app.post(
+    '/v1/test_clocks/:id/advance',
+    validate({ params: TestClockIdParams, body: AdvanceTestClockBody }),
+    async (req, res) => {
+      const tenant = sandboxCaller(req);
+      const clockId = res.locals.input.params.id;
+      const targetTime = new Date(res.locals.input.body.frozen_time);
+      await run(tenant, clockId, { type: 'StartAdvance', data: { ...tenant, clockId, now: now(), targetTime } });
+      res.json(await read(tenant, clockId));
+      const runs = running.get(context) ?? new Set();
+      running.set(context, runs);
+      const advance = runClock(context, { id: clockId, ...tenant })
+        .catch((err) => logger.error({ err, clock: clockId }, 'advancing a test clock failed; the sweep retries'))
+        .finally(() => runs.delete(advance));
+      runs.add(advance);
+    },
+  );
+}
