@@ -74,6 +74,12 @@ export const CreateCheckoutSessionBody = z
       .max(255)
       .optional()
       .describe('An existing customer (Secret Key only); the session sells to them'),
+    test_clock: z
+      .string()
+      .regex(/^clock_[A-Za-z0-9]+$/, 'a test clock id (clock_...)')
+      .max(255)
+      .optional()
+      .describe('Sandbox, Secret Key only: the subscription it starts lives on this test clock'),
     promotion_code: z.string().min(1).max(100).optional(),
     collect_payment_method: z.enum(['always', 'if_required']).default('always'),
     metadata: CheckoutMetadata.optional().describe('Secret Key only'),
@@ -96,6 +102,7 @@ export const CHECKOUT_SESSION_ALIASES = {
   customerName: 'customer_name',
   externalCustomerId: 'external_customer_id',
   customerId: 'customer_id',
+  testClock: 'test_clock',
   promotionCode: 'promotion_code',
   collectPaymentMethod: 'collect_payment_method',
 } as const;

@@ -21,13 +21,7 @@ import { einvoiceViolations } from './einvoice';
 import { sessionAggregate, sessionProjector } from './routes';
 import { modeFor, redirectUrlViolation } from './rules';
 import { type CheckoutSessionCreatedData, type Session, sessionStream } from './session';
-import {
-  lookUpProduct,
-  refuseLiveSubscription,
-  releasePromotion,
-  reservePromotion,
-  resolveBuyer,
-} from './upstream';
+import { lookUpProduct, refuseLiveSubscription, releasePromotion, reservePromotion, resolveBuyer } from './upstream';
 
 export const SESSION_LIFETIME_MS = 30 * 60_000;
 
@@ -49,6 +43,10 @@ export function parseCreateRequest(raw: unknown, caller: CallerIdentity): Create
   if (caller.keyKind === 'publishable' && typeof body === 'object' && body !== null) {
     if ('metadata' in body) throw badRequest('metadata can only be set with a Secret Key');
     if ('customer_id' in body) throw badRequest('customer_id can only be set with a Secret Key');
+    if ('test_clock' in body) throw badRequest('test_clock can only be set with a Secret Key');
+  }
+  if (caller.environment !== 'SANDBOX' && typeof body === 'object' && body !== null && 'test_clock' in body) {
+    throw badRequest('Test clocks exist in Sandbox only; use a Sandbox key');
   }
   const parsed = CreateCheckoutSessionBody.safeParse(body);
   if (!parsed.success) throw validationError(detailsFromZodIssues(parsed.error.issues));
@@ -125,6 +123,7 @@ export function sessionCreatedData({
     success_url: request.success_url,
     cancel_url: request.cancel_url,
     customer_id: customer?.id ?? null,
+    test_clock: request.test_clock ?? null,
     // A session sold to a named customer is prefilled with their email.
     customer_email: request.customer_email ?? (request.customer_id ? (customer?.email ?? null) : null),
     customer_name: request.customer_name ?? null,
@@ -188,6 +187,7 @@ export async function createSession(
   const product = await lookUpProduct(deps.catalog(), caller, request);
   const mode = checkedMode(request, product);
   const buyer = await buyerAtCreation(context, caller, request, product.id, mode);
+  if (request.test_clock) await requireTestClock(context, caller, request.test_clock);
   const sessionId = newId('checkoutSession');
   const redemption = request.promotion_code
     ? await reservePromotion(deps.promotions(), caller, {
@@ -273,4 +273,14 @@ async function buyerAtCreation(
   }
   refuseLiveSubscription(buyer);
   return buyer;
+}
+
+/** A Sandbox test clock named at creation must exist in the caller's organization (billing owns clocks). */
+async function requireTestClock(context: ServiceContext, caller: CallerIdentity, clockId: string): Promise<void> {
+  const billing = dependenciesOf(context).billing;
+  if (!billing) throw new ApiError(503, 'service_unavailable', 'billing is not configured');
+  const path = `/v1/test_clocks/${encodeURIComponent(clockId)}`;
+  const { status } = await billing.get(path, { ...caller, keyKind: 'secret' });
+  if (status === 404) throw notFound(`No such test clock: ${clockId}`);
+  if (status !== 200) throw new ApiError(503, 'service_unavailable', `billing answered ${status}`);
 }

@@ -265,6 +265,7 @@ describe('Checkout session', () => {
               mode: 'PAYMENT',
               customer_id: null,
               subscription_id: null,
+              test_clock: null,
               customer_email: 'prefilled@example.com',
               customer_name: 'Mei',
               external_customer_id: 'user_1',

@@ -68,6 +68,8 @@ export type CheckoutSessionCreatedData = {
   cancel_url: string;
   /** Billing's customer the buyer's names pointed to at creation; absent in sessions made before. */
   customer_id?: string | null;
+  /** Sandbox: the test clock its subscription lives on; absent in sessions made before. */
+  test_clock?: string | null;
   customer_email: string | null;
   customer_name: string | null;
   external_customer_id: string | null;
@@ -247,7 +249,8 @@ export function evolve(state: SessionState, event: SessionEvent): SessionState {
     case 'PaymentAttemptStarted': {
       const { attempt_id: id, started_at, charge_key, buyer } = event.data;
       const attempt = charge_key === undefined ? { id, started_at } : { id, started_at, charge_key };
-      const pending_charge = charge_key === undefined ? null : { key: charge_key, attempt_id: id, buyer: buyer ?? null };
+      const pending_charge =
+        charge_key === undefined ? null : { key: charge_key, attempt_id: id, buyer: buyer ?? null };
       return next({ ...s, attempt, pending_charge, intent: { ...s.intent, status: 'processing' } }, started_at);
     }
     case 'PaymentAttemptFailed': {
