@@ -14,7 +14,10 @@ export interface CreateAppOptions {
   logger: Logger;
   /** Largest JSON body accepted; larger ones get 413. */
   bodyLimit?: string | number;
-  /** False leaves request bodies unread, for a proxy that forwards them as they came. */
+  /**
+   * False leaves request bodies unread, for a proxy that forwards them as they came; the text
+   * check at the edge (`refuseInvalidText`) is then the proxy's to mount where it reads.
+   */
   parseJsonBodies?: boolean;
   /** Dependency checks behind `/readyz`, run concurrently. */
   readiness?: readonly ReadinessCheck[];
@@ -46,9 +49,9 @@ export function createApp(options: CreateAppOptions): ServiceApp {
   app.use(requestContext(logger));
   mountHealthRoutes(app, readiness);
   metrics.mount(app);
-  // One reading of a JSON body, and its text checked, before any route (docs/errors.md).
-  if (options.parseJsonBodies !== false) app.use(jsonBodies(bodyLimit));
-  app.use(refuseInvalidText);
+  // One reading of a JSON body, and its text checked, before any route (docs/errors.md). A
+  // proxy (the gateway) leaves both to the services it forwards to, which answer in their codes.
+  if (options.parseJsonBodies !== false) app.use(jsonBodies(bodyLimit), refuseInvalidText);
   options.routes?.(app);
   app.use(notFoundHandler);
   app.use(errorHandler(bodyLimit));

@@ -1,7 +1,7 @@
 import { type CallerIdentity, identityHeaders, unauthorized } from '@billing/contracts';
 import { DEFAULT_SERVICE_URLS, type ServiceContext, positiveNumberSetting, startPeriodic } from '@billing/runtime';
-import { DEFAULT_BODY_LIMIT } from '@billing/service';
-import express, { type Express, type RequestHandler } from 'express';
+import { DEFAULT_BODY_LIMIT, jsonBodies, refuseInvalidText, refuseUnreadableBodies } from '@billing/service';
+import type { Express, RequestHandler } from 'express';
 import { mountAdminRoutes } from './admin/routes';
 import {
   ABANDONED_AFTER_MS,
@@ -145,7 +145,8 @@ export class Gateway {
     if (trustProxy !== undefined) app.set('trust proxy', trustProxy);
     app.use(stripIdentityHeaders);
     app.get('/v1/openapi.json', (_req, res) => void res.json(publicApiDocument()));
-    app.use('/admin/v1', express.json({ limit: DEFAULT_BODY_LIMIT }));
+    // The admin API reads its own bodies: the services' one reading and text check (docs/errors.md).
+    app.use('/admin/v1', ...jsonBodies(DEFAULT_BODY_LIMIT), refuseInvalidText);
     mountAdminRoutes(app, {
       adminToken: this.adminToken,
       adminTokenFailures: this.failedAuthentication('admin-token', FAILED_AUTHENTICATION_LIMITS.adminTokenPerAddress),
@@ -162,7 +163,7 @@ export class Gateway {
       FAILED_AUTHENTICATION_LIMITS.apiKeyPerAddress,
       presentsApiKey,
     );
-    app.use('/v1', apiKeyFailures.protect(this.authenticate()), this.limitRate());
+    app.use('/v1', apiKeyFailures.protect(this.authenticate()), this.limitRate(), refuseUnreadableBodies);
     // Only on routes that exist: a POST to an unknown path answers 404 without claiming its key.
     app.post(publicPostPaths(), this.idempotency());
     app.post(VALIDATE_PROMOTION_CODE_PATH, ...this.validationLimits());

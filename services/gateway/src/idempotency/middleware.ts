@@ -1,5 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { ApiError, type CallerIdentity, badRequest } from '@billing/contracts';
+import { byteOrderMarkRefusal, startsWithByteOrderMark } from '@billing/service';
 import type { Request, RequestHandler, Response } from 'express';
 import { requestHash } from './request-hash';
 import { type IdempotencyScope, type IdempotencyStore, type StoredResponse } from './store';
@@ -53,6 +54,8 @@ export function idempotency(
     res.setHeader(IDEMPOTENCY_HEADERS.key, key);
     // The gateway leaves public bodies unread: read here, hashed, and forwarded as they came.
     const body = await readBody(req);
+    // Read as the service will read it, or refused (docs/errors.md, "One reading of a body").
+    if (startsWithByteOrderMark(body)) throw byteOrderMarkRefusal();
     (req as RequestWithRawBody).rawBody = body;
     const caller = res.locals.caller as CallerIdentity;
     const scope = { apiKeyId: caller.keyId, key };
