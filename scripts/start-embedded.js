@@ -82,6 +82,10 @@ async function main() {
   });
   const running = [];
   const config = { ...process.env, ADMIN_TOKEN: adminToken() };
+  // The embedded default is a developer's machine: its Sandbox webhooks may reach localhost and
+  // private networks. On real servers (DATABASE_URL or KAFKA_BROKERS) only when the operator
+  // says so; `none` turns it off here too (docs/webhooks.md, "Where webhooks may go").
+  if (!process.env.DATABASE_URL && !process.env.KAFKA_BROKERS) config.WEBHOOK_ALLOW_PRIVATE_TARGETS ??= 'sandbox';
   for (const service of services) {
     const port = Number(process.env[`${service.name.toUpperCase()}_PORT`] ?? 0);
     const started = await runService(service, infrastructure, {

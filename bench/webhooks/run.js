@@ -122,7 +122,8 @@ async function main() {
       port: 0,
       schema: schemas[1],
       logger: logger('notifications'),
-      config: { WEBHOOK_POLL_MS: '100' },
+      // The receiver is on 127.0.0.1: the embedded default's setting, made explicit.
+      config: { WEBHOOK_POLL_MS: '100', WEBHOOK_ALLOW_PRIVATE_TARGETS: 'sandbox' },
     });
     services.unshift(notifications);
 

@@ -34,8 +34,13 @@ export const WebhookSubscription = z
   .transform((events) => [...new Set(events)])
   .describe('Public event types, or `*` for all of them');
 
-/** Spec: HTTPS receivers; Sandbox endpoints also take plain HTTP on localhost for development. */
-export function webhookUrlProblem(url: string, environment: Environment): string | undefined {
+/**
+ * What the text of a webhook URL must be anywhere: absolute, http or https, no credentials.
+ * Where it may point (https only, no internal addresses; http and private networks only in
+ * Sandbox when the operator allows them) is the notifications service's address policy, which
+ * depends on its settings: docs/webhooks.md, "Where webhooks may go".
+ */
+export function webhookUrlProblem(url: string): string | undefined {
   let parsed: URL;
   try {
     parsed = new URL(url);
@@ -43,12 +48,8 @@ export function webhookUrlProblem(url: string, environment: Environment): string
     return 'must be an absolute URL';
   }
   if (parsed.username || parsed.password) return 'must not carry credentials';
-  if (parsed.protocol === 'https:') return undefined;
-  const loopback = parsed.hostname === 'localhost' || parsed.hostname === '127.0.0.1';
-  if (parsed.protocol === 'http:' && loopback && environment === 'SANDBOX') return undefined;
-  return environment === 'SANDBOX'
-    ? 'must use https (http is accepted for localhost and 127.0.0.1 in Sandbox)'
-    : 'must use https';
+  if (parsed.protocol !== 'https:' && parsed.protocol !== 'http:') return 'must use https';
+  return undefined;
 }
 
 const WebhookUrl = z.string().min(1).max(2048);
@@ -56,12 +57,16 @@ const WebhookUrl = z.string().min(1).max(2048);
 export const AdminCreateWebhookEndpointBody = z
   .strictObject({
     environment: Environment,
-    url: WebhookUrl.describe('HTTPS; Sandbox also accepts http://localhost and http://127.0.0.1'),
+    url: WebhookUrl.describe(
+      'HTTPS to a public address; loopback, private, link-local and metadata targets are refused ' +
+        '(Sandbox may allow loopback and private networks, over http too, when the operator sets ' +
+        'WEBHOOK_ALLOW_PRIVATE_TARGETS=sandbox)',
+    ),
     events: WebhookSubscription,
     is_active: z.boolean().default(true),
   })
   .superRefine((body, ctx) => {
-    const problem = webhookUrlProblem(body.url, body.environment);
+    const problem = webhookUrlProblem(body.url);
     if (problem) ctx.addIssue({ code: 'custom', path: ['url'], message: `url ${problem}` });
   })
   .meta({ id: 'AdminCreateWebhookEndpointBody' });

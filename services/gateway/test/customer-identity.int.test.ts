@@ -93,7 +93,8 @@ describe('one customer across services, through the gateway', () => {
       checkout: true,
       billing: true,
       notifications: true,
-      config: { RATE_LIMIT_PER_MINUTE_OVERRIDE: '100000' },
+      // The webhook receiver is on 127.0.0.1: the embedded default's setting, made explicit.
+      config: { RATE_LIMIT_PER_MINUTE_OVERRIDE: '100000', WEBHOOK_ALLOW_PRIVATE_TARGETS: 'sandbox' },
     });
     client = clientOf(platform.gatewayUrl);
     org = await client.createOrganization();

@@ -37,7 +37,14 @@ describe('webhooks through the gateway', () => {
 
   beforeAll(async () => {
     receiver = await startReceiver();
-    platform = await startPlatform({ checkout: true, billing: true, notifications: true, now: () => new Date(clock) });
+    platform = await startPlatform({
+      checkout: true,
+      billing: true,
+      notifications: true,
+      now: () => new Date(clock),
+      // The receiver is on 127.0.0.1: the embedded default's setting, made explicit.
+      config: { WEBHOOK_ALLOW_PRIVATE_TARGETS: 'sandbox' },
+    });
     client = clientOf(platform.gatewayUrl);
     org = await client.createOrganization();
     await client.createProduct(org.id, plan({ slug: 'pro', price: 299 }));

@@ -69,10 +69,11 @@ describe('webhook endpoints', () => {
     expect((await api.get(`/webhooks/${body.id}`, org, 'SANDBOX', 'publishable')).status).toBe(401);
   });
 
-  it('takes HTTPS, and plain HTTP on localhost in Sandbox only', async () => {
+  it('takes HTTPS to public hosts only, localhost in Sandbox too, without WEBHOOK_ALLOW_PRIVATE_TARGETS', async () => {
     const org = newOrg();
-    expect((await create(org, { url: 'http://localhost:3000/hooks' })).status).toBe(201);
-    expect((await create(org, { url: 'http://127.0.0.1:3000/hooks' })).status).toBe(201);
+    // Allowed only when the operator sets WEBHOOK_ALLOW_PRIVATE_TARGETS=sandbox (test/ssrf.int.test.ts).
+    expect((await create(org, { url: 'http://localhost:3000/hooks' })).status).toBe(422);
+    expect((await create(org, { url: 'https://127.0.0.1:3000/hooks' })).status).toBe(422);
     const plain = await create(org, { url: 'http://shop.example/hooks' });
     expect(plain.status).toBe(422);
     expect(plain.body.error).toMatchObject({ code: 'validation_error', details: [{ path: 'url' }] });

@@ -35,7 +35,8 @@ describeWithServer('KAFKA_BROKERS', 'webhook delivery across a Kafka restart', (
     running = await startServiceForTest(notificationsService, {
       infrastructure,
       now: () => new Date(clock),
-      config: { WEBHOOK_POLL_MS: '25' },
+      // The receiver is on 127.0.0.1: the embedded default's setting, made explicit.
+      config: { WEBHOOK_POLL_MS: '25', WEBHOOK_ALLOW_PRIVATE_TARGETS: 'sandbox' },
     });
   });
   afterAll(async () => {

@@ -20,7 +20,8 @@ describe('webhook delivery across a restart', () => {
       infrastructure,
       schema,
       now: () => new Date(clock),
-      config: { WEBHOOK_POLL_MS: '25' },
+      // The receiver is on 127.0.0.1: the embedded default's setting, made explicit.
+      config: { WEBHOOK_POLL_MS: '25', WEBHOOK_ALLOW_PRIVATE_TARGETS: 'sandbox' },
     });
 
   beforeAll(async () => {

@@ -7,6 +7,7 @@ import {
   webhookUrlProblem,
 } from '@billing/contracts';
 import type { RecordedEvent } from '@billing/eventstore';
+import { type TargetPolicy, checkTarget } from '../targets/address-policy';
 import { type EndpointState, type WebhookEndpointEvent, asEndpointEvent, evolve, initialState } from './endpoint';
 
 export type CreateWebhookEndpoint = {
@@ -19,11 +20,19 @@ export type CreateWebhookEndpoint = {
     events: string[];
     isActive: boolean;
     now: Date;
+    /** Where webhooks may go, from the service's settings. */
+    policy: TargetPolicy;
   };
 };
 export type UpdateWebhookEndpoint = {
   type: 'UpdateWebhookEndpoint';
-  data: { endpointId: string; organization: string; changes: AdminUpdateWebhookEndpointBody; now: Date };
+  data: {
+    endpointId: string;
+    organization: string;
+    changes: AdminUpdateWebhookEndpointBody;
+    now: Date;
+    policy: TargetPolicy;
+  };
 };
 export type RollWebhookEndpointSecret = {
   type: 'RollWebhookEndpointSecret';
@@ -61,7 +70,7 @@ export function decide(command: WebhookEndpointCommand, state: EndpointState): W
 
 function create({ data }: CreateWebhookEndpoint, state: EndpointState): WebhookEndpointEvent[] {
   if (state.status !== 'Empty') throw conflict(`Webhook endpoint ${data.endpointId} already exists`);
-  checkUrl(data.url, data.environment);
+  checkUrl(data.url, data.environment, data.policy);
   return [
     {
       type: 'WebhookEndpointCreated',
@@ -83,7 +92,7 @@ function update({ data }: UpdateWebhookEndpoint, state: EndpointState): WebhookE
   const at = data.now.toISOString();
   const changes: { url?: string; events?: string[] } = {};
   if (data.changes.url !== undefined && data.changes.url !== endpoint.url) {
-    checkUrl(data.changes.url, endpoint.environment);
+    checkUrl(data.changes.url, endpoint.environment, data.policy);
     changes.url = data.changes.url;
   }
   const events = data.changes.events;
@@ -103,9 +112,19 @@ function update({ data }: UpdateWebhookEndpoint, state: EndpointState): WebhookE
   return decided;
 }
 
-function checkUrl(url: string, environment: Environment) {
-  const problem = webhookUrlProblem(url, environment);
+/**
+ * The URL's text, then where it points (`checkTarget`: scheme and host against the address
+ * policy). Its addresses are checked again, after resolution, at every attempt to send.
+ */
+function checkUrl(url: string, environment: Environment, policy: TargetPolicy) {
+  const problem = webhookUrlProblem(url);
   if (problem) throw validationError([{ path: 'url', message: `url ${problem}`, code: 'custom' }], `url ${problem}`);
+  const refused = checkTarget(new URL(url), environment, policy);
+  if (!refused) return;
+  const message =
+    refused.kind === 'scheme' ? `url ${refused.reason}` : `url must point to a public address: ${refused.reason}`;
+  const code = refused.kind === 'scheme' ? 'custom' : 'internal_target';
+  throw validationError([{ path: 'url', message, code }], message);
 }
 
 /** A deleted endpoint, or another organization's, is absent to the caller. */

@@ -1,4 +1,5 @@
 import { deciderSpec } from '@billing/testing';
+import { STRICT_POLICY } from '../targets/address-policy';
 import { endpointDecider } from './decide';
 import type { WebhookEndpointEvent } from './endpoint';
 
@@ -19,7 +20,7 @@ const created: WebhookEndpointEvent = {
 };
 const update = (changes: Record<string, unknown>, organization = 'org_1') => ({
   type: 'UpdateWebhookEndpoint' as const,
-  data: { endpointId: 'wh_1', organization, changes, now },
+  data: { endpointId: 'wh_1', organization, changes, now, policy: STRICT_POLICY },
 });
 
 describe('WebhookEndpoint', () => {
@@ -37,6 +38,7 @@ describe('WebhookEndpoint', () => {
             events: ['checkout.completed'],
             isActive: true,
             now,
+            policy: STRICT_POLICY,
           },
         })
         .then([created]));
@@ -60,11 +62,31 @@ describe('WebhookEndpoint', () => {
           },
         ]));
 
-    it('checks the URL against its environment', () =>
+    it('checks the URL against its environment and the address policy', () => {
+      spec
+        .given([created])
+        .when(update({ url: 'http://shop.example/hooks' }))
+        .thenThrows(/https/);
       spec
         .given([created])
         .when(update({ url: 'http://localhost/hooks' }))
-        .thenThrows(/https/));
+        .thenThrows(/public address: localhost is a loopback address/);
+      spec
+        .given([created])
+        .when(update({ url: 'https://169.254.169.254/latest/meta-data' }))
+        .thenThrows(/public address: 169.254.169.254 is a cloud metadata service/);
+      spec
+        .given([created])
+        .when({
+          ...update({ url: 'http://127.0.0.1:3000/hooks' }),
+          data: {
+            ...update({}).data,
+            changes: { url: 'http://127.0.0.1:3000/hooks' },
+            policy: { privateTargetsAllowedIn: ['SANDBOX'] },
+          },
+        })
+        .thenThrows(/public address/);
+    });
 
     it('is deactivated, once', () => {
       const deactivated: WebhookEndpointEvent = {

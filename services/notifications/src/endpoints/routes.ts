@@ -19,17 +19,20 @@ import { endpointStream } from './endpoint';
 import { findEndpoint, listEndpoints, toEndpointResource } from './queries';
 import { projectEndpoints, saveSecret } from './read-model';
 import { newWebhookSecret } from './secret';
+import { targetPolicyFromConfig } from '../targets/address-policy';
 
 const AdminListQuery = z.object({ environment: Environment.optional() });
 
 export function mountEndpointRoutes(
   app: Express,
-  { store, now }: ServiceContext,
+  { store, now, config }: ServiceContext,
   /** Stops the deleted endpoint's pending deliveries. */
   endpointDeleted: () => Promise<unknown> = async () => undefined,
 ): void {
   const { schema } = store.tables;
   const db = store.database;
+  /** Where webhooks may go (`WEBHOOK_ALLOW_PRIVATE_TARGETS`); a bad value stops the service. */
+  const policy = targetPolicyFromConfig(config);
 
   /** Runs a command on an endpoint; a new secret, when given, commits with its event. */
   async function run(organization: string, endpointId: string, command: WebhookEndpointCommand, secret?: string) {
@@ -74,6 +77,7 @@ export function mountEndpointRoutes(
           events: body.events,
           isActive: body.is_active,
           now: now(),
+          policy,
         },
       },
       newWebhookSecret(),
@@ -105,7 +109,7 @@ export function mountEndpointRoutes(
     const { params, body: changes } = res.locals.input;
     const endpoint = await run(organization, params.id, {
       type: 'UpdateWebhookEndpoint',
-      data: { endpointId: params.id, organization, changes, now: now() },
+      data: { endpointId: params.id, organization, changes, now: now(), policy },
     });
     res.json(toEndpointResource(endpoint, endpoint.secret));
   });
