@@ -1,4 +1,5 @@
 import type { ServiceDefinition } from '@billing/runtime';
+import type { Resolve } from './deliveries/send';
 import { migrateDeliveriesReadModel } from './deliveries/read-model';
 import { mountDeliveryRoutes } from './deliveries/routes';
 import { type Scheduler, schedulerOptions, startScheduler } from './deliveries/scheduler';
@@ -13,8 +14,13 @@ import { requireAdminOrganization, requireCaller } from '@billing/service';
  */
 const schedulers = new WeakMap<object, Scheduler>();
 
+export interface NotificationsOptions {
+  /** Resolves endpoint host names when sending (tests: names that resolve where they say). */
+  resolve?: Resolve;
+}
+
 /** The notifications service: webhook endpoints, domain event to webhook event, signing, dedupe, retries, delivery log. */
-export const notificationsService: ServiceDefinition = {
+export const createNotificationsService = (options: NotificationsOptions = {}): ServiceDefinition => ({
   name: 'notifications',
   defaultPort: 4105,
   routes: (app, context) => {
@@ -27,13 +33,15 @@ export const notificationsService: ServiceDefinition = {
   start: async (context) => {
     await migrateEndpointsReadModel(context.store);
     await migrateDeliveriesReadModel(context.store);
-    const scheduler = startScheduler(context, schedulerOptions(context.config));
+    const scheduler = startScheduler(context, { ...schedulerOptions(context.config), resolve: options.resolve });
     schedulers.set(context, scheduler);
     const stopConsumer = await startEventConsumer(context, () => scheduler.wake());
     // The consumer stops first, so nothing is scheduled into a stopped sender.
     return [stopConsumer, () => scheduler.stop()];
   },
-};
+});
+
+export const notificationsService: ServiceDefinition = createNotificationsService();
 
 /** The running scheduler of a service instance (tests and the bench wait on it). */
 export const schedulerOf = (context: object) => schedulers.get(context);

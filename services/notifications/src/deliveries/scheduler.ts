@@ -4,7 +4,8 @@ import { endpointTables } from '../endpoints/read-model';
 import { type DeliveryCommand, deliveryAggregate } from './decide';
 import { deliveryStream } from './delivery';
 import { projectDeliveries, deliveryTables } from './read-model';
-import { sendWebhook } from './send';
+import { type TargetPolicy, targetPolicyFromConfig } from '../targets/address-policy';
+import { type Resolve, createWebhookSender } from './send';
 import { signWebhook } from './sign';
 
 export interface SchedulerOptions {
@@ -16,6 +17,10 @@ export interface SchedulerOptions {
   perEndpoint: number;
   /** How often the due deliveries are looked for when nothing wakes the scheduler. */
   pollMs: number;
+  /** Where webhooks may go: `WEBHOOK_ALLOW_PRIVATE_TARGETS`. */
+  policy: TargetPolicy;
+  /** Resolves endpoint host names; the system's resolver unless a test gives one. */
+  resolve?: Resolve;
 }
 
 export function schedulerOptions(config: ServiceContext['config']): SchedulerOptions {
@@ -25,6 +30,7 @@ export function schedulerOptions(config: ServiceContext['config']): SchedulerOpt
     concurrency: number('WEBHOOK_CONCURRENCY', 64),
     perEndpoint: number('WEBHOOK_CONCURRENCY_PER_ENDPOINT', 8),
     pollMs: number('WEBHOOK_POLL_MS', 200),
+    policy: targetPolicyFromConfig(config),
   };
 }
 
@@ -72,6 +78,11 @@ export function startScheduler(context: ServiceContext, options: SchedulerOption
   let again = false;
   let lastFound = 0;
   let lastOrphanSweep = Number.NEGATIVE_INFINITY;
+  const sender = createWebhookSender({
+    timeoutMs: options.timeoutMs,
+    policy: options.policy,
+    resolve: options.resolve,
+  });
 
   const run = (delivery: Pick<Claimed, 'id' | 'organization' | 'environment'>, command: DeliveryCommand) =>
     handleCommand(store, deliveryStream(delivery.id), deliveryAggregate, command, {
@@ -114,7 +125,7 @@ export function startScheduler(context: ServiceContext, options: SchedulerOption
     const attemptedAt = now();
     // The timestamp is for the receiver's replay check against its own clock: real time.
     const headers = signWebhook(delivery.secret, delivery.event_id, Math.floor(Date.now() / 1000), delivery.body);
-    const result = await sendWebhook(delivery.url, delivery.body, headers, options.timeoutMs);
+    const result = await sender.send(delivery.url, delivery.environment, delivery.body, headers);
     await run(delivery, {
       type: 'RecordAttempt',
       data: { deliveryId: delivery.id, attempt: delivery.attempt_count + 1, attemptedAt, ...result },
@@ -189,6 +200,7 @@ export function startScheduler(context: ServiceContext, options: SchedulerOption
       clearInterval(timer);
       while (ticking) await new Promise((resolve) => setTimeout(resolve, 5));
       await Promise.all([...inFlight]);
+      sender.close();
     },
     async idle() {
       for (;;) {
