@@ -1,3 +1,4 @@
+export * from './database-bus';
 export * from './delivery';
 export * from './exactly-once';
 export * from './in-process';

@@ -2,7 +2,7 @@ import { createHash } from 'node:crypto';
 import { mkdirSync } from 'node:fs';
 import { dirname } from 'node:path';
 import { PGlite } from '@electric-sql/pglite';
-import { Pool, type PoolConfig } from 'pg';
+import { Client, Pool, type PoolConfig } from 'pg';
 
 export interface QueryResult<Row> {
   rows: Row[];
@@ -24,6 +24,13 @@ export interface Database extends SqlExecutor {
   transaction<T>(fn: (tx: SqlExecutor) => Promise<T>): Promise<T>;
   /** Several statements at once, without parameters (schema set-up). */
   exec(sql: string): Promise<void>;
+  /**
+   * PostgreSQL only: calls `onNotify` with the payload of every NOTIFY on `channel` (from any
+   * process), and with `undefined` after a lost connection came back (some may have been
+   * missed). Resolves once listening, to a function that stops. PGlite has one process, whose
+   * code can signal itself.
+   */
+  listen?(channel: string, onNotify: (payload: string | undefined) => void): Promise<() => Promise<void>>;
   close(): Promise<void>;
 }
 
@@ -37,7 +44,8 @@ function prepared(text: string, values: unknown[] | undefined) {
 }
 
 export function postgresDatabase(config: string | PoolConfig): Database {
-  const pool = new Pool(typeof config === 'string' ? { connectionString: config } : config);
+  const options: PoolConfig = typeof config === 'string' ? { connectionString: config } : config;
+  const pool = new Pool(options);
   // An idle client that loses its server must not crash the process; the next query reconnects.
   pool.on('error', () => undefined);
   return {
@@ -75,9 +83,56 @@ export function postgresDatabase(config: string | PoolConfig): Database {
     async exec(sql: string) {
       await pool.query(sql);
     },
+    listen: (channel, onNotify) => listenOn(options, channel, onNotify),
     async close() {
       await pool.end();
     },
+  };
+}
+
+/** LISTEN on a connection of its own (outside the pool), reconnecting every second while it is lost. */
+async function listenOn(
+  options: PoolConfig,
+  channel: string,
+  onNotify: (payload: string | undefined) => void,
+): Promise<() => Promise<void>> {
+  let current: Client | undefined;
+  let closed = false;
+  let retry: NodeJS.Timeout | undefined;
+  const later = () => {
+    if (closed) return;
+    retry = setTimeout(reconnect, 1000);
+    retry.unref();
+  };
+  const connect = async () => {
+    const client = new Client(options);
+    client.on('error', () => undefined);
+    client.on('notification', (n) => {
+      if (n.channel === channel) onNotify(n.payload);
+    });
+    client.on('end', () => {
+      if (current !== client) return;
+      current = undefined;
+      later();
+    });
+    try {
+      await client.connect();
+      await client.query(`LISTEN ${quoteIdentifier(channel)}`);
+    } catch (error) {
+      await client.end().catch(() => undefined);
+      throw error;
+    }
+    if (closed) await client.end();
+    else current = client;
+  };
+  const reconnect = () => connect().then(() => onNotify(undefined), later);
+  await connect();
+  return async () => {
+    closed = true;
+    clearTimeout(retry);
+    const client = current;
+    current = undefined;
+    await client?.end().catch(() => undefined);
   };
 }
 
