@@ -5,6 +5,9 @@ const { createLogger } = require('@billing/service');
 
 const randomName = (prefix) => `${prefix}_${randomBytes(8).toString('hex')}`;
 
+/** The INTERNAL_SECRET every service of this benchmark run signs and checks calls with. */
+const internalSecret = randomBytes(32).toString('base64url');
+
 /** Service logs go to stderr, so that stdout holds only the benchmark's JSON. */
 const serviceLogger = (name) =>
   createLogger(name, { level: process.env.LOG_LEVEL ?? 'error', destination: process.stderr });
@@ -66,4 +69,4 @@ function runBenchmark(benchmark, main, interrupt) {
   );
 }
 
-module.exports = { randomName, serviceLogger, adminPost, stopPlatform, runBenchmark };
+module.exports = { randomName, internalSecret, serviceLogger, adminPost, stopPlatform, runBenchmark };

@@ -2,7 +2,9 @@
 // PGlite and the in-process bus (or DATABASE_URL / KAFKA_BROKERS when set). Everything it keeps
 // is under DATA_DIR (default ./.data): PGlite in DATA_DIR/pglite, the admin token and the demo
 // organization beside it; DATA_DIR=memory keeps nothing on disk. The first start creates an
-// admin token and a demo organization; later starts reuse them.
+// admin token and a demo organization; later starts reuse them. Services listen on 127.0.0.1
+// whatever HOST says (only the gateway takes HOST) and answer only calls signed with
+// INTERNAL_SECRET, made for this process unless set.
 const { randomBytes } = require('node:crypto');
 const { existsSync, mkdirSync, readFileSync, writeFileSync } = require('node:fs');
 const { join, resolve } = require('node:path');
@@ -17,7 +19,9 @@ const { notificationsService } = require('@billing/notifications');
 
 // Checkout calls catalog and promotions, so they start first.
 const services = [catalogService, promotionsService, checkoutService, billingService, notificationsService];
+/** The gateway's address; the services are never reachable from another machine. */
 const host = process.env.HOST ?? '127.0.0.1';
+const SERVICE_HOST = '127.0.0.1';
 
 /** Where this run keeps its data: absolute paths, or null for each when DATA_DIR=memory. */
 function dataPaths(setting = process.env.DATA_DIR) {
@@ -81,7 +85,12 @@ async function main() {
     dataDir: paths.pglite ?? 'memory',
   });
   const running = [];
-  const config = { ...process.env, ADMIN_TOKEN: adminToken() };
+  const config = {
+    ...process.env,
+    ADMIN_TOKEN: adminToken(),
+    // Every service runs in this process, so a secret made now is shared by all of them.
+    INTERNAL_SECRET: process.env.INTERNAL_SECRET || randomBytes(32).toString('base64url'),
+  };
   // The embedded default is a developer's machine: its Sandbox webhooks may reach localhost and
   // private networks. On real servers (DATABASE_URL or KAFKA_BROKERS) only when the operator
   // says so; `none` turns it off here too (docs/webhooks.md, "Where webhooks may go").
@@ -90,7 +99,7 @@ async function main() {
     const port = Number(process.env[`${service.name.toUpperCase()}_PORT`] ?? 0);
     const started = await runService(service, infrastructure, {
       port,
-      host,
+      host: SERVICE_HOST,
       logger: logger.child({ service: service.name }),
       config,
     });

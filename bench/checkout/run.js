@@ -13,7 +13,14 @@ const { checkoutService } = require('@billing/checkout');
 const { billingService } = require('@billing/billing');
 const { createGatewayService } = require('@billing/gateway');
 const { positiveSetting } = require('../settings');
-const { adminPost, randomName: random, runBenchmark, serviceLogger: logger, stopPlatform } = require('../platform');
+const {
+  adminPost,
+  internalSecret,
+  randomName: random,
+  runBenchmark,
+  serviceLogger: logger,
+  stopPlatform,
+} = require('../platform');
 
 const readParameters = () => ({
   checkouts: positiveSetting('checkouts', 'BENCH_CHECKOUTS', 500),
@@ -41,6 +48,7 @@ async function startPlatform() {
       port: 0,
       schema,
       config,
+      internalSecret,
       logger: logger(definition.name),
     });
     platform.services.unshift(service); // stopped in reverse order: gateway first

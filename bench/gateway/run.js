@@ -5,11 +5,18 @@
 const os = require('node:os');
 const { execFile } = require('node:child_process');
 const { createInfrastructure, runService } = require('@billing/runtime');
-const { identityHeaders } = require('@billing/contracts');
+const { signInternalCall } = require('@billing/contracts');
 const { catalogService } = require('@billing/catalog');
 const { createGatewayService } = require('@billing/gateway');
 const { positiveSetting } = require('../settings');
-const { adminPost, randomName: random, runBenchmark, serviceLogger: logger, stopPlatform } = require('../platform');
+const {
+  adminPost,
+  internalSecret,
+  randomName: random,
+  runBenchmark,
+  serviceLogger: logger,
+  stopPlatform,
+} = require('../platform');
 
 const AUTOCANNON = require.resolve('autocannon/autocannon.js');
 const PRODUCTS = 20;
@@ -35,6 +42,7 @@ async function startPlatform() {
       port: 0,
       schema,
       config,
+      internalSecret,
       logger: logger(definition.name),
     });
     platform.services.unshift(service); // stopped in reverse order: gateway first
@@ -68,7 +76,13 @@ async function seed(platform) {
       url: `${platform.gateway.url}/v1/products`,
       headers: { authorization: `Bearer ${organization.api_keys.sandbox.secret_key}` },
     },
-    direct: { url: `${platform.catalog.url}/v1/products`, headers: identityHeaders(identity) },
+    direct: {
+      url: `${platform.catalog.url}/v1/products`,
+      // Signed as the gateway signs, afresh for each run: a signature is good for a minute.
+      get headers() {
+        return signInternalCall(internalSecret, { scope: 'key', method: 'GET', path: '/v1/products', identity });
+      },
+    },
   };
 }
 

@@ -5,10 +5,10 @@
 const os = require('node:os');
 const http = require('node:http');
 const { createInfrastructure, runService } = require('@billing/runtime');
-const { CHECKOUT_PUBLIC_EVENTS, IDENTITY_HEADERS, newId } = require('@billing/contracts');
+const { CHECKOUT_PUBLIC_EVENTS, newId, signInternalCall } = require('@billing/contracts');
 const { notificationsService } = require('@billing/notifications');
 const { positiveSetting } = require('../settings');
-const { randomName: random, serviceLogger: logger } = require('../platform');
+const { internalSecret, randomName: random, serviceLogger: logger } = require('../platform');
 
 const readParameters = () => ({
   events: positiveSetting('events', 'BENCH_EVENTS', 2000),
@@ -115,12 +115,14 @@ async function main() {
     const source = await runService(producer, infrastructure, {
       port: 0,
       schema: schemas[0],
+      internalSecret,
       logger: logger('checkout'),
     });
     services.push(source);
     const notifications = await runService(notificationsService, infrastructure, {
       port: 0,
       schema: schemas[1],
+      internalSecret,
       logger: logger('notifications'),
       // The receiver is on 127.0.0.1: the embedded default's setting, made explicit.
       config: { WEBHOOK_POLL_MS: '100', WEBHOOK_ALLOW_PRIVATE_TARGETS: 'sandbox' },
@@ -131,7 +133,16 @@ async function main() {
     for (let i = 0; i < parameters.endpoints; i++) {
       const response = await fetch(`${notifications.url}/admin/webhook_endpoints`, {
         method: 'POST',
-        headers: { 'content-type': 'application/json', [IDENTITY_HEADERS.organization]: organization },
+        // As the gateway's admin API sends it: the organization, signed with the internal secret.
+        headers: {
+          'content-type': 'application/json',
+          ...signInternalCall(internalSecret, {
+            scope: 'admin',
+            method: 'POST',
+            path: '/admin/webhook_endpoints',
+            identity: { organization },
+          }),
+        },
         body: JSON.stringify({
           environment: 'SANDBOX',
           url: receiver.url(`/hook-${i}`),

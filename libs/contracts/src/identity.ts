@@ -3,14 +3,18 @@ import { Environment } from './events';
 
 /**
  * Who is calling, as the gateway found out from the API key. The gateway sets these headers
- * on every request it forwards and strips them from every client request; services trust
- * them and are reachable only through the gateway.
+ * on every request it forwards and strips them from every client request (every `x-billing-`
+ * header); services believe them only when the call is signed with the internal secret
+ * (`scope`, `timestamp`, `signature`: see `./internal-signature`).
  */
 export const IDENTITY_HEADERS = {
   organization: 'x-billing-organization',
   environment: 'x-billing-environment',
   keyKind: 'x-billing-key-kind',
   keyId: 'x-billing-key-id',
+  scope: 'x-billing-scope',
+  timestamp: 'x-billing-timestamp',
+  signature: 'x-billing-signature',
 } as const;
 
 export const KeyKind = z.enum(['secret', 'publishable']);

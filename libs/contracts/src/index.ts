@@ -5,6 +5,7 @@ export * from './list';
 export * from './text';
 export * from './openapi';
 export * from './identity';
+export * from './internal-signature';
 export * from './products';
 export * from './promotions';
 export * from './checkout-events';

@@ -1,10 +1,12 @@
-import { ApiError, type CallerIdentity, identityHeaders } from '@billing/contracts';
+import { ApiError, type CallerIdentity, signInternalCall } from '@billing/contracts';
 import { type FailureBlame, IsolatedBreaker } from './isolated-breaker';
 
 export interface InternalClientOptions {
   /** The service called, for messages and the breaker's name. */
   name: string;
   baseUrl: string;
+  /** The INTERNAL_SECRET (`context.internalSecret`) every call is signed with. */
+  secret: string;
   /** Longest wait for an answer; past it the call fails with 503. */
   timeoutMs?: number;
   /** How long the breaker stays open before one trial call. */
@@ -112,11 +114,19 @@ export class InternalClient {
     body: unknown,
     caller: CallerIdentity,
   ): Promise<InternalResponse<unknown>> {
-    const response = await fetch(`${this.options.baseUrl}${path}`, {
+    const url = new URL(`${this.options.baseUrl}${path}`);
+    // Signed as sent: fetch sends the URL's normalised path, which is what the service checks.
+    const signed = signInternalCall(this.options.secret, {
+      scope: 'service',
+      method,
+      path: `${url.pathname}${url.search}`,
+      identity: caller,
+    });
+    const response = await fetch(url, {
       method,
       headers: {
         ...(method === 'POST' ? { 'content-type': 'application/json' } : {}),
-        ...identityHeaders(caller),
+        ...signed,
       },
       body: method === 'POST' ? JSON.stringify(body) : undefined,
       signal: AbortSignal.timeout(this.options.timeoutMs ?? 1500),

@@ -1,4 +1,5 @@
 import { EventRelay } from '@billing/bus';
+import { MIN_INTERNAL_SECRET_LENGTH } from '@billing/contracts';
 import { EventStore } from '@billing/eventstore';
 import { type Closer, type Logger, type ServiceHandle, createApp, createLogger, startService } from '@billing/service';
 import type { Express } from 'express';
@@ -13,6 +14,8 @@ export interface ServiceContext {
   infrastructure: Infrastructure;
   logger: Logger;
   config: Record<string, string | undefined>;
+  /** Signs calls to other services and checks calls to this one (`docs/decisions/0007-internal-trust-and-secrets-in-logs.md`). */
+  internalSecret: string;
 }
 
 /** A service as its package describes it; `runService` does the wiring. */
@@ -25,6 +28,11 @@ export interface ServiceDefinition {
   routes?: (app: Express, context: ServiceContext) => void;
   /** False for a proxy: bodies reach its routes unread (default true: JSON is parsed). */
   parseJsonBodies?: boolean;
+  /**
+   * True for the gateway alone: it faces the network and authenticates callers itself. Every
+   * other service answers only calls signed with the internal secret.
+   */
+  facesNetwork?: boolean;
   /** Consumers and other background work; each returns how to stop it. */
   start?: (context: ServiceContext) => Promise<Array<() => Promise<void>>>;
 }
@@ -39,6 +47,8 @@ export interface RunServiceOptions {
   now?: () => Date;
   /** Service-specific settings, such as upstream URLs for the gateway. */
   config?: Record<string, string | undefined>;
+  /** The secret shared by the gateway and the services; defaults to `config.INTERNAL_SECRET`. */
+  internalSecret?: string;
 }
 
 export interface RunningService extends ServiceHandle {
@@ -58,6 +68,13 @@ export async function runService(
   infrastructure: Infrastructure,
   options: RunServiceOptions = {},
 ): Promise<RunningService> {
+  const config = options.config ?? {};
+  const internalSecret = options.internalSecret ?? config.INTERNAL_SECRET;
+  if (!internalSecret || internalSecret.length < MIN_INTERNAL_SECRET_LENGTH) {
+    throw new Error(
+      `INTERNAL_SECRET (at least ${MIN_INTERNAL_SECRET_LENGTH} characters, the same for the gateway and every service) is required: services answer only calls signed with it`,
+    );
+  }
   const logger = options.logger ?? createLogger(definition.name);
   const store = new EventStore(infrastructure.database, { schema: options.schema ?? definition.name });
   await store.migrate();
@@ -67,7 +84,8 @@ export async function runService(
     infrastructure,
     logger,
     now: options.now ?? (() => new Date()),
-    config: options.config ?? {},
+    config,
+    internalSecret,
   };
 
   const relay = new EventRelay(store, infrastructure.bus, {
@@ -81,6 +99,7 @@ export async function runService(
   const app = createApp({
     name: definition.name,
     parseJsonBodies: definition.parseJsonBodies,
+    internalAuth: definition.facesNetwork ? undefined : { secret: internalSecret },
     logger,
     readiness: [
       async function database() {

@@ -10,6 +10,15 @@ import { type RunningService, type RunServiceOptions, type ServiceDefinition, ru
 const TEST_TOPIC_PREFIX = `test-${randomBytes(4).toString('hex')}.`;
 
 /**
+ * The internal secret of the services a test process starts: INTERNAL_SECRET when set, else one
+ * made for the process (jest gives each test file its own `process.env`). `@billing/testing`'s
+ * `signedFetch` reads the same variable, so tests can call services as the gateway would.
+ */
+export function testInternalSecret(): string {
+  return (process.env.INTERNAL_SECRET ??= randomBytes(32).toString('base64url'));
+}
+
+/**
  * Infrastructure for tests: PostgreSQL and Kafka when DATABASE_URL and KAFKA_BROKERS are set
  * (as in CI), otherwise in-memory PGlite and the in-process bus.
  */
@@ -44,7 +53,13 @@ export async function startServiceForTest(
   const infrastructure = shared ?? (await testInfrastructure(`${definition.name}-test`));
   const schema = runOptions.schema ?? `${definition.name}_${randomBytes(5).toString('hex')}`;
   const logger = runOptions.logger ?? createLogger(definition.name, { level: process.env.LOG_LEVEL ?? 'silent' });
-  const service = await runService(definition, infrastructure, { port: 0, ...runOptions, schema, logger });
+  const service = await runService(definition, infrastructure, {
+    port: 0,
+    internalSecret: testInternalSecret(),
+    ...runOptions,
+    schema,
+    logger,
+  });
   return {
     service,
     infrastructure,

@@ -4,6 +4,7 @@ import { requestContext } from './context';
 import { errorHandler, notFoundHandler } from './errors';
 import { mountHealthRoutes } from './health';
 import { jsonBodies } from './json-body';
+import { type InternalAuthOptions, requireInternalSignature } from './identity';
 import { ServiceMetrics } from './metrics';
 import { Readiness, type ReadinessCheck } from './readiness';
 import { refuseInvalidText } from './text-guard';
@@ -23,6 +24,12 @@ export interface CreateAppOptions {
   readiness?: readonly ReadinessCheck[];
   /** A check that takes longer than this counts as failed. */
   readinessTimeoutMs?: number;
+  /**
+   * Every route but `/healthz`, `/readyz` and `/metrics` then answers only calls signed with
+   * the internal secret (the gateway's or a sibling service's). Absent for the gateway, which
+   * faces the network and authenticates callers itself.
+   */
+  internalAuth?: InternalAuthOptions;
   /** Mounts the service's routes; runs after the body parser and before the 404 handler. */
   routes?: (app: Express) => void;
 }
@@ -49,6 +56,7 @@ export function createApp(options: CreateAppOptions): ServiceApp {
   app.use(requestContext(logger));
   mountHealthRoutes(app, readiness);
   metrics.mount(app);
+  if (options.internalAuth) app.use(requireInternalSignature(options.internalAuth));
   // One reading of a JSON body, and its text checked, before any route (docs/errors.md). A
   // proxy (the gateway) leaves both to the services it forwards to, which answer in their codes.
   if (options.parseJsonBodies !== false) app.use(jsonBodies(bodyLimit), refuseInvalidText);

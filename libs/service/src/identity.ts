@@ -1,9 +1,11 @@
 import {
   type CallerIdentity,
+  type CallScope,
   type Environment,
-  IDENTITY_HEADERS,
-  identityFromHeaders,
+  type VerifiedCall,
+  INTERNAL_SIGNATURE_MAX_AGE_MS,
   unauthorized,
+  verifyInternalCall,
 } from '@billing/contracts';
 import type { Request, RequestHandler } from 'express';
 
@@ -13,14 +15,64 @@ export interface Tenant {
   environment: Environment;
 }
 
-/** The caller the gateway vouched for; 401 when the request did not come through it. */
-export function callerOf(req: Request): CallerIdentity {
-  const identity = identityFromHeaders(req.headers);
-  if (!identity) throw unauthorized('Missing caller identity');
-  return identity;
+export interface InternalAuthOptions {
+  /** The INTERNAL_SECRET shared by the gateway and every service. */
+  secret: string;
+  /**
+   * The clock a signature's age is measured on: the process's, not the injected domain clock,
+   * which tests move by days while the gateway's stays put (default `Date.now`).
+   */
+  now?: () => number;
+  maxAgeMs?: number;
 }
 
-/** Public and internal routes need the identity headers the gateway (or a calling service) sets. */
+/** What `requireInternalSignature` found for each request it let through. */
+const verifiedCalls = new WeakMap<Request, VerifiedCall>();
+
+/**
+ * Which scopes may reach a path: the admin API's effects only through the admin API, internal
+ * routes only from services, the public API from the gateway (with a key) or a service, and
+ * the rest (the hosted pages) only as pages the gateway forwarded.
+ */
+export function scopesForPath(path: string): readonly CallScope[] {
+  if (path === '/admin' || path.startsWith('/admin/')) return ['admin'];
+  if (path === '/internal' || path.startsWith('/internal/')) return ['service'];
+  if (path === '/v1' || path.startsWith('/v1/')) return ['key', 'service'];
+  return ['page'];
+}
+
+/**
+ * Mounted before every route of a service (after `/healthz`, `/readyz`, `/metrics`): a call
+ * not signed with the internal secret, signed for another method, path or identity, older than
+ * a minute, or of a scope the path does not admit, answers 401 before anything is read.
+ */
+export function requireInternalSignature(options: InternalAuthOptions): RequestHandler {
+  const now = options.now ?? Date.now;
+  const maxAgeMs = options.maxAgeMs ?? INTERNAL_SIGNATURE_MAX_AGE_MS;
+  return (req, _res, next) => {
+    const verified = verifyInternalCall(
+      options.secret,
+      { method: req.method, path: req.originalUrl, headers: req.headers },
+      now(),
+      maxAgeMs,
+    );
+    if (!verified.ok) return next(unauthorized(verified.reason));
+    if (!scopesForPath(req.path).includes(verified.call.scope)) {
+      return next(unauthorized(`A ${verified.call.scope} call cannot reach ${req.method} ${req.path}`));
+    }
+    verifiedCalls.set(req, verified.call);
+    next();
+  };
+}
+
+/** The caller the gateway (or a calling service) vouched for; 401 when none did. */
+export function callerOf(req: Request): CallerIdentity {
+  const call = verifiedCalls.get(req);
+  if (!call || (call.scope !== 'key' && call.scope !== 'service')) throw unauthorized('Missing caller identity');
+  return call.identity;
+}
+
+/** Public and internal routes need an identity the gateway (or a calling service) signed. */
 export const requireCaller: RequestHandler = (req, _res, next) => {
   callerOf(req);
   next();
@@ -36,11 +88,11 @@ export function secretCallerOf(req: Request): CallerIdentity {
   return caller;
 }
 
-/** Admin writes come through the gateway's admin API, which names only the organization (401 without). */
+/** Admin writes come signed from the gateway's admin API, which names only the organization (401 otherwise). */
 export function adminOrganizationOf(req: Request): string {
-  const organization = req.get(IDENTITY_HEADERS.organization)?.trim();
-  if (!organization) throw unauthorized('Missing organization');
-  return organization;
+  const call = verifiedCalls.get(req);
+  if (call?.scope !== 'admin') throw unauthorized('Admin calls come through the admin API');
+  return call.organization;
 }
 
 export const requireAdminOrganization: RequestHandler = (req, _res, next) => {

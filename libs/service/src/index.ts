@@ -24,7 +24,10 @@ export {
   callerOf,
   requireAdminOrganization,
   requireCaller,
+  requireInternalSignature,
+  scopesForPath,
   secretCallerOf,
+  type InternalAuthOptions,
   type Tenant,
 } from './identity';
 export { ServiceMetrics } from './metrics';

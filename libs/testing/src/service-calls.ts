@@ -1,11 +1,14 @@
-import { randomUUID } from 'node:crypto';
+import { randomBytes, randomUUID } from 'node:crypto';
 import {
+  type CallScope,
+  type CallerIdentity,
   type DomainEventEnvelope,
   type Environment,
   IDENTITY_HEADERS,
   type KeyKind,
   identityHeaders,
   newId,
+  signInternalCall,
 } from '@billing/contracts';
 
 export interface Reply {
@@ -13,7 +16,61 @@ export interface Reply {
   body: any;
 }
 
-/** A JSON call to a service; a string body is sent as it is (for malformed JSON). */
+/**
+ * The internal secret the services of this test process check: INTERNAL_SECRET, made here or
+ * by `startServiceForTest` (`@billing/runtime`), whichever runs first.
+ */
+export function testInternalSecret(): string {
+  return (process.env.INTERNAL_SECRET ??= randomBytes(32).toString('base64url'));
+}
+
+/** The scope the gateway (or a sibling service) would sign a call to this path with. */
+export function scopeForTestPath(path: string): CallScope {
+  if (path.startsWith('/admin')) return 'admin';
+  if (path.startsWith('/internal')) return 'service';
+  if (path.startsWith('/v1')) return 'key';
+  return 'page';
+}
+
+/**
+ * `headers` with the internal signature added, as the gateway would send them to `url`: the
+ * identity headers among them are signed, with the scope the path needs (`scopeForTestPath`)
+ * unless `scope` is given. Headers that already carry a signature are left as they are.
+ */
+export function signedHeaders(
+  url: string,
+  method = 'GET',
+  headers: Record<string, string> = {},
+  scope?: CallScope,
+): Record<string, string> {
+  if (headers[IDENTITY_HEADERS.signature] !== undefined) return headers;
+  const { pathname, search } = new URL(url);
+  const identity: Partial<CallerIdentity> = {
+    organization: headers[IDENTITY_HEADERS.organization],
+    environment: headers[IDENTITY_HEADERS.environment] as Environment | undefined,
+    keyKind: headers[IDENTITY_HEADERS.keyKind] as KeyKind | undefined,
+    keyId: headers[IDENTITY_HEADERS.keyId],
+  };
+  const signed = signInternalCall(testInternalSecret(), {
+    scope: scope ?? scopeForTestPath(pathname),
+    method,
+    path: `${pathname}${search}`,
+    identity,
+  });
+  return { ...headers, ...signed };
+}
+
+/** `fetch` straight to a service, signed as the gateway would sign it (`signedHeaders`). */
+export function signedFetch(url: string, init: RequestInit = {}): Promise<Response> {
+  const method = init.method ?? 'GET';
+  const headers = Object.fromEntries(new Headers(init.headers).entries());
+  return fetch(url, { ...init, headers: signedHeaders(url, method, headers) });
+}
+
+/**
+ * A JSON call to a service, signed as the gateway would sign it; a string body is sent as it
+ * is (for malformed JSON).
+ */
 export async function callService(
   baseUrl: string,
   method: string,
@@ -21,7 +78,7 @@ export async function callService(
   headers: Record<string, string> = {},
   body?: unknown,
 ): Promise<Reply> {
-  const res = await fetch(`${baseUrl}${path}`, {
+  const res = await signedFetch(`${baseUrl}${path}`, {
     method,
     headers: { ...(body === undefined ? {} : { 'content-type': 'application/json' }), ...headers },
     body: body === undefined ? undefined : typeof body === 'string' ? body : JSON.stringify(body),

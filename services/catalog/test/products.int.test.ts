@@ -7,6 +7,7 @@ import {
   identityHeaders,
 } from '@billing/contracts';
 import { type ServiceUnderTest, startServiceForTest } from '@billing/runtime';
+import { signedFetch } from '@billing/testing';
 import { catalogService } from '../src';
 
 jest.setTimeout(60000);
@@ -30,7 +31,7 @@ interface Reply {
 }
 
 async function call(method: string, path: string, headers: Record<string, string>, body?: unknown): Promise<Reply> {
-  const res = await fetch(`${running.service.url}${path}`, {
+  const res = await signedFetch(`${running.service.url}${path}`, {
     method,
     headers: { ...(body === undefined ? {} : { 'content-type': 'application/json' }), ...headers },
     body: body === undefined ? undefined : typeof body === 'string' ? body : JSON.stringify(body),

@@ -29,9 +29,9 @@ export function dependenciesOf(context: ServiceContext): CheckoutDependencies {
   const existing = built.get(context);
   if (existing) return existing;
   const { config } = context;
-  const catalog = clientFromConfig(config, 'catalog');
-  const promotions = clientFromConfig(config, 'promotions');
-  const billing = clientFromConfig(config, 'billing');
+  const catalog = clientFromConfig(context, 'catalog');
+  const promotions = clientFromConfig(context, 'promotions');
+  const billing = clientFromConfig(context, 'billing');
   const required = (client: () => InternalClient | null, name: string) => () => {
     const found = client();
     if (!found) throw new ApiError(503, 'service_unavailable', `${name} is not configured`);
@@ -66,12 +66,12 @@ export function dependenciesOf(context: ServiceContext): CheckoutDependencies {
  * A client of `<NAME>_SERVICE_URL`, made at first use and then kept: the embedded default
  * starts checkout before billing and only then learns billing's address.
  */
-function clientFromConfig(config: Record<string, string | undefined>, name: string) {
+function clientFromConfig({ config, internalSecret }: ServiceContext, name: string) {
   const lazy = (): InternalClient | null => {
     if (lazy.built) return lazy.built;
     const baseUrl = config[`${name.toUpperCase()}_SERVICE_URL`];
     if (!baseUrl) return null;
-    lazy.built = new InternalClient({ name, baseUrl });
+    lazy.built = new InternalClient({ name, baseUrl, secret: internalSecret });
     return lazy.built;
   };
   lazy.built = null as InternalClient | null;

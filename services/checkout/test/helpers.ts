@@ -1,4 +1,14 @@
-export { type Reply, admin, callService as call, caller, ebook, monthly, newOrg, urls } from '@billing/testing';
+export {
+  type Reply,
+  admin,
+  callService as call,
+  caller,
+  ebook,
+  monthly,
+  newOrg,
+  signedFetch,
+  urls,
+} from '@billing/testing';
 
 export const card = (card_number = '4242424242424242', fields: Record<string, unknown> = {}) => ({
   card_number,

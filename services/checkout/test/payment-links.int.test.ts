@@ -2,7 +2,7 @@ import { catalogService } from '@billing/catalog';
 import { promotionsService } from '@billing/promotions';
 import { type Infrastructure, type ServiceUnderTest, startServiceForTest, testInfrastructure } from '@billing/runtime';
 import { checkoutService } from '../src';
-import { admin, call, caller, card, ebook, newOrg } from './helpers';
+import { admin, call, caller, card, ebook, newOrg, signedFetch } from './helpers';
 
 jest.setTimeout(120_000);
 
@@ -53,7 +53,7 @@ async function link(org: string, body: Record<string, unknown> = {}) {
   return res.body as { id: string; url_id: string; url: string };
 }
 async function visit(urlId: string, query = '') {
-  const res = await fetch(`${url()}/pay/${urlId}${query}`, { redirect: 'manual' });
+  const res = await signedFetch(`${url()}/pay/${urlId}${query}`, { redirect: 'manual' });
   return {
     status: res.status,
     location: res.headers.get('location'),
@@ -253,7 +253,7 @@ describe('GET /pay/:url_id', () => {
     });
     expect(Object.keys(created.metadata)).not.toContain('other');
     expect((await read(org, l.id)).body).toMatchObject({ view_count: 1, session_count: 1, completed_count: 0 });
-    const page = await fetch(v.location!.replace(CHECKOUT_URL, `${url()}/checkout`));
+    const page = await signedFetch(v.location!.replace(CHECKOUT_URL, `${url()}/checkout`));
     expect(page.status).toBe(200);
   });
 
@@ -264,7 +264,7 @@ describe('GET /pay/:url_id', () => {
     const created = await sessionCreated(sessionIdOf(v.location));
     expect(created).toMatchObject({ metadata: null, customer_email: null });
     expect(created.success_url).toBe(`${l.url}/thanks?session_id={CHECKOUT_SESSION_ID}`);
-    const thanks = await fetch(`${url()}/pay/${l.url_id}/thanks?session_id=x`);
+    const thanks = await signedFetch(`${url()}/pay/${l.url_id}/thanks?session_id=x`);
     expect(thanks.status).toBe(200);
     expect(await thanks.text()).toContain('Thank you');
   });
@@ -343,10 +343,10 @@ describe('GET /pay/:url_id', () => {
     expect(late).toMatchObject({ status: 409, body: { error: { code: 'conflict' } } });
     expect(late.body.error.message).toContain('reached its limit');
     expect((await streamOf(`checkout_session-${second}`)).map((e) => e.type)).not.toContain('PaymentAttemptStarted');
-    const page = await fetch(`${url()}/checkout/${second}`);
+    const page = await signedFetch(`${url()}/checkout/${second}`);
     expect(page.status).toBe(410);
     expect(await page.text()).toContain('reached its limit');
-    const posted = await fetch(`${url()}/checkout/${second}`, {
+    const posted = await signedFetch(`${url()}/checkout/${second}`, {
       method: 'POST',
       body: new URLSearchParams({ email: 'c@example.com', card_number: '4242424242424242', exp: '12/34', cvc: '123' }),
     });

@@ -1,4 +1,4 @@
-import { type CallerIdentity, identityHeaders, unauthorized } from '@billing/contracts';
+import { type CallerIdentity, IDENTITY_HEADERS, identityHeaders, unauthorized } from '@billing/contracts';
 import { DEFAULT_SERVICE_URLS, type ServiceContext, positiveNumberSetting, startPeriodic } from '@billing/runtime';
 import { DEFAULT_BODY_LIMIT, jsonBodies, refuseInvalidText, refuseUnreadableBodies } from '@billing/service';
 import type { Express, RequestHandler } from 'express';
@@ -31,7 +31,7 @@ import {
   type UpstreamName,
   VALIDATE_PROMOTION_CODE_PATH,
 } from './routing/public-routes';
-import { stripIdentityHeaders } from './routing/identity-headers';
+import { signForwarded, stripIdentityHeaders, vouchAs } from './routing/identity-headers';
 import { createUpstream, type UpstreamHandler } from './upstream';
 import { breakerCaller } from './upstream/breaker-caller';
 
@@ -113,6 +113,7 @@ export class Gateway {
           // A POST that timed out keeps its key's claim until the service's answer comes.
           awaitLateAnswer: (_req, res) => (res.locals[AWAIT_OUTCOME] as AwaitOutcome | undefined)?.(),
           pathRewrite: (_path, req) => adminPaths(req.originalUrl),
+          onProxyReq: signForwarded(context.internalSecret),
           onError: (err) => context.logger.warn({ err, upstream: name }, 'upstream unavailable'),
           callerOf: breakerCaller,
         }),
@@ -157,7 +158,9 @@ export class Gateway {
       promotions: this.upstream('promotions'),
       notifications: this.upstream('notifications'),
     });
-    for (const path of HOSTED_PAGE_PATHS) app.all(path, this.hostedPageLimits(), this.upstream('checkout'));
+    for (const path of HOSTED_PAGE_PATHS) {
+      app.all(path, this.hostedPageLimits(), vouchAs('page'), this.upstream('checkout'));
+    }
     const apiKeyFailures = this.failedAuthentication(
       'api-key',
       FAILED_AUTHENTICATION_LIMITS.apiKeyPerAddress,
@@ -182,12 +185,12 @@ export class Gateway {
     return this.upstreams.get(name)!;
   }
 
-  /** Finds the caller from the API key and hands it to the services as identity headers. */
+  /** Finds the caller from the API key and hands it to the services as signed identity headers. */
   private authenticate(): RequestHandler {
     return async (req, res, next) => {
       const identity = await this.authenticator.authenticate(req);
       res.locals.caller = identity;
-      Object.assign(req.headers, identityHeaders(identity));
+      Object.assign(req.headers, identityHeaders(identity), { [IDENTITY_HEADERS.scope]: 'key' });
       next();
     };
   }

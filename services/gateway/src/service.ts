@@ -13,6 +13,8 @@ export function createGatewayService(): ServiceDefinition {
     defaultPort: 8080,
     // Public bodies go to the services unread, so each answers bad JSON with its own error code.
     parseJsonBodies: false,
+    // The one service clients reach: it authenticates them and signs what it forwards.
+    facesNetwork: true,
     start: async (context) => {
       gateway = await Gateway.create(context);
       return [() => gateway!.close()];

@@ -1,4 +1,5 @@
 import { type ChildProcess, spawn } from 'node:child_process';
+import { createHash } from 'node:crypto';
 import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, realpathSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -20,12 +21,32 @@ interface Started {
  * Runs `npm start`'s script in `cwd` (its own ./.data unless `dataDir` is given as DATA_DIR)
  * and waits for its banner. Never on DATABASE_URL or Kafka, whatever the test run has.
  */
-function startEmbedded(cwd: string, dataDir?: string): Promise<Started> {
+function startEmbedded(
+  cwd: string,
+  dataDir?: string,
+  extra: { args?: string[]; env?: NodeJS.ProcessEnv } = {},
+): Promise<Started> {
   return new Promise((resolve, reject) => {
     const env: NodeJS.ProcessEnv = { ...process.env, PORT: '0', LOG_LEVEL: 'error', NODE_OPTIONS: '' };
-    for (const name of ['DATABASE_URL', 'KAFKA_BROKERS', 'REDIS_URL', 'ADMIN_TOKEN', 'DATA_DIR']) delete env[name];
+    for (const name of [
+      'DATABASE_URL',
+      'KAFKA_BROKERS',
+      'REDIS_URL',
+      'ADMIN_TOKEN',
+      'DATA_DIR',
+      'HOST',
+      'INTERNAL_SECRET',
+      'SHOW_SECRETS',
+    ]) {
+      delete env[name];
+    }
     if (dataDir !== undefined) env.DATA_DIR = dataDir;
-    const child = spawn(process.execPath, [script], { cwd, env, stdio: ['ignore', 'pipe', 'pipe'] });
+    Object.assign(env, extra.env);
+    const child = spawn(process.execPath, [script, ...(extra.args ?? [])], {
+      cwd,
+      env,
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
     let output = '';
     const grab = (label: string) => new RegExp(`${label}:\\s+(\\S+)`).exec(output)?.[1] ?? '';
     const rest = (label: string) => new RegExp(`  ${label}:\\s+(.+)`).exec(output)?.[1] ?? '';
@@ -227,6 +248,78 @@ describe('npm start on the embedded default', () => {
         expect(await stop(started.child)).toBe(0);
       }
       expect(readdirSync(cwd)).toEqual([]);
+    } finally {
+      rmSync(cwd, { recursive: true, force: true });
+    }
+  });
+
+  it('binds every service to 127.0.0.1 whatever HOST says, refuses forged calls to them, and logs no secret', async () => {
+    const cwd = mkdtempSync(join(tmpdir(), 'billing-start-'));
+    try {
+      const started = await startEmbedded(cwd, 'memory', { env: { HOST: '0.0.0.0', LOG_LEVEL: 'debug' } });
+      try {
+        const { gateway, adminToken, organization, secretKey, publishableKey } = started.printed;
+        expect(gateway).toMatch(/^http:\/\/0\.0\.0\.0:\d+$/);
+        const logLines = () =>
+          started
+            .output()
+            .split('\n')
+            .filter((line) => line.startsWith('{'))
+            .map((line) => JSON.parse(line) as { msg?: string; url?: string; service?: string });
+        const listening = new Map(
+          logLines()
+            .filter((line) => line.msg === 'service listening')
+            .map((line) => [line.service, line.url ?? '']),
+        );
+        expect([...listening.keys()].sort()).toEqual(
+          ['billing', 'catalog', 'checkout', 'gateway', 'notifications', 'promotions'].sort(),
+        );
+        for (const [service, url] of listening) {
+          expect([service, url]).toEqual([
+            service,
+            expect.stringMatching(service === 'gateway' ? /^http:\/\/0\.0\.0\.0:/ : /^http:\/\/127\.0\.0\.1:/),
+          ]);
+        }
+
+        // Straight to the catalog's port with forged identity headers: refused, nothing made.
+        const forged = { 'x-billing-organization': organization, 'content-type': 'application/json' };
+        const catalog = listening.get('catalog')!;
+        const made = await fetch(`${catalog}/admin/products`, {
+          method: 'POST',
+          headers: forged,
+          body: JSON.stringify(PLAN),
+        });
+        expect(made.status).toBe(401);
+        expect(((await made.json()) as any).error.code).toBe('unauthorized');
+        const read = await fetch(`${catalog}/v1/products`, {
+          headers: {
+            ...forged,
+            'x-billing-environment': 'SANDBOX',
+            'x-billing-key-kind': 'secret',
+            'x-billing-key-id': 'k',
+          },
+        });
+        expect(read.status).toBe(401);
+        expect((await callGateway(gateway, '/v1/products', secretKey)).body.data).toEqual([]);
+
+        // Traffic that logs, at debug: a product, a refused key, a missing route.
+        expect(
+          (await callGateway(gateway, `/admin/v1/organizations/${organization}/products`, adminToken, PLAN)).status,
+        ).toBe(201);
+        expect((await callGateway(gateway, '/v1/products', `${secretKey}x`)).status).toBe(401);
+        expect((await callGateway(gateway, '/v1/nothing', publishableKey)).status).toBe(404);
+        const sha256 = (value: string) => createHash('sha256').update(value).digest('hex');
+        const logs = logLines()
+          .map((line) => JSON.stringify(line))
+          .join('\n');
+        expect(logs).toContain('request completed');
+        for (const secret of [adminToken, secretKey, publishableKey]) {
+          expect(logs).not.toContain(secret);
+          expect(logs).not.toContain(sha256(secret));
+        }
+      } finally {
+        expect(await stop(started.child)).toBe(0);
+      }
     } finally {
       rmSync(cwd, { recursive: true, force: true });
     }

@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { CHECKOUT_TOPIC, type DomainEventEnvelope, identityHeaders } from '@billing/contracts';
-import { eventually } from '@billing/testing';
+import { eventually, signedFetch } from '@billing/testing';
 import { clientOf, type CreatedOrganization, type Platform, plan, startPlatform } from './platform';
 
 jest.setTimeout(120000);
@@ -30,7 +30,7 @@ describe('promotion-code section through the gateway', () => {
   };
   /** What checkout (issue 5) will do: reserve through the internal API, then complete on Kafka. */
   const reserve = (code: string, customer_id: string) =>
-    fetch(`${platform.promotions!.service.url}/internal/promotion-codes/reserve`, {
+    signedFetch(`${platform.promotions!.service.url}/internal/promotion-codes/reserve`, {
       method: 'POST',
       headers: {
         'content-type': 'application/json',

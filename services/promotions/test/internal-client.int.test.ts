@@ -1,5 +1,5 @@
 import { ApiError, type CallerIdentity } from '@billing/contracts';
-import { InternalClient, type ServiceUnderTest, startServiceForTest } from '@billing/runtime';
+import { InternalClient, type ServiceUnderTest, startServiceForTest, testInternalSecret } from '@billing/runtime';
 import { eventually, freePort } from '@billing/testing';
 import { promotionsService } from '../src';
 import { caller, client, newOrg } from './helpers';
@@ -30,6 +30,7 @@ describe('reserving through the caller-side breaker', () => {
     promotions = new InternalClient({
       name: 'promotions',
       baseUrl: `http://127.0.0.1:${port}`,
+      secret: testInternalSecret(),
       timeoutMs: 1000,
       resetTimeoutMs: 500,
     });

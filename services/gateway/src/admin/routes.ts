@@ -72,9 +72,11 @@ export function mountAdminRoutes(app: Express, options: AdminRoutesOptions): voi
     },
   );
 
-  // Writes belong to the owning service; the organization comes from the path.
+  // Writes belong to the owning service; the organization comes from the path, signed as an
+  // admin call (the only scope the services' /admin routes accept).
   const asOrganization: RequestHandler = (req, _res, next) => {
     req.headers[IDENTITY_HEADERS.organization] = String(req.params.org_id);
+    req.headers[IDENTITY_HEADERS.scope] = 'admin';
     next();
   };
   const org = '/admin/v1/organizations/:org_id';

@@ -1,7 +1,51 @@
-import type { RequestHandler } from 'express';
+import type { ClientRequest } from 'node:http';
+import { CallScope, IDENTITY_HEADERS, type KeyKind, type Environment, signInternalCall } from '@billing/contracts';
+import type { Request, RequestHandler } from 'express';
 
 /** Identity headers are the gateway's word alone: whatever a client sent under them is dropped. */
 export const stripIdentityHeaders: RequestHandler = (req, _res, next) => {
   for (const name of Object.keys(req.headers)) if (name.startsWith('x-billing-')) delete req.headers[name];
   next();
 };
+
+/**
+ * Says what the gateway vouches for on this request (`key`, `admin` or `page`); `signForwarded`
+ * signs it as it leaves. A request nobody vouched for leaves unsigned, and services refuse it.
+ */
+export const vouchAs =
+  (scope: CallScope): RequestHandler =>
+  (req, _res, next) => {
+    req.headers[IDENTITY_HEADERS.scope] = scope;
+    next();
+  };
+
+/**
+ * The upstreams' `onProxyReq`: signs the request as it is sent (method, path after rewriting,
+ * identity headers and scope) with the internal secret, at the process's clock.
+ */
+export function signForwarded(secret: string, now: () => number = Date.now) {
+  return (proxyReq: ClientRequest, req: Request): void => {
+    const scope = CallScope.safeParse(req.headers[IDENTITY_HEADERS.scope]);
+    if (!scope.success) return;
+    const header = (name: string) => {
+      const value = req.headers[name];
+      return typeof value === 'string' ? value : undefined;
+    };
+    const signed = signInternalCall(
+      secret,
+      {
+        scope: scope.data,
+        method: proxyReq.method,
+        path: proxyReq.path,
+        identity: {
+          organization: header(IDENTITY_HEADERS.organization),
+          environment: header(IDENTITY_HEADERS.environment) as Environment | undefined,
+          keyKind: header(IDENTITY_HEADERS.keyKind) as KeyKind | undefined,
+          keyId: header(IDENTITY_HEADERS.keyId),
+        },
+      },
+      now(),
+    );
+    for (const [name, value] of Object.entries(signed)) proxyReq.setHeader(name, value);
+  };
+}
