@@ -1,5 +1,5 @@
 import { ApiError, customerError } from '@billing/contracts';
-import { type RequestSchemas, type ValidatedHandler, validate } from '@billing/service';
+import { DEFAULT_BODY_LIMIT, type RequestSchemas, type ValidatedHandler, toApiError, validate } from '@billing/service';
 import type { ErrorRequestHandler } from 'express';
 
 /**
@@ -35,6 +35,10 @@ function toCustomerError(err: unknown): unknown {
     const type = 'type' in err ? err.type : undefined;
     return type === 'entity.parse.failed' ? customerError('invalid_request', 'Request body is not valid JSON') : err;
   }
+  // A write that lost to concurrent writers of the customer (after the event store's retries)
+  // is 409 conflict here as everywhere, not a 500 (docs/decisions/0005).
+  const general = toApiError(err, DEFAULT_BODY_LIMIT);
+  if (general.code === 'conflict') return customerError('conflict', general.message);
   return customerError('internal_error', 'An internal error occurred');
 }
 

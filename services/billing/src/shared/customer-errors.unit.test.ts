@@ -32,6 +32,13 @@ describe('customer endpoint error codes', () => {
     expect(translate(tooLarge).passed).toBe(tooLarge);
   });
 
+  it('answers a write that lost to concurrent writers 409 conflict, not 500', () => {
+    const lost = Object.assign(new Error('Stream customer-cus_1 kept changing'), { name: 'WriteConflictError' });
+    const { passed, logged } = translate(lost);
+    expect(passed).toMatchObject({ status: 409, code: 'conflict' });
+    expect(logged).toEqual([]);
+  });
+
   it('hides an unexpected failure as internal_error and logs the original', () => {
     const boom = new Error('connection lost');
     const { passed, logged } = translate(boom);
