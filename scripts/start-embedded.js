@@ -2,9 +2,10 @@
 // PGlite and the in-process bus (or DATABASE_URL / KAFKA_BROKERS when set). Everything it keeps
 // is under DATA_DIR (default ./.data): PGlite in DATA_DIR/pglite, the admin token and the demo
 // organization beside it; DATA_DIR=memory keeps nothing on disk. The first start creates an
-// admin token and a demo organization; later starts reuse them. Services listen on 127.0.0.1
-// whatever HOST says (only the gateway takes HOST) and answer only calls signed with
-// INTERNAL_SECRET, made for this process unless set.
+// admin token and a demo organization; later starts reuse them, and print them again only with
+// `--show-secrets` (or SHOW_SECRETS=1). Services listen on 127.0.0.1 whatever HOST says (only
+// the gateway takes HOST) and answer only calls signed with INTERNAL_SECRET, made for this
+// process unless set.
 const { randomBytes } = require('node:crypto');
 const { existsSync, mkdirSync, readFileSync, writeFileSync } = require('node:fs');
 const { join, resolve } = require('node:path');
@@ -22,6 +23,8 @@ const services = [catalogService, promotionsService, checkoutService, billingSer
 /** The gateway's address; the services are never reachable from another machine. */
 const host = process.env.HOST ?? '127.0.0.1';
 const SERVICE_HOST = '127.0.0.1';
+/** Print the admin token and the demo keys even when they were made by an earlier start. */
+const showSecrets = process.argv.includes('--show-secrets') || process.env.SHOW_SECRETS === '1';
 
 /** Where this run keeps its data: absolute paths, or null for each when DATA_DIR=memory. */
 function dataPaths(setting = process.env.DATA_DIR) {
@@ -36,19 +39,23 @@ function dataPaths(setting = process.env.DATA_DIR) {
 }
 const paths = dataPaths();
 
-/** ADMIN_TOKEN from the environment, else the one kept in DATA_DIR (made on first start). */
+/**
+ * ADMIN_TOKEN from the environment, else the one kept in DATA_DIR (made on first start);
+ * `created` when this start made it.
+ */
 function adminToken() {
-  if (process.env.ADMIN_TOKEN) return process.env.ADMIN_TOKEN;
+  if (process.env.ADMIN_TOKEN) return { token: process.env.ADMIN_TOKEN, created: false };
   const made = `adm_${randomBytes(24).toString('base64url')}`;
-  if (!paths.adminToken) return made;
-  if (!existsSync(paths.adminToken)) writeFileSync(paths.adminToken, `${made}\n`, { mode: 0o600 });
-  return readFileSync(paths.adminToken, 'utf8').trim();
+  if (!paths.adminToken) return { token: made, created: true };
+  if (existsSync(paths.adminToken)) return { token: readFileSync(paths.adminToken, 'utf8').trim(), created: false };
+  writeFileSync(paths.adminToken, `${made}\n`, { mode: 0o600 });
+  return { token: made, created: true };
 }
 
-/** The demo organization's Sandbox keys, kept in DATA_DIR so that every start can print them. */
+/** The demo organization's Sandbox keys, kept in DATA_DIR (`created` when this start made it). */
 async function demoOrganization(gatewayUrl, token) {
   const file = paths.demoOrganization;
-  if (file && existsSync(file)) return JSON.parse(readFileSync(file, 'utf8'));
+  if (file && existsSync(file)) return { ...JSON.parse(readFileSync(file, 'utf8')), created: false };
   const response = await fetch(`${gatewayUrl}/admin/v1/organizations`, {
     method: 'POST',
     headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' },
@@ -58,7 +65,32 @@ async function demoOrganization(gatewayUrl, token) {
   const created = await response.json();
   const demo = { id: created.id, name: created.name, sandbox: created.api_keys.sandbox };
   if (file) writeFileSync(file, `${JSON.stringify(demo, null, 2)}\n`, { mode: 0o600 });
-  return demo;
+  return { ...demo, created: true };
+}
+
+/**
+ * The banner's secret lines: the values when this start made them or `--show-secrets` asks,
+ * otherwise where they are kept. Logs never carry them.
+ */
+function secretLines(admin, demo) {
+  const line = (label, value) => `  ${`${label}:`.padEnd(22)}${value}`;
+  const again = 'npm start -- --show-secrets prints it';
+  const kept = process.env.ADMIN_TOKEN ? 'it is the ADMIN_TOKEN you set' : `${paths.adminToken} holds it`;
+  const adminLine =
+    admin.created || showSecrets
+      ? line('Admin token', admin.token)
+      : line('Admin token', `not shown: ${kept} (${again})`);
+  if (!demo.created && !showSecrets) {
+    return [
+      adminLine,
+      line('Sandbox keys', `not shown: ${paths.demoOrganization} holds them (npm start -- --show-secrets prints them)`),
+    ];
+  }
+  return [
+    adminLine,
+    line('Sandbox secret key', demo.sandbox.secret_key),
+    line('Sandbox publishable', demo.sandbox.publishable_key),
+  ];
 }
 
 /** The banner's lines about where this run keeps things: the exact paths, or why there is none. */
@@ -85,9 +117,10 @@ async function main() {
     dataDir: paths.pglite ?? 'memory',
   });
   const running = [];
+  const admin = adminToken();
   const config = {
     ...process.env,
-    ADMIN_TOKEN: adminToken(),
+    ADMIN_TOKEN: admin.token,
     // Every service runs in this process, so a secret made now is shared by all of them.
     INTERNAL_SECRET: process.env.INTERNAL_SECRET || randomBytes(32).toString('base64url'),
   };
@@ -123,10 +156,8 @@ async function main() {
       '',
       `Billing platform is running (${infrastructure.mode}: ${infrastructure.database.kind}).`,
       `  Gateway:              ${gateway.url}   (API: ${gateway.url}/v1, OpenAPI: ${gateway.url}/v1/openapi.json)`,
-      `  Admin token:          ${config.ADMIN_TOKEN}`,
       `  Demo organization:    ${demo.id}`,
-      `  Sandbox secret key:   ${demo.sandbox.secret_key}`,
-      `  Sandbox publishable:  ${demo.sandbox.publishable_key}`,
+      ...secretLines(admin, demo),
       ...dataLines(process.env),
       '  Press Ctrl+C to stop.',
       '',

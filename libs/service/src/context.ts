@@ -1,6 +1,7 @@
 import type { RequestHandler } from 'express';
 import { newId } from '@billing/contracts';
 import type { Logger } from 'pino';
+import { pathForLog } from './redact';
 
 declare global {
   // eslint-disable-next-line @typescript-eslint/no-namespace
@@ -40,8 +41,8 @@ export function requestContext(logger: Logger): RequestHandler {
     res.locals.log = log;
     res.setHeader(REQUEST_ID_HEADER, requestId);
 
-    // The query string is left out: it can carry emails and other personal data.
-    const path = req.originalUrl.split('?', 1)[0] ?? req.originalUrl;
+    // The query string is left out, and external customer ids masked: they can carry emails.
+    const path = pathForLog(req.originalUrl);
     let logged = false;
     const done = (): void => {
       if (logged) return;

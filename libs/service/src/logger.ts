@@ -1,4 +1,5 @@
 import pino, { type DestinationStream, type Logger, type LoggerOptions } from 'pino';
+import { redactError, redactText, redactValue } from './redact';
 
 export type { Logger } from 'pino';
 
@@ -9,14 +10,35 @@ export interface CreateLoggerOptions {
   destination?: DestinationStream;
 }
 
-/** A pino JSON logger named after the service, level from LOG_LEVEL (default `info`). */
+/**
+ * A pino JSON logger named after the service, level from LOG_LEVEL (default `info`). Every
+ * line goes through `./redact`: no secret, hash, card number, personal data or database
+ * parameter reaches it, whatever a caller logs.
+ */
 export function createLogger(name: string, options: CreateLoggerOptions = {}): Logger {
   const config: LoggerOptions = {
     name,
     level: options.level ?? process.env.LOG_LEVEL ?? 'info',
     timestamp: pino.stdTimeFunctions.isoTime,
-    // Level names rather than pino's numbers, so log aggregators and humans read them directly.
-    formatters: { level: (label) => ({ level: label }) },
+    serializers: { err: redactError, error: redactError },
+    formatters: {
+      // Level names rather than pino's numbers, so log aggregators and humans read them directly.
+      level: (label) => ({ level: label }),
+      log: (object) => redactValue(object) as Record<string, unknown>,
+      bindings: (bindings) => redactValue(bindings) as Record<string, unknown>,
+    },
+    hooks: {
+      // Messages too: `logger.error(err)` makes the error's own message the line's `msg`.
+      logMethod(args, method) {
+        const [first, ...rest] = args as unknown[];
+        if (first instanceof Error && typeof rest[0] !== 'string') {
+          const { message } = redactError(first) as { message: string };
+          return method.apply(this, [{ err: first }, message, ...rest] as never);
+        }
+        const scrubbed = args.map((arg) => (typeof arg === 'string' ? redactText(arg) : arg));
+        return method.apply(this, scrubbed as never);
+      },
+    },
   };
   return options.destination ? pino(config, options.destination) : pino(config);
 }

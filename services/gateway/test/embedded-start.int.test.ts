@@ -121,9 +121,13 @@ describe('npm start on the embedded default', () => {
     expect(list.body.data.map((p: { slug: string }) => p.slug)).toEqual(['pro']);
     expect(await stop(first.child)).toBe(0);
 
+    // A restart shows the secrets no more: it says where they are kept.
     const second = await startEmbedded(cwd);
     try {
-      expect({ ...second.printed, gateway: '' }).toEqual({ ...first.printed, gateway: '' });
+      expect(second.printed.organization).toBe(organization);
+      expect(second.output()).toContain(`Admin token:          not shown: ${join(data, 'admin-token')} holds it`);
+      expect(second.output()).toContain(`Sandbox keys:         not shown: ${join(data, 'demo-organization.json')}`);
+      for (const secret of [adminToken, secretKey, publishableKey]) expect(second.output()).not.toContain(secret);
       const again = await fetch(`${second.printed.gateway}/v1/products/by-slug/pro`, {
         headers: { authorization: `Bearer ${publishableKey}` },
       });
@@ -211,8 +215,9 @@ describe('npm start on the embedded default', () => {
         first.printed.organization,
       );
 
-      // A relative DATA_DIR is taken from the current directory and printed absolute; the data is the same.
-      const second = await startEmbedded(base, join('state', 'billing'));
+      // A relative DATA_DIR is taken from the current directory and printed absolute; the data is
+      // the same, and --show-secrets prints the token and keys again.
+      const second = await startEmbedded(base, join('state', 'billing'), { args: ['--show-secrets'] });
       try {
         expect(second.data.directory).toBe(dataDir);
         expect({ ...second.printed, gateway: '' }).toEqual({ ...first.printed, gateway: '' });

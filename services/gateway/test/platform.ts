@@ -4,6 +4,7 @@ import { checkoutService } from '@billing/checkout';
 import { notificationsService } from '@billing/notifications';
 import { promotionsService } from '@billing/promotions';
 import { type Infrastructure, type ServiceUnderTest, startServiceForTest, testInfrastructure } from '@billing/runtime';
+import type { Logger } from '@billing/service';
 import { createGatewayService } from '../src';
 
 export const ADMIN_TOKEN = 'adm_test_token';
@@ -33,14 +34,17 @@ export interface PlatformOptions {
   notifications?: boolean;
   /** The clock of the gateway and checkout. */
   now?: () => Date;
+  /** Each service's logger (silent unless LOG_LEVEL is set), e.g. to capture every log line. */
+  logger?: (service: string) => Logger;
 }
 
 export async function startPlatform(options: PlatformOptions = {}): Promise<Platform> {
   const infrastructure = await testInfrastructure('gateway-test');
-  const catalog = await startServiceForTest(catalogService, { infrastructure });
+  const logger = (name: string) => options.logger?.(name);
+  const catalog = await startServiceForTest(catalogService, { infrastructure, logger: logger('catalog') });
   const promotions =
     options.promotions || options.checkout
-      ? await startServiceForTest(promotionsService, { infrastructure })
+      ? await startServiceForTest(promotionsService, { infrastructure, logger: logger('promotions') })
       : undefined;
   // Shared and filled in as services start: checkout learns the gateway's address last.
   const config: Record<string, string | undefined> = {
@@ -49,18 +53,28 @@ export async function startPlatform(options: PlatformOptions = {}): Promise<Plat
     ...options.config,
   };
   const billing = options.billing
-    ? await startServiceForTest(billingService, { infrastructure, config, now: options.now })
+    ? await startServiceForTest(billingService, { infrastructure, config, now: options.now, logger: logger('billing') })
     : undefined;
   config.BILLING_SERVICE_URL = billing?.service.url;
   const checkout = options.checkout
-    ? await startServiceForTest(checkoutService, { infrastructure, config, now: options.now })
+    ? await startServiceForTest(checkoutService, {
+        infrastructure,
+        config,
+        now: options.now,
+        logger: logger('checkout'),
+      })
     : undefined;
   config.CHECKOUT_SERVICE_URL = checkout?.service.url;
   const notifications = options.notifications
-    ? await startServiceForTest(notificationsService, { infrastructure, config, now: options.now })
+    ? await startServiceForTest(notificationsService, {
+        infrastructure,
+        config,
+        now: options.now,
+        logger: logger('notifications'),
+      })
     : undefined;
   config.NOTIFICATIONS_SERVICE_URL = notifications?.service.url;
-  const gateway = await startGateway(infrastructure, config, undefined, options.now);
+  const gateway = await startGateway(infrastructure, config, undefined, options.now, logger('gateway'));
   config.CHECKOUT_URL ??= `${gateway.service.url}/checkout`;
   config.PAYMENT_LINK_URL ??= `${gateway.service.url}/pay`;
   return {
@@ -89,8 +103,10 @@ export function startGateway(
   config: Record<string, string | undefined>,
   schema?: string,
   now?: () => Date,
+  logger?: Logger,
 ) {
   return startServiceForTest(createGatewayService(), {
+    logger,
     infrastructure,
     schema,
     now,
