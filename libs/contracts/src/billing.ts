@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import { ApiError, CUSTOMER_ERROR_STATUS, type CustomerErrorCode, ErrorEnvelope } from './errors';
 import { Environment } from './events';
+import { SavedPaymentMethod } from './charges';
 import { cursorListEnvelope, limitParam, startingAfterParam } from './list';
 import { type OpenApiRegistry, invalidParametersResponse } from './openapi';
 import { ProductInterval } from './products';
@@ -325,6 +326,12 @@ export const CustomerOrderRecordedData = z
   .meta({ id: 'CustomerOrderRecordedData' });
 export type CustomerOrderRecordedData = z.infer<typeof CustomerOrderRecordedData>;
 
+/** Internal: a card saved at a paid checkout becomes the customer's card for renewals. */
+export const CustomerPaymentMethodSavedData = z
+  .object({ customer_id: z.string(), payment_method: SavedPaymentMethod, saved_at: timestamp })
+  .meta({ id: 'CustomerPaymentMethodSavedData' });
+export type CustomerPaymentMethodSavedData = z.infer<typeof CustomerPaymentMethodSavedData>;
+
 /** Occurs when a subscription starts in TRIAL or ACTIVE (public: subscription.activated). */
 export const SubscriptionActivatedData = z
   .object({
@@ -347,7 +354,9 @@ export type SubscriptionUpdatedData = z.infer<typeof SubscriptionUpdatedData>;
 export const SubscriptionCanceledData = z
   .object({
     subscription_id: z.string(),
-    reason: z.enum(['requested', 'period_end']).describe('Canceled now on request, or at the end of the period'),
+    reason: z
+      .enum(['requested', 'period_end', 'payment_failed'])
+      .describe('Canceled now on request, at the end of the period, or after the last failed retry'),
     object: Subscription,
   })
   .meta({ id: 'SubscriptionCanceledData' });
@@ -377,17 +386,57 @@ export const InvoicePaidData = z
   .meta({ id: 'InvoicePaidData' });
 export type InvoicePaidData = z.infer<typeof InvoicePaidData>;
 
+/** Internal: a renewal opened the invoice of the next period, before charging it. */
+export const InvoiceOpenedData = z
+  .object({ invoice_id: z.string(), ...Tenant, object: Invoice })
+  .meta({ id: 'InvoiceOpenedData' });
+export type InvoiceOpenedData = z.infer<typeof InvoiceOpenedData>;
+
+/** Occurs when charging an invoice failed; it stays open until a retry or the end of dunning (public: invoice.payment_failed). */
+export const InvoicePaymentFailedData = z
+  .object({
+    invoice_id: z.string(),
+    failure: z.object({ code: z.string(), message: z.string() }),
+    object: Invoice,
+  })
+  .meta({ id: 'InvoicePaymentFailedData' });
+export type InvoicePaymentFailedData = z.infer<typeof InvoicePaymentFailedData>;
+
+/** Internal: the last retry failed; nothing more will be tried. */
+export const InvoiceMarkedUncollectibleData = z
+  .object({ invoice_id: z.string(), object: Invoice })
+  .meta({ id: 'InvoiceMarkedUncollectibleData' });
+export type InvoiceMarkedUncollectibleData = z.infer<typeof InvoiceMarkedUncollectibleData>;
+
+/** Occurs when a renewal is paid and the subscription enters its next period (public: subscription.renewed). */
+export const SubscriptionRenewedData = z
+  .object({ subscription_id: z.string(), invoice_id: z.string(), object: Subscription })
+  .meta({ id: 'SubscriptionRenewedData' });
+export type SubscriptionRenewedData = z.infer<typeof SubscriptionRenewedData>;
+
+/** Occurs when a renewal charge fails and the subscription becomes PAST_DUE (public: subscription.past_due). */
+export const SubscriptionPastDueData = z
+  .object({ subscription_id: z.string(), invoice_id: z.string(), object: Subscription })
+  .meta({ id: 'SubscriptionPastDueData' });
+export type SubscriptionPastDueData = z.infer<typeof SubscriptionPastDueData>;
+
 export const BILLING_TOPIC = 'billing.events';
 
 export const BILLING_EVENT_SCHEMAS = {
   CustomerCreated: CustomerCreatedData,
   CustomerUpdated: CustomerUpdatedData,
   CustomerOrderRecorded: CustomerOrderRecordedData,
+  CustomerPaymentMethodSaved: CustomerPaymentMethodSavedData,
   SubscriptionActivated: SubscriptionActivatedData,
   SubscriptionUpdated: SubscriptionUpdatedData,
   SubscriptionCanceled: SubscriptionCanceledData,
+  SubscriptionRenewed: SubscriptionRenewedData,
+  SubscriptionPastDue: SubscriptionPastDueData,
   DuplicateSubscriptionPaid: DuplicateSubscriptionPaidData,
   InvoicePaid: InvoicePaidData,
+  InvoiceOpened: InvoiceOpenedData,
+  InvoicePaymentFailed: InvoicePaymentFailedData,
+  InvoiceMarkedUncollectible: InvoiceMarkedUncollectibleData,
 } as const;
 export type BillingEventType = keyof typeof BILLING_EVENT_SCHEMAS;
 

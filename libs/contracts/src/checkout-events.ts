@@ -64,6 +64,17 @@ export const CheckoutSessionCompletedData = z
       .nullable()
       .optional()
       .describe('Sandbox: the test clock the session was created on; its subscription lives on it'),
+    payment_method: z
+      .object({
+        id: z.string().optional().describe('The processor reference (pm_) for later charges'),
+        brand: z.string(),
+        last4: z.string(),
+        exp_month: z.int(),
+        exp_year: z.int(),
+      })
+      .nullable()
+      .optional()
+      .describe('The card paid with, never its number'),
   })
   .meta({ id: 'CheckoutSessionCompletedData' });
 export type CheckoutSessionCompletedData = z.infer<typeof CheckoutSessionCompletedData>;

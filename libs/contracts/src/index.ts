@@ -17,3 +17,4 @@ export * from './webhooks';
 export * from './schema-order';
 export * from './customer-identity';
 export * from './test-clocks';
+export * from './charges';

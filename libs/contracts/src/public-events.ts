@@ -29,8 +29,14 @@ export const BILLING_PUBLIC_EVENTS = {
   SubscriptionUpdated: 'subscription.updated',
   /** Occurs when a subscription ends, on request or at the end of its period. */
   SubscriptionCanceled: 'subscription.canceled',
+  /** Occurs when a renewal is paid and the subscription enters its next period. */
+  SubscriptionRenewed: 'subscription.renewed',
+  /** Occurs when a renewal charge fails: the subscription is PAST_DUE while retries run. */
+  SubscriptionPastDue: 'subscription.past_due',
   /** Occurs when an invoice is paid. */
   InvoicePaid: 'invoice.paid',
+  /** Occurs when charging an invoice fails; it stays open while retries run. */
+  InvoicePaymentFailed: 'invoice.payment_failed',
 } as const;
 
 /** promotions.events */

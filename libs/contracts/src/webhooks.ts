@@ -111,6 +111,9 @@ export const WEBHOOK_OBJECT_SCHEMAS = {
   'subscription.activated': Subscription,
   'subscription.updated': Subscription,
   'subscription.canceled': Subscription,
+  'subscription.renewed': Subscription,
+  'subscription.past_due': Subscription,
+  'invoice.payment_failed': Invoice,
   'invoice.paid': Invoice,
   'promotion_code.redeemed': Redemption,
 } as const satisfies Record<PublicEventType, z.ZodType>;

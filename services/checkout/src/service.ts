@@ -5,6 +5,7 @@ import { mountHostedPage } from './hosted-page/routes';
 import { migratePaymentLinksReadModel } from './payment-links/read-model';
 import { mountPaymentLinkRoutes } from './payment-links/routes';
 import { migrateSandboxChargeLedger } from './payments/ledger';
+import { mountChargeRoutes } from './payments/routes';
 import { startBillingConsumer } from './sessions/billing-consumer';
 import { startExpirySweep } from './sessions/expiry';
 import { mountPayRoute } from './sessions/pay';
@@ -21,6 +22,7 @@ export const checkoutService: ServiceDefinition = {
     mountPayRoute(app, context);
     mountHostedPage(app, context);
     mountPaymentLinkRoutes(app, context);
+    mountChargeRoutes(app, context);
   },
   // Read models are created before HTTP starts, so the first request finds its table.
   start: async (context) => {

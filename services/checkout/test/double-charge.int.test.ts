@@ -50,6 +50,7 @@ beforeAll(async () => {
     refusal: (environment) => sandbox.refusal(environment),
     lookup: (key) => sandbox.lookup(key),
     refund: (request) => sandbox.refund(request),
+    chargeSavedCard: (request) => sandbox.chargeSavedCard(request),
     charge: async (request) => {
       asked.push(request);
       const result = await sandbox.charge(request);

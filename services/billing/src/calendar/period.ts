@@ -36,6 +36,14 @@ export function periodEnd(anchor: Date, interval: ProductInterval, count: number
   return addInterval(anchor, interval, count * n);
 }
 
+/** The first period end of the subscription anchored at `anchor` that comes after `end`: the next period's end. */
+export function nextPeriodEnd(anchor: Date, interval: ProductInterval, count: number, end: Date): Date {
+  for (let n = 1; ; n++) {
+    const candidate = periodEnd(anchor, interval, count, n);
+    if (candidate.getTime() > end.getTime()) return candidate;
+  }
+}
+
 function addMonths(start: Date, months: number): Date {
   const monthIndex = start.getUTCMonth() + months;
   const year = start.getUTCFullYear() + Math.floor(monthIndex / 12);

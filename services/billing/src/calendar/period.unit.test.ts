@@ -1,4 +1,4 @@
-import { addInterval, periodEnd, trialEnd } from './period';
+import { nextPeriodEnd, addInterval, periodEnd, trialEnd } from './period';
 
 const at = (iso: string) => new Date(iso);
 const iso = (d: Date) => d.toISOString();
@@ -47,5 +47,20 @@ describe('billing calendar', () => {
   it('rejects a fractional or negative count', () => {
     expect(() => addInterval(at('2026-01-01T00:00:00.000Z'), 'month', 1.5)).toThrow(RangeError);
     expect(() => addInterval(at('2026-01-01T00:00:00.000Z'), 'day', -1)).toThrow(RangeError);
+  });
+});
+
+describe('nextPeriodEnd', () => {
+  const anchor = new Date('2026-01-31T10:00:00.000Z');
+  it('is the next end counted from the anchor, not from a clamped end', () => {
+    expect(nextPeriodEnd(anchor, 'month', 1, new Date('2026-02-28T10:00:00.000Z')).toISOString()).toBe(
+      '2026-03-31T10:00:00.000Z',
+    );
+    expect(nextPeriodEnd(anchor, 'month', 1, new Date('2026-03-31T10:00:00.000Z')).toISOString()).toBe(
+      '2026-04-30T10:00:00.000Z',
+    );
+    expect(nextPeriodEnd(anchor, 'month', 3, new Date('2026-04-30T10:00:00.000Z')).toISOString()).toBe(
+      '2026-07-31T10:00:00.000Z',
+    );
   });
 });

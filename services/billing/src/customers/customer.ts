@@ -2,8 +2,10 @@ import type {
   Customer,
   CustomerCreatedData,
   CustomerOrderRecordedData,
+  CustomerPaymentMethodSavedData,
   CustomerUpdatedData,
   Environment,
+  SavedPaymentMethod,
 } from '@billing/contracts';
 import type { RecordedEvent } from '@billing/eventstore';
 
@@ -12,12 +14,14 @@ export const customerStream = (customerId: string) => `customer-${customerId}`;
 export type CustomerCreated = { type: 'CustomerCreated'; data: CustomerCreatedData };
 export type CustomerUpdated = { type: 'CustomerUpdated'; data: CustomerUpdatedData };
 export type CustomerOrderRecorded = { type: 'CustomerOrderRecorded'; data: CustomerOrderRecordedData };
-export type CustomerEvent = CustomerCreated | CustomerUpdated | CustomerOrderRecorded;
+export type CustomerPaymentMethodSaved = { type: 'CustomerPaymentMethodSaved'; data: CustomerPaymentMethodSavedData };
+export type CustomerEvent = CustomerCreated | CustomerUpdated | CustomerOrderRecorded | CustomerPaymentMethodSaved;
 
 export const CUSTOMER_EVENT_TYPES: ReadonlyArray<CustomerEvent['type']> = [
   'CustomerCreated',
   'CustomerUpdated',
   'CustomerOrderRecorded',
+  'CustomerPaymentMethodSaved',
 ];
 
 export type CustomerState =
@@ -29,6 +33,8 @@ export type CustomerState =
       /** The customer as the API shows it; every public event carries it whole. */
       customer: Customer;
       orderIds: string[];
+      /** The card renewals charge; not part of the customer resource. */
+      paymentMethod: SavedPaymentMethod | null;
     };
 
 export const initialState = (): CustomerState => ({ status: 'Empty' });
@@ -37,7 +43,7 @@ export function evolve(state: CustomerState, event: CustomerEvent): CustomerStat
   switch (event.type) {
     case 'CustomerCreated': {
       const { organization, environment, object } = event.data;
-      return { status: 'Existing', organization, environment, customer: object, orderIds: [] };
+      return { status: 'Existing', organization, environment, customer: object, orderIds: [], paymentMethod: null };
     }
     case 'CustomerUpdated':
       if (state.status === 'Empty') return state;
@@ -45,6 +51,9 @@ export function evolve(state: CustomerState, event: CustomerEvent): CustomerStat
     case 'CustomerOrderRecorded':
       if (state.status === 'Empty') return state;
       return { ...state, orderIds: [...state.orderIds, event.data.order_id] };
+    case 'CustomerPaymentMethodSaved':
+      if (state.status === 'Empty') return state;
+      return { ...state, paymentMethod: event.data.payment_method };
     default: {
       const _unknown: never = event;
       return state;

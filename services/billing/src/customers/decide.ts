@@ -1,6 +1,7 @@
 import {
   type Customer,
   type Environment,
+  type SavedPaymentMethod,
   type UpdateCustomerBody,
   customerError,
   livemodeOf,
@@ -44,7 +45,10 @@ export type RecordOrder = {
   data: Who & { orderId: string; checkoutSessionId: string };
 };
 
-export type CustomerCommand = CreateCustomer | UpdateCustomer | LinkExternalId | RecordOrder;
+/** A paid checkout saved the buyer's card: it becomes the one renewals charge. */
+export type SavePaymentMethod = { type: 'SavePaymentMethod'; data: Who & { paymentMethod: SavedPaymentMethod } };
+
+export type CustomerCommand = CreateCustomer | UpdateCustomer | LinkExternalId | RecordOrder | SavePaymentMethod;
 
 export function decide(command: CustomerCommand, state: CustomerState): CustomerEvent[] {
   switch (command.type) {
@@ -56,6 +60,17 @@ export function decide(command: CustomerCommand, state: CustomerState): Customer
       return link(command, state);
     case 'RecordOrder':
       return recordOrder(command, state);
+    case 'SavePaymentMethod': {
+      const { data } = command;
+      const current = existing(state, data);
+      if (current.paymentMethod?.id === data.paymentMethod.id) return [];
+      return [
+        {
+          type: 'CustomerPaymentMethodSaved',
+          data: { customer_id: data.customerId, payment_method: data.paymentMethod, saved_at: data.now.toISOString() },
+        },
+      ];
+    }
     default: {
       const _exhaustive: never = command;
       throw new Error(`Unknown command ${(_exhaustive as { type: string }).type}`);

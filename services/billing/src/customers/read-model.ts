@@ -25,6 +25,8 @@ export async function migrateCustomersReadModel(store: EventStore): Promise<void
     CREATE UNIQUE INDEX IF NOT EXISTS customers_email ON ${table} (organization, environment, email_key);
     CREATE UNIQUE INDEX IF NOT EXISTS customers_external_id ON ${table} (organization, environment, external_id)
       WHERE external_id IS NOT NULL;
+    -- The card renewals charge (internal; not in the customer resource).
+    ALTER TABLE ${table} ADD COLUMN IF NOT EXISTS payment_method jsonb;
     CREATE INDEX IF NOT EXISTS customers_newest_first ON ${table} (organization, environment, created_at DESC, id DESC);
   `);
 }
@@ -70,6 +72,12 @@ export async function projectCustomers(sql: SqlExecutor, schema: string, events:
         );
         break;
       }
+      case 'CustomerPaymentMethodSaved':
+        await sql.query(
+          `UPDATE ${table} SET payment_method = $2, stream_version = $3 WHERE id = $1 AND stream_version < $3`,
+          [event.data.customer_id, JSON.stringify(event.data.payment_method), recorded.stream_version],
+        );
+        break;
       case 'CustomerOrderRecorded':
         await sql.query(
           `UPDATE ${table} SET orders_count = orders_count + 1, stream_version = $2

@@ -2,7 +2,10 @@ import {
   type Environment,
   type Invoice,
   type InvoiceLine,
+  type InvoiceMarkedUncollectibleData,
+  type InvoiceOpenedData,
   type InvoicePaidData,
+  type InvoicePaymentFailedData,
   conflict,
   livemodeOf,
 } from '@billing/contracts';
@@ -11,21 +14,30 @@ import type { RecordedEvent } from '@billing/eventstore';
 export const invoiceStream = (invoiceId: string) => `invoice-${invoiceId}`;
 
 export type InvoicePaid = { type: 'InvoicePaid'; data: InvoicePaidData };
-export type InvoiceEvent = InvoicePaid;
+export type InvoiceOpened = { type: 'InvoiceOpened'; data: InvoiceOpenedData };
+export type InvoicePaymentFailed = { type: 'InvoicePaymentFailed'; data: InvoicePaymentFailedData };
+export type InvoiceMarkedUncollectible = { type: 'InvoiceMarkedUncollectible'; data: InvoiceMarkedUncollectibleData };
+export type InvoiceEvent = InvoicePaid | InvoiceOpened | InvoicePaymentFailed | InvoiceMarkedUncollectible;
 
-export type InvoiceState = { status: 'Empty' } | { status: 'Paid'; invoice: Invoice };
+export const INVOICE_EVENT_TYPES: ReadonlyArray<InvoiceEvent['type']> = [
+  'InvoicePaid',
+  'InvoiceOpened',
+  'InvoicePaymentFailed',
+  'InvoiceMarkedUncollectible',
+];
+
+export type InvoiceState =
+  { status: 'Empty' } | { status: 'Existing'; invoice: Invoice; organization: string; environment: Environment };
 
 export const initialState = (): InvoiceState => ({ status: 'Empty' });
 
+/** Every invoice event carries the invoice as it is after the change; the first one, its tenant. */
 export function evolve(state: InvoiceState, event: InvoiceEvent): InvoiceState {
-  switch (event.type) {
-    case 'InvoicePaid':
-      return { status: 'Paid', invoice: currentInvoice(event.data.object) };
-    default: {
-      const _unknown: never = event.type;
-      return state;
-    }
+  const invoice = currentInvoice(event.data.object);
+  if ('organization' in event.data && event.data.organization) {
+    return { status: 'Existing', invoice, organization: event.data.organization, environment: event.data.environment };
   }
+  return state.status === 'Empty' ? state : { ...state, invoice };
 }
 
 /** The charge of a paid checkout, recorded as a paid invoice of the period it pays for. */
@@ -50,9 +62,65 @@ export type RecordPaidInvoice = {
     now: Date;
   };
 };
-export type InvoiceCommand = RecordPaidInvoice;
+/** A renewal opens the invoice of the next period (open, nothing paid) before it charges. */
+export type OpenInvoice = {
+  type: 'OpenInvoice';
+  data: {
+    invoiceId: string;
+    number: string;
+    organization: string;
+    environment: Environment;
+    customerId: string;
+    subscriptionId: string;
+    lines: InvoiceLine[];
+    periodStart: string;
+    periodEnd: string;
+    now: Date;
+  };
+};
+
+/**
+ * The answer to charge attempt `attempt` (1 for the first). An answer already recorded, or
+ * one for an invoice that is not open, changes nothing: a retried or concurrent renewal
+ * records it once. `nextAttemptAt` is when dunning tries again after a decline (null: never).
+ */
+export type RecordPaymentAttempt = {
+  type: 'RecordPaymentAttempt';
+  data: {
+    attempt: number;
+    outcome: { status: 'succeeded' } | { status: 'declined'; code: string; message: string };
+    nextAttemptAt: Date | null;
+    now: Date;
+  };
+};
+
+/** Dunning ended without a payment: the invoice is uncollectible, nothing more is tried. */
+export type MarkUncollectible = { type: 'MarkUncollectible'; data: { now: Date } };
+
+export type InvoiceCommand = RecordPaidInvoice | OpenInvoice | RecordPaymentAttempt | MarkUncollectible;
 
 export function decide(command: InvoiceCommand, state: InvoiceState): InvoiceEvent[] {
+  switch (command.type) {
+    case 'RecordPaidInvoice':
+      return recordPaid(command, state);
+    case 'OpenInvoice':
+      return open(command, state);
+    case 'RecordPaymentAttempt':
+      return recordAttempt(command, state);
+    case 'MarkUncollectible': {
+      if (state.status === 'Empty' || state.invoice.status !== 'open') return [];
+      const at = command.data.now.toISOString();
+      const object: Invoice = { ...state.invoice, status: 'uncollectible', next_payment_attempt: null, updated_at: at };
+      return [{ type: 'InvoiceMarkedUncollectible', data: { invoice_id: object.id, object } }];
+    }
+    default: {
+      const _exhaustive: never = command;
+      throw new Error(`Unknown command ${(_exhaustive as { type: string }).type}`);
+    }
+  }
+}
+
+function recordPaid(command: RecordPaidInvoice, state: InvoiceState): InvoiceEvent[] {
   const { data } = command;
   if (state.status !== 'Empty') throw conflict(`Invoice ${data.invoiceId} already exists`);
   const at = data.now.toISOString();
@@ -92,6 +160,62 @@ export function decide(command: InvoiceCommand, state: InvoiceState): InvoiceEve
       },
     },
   ];
+}
+
+function open({ data }: OpenInvoice, state: InvoiceState): InvoiceEvent[] {
+  if (state.status !== 'Empty') return [];
+  const at = data.now.toISOString();
+  const total = data.lines.reduce((sum, line) => sum + line.amount, 0);
+  const invoice: Invoice = {
+    object: 'invoice',
+    id: data.invoiceId,
+    number: data.number,
+    customer_id: data.customerId,
+    subscription_id: data.subscriptionId,
+    order_id: null,
+    checkout_session_id: null,
+    status: 'open',
+    currency: 'TWD',
+    subtotal: total,
+    discount_amount: 0,
+    total,
+    amount_paid: 0,
+    amount_due: total,
+    lines: data.lines,
+    period_start: data.periodStart,
+    period_end: data.periodEnd,
+    attempt_count: 0,
+    next_payment_attempt: at,
+    paid_at: null,
+    created_at: at,
+    updated_at: at,
+    livemode: livemodeOf(data.environment),
+  };
+  const { organization, environment } = data;
+  return [{ type: 'InvoiceOpened', data: { invoice_id: data.invoiceId, organization, environment, object: invoice } }];
+}
+
+function recordAttempt({ data }: RecordPaymentAttempt, state: InvoiceState): InvoiceEvent[] {
+  if (state.status === 'Empty') return [];
+  const { invoice } = state;
+  if (invoice.status !== 'open' || data.attempt <= invoice.attempt_count) return [];
+  const at = data.now.toISOString();
+  const attempted = { ...invoice, attempt_count: data.attempt, updated_at: at };
+  if (data.outcome.status === 'succeeded') {
+    const object: Invoice = {
+      ...attempted,
+      status: 'paid',
+      amount_paid: invoice.total,
+      amount_due: 0,
+      next_payment_attempt: null,
+      paid_at: at,
+    };
+    const { organization, environment } = state;
+    return [{ type: 'InvoicePaid', data: { invoice_id: invoice.id, organization, environment, object } }];
+  }
+  const { code, message } = data.outcome;
+  const object: Invoice = { ...attempted, next_payment_attempt: data.nextAttemptAt?.toISOString() ?? null };
+  return [{ type: 'InvoicePaymentFailed', data: { invoice_id: invoice.id, failure: { code, message }, object } }];
 }
 
 /** Invoices recorded before the invoices API (status `PAID`, `amount_*` fields, no number). */

@@ -77,3 +77,102 @@ describe('Invoice', () => {
     expect(currentInvoice(invoice)).toBe(invoice);
   });
 });
+
+describe('Renewal invoice', () => {
+  const opened = new Date('2026-02-28T10:00:00.000Z');
+  const lines = [
+    {
+      description: 'Pro (every month)',
+      amount: 299,
+      period: { start: '2026-02-28T10:00:00.000Z', end: '2026-03-31T10:00:00.000Z' },
+      kind: 'subscription' as const,
+    },
+  ];
+  const open: InvoiceCommand = {
+    type: 'OpenInvoice',
+    data: {
+      invoiceId: 'in_2',
+      number: 'INV-000008',
+      organization: 'org_1',
+      environment: 'SANDBOX',
+      customerId: 'cus_1',
+      subscriptionId: 'sub_1',
+      lines,
+      periodStart: lines[0]!.period.start,
+      periodEnd: lines[0]!.period.end,
+      now: opened,
+    },
+  };
+  const [openedEvent] = invoiceDecider.decide(open, invoiceDecider.initialState());
+  const attempt = (n: number, outcome: 'succeeded' | 'declined', next: Date | null = null): InvoiceCommand => ({
+    type: 'RecordPaymentAttempt',
+    data: {
+      attempt: n,
+      outcome:
+        outcome === 'succeeded'
+          ? { status: 'succeeded' }
+          : { status: 'declined', code: 'card_declined', message: 'No' },
+      nextAttemptAt: next,
+      now: opened,
+    },
+  });
+
+  it('opens once, due now, with nothing paid', () => {
+    expect(openedEvent).toMatchObject({
+      type: 'InvoiceOpened',
+      data: {
+        organization: 'org_1',
+        object: { status: 'open', total: 299, amount_due: 299, amount_paid: 0, attempt_count: 0, number: 'INV-000008' },
+      },
+    });
+    spec.given([openedEvent!]).when(open).then([]);
+  });
+  it('records a paid attempt once', () => {
+    const [paidEvent] = invoiceDecider.decide(
+      attempt(1, 'succeeded'),
+      invoiceDecider.evolve(invoiceDecider.initialState(), openedEvent!),
+    );
+    expect(paidEvent).toMatchObject({
+      type: 'InvoicePaid',
+      data: {
+        organization: 'org_1',
+        environment: 'SANDBOX',
+        object: { status: 'paid', amount_paid: 299, amount_due: 0, attempt_count: 1 },
+      },
+    });
+    spec.given([openedEvent!, paidEvent!]).when(attempt(1, 'succeeded')).then([]);
+    spec.given([openedEvent!, paidEvent!]).when(attempt(2, 'succeeded')).then([]);
+  });
+  it('records a declined attempt with the next try, and ignores the same attempt again', () => {
+    const next = new Date('2026-03-03T10:00:00.000Z');
+    const [failed] = invoiceDecider.decide(
+      attempt(1, 'declined', next),
+      invoiceDecider.evolve(invoiceDecider.initialState(), openedEvent!),
+    );
+    expect(failed).toMatchObject({
+      type: 'InvoicePaymentFailed',
+      data: {
+        failure: { code: 'card_declined' },
+        object: { status: 'open', attempt_count: 1, next_payment_attempt: next.toISOString() },
+      },
+    });
+    spec
+      .given([openedEvent!, failed!])
+      .when(attempt(1, 'declined', next))
+      .then([]);
+  });
+  it('becomes uncollectible when dunning ends, and only from open', () => {
+    const [ended] = invoiceDecider.decide(
+      { type: 'MarkUncollectible', data: { now: opened } },
+      invoiceDecider.evolve(invoiceDecider.initialState(), openedEvent!),
+    );
+    expect(ended).toMatchObject({
+      type: 'InvoiceMarkedUncollectible',
+      data: { object: { status: 'uncollectible', next_payment_attempt: null } },
+    });
+    spec
+      .given([openedEvent!, ended!])
+      .when({ type: 'MarkUncollectible', data: { now: opened } })
+      .then([]);
+  });
+});

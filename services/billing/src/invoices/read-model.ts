@@ -7,7 +7,8 @@ import {
 } from '@billing/contracts';
 import type { EventStore, RecordedEvent, SqlExecutor } from '@billing/eventstore';
 import type { Tenant } from '@billing/service';
-import { currentInvoice } from './invoice';
+import { subscriptionsTable } from '../subscriptions/read-model';
+import { INVOICE_EVENT_TYPES, currentInvoice } from './invoice';
 
 export const invoicesTable = (schema: string) => `${schema}.invoices`;
 const numbersTable = (schema: string) => `${schema}.invoice_numbers`;
@@ -54,14 +55,19 @@ export async function nextInvoiceNumber(sql: SqlExecutor, schema: string, tenant
   return `INV-${String(rows[0]!.last).padStart(6, '0')}`;
 }
 
+/** Applies invoice events in the append's transaction; an event at or below the row's version is skipped. */
 export async function projectInvoices(sql: SqlExecutor, schema: string, events: RecordedEvent[]): Promise<void> {
+  const table = invoicesTable(schema);
   for (const event of events) {
-    if (event.type !== 'InvoicePaid') continue;
+    if (!(INVOICE_EVENT_TYPES as readonly string[]).includes(event.type)) continue;
     const invoice = currentInvoice((event.data as { object: Invoice }).object);
     await sql.query(
-      `INSERT INTO ${invoicesTable(schema)}
+      `INSERT INTO ${table}
          (id, organization, environment, customer_id, subscription_id, status, created_at, stream_version, document)
-       VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9) ON CONFLICT (id) DO NOTHING`,
+       VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)
+       ON CONFLICT (id) DO UPDATE SET status = EXCLUDED.status, stream_version = EXCLUDED.stream_version,
+         document = EXCLUDED.document
+       WHERE ${table}.stream_version < EXCLUDED.stream_version`,
       [
         invoice.id,
         event.organization,
@@ -126,4 +132,22 @@ export async function listInvoices(
     ],
   );
   return { invoices: rows.slice(0, page.limit).map((r) => asInvoice(r.document)), hasMore: rows.length > page.limit };
+}
+
+/** The open invoice of a PAST_DUE subscription whose next retry has come by `now`. */
+export async function findDueRetries(sql: SqlExecutor, schema: string, now: Date, clock: string | null, limit = 500) {
+  const { rows } = await sql.query<{
+    id: string;
+    organization: string;
+    environment: Tenant['environment'];
+    due_at: Date;
+  }>(
+    `SELECT s.id, s.organization, s.environment, (i.document->>'next_payment_attempt')::timestamptz AS due_at
+     FROM ${invoicesTable(schema)} i JOIN ${subscriptionsTable(schema)} s ON s.id = i.subscription_id
+     WHERE s.status = 'PAST_DUE' AND i.status = 'open'
+       AND (i.document->>'next_payment_attempt')::timestamptz <= $1 AND s.test_clock_id IS NOT DISTINCT FROM $2
+     ORDER BY due_at LIMIT $3`,
+    [now.toISOString(), clock, limit],
+  );
+  return rows;
 }

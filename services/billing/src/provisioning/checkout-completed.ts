@@ -105,6 +105,15 @@ export async function provisionFromCheckout(
     data: { ...who(customerId), orderId: d.order_id, checkoutSessionId: d.session_id },
   });
 
+  // The card paid with becomes the one renewals charge (the processor's reference, never the number).
+  const card = d.payment_method;
+  if (card?.id && d.mode !== 'PAYMENT') {
+    await onCustomer(customerId, {
+      type: 'SavePaymentMethod',
+      data: { ...who(customerId), paymentMethod: { ...card, id: card.id } },
+    });
+  }
+
   // The plan as the session sold it: later catalog changes do not move a sale.
   const product = d.product;
   const mode = d.mode ?? (product?.type === 'SUBSCRIPTION' ? 'SUBSCRIPTION' : 'PAYMENT');

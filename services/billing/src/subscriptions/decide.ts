@@ -8,7 +8,7 @@ import {
   notFound,
 } from '@billing/contracts';
 import type { RecordedEvent } from '@billing/eventstore';
-import { periodEnd, trialEnd } from '../calendar/period';
+import { nextPeriodEnd, periodEnd, trialEnd } from '../calendar/period';
 import {
   type SubscriptionEvent,
   type SubscriptionState,
@@ -70,8 +70,28 @@ export type ResumeSubscription = { type: 'ResumeSubscription'; data: Who };
 /** `current_period_end` has come for a subscription canceled at period end: it ends. */
 export type EndCanceledPeriod = { type: 'EndCanceledPeriod'; data: { subscriptionId: string; now: Date } };
 
+/** The renewal invoice of the period that starts at `periodStart` was paid: the period advances. */
+export type RenewPaid = {
+  type: 'RenewPaid';
+  data: { subscriptionId: string; periodStart: string; invoiceId: string; now: Date };
+};
+
+/** A renewal charge failed: the subscription is PAST_DUE while dunning retries. */
+export type MarkPastDue = { type: 'MarkPastDue'; data: { subscriptionId: string; invoiceId: string; now: Date } };
+
+/** The last retry failed: the subscription ends. */
+export type CancelForNonPayment = { type: 'CancelForNonPayment'; data: { subscriptionId: string; now: Date } };
+
 export type SubscriptionCommand =
-  StartSubscription | RecordDuplicatePayment | EndTrial | CancelSubscription | ResumeSubscription | EndCanceledPeriod;
+  | StartSubscription
+  | RecordDuplicatePayment
+  | EndTrial
+  | CancelSubscription
+  | ResumeSubscription
+  | EndCanceledPeriod
+  | RenewPaid
+  | MarkPastDue
+  | CancelForNonPayment;
 
 export function decide(command: SubscriptionCommand, state: SubscriptionState): SubscriptionEvent[] {
   switch (command.type) {
@@ -87,6 +107,14 @@ export function decide(command: SubscriptionCommand, state: SubscriptionState): 
       return resume(command, state);
     case 'EndCanceledPeriod':
       return endCanceledPeriod(command, state);
+    case 'RenewPaid':
+      return renewPaid(command, state);
+    case 'MarkPastDue':
+      return markPastDue(command, state);
+    case 'CancelForNonPayment': {
+      if (state.status === 'Empty' || state.subscription.status === 'CANCELED') return [];
+      return [canceled(state.subscription, command.data.now.toISOString(), 'payment_failed')];
+    }
     default: {
       const _exhaustive: never = command;
       throw new Error(`Unknown command ${(_exhaustive as { type: string }).type}`);
@@ -223,6 +251,42 @@ function endCanceledPeriod({ data }: EndCanceledPeriod, state: SubscriptionState
   return [canceled(subscription, subscription.current_period_end, 'period_end', subscription.canceled_at)];
 }
 
+/**
+ * Enters the next period, ACTIVE (a trial or PAST_DUE ends with the payment). Only the period
+ * the invoice was for moves: a renewal recorded already changes nothing.
+ */
+function renewPaid({ data }: RenewPaid, state: SubscriptionState): SubscriptionEvent[] {
+  if (state.status === 'Empty') return [];
+  const { subscription } = state;
+  if (subscription.status === 'CANCELED' || subscription.current_period_end !== data.periodStart) return [];
+  const object: Subscription = {
+    ...subscription,
+    status: 'ACTIVE',
+    current_period_start: data.periodStart,
+    current_period_end: nextPeriodEndOf(subscription),
+    updated_at: data.now.toISOString(),
+  };
+  return [
+    { type: 'SubscriptionRenewed', data: { subscription_id: subscription.id, invoice_id: data.invoiceId, object } },
+  ];
+}
+
+function markPastDue({ data }: MarkPastDue, state: SubscriptionState): SubscriptionEvent[] {
+  if (state.status === 'Empty') return [];
+  const { subscription } = state;
+  if (subscription.status === 'PAST_DUE' || subscription.status === 'CANCELED') return [];
+  const object: Subscription = { ...subscription, status: 'PAST_DUE', updated_at: data.now.toISOString() };
+  return [
+    { type: 'SubscriptionPastDue', data: { subscription_id: subscription.id, invoice_id: data.invoiceId, object } },
+  ];
+}
+
+/** Counted from the anchor (the first period's start), as `calendar/period.ts` says: 31 Jan, 28 Feb, 31 Mar. */
+export function nextPeriodEndOf(subscription: Subscription): string {
+  const { created_at, interval, interval_count, current_period_end } = subscription;
+  return nextPeriodEnd(new Date(created_at), interval, interval_count, new Date(current_period_end)).toISOString();
+}
+
 const updated = (subscription: Subscription): SubscriptionEvent => ({
   type: 'SubscriptionUpdated',
   data: { subscription_id: subscription.id, object: subscription },
@@ -231,7 +295,7 @@ const updated = (subscription: Subscription): SubscriptionEvent => ({
 function canceled(
   subscription: Subscription,
   at: string,
-  reason: 'requested' | 'period_end',
+  reason: 'requested' | 'period_end' | 'payment_failed',
   askedAt: string | null = at,
 ): SubscriptionEvent {
   const object: Subscription = {

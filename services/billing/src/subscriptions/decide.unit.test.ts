@@ -229,4 +229,74 @@ describe('Subscription', () => {
         .thenThrows('No such subscription');
     });
   });
+
+  describe('when a renewal is paid or fails', () => {
+    const renew = (periodStart: string): SubscriptionCommand => ({
+      type: 'RenewPaid',
+      data: { subscriptionId: 'sub_1', periodStart, invoiceId: 'in_2', now: new Date(periodStart) },
+    });
+    it('enters the next period counted from the anchor: 31 Jan, 28 Feb, then 31 Mar', () => {
+      spec
+        .given([activated()])
+        .when(renew('2026-02-28T10:00:00.000Z'))
+        .then([
+          {
+            type: 'SubscriptionRenewed',
+            data: {
+              subscription_id: 'sub_1',
+              invoice_id: 'in_2',
+              object: {
+                ...subscription,
+                current_period_start: '2026-02-28T10:00:00.000Z',
+                current_period_end: '2026-03-31T10:00:00.000Z',
+                updated_at: '2026-02-28T10:00:00.000Z',
+              },
+            },
+          },
+        ]);
+    });
+    it('moves only the period the invoice was for (a repeat changes nothing)', () =>
+      spec.given([activated()]).when(renew('2026-03-31T10:00:00.000Z')).then([]));
+    it('goes PAST_DUE once, and a paid retry makes it ACTIVE in the next period', () => {
+      const pastDue: SubscriptionEvent = {
+        type: 'SubscriptionPastDue',
+        data: {
+          subscription_id: 'sub_1',
+          invoice_id: 'in_2',
+          object: { ...subscription, status: 'PAST_DUE', updated_at: at.toISOString() },
+        },
+      };
+      const markPastDue: SubscriptionCommand = {
+        type: 'MarkPastDue',
+        data: { subscriptionId: 'sub_1', invoiceId: 'in_2', now: at },
+      };
+      spec.given([activated()]).when(markPastDue).then([pastDue]);
+      spec.given([activated(), pastDue]).when(markPastDue).then([]);
+      spec
+        .given([activated(), pastDue])
+        .when(renew('2026-02-28T10:00:00.000Z'))
+        .then([
+          expect.objectContaining({
+            type: 'SubscriptionRenewed',
+            data: expect.objectContaining({ object: expect.objectContaining({ status: 'ACTIVE' }) }),
+          }),
+        ]);
+    });
+    it('is canceled for non-payment after the last retry, once', () => {
+      const cancel: SubscriptionCommand = { type: 'CancelForNonPayment', data: { subscriptionId: 'sub_1', now: at } };
+      spec
+        .given([activated()])
+        .when(cancel)
+        .then([
+          expect.objectContaining({
+            type: 'SubscriptionCanceled',
+            data: expect.objectContaining({ reason: 'payment_failed' }),
+          }),
+        ]);
+      spec
+        .given([activated({ status: 'CANCELED' })])
+        .when(cancel)
+        .then([]);
+    });
+  });
 });

@@ -1,52 +1,64 @@
 import { type SqlExecutor, handleCommand } from '@billing/eventstore';
 import type { ServiceContext } from '@billing/runtime';
+import { findDueRetries } from '../invoices/read-model';
+import { renewDue } from '../renewals/renew';
 import { type SubscriptionCommand, subscriptionAggregate } from './decide';
-import { type ClockScope, type DueSubscription, findEndedCanceledPeriods, findEndedTrials } from './queries';
+import {
+  type ClockScope,
+  type DueSubscription,
+  findDueRenewals,
+  findEndedCanceledPeriods,
+  findEndedTrials,
+} from './queries';
 import { projectSubscriptions } from './read-model';
 import { subscriptionStream } from './subscription';
 
-/** One kind of work that falls due at a time: what finds it, and the command that does it. */
+/**
+ * One kind of work that falls due at a time: what finds it, and what does it at `at`. Safe to
+ * run concurrently and again: nothing is done for a subscription that is no longer due. `run`
+ * answers whether it changed something.
+ */
 interface DueWork {
   what: string;
   find: (sql: SqlExecutor, schema: string, by: Date, clock: ClockScope, limit?: number) => Promise<DueSubscription[]>;
-  command: (subscriptionId: string, now: Date) => SubscriptionCommand;
+  run: (context: ServiceContext, item: DueSubscription, at: Date) => Promise<boolean>;
 }
 
-/** Every kind of time-driven change of a subscription. */
+/** A due change that is one command on the subscription. */
+const command =
+  (make: (subscriptionId: string, now: Date) => SubscriptionCommand) =>
+  async (context: ServiceContext, item: DueSubscription, at: Date): Promise<boolean> => {
+    const { store } = context;
+    const { events } = await handleCommand(
+      store,
+      subscriptionStream(item.id),
+      subscriptionAggregate,
+      make(item.id, at),
+      {
+        organization: item.organization,
+        environment: item.environment,
+        occurredAt: at,
+        project: (tx, e) => projectSubscriptions(tx, store.tables.schema, e),
+      },
+    );
+    return events.length > 0;
+  };
+
+/** Every kind of time-driven change of a subscription, in the order they are tried at one instant. */
 export const DUE_WORK: readonly DueWork[] = [
   {
     what: 'ending a trial',
     find: findEndedTrials,
-    command: (subscriptionId, now) => ({ type: 'EndTrial', data: { subscriptionId, now } }),
+    run: command((subscriptionId, now) => ({ type: 'EndTrial', data: { subscriptionId, now } })),
   },
   {
     what: 'ending a canceled period',
     find: findEndedCanceledPeriods,
-    command: (subscriptionId, now) => ({ type: 'EndCanceledPeriod', data: { subscriptionId, now } }),
+    run: command((subscriptionId, now) => ({ type: 'EndCanceledPeriod', data: { subscriptionId, now } })),
   },
+  { what: 'renewing', find: findDueRenewals, run: renewDue },
+  { what: 'retrying a failed renewal', find: findDueRetries, run: renewDue },
 ];
-
-/**
- * Runs one kind of work on one due subscription, at `at`. Safe to run concurrently and again:
- * each decider ignores a subscription that is no longer due. True when it changed something.
- */
-export async function runDueItem(context: ServiceContext, work: DueWork, item: DueSubscription, at: Date) {
-  const { store } = context;
-  const { schema } = store.tables;
-  const { events } = await handleCommand(
-    store,
-    subscriptionStream(item.id),
-    subscriptionAggregate,
-    work.command(item.id, at),
-    {
-      organization: item.organization,
-      environment: item.environment,
-      occurredAt: at,
-      project: (tx, e) => projectSubscriptions(tx, schema, e),
-    },
-  );
-  return events.length > 0;
-}
 
 /**
  * The real-time sweep: everything due by the service clock on subscriptions that are on no
@@ -58,7 +70,7 @@ export async function runDueWork(context: ServiceContext): Promise<string[]> {
   for (const work of DUE_WORK) {
     for (const item of await work.find(store.database, store.tables.schema, now(), null)) {
       try {
-        if (await runDueItem(context, work, item, now())) changed.push(item.id);
+        if (await work.run(context, item, now())) changed.push(item.id);
       } catch (err) {
         logger.error({ err, id: item.id }, `${work.what} failed; the next sweep retries`);
       }

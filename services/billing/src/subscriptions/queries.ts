@@ -111,3 +111,22 @@ export async function findEndedCanceledPeriods(
   );
   return rows;
 }
+
+/** ACTIVE and TRIAL subscriptions, not canceling, whose period has ended by `now`: due to renew. */
+export async function findDueRenewals(
+  sql: SqlExecutor,
+  schema: string,
+  now: Date,
+  clock: ClockScope = null,
+  limit = 500,
+) {
+  const { rows } = await sql.query<DueSubscription>(
+    `SELECT id, organization, environment, (document->>'current_period_end')::timestamptz AS due_at
+     FROM ${subscriptionsTable(schema)}
+     WHERE status IN ('ACTIVE', 'TRIAL') AND NOT (document->>'cancel_at_period_end')::boolean
+       AND (document->>'current_period_end')::timestamptz <= $1 AND test_clock_id IS NOT DISTINCT FROM $2
+     ORDER BY (document->>'current_period_end')::timestamptz LIMIT $3`,
+    [now.toISOString(), clock, limit],
+  );
+  return rows;
+}

@@ -58,7 +58,9 @@ export async function projectSubscriptions(sql: SqlExecutor, schema: string, eve
         break;
       }
       case 'SubscriptionUpdated':
-      case 'SubscriptionCanceled': {
+      case 'SubscriptionCanceled':
+      case 'SubscriptionRenewed':
+      case 'SubscriptionPastDue': {
         const s = event.data.object;
         await sql.query(
           `UPDATE ${table} SET status = $2, product_id = $3, document = $4, stream_version = $5

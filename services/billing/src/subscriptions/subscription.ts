@@ -4,6 +4,8 @@ import type {
   Subscription,
   SubscriptionActivatedData,
   SubscriptionCanceledData,
+  SubscriptionPastDueData,
+  SubscriptionRenewedData,
   SubscriptionUpdatedData,
 } from '@billing/contracts';
 import type { RecordedEvent } from '@billing/eventstore';
@@ -13,14 +15,23 @@ export const subscriptionStream = (subscriptionId: string) => `subscription-${su
 export type SubscriptionActivated = { type: 'SubscriptionActivated'; data: SubscriptionActivatedData };
 export type SubscriptionUpdated = { type: 'SubscriptionUpdated'; data: SubscriptionUpdatedData };
 export type SubscriptionCanceled = { type: 'SubscriptionCanceled'; data: SubscriptionCanceledData };
+export type SubscriptionRenewed = { type: 'SubscriptionRenewed'; data: SubscriptionRenewedData };
+export type SubscriptionPastDue = { type: 'SubscriptionPastDue'; data: SubscriptionPastDueData };
 export type DuplicateSubscriptionPaid = { type: 'DuplicateSubscriptionPaid'; data: DuplicateSubscriptionPaidData };
 export type SubscriptionEvent =
-  SubscriptionActivated | SubscriptionUpdated | SubscriptionCanceled | DuplicateSubscriptionPaid;
+  | SubscriptionActivated
+  | SubscriptionUpdated
+  | SubscriptionCanceled
+  | SubscriptionRenewed
+  | SubscriptionPastDue
+  | DuplicateSubscriptionPaid;
 
 export const SUBSCRIPTION_EVENT_TYPES: ReadonlyArray<SubscriptionEvent['type']> = [
   'SubscriptionActivated',
   'SubscriptionUpdated',
   'SubscriptionCanceled',
+  'SubscriptionRenewed',
+  'SubscriptionPastDue',
   'DuplicateSubscriptionPaid',
 ];
 
@@ -38,6 +49,8 @@ export function evolve(state: SubscriptionState, event: SubscriptionEvent): Subs
     }
     case 'SubscriptionUpdated':
     case 'SubscriptionCanceled':
+    case 'SubscriptionRenewed':
+    case 'SubscriptionPastDue':
       if (state.status === 'Empty') return state;
       return { ...state, subscription: event.data.object };
     case 'DuplicateSubscriptionPaid':

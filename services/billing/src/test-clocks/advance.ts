@@ -1,6 +1,6 @@
 import { handleCommand } from '@billing/eventstore';
 import type { ServiceContext } from '@billing/runtime';
-import { DUE_WORK, runDueItem } from '../subscriptions/due-work';
+import { DUE_WORK } from '../subscriptions/due-work';
 import type { DueSubscription } from '../subscriptions/queries';
 import { testClockAggregate, testClockStream } from './clock';
 import { findAdvancingClocks, projectTestClocks } from './read-model';
@@ -25,7 +25,7 @@ export async function runClock(context: ServiceContext, clock: ClockRef): Promis
     const key = `${next.work.what}:${next.item.id}:${new Date(next.item.due_at).toISOString()}`;
     if (done.has(key)) throw new Error(`${next.work.what} of ${next.item.id} stays due on ${clock.id}`);
     done.add(key);
-    await runDueItem(context, next.work, next.item, new Date(next.item.due_at));
+    await next.work.run(context, next.item, new Date(next.item.due_at));
   }
   const finish = { type: 'FinishAdvance' as const, data: { clockId: clock.id } };
   await handleCommand(store, testClockStream(clock.id), testClockAggregate, finish, {

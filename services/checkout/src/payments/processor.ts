@@ -24,10 +24,23 @@ export interface ChargeRequest {
   now: Date;
 }
 
+/** A card the processor keeps for later charges: its reference (`pm_`) and what a buyer may be shown. */
+export type SavedCard = { id: string; brand: string; last4: string; exp_month: number; exp_year: number };
+
 export type ChargeResult =
-  | { status: 'succeeded'; payment_method: { brand: string; last4: string; exp_month: number; exp_year: number } }
+  | { status: 'succeeded'; payment_method: SavedCard }
   | { status: 'requires_action'; next_action: { type: 'challenge' } }
   | { status: 'declined'; code: string; message: string };
+
+/** A charge of a saved card without the buyer (a renewal): same key rule as `ChargeRequest`. */
+export interface SavedCardChargeRequest {
+  idempotencyKey: string;
+  environment: Environment;
+  /** Integer TWD, more than 0. */
+  amount: number;
+  paymentMethodId: string;
+  now: Date;
+}
 
 export interface RefundRequest {
   /** One refund per key, however often it is asked: the order id. */
@@ -47,6 +60,8 @@ export interface PaymentProcessor {
   /** Whether it may move money in this environment; a refusal is 402 with its reason. */
   refusal(environment: Environment): string | null;
   charge(request: ChargeRequest): Promise<ChargeResult>;
+  /** Charges a card saved by an earlier `charge` (its `payment_method.id`), off-session. */
+  chargeSavedCard(request: SavedCardChargeRequest): Promise<ChargeResult>;
   /**
    * The final answer already given to this key, or null when the key was never charged (or
    * only asked for a challenge). The expiry sweep asks before it expires a session whose last

@@ -1,4 +1,12 @@
-import type { ChargeRequest, ChargeResult, PaymentProcessor, RefundRequest, RefundResult } from './processor';
+import { randomBase62 } from '@billing/contracts';
+import type {
+  ChargeRequest,
+  ChargeResult,
+  PaymentProcessor,
+  RefundRequest,
+  RefundResult,
+  SavedCardChargeRequest,
+} from './processor';
 
 /**
  * Test cards, after the numbers developers know from Stripe. Any other number that passes the
@@ -10,7 +18,21 @@ export const TEST_CARDS = {
   insufficientFunds: '4000000000009995',
   expiredCard: '4000000000000069',
   challenge: '4000000000003220',
+  /** Pays now and is saved, but every later charge without the buyer is declined. */
+  attachThenDecline: '4000000000000341',
 } as const;
+
+/**
+ * How a saved sandbox card answers later charges, written into its reference
+ * (`pm_sandbox_<behaviour>_<random>`) so that the simulator keeps no card data: the number
+ * decides it once, at the first charge.
+ */
+const SAVED_CARD_BEHAVIOUR: Record<string, string> = {
+  [TEST_CARDS.attachThenDecline]: 'declines',
+};
+const SAVED_CARD_DECLINES: Record<string, { code: string; message: string }> = {
+  declines: { code: 'card_declined', message: 'Your card was declined.' },
+};
 
 const DECLINES: Record<string, { code: string; message: string }> = {
   [TEST_CARDS.genericDecline]: { code: 'card_declined', message: 'Your card was declined.' },
@@ -92,6 +114,26 @@ export class SandboxProcessor implements PaymentProcessor {
     return this.ledger.remember(request.idempotencyKey, result);
   }
 
+  /** Deterministic by the reference's behaviour: `...0341` cards are declined, others succeed. */
+  async chargeSavedCard(request: SavedCardChargeRequest): Promise<ChargeResult> {
+    const earlier = await this.ledger.find(request.idempotencyKey);
+    if (earlier) return earlier;
+    const match = /^pm_sandbox_([a-z]+)_([0-9]{4})_([0-9]{2})([0-9]{4})_[A-Za-z0-9]+$/.exec(request.paymentMethodId);
+    const result: ChargeResult = !match
+      ? { status: 'declined', code: 'payment_method_unknown', message: 'No such saved card.' }
+      : (savedCardDecline(match[1]!) ?? {
+          status: 'succeeded',
+          payment_method: {
+            id: request.paymentMethodId,
+            brand: 'visa',
+            last4: match[2]!,
+            exp_month: Number(match[3]),
+            exp_year: Number(match[4]),
+          },
+        });
+    return this.ledger.remember(request.idempotencyKey, result);
+  }
+
   lookup(idempotencyKey: string): Promise<ChargeResult | null> {
     return this.ledger.find(idempotencyKey);
   }
@@ -123,9 +165,12 @@ export class SandboxProcessor implements PaymentProcessor {
         };
       }
     }
+    const behaviour = SAVED_CARD_BEHAVIOUR[number] ?? 'ok';
+    const month = String(expiry.month).padStart(2, '0');
     return {
       status: 'succeeded',
       payment_method: {
+        id: `pm_sandbox_${behaviour}_${number.slice(-4)}_${month}${expiry.year}_${randomBase62(16)}`,
         brand: brandOf(number),
         last4: number.slice(-4),
         exp_month: expiry.month,
@@ -133,4 +178,9 @@ export class SandboxProcessor implements PaymentProcessor {
       },
     };
   }
+}
+
+function savedCardDecline(behaviour: string): ChargeResult | null {
+  const decline = SAVED_CARD_DECLINES[behaviour];
+  return decline ? { status: 'declined', ...decline } : null;
 }

@@ -79,6 +79,27 @@ describe('Sandbox processor', () => {
     expect(await processor.lookup('challenged')).toBeNull();
   });
 
+  it('saves the card under a reference that charges later: 4242 succeeds, 0341 is declined, once per key', async () => {
+    const savedOf = async (number: string) => {
+      const paid = await processor.charge(request(number));
+      if (paid.status !== 'succeeded') throw new Error(`${number} was not charged`);
+      expect(paid.payment_method.id).toMatch(/^pm_sandbox_/);
+      expect(paid.payment_method.id).not.toContain(number.slice(0, 12));
+      return paid.payment_method.id;
+    };
+    const later = (paymentMethodId: string, idempotencyKey: string) =>
+      processor.chargeSavedCard({ idempotencyKey, environment: 'SANDBOX', amount: 299, paymentMethodId, now });
+    const good = await savedOf(TEST_CARDS.success);
+    expect(await later(good, 'in_1:1')).toEqual({
+      status: 'succeeded',
+      payment_method: { id: good, brand: 'visa', last4: '4242', exp_month: 12, exp_year: 2030 },
+    });
+    const declining = await savedOf(TEST_CARDS.attachThenDecline);
+    expect(await later(declining, 'in_2:1')).toMatchObject({ status: 'declined', code: 'card_declined' });
+    expect(await later(declining, 'in_2:1')).toMatchObject({ status: 'declined' });
+    expect(await later('pm_made_up', 'in_3:1')).toMatchObject({ status: 'declined', code: 'payment_method_unknown' });
+  });
+
   it('refuses Production unless configured for a demo', () => {
     expect(processor.refusal('SANDBOX')).toBeNull();
     expect(processor.refusal('PRODUCTION')).toMatch(/real payment processor/);

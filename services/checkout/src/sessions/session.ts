@@ -38,6 +38,8 @@ export type Order = {
 };
 
 export type CardSummary = {
+  /** The processor's reusable reference (`pm_`), for charges without the buyer; absent on older sessions. */
+  id?: string;
   brand: string;
   last4: string;
   exp_month: number;

@@ -1,0 +1,35 @@
+import { z } from 'zod';
+
+/**
+ * Internal, billing to checkout (which owns the payment processor): charge a card saved at
+ * checkout without the buyer, for a renewal. One charge per `idempotency_key` however often
+ * it is asked (billing keys by invoice and attempt).
+ */
+export const ChargeSavedCardBody = z
+  .strictObject({
+    payment_method_id: z.string().min(1).max(255),
+    amount: z.int().min(1).describe('TWD'),
+    idempotency_key: z.string().min(1).max(255),
+  })
+  .meta({ id: 'ChargeSavedCardBody' });
+export type ChargeSavedCardBody = z.infer<typeof ChargeSavedCardBody>;
+
+export const SavedCardCharge = z
+  .discriminatedUnion('status', [
+    z.object({ status: z.literal('succeeded') }),
+    z.object({ status: z.literal('declined'), code: z.string(), message: z.string() }),
+  ])
+  .meta({ id: 'SavedCardCharge' });
+export type SavedCardCharge = z.infer<typeof SavedCardCharge>;
+
+/** A card saved at checkout, as billing keeps it on the customer: never the number. */
+export const SavedPaymentMethod = z
+  .object({
+    id: z.string().describe('The processor reference, pm_'),
+    brand: z.string(),
+    last4: z.string(),
+    exp_month: z.int(),
+    exp_year: z.int(),
+  })
+  .meta({ id: 'SavedPaymentMethod' });
+export type SavedPaymentMethod = z.infer<typeof SavedPaymentMethod>;

@@ -1,0 +1,228 @@
+import { createHash } from 'node:crypto';
+import {
+  type ChargeSavedCardBody,
+  type Invoice,
+  type SavedCardCharge,
+  type SavedPaymentMethod,
+  type Subscription,
+  ApiError,
+} from '@billing/contracts';
+import { type EventStoreTransaction, handleCommand, handleCommandInTransaction } from '@billing/eventstore';
+import type { ServiceContext } from '@billing/runtime';
+import type { Tenant } from '@billing/service';
+import { customersTable } from '../customers/read-model';
+import { checkoutClient } from '../dependencies';
+import { type InvoiceCommand, invoiceAggregate, invoiceStream } from '../invoices/invoice';
+import { findInvoice, nextInvoiceNumber, projectInvoices } from '../invoices/read-model';
+import { type SubscriptionCommand, nextPeriodEndOf, subscriptionAggregate } from '../subscriptions/decide';
+import { type DueSubscription, findSubscription } from '../subscriptions/queries';
+import { projectSubscriptions } from '../subscriptions/read-model';
+import { subscriptionStream } from '../subscriptions/subscription';
+
+/**
+ * Dunning: after the first failed charge of a renewal, retries come this many days after it
+ * (the default of issue 13); after the last one fails the subscription is CANCELED.
+ */
+export const RETRY_DAYS = [3, 5, 7] as const;
+const DAY_MS = 24 * 3600 * 1000;
+
+/** When to try again after failed attempt `attempt` (1-based) of an invoice opened at `openedAt`; null: never. */
+export function nextRetryAt(openedAt: string, attempt: number): Date | null {
+  const days = RETRY_DAYS[attempt - 1];
+  return days === undefined ? null : new Date(Date.parse(openedAt) + days * DAY_MS);
+}
+
+/**
+ * The renewal invoice of a subscription's period has one id, derived from the subscription and
+ * the period start, so that two engines, or one after a crash, open the same invoice, never two.
+ */
+export function renewalInvoiceId(subscriptionId: string, periodStart: string): string {
+  const digest = createHash('sha256').update(`${subscriptionId}|${periodStart}`).digest();
+  const alphabet = '0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz';
+  let id = '';
+  for (let i = 0; i < 24; i++) id += alphabet[digest[i]! % 62];
+  return `in_${id}`;
+}
+
+/**
+ * Renews a subscription whose period has ended, or retries its open invoice (dunning), at `at`
+ * (the service clock, or its test clock). Every step is idempotent and recorded before the
+ * next, so two engines or a crash anywhere charge once: the invoice is opened once (its id is
+ * derived), each charge is keyed by invoice and attempt (a repeated key answers the first
+ * charge), an attempt is recorded once, and the subscription moves only for its period.
+ * Returns whether it did something.
+ */
+export async function renewDue(context: ServiceContext, item: DueSubscription, at: Date): Promise<boolean> {
+  const tenant: Tenant = { organization: item.organization, environment: item.environment };
+  const subscription = await findSubscription(context.store.database, context.store.tables.schema, tenant, item.id);
+  if (!subscription || !isDue(subscription, at)) return false;
+  const periodStart = subscription.current_period_end;
+  const invoiceId = renewalInvoiceId(subscription.id, periodStart);
+  const invoice =
+    (await findInvoice(context.store.database, context.store.tables.schema, tenant, invoiceId)) ??
+    (await openInvoice(context, tenant, subscription, invoiceId, at));
+  if (invoice.status === 'paid') return settle(context, tenant, subscription, invoice, at);
+  if (invoice.status !== 'open') return endForNonPayment(context, tenant, subscription, at);
+  if (invoice.attempt_count > 0 && subscription.status !== 'PAST_DUE') {
+    await onSubscription(context, tenant, {
+      type: 'MarkPastDue',
+      data: { subscriptionId: subscription.id, invoiceId, now: at },
+    });
+  }
+  if (invoice.next_payment_attempt && Date.parse(invoice.next_payment_attempt) > at.getTime()) return false;
+
+  const attempt = invoice.attempt_count + 1;
+  const outcome = await charge(context, tenant, subscription.customer_id, invoice, attempt);
+  const nextAttemptAt = outcome.status === 'declined' ? nextRetryAt(invoice.created_at, attempt) : null;
+  const { state } = await onInvoice(context, tenant, invoiceId, {
+    type: 'RecordPaymentAttempt',
+    data: { attempt, outcome, nextAttemptAt, now: at },
+  });
+  const recorded = state.status === 'Existing' ? state.invoice : invoice;
+  if (recorded.status === 'paid') return settle(context, tenant, subscription, recorded, at);
+  if (nextAttemptAt === null) {
+    await onInvoice(context, tenant, invoiceId, { type: 'MarkUncollectible', data: { now: at } });
+    return endForNonPayment(context, tenant, subscription, at);
+  }
+  await onSubscription(context, tenant, {
+    type: 'MarkPastDue',
+    data: { subscriptionId: subscription.id, invoiceId, now: at },
+  });
+  return true;
+}
+
+/** Live, not canceling at period end, and its period over (PAST_DUE: its open invoice decides). */
+function isDue(subscription: Subscription, at: Date): boolean {
+  if (subscription.status === 'CANCELED' || subscription.cancel_at_period_end) return false;
+  return Date.parse(subscription.current_period_end) <= at.getTime();
+}
+
+async function openInvoice(
+  context: ServiceContext,
+  tenant: Tenant,
+  subscription: Subscription,
+  invoiceId: string,
+  at: Date,
+): Promise<Invoice> {
+  const { store } = context;
+  const { schema } = store.tables;
+  const start = subscription.current_period_end;
+  const end = nextPeriodEndOf(subscription);
+  const every =
+    subscription.interval_count === 1
+      ? subscription.interval
+      : `${subscription.interval_count} ${subscription.interval}s`;
+  const state = await store.transaction(async (tx) => {
+    const existing = await findInvoice(tx, schema, tenant, invoiceId);
+    if (existing) return { invoice: existing };
+    const { state: opened } = await handleCommandInTx(context, tx, tenant, invoiceId, {
+      type: 'OpenInvoice',
+      data: {
+        invoiceId,
+        number: await nextInvoiceNumber(tx, schema, tenant),
+        ...tenant,
+        customerId: subscription.customer_id,
+        subscriptionId: subscription.id,
+        lines: [
+          {
+            description: `${subscription.product.name} (every ${every})`,
+            amount: subscription.price,
+            period: { start, end },
+            kind: 'subscription',
+          },
+        ],
+        periodStart: start,
+        periodEnd: end,
+        now: at,
+      },
+    });
+    if (opened.status === 'Empty') throw new Error(`invoice ${invoiceId} not opened`);
+    return { invoice: opened.invoice };
+  });
+  return state.invoice;
+}
+
+/** Charges the customer's saved card for attempt `attempt`, keyed `<invoice>:<attempt>`. */
+async function charge(
+  context: ServiceContext,
+  tenant: Tenant,
+  customerId: string,
+  invoice: Invoice,
+  attempt: number,
+): Promise<{ status: 'succeeded' } | { status: 'declined'; code: string; message: string }> {
+  if (invoice.amount_due === 0) return { status: 'succeeded' };
+  const card = await savedCardOf(context, customerId);
+  if (!card) return { status: 'declined', code: 'no_payment_method', message: 'The customer has no saved card' };
+  const checkout = checkoutClient(context);
+  if (!checkout) throw new ApiError(503, 'service_unavailable', 'checkout is not configured; renewals wait');
+  const body: ChargeSavedCardBody = {
+    payment_method_id: card.id,
+    amount: invoice.amount_due,
+    idempotency_key: `${invoice.id}:${attempt}`,
+  };
+  const { status, body: answer } = await checkout.post<SavedCardCharge>('/internal/charges', body, {
+    ...tenant,
+    keyKind: 'secret',
+    keyId: 'billing',
+  });
+  if (status !== 200) throw new ApiError(503, 'service_unavailable', `checkout answered ${status} to a charge`);
+  return answer;
+}
+
+async function savedCardOf(context: ServiceContext, customerId: string): Promise<SavedPaymentMethod | null> {
+  const { rows } = await context.store.database.query<{ payment_method: SavedPaymentMethod | null }>(
+    `SELECT payment_method FROM ${customersTable(context.store.tables.schema)} WHERE id = $1`,
+    [customerId],
+  );
+  return rows[0]?.payment_method ?? null;
+}
+
+/** The invoice of the next period is paid: the subscription enters it (once). */
+async function settle(context: ServiceContext, tenant: Tenant, subscription: Subscription, invoice: Invoice, at: Date) {
+  await onSubscription(context, tenant, {
+    type: 'RenewPaid',
+    data: { subscriptionId: subscription.id, periodStart: invoice.period_start, invoiceId: invoice.id, now: at },
+  });
+  return true;
+}
+
+async function endForNonPayment(context: ServiceContext, tenant: Tenant, subscription: Subscription, at: Date) {
+  await onSubscription(context, tenant, {
+    type: 'CancelForNonPayment',
+    data: { subscriptionId: subscription.id, now: at },
+  });
+  return true;
+}
+
+function onInvoice(context: ServiceContext, tenant: Tenant, invoiceId: string, command: InvoiceCommand) {
+  const { store } = context;
+  return handleCommand(store, invoiceStream(invoiceId), invoiceAggregate, command, {
+    ...tenant,
+    occurredAt: command.data.now,
+    project: (tx, events) => projectInvoices(tx, store.tables.schema, events),
+  });
+}
+
+function handleCommandInTx(
+  context: ServiceContext,
+  tx: EventStoreTransaction,
+  tenant: Tenant,
+  invoiceId: string,
+  command: InvoiceCommand,
+) {
+  const { store } = context;
+  return handleCommandInTransaction(tx, store, invoiceStream(invoiceId), invoiceAggregate, command, {
+    ...tenant,
+    occurredAt: command.data.now,
+    project: (inner, events) => projectInvoices(inner, store.tables.schema, events),
+  });
+}
+
+function onSubscription(context: ServiceContext, tenant: Tenant, command: SubscriptionCommand) {
+  const { store } = context;
+  return handleCommand(store, subscriptionStream(command.data.subscriptionId), subscriptionAggregate, command, {
+    ...tenant,
+    occurredAt: command.data.now,
+    project: (tx, events) => projectSubscriptions(tx, store.tables.schema, events),
+  });
+}
