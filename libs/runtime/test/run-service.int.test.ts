@@ -1,6 +1,13 @@
 import { exactlyOnce } from '@billing/bus';
 import { createLogger } from '@billing/service';
-import { describeWithServer, eventually, serverUrl, uniqueName } from '@billing/testing';
+import {
+  describeWithServer,
+  eventually,
+  serverUrl,
+  signedFetch,
+  testInternalSecret,
+  uniqueName,
+} from '@billing/testing';
 import { createInfrastructure, type Infrastructure, runService, type ServiceDefinition, topicOf } from '../src';
 
 jest.setTimeout(60000);
@@ -54,10 +61,11 @@ function twoServices(suffix: string) {
 async function flowAcrossServices(infrastructure: Infrastructure) {
   const suffix = uniqueName('s').replace(/^s_/, '');
   const { publisher, consumer, seen, order } = twoServices(suffix);
-  const pub = await runService(publisher, infrastructure, { port: 0, logger: silent });
-  const sub = await runService(consumer, infrastructure, { port: 0, logger: silent });
+  const options = { port: 0, logger: silent, internalSecret: testInternalSecret() };
+  const pub = await runService(publisher, infrastructure, options);
+  const sub = await runService(consumer, infrastructure, options);
   try {
-    const created = await fetch(`${pub.url}/things/t1`, { method: 'POST' });
+    const created = await signedFetch(`${pub.url}/things/t1`, { method: 'POST' });
     expect(created.status).toBe(201);
     const { id } = (await created.json()) as { id: string };
     await eventually(() => expect(seen).toEqual([id]), 30000);
