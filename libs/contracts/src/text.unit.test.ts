@@ -4,7 +4,12 @@ import * as contracts from './index';
 type JsonSchema = Record<string, any>;
 
 /** Every string a schema accepts that has no upper bound, by dotted path. */
-function unboundedStrings(schema: JsonSchema, path: string, defs: Record<string, JsonSchema>, seen: string[] = []) {
+function unboundedStrings(
+  schema: JsonSchema,
+  path: string,
+  defs: Record<string, JsonSchema>,
+  seen: string[] = [],
+): string[] {
   const found: string[] = [];
   if (!schema || typeof schema !== 'object') return found;
   if (typeof schema.$ref === 'string') {
