@@ -42,7 +42,8 @@ function blameInternalFailure(error: unknown): FailureBlame {
   if (error instanceof InternalStatusError) return [502, 503, 504].includes(error.status) ? 'caller' : 'none';
   const { name, cause } = error as { name?: unknown; cause?: { code?: unknown } };
   if (name === 'TimeoutError') return 'caller';
-  if (error instanceof TypeError && cause !== undefined) {
+  // By name, not `instanceof`: fetch's TypeError comes from another realm under jest's VM.
+  if (name === 'TypeError' && cause !== undefined) {
     return typeof cause.code === 'string' && NOT_REACHED.has(cause.code) ? 'upstream' : 'caller';
   }
   return 'none';
