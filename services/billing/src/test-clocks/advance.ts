@@ -27,7 +27,7 @@ export async function runClock(context: ServiceContext, clock: ClockRef): Promis
     done.add(key);
     await next.work.run(context, next.item, new Date(next.item.due_at));
   }
-  const finish = { type: 'FinishAdvance' as const, data: { clockId: clock.id } };
+  const finish = { type: 'FinishAdvance' as const, data: { clockId: clock.id, targetTime: target } };
   await handleCommand(store, testClockStream(clock.id), testClockAggregate, finish, {
     organization: clock.organization,
     environment: clock.environment,

@@ -62,7 +62,11 @@ type Target = Tenant & { clockId: string; now: Date };
 
 export type CreateTestClock = { type: 'CreateTestClock'; data: Target & { frozenTime: Date; name: string | null } };
 export type StartAdvance = { type: 'StartAdvance'; data: Target & { targetTime: Date } };
-export type FinishAdvance = { type: 'FinishAdvance'; data: { clockId: string } };
+/**
+ * The run of the advance to `targetTime` is done. Only that advance finishes: a run that
+ * outlived its advance (another engine finished it, and a new advance started) changes nothing.
+ */
+export type FinishAdvance = { type: 'FinishAdvance'; data: { clockId: string; targetTime: Date } };
 export type DeleteTestClock = { type: 'DeleteTestClock'; data: Target };
 export type TestClockCommand = CreateTestClock | StartAdvance | FinishAdvance | DeleteTestClock;
 
@@ -87,6 +91,7 @@ export function decide(command: TestClockCommand, state: TestClockState): TestCl
       return startAdvance(command, state);
     case 'FinishAdvance': {
       if (state.status === 'Empty' || state.targetTime === null) return [];
+      if (state.targetTime !== command.data.targetTime.toISOString()) return [];
       const object: TestClock = { ...state.clock, frozen_time: state.targetTime, status: 'ready' };
       return [{ type: 'TestClockAdvanced', data: { clock_id: state.clock.id, object } }];
     }

@@ -25,7 +25,10 @@ const started: TestClockEvent = {
   type: 'TestClockAdvanceStarted',
   data: { clock_id: 'clock_1', target_time: '2026-03-01T00:00:00.000Z', object: { ...clock, status: 'advancing' } },
 };
-const finish: TestClockCommand = { type: 'FinishAdvance', data: { clockId: 'clock_1' } };
+const finish: TestClockCommand = {
+  type: 'FinishAdvance',
+  data: { clockId: 'clock_1', targetTime: new Date('2026-03-01T00:00:00Z') },
+};
 
 describe('Test clock', () => {
   it('is created ready at its frozen time', () =>
@@ -45,6 +48,21 @@ describe('Test clock', () => {
     };
     spec.given([created, started]).when(finish).then([advanced]);
     spec.given([created, started, advanced]).when(finish).then([]);
+  });
+  it('is not finished by a run of an earlier advance (one engine still running it when the next began)', () => {
+    const advanced: TestClockEvent = {
+      type: 'TestClockAdvanced',
+      data: { clock_id: 'clock_1', object: { ...clock, frozen_time: '2026-03-01T00:00:00.000Z' } },
+    };
+    const next: TestClockEvent = {
+      type: 'TestClockAdvanceStarted',
+      data: {
+        clock_id: 'clock_1',
+        target_time: '2026-04-01T00:00:00.000Z',
+        object: { ...clock, frozen_time: '2026-03-01T00:00:00.000Z', status: 'advancing' },
+      },
+    };
+    spec.given([created, started, advanced, next]).when(finish).then([]);
   });
   it('is absent once deleted, and to another organization', () => {
     const deleted: TestClockEvent = {
