@@ -1,0 +1,150 @@
+import { type ChildProcess, spawn } from 'node:child_process';
+import { join } from 'node:path';
+import { billingService } from '@billing/billing';
+import { checkoutService } from '@billing/checkout';
+import {
+  type Infrastructure,
+  type ServiceUnderTest,
+  startServiceForTest,
+  testInfrastructure,
+  testInternalSecret,
+} from '@billing/runtime';
+import { callService, caller, describeWithServer, eventually, newOrg, uniqueName } from '@billing/testing';
+import {
+  expectRenewedOncePerPeriod,
+  ledgerChargesByInvoice,
+  monthlyPlan,
+  publishPaidCheckouts,
+  renewalFacts,
+} from './renewal-fixtures';
+
+/**
+ * Issue 13, part 9: billing killed with SIGKILL between a renewal's charge and its record (the
+ * card is charged, billing does not know it), then started again on the same data. The restart
+ * charges again under the same key (`<invoice>:<attempt>`), gets the first answer back, and
+ * records it: the invoice is paid once and checkout's ledger holds one charge for it.
+ */
+const COUNT = 3;
+
+jest.setTimeout(180_000);
+
+const script = join(__dirname, 'renewal-crash-child.js');
+
+/** Billing from dist in a child process; resolves with its URL once it serves. */
+function startBilling(env: NodeJS.ProcessEnv) {
+  const child = spawn(process.execPath, [script], { env, stdio: ['ignore', 'pipe', 'pipe'] });
+  let output = '';
+  const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve) =>
+    child.once('exit', (code, signal) => resolve({ code, signal })),
+  );
+  const url = new Promise<string>((resolve, reject) => {
+    child.stdout!.on('data', (chunk) => {
+      output += chunk;
+      const match = /listening (\S+)/.exec(output);
+      if (match) resolve(match[1]!);
+    });
+    child.stderr!.on('data', (chunk) => (output += chunk));
+    void exited.then(({ code, signal }) =>
+      reject(new Error(`billing exited (${code ?? signal}) before it served:\n${output}`)),
+    );
+  });
+  return { child, url, exited, output: () => output };
+}
+
+describeWithServer('DATABASE_URL', 'a renewal when billing is killed between the charge and its record', () => {
+  const schema = uniqueName('billing_crash');
+  let infrastructure: Infrastructure;
+  let checkout: ServiceUnderTest;
+  let running: ChildProcess | undefined;
+
+  beforeAll(async () => {
+    infrastructure = await testInfrastructure('billing-crash');
+    checkout = await startServiceForTest(checkoutService, { infrastructure });
+  });
+  afterAll(async () => {
+    if (running && running.exitCode === null && running.signalCode === null) {
+      const gone = new Promise((resolve) => running!.once('exit', resolve));
+      running.kill('SIGTERM');
+      await gone;
+    }
+    await checkout?.stop();
+    await infrastructure?.database.exec(`DROP SCHEMA IF EXISTS ${schema} CASCADE`);
+    await infrastructure?.close();
+  });
+
+  it('charges once: the restarted engine finds the charge under its key and records it', async () => {
+    const org = newOrg();
+    // Subscriptions on a test clock, provisioned by billing in this process, which then stops
+    // (its schema stays) and hands the data to the engine in the child.
+    const provisioner = await startServiceForTest(billingService, { infrastructure, schema });
+    const clock = await callService(provisioner.service.url, 'POST', '/v1/test_clocks', caller(org), {
+      frozen_time: '2026-01-31T10:00:00Z',
+    });
+    expect(clock.status).toBe(201);
+    await publishPaidCheckouts(infrastructure.bus, org, monthlyPlan(), COUNT, clock.body.id);
+    await eventually(async () =>
+      expect((await renewalFacts(infrastructure.database, schema, org)).subscriptions).toHaveLength(COUNT),
+    );
+    await provisioner.service.shutdown();
+
+    const env: NodeJS.ProcessEnv = {
+      PATH: process.env.PATH,
+      DATABASE_URL: process.env.DATABASE_URL,
+      KAFKA_BROKERS: process.env.KAFKA_BROKERS,
+      KAFKA_TOPIC_PREFIX: `${uniqueName('renewal-crash')}.`,
+      DATABASE_POOL_SIZE: '4',
+      INTERNAL_SECRET: testInternalSecret(),
+      BILLING_SCHEMA: schema,
+      CHECKOUT_SERVICE_URL: checkout.service.url,
+      LOG_LEVEL: process.env.LOG_LEVEL,
+    };
+    const doomed = startBilling({ ...env, RENEWAL_KILL_AFTER_CHARGE: '1' });
+    running = doomed.child;
+    const advance = await callService(
+      await doomed.url,
+      'POST',
+      `/v1/test_clocks/${clock.body.id}/advance`,
+      caller(org),
+      {
+        frozen_time: '2026-03-01T00:00:00Z',
+      },
+    );
+    expect(advance.status).toBe(200);
+    expect(await doomed.exited).toEqual({ code: null, signal: 'SIGKILL' });
+    const [, chargedKey, chargedStatus] = /charged (\S+) (\S+)/.exec(doomed.output())!;
+    expect(chargedStatus).toBe('succeeded');
+    const invoiceId = chargedKey!.split(':')[0]!;
+
+    // Killed between the two: the card is charged, the invoice still open with no attempt.
+    const killed = await renewalFacts(infrastructure.database, schema, org);
+    expect(killed.renewalInvoices).toEqual([
+      expect.objectContaining({ id: invoiceId, status: 'open', attempt_count: 0 }),
+    ]);
+    expect(killed.renewed).toEqual([]);
+    const checkoutSchema = checkout.service.context.store.tables.schema;
+    expect((await ledgerChargesByInvoice(infrastructure.database, checkoutSchema, [invoiceId])).get(invoiceId)).toEqual(
+      [{ key: `${invoiceId}:1`, status: 'succeeded' }],
+    );
+
+    // Started again: the sweep resumes the advancing clock and finishes every renewal.
+    const restarted = startBilling(env);
+    running = restarted.child;
+    const url = await restarted.url;
+    await eventually(async () => {
+      const read = await callService(url, 'GET', `/v1/test_clocks/${clock.body.id}`, caller(org));
+      expect(read.body).toMatchObject({ status: 'ready', frozen_time: '2026-03-01T00:00:00.000Z' });
+    }, 60_000);
+    const facts = await expectRenewedOncePerPeriod(
+      infrastructure.database,
+      { billing: schema, checkout: checkoutSchema },
+      org,
+      COUNT,
+      ['2026-02-28T10:00:00Z'],
+      '2026-03-31T10:00:00.000Z',
+    );
+    expect(facts.renewalInvoices.map((i) => i.id)).toContain(invoiceId);
+    const stopped = new Promise((resolve) => restarted.child.once('exit', resolve));
+    restarted.child.kill('SIGTERM');
+    await stopped;
+  });
+});
