@@ -2,6 +2,7 @@ import { z } from 'zod';
 import { ApiError, CUSTOMER_ERROR_STATUS, type CustomerErrorCode, ErrorEnvelope } from './errors';
 import { Environment } from './events';
 import { SavedPaymentMethod } from './charges';
+import { CouponDiscount } from './promotions';
 import { cursorListEnvelope, limitParam, startingAfterParam } from './list';
 import { type OpenApiRegistry, invalidParametersResponse } from './openapi';
 import { ProductInterval } from './products';
@@ -154,6 +155,16 @@ export const Subscription = z
       .nullable()
       .default(null)
       .describe('Sandbox: the test clock (clock_) whose time the subscription lives on; null on real time'),
+    billing_cycle_anchor: timestamp
+      .nullable()
+      .default(null)
+      .describe('Periods are counted from it: the start, or the end of a free trial; null on older ones (created_at)'),
+    discount: CouponDiscount.extend({
+      starts_at: timestamp.describe('The start of the first paid period, from which the duration counts'),
+    })
+      .nullable()
+      .default(null)
+      .describe("The coupon of the code redeemed at checkout, applied to invoices by its duration"),
     created_at: timestamp,
     updated_at: timestamp,
     livemode: z.boolean(),

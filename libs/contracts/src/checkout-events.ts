@@ -2,6 +2,7 @@ import { z } from 'zod';
 import { CheckoutSession } from './checkout';
 import { Environment } from './events';
 import { ProductInterval, ProductType } from './products';
+import { CouponDiscount } from './promotions';
 
 /**
  * Events the checkout service publishes on `checkout.events` that other services consume
@@ -64,6 +65,12 @@ export const CheckoutSessionCompletedData = z
       .nullable()
       .optional()
       .describe('Sandbox: the test clock the session was created on; its subscription lives on it'),
+    trial_days: z
+      .int()
+      .min(0)
+      .optional()
+      .describe('SUBSCRIPTION mode: free days before the first charge (plan and code); nothing was charged when > 0'),
+    coupon: CouponDiscount.nullable().optional().describe('The coupon of the redeemed code, for later invoices'),
     payment_method: z
       .object({
         id: z.string().optional().describe('The processor reference (pm_) for later charges'),

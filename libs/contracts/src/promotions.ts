@@ -378,12 +378,50 @@ export const AssignRedemptionBody = z.strictObject({
 });
 export type AssignRedemptionBody = z.infer<typeof AssignRedemptionBody>;
 
+/**
+ * What a subscription needs of the coupon to discount its later invoices (billing applies it
+ * by `duration`: `once`, the first paid invoice; `repeating`, invoices of periods that start
+ * within `duration_in_months` of the first paid one; `forever`, every one).
+ */
+export const CouponDiscount = z
+  .object({
+    coupon_id: z.string(),
+    discount_type: DiscountType,
+    discount_amount: z.int().min(0),
+    duration: CouponDuration,
+    duration_in_months: z.int().min(1).nullable(),
+  })
+  .meta({ id: 'CouponDiscount' });
+export type CouponDiscount = z.infer<typeof CouponDiscount>;
+
+/**
+ * The one rounding rule of discounts, shared by promotions (checkout prices) and billing
+ * (renewal invoices): amounts are integer TWD and a percentage discount is rounded DOWN
+ * (floor), in the merchant's favour, so the price after discount is rounded up. A discount is
+ * never negative and never more than the amount.
+ *
+ * - PERCENTAGE p:          discount = floor(amount * p / 100)
+ * - FIXED_AMOUNT f:        discount = min(amount, f)
+ * - FIRST_PERIOD_PRICE x:  discount = max(0, amount - x)   (the first period costs min(amount, x))
+ */
+export function discountOf(terms: Pick<CouponDiscount, 'discount_type' | 'discount_amount'>, amount: number): number {
+  switch (terms.discount_type) {
+    case 'PERCENTAGE':
+      return Math.floor((amount * terms.discount_amount) / 100);
+    case 'FIXED_AMOUNT':
+      return Math.min(amount, terms.discount_amount);
+    case 'FIRST_PERIOD_PRICE':
+      return Math.max(0, amount - terms.discount_amount);
+  }
+}
+
 export const ReservedRedemption = z.object({
   redemption_id: z.string(),
   promotion_code_id: z.string(),
   status: z.enum(['RESERVED', 'ACTIVE']),
   discount: Discount,
   amount_after_discount: z.int(),
+  coupon: CouponDiscount.optional().describe('For billing to discount later invoices'),
 });
 export type ReservedRedemption = z.infer<typeof ReservedRedemption>;
 

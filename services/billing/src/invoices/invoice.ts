@@ -73,6 +73,8 @@ export type OpenInvoice = {
     customerId: string;
     subscriptionId: string;
     lines: InvoiceLine[];
+    /** The coupon's part of this invoice (`renewals/renew.ts`, `discountFor`). */
+    discountAmount: number;
     periodStart: string;
     periodEnd: string;
     now: Date;
@@ -165,7 +167,8 @@ function recordPaid(command: RecordPaidInvoice, state: InvoiceState): InvoiceEve
 function open({ data }: OpenInvoice, state: InvoiceState): InvoiceEvent[] {
   if (state.status !== 'Empty') return [];
   const at = data.now.toISOString();
-  const total = data.lines.reduce((sum, line) => sum + line.amount, 0);
+  const subtotal = data.lines.reduce((sum, line) => sum + line.amount, 0);
+  const total = subtotal - data.discountAmount;
   const invoice: Invoice = {
     object: 'invoice',
     id: data.invoiceId,
@@ -176,8 +179,8 @@ function open({ data }: OpenInvoice, state: InvoiceState): InvoiceEvent[] {
     checkout_session_id: null,
     status: 'open',
     currency: 'TWD',
-    subtotal: total,
-    discount_amount: 0,
+    subtotal,
+    discount_amount: data.discountAmount,
     total,
     amount_paid: 0,
     amount_due: total,

@@ -98,6 +98,7 @@ describe('Renewal invoice', () => {
       customerId: 'cus_1',
       subscriptionId: 'sub_1',
       lines,
+      discountAmount: 0,
       periodStart: lines[0]!.period.start,
       periodEnd: lines[0]!.period.end,
       now: opened,

@@ -157,6 +157,8 @@ export async function provisionFromCheckout(
       checkoutSessionId: d.session_id,
       orderId: d.order_id,
       testClock: clock?.id ?? null,
+      trialDays: d.trial_days,
+      coupon: d.coupon ?? null,
     },
   });
   if (state.status === 'Empty') return;
@@ -175,7 +177,7 @@ export async function provisionFromCheckout(
         subscriptionId,
         orderId: d.order_id,
         checkoutSessionId: d.session_id,
-        lines: [{ description: planLine(plan), amount: d.amount_subtotal, period, kind: 'subscription' }],
+        lines: [{ description: planLine(plan, d.trial_days), amount: d.amount_subtotal, period, kind: 'subscription' }],
         amountDiscount: d.discount_amount,
         amountTotal: d.amount_total,
         periodStart: state.subscription.current_period_start,
@@ -188,8 +190,9 @@ export async function provisionFromCheckout(
   );
 }
 
-/** `Pro (every month)`, `Team (every 3 months)`: what an invoice line says it charges for. */
-function planLine(plan: PlanFacts): string {
+/** `Pro (every month)`, `Team (every 3 months)`, `Pro (14-day free trial)`: what an invoice line is for. */
+function planLine(plan: PlanFacts, trialDays = 0): string {
+  if (trialDays > 0) return `${plan.name} (${trialDays}-day free trial)`;
   const every = plan.interval_count === 1 ? plan.interval : `${plan.interval_count} ${plan.interval}s`;
   return `${plan.name} (every ${every})`;
 }

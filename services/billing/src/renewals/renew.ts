@@ -6,10 +6,12 @@ import {
   type SavedPaymentMethod,
   type Subscription,
   ApiError,
+  discountOf,
 } from '@billing/contracts';
 import { type EventStoreTransaction, handleCommand, handleCommandInTransaction } from '@billing/eventstore';
 import type { ServiceContext } from '@billing/runtime';
 import type { Tenant } from '@billing/service';
+import { addInterval } from '../calendar/period';
 import { customersTable } from '../customers/read-model';
 import { checkoutClient } from '../dependencies';
 import { type InvoiceCommand, invoiceAggregate, invoiceStream } from '../invoices/invoice';
@@ -131,6 +133,7 @@ async function openInvoice(
             kind: 'subscription',
           },
         ],
+        discountAmount: discountFor(subscription, start),
         periodStart: start,
         periodEnd: end,
         now: at,
@@ -140,6 +143,25 @@ async function openInvoice(
     return { invoice: opened.invoice };
   });
   return state.invoice;
+}
+
+/**
+ * The coupon's discount of the invoice for the period starting at `periodStart`, by its
+ * duration counted from the first paid period (`discount.starts_at`): `once` and
+ * `FIRST_PERIOD_PRICE`, that period only; `repeating`, periods that start within
+ * `duration_in_months`; `forever`, all. The rounding rule is `discountOf`'s.
+ */
+export function discountFor(subscription: Subscription, periodStart: string): number {
+  const discount = subscription.discount;
+  if (!discount) return 0;
+  const first = discount.starts_at === periodStart;
+  const applies =
+    discount.discount_type === 'FIRST_PERIOD_PRICE' || discount.duration === 'once'
+      ? first
+      : discount.duration === 'forever' ||
+        Date.parse(periodStart) <
+          addInterval(new Date(discount.starts_at), 'month', discount.duration_in_months ?? 0).getTime();
+  return applies ? discountOf(discount, subscription.price) : 0;
 }
 
 /** Charges the customer's saved card for attempt `attempt`, keyed `<invoice>:<attempt>`. */

@@ -1,4 +1,5 @@
-import { nextRetryAt, renewalInvoiceId } from './renew';
+import type { Subscription } from '@billing/contracts';
+import { discountFor, nextRetryAt, renewalInvoiceId } from './renew';
 
 describe('dunning schedule', () => {
   it('retries 3, 5 and 7 days after the first failure, then never', () => {
@@ -20,4 +21,47 @@ describe('renewal invoice id', () => {
     expect(renewalInvoiceId('sub_1', '2026-03-31T10:00:00.000Z')).not.toBe(id);
     expect(renewalInvoiceId('sub_2', '2026-02-28T10:00:00.000Z')).not.toBe(id);
   });
+});
+
+describe('a coupon on renewal invoices', () => {
+  const starts = '2026-02-14T10:00:00.000Z';
+  const subscriptionWith = (discount: Partial<NonNullable<Subscription['discount']>>): Subscription =>
+    ({
+      price: 300,
+      discount: {
+        coupon_id: 'cpn_1',
+        discount_type: 'PERCENTAGE',
+        discount_amount: 20,
+        duration: 'once',
+        duration_in_months: null,
+        starts_at: starts,
+        ...discount,
+      },
+    }) as Subscription;
+  const periods = [
+    '2026-02-14T10:00:00.000Z',
+    '2026-03-14T10:00:00.000Z',
+    '2026-04-14T10:00:00.000Z',
+    '2026-05-14T10:00:00.000Z',
+  ];
+
+  it('takes 20% off the first paid period only when once', () =>
+    expect(periods.map((p) => discountFor(subscriptionWith({}), p))).toEqual([60, 0, 0, 0]));
+  it('takes it off the periods that start within 3 months when repeating 3', () =>
+    expect(
+      periods.map((p) => discountFor(subscriptionWith({ duration: 'repeating', duration_in_months: 3 }), p)),
+    ).toEqual([60, 60, 60, 0]));
+  it('takes it off every period when forever, rounding down', () =>
+    expect(discountFor(subscriptionWith({ duration: 'forever', discount_amount: 33 }), periods[3]!)).toBe(99));
+  it('charges a first-period price once', () =>
+    expect(
+      periods.map((p) =>
+        discountFor(
+          subscriptionWith({ discount_type: 'FIRST_PERIOD_PRICE', discount_amount: 1, duration: 'forever' }),
+          p,
+        ),
+      ),
+    ).toEqual([299, 0, 0, 0]));
+  it('is nothing without a coupon', () =>
+    expect(discountFor({ price: 300, discount: null } as Subscription, starts)).toBe(0));
 });

@@ -1,4 +1,5 @@
 import {
+  type CouponDiscount,
   type Environment,
   LIVE_SUBSCRIPTION_STATUSES,
   type ProductInterval,
@@ -40,6 +41,14 @@ export type StartSubscription = {
     orderId: string | null;
     /** Sandbox: the test clock it lives on; `now` is then the clock's time. */
     testClock?: string | null;
+    /**
+     * Free days before the first charge, as checkout sold them (plan and code): the trial is
+     * then the first period, and nothing was paid. Absent for checkouts made before trials
+     * charged nothing: their trial runs inside the paid first period.
+     */
+    trialDays?: number;
+    /** The coupon of the code redeemed at checkout. */
+    coupon?: CouponDiscount | null;
   };
 };
 
@@ -131,7 +140,7 @@ function start({ data }: StartSubscription, state: SubscriptionState): Subscript
   if (state.status !== 'Empty') throw conflict(`Subscription ${data.subscriptionId} already exists`);
   const { plan, now } = data;
   const at = now.toISOString();
-  const trial = plan.trial_days !== null && plan.trial_days > 0 ? trialEnd(now, plan.trial_days) : null;
+  const { trial, periodEndsAt, anchor } = firstPeriod(data);
   const subscription: Subscription = {
     object: 'subscription',
     id: data.subscriptionId,
@@ -143,12 +152,14 @@ function start({ data }: StartSubscription, state: SubscriptionState): Subscript
     interval: plan.interval,
     interval_count: plan.interval_count,
     current_period_start: at,
-    current_period_end: periodEnd(now, plan.interval, plan.interval_count).toISOString(),
+    current_period_end: periodEndsAt.toISOString(),
     trial_end: trial ? trial.toISOString() : null,
     cancel_at_period_end: false,
     canceled_at: null,
     checkout_session_id: data.checkoutSessionId,
     test_clock: data.testClock ?? null,
+    billing_cycle_anchor: anchor.toISOString(),
+    discount: data.coupon ? { ...data.coupon, starts_at: anchor.toISOString() } : null,
     created_at: at,
     updated_at: at,
     livemode: livemodeOf(data.environment),
@@ -166,6 +177,21 @@ function start({ data }: StartSubscription, state: SubscriptionState): Subscript
       },
     },
   ];
+}
+
+/**
+ * A free trial sold at checkout is the first period: it ends at `trial_end`, and paid periods
+ * are counted from there. Without one, the first (paid) period starts now. An older checkout's
+ * trial (no `trialDays`) ran inside the paid first period.
+ */
+function firstPeriod({ plan, now, trialDays }: StartSubscription['data']) {
+  if (trialDays !== undefined) {
+    const trial = trialDays > 0 ? trialEnd(now, trialDays) : null;
+    const anchor = trial ?? now;
+    return { trial, anchor, periodEndsAt: trial ?? periodEnd(now, plan.interval, plan.interval_count) };
+  }
+  const trial = plan.trial_days !== null && plan.trial_days > 0 ? trialEnd(now, plan.trial_days) : null;
+  return { trial, anchor: now, periodEndsAt: periodEnd(now, plan.interval, plan.interval_count) };
 }
 
 /** Another organization's or environment's subscription is absent to the caller. */
@@ -206,6 +232,8 @@ function endTrial({ data }: EndTrial, state: SubscriptionState): SubscriptionEve
   if (state.status === 'Empty') throw notFound(`No such subscription: ${data.subscriptionId}`);
   const { subscription } = state;
   if (subscription.status !== 'TRIAL' || !subscription.trial_end) return [];
+  // A trial that is the first period ends with its renewal, which charges the first invoice.
+  if (Date.parse(subscription.trial_end) >= Date.parse(subscription.current_period_end)) return [];
   if (data.now.getTime() < Date.parse(subscription.trial_end)) return [];
   return [
     {
@@ -283,8 +311,9 @@ function markPastDue({ data }: MarkPastDue, state: SubscriptionState): Subscript
 
 /** Counted from the anchor (the first period's start), as `calendar/period.ts` says: 31 Jan, 28 Feb, 31 Mar. */
 export function nextPeriodEndOf(subscription: Subscription): string {
-  const { created_at, interval, interval_count, current_period_end } = subscription;
-  return nextPeriodEnd(new Date(created_at), interval, interval_count, new Date(current_period_end)).toISOString();
+  const { billing_cycle_anchor, created_at, interval, interval_count, current_period_end } = subscription;
+  const anchor = new Date(billing_cycle_anchor ?? created_at);
+  return nextPeriodEnd(anchor, interval, interval_count, new Date(current_period_end)).toISOString();
 }
 
 const updated = (subscription: Subscription): SubscriptionEvent => ({

@@ -36,6 +36,8 @@ const subscription: Subscription = {
   canceled_at: null,
   checkout_session_id: 'cs_1',
   test_clock: null,
+  billing_cycle_anchor: at.toISOString(),
+  discount: null,
   created_at: at.toISOString(),
   updated_at: at.toISOString(),
   livemode: false,
@@ -71,6 +73,31 @@ describe('Subscription', () => {
         .given([])
         .when(start({ trial_days: 14 }))
         .then([activated({ status: 'TRIAL', trial_end: '2026-02-14T10:00:00.000Z' })]));
+    it('makes a free trial sold at checkout the first period, anchoring paid periods at its end, with the coupon', () => {
+      const coupon = {
+        coupon_id: 'cpn_1',
+        discount_type: 'PERCENTAGE' as const,
+        discount_amount: 20,
+        duration: 'once' as const,
+        duration_in_months: null,
+      };
+      const command = start();
+      if (command.type !== 'StartSubscription') throw new Error('not a start');
+      command.data.trialDays = 14;
+      command.data.coupon = coupon;
+      spec
+        .given([])
+        .when(command)
+        .then([
+          activated({
+            status: 'TRIAL',
+            trial_end: '2026-02-14T10:00:00.000Z',
+            current_period_end: '2026-02-14T10:00:00.000Z',
+            billing_cycle_anchor: '2026-02-14T10:00:00.000Z',
+            discount: { ...coupon, starts_at: '2026-02-14T10:00:00.000Z' },
+          }),
+        ]);
+    });
     it('runs the period over interval_count units', () =>
       spec
         .given([])

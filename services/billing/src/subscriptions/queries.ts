@@ -66,7 +66,7 @@ export async function liveSubscriptions(
   return rows.map((r) => r.document);
 }
 
-/** TRIAL subscriptions whose `trial_end` has come by `now`, oldest trial end first. */
+/** TRIAL subscriptions whose `trial_end` (inside a paid first period) has come by `now`, oldest trial end first. */
 /** A subscription that falls due, and when (by its clock). */
 export type DueSubscription = { id: string; organization: string; environment: Tenant['environment']; due_at: Date };
 
@@ -87,6 +87,8 @@ export async function findEndedTrials(
     `SELECT id, organization, environment, (document->>'trial_end')::timestamptz AS due_at
      FROM ${subscriptionsTable(schema)}
      WHERE status = 'TRIAL' AND (document->>'trial_end')::timestamptz <= $1 AND test_clock_id IS NOT DISTINCT FROM $2
+       -- A trial that is the first period ends with its renewal instead (renewals/renew.ts).
+       AND (document->>'trial_end')::timestamptz < (document->>'current_period_end')::timestamptz
      ORDER BY (document->>'trial_end')::timestamptz LIMIT $3`,
     [now.toISOString(), clock, limit],
   );

@@ -20,6 +20,8 @@ export interface CheckoutPageView {
   error?: string;
   /** The card needs a challenge step (3-D Secure) before it can be charged. */
   challenge?: boolean;
+  /** A subscription that starts free: nothing is charged today, `thenAmount` after `days`. */
+  trial?: { days: number; thenAmount: number };
 }
 
 function field(
@@ -42,7 +44,21 @@ function cardFields(): string {
 </div>`;
 }
 
+/** Said plainly: what is charged today, and what and when after the trial. */
+function trialSummary(view: CheckoutPageView): string {
+  const { trial } = view;
+  if (!trial) return '';
+  const period = view.billingPeriod ? ` ${escapeHtml(view.billingPeriod)}` : '';
+  return `<div class="summary" id="trial">
+  <div><span>Free trial</span><span>${trial.days} days</span></div>
+  <div><span>Then</span><span>${formatTwd(trial.thenAmount)}${period}</span></div>
+  <div><strong>Due today</strong><strong>${formatTwd(0)}</strong></div>
+</div>
+<p class="muted">Your card is saved now and first charged when the trial ends. Cancel before then and nothing is charged.</p>`;
+}
+
 function summary(view: CheckoutPageView): string {
+  if (view.trial) return trialSummary(view);
   if (!view.discount) return '';
   return `<div class="summary">
   <div><span>Subtotal</span><span>${formatTwd(view.amountSubtotal)}</span></div>
@@ -73,7 +89,7 @@ ${field('Email', 'email', 'email', { type: 'email', value: view.email })}
 ${field('Name', 'name', 'name', { value: view.name })}
 ${view.requiresPaymentMethod ? cardFields() : ''}
 ${challenge}
-<button type="submit" id="pay">${view.challenge ? 'Confirm and pay' : 'Pay'} ${formatTwd(view.amountTotal)}</button>
+<button type="submit" id="pay">${payLabel(view)}</button>
 </form>
 <a class="cancel" href="${escapeHtml(view.cancelUrl)}">Cancel and return</a>
 <script>
@@ -85,6 +101,11 @@ ${challenge}
   });
 </script>`,
   );
+}
+
+function payLabel(view: CheckoutPageView): string {
+  if (view.trial) return `Start ${view.trial.days}-day free trial`;
+  return `${view.challenge ? 'Confirm and pay' : 'Pay'} ${formatTwd(view.amountTotal)}`;
 }
 
 /** A page for a session that cannot be paid: expired, already paid, or not found. */

@@ -16,6 +16,12 @@ function billingPeriod(session: Session): string | undefined {
   return interval_count === 1 ? `per ${interval}` : `every ${interval_count} ${interval}s`;
 }
 
+/** What the buyer pays after a free trial: the plan, less the code's discount of its first invoice. */
+function trialOf(session: Session): CheckoutPageView['trial'] {
+  if (!session.trial_days) return undefined;
+  return { days: session.trial_days, thenAmount: session.product.price - (session.discount?.amount ?? 0) };
+}
+
 function viewOf(session: Session, action: string, extra: Partial<CheckoutPageView> = {}): CheckoutPageView {
   return {
     sessionId: session.id,
@@ -30,6 +36,7 @@ function viewOf(session: Session, action: string, extra: Partial<CheckoutPageVie
     cancelUrl: session.cancel_url,
     action,
     livemode: session.environment === 'PRODUCTION',
+    trial: trialOf(session),
     ...extra,
   };
 }

@@ -99,7 +99,10 @@ export function sessionCreatedData({
   redemption,
   now,
 }: NewSession): CheckoutSessionCreatedData {
-  const isSetup = mode === 'SETUP';
+  const trialDays =
+    mode === 'SUBSCRIPTION' ? (product.trial_days ?? 0) + (redemption?.discount.bonus_trial_days ?? 0) : 0;
+  // SETUP, and a subscription that starts with a trial, charge nothing today: the card is saved.
+  const isSetup = mode === 'SETUP' || trialDays > 0;
   const subtotal = isSetup ? 0 : product.price;
   const total = isSetup ? 0 : (redemption?.amount_after_discount ?? subtotal);
   const intentId = isSetup ? newId('setupIntent') : newId('paymentIntent');
@@ -124,6 +127,8 @@ export function sessionCreatedData({
     cancel_url: request.cancel_url,
     customer_id: customer?.id ?? null,
     test_clock: request.test_clock ?? null,
+    trial_days: trialDays,
+    coupon: redemption?.coupon ?? null,
     // A session sold to a named customer is prefilled with their email.
     customer_email: request.customer_email ?? (request.customer_id ? (customer?.email ?? null) : null),
     customer_name: request.customer_name ?? null,

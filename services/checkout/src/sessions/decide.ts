@@ -208,6 +208,8 @@ function complete({ data }: CompleteSession, state: SessionState): SessionEvent[
       customer_id: buyer.customer_id ?? session.customer_id,
       subscription_id: data.subscriptionId,
       test_clock: session.test_clock ?? null,
+      trial_days: session.trial_days ?? 0,
+      coupon: session.coupon ?? null,
       customer_email: session.customer_email ?? buyer.email,
       customer_name: session.customer_name ?? buyer.name,
       external_customer_id: session.external_customer_id,

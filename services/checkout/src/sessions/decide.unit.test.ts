@@ -266,6 +266,8 @@ describe('Checkout session', () => {
               customer_id: null,
               subscription_id: null,
               test_clock: null,
+              trial_days: 0,
+              coupon: null,
               customer_email: 'prefilled@example.com',
               customer_name: 'Mei',
               external_customer_id: 'user_1',

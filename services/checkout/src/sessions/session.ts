@@ -1,5 +1,6 @@
 import type {
   CheckoutMode,
+  CouponDiscount,
   CheckoutSessionCompletedData,
   CheckoutSessionExpiredData,
   Discount,
@@ -72,6 +73,10 @@ export type CheckoutSessionCreatedData = {
   customer_id?: string | null;
   /** Sandbox: the test clock its subscription lives on; absent in sessions made before. */
   test_clock?: string | null;
+  /** SUBSCRIPTION mode: free days (plan and code) before the first charge; the card is only saved today. */
+  trial_days?: number;
+  /** The coupon of the reserved code, for billing's later invoices. */
+  coupon?: CouponDiscount | null;
   customer_email: string | null;
   customer_name: string | null;
   external_customer_id: string | null;

@@ -105,6 +105,13 @@ export function mountValidationRoutes(app: Express, { store, now }: ServiceConte
       status: held.status as 'RESERVED' | 'ACTIVE',
       discount: discountFor(input.coupon, body.amount),
       amount_after_discount: body.amount - held.discount_amount,
+      coupon: {
+        coupon_id: promotionCode.coupon_id,
+        discount_type: input.coupon.discount_type,
+        discount_amount: input.coupon.discount_amount,
+        duration: input.coupon.duration,
+        duration_in_months: input.coupon.duration_in_months,
+      },
     };
     // A repeated reservation for the same session answers 200 with the one it holds.
     res.status(events.length > 0 ? 201 : 200).json(reply);

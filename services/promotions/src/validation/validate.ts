@@ -25,6 +25,7 @@ export type CouponFacts = Pick<
   | 'discount_type'
   | 'discount_amount'
   | 'duration'
+  | 'duration_in_months'
   | 'applies_to_all_products'
   | 'product_ids'
   | 'bonus_trial_days'

@@ -20,6 +20,7 @@ const coupon: CouponFacts = {
   discount_type: 'PERCENTAGE',
   discount_amount: 20,
   duration: 'once',
+  duration_in_months: null,
   applies_to_all_products: true,
   product_ids: [],
   bonus_trial_days: 7,
