@@ -66,7 +66,6 @@ export async function liveSubscriptions(
   return rows.map((r) => r.document);
 }
 
-/** TRIAL subscriptions whose `trial_end` (inside a paid first period) has come by `now`, oldest trial end first. */
 /** A subscription that falls due, and when (by its clock). */
 export type DueSubscription = { id: string; organization: string; environment: Tenant['environment']; due_at: Date };
 
@@ -76,59 +75,37 @@ export type DueSubscription = { id: string; organization: string; environment: T
  */
 export type ClockScope = string | null;
 
-export async function findEndedTrials(
-  sql: SqlExecutor,
-  schema: string,
-  now: Date,
-  clock: ClockScope = null,
-  limit = 500,
-) {
-  const { rows } = await sql.query<DueSubscription>(
-    `SELECT id, organization, environment, (document->>'trial_end')::timestamptz AS due_at
-     FROM ${subscriptionsTable(schema)}
-     WHERE status = 'TRIAL' AND (document->>'trial_end')::timestamptz <= $1 AND test_clock_id IS NOT DISTINCT FROM $2
-       -- A trial that is the first period ends with its renewal instead (renewals/renew.ts).
-       AND (document->>'trial_end')::timestamptz < (document->>'current_period_end')::timestamptz
-     ORDER BY (document->>'trial_end')::timestamptz LIMIT $3`,
-    [now.toISOString(), clock, limit],
-  );
-  return rows;
+/** Finds subscriptions due by `now` on a clock: those matching `where`, due at `dueAt`, the earliest first. */
+function dueFinder(where: string, dueAt: string) {
+  return async (sql: SqlExecutor, schema: string, now: Date, clock: ClockScope = null, limit = 500) => {
+    const due = `(document->>'${dueAt}')::timestamptz`;
+    const { rows } = await sql.query<DueSubscription>(
+      `SELECT id, organization, environment, ${due} AS due_at FROM ${subscriptionsTable(schema)}
+       WHERE ${where} AND ${due} <= $1 AND test_clock_id IS NOT DISTINCT FROM $2
+       ORDER BY ${due} LIMIT $3`,
+      [now.toISOString(), clock, limit],
+    );
+    return rows;
+  };
 }
 
-/** Subscriptions canceled at period end whose `current_period_end` has come by `now`, oldest first. */
-export async function findEndedCanceledPeriods(
-  sql: SqlExecutor,
-  schema: string,
-  now: Date,
-  clock: ClockScope = null,
-  limit = 500,
-) {
-  const { rows } = await sql.query<DueSubscription>(
-    `SELECT id, organization, environment, (document->>'current_period_end')::timestamptz AS due_at
-     FROM ${subscriptionsTable(schema)}
-     WHERE status <> 'CANCELED' AND (document->>'cancel_at_period_end')::boolean
-       AND (document->>'current_period_end')::timestamptz <= $1 AND test_clock_id IS NOT DISTINCT FROM $2
-     ORDER BY (document->>'current_period_end')::timestamptz LIMIT $3`,
-    [now.toISOString(), clock, limit],
-  );
-  return rows;
-}
+/**
+ * TRIAL subscriptions whose `trial_end` has come, when the trial ran inside a paid first
+ * period; a trial that is the first period ends with its renewal instead (renewals/renew.ts).
+ */
+export const findEndedTrials = dueFinder(
+  `status = 'TRIAL' AND (document->>'trial_end')::timestamptz < (document->>'current_period_end')::timestamptz`,
+  'trial_end',
+);
 
-/** ACTIVE and TRIAL subscriptions, not canceling, whose period has ended by `now`: due to renew. */
-export async function findDueRenewals(
-  sql: SqlExecutor,
-  schema: string,
-  now: Date,
-  clock: ClockScope = null,
-  limit = 500,
-) {
-  const { rows } = await sql.query<DueSubscription>(
-    `SELECT id, organization, environment, (document->>'current_period_end')::timestamptz AS due_at
-     FROM ${subscriptionsTable(schema)}
-     WHERE status IN ('ACTIVE', 'TRIAL') AND NOT (document->>'cancel_at_period_end')::boolean
-       AND (document->>'current_period_end')::timestamptz <= $1 AND test_clock_id IS NOT DISTINCT FROM $2
-     ORDER BY (document->>'current_period_end')::timestamptz LIMIT $3`,
-    [now.toISOString(), clock, limit],
-  );
-  return rows;
-}
+/** Subscriptions canceled at period end whose `current_period_end` has come. */
+export const findEndedCanceledPeriods = dueFinder(
+  `status <> 'CANCELED' AND (document->>'cancel_at_period_end')::boolean`,
+  'current_period_end',
+);
+
+/** ACTIVE and TRIAL subscriptions, not canceling, whose period has ended: due to renew. */
+export const findDueRenewals = dueFinder(
+  `status IN ('ACTIVE', 'TRIAL') AND NOT (document->>'cancel_at_period_end')::boolean`,
+  'current_period_end',
+);
