@@ -1,7 +1,7 @@
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { eventually } from '@billing/testing';
-import { clientOf, type CreatedOrganization, type Platform, plan, startPlatform } from './platform';
+import { clientOf, type CreatedOrganization, jsonApi, type Platform, plan, startPlatform } from './platform';
 
 jest.setTimeout(180000);
 
@@ -37,15 +37,10 @@ describe('one customer across services, through the gateway', () => {
   let couponId: string;
   let codeCount = 0;
 
-  const send = async (method: string, path: string, body?: unknown, key = sk): Promise<Reply> => {
-    const response = await fetch(`${platform.gatewayUrl}/v1${path}`, {
-      method,
-      headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' },
-      body: body === undefined ? undefined : JSON.stringify(body),
-    });
-    const text = await response.text();
-    return { status: response.status, body: text ? JSON.parse(text) : undefined };
-  };
+  const send = jsonApi(
+    () => platform.gatewayUrl,
+    () => sk,
+  );
   const slow = <T>(check: () => Promise<T>) => eventually(check, 30000, 200);
 
   const openSession = (fields: Record<string, unknown>, key = sk) =>

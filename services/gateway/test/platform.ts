@@ -166,3 +166,19 @@ export const plan = (overrides: Record<string, unknown> = {}) => ({
   currency: 'TWD',
   ...overrides,
 });
+
+/**
+ * JSON calls to the public API at `/v1` with an API key (the one `defaultKey` gives when none is
+ * passed): `{ status, body }`, the body parsed.
+ */
+export function jsonApi(gatewayUrl: () => string, defaultKey: () => string) {
+  return async (method: string, path: string, body?: unknown, key = defaultKey()) => {
+    const response = await fetch(`${gatewayUrl()}/v1${path}`, {
+      method,
+      headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' },
+      body: body === undefined ? undefined : JSON.stringify(body),
+    });
+    const text = await response.text();
+    return { status: response.status, body: text ? JSON.parse(text) : undefined } as { status: number; body: any };
+  };
+}

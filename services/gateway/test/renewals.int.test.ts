@@ -1,5 +1,5 @@
 import { eventually } from '@billing/testing';
-import { clientOf, type CreatedOrganization, type Platform, plan, startPlatform } from './platform';
+import { clientOf, type CreatedOrganization, jsonApi, type Platform, plan, startPlatform } from './platform';
 
 jest.setTimeout(180000);
 
@@ -13,15 +13,10 @@ describe('renewals and dunning through the gateway', () => {
   let org: CreatedOrganization;
   let sk: string;
 
-  const send = async (method: string, path: string, body?: unknown) => {
-    const response = await fetch(`${platform.gatewayUrl}/v1${path}`, {
-      method,
-      headers: { authorization: `Bearer ${sk}`, 'content-type': 'application/json' },
-      body: body === undefined ? undefined : JSON.stringify(body),
-    });
-    const text = await response.text();
-    return { status: response.status, body: text ? JSON.parse(text) : undefined };
-  };
+  const send = jsonApi(
+    () => platform.gatewayUrl,
+    () => sk,
+  );
 
   /** A test clock at 31 January, and a plan (monthly `pro` by default) bought on it with `card`. */
   async function subscribeOnClock(email: string, card: string, fields: Record<string, unknown> = {}) {

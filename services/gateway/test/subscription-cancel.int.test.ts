@@ -1,5 +1,5 @@
 import { eventually } from '@billing/testing';
-import { clientOf, type CreatedOrganization, type Platform, plan, startPlatform } from './platform';
+import { clientOf, type CreatedOrganization, jsonApi, type Platform, plan, startPlatform } from './platform';
 
 jest.setTimeout(180000);
 
@@ -13,15 +13,10 @@ describe('canceling and resuming subscriptions through the gateway', () => {
   let sk: string;
   let clock = Date.parse('2026-01-31T10:00:00.000Z');
 
-  const send = async (method: string, path: string, body?: unknown, key = sk) => {
-    const response = await fetch(`${platform.gatewayUrl}/v1${path}`, {
-      method,
-      headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' },
-      body: body === undefined ? undefined : JSON.stringify(body),
-    });
-    const text = await response.text();
-    return { status: response.status, body: text ? JSON.parse(text) : undefined };
-  };
+  const send = jsonApi(
+    () => platform.gatewayUrl,
+    () => sk,
+  );
   const slow = <T>(check: () => Promise<T>) => eventually(check, 30000, 100);
 
   /** A paid monthly plan for a new buyer; the subscription billing starts for it. */

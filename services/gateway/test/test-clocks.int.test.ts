@@ -1,5 +1,5 @@
 import { eventually } from '@billing/testing';
-import { clientOf, type CreatedOrganization, type Platform, plan, startPlatform } from './platform';
+import { clientOf, type CreatedOrganization, jsonApi, type Platform, plan, startPlatform } from './platform';
 
 jest.setTimeout(180000);
 
@@ -9,15 +9,10 @@ describe('test clocks through the gateway', () => {
   let org: CreatedOrganization;
   let sk: string;
 
-  const send = async (method: string, path: string, body?: unknown, key = sk) => {
-    const response = await fetch(`${platform.gatewayUrl}/v1${path}`, {
-      method,
-      headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' },
-      body: body === undefined ? undefined : JSON.stringify(body),
-    });
-    const text = await response.text();
-    return { status: response.status, body: text ? JSON.parse(text) : undefined };
-  };
+  const send = jsonApi(
+    () => platform.gatewayUrl,
+    () => sk,
+  );
   const session = (fields: Record<string, unknown>, key = sk) =>
     send(
       'POST',
