@@ -80,7 +80,7 @@ export function renderCheckoutPage(view: CheckoutPageView): string {
   return page(
     `Pay ${view.productName}`,
     `<h1>${escapeHtml(view.productName)}</h1>
-<p class="price">${formatTwd(view.amountTotal)}${period}</p>
+<p class="price">${formatTwd(view.trial ? view.trial.thenAmount : view.amountTotal)}${period}</p>
 ${summary(view)}
 ${sandbox}
 ${error}

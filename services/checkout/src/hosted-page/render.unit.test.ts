@@ -37,6 +37,14 @@ describe('hosted checkout page', () => {
     expect(html).toContain('per month');
   });
 
+  it('says plainly that a trial charges nothing today, and what it costs after', () => {
+    const html = renderCheckoutPage({ ...view, amountTotal: 0, trial: { days: 14, thenAmount: 299 } });
+    expect(html).toContain('<p class="price">NT$299');
+    expect(html).toMatch(/Due today<\/strong><strong>NT\$0/);
+    expect(html).toContain('Start 14-day free trial');
+    expect(html).not.toContain('Pay NT$0');
+  });
+
   it('escapes what merchants and buyers typed', () => {
     const html = renderCheckoutPage({ ...view, email: 'a"b@example.com', error: '<script>x</script>' });
     expect(html).toContain('Pro &lt;plan&gt;');
