@@ -115,11 +115,11 @@ describeWithServer('DATABASE_URL', 'a renewal when billing is killed between the
     expect(chargedStatus).toBe('succeeded');
     const invoiceId = chargedKey!.split(':')[0]!;
 
-    // Killed between the two: the card is charged, the invoice still open with no attempt.
+    // Killed between the two: the card is charged, the invoice still open with no attempt
+    // (other renewals of the advance may have opened their invoices, or be charged too).
     const killed = await renewalFacts(infrastructure.database, schema, org);
-    expect(killed.renewalInvoices).toEqual([
-      expect.objectContaining({ id: invoiceId, status: 'open', attempt_count: 0 }),
-    ]);
+    expect(killed.renewalInvoices.map((i) => i.id)).toContain(invoiceId);
+    for (const invoice of killed.renewalInvoices) expect(invoice).toMatchObject({ status: 'open', attempt_count: 0 });
     expect(killed.renewed).toEqual([]);
     const checkoutSchema = checkout.service.context.store.tables.schema;
     expect((await ledgerChargesByInvoice(infrastructure.database, checkoutSchema, [invoiceId])).get(invoiceId)).toEqual(

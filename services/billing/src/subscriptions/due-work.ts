@@ -1,5 +1,5 @@
 import { type SqlExecutor, handleCommand } from '@billing/eventstore';
-import type { ServiceContext } from '@billing/runtime';
+import { type ServiceContext, positiveNumberSetting } from '@billing/runtime';
 import { findDueRetries } from '../invoices/read-model';
 import { renewDue } from '../renewals/renew';
 import { type SubscriptionCommand, subscriptionAggregate } from './decide';
@@ -61,19 +61,74 @@ export const DUE_WORK: readonly DueWork[] = [
 ];
 
 /**
+ * How many subscriptions the due work of one sweep or one test-clock advance handles at once
+ * (`BILLING_DUE_WORK_CONCURRENCY`, default 16). One subscription's items still run one after
+ * the other, in the order given.
+ */
+export const DEFAULT_DUE_WORK_CONCURRENCY = 16;
+
+export function dueWorkConcurrency(context: ServiceContext): number {
+  return Math.floor(
+    positiveNumberSetting(context.config, 'BILLING_DUE_WORK_CONCURRENCY', DEFAULT_DUE_WORK_CONCURRENCY),
+  );
+}
+
+/**
+ * Runs `run` for every item, up to `concurrency` subscriptions at a time; the items of one
+ * subscription in their order, one after the other. Settles every started item; returns the
+ * failures (each with its item).
+ */
+export async function forEachSubscription<T extends { item: DueSubscription }>(
+  items: readonly T[],
+  concurrency: number,
+  run: (entry: T) => Promise<void>,
+): Promise<Array<{ entry: T; error: unknown }>> {
+  const bySubscription = new Map<string, T[]>();
+  for (const entry of items) {
+    const queue = bySubscription.get(entry.item.id);
+    if (queue) queue.push(entry);
+    else bySubscription.set(entry.item.id, [entry]);
+  }
+  const queues = [...bySubscription.values()];
+  const failures: Array<{ entry: T; error: unknown }> = [];
+  let next = 0;
+  const worker = async () => {
+    while (next < queues.length) {
+      const queue = queues[next++]!;
+      for (const entry of queue) {
+        try {
+          await run(entry);
+        } catch (error) {
+          failures.push({ entry, error });
+          break; // the rest of this subscription's items wait for the next run
+        }
+      }
+    }
+  };
+  await Promise.all(Array.from({ length: Math.min(concurrency, queues.length) }, worker));
+  return failures;
+}
+
+/**
  * The real-time sweep: everything due by the service clock on subscriptions that are on no
- * test clock. A failure is logged and left to the next sweep. Returns the ids it changed.
+ * test clock, kind by kind, up to `BILLING_DUE_WORK_CONCURRENCY` subscriptions at a time. A
+ * failure is logged and left to the next sweep. Returns the ids it changed.
  */
 export async function runDueWork(context: ServiceContext): Promise<string[]> {
   const { store, now, logger } = context;
   const changed: string[] = [];
+  const concurrency = dueWorkConcurrency(context);
   for (const work of DUE_WORK) {
-    for (const item of await work.find(store.database, store.tables.schema, now(), null)) {
-      try {
+    const items = await work.find(store.database, store.tables.schema, now(), null);
+    const failures = await forEachSubscription(
+      items.map((item) => ({ item })),
+      concurrency,
+      async ({ item }) => {
         if (await work.run(context, item, now())) changed.push(item.id);
-      } catch (err) {
-        logger.error({ err, id: item.id }, `${work.what} failed; the next sweep retries`);
-      }
+      },
+    );
+    for (const { entry, error } of failures) {
+      logger.error({ err: error, id: entry.item.id }, `${work.what} failed; the next sweep retries`);
     }
   }
   return changed;

@@ -1,6 +1,6 @@
 import { handleCommand } from '@billing/eventstore';
 import type { ServiceContext } from '@billing/runtime';
-import { DUE_WORK } from '../subscriptions/due-work';
+import { DUE_WORK, dueWorkConcurrency, forEachSubscription } from '../subscriptions/due-work';
 import type { DueSubscription } from '../subscriptions/queries';
 import { testClockAggregate, testClockStream } from './clock';
 import { findAdvancingClocks, projectTestClocks } from './read-model';
@@ -8,24 +8,32 @@ import { findAdvancingClocks, projectTestClocks } from './read-model';
 type ClockRef = { id: string; organization: string; environment: 'SANDBOX' | 'PRODUCTION' };
 
 /**
- * Runs what falls due on a clock up to its advance's target, one item at a time in the order
- * it falls due, each at its own due time (so events carry the clock's time), then marks the
- * clock ready at the target. A failing item stops the run; the clock stays `advancing` and the
- * sweep runs it again.
+ * Runs what falls due on a clock up to its advance's target, in the order it falls due, each at
+ * its own due time (so events carry the clock's time), then marks the clock ready at the target.
+ * What falls due at one instant runs together, up to `BILLING_DUE_WORK_CONCURRENCY`
+ * subscriptions at a time, each subscription's items in the order of `DUE_WORK`; the next
+ * instant starts when it is done. A failing item stops the run (after the items already
+ * started); the clock stays `advancing` and the sweep runs it again.
  */
 export async function runClock(context: ServiceContext, clock: ClockRef): Promise<void> {
   const { store } = context;
   const { schema } = store.tables;
   const target = await targetOf(context, clock);
   if (!target) return;
+  const concurrency = dueWorkConcurrency(context);
   const done = new Set<string>();
   for (;;) {
-    const next = await earliestDue(context, clock.id, target);
-    if (!next) break;
-    const key = `${next.work.what}:${next.item.id}:${new Date(next.item.due_at).toISOString()}`;
-    if (done.has(key)) throw new Error(`${next.work.what} of ${next.item.id} stays due on ${clock.id}`);
-    done.add(key);
-    await next.work.run(context, next.item, new Date(next.item.due_at));
+    const due = await dueAtEarliest(context, clock.id, target);
+    if (due.length === 0) break;
+    for (const { work, item } of due) {
+      const key = `${work.what}:${item.id}:${new Date(item.due_at).toISOString()}`;
+      if (done.has(key)) throw new Error(`${work.what} of ${item.id} stays due on ${clock.id}`);
+      done.add(key);
+    }
+    const failures = await forEachSubscription(due, concurrency, async ({ work, item }) => {
+      await work.run(context, item, new Date(item.due_at));
+    });
+    if (failures.length > 0) throw failures[0]!.error;
   }
   const finish = { type: 'FinishAdvance' as const, data: { clockId: clock.id, targetTime: target } };
   await handleCommand(store, testClockStream(clock.id), testClockAggregate, finish, {
@@ -43,14 +51,23 @@ async function targetOf(context: ServiceContext, clock: ClockRef): Promise<Date 
   return state.status === 'Existing' && state.targetTime && !state.deleted ? new Date(state.targetTime) : null;
 }
 
-async function earliestDue(context: ServiceContext, clockId: string, target: Date) {
+/** How many items of one kind one step of an advance takes at most. */
+const STEP_LIMIT = 500;
+
+/**
+ * Everything due on the clock at the earliest instant anything is due (up to `STEP_LIMIT` of
+ * each kind), in the order of `DUE_WORK`.
+ */
+async function dueAtEarliest(context: ServiceContext, clockId: string, target: Date) {
   const { store } = context;
-  let earliest: { work: (typeof DUE_WORK)[number]; item: DueSubscription } | null = null;
+  const found: Array<{ work: (typeof DUE_WORK)[number]; item: DueSubscription }> = [];
   for (const work of DUE_WORK) {
-    const [item] = await work.find(store.database, store.tables.schema, target, clockId, 1);
-    if (item && (!earliest || new Date(item.due_at) < new Date(earliest.item.due_at))) earliest = { work, item };
+    for (const item of await work.find(store.database, store.tables.schema, target, clockId, STEP_LIMIT)) {
+      found.push({ work, item });
+    }
   }
-  return earliest;
+  const earliest = Math.min(...found.map(({ item }) => new Date(item.due_at).getTime()));
+  return found.filter(({ item }) => new Date(item.due_at).getTime() === earliest);
 }
 
 /** After a crash (or a failed item), clocks left `advancing` are run again by the sweep. */
