@@ -87,6 +87,13 @@ describe('reserve (internal API for checkout)', () => {
         bonus_months: 0,
       },
       amount_after_discount: 850,
+      coupon: {
+        coupon_id: code.coupon_id,
+        discount_type: 'PERCENTAGE',
+        discount_amount: 15,
+        duration: 'once',
+        duration_in_months: null,
+      },
     });
     // The same session again is the same reservation (checkout retries behind its breaker).
     const again = await reserve(org, { customer_id: 'cus_1', checkout_session_id: `cs_once_${run}` });
