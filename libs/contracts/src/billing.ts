@@ -233,6 +233,11 @@ export const Invoice = z
     total: z.int().min(0).describe('subtotal - discount_amount'),
     amount_paid: z.int().min(0),
     amount_due: z.int().min(0).describe('total - amount_paid'),
+    amount_refunded: z
+      .int()
+      .min(0)
+      .default(0)
+      .describe('TWD given back so far by refunds of its payment; at most amount_paid'),
     lines: z.array(InvoiceLine),
     period_start: timestamp,
     period_end: timestamp,
@@ -419,6 +424,15 @@ export const InvoiceMarkedUncollectibleData = z
   .meta({ id: 'InvoiceMarkedUncollectibleData' });
 export type InvoiceMarkedUncollectibleData = z.infer<typeof InvoiceMarkedUncollectibleData>;
 
+/**
+ * Occurs when a refund of the invoice's payment succeeded, in full or in part (public:
+ * invoice.refunded); `object.amount_refunded` is the total so far, the status stays `paid`.
+ */
+export const InvoiceRefundedData = z
+  .object({ invoice_id: z.string(), refund_id: z.string(), amount: z.int().min(1), object: Invoice })
+  .meta({ id: 'InvoiceRefundedData' });
+export type InvoiceRefundedData = z.infer<typeof InvoiceRefundedData>;
+
 /** Occurs when a renewal is paid and the subscription enters its next period (public: subscription.renewed). */
 export const SubscriptionRenewedData = z
   .object({ subscription_id: z.string(), invoice_id: z.string(), object: Subscription })
@@ -448,6 +462,7 @@ export const BILLING_EVENT_SCHEMAS = {
   InvoiceOpened: InvoiceOpenedData,
   InvoicePaymentFailed: InvoicePaymentFailedData,
   InvoiceMarkedUncollectible: InvoiceMarkedUncollectibleData,
+  InvoiceRefunded: InvoiceRefundedData,
 } as const;
 export type BillingEventType = keyof typeof BILLING_EVENT_SCHEMAS;
 

@@ -2,6 +2,7 @@ import { z } from 'zod';
 import { CheckoutSession } from './checkout';
 import { Environment } from './events';
 import { ProductInterval, ProductType } from './products';
+import { RefundCreatedData, RefundFailedData, RefundSucceededData } from './refunds';
 import { CouponDiscount } from './promotions';
 
 /**
@@ -109,7 +110,10 @@ export const RefundedOrder = z
     amount_total: z.int(),
     amount_refunded: z.int(),
     currency: z.literal('TWD'),
-    refund_reason: z.string(),
+    refund_reason: z
+      .string()
+      .nullable()
+      .describe('duplicate_subscription, or the reason of the refund that completed it (null when none was given)'),
     metadata: z.record(z.string(), z.string()).nullable(),
     refunded_at: z.iso.datetime(),
     updated_at: z.iso.datetime(),
@@ -135,5 +139,8 @@ export const CHECKOUT_EVENT_SCHEMAS = {
   CheckoutSessionCompleted: CheckoutSessionCompletedData,
   CheckoutSessionExpired: CheckoutSessionExpiredData,
   OrderRefunded: OrderRefundedData,
+  RefundCreated: RefundCreatedData,
+  RefundSucceeded: RefundSucceededData,
+  RefundFailed: RefundFailedData,
 } as const;
 export type CheckoutEventType = keyof typeof CHECKOUT_EVENT_SCHEMAS;

@@ -12,6 +12,7 @@ export const ID_PREFIX = {
   subscription: 'sub',
   subscriptionSchedule: 'sub_sched',
   invoice: 'in',
+  refund: 're',
   testClock: 'clock',
   paymentLink: 'plink',
   promotionCode: 'promo',

@@ -18,3 +18,4 @@ export * from './schema-order';
 export * from './customer-identity';
 export * from './test-clocks';
 export * from './charges';
+export * from './refunds';

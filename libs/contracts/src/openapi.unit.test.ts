@@ -6,6 +6,7 @@ import {
   registerPaymentLinkRoutes,
   registerProductRoutes,
   registerPromotionRoutes,
+  registerRefundRoutes,
   registerWebhookRoutes,
 } from './index';
 
@@ -18,6 +19,7 @@ describe('documented parameter and body errors', () => {
     registerCheckoutRoutes,
     registerPaymentLinkRoutes,
     registerBillingRoutes,
+    registerRefundRoutes,
     registerWebhookRoutes,
   ]) {
     register(registry);

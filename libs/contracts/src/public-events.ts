@@ -15,6 +15,12 @@ export const CHECKOUT_PUBLIC_EVENTS = {
   CheckoutSessionExpired: 'checkout.expired',
   /** Occurs when a paid order is refunded. */
   OrderRefunded: 'order.refunded',
+  /** Occurs when a refund is created: its amount is held against the payment while the processor is asked. */
+  RefundCreated: 'refund.created',
+  /** Occurs when the processor gave a refund's money back (`status` succeeded). */
+  RefundSucceeded: 'refund.updated',
+  /** Occurs when the processor refused a refund; its amount may be refunded again. */
+  RefundFailed: 'refund.failed',
 } as const;
 
 /** billing.events */
@@ -37,6 +43,8 @@ export const BILLING_PUBLIC_EVENTS = {
   InvoicePaid: 'invoice.paid',
   /** Occurs when charging an invoice fails; it stays open while retries run. */
   InvoicePaymentFailed: 'invoice.payment_failed',
+  /** Occurs when a refund of an invoice's payment succeeds, in full or in part (`amount_refunded`). */
+  InvoiceRefunded: 'invoice.refunded',
 } as const;
 
 /** promotions.events */

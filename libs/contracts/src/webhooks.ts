@@ -8,6 +8,7 @@ import { Environment } from './events';
 import { limitParam, listEnvelope } from './list';
 import type { OpenApiRegistry } from './openapi';
 import { Redemption } from './promotions';
+import { Refund } from './refunds';
 import { PUBLIC_EVENT_TYPES, type PublicEventType } from './public-events';
 import { idText } from './text';
 
@@ -106,6 +107,9 @@ export const WEBHOOK_OBJECT_SCHEMAS = {
   'checkout.completed': CheckoutSession,
   'checkout.expired': CheckoutSession,
   'order.refunded': RefundedOrder,
+  'refund.created': Refund,
+  'refund.updated': Refund,
+  'refund.failed': Refund,
   'customer.created': Customer,
   'customer.updated': Customer,
   'subscription.activated': Subscription,
@@ -115,6 +119,7 @@ export const WEBHOOK_OBJECT_SCHEMAS = {
   'subscription.past_due': Subscription,
   'invoice.payment_failed': Invoice,
   'invoice.paid': Invoice,
+  'invoice.refunded': Invoice,
   'promotion_code.redeemed': Redemption,
 } as const satisfies Record<PublicEventType, z.ZodType>;
 

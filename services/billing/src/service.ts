@@ -5,6 +5,7 @@ import { mountResolveRoute } from './customers/resolve';
 import { mountCustomerRoutes } from './customers/routes';
 import { mountEntitlementRoutes } from './entitlements/routes';
 import { migrateInvoicesReadModel } from './invoices/read-model';
+import { mountInvoicePaymentRoute } from './invoices/payment';
 import { mountInvoiceRoutes } from './invoices/routes';
 import { startConsumers } from './provisioning/consumer';
 import { customerErrorCodes } from './shared/customer-errors';
@@ -30,6 +31,7 @@ export const billingService: ServiceDefinition = {
     mountInvoiceRoutes(app, context);
     mountTestClockRoutes(app, context);
     mountResolveRoute(app, context);
+    mountInvoicePaymentRoute(app, context);
     // After the customer routes: their errors leave with the customer endpoints' own codes.
     app.use('/v1/customers', customerErrorCodes);
   },

@@ -6,10 +6,12 @@ import {
   type InvoiceOpenedData,
   type InvoicePaidData,
   type InvoicePaymentFailedData,
+  type InvoiceRefundedData,
   conflict,
   livemodeOf,
 } from '@billing/contracts';
 import type { RecordedEvent } from '@billing/eventstore';
+import { type RecordInvoiceRefund, recordRefund } from './refund';
 
 export const invoiceStream = (invoiceId: string) => `invoice-${invoiceId}`;
 
@@ -17,17 +19,28 @@ export type InvoicePaid = { type: 'InvoicePaid'; data: InvoicePaidData };
 export type InvoiceOpened = { type: 'InvoiceOpened'; data: InvoiceOpenedData };
 export type InvoicePaymentFailed = { type: 'InvoicePaymentFailed'; data: InvoicePaymentFailedData };
 export type InvoiceMarkedUncollectible = { type: 'InvoiceMarkedUncollectible'; data: InvoiceMarkedUncollectibleData };
-export type InvoiceEvent = InvoicePaid | InvoiceOpened | InvoicePaymentFailed | InvoiceMarkedUncollectible;
+export type InvoiceRefunded = { type: 'InvoiceRefunded'; data: InvoiceRefundedData };
+export type InvoiceEvent =
+  InvoicePaid | InvoiceOpened | InvoicePaymentFailed | InvoiceMarkedUncollectible | InvoiceRefunded;
 
 export const INVOICE_EVENT_TYPES: ReadonlyArray<InvoiceEvent['type']> = [
   'InvoicePaid',
   'InvoiceOpened',
   'InvoicePaymentFailed',
   'InvoiceMarkedUncollectible',
+  'InvoiceRefunded',
 ];
 
 export type InvoiceState =
-  { status: 'Empty' } | { status: 'Existing'; invoice: Invoice; organization: string; environment: Environment };
+  | { status: 'Empty' }
+  | {
+      status: 'Existing';
+      invoice: Invoice;
+      organization: string;
+      environment: Environment;
+      /** Checkout's refunds recorded on the invoice, each once. */
+      refunds?: string[];
+    };
 
 export const initialState = (): InvoiceState => ({ status: 'Empty' });
 
@@ -35,9 +48,19 @@ export const initialState = (): InvoiceState => ({ status: 'Empty' });
 export function evolve(state: InvoiceState, event: InvoiceEvent): InvoiceState {
   const invoice = currentInvoice(event.data.object);
   if ('organization' in event.data && event.data.organization) {
-    return { status: 'Existing', invoice, organization: event.data.organization, environment: event.data.environment };
+    const { organization, environment } = event.data;
+    return {
+      status: 'Existing',
+      invoice,
+      organization,
+      environment,
+      refunds: state.status === 'Empty' ? [] : state.refunds,
+    };
   }
-  return state.status === 'Empty' ? state : { ...state, invoice };
+  if (state.status === 'Empty') return state;
+  if (event.type === 'InvoiceRefunded')
+    return { ...state, invoice, refunds: [...(state.refunds ?? []), event.data.refund_id] };
+  return { ...state, invoice };
 }
 
 /** The charge of a paid checkout, recorded as a paid invoice of the period it pays for. */
@@ -99,7 +122,8 @@ export type RecordPaymentAttempt = {
 /** Dunning ended without a payment: the invoice is uncollectible, nothing more is tried. */
 export type MarkUncollectible = { type: 'MarkUncollectible'; data: { now: Date } };
 
-export type InvoiceCommand = RecordPaidInvoice | OpenInvoice | RecordPaymentAttempt | MarkUncollectible;
+export type InvoiceCommand =
+  RecordPaidInvoice | OpenInvoice | RecordPaymentAttempt | MarkUncollectible | RecordInvoiceRefund;
 
 export function decide(command: InvoiceCommand, state: InvoiceState): InvoiceEvent[] {
   switch (command.type) {
@@ -115,6 +139,8 @@ export function decide(command: InvoiceCommand, state: InvoiceState): InvoiceEve
       const object: Invoice = { ...state.invoice, status: 'uncollectible', next_payment_attempt: null, updated_at: at };
       return [{ type: 'InvoiceMarkedUncollectible', data: { invoice_id: object.id, object } }];
     }
+    case 'RecordInvoiceRefund':
+      return recordRefund(command, state);
     default: {
       const _exhaustive: never = command;
       throw new Error(`Unknown command ${(_exhaustive as { type: string }).type}`);
@@ -147,6 +173,7 @@ function recordPaid(command: RecordPaidInvoice, state: InvoiceState): InvoiceEve
     attempt_count: 1,
     next_payment_attempt: null,
     paid_at: data.paidAt,
+    amount_refunded: 0,
     created_at: at,
     updated_at: at,
     livemode: livemodeOf(data.environment),
@@ -190,6 +217,7 @@ function open({ data }: OpenInvoice, state: InvoiceState): InvoiceEvent[] {
     attempt_count: 0,
     next_payment_attempt: at,
     paid_at: null,
+    amount_refunded: 0,
     created_at: at,
     updated_at: at,
     livemode: livemodeOf(data.environment),
@@ -231,7 +259,10 @@ type FirstShapeInvoice = Omit<Invoice, 'number' | 'status' | 'subtotal' | 'disco
 
 /** Upcasts an invoice of the first shape to the current one; a current one is returned as it is. */
 export function currentInvoice(invoice: Invoice | FirstShapeInvoice): Invoice {
-  if (invoice.status !== 'PAID') return invoice as Invoice;
+  // Invoices recorded before refunds have no `amount_refunded`: nothing was refunded then.
+  if (invoice.status !== 'PAID') {
+    return (invoice.amount_refunded === undefined ? { ...invoice, amount_refunded: 0 } : invoice) as Invoice;
+  }
   const { amount_subtotal, amount_discount, amount_total, ...rest } = invoice as FirstShapeInvoice;
   return {
     ...rest,
@@ -245,6 +276,7 @@ export function currentInvoice(invoice: Invoice | FirstShapeInvoice): Invoice {
     lines: [],
     attempt_count: 1,
     next_payment_attempt: null,
+    amount_refunded: 0,
   } as Invoice;
 }
 

@@ -31,6 +31,8 @@ export async function migrateInvoicesReadModel(store: EventStore): Promise<void>
     -- Added with the invoices API; rows of the first shape are all paid.
     ALTER TABLE ${table} ADD COLUMN IF NOT EXISTS status text NOT NULL DEFAULT 'paid';
     CREATE INDEX IF NOT EXISTS invoices_newest_first ON ${table} (organization, environment, created_at DESC, id DESC);
+    -- A refund of a checkout order finds the invoice the order paid.
+    CREATE INDEX IF NOT EXISTS invoices_by_order ON ${table} ((document->>'order_id')) WHERE document->>'order_id' IS NOT NULL;
     CREATE TABLE IF NOT EXISTS ${numbersTable(store.tables.schema)} (
       organization text NOT NULL,
       environment text NOT NULL,
@@ -89,6 +91,16 @@ export async function findInvoice(sql: SqlExecutor, schema: string, tenant: Tena
   const { rows } = await sql.query<{ document: Invoice }>(
     `SELECT document FROM ${invoicesTable(schema)} WHERE id = $1 AND organization = $2 AND environment = $3`,
     [id, tenant.organization, tenant.environment],
+  );
+  return rows[0] ? asInvoice(rows[0].document) : undefined;
+}
+
+/** The invoice a checkout order paid (the first period of its subscription), if any. */
+export async function findInvoiceByOrder(sql: SqlExecutor, schema: string, tenant: Tenant, orderId: string) {
+  const { rows } = await sql.query<{ document: Invoice }>(
+    `SELECT document FROM ${invoicesTable(schema)}
+     WHERE document->>'order_id' = $1 AND organization = $2 AND environment = $3`,
+    [orderId, tenant.organization, tenant.environment],
   );
   return rows[0] ? asInvoice(rows[0].document) : undefined;
 }
