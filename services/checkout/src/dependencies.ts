@@ -1,7 +1,7 @@
 import { ApiError, type CallerIdentity } from '@billing/contracts';
 import { InternalClient, type ServiceContext } from '@billing/runtime';
 import type { PaymentProcessor } from './payments/processor';
-import { sandboxChargeLedger } from './payments/ledger';
+import { sandboxChargeLedger, sandboxRefundLedger } from './payments/ledger';
 import { SandboxProcessor } from './payments/sandbox';
 
 export const DEFAULT_CHECKOUT_URL = 'http://127.0.0.1:8080/checkout';
@@ -46,6 +46,7 @@ export function dependenciesOf(context: ServiceContext): CheckoutDependencies {
     processor: new SandboxProcessor({
       allowProduction: config.SANDBOX_PROCESSOR_IN_PRODUCTION === 'demo',
       ledger: sandboxChargeLedger(context.store),
+      refunds: sandboxRefundLedger(context.store),
     }),
     get checkoutUrl() {
       return config.CHECKOUT_URL ?? DEFAULT_CHECKOUT_URL;

@@ -6,13 +6,16 @@ import { migratePaymentLinksReadModel } from './payment-links/read-model';
 import { mountPaymentLinkRoutes } from './payment-links/routes';
 import { migrateSandboxChargeLedger } from './payments/ledger';
 import { mountChargeRoutes } from './payments/routes';
+import { migrateRefundsReadModel } from './refunds/read-model';
+import { mountRefundRoutes } from './refunds/routes';
+import { startRefundSweep } from './refunds/sweep';
 import { startBillingConsumer } from './sessions/billing-consumer';
 import { startExpirySweep } from './sessions/expiry';
 import { mountPayRoute } from './sessions/pay';
 import { migrateSessionsReadModel } from './sessions/read-model';
 import { mountSessionRoutes } from './sessions/routes';
 
-/** The checkout service: checkout sessions, orders, payment and setup intents, sandbox payment processor. */
+/** The checkout service: checkout sessions, orders, payment and setup intents, refunds, sandbox payment processor. */
 export const checkoutService: ServiceDefinition = {
   name: 'checkout',
   defaultPort: 4102,
@@ -23,18 +26,22 @@ export const checkoutService: ServiceDefinition = {
     mountHostedPage(app, context);
     mountPaymentLinkRoutes(app, context);
     mountChargeRoutes(app, context);
+    mountRefundRoutes(app, context);
   },
   // Read models are created before HTTP starts, so the first request finds its table.
   start: async (context) => {
     await migrateSessionsReadModel(context.store);
     await migratePaymentLinksReadModel(context.store);
     await migrateSandboxChargeLedger(context.store);
+    await migrateRefundsReadModel(context.store);
     const stopSweep = startExpirySweep(context);
+    const stopRefundSweep = startRefundSweep(context);
     const stopBillingConsumer = await startBillingConsumer(context);
     return [
       stopBillingConsumer,
       async () => {
         await stopSweep();
+        await stopRefundSweep();
         dependenciesOf(context).close();
       },
     ];

@@ -5,6 +5,7 @@ import {
   registerPaymentLinkRoutes,
   registerProductRoutes,
   registerPromotionRoutes,
+  registerRefundRoutes,
   registerTestClockRoutes,
   registerWebhookRoutes,
 } from '@billing/contracts';
@@ -19,6 +20,7 @@ export function publicApiDocument() {
     registerPromotionRoutes(registry);
     registerCheckoutRoutes(registry);
     registerPaymentLinkRoutes(registry);
+    registerRefundRoutes(registry);
     registerBillingRoutes(registry);
     registerTestClockRoutes(registry);
     registerWebhookRoutes(registry);

@@ -1,8 +1,9 @@
 import type { EventStore } from '@billing/eventstore';
 import type { ChargeResult } from './processor';
-import type { ChargeLedger } from './sandbox';
+import type { ChargeLedger, RefundLedger, SandboxRefund } from './sandbox';
 
 export const sandboxChargesTable = (schema: string) => `${schema}.sandbox_charges`;
+export const sandboxRefundsTable = (schema: string) => `${schema}.sandbox_refunds`;
 
 /** The simulator's answers by idempotency key, in checkout's own schema. */
 export async function migrateSandboxChargeLedger(store: EventStore): Promise<void> {
@@ -12,6 +13,13 @@ export async function migrateSandboxChargeLedger(store: EventStore): Promise<voi
     CREATE TABLE IF NOT EXISTS ${sandboxChargesTable(schema)} (
       idempotency_key text PRIMARY KEY,
       result jsonb NOT NULL,
+      created_at timestamptz NOT NULL DEFAULT now()
+    );
+    CREATE TABLE IF NOT EXISTS ${sandboxRefundsTable(schema)} (
+      idempotency_key text PRIMARY KEY,
+      charge_key text NOT NULL,
+      amount integer NOT NULL,
+      refund_id text NOT NULL,
       created_at timestamptz NOT NULL DEFAULT now()
     );
   `);
@@ -38,6 +46,25 @@ export function sandboxChargeLedger(store: EventStore): ChargeLedger {
         [key, JSON.stringify(result)],
       );
       return (await find(key)) ?? result;
+    },
+  };
+}
+
+/** The sandbox's refunds in the database: one per idempotency key, the first insert wins. */
+export function sandboxRefundLedger(store: EventStore): RefundLedger {
+  const table = sandboxRefundsTable(store.tables.schema);
+  return {
+    remember: async (refund) => {
+      await store.database.query(
+        `INSERT INTO ${table} (idempotency_key, charge_key, amount, refund_id) VALUES ($1, $2, $3, $4)
+         ON CONFLICT (idempotency_key) DO NOTHING`,
+        [refund.idempotency_key, refund.charge_key, refund.amount, refund.refund_id],
+      );
+      const { rows } = await store.database.query<SandboxRefund>(
+        `SELECT idempotency_key, charge_key, amount, refund_id FROM ${table} WHERE idempotency_key = $1`,
+        [refund.idempotency_key],
+      );
+      return rows[0] ?? refund;
     },
   };
 }

@@ -43,11 +43,15 @@ export interface SavedCardChargeRequest {
 }
 
 export interface RefundRequest {
-  /** One refund per key, however often it is asked: the order id. */
+  /**
+   * One refund per key, however often it is asked: the refund id (`re_`), or the order id for
+   * billing's duplicate-subscription refund. A retry after a lost answer gets the first refund.
+   */
   idempotencyKey: string;
   environment: Environment;
-  paymentIntentId: string;
-  /** Integer TWD, the whole charge. */
+  /** The idempotency key the refunded charge was made under (`chargeKeyOf`, or `<invoice id>:<attempt>`). */
+  chargeKey: string;
+  /** Integer TWD, more than 0, at most what the charge has left to refund (checkout checks it). */
   amount: number;
   now: Date;
 }

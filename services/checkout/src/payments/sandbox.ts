@@ -1,3 +1,4 @@
+import { createHash } from 'node:crypto';
 import { randomBase62 } from '@billing/contracts';
 import type {
   ChargeRequest,
@@ -73,6 +74,24 @@ export interface ChargeLedger {
   remember(key: string, result: ChargeResult): Promise<ChargeResult>;
 }
 
+/** A refund the simulator made: the first one asked under its key, whatever is asked later. */
+export type SandboxRefund = { idempotency_key: string; charge_key: string; amount: number; refund_id: string };
+
+/** Where the simulator keeps its refunds by idempotency key (first insert wins), like its charges. */
+export interface RefundLedger {
+  remember(refund: SandboxRefund): Promise<SandboxRefund>;
+}
+
+export function memoryRefundLedger(): RefundLedger {
+  const refunds = new Map<string, SandboxRefund>();
+  return {
+    remember: async (refund) => {
+      if (!refunds.has(refund.idempotency_key)) refunds.set(refund.idempotency_key, refund);
+      return refunds.get(refund.idempotency_key)!;
+    },
+  };
+}
+
 /** A ledger in memory, for unit tests and a checkout without a database. */
 export function memoryChargeLedger(): ChargeLedger {
   const results = new Map<string, ChargeResult>();
@@ -95,9 +114,11 @@ export function memoryChargeLedger(): ChargeLedger {
 export class SandboxProcessor implements PaymentProcessor {
   readonly name = 'sandbox';
   private readonly ledger: ChargeLedger;
+  private readonly refunds: RefundLedger;
 
-  constructor(private readonly options: { allowProduction: boolean; ledger?: ChargeLedger }) {
+  constructor(private readonly options: { allowProduction: boolean; ledger?: ChargeLedger; refunds?: RefundLedger }) {
     this.ledger = options.ledger ?? memoryChargeLedger();
+    this.refunds = options.refunds ?? memoryRefundLedger();
   }
 
   refusal(environment: 'SANDBOX' | 'PRODUCTION'): string | null {
@@ -138,9 +159,18 @@ export class SandboxProcessor implements PaymentProcessor {
     return this.ledger.find(idempotencyKey);
   }
 
-  /** Every refund of a sandbox charge succeeds; the id is derived from the key, so a repeat is the same refund. */
+  /**
+   * Every refund of a sandbox charge succeeds, once per key: a repeat answers the refund made
+   * first (kept in its ledger), so a retry never gives the money back twice.
+   */
   async refund(request: RefundRequest): Promise<RefundResult> {
-    return { status: 'succeeded', refund_id: `re_${request.idempotencyKey.replace(/^ord_/, '')}` };
+    const kept = await this.refunds.remember({
+      idempotency_key: request.idempotencyKey,
+      charge_key: request.chargeKey,
+      amount: request.amount,
+      refund_id: `sandbox_refund_${createHash('sha256').update(request.idempotencyKey).digest('hex').slice(0, 24)}`,
+    });
+    return { status: 'succeeded', refund_id: kept.refund_id };
   }
 
   private decide({ card, challenge, now }: ChargeRequest): ChargeResult {

@@ -3,6 +3,8 @@ import { exactlyOnce } from '@billing/bus';
 import { type EventStoreTransaction, handleCommandInTransaction } from '@billing/eventstore';
 import { type ServiceContext, topicOf } from '@billing/runtime';
 import { dependenciesOf } from '../dependencies';
+import { chargeKeyOfPaid } from '../refunds/order';
+import { heldAmount } from '../refunds/refund';
 import type { SessionCommand } from './decide';
 import { findSession } from './queries';
 import { sessionAggregate, sessionProjector } from './routes';
@@ -73,13 +75,18 @@ async function onSession(
   });
 }
 
-/** Keyed by the order: a redelivery after a crash asks for the same refund, never a second one. */
+/**
+ * Keyed by the order: a redelivery after a crash asks for the same refund, never a second one.
+ * What the merchant's refunds gave back (or hold) already is not refunded again.
+ */
 async function refundAtProcessor(context: ServiceContext, session: Session) {
+  const amount = session.order.amount_total - heldAmount(session.refunds ?? []);
+  if (amount <= 0) return;
   const result = await dependenciesOf(context).processor.refund({
     idempotencyKey: session.order.id,
     environment: session.environment,
-    paymentIntentId: session.intent.id,
-    amount: session.order.amount_total,
+    chargeKey: chargeKeyOfPaid(session),
+    amount,
     now: context.now(),
   });
   if (result.status !== 'succeeded') throw new Error(`refund of ${session.order.id} failed: ${result.message}`);

@@ -1,5 +1,6 @@
 import { ApiError, conflict, notFound } from '@billing/contracts';
-import { livemodeOf } from '@billing/contracts';
+import { type RefundOrder, decideOrderRefund, decideOrderSettlement, orderRefunded } from '../refunds/order';
+import type { SettleRefund } from '../refunds/refund';
 import { toSessionResource } from './resource';
 import type { Buyer, CardSummary, CheckoutSessionCreatedData, Session, SessionEvent, SessionState } from './session';
 import { chargeKeyOf, evolve, initialState } from './session';
@@ -68,7 +69,9 @@ export type SessionCommand =
   | CompleteSession
   | ExpireSession
   | LinkSubscription
-  | RecordRefund;
+  | RecordRefund
+  | RefundOrder
+  | SettleRefund;
 
 export function decide(command: SessionCommand, state: SessionState): SessionEvent[] {
   switch (command.type) {
@@ -89,6 +92,10 @@ export function decide(command: SessionCommand, state: SessionState): SessionEve
       return linkSubscription(command, state);
     case 'RecordRefund':
       return recordRefund(command, state);
+    case 'RefundOrder':
+      return decideOrderRefund(command, state);
+    case 'SettleRefund':
+      return decideOrderSettlement(command, state);
     default: {
       const _exhaustive: never = command;
       throw new Error(`Unknown command ${(_exhaustive as { type: string }).type}`);
@@ -269,36 +276,7 @@ function linkSubscription({ data }: LinkSubscription, state: SessionState): Sess
 /** Only a PAID order is refunded, once. */
 function recordRefund({ data }: RecordRefund, state: SessionState): SessionEvent[] {
   if (state.status === 'Empty' || state.session.order.status !== 'PAID') return [];
-  const { session } = state;
-  const at = data.now.toISOString();
-  const { order } = session;
-  return [
-    {
-      type: 'OrderRefunded',
-      data: {
-        order_id: order.id,
-        redemption_id: session.redemption_id,
-        session_id: session.id,
-        reason: data.reason,
-        refunded_at: at,
-        object: {
-          object: 'order',
-          id: order.id,
-          status: 'REFUNDED',
-          checkout_session_id: session.id,
-          product_id: order.product_id,
-          amount_total: order.amount_total,
-          amount_refunded: order.amount_total,
-          currency: 'TWD',
-          refund_reason: data.reason,
-          metadata: order.metadata ?? null,
-          refunded_at: at,
-          updated_at: at,
-          livemode: livemodeOf(session.environment),
-        },
-      },
-    },
-  ];
+  return [orderRefunded(state.session, data.reason, data.now)];
 }
 
 /** Public events carry the session as the API shows it after the change. */

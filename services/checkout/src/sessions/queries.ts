@@ -24,6 +24,21 @@ export async function findCallerSession(
     : null;
 }
 
+/** The session that sold the order, if it is the caller's organization's and environment's. */
+export async function findCallerSessionByOrder(
+  sql: SqlExecutor,
+  schema: string,
+  caller: Pick<CallerIdentity, 'organization' | 'environment'>,
+  orderId: string,
+): Promise<Session | null> {
+  const { rows } = await sql.query<{ document: Session }>(
+    `SELECT document FROM ${sessionsTable(schema)}
+     WHERE document->'order'->>'id' = $1 AND organization = $2 AND environment = $3`,
+    [orderId, caller.organization, caller.environment],
+  );
+  return rows[0]?.document ?? null;
+}
+
 /** OPEN sessions whose expiry has passed on `now`, oldest first. */
 export async function findDueSessions(sql: SqlExecutor, schema: string, now: Date, limit = 100) {
   const { rows } = await sql.query<{ id: string; organization: string; environment: Environment }>(

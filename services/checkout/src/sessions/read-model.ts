@@ -1,5 +1,6 @@
 import type { EventStore, RecordedEvent, SqlExecutor } from '@billing/eventstore';
-import { SESSION_EVENT_TYPES, type Session, type SessionEvent, asSessionEvent, evolve } from './session';
+import { isRefundEvent } from '../refunds/refund';
+import { SESSION_EVENT_TYPES, type Session, type SessionEvent, asSessionEvent, evolve, sessionStream } from './session';
 
 export const sessionsTable = (schema: string) => `${schema}.checkout_sessions`;
 
@@ -23,6 +24,8 @@ export async function migrateSessionsReadModel(store: EventStore): Promise<void>
     -- The sweep completes OPEN sessions that were charged (docs/decisions/0006-one-charge-per-session.md).
     CREATE INDEX IF NOT EXISTS checkout_sessions_open_charged ON ${table} (id)
       WHERE status = 'OPEN' AND jsonb_typeof(document->'charge') = 'object';
+    -- Refunds name an order: its session is found by the order id.
+    CREATE INDEX IF NOT EXISTS checkout_sessions_by_order ON ${table} ((document->'order'->>'id'));
   `);
 }
 
@@ -40,7 +43,10 @@ export async function projectSessions(sql: SqlExecutor, schema: string, events: 
   for (const event of events) {
     if (!sessionsProjection.handles.includes(event.type)) continue;
     const sessionEvent = asSessionEvent(event);
-    const id = sessionEvent.data.session_id;
+    // Refund events name the payment, not the session: the stream does.
+    const id = isRefundEvent(sessionEvent)
+      ? event.stream.slice(sessionStream('').length)
+      : sessionEvent.data.session_id;
     const { rows } = await sql.query<{ document: Session; stream_version: number }>(
       `SELECT document, stream_version FROM ${table} WHERE id = $1`,
       [id],

@@ -10,6 +10,7 @@ import type {
   SoldProduct,
 } from '@billing/contracts';
 import type { RecordedEvent } from '@billing/eventstore';
+import { type RefundEvent, type RefundLedger, applyRefundEvent, refundedAmount } from '../refunds/refund';
 
 export const sessionStream = (sessionId: string) => `checkout_session-${sessionId}`;
 
@@ -36,6 +37,8 @@ export type Order = {
   created_at: string;
   paid_at: string | null;
   refunded_at?: string | null;
+  /** TWD refunds gave back so far (`docs/decisions/0009-refunds.md`); absent before any refund. */
+  amount_refunded?: number;
 };
 
 export type CardSummary = {
@@ -168,7 +171,8 @@ export type SessionEvent =
   | SessionCompleted
   | SessionExpired
   | SubscriptionLinked
-  | OrderRefunded;
+  | OrderRefunded
+  | RefundEvent;
 
 export const SESSION_EVENT_TYPES: ReadonlyArray<SessionEvent['type']> = [
   'CheckoutSessionCreated',
@@ -179,6 +183,9 @@ export const SESSION_EVENT_TYPES: ReadonlyArray<SessionEvent['type']> = [
   'CheckoutSessionExpired',
   'SubscriptionLinked',
   'OrderRefunded',
+  'RefundCreated',
+  'RefundSucceeded',
+  'RefundFailed',
 ];
 
 /** A session as checkout knows it; the stored status never says EXPIRED before the sweep. */
@@ -202,6 +209,8 @@ export type Session = Omit<CheckoutSessionCreatedData, 'session_id' | 'customer_
   /** The charge, once the processor made it; the session then only completes. */
   charge?: RecordedCharge | null;
   subscription_id: string | null;
+  /** The order's refunds (`RefundCreated` ...), oldest first; absent before the first. */
+  refunds?: RefundLedger;
   completed_at: string | null;
   expired_at: string | null;
   updated_at: string;
@@ -328,7 +337,20 @@ export function evolve(state: SessionState, event: SessionEvent): SessionState {
       const at = event.data.refunded_at ?? s.updated_at;
       // Billing started no subscription for a duplicate: the id named at completion never came to be.
       const subscription_id = event.data.reason === DUPLICATE_SUBSCRIPTION ? null : s.subscription_id;
-      return next({ ...s, subscription_id, order: { ...s.order, status: 'REFUNDED', refunded_at: at } }, at);
+      const order = { ...s.order, status: 'REFUNDED' as const, refunded_at: at, amount_refunded: s.order.amount_total };
+      return next({ ...s, subscription_id, order }, at);
+    }
+    case 'RefundCreated':
+    case 'RefundSucceeded':
+    case 'RefundFailed': {
+      const refunds = applyRefundEvent(s.refunds ?? [], event);
+      const at =
+        event.type === 'RefundCreated'
+          ? event.data.created_at
+          : event.type === 'RefundSucceeded'
+            ? event.data.succeeded_at
+            : event.data.failed_at;
+      return next({ ...s, refunds, order: { ...s.order, amount_refunded: refundedAmount(refunds) } }, at);
     }
     default: {
       // Compile-time exhaustiveness; at run time an unknown (newer) event type leaves the state alone.

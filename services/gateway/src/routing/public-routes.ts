@@ -48,6 +48,11 @@ export const PUBLIC_ROUTES: readonly PublicRoute[] = [
   { method: 'patch', path: '/v1/payment-links/:id', upstream: 'checkout', keys: SECRET },
   { method: 'delete', path: '/v1/payment-links/:id', upstream: 'checkout', keys: SECRET },
 
+  // Refunds live with the processor and the charges (docs/decisions/0009-refunds.md).
+  { method: 'post', path: '/v1/refunds', upstream: 'checkout', keys: SECRET },
+  { method: 'get', path: '/v1/refunds', upstream: 'checkout', keys: SECRET },
+  { method: 'get', path: '/v1/refunds/:id', upstream: 'checkout', keys: SECRET },
+
   // Entitlements and the external-id forms before `/v1/customers/:id`, which would take them for ids.
   { method: 'get', path: '/v1/customers', upstream: 'billing', keys: SECRET },
   { method: 'get', path: '/v1/customers/entitlements', upstream: 'billing', keys: SECRET },

@@ -1,0 +1,214 @@
+import { createHmac } from 'node:crypto';
+import {
+  ApiError,
+  type CallerIdentity,
+  type CreateRefundBody,
+  type InvoicePayment,
+  type Refund,
+  newId,
+  notFound,
+} from '@billing/contracts';
+import { type EventStoreTransaction, type RecordedEvent, WriteConflictError, handleCommand } from '@billing/eventstore';
+import type { ServiceContext } from '@billing/runtime';
+import { dependenciesOf, serviceCaller } from '../dependencies';
+import type { SessionCommand } from '../sessions/decide';
+import { findCallerSessionByOrder } from '../sessions/queries';
+import { sessionAggregate, sessionProjector } from '../sessions/routes';
+import { type Session, sessionStream } from '../sessions/session';
+import {
+  type InvoicePaid,
+  type InvoicePaymentCommand,
+  invoicePaymentAggregate,
+  invoicePaymentStream,
+} from './invoice-payment';
+import { chargeKeyOfPaid } from './order';
+import { projectRefunds } from './read-model';
+import type { RequestRefund, SettleRefund } from './refund';
+
+type Tenant = Pick<CallerIdentity, 'organization' | 'environment'>;
+
+/** The payment a request names: an order (by `order_id`, or an invoice its order paid), or an invoice's charge. */
+type Target =
+  | { kind: 'order'; session: Session; invoiceId: string | null; field: 'order_id' | 'invoice_id' }
+  | { kind: 'invoice'; invoice: InvoicePaid };
+
+/**
+ * `POST /v1/refunds`: holds the amount on the payment's stream (decided against every other
+ * refund of it at the expected version), then asks the processor under the refund's id, then
+ * records its answer. A refusal appends nothing. If the processor does not answer, the refund
+ * stays `pending` and the sweep asks again under the same key (`settlePendingRefunds`).
+ */
+export async function createRefund(
+  context: ServiceContext,
+  caller: CallerIdentity,
+  body: CreateRefundBody,
+  idempotencyKey: string | undefined,
+): Promise<Refund> {
+  const { processor } = dependenciesOf(context);
+  const refusal = processor.refusal(caller.environment);
+  if (refusal) throw ApiError.of('payment_required', refusal);
+  const target = await resolveTarget(context, caller, body);
+  const request: RequestRefund['data'] = {
+    refundId: refundIdFor(context, caller, idempotencyKey, body),
+    amount: body.amount,
+    reason: body.reason ?? null,
+    field: target.kind === 'order' ? target.field : 'invoice_id',
+    invoiceId: target.kind === 'order' ? target.invoiceId : target.invoice.invoiceId,
+    now: context.now(),
+  };
+  const [stream, chargeKey] =
+    target.kind === 'order'
+      ? [sessionStream(target.session.id), chargeKeyOfPaid(target.session)]
+      : [invoicePaymentStream(target.invoice.invoiceId), target.invoice.chargeKey];
+  const refunds =
+    target.kind === 'order'
+      ? await runOnStream(context, stream, caller, { type: 'RefundOrder', data: request })
+      : await runOnStream(context, stream, caller, {
+          type: 'RefundInvoice',
+          data: { ...request, invoice: target.invoice },
+        });
+  const refund = refunds.find((r) => r.id === request.refundId)!;
+  if (refund.status !== 'pending') return refund;
+  const { organization, environment } = caller;
+  const pending = {
+    id: refund.id,
+    organization,
+    environment,
+    stream_id: stream,
+    charge_key: chargeKey,
+    amount: refund.amount,
+  };
+  return (await settleAtProcessor(context, pending)) ?? refund;
+}
+
+async function resolveTarget(context: ServiceContext, caller: CallerIdentity, body: CreateRefundBody): Promise<Target> {
+  const { store } = context;
+  if (body.order_id !== undefined) {
+    const session = await findCallerSessionByOrder(store.database, store.tables.schema, caller, body.order_id);
+    if (!session) throw notFound(`No such order: ${body.order_id}`);
+    return { kind: 'order', session, invoiceId: null, field: 'order_id' };
+  }
+  const invoiceId = body.invoice_id!;
+  const billing = dependenciesOf(context).billing;
+  if (!billing) throw new ApiError(503, 'service_unavailable', 'billing is not configured');
+  const path = `/internal/invoices/${encodeURIComponent(invoiceId)}/payment`;
+  const answer = await billing.get<InvoicePayment>(path, serviceCaller(caller.organization, caller.environment));
+  if (answer.status === 404) throw notFound(`No such invoice: ${invoiceId}`);
+  if (answer.status !== 200) throw new ApiError(503, 'service_unavailable', `billing answered ${answer.status}`);
+  const payment = answer.body;
+  if (payment.order_id !== null) {
+    // The first invoice of a subscription was paid by the checkout order: one payment, one limit.
+    const session = await findCallerSessionByOrder(store.database, store.tables.schema, caller, payment.order_id);
+    if (!session) throw notFound(`No such invoice: ${invoiceId}`);
+    return { kind: 'order', session, invoiceId, field: 'invoice_id' };
+  }
+  const charged = payment.status === 'paid' && payment.charge_key !== null;
+  return {
+    kind: 'invoice',
+    invoice: {
+      invoiceId,
+      amountPaid: charged ? payment.amount_paid : 0,
+      chargeKey: payment.charge_key ?? '',
+      environment: caller.environment,
+    },
+  };
+}
+
+/**
+ * A new id, or, when the request carries an `Idempotency-Key`, one derived from it, the API
+ * key and the body (keyed with the internal secret, so it cannot be guessed): a request run
+ * again after its first run failed on the way back (a 5xx forgets the gateway's claim) finds
+ * the refund the first run held instead of holding a second one.
+ */
+export function refundIdFor(
+  context: ServiceContext,
+  caller: CallerIdentity,
+  idempotencyKey: string | undefined,
+  body: CreateRefundBody,
+): string {
+  if (!idempotencyKey) return newId('refund');
+  const request = [caller.organization, caller.environment, caller.keyId, idempotencyKey];
+  const fields = [body.order_id ?? null, body.invoice_id ?? null, body.amount ?? null, body.reason ?? null];
+  const digest = createHmac('sha256', context.internalSecret)
+    .update(JSON.stringify([...request, ...fields]))
+    .digest();
+  const alphabet = '0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz';
+  let id = '';
+  for (let i = 0; i < 24; i++) id += alphabet[digest[i]! % 62];
+  return `re_${id}`;
+}
+
+/** A pending refund as the sweep and the request know it. */
+export type RefundToSettle = {
+  id: string;
+  organization: string;
+  environment: CallerIdentity['environment'];
+  stream_id: string;
+  charge_key: string;
+  amount: number;
+};
+
+/**
+ * Asks the processor for the refund under its id (a repeat answers the first refund) and
+ * records the answer once. No answer: undefined, the refund stays pending for the sweep.
+ */
+export async function settleAtProcessor(context: ServiceContext, refund: RefundToSettle): Promise<Refund | undefined> {
+  const { processor } = dependenciesOf(context);
+  let outcome: SettleRefund['data']['outcome'];
+  try {
+    const result = await processor.refund({
+      idempotencyKey: refund.id,
+      environment: refund.environment,
+      chargeKey: refund.charge_key,
+      amount: refund.amount,
+      now: context.now(),
+    });
+    outcome =
+      result.status === 'succeeded'
+        ? { status: 'succeeded', processorRefundId: result.refund_id }
+        : { status: 'failed', message: result.message };
+  } catch (err) {
+    context.logger.warn({ err, refund_id: refund.id }, 'the processor did not answer a refund; the sweep asks again');
+    return undefined;
+  }
+  try {
+    const refunds = await runOnStream(context, refund.stream_id, refund, {
+      type: 'SettleRefund',
+      data: { refundId: refund.id, outcome, now: context.now() },
+    });
+    return refunds.find((r) => r.id === refund.id);
+  } catch (err) {
+    // The refund is held and made: it is not "nothing written" (409). The sweep records it.
+    if (!(err instanceof WriteConflictError)) throw err;
+    context.logger.warn({ err, refund_id: refund.id }, 'recording a refund kept colliding; the sweep records it');
+    return undefined;
+  }
+}
+
+/** Runs a refund command on the payment's stream, with the read models in its transaction; the refunds after it. */
+async function runOnStream(
+  context: ServiceContext,
+  stream: string,
+  tenant: Tenant,
+  command: SessionCommand | InvoicePaymentCommand,
+): Promise<Refund[]> {
+  const { store } = context;
+  const { schema } = store.tables;
+  const options = { ...tenant, occurredAt: context.now() };
+  if (stream.startsWith(sessionStream(''))) {
+    const project = async (tx: EventStoreTransaction, events: RecordedEvent[]) => {
+      await sessionProjector(schema)(tx, events);
+      await projectRefunds(tx, schema, events);
+    };
+    const { state } = await handleCommand(store, stream, sessionAggregate, command as SessionCommand, {
+      ...options,
+      project,
+    });
+    return state.status === 'Exists' ? (state.session.refunds ?? []) : [];
+  }
+  const { state } = await handleCommand(store, stream, invoicePaymentAggregate, command as InvoicePaymentCommand, {
+    ...options,
+    project: (tx, events) => projectRefunds(tx, schema, events),
+  });
+  return state.refunds;
+}

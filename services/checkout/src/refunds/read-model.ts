@@ -1,0 +1,139 @@
+import {
+  type CallerIdentity,
+  type Refund,
+  Refund as RefundSchema,
+  inSchemaOrder,
+  unknownCursor,
+} from '@billing/contracts';
+import type { EventStore, RecordedEvent, SqlExecutor } from '@billing/eventstore';
+import { type RefundEvent, isRefundEvent } from './refund';
+
+export const refundsTable = (schema: string) => `${schema}.refunds`;
+
+/**
+ * One row per refund, written in the append's transaction of its payment's stream: the API's
+ * reads and lists, and the sweep that settles refunds the processor never answered (the row
+ * keeps the stream and the charge key for it).
+ */
+export async function migrateRefundsReadModel(store: EventStore): Promise<void> {
+  const { schema } = store.tables;
+  const table = refundsTable(schema);
+  await store.database.exec(`
+    CREATE SCHEMA IF NOT EXISTS ${schema};
+    CREATE TABLE IF NOT EXISTS ${table} (
+      id text PRIMARY KEY,
+      organization text NOT NULL,
+      environment text NOT NULL,
+      order_id text,
+      invoice_id text,
+      status text NOT NULL,
+      stream_id text NOT NULL,
+      charge_key text NOT NULL,
+      created_at timestamptz NOT NULL,
+      stream_version integer NOT NULL,
+      document jsonb NOT NULL
+    );
+    CREATE INDEX IF NOT EXISTS refunds_newest_first ON ${table} (organization, environment, created_at DESC, id DESC);
+    CREATE INDEX IF NOT EXISTS refunds_pending ON ${table} (created_at) WHERE status = 'pending';
+  `);
+}
+
+/** Idempotent: an event at or below the row's stream version was applied already. */
+export async function projectRefunds(sql: SqlExecutor, schema: string, events: RecordedEvent[]): Promise<void> {
+  const table = refundsTable(schema);
+  for (const recorded of events) {
+    if (!isRefundEvent(recorded)) continue;
+    const event = recorded as unknown as RefundEvent & RecordedEvent;
+    const refund = event.data.object;
+    if (event.type === 'RefundCreated') {
+      await sql.query(
+        `INSERT INTO ${table}
+           (id, organization, environment, order_id, invoice_id, status, stream_id, charge_key, created_at, stream_version, document)
+         VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11) ON CONFLICT (id) DO NOTHING`,
+        [
+          refund.id,
+          recorded.organization,
+          recorded.environment,
+          refund.order_id,
+          refund.invoice_id,
+          refund.status,
+          recorded.stream,
+          event.data.charge_key,
+          refund.created_at,
+          recorded.stream_version,
+          JSON.stringify(refund),
+        ],
+      );
+      continue;
+    }
+    await sql.query(
+      `UPDATE ${table} SET status = $2, stream_version = $3, document = $4 WHERE id = $1 AND stream_version < $3`,
+      [refund.id, refund.status, recorded.stream_version, JSON.stringify(refund)],
+    );
+  }
+}
+
+const asRefund = (document: Refund) => inSchemaOrder(RefundSchema, document);
+
+type Tenant = Pick<CallerIdentity, 'organization' | 'environment'>;
+
+export async function findRefund(sql: SqlExecutor, schema: string, tenant: Tenant, id: string) {
+  const { rows } = await sql.query<{ document: Refund }>(
+    `SELECT document FROM ${refundsTable(schema)} WHERE id = $1 AND organization = $2 AND environment = $3`,
+    [id, tenant.organization, tenant.environment],
+  );
+  return rows[0] ? asRefund(rows[0].document) : undefined;
+}
+
+/** Newest first (`created_at` desc, then `id` desc), cursor-paged by the last id seen. */
+export async function listRefunds(
+  sql: SqlExecutor,
+  schema: string,
+  tenant: Tenant,
+  page: { limit: number; starting_after?: string; order_id?: string; invoice_id?: string },
+): Promise<{ refunds: Refund[]; hasMore: boolean }> {
+  let cursor: { created_at: string; id: string } | null = null;
+  if (page.starting_after) {
+    const after = await findRefund(sql, schema, tenant, page.starting_after);
+    if (!after) throw unknownCursor(page.starting_after, 'refund');
+    cursor = { created_at: after.created_at, id: after.id };
+  }
+  const { rows } = await sql.query<{ document: Refund }>(
+    `SELECT document FROM ${refundsTable(schema)}
+     WHERE organization = $1 AND environment = $2
+       AND ($3::timestamptz IS NULL OR (created_at, id) < ($3::timestamptz, $4::text))
+       AND ($5::text IS NULL OR order_id = $5::text)
+       AND ($6::text IS NULL OR invoice_id = $6::text)
+     ORDER BY created_at DESC, id DESC LIMIT $7`,
+    [
+      tenant.organization,
+      tenant.environment,
+      cursor?.created_at ?? null,
+      cursor?.id ?? null,
+      page.order_id ?? null,
+      page.invoice_id ?? null,
+      page.limit + 1,
+    ],
+  );
+  return { refunds: rows.slice(0, page.limit).map((r) => asRefund(r.document)), hasMore: rows.length > page.limit };
+}
+
+/** A refund the processor may not have answered: the sweep asks it again under the same key. */
+export type PendingRefund = {
+  id: string;
+  organization: string;
+  environment: Tenant['environment'];
+  stream_id: string;
+  charge_key: string;
+  amount: number;
+};
+
+/** Pending refunds created before `before`, oldest first. */
+export async function findPendingRefunds(sql: SqlExecutor, schema: string, before: Date, limit = 100) {
+  const { rows } = await sql.query<PendingRefund>(
+    `SELECT id, organization, environment, stream_id, charge_key, (document->>'amount')::int AS amount
+     FROM ${refundsTable(schema)} WHERE status = 'pending' AND created_at <= $1 ORDER BY created_at LIMIT $2`,
+    [before.toISOString(), limit],
+  );
+  return rows;
+}
