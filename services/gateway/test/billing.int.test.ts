@@ -300,12 +300,14 @@ describe('billing through the gateway', () => {
         return page.body.data;
       });
       const [newest, oldest] = invoices;
+      // The team plan starts with a 14-day free trial: its first invoice, the trial's, is 0.
       expect(newest).toMatchObject({
         object: 'invoice',
         status: 'paid',
         customer_id: customer.id,
-        total: 999,
+        total: 0,
         amount_due: 0,
+        lines: [expect.objectContaining({ description: 'Team (14-day free trial)' })],
       });
       expect(oldest).toMatchObject({ status: 'paid', total: 299, lines: [expect.objectContaining({ amount: 299 })] });
       const sequence = (invoice: { number: string }) => Number(invoice.number.replace('INV-', ''));
