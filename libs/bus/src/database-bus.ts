@@ -14,14 +14,17 @@ export interface DatabaseBusOptions {
   topicPrefix?: string;
   /** Messages a partition's worker reads at once (default 100). */
   batchSize?: number;
+  /** A group's offset is committed at most this long after a message was handled (default 200 ms). */
+  commitIntervalMs?: number;
   /**
-   * A worker with nothing to do looks again after this long even if nothing woke it. Publishes
-   * in this process wake it at once, and on PostgreSQL so does NOTIFY from any process.
+   * A worker with nothing to do looks again after this long even if nothing woke it (default
+   * 5 s on PGlite, 1 s on PostgreSQL). Publishes in this process wake it at once, and on
+   * PostgreSQL so does NOTIFY from any process.
    */
   pollIntervalMs?: number;
-  /** Members beat this often, and then rebalance (default 1 s). */
+  /** Members beat this often, and then rebalance (default 3 s on PGlite, 1 s on PostgreSQL). */
   heartbeatIntervalMs?: number;
-  /** A member silent for this long is gone, and its partitions' leases lapse (default 10 s). */
+  /** A member silent for this long is gone, and its partitions' leases lapse (default 30 s on PGlite, 10 s on PostgreSQL). */
   sessionTimeoutMs?: number;
   /** Messages older than this that every active group has passed are deleted (default 7 days). */
   retentionMs?: number;
@@ -105,9 +108,17 @@ interface Worker {
   controller: AbortController;
   /** Something may have been published since the last read. */
   pending: boolean;
-  wake: () => void;
+  /**
+   * Messages this process published to the partition, by offset, handed over by the publisher
+   * after its commit: read from here instead of the table while they follow on from `next`.
+   */
+  recent: Map<number, MessageRow>;
+  wake: (published?: MessageRow[]) => void;
   done: Promise<void>;
 }
+
+/** A worker that falls this far behind reads from the table again (its `recent` is dropped). */
+const RECENT_LIMIT = 1000;
 
 interface Member {
   id: string;
@@ -169,14 +180,19 @@ export class DatabaseBus implements Bus {
   private get batchSize() {
     return this.options.batchSize ?? 100;
   }
+  /**
+   * On PGlite every publisher is in this process and wakes the workers itself, and every member
+   * too: the poll and the beat are only a safety net, and cost little when idle. On PostgreSQL
+   * NOTIFY wakes other processes' workers, and members in other processes rebalance by the beat.
+   */
   private get pollIntervalMs() {
-    return this.options.pollIntervalMs ?? 500;
+    return this.options.pollIntervalMs ?? (this.database.kind === 'pglite' ? 5000 : 1000);
   }
   private get heartbeatIntervalMs() {
-    return this.options.heartbeatIntervalMs ?? 1000;
+    return this.options.heartbeatIntervalMs ?? (this.database.kind === 'pglite' ? 3000 : 1000);
   }
   private get sessionTimeoutMs() {
-    return this.options.sessionTimeoutMs ?? 10_000;
+    return this.options.sessionTimeoutMs ?? (this.database.kind === 'pglite' ? 30_000 : 10_000);
   }
   private get logger() {
     return this.options.logger ?? stderrLogger;
@@ -377,35 +393,57 @@ export class DatabaseBus implements Bus {
       const partition = partitionOf(message.key, count);
       byPartition.set(partition, [...(byPartition.get(partition) ?? []), message]);
     }
-    // Partitions are locked in ascending order, so concurrent publishers never deadlock.
     const partitions = [...byPartition.keys()].sort((a, b) => a - b);
-    await this.database.transaction(async (tx) => {
-      for (const partition of partitions) {
-        const list = byPartition.get(partition)!;
-        const { rows } = await tx.query<{ first: string }>(
-          `UPDATE ${this.t.partitions} SET next_offset = next_offset + $3
-           WHERE topic = $1 AND partition = $2 RETURNING (next_offset - $3)::text AS first`,
-          [topic, partition, list.length],
-        );
-        await tx.query(
-          `INSERT INTO ${this.t.messages} (topic, partition, "offset", key, value, headers)
-           SELECT $1, $2, $3::bigint + m.ord - 1, m.key, m.value, m.headers::jsonb
-           FROM unnest($4::text[], $5::text[], $6::text[]) WITH ORDINALITY AS m(key, value, headers, ord)`,
-          [
-            topic,
-            partition,
-            rows[0]!.first,
-            list.map((m) => m.key),
-            list.map((m) => m.value),
-            list.map((m) => JSON.stringify(m.headers)),
-          ],
-        );
-      }
-      if (this.database.kind === 'postgres') {
-        await tx.query(`SELECT pg_notify($1, $2)`, [this.channel, JSON.stringify({ t: topic, p: partitions })]);
-      }
-    });
-    for (const partition of partitions) this.signals.emit(this.publishedSignal(topic, partition));
+    const rows = partitions.flatMap((partition) => byPartition.get(partition)!.map((m) => ({ partition, ...m })));
+    // One statement, so atomic without BEGIN and COMMIT: takes the partitions' rows in ascending
+    // order (concurrent publishers never deadlock), moves their next offsets, and inserts the
+    // messages at the offsets they held. The row lock lasts until commit, so a partition's
+    // offsets become visible in order.
+    const { rows: firsts } = await this.database.query<{ partition: number; first: string }>(
+      `WITH input AS (
+         SELECT * FROM unnest($2::int[], $3::text[], $4::text[], $5::text[]) WITH ORDINALITY
+           AS m(partition, key, value, headers, ord)
+       ), counts AS (
+         SELECT partition, count(*) AS n FROM input GROUP BY partition
+       ), locked AS (
+         SELECT p.partition FROM ${this.t.partitions} p
+         WHERE p.topic = $1 AND p.partition IN (SELECT partition FROM counts)
+         ORDER BY p.partition FOR UPDATE OF p
+       ), bumped AS (
+         UPDATE ${this.t.partitions} p SET next_offset = p.next_offset + c.n
+         FROM counts c
+         WHERE p.topic = $1 AND p.partition = c.partition AND c.partition IN (SELECT partition FROM locked)
+         RETURNING p.partition, p.next_offset - c.n AS first
+       ), inserted AS (
+         INSERT INTO ${this.t.messages} (topic, partition, "offset", key, value, headers)
+         SELECT $1, i.partition, b.first + row_number() OVER (PARTITION BY i.partition ORDER BY i.ord) - 1,
+           i.key, i.value, i.headers::jsonb
+         FROM input i JOIN bumped b ON b.partition = i.partition
+         RETURNING partition, "offset"
+       )
+       SELECT partition, min("offset")::text AS first FROM inserted GROUP BY partition`,
+      [
+        topic,
+        rows.map((m) => m.partition),
+        rows.map((m) => m.key),
+        rows.map((m) => m.value),
+        rows.map((m) => JSON.stringify(m.headers)),
+      ],
+    );
+    // After the commit: other processes' workers then find the messages when they wake. Should
+    // this process die in between, they find them on their next poll.
+    if (this.database.kind === 'postgres') {
+      await this.database
+        .query(`SELECT pg_notify($1, $2)`, [this.channel, JSON.stringify({ t: topic, p: partitions })])
+        .catch((err) => this.logger.error({ component: 'bus', err: String(err) }, 'NOTIFY failed; consumers poll'));
+    }
+    // Committed: this process's workers take the messages from here rather than the table.
+    for (const { partition, first } of firsts) {
+      const published = byPartition
+        .get(partition)!
+        .map((m, i) => ({ offset: String(Number(first) + i), key: m.key, value: m.value, headers: m.headers }));
+      this.signals.emit(this.publishedSignal(topic, partition), published);
+    }
   }
 
   private tickSoon(member: Member): void {
@@ -445,28 +483,41 @@ export class DatabaseBus implements Bus {
 
   private async rebalance(member: Member, joining: boolean): Promise<void> {
     const ttl = this.sessionTimeoutMs;
-    await this.database.query(
-      `INSERT INTO ${this.t.members} (group_id, member_id, topics, heartbeat_at) VALUES ($1, $2, $3::text[], now())
-       ON CONFLICT (group_id, member_id) DO UPDATE SET heartbeat_at = now()`,
-      [member.groupId, member.id, member.topics],
+    // One statement: beat, renew this member's leases, and read the group's live members. The
+    // SELECT sees the table as before the beat, so a member's own row comes from `beat`.
+    const { rows } = await this.database.query<{
+      kind: 'member' | 'owned';
+      id: string;
+      topics: string[] | null;
+      partition: number | null;
+    }>(
+      `WITH beat AS (
+         INSERT INTO ${this.t.members} (group_id, member_id, topics, heartbeat_at) VALUES ($1, $2, $3::text[], now())
+         ON CONFLICT (group_id, member_id) DO UPDATE SET heartbeat_at = now()
+         RETURNING member_id, topics
+       ), renewed AS (
+         UPDATE ${this.t.offsets} SET lease_until = now() + $4::double precision * interval '1 millisecond'
+         WHERE group_id = $1 AND owner = $2 RETURNING topic, partition
+       )
+       SELECT 'member' AS kind, member_id AS id, topics, NULL::integer AS partition FROM beat
+       UNION ALL
+       SELECT 'member', member_id, topics, NULL FROM ${this.t.members}
+       WHERE group_id = $1 AND member_id <> $2 AND heartbeat_at > now() - $4::double precision * interval '1 millisecond'
+       UNION ALL
+       SELECT 'owned', topic, NULL, partition FROM renewed`,
+      [member.groupId, member.id, member.topics, ttl],
     );
     if (joining) this.signals.emit(this.groupSignal(member.groupId));
-    const live = await this.database.query<{ member_id: string; topics: string[] }>(
-      `SELECT member_id, topics FROM ${this.t.members}
-       WHERE group_id = $1 AND heartbeat_at > now() - $2::double precision * interval '1 millisecond' ORDER BY member_id`,
-      [member.groupId, ttl],
-    );
-    const owned = await this.database.query<{ topic: string; partition: number }>(
-      `UPDATE ${this.t.offsets} SET lease_until = now() + $3::double precision * interval '1 millisecond'
-       WHERE group_id = $1 AND owner = $2 RETURNING topic, partition`,
-      [member.groupId, member.id, ttl],
-    );
     if (member.stopped) return;
-    const ownedSlots = new Set(owned.rows.map((r) => slotOf(r.topic, r.partition)));
+    const live = rows
+      .filter((r) => r.kind === 'member')
+      .map((r) => ({ member_id: r.id, topics: r.topics ?? [] }))
+      .sort((a, b) => (a.member_id < b.member_id ? -1 : a.member_id > b.member_id ? 1 : 0));
+    const ownedSlots = new Set(rows.filter((r) => r.kind === 'owned').map((r) => slotOf(r.id, r.partition!)));
 
     const assigned = new Set<string>();
     for (const topic of member.topics) {
-      const members = live.rows.filter((m) => m.topics.includes(topic)).map((m) => m.member_id);
+      const members = live.filter((m) => m.topics.includes(topic)).map((m) => m.member_id);
       const index = members.indexOf(member.id);
       if (index < 0) continue;
       const count = await this.partitionCount(topic);
@@ -540,7 +591,12 @@ export class DatabaseBus implements Bus {
       revoked: false,
       controller,
       pending: true,
-      wake: () => {
+      recent: new Map(),
+      wake: (published) => {
+        if (published) {
+          for (const message of published) worker.recent.set(Number(message.offset), message);
+          if (worker.recent.size > RECENT_LIMIT) worker.recent.clear();
+        }
         worker.pending = true;
         waiting?.();
       },
@@ -571,26 +627,36 @@ export class DatabaseBus implements Bus {
 
   /**
    * Hands a partition's messages over one at a time, in offset order, and commits the group's
-   * offset after each batch: only past messages whose handler finished or that were parked.
+   * offset only past messages whose handler finished or that were parked: at most
+   * `commitIntervalMs` after the first of them, on a stop or a hand-over at once. A crash
+   * repeats what was handled since the last commit; the consumers' inboxes make that harmless.
    */
   private async work(member: Member, worker: Worker, idle: (ms: number) => Promise<void>): Promise<void> {
     const context: DeliveryContext = { ...member.context, sleep: stoppableSleep(worker.controller.signal) };
     let committed = worker.next;
+    /** When the offset first moved past `committed`. */
+    let dirtySince = 0;
     const active = () => !worker.revoked && !member.stopped;
+    const commitInterval = this.options.commitIntervalMs ?? 200;
+    /** Read at once: at the start, and after a full batch (more may be there). */
+    let read = true;
     try {
       while (active()) {
         try {
-          worker.pending = false;
-          const { rows } = await this.database.query<MessageRow>(
-            // Ordered by the bigint column: the text alias would put 10 before 9.
-            `SELECT m."offset"::text AS "offset", m.key, m.value, m.headers FROM ${this.t.messages} m
-             WHERE m.topic = $1 AND m.partition = $2 AND m."offset" >= $3 ORDER BY m."offset" LIMIT $4`,
-            [worker.topic, worker.partition, worker.next, this.batchSize],
-          );
-          if (rows.length === 0) {
-            await idle(this.pollIntervalMs);
-            continue;
+          if (worker.next !== committed && Date.now() - dirtySince >= commitInterval) {
+            if (!(await this.commit(member, worker))) return; // another member holds it now
+            committed = worker.next;
           }
+          if (!read && !worker.pending) {
+            // Everything there was is read, and every publish since wakes this worker: wait for
+            // one, or until the pending commit is due, or the poll.
+            const dirty = worker.next !== committed;
+            await idle(dirty ? Math.max(dirtySince + commitInterval - Date.now(), 0) : this.pollIntervalMs);
+            if (dirty && !worker.pending) continue; // the commit is due
+          }
+          read = false;
+          worker.pending = false;
+          const rows = this.takeRecent(worker) ?? (await this.fetch(worker));
           for (const row of rows) {
             if (!active()) break;
             try {
@@ -599,12 +665,10 @@ export class DatabaseBus implements Bus {
               if (error instanceof StoppedError) break;
               throw error; // the DLQ could not be written: the message stays, tried again below
             }
+            if (worker.next === committed) dirtySince = Date.now();
             worker.next = Number(row.offset) + 1;
           }
-          if (worker.next !== committed) {
-            if (!(await this.commit(member, worker))) return; // another member holds it now
-            committed = worker.next;
-          }
+          read = rows.length === this.batchSize || worker.recent.has(worker.next);
         } catch (error) {
           // worker.next is past handled messages only: the one that failed is handed over again.
           this.logger.error(
@@ -612,12 +676,41 @@ export class DatabaseBus implements Bus {
             'bus worker failed; retrying',
           );
           worker.pending = false;
+          read = true;
           await idle(1000);
         }
       }
     } finally {
-      await this.release(member, worker.topic, worker.partition, committed).catch(() => undefined);
+      // Commits what was handled and gives the partition up (only while this member holds it).
+      await this.release(member, worker.topic, worker.partition, worker.next).catch(() => undefined);
     }
+  }
+
+  /**
+   * The messages from `next` on that this process published (committed) and handed over, up to
+   * a batch; undefined when `next` is not among them (then the table has them).
+   */
+  private takeRecent(worker: Worker): MessageRow[] | undefined {
+    for (const offset of worker.recent.keys()) if (offset < worker.next) worker.recent.delete(offset);
+    if (!worker.recent.has(worker.next)) return undefined;
+    const rows: MessageRow[] = [];
+    for (let offset = worker.next; rows.length < this.batchSize; offset++) {
+      const row = worker.recent.get(offset);
+      if (!row) break;
+      rows.push(row);
+      worker.recent.delete(offset);
+    }
+    return rows;
+  }
+
+  private async fetch(worker: Worker): Promise<MessageRow[]> {
+    const { rows } = await this.database.query<MessageRow>(
+      // Ordered by the bigint column: the text alias would put 10 before 9.
+      `SELECT m."offset"::text AS "offset", m.key, m.value, m.headers FROM ${this.t.messages} m
+       WHERE m.topic = $1 AND m.partition = $2 AND m."offset" >= $3 ORDER BY m."offset" LIMIT $4`,
+      [worker.topic, worker.partition, worker.next, this.batchSize],
+    );
+    return rows;
   }
 
   private async commit(member: Member, worker: Worker): Promise<boolean> {
