@@ -61,6 +61,9 @@ function fakeStore(failures: unknown[]) {
           stream.push(...added);
           return { nextExpectedVersion: stream.length, events: added };
         },
+        appendMany: async () => {
+          throw new Error('not used by handleCommand');
+        },
       });
     },
   } as unknown as EventStore;

@@ -32,9 +32,23 @@ const EVENT_COLUMNS = `global_position, transaction_id::text AS transaction_id, 
 
 const UNIQUE_VIOLATION = '23505';
 
+/** One stream's part of `appendMany`. */
+export interface StreamAppend {
+  stream: string;
+  events: NewEvent[];
+  options: AppendOptions;
+}
+
 /** Appends and reads inside one open transaction, next to the caller's own read-model writes. */
 export interface EventStoreTransaction extends SqlExecutor {
   append(stream: string, events: NewEvent[], options: AppendOptions): Promise<AppendResult>;
+  /**
+   * Appends to several streams (each named once) in one statement: every stream must be at its
+   * expected version (one with no events is only checked), else nothing is written and it
+   * throws ExpectedVersionConflictError. Results in the order given. For work on many
+   * aggregates at once (a batch of renewals) without a round trip per stream.
+   */
+  appendMany(appends: StreamAppend[]): Promise<AppendResult[]>;
 }
 
 export interface EventStoreOptions {
@@ -88,6 +102,11 @@ export class EventStore {
           appendedAny ||= appended.events.length > 0;
           return appended;
         },
+        appendMany: async (appends) => {
+          const appended = await this.appendManyIn(sql, appends);
+          appendedAny ||= appended.some((result) => result.events.length > 0);
+          return appended;
+        },
       }),
     );
     if (appendedAny) this.appended.emit('appended');
@@ -101,6 +120,19 @@ export class EventStore {
       [stream, fromVersion],
     );
     return rows.map((row) => this.toRecorded(row));
+  }
+
+  /** Several streams read at once (one query): each stream's events in order, `[]` for one that is empty. */
+  async readStreams(streams: string[], sql: SqlExecutor = this.database): Promise<Map<string, RecordedEvent[]>> {
+    const byStream = new Map<string, RecordedEvent[]>(streams.map((stream) => [stream, []]));
+    if (streams.length === 0) return byStream;
+    const { rows } = await sql.query<EventRow>(
+      `SELECT ${EVENT_COLUMNS} FROM ${this.tables.events}
+       WHERE stream_id = ANY($1::text[]) ORDER BY stream_id, stream_version`,
+      [streams],
+    );
+    for (const row of rows) byStream.get(row.stream_id)?.push(this.toRecorded(row));
+    return byStream;
   }
 
   /**
@@ -195,6 +227,90 @@ export class EventStore {
     if (rows.length === 0) throw new ExpectedVersionConflictError(stream, options.expectedVersion);
     const recorded = rows.map((row) => this.toRecorded(row)).sort((a, b) => a.stream_version - b.stream_version);
     return { nextExpectedVersion: recorded[recorded.length - 1]!.stream_version, events: recorded };
+  }
+
+  private async appendManyIn(sql: SqlExecutor, appends: StreamAppend[]): Promise<AppendResult[]> {
+    if (appends.length === 0) return [];
+    if (new Set(appends.map((a) => a.stream)).size !== appends.length) {
+      throw new Error('appendMany names a stream more than once');
+    }
+    const expectations = appends.map(({ stream, options }) => ({
+      stream_id: stream,
+      expected: options.expectedVersion === 'any' ? null : options.expectedVersion,
+    }));
+    const input = appends.flatMap(({ stream, events, options }) =>
+      events.map((event, index) => ({
+        stream_id: stream,
+        ord: index + 1,
+        event_id: event.id ?? randomUUID(),
+        type: event.type,
+        schema_version: event.schemaVersion ?? 1,
+        data: event.data,
+        organization: options.organization,
+        environment: options.environment,
+        occurred_at: options.occurredAt.toISOString(),
+      })),
+    );
+    const conflict = () => {
+      const first = appends[0]!;
+      return new ExpectedVersionConflictError(
+        appends.length === 1 ? first.stream : `${first.stream} (and ${appends.length - 1} more)`,
+        first.options.expectedVersion,
+      );
+    };
+    const streams = `SELECT s.stream_id, s.expected, coalesce(max(e.stream_version), 0) AS version
+           FROM jsonb_to_recordset($1::jsonb) AS s(stream_id text, expected integer)
+           LEFT JOIN ${this.tables.events} e ON e.stream_id = s.stream_id
+           GROUP BY s.stream_id, s.expected`;
+    if (input.length === 0) {
+      const { rows } = await sql.query<{ stale: number }>(
+        `WITH streams AS (${streams})
+         SELECT count(*)::integer AS stale FROM streams WHERE expected IS NOT NULL AND version <> expected`,
+        [JSON.stringify(expectations)],
+      );
+      if (rows[0]!.stale > 0) throw conflict();
+      return Promise.all(appends.map(({ stream, options }) => this.unchanged(sql, stream, options)));
+    }
+    let rows: EventRow[];
+    try {
+      ({ rows } = await sql.query<EventRow>(
+        `WITH streams AS (${streams}),
+         input AS (
+           SELECT row_number() OVER () AS idx, r.*
+           FROM jsonb_to_recordset($2::jsonb) AS r(stream_id text, ord integer, event_id uuid, type text,
+             schema_version integer, data jsonb, organization text, environment text, occurred_at timestamptz)
+         )
+         INSERT INTO ${this.tables.events}
+           (event_id, stream_id, stream_version, type, schema_version, data, organization, environment, occurred_at)
+         SELECT i.event_id, i.stream_id, s.version + i.ord, i.type, i.schema_version, i.data, i.organization,
+           i.environment, i.occurred_at
+         FROM input i JOIN streams s ON s.stream_id = i.stream_id
+         WHERE NOT EXISTS (SELECT 1 FROM streams WHERE expected IS NOT NULL AND version <> expected)
+         ORDER BY i.idx
+         RETURNING ${EVENT_COLUMNS}`,
+        [JSON.stringify(expectations), JSON.stringify(input)],
+      ));
+    } catch (error) {
+      // A concurrent writer took one of the stream versions first.
+      if ((error as { code?: string }).code === UNIQUE_VIOLATION) throw conflict();
+      throw error;
+    }
+    if (rows.length !== input.length) throw conflict();
+    const recorded = new Map<string, RecordedEvent[]>(appends.map(({ stream }) => [stream, []]));
+    for (const row of rows) recorded.get(row.stream_id)!.push(this.toRecorded(row));
+    return Promise.all(
+      appends.map(async ({ stream, options }) => {
+        const events = recorded.get(stream)!.sort((a, b) => a.stream_version - b.stream_version);
+        if (events.length === 0) return this.unchanged(sql, stream, options);
+        return { nextExpectedVersion: events.at(-1)!.stream_version, events };
+      }),
+    );
+  }
+
+  /** The result of appending nothing to a stream found at its expected version. */
+  private async unchanged(sql: SqlExecutor, stream: string, options: AppendOptions): Promise<AppendResult> {
+    const version = options.expectedVersion === 'any' ? await this.streamVersion(sql, stream) : options.expectedVersion;
+    return { nextExpectedVersion: version, events: [] };
   }
 
   private async streamVersion(sql: SqlExecutor, stream: string): Promise<number> {

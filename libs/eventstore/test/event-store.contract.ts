@@ -136,6 +136,95 @@ export function eventStoreContract(makeFixture: () => Promise<EventStoreFixture>
     });
   });
 
+  describe('several streams at once (appendMany, readStreams)', () => {
+    const many = (appends: Array<[string, number, AppendOptions['expectedVersion']]>) =>
+      store.transaction((tx) =>
+        tx.appendMany(
+          appends.map(([stream, count, expected]) => ({
+            stream,
+            events: Array.from({ length: count }, (_, i) => event(`${stream}-E`, i)),
+            options: options(expected),
+          })),
+        ),
+      );
+
+    it('appends to each stream at its expected version in one step, in the order given, and reads them back', async () => {
+      await store.append('b-1', [event('A')], options(0));
+      const results = await many([
+        ['a-1', 2, 0],
+        ['b-1', 1, 1],
+        ['c-1', 0, 0],
+      ]);
+      expect(results.map((r) => [r.nextExpectedVersion, r.events.map((e) => [e.stream, e.stream_version])])).toEqual([
+        [
+          2,
+          [
+            ['a-1', 1],
+            ['a-1', 2],
+          ],
+        ],
+        [2, [['b-1', 2]]],
+        [0, []],
+      ]);
+      const log = await store.readAll(START_OF_LOG);
+      expect(log.map((e) => `${e.stream}@${e.stream_version}`)).toEqual(['b-1@1', 'a-1@1', 'a-1@2', 'b-1@2']);
+      const read = await store.readStreams(['a-1', 'b-1', 'c-1']);
+      expect([...read].map(([stream, events]) => [stream, events.map((e) => e.type)])).toEqual([
+        ['a-1', ['a-1-E', 'a-1-E']],
+        ['b-1', ['A', 'b-1-E']],
+        ['c-1', []],
+      ]);
+    });
+
+    it('writes nothing when any stream is not at its expected version, even one with no events', async () => {
+      await store.append('b-1', [event('A')], options(0));
+      await expect(
+        many([
+          ['a-1', 1, 0],
+          ['b-1', 1, 0],
+        ]),
+      ).rejects.toBeInstanceOf(ExpectedVersionConflictError);
+      await expect(
+        many([
+          ['a-1', 1, 0],
+          ['b-1', 0, 2],
+        ]),
+      ).rejects.toBeInstanceOf(ExpectedVersionConflictError);
+      await expect(
+        many([
+          ['a-1', 0, 0],
+          ['b-1', 0, 0],
+        ]),
+      ).rejects.toBeInstanceOf(ExpectedVersionConflictError);
+      expect(await store.readStream('a-1')).toEqual([]);
+      expect(await store.readAll(START_OF_LOG)).toHaveLength(1);
+      expect(
+        (
+          await many([
+            ['a-1', 1, 'any'],
+            ['b-1', 0, 'any'],
+          ])
+        ).map((r) => r.nextExpectedVersion),
+      ).toEqual([1, 1]);
+    });
+
+    it('lets exactly one of N concurrent batches creating the same streams win', async () => {
+      const results = await Promise.allSettled(
+        Array.from({ length: 6 }, () =>
+          many([
+            ['n-1', 1, 0],
+            ['n-2', 1, 0],
+          ]),
+        ),
+      );
+      expect(results.filter((r) => r.status === 'fulfilled')).toHaveLength(1);
+      for (const r of results)
+        if (r.status === 'rejected') expect(r.reason).toBeInstanceOf(ExpectedVersionConflictError);
+      expect((await store.readStreams(['n-1', 'n-2'])).get('n-2')).toHaveLength(1);
+      expect(await store.readAll(START_OF_LOG)).toHaveLength(2);
+    });
+  });
+
   describe('commands under contention (handleCommand)', () => {
     const { expectedVersion: _none, ...handleOptions } = options(0);
     /** Each command appends the number it carries, decided on the state it read. */
