@@ -14,6 +14,15 @@ export const ChargeSavedCardBody = z
   .meta({ id: 'ChargeSavedCardBody' });
 export type ChargeSavedCardBody = z.infer<typeof ChargeSavedCardBody>;
 
+/**
+ * Several such charges in one call (a batch of renewals), at most 100; each is the charge
+ * `ChargeSavedCardBody` describes, once per key, and the answers come in the same order.
+ */
+export const ChargeSavedCardsBody = z
+  .strictObject({ charges: z.array(ChargeSavedCardBody).min(1).max(100) })
+  .meta({ id: 'ChargeSavedCardsBody' });
+export type ChargeSavedCardsBody = z.infer<typeof ChargeSavedCardsBody>;
+
 export const SavedCardCharge = z
   .discriminatedUnion('status', [
     z.object({ status: z.literal('succeeded') }),
@@ -33,3 +42,6 @@ export const SavedPaymentMethod = z
   })
   .meta({ id: 'SavedPaymentMethod' });
 export type SavedPaymentMethod = z.infer<typeof SavedPaymentMethod>;
+
+export const SavedCardCharges = z.object({ results: z.array(SavedCardCharge) }).meta({ id: 'SavedCardCharges' });
+export type SavedCardCharges = z.infer<typeof SavedCardCharges>;

@@ -38,6 +38,13 @@ export function sandboxChargeLedger(store: EventStore): ChargeLedger {
     );
     return rows[0]?.result ?? null;
   };
+  const findMany = async (keys: string[]) => {
+    const { rows } = await store.database.query<{ idempotency_key: string; result: ChargeResult }>(
+      `SELECT idempotency_key, result FROM ${table} WHERE idempotency_key = ANY($1::text[])`,
+      [keys],
+    );
+    return new Map(rows.map((row) => [row.idempotency_key, row.result]));
+  };
   return {
     find,
     remember: async (key, result) => {
@@ -46,6 +53,17 @@ export function sandboxChargeLedger(store: EventStore): ChargeLedger {
         [key, JSON.stringify(result)],
       );
       return (await find(key)) ?? result;
+    },
+    findMany,
+    rememberMany: async (entries) => {
+      await store.database.query(
+        `INSERT INTO ${table} (idempotency_key, result)
+         SELECT key, result FROM jsonb_to_recordset($1::jsonb) AS e(key text, result jsonb)
+         ON CONFLICT (idempotency_key) DO NOTHING`,
+        [JSON.stringify(entries.map(([key, result]) => ({ key, result })))],
+      );
+      const kept = await findMany(entries.map(([key]) => key));
+      return new Map(entries.map(([key, result]) => [key, kept.get(key) ?? result]));
     },
   };
 }

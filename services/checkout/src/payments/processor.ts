@@ -67,6 +67,11 @@ export interface PaymentProcessor {
   /** Charges a card saved by an earlier `charge` (its `payment_method.id`), off-session. */
   chargeSavedCard(request: SavedCardChargeRequest): Promise<ChargeResult>;
   /**
+   * Many such charges at once (a batch of renewals), each once per key as `chargeSavedCard`;
+   * answers in the order asked. Optional: without it each is charged on its own.
+   */
+  chargeSavedCards?(requests: SavedCardChargeRequest[]): Promise<ChargeResult[]>;
+  /**
    * The final answer already given to this key, or null when the key was never charged (or
    * only asked for a challenge). The expiry sweep asks before it expires a session whose last
    * charge has no recorded outcome.

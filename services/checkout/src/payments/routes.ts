@@ -1,12 +1,20 @@
-import { ChargeSavedCardBody, type SavedCardCharge, ApiError } from '@billing/contracts';
+import {
+  ChargeSavedCardBody,
+  ChargeSavedCardsBody,
+  type SavedCardCharge,
+  type SavedCardCharges,
+  ApiError,
+} from '@billing/contracts';
 import type { ServiceContext } from '@billing/runtime';
 import { callerOf, requireCaller, validate } from '@billing/service';
 import type { Express } from 'express';
 import { dependenciesOf } from '../dependencies';
+import type { ChargeResult, SavedCardChargeRequest } from './processor';
 
 /**
  * `POST /internal/charges`, for billing's renewals: charges a card saved at checkout, off-session,
  * once per idempotency key. A decline is an answer (200 `declined`), not an error.
+ * `POST /internal/charges/batch` takes up to 100 of them in one call.
  */
 export function mountChargeRoutes(app: Express, context: ServiceContext): void {
   app.post('/internal/charges', requireCaller, validate({ body: ChargeSavedCardBody }), async (req, res) => {
@@ -14,20 +22,52 @@ export function mountChargeRoutes(app: Express, context: ServiceContext): void {
     const { processor } = dependenciesOf(context);
     const refusal = processor.refusal(caller.environment);
     if (refusal) throw ApiError.of('payment_required', refusal);
-    const body = res.locals.input.body;
-    const result = await processor.chargeSavedCard({
-      idempotencyKey: body.idempotency_key,
-      environment: caller.environment,
-      amount: body.amount,
-      paymentMethodId: body.payment_method_id,
-      now: context.now(),
-    });
-    const answer: SavedCardCharge =
-      result.status === 'succeeded'
-        ? { status: 'succeeded' }
-        : result.status === 'declined'
-          ? { status: 'declined', code: result.code, message: result.message }
-          : { status: 'declined', code: 'authentication_required', message: 'The card asks for the buyer' };
+    res.json(await chargeSavedCard(context, caller.environment, res.locals.input.body));
+  });
+
+  /** The same for up to 100 charges of one tenant at once (a batch of renewals); answers in order. */
+  app.post('/internal/charges/batch', requireCaller, validate({ body: ChargeSavedCardsBody }), async (req, res) => {
+    const caller = callerOf(req);
+    const { processor } = dependenciesOf(context);
+    const refusal = processor.refusal(caller.environment);
+    if (refusal) throw ApiError.of('payment_required', refusal);
+    const { charges } = res.locals.input.body as ChargeSavedCardsBody;
+    const requests = charges.map((body) => savedCardRequest(context, caller.environment, body));
+    const results = processor.chargeSavedCards
+      ? await processor.chargeSavedCards(requests)
+      : await Promise.all(requests.map((request) => processor.chargeSavedCard(request)));
+    const answer: SavedCardCharges = { results: results.map(answerOf) };
     res.json(answer);
   });
+}
+
+async function chargeSavedCard(
+  context: ServiceContext,
+  environment: 'SANDBOX' | 'PRODUCTION',
+  body: ChargeSavedCardBody,
+): Promise<SavedCardCharge> {
+  const { processor } = dependenciesOf(context);
+  return answerOf(await processor.chargeSavedCard(savedCardRequest(context, environment, body)));
+}
+
+function savedCardRequest(
+  context: ServiceContext,
+  environment: 'SANDBOX' | 'PRODUCTION',
+  body: ChargeSavedCardBody,
+): SavedCardChargeRequest {
+  return {
+    idempotencyKey: body.idempotency_key,
+    environment,
+    amount: body.amount,
+    paymentMethodId: body.payment_method_id,
+    now: context.now(),
+  };
+}
+
+function answerOf(result: ChargeResult): SavedCardCharge {
+  return result.status === 'succeeded'
+    ? { status: 'succeeded' }
+    : result.status === 'declined'
+      ? { status: 'declined', code: result.code, message: result.message }
+      : { status: 'declined', code: 'authentication_required', message: 'The card asks for the buyer' };
 }

@@ -72,6 +72,10 @@ export interface ChargeLedger {
   find(key: string): Promise<ChargeResult | null>;
   /** Stores `result` unless the key has one already; returns the one kept. */
   remember(key: string, result: ChargeResult): Promise<ChargeResult>;
+  /** `find` for many keys at once: the answers kept, by key (absent when none). */
+  findMany(keys: string[]): Promise<Map<string, ChargeResult>>;
+  /** `remember` for many keys at once (each named once): the answers kept, by key. */
+  rememberMany(entries: Array<[string, ChargeResult]>): Promise<Map<string, ChargeResult>>;
 }
 
 /** A refund the simulator made: the first one asked under its key, whatever is asked later. */
@@ -95,12 +99,15 @@ export function memoryRefundLedger(): RefundLedger {
 /** A ledger in memory, for unit tests and a checkout without a database. */
 export function memoryChargeLedger(): ChargeLedger {
   const results = new Map<string, ChargeResult>();
+  const remember = (key: string, result: ChargeResult) => {
+    if (!results.has(key)) results.set(key, result);
+    return results.get(key)!;
+  };
   return {
     find: async (key) => results.get(key) ?? null,
-    remember: async (key, result) => {
-      if (!results.has(key)) results.set(key, result);
-      return results.get(key)!;
-    },
+    remember: async (key, result) => remember(key, result),
+    findMany: async (keys) => new Map(keys.flatMap((key) => (results.has(key) ? [[key, results.get(key)!]] : []))),
+    rememberMany: async (entries) => new Map(entries.map(([key, result]) => [key, remember(key, result)])),
   };
 }
 
@@ -139,8 +146,26 @@ export class SandboxProcessor implements PaymentProcessor {
   async chargeSavedCard(request: SavedCardChargeRequest): Promise<ChargeResult> {
     const earlier = await this.ledger.find(request.idempotencyKey);
     if (earlier) return earlier;
+    return this.ledger.remember(request.idempotencyKey, this.decideSaved(request));
+  }
+
+  /** The same for many: one read of the keys answered already, one write of the new answers. */
+  async chargeSavedCards(requests: SavedCardChargeRequest[]): Promise<ChargeResult[]> {
+    const keys = [...new Set(requests.map((r) => r.idempotencyKey))];
+    const earlier = await this.ledger.findMany(keys);
+    const fresh = new Map<string, ChargeResult>();
+    for (const request of requests) {
+      if (!earlier.has(request.idempotencyKey) && !fresh.has(request.idempotencyKey)) {
+        fresh.set(request.idempotencyKey, this.decideSaved(request));
+      }
+    }
+    const kept = fresh.size > 0 ? await this.ledger.rememberMany([...fresh]) : new Map<string, ChargeResult>();
+    return requests.map((r) => earlier.get(r.idempotencyKey) ?? kept.get(r.idempotencyKey)!);
+  }
+
+  private decideSaved(request: SavedCardChargeRequest): ChargeResult {
     const match = /^pm_sandbox_([a-z]+)_([0-9]{4})_([0-9]{2})([0-9]{4})_[A-Za-z0-9]+$/.exec(request.paymentMethodId);
-    const result: ChargeResult = !match
+    return !match
       ? { status: 'declined', code: 'payment_method_unknown', message: 'No such saved card.' }
       : (savedCardDecline(match[1]!) ?? {
           status: 'succeeded',
@@ -152,7 +177,6 @@ export class SandboxProcessor implements PaymentProcessor {
             exp_year: Number(match[4]),
           },
         });
-    return this.ledger.remember(request.idempotencyKey, result);
   }
 
   lookup(idempotencyKey: string): Promise<ChargeResult | null> {

@@ -100,6 +100,28 @@ describe('Sandbox processor', () => {
     expect(await later('pm_made_up', 'in_3:1')).toMatchObject({ status: 'declined', code: 'payment_method_unknown' });
   });
 
+  it('charges many saved cards at once, each key once, answering in order (a key asked again gets its first answer)', async () => {
+    const ok = 'pm_sandbox_ok_4242_122030_abc';
+    const declines = 'pm_sandbox_declines_0341_122030_abc';
+    const ask = (paymentMethodId: string, idempotencyKey: string) => ({
+      idempotencyKey,
+      environment: 'SANDBOX' as const,
+      amount: 299,
+      paymentMethodId,
+      now,
+    });
+    await processor.chargeSavedCard(ask(declines, 'in_b1:1'));
+    const results = await processor.chargeSavedCards([
+      ask(ok, 'in_b2:1'),
+      ask(ok, 'in_b1:1'), // answered before: declined, whatever card is named now
+      ask(declines, 'in_b3:1'),
+      ask(ok, 'in_b2:1'),
+    ]);
+    expect(results.map((r) => r.status)).toEqual(['succeeded', 'declined', 'declined', 'succeeded']);
+    expect(await processor.lookup('in_b2:1')).toMatchObject({ status: 'succeeded' });
+    expect(await processor.chargeSavedCard(ask(declines, 'in_b2:1'))).toMatchObject({ status: 'succeeded' });
+  });
+
   it('refuses Production unless configured for a demo', () => {
     expect(processor.refusal('SANDBOX')).toBeNull();
     expect(processor.refusal('PRODUCTION')).toMatch(/real payment processor/);
