@@ -1,8 +1,8 @@
 // Billing in its own process on an existing schema, for the renewal crash test (issue 13,
 // part 9). With RENEWAL_KILL_AFTER_CHARGE=1 it kills itself with SIGKILL as soon as checkout
-// has answered its first charge, before billing records the answer: the worst moment, when the
-// card is charged and billing does not know it. Prints `listening <url>` when it serves, and
-// `charged <idempotency key>` just before it dies.
+// has answered its first charge call (one charge, or a batch of them), before billing records
+// the answer: the worst moment, when cards are charged and billing does not know it. Prints
+// `listening <url>` when it serves, and `charged <path> <keys> <statuses>` just before it dies.
 const { createInfrastructure, runService, InternalClient } = require('@billing/runtime');
 const { billingService } = require('@billing/billing');
 const { createLogger } = require('@billing/service');
@@ -13,8 +13,11 @@ if (env.RENEWAL_KILL_AFTER_CHARGE === '1') {
   const post = InternalClient.prototype.post;
   InternalClient.prototype.post = async function (path, body, caller) {
     const answer = await post.call(this, path, body, caller);
-    if (path === '/internal/charges') {
-      process.stdout.write(`charged ${body.idempotency_key} ${answer.body?.status}\n`);
+    if (path === '/internal/charges' || path === '/internal/charges/batch') {
+      const batch = path.endsWith('/batch');
+      const keys = batch ? body.charges.map((c) => c.idempotency_key) : [body.idempotency_key];
+      const statuses = batch ? answer.body.results.map((r) => r.status) : [answer.body.status];
+      process.stdout.write(`charged ${path} ${keys.join(',')} ${statuses.join(',')}\n`);
       process.kill(process.pid, 'SIGKILL');
     }
     return answer;

@@ -29,17 +29,22 @@ describeWithServer('DATABASE_URL', 'renewals with two billing engines on one Pos
   const engines: ServiceUnderTest[] = [];
   const checkoutUrls: string[] = [];
   /**
-   * Charges asked of checkout, by the base URL of the asking client: engine B spells checkout's
-   * URL with an upper-case scheme (the same address once parsed), so each engine's calls can be
-   * told apart, and both still reach the one checkout.
+   * Charge calls to checkout (one charge, or a batch), by the base URL of the asking client:
+   * engine B spells checkout's URL with an upper-case scheme (the same address once parsed),
+   * so each engine's calls can be told apart, and both still reach the one checkout. Every
+   * charge call waits 100 ms first, so that a renewal takes long enough for the other engine
+   * to be at the same renewals whatever the machine's speed.
    */
   const chargeCalls = new Map<string, number>();
   const post = InternalClient.prototype.post;
 
   beforeAll(async () => {
-    InternalClient.prototype.post = function (this: InternalClient, path, body, identity) {
+    InternalClient.prototype.post = async function (this: InternalClient, path, body, identity) {
       const { baseUrl } = (this as unknown as { options: { baseUrl: string } }).options;
-      if (path === '/internal/charges') chargeCalls.set(baseUrl, (chargeCalls.get(baseUrl) ?? 0) + 1);
+      if (path.startsWith('/internal/charges')) {
+        chargeCalls.set(baseUrl, (chargeCalls.get(baseUrl) ?? 0) + 1);
+        await new Promise((resolve) => setTimeout(resolve, 100));
+      }
       return post.call(this, path, body, identity);
     } as typeof post;
     infrastructures = [await testInfrastructure('billing-race-a'), await testInfrastructure('billing-race-b')];

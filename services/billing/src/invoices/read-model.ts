@@ -48,13 +48,24 @@ export async function migrateInvoicesReadModel(store: EventStore): Promise<void>
  * organization, and a rolled-back transaction gives its number back.
  */
 export async function nextInvoiceNumber(sql: SqlExecutor, schema: string, tenant: Tenant): Promise<string> {
+  return (await nextInvoiceNumbers(sql, schema, tenant, 1))[0]!;
+}
+
+/** The next `count` numbers at once, in order, for a batch of invoices opened in one transaction. */
+export async function nextInvoiceNumbers(
+  sql: SqlExecutor,
+  schema: string,
+  tenant: Tenant,
+  count: number,
+): Promise<string[]> {
   const { rows } = await sql.query<{ last: number }>(
-    `INSERT INTO ${numbersTable(schema)} (organization, environment, last) VALUES ($1, $2, 1)
-     ON CONFLICT (organization, environment) DO UPDATE SET last = ${numbersTable(schema)}.last + 1
+    `INSERT INTO ${numbersTable(schema)} (organization, environment, last) VALUES ($1, $2, $3)
+     ON CONFLICT (organization, environment) DO UPDATE SET last = ${numbersTable(schema)}.last + $3
      RETURNING last`,
-    [tenant.organization, tenant.environment],
+    [tenant.organization, tenant.environment, count],
   );
-  return `INV-${String(rows[0]!.last).padStart(6, '0')}`;
+  const last = rows[0]!.last;
+  return Array.from({ length: count }, (_, i) => `INV-${String(last - count + 1 + i).padStart(6, '0')}`);
 }
 
 /** Applies invoice events in the append's transaction; an event at or below the row's version is skipped. */

@@ -14,7 +14,7 @@ import type { Tenant } from '@billing/service';
 import { addInterval } from '../calendar/period';
 import { customersTable } from '../customers/read-model';
 import { checkoutClient } from '../dependencies';
-import { type InvoiceCommand, invoiceAggregate, invoiceStream } from '../invoices/invoice';
+import { type InvoiceCommand, type OpenInvoice, invoiceAggregate, invoiceStream } from '../invoices/invoice';
 import { findInvoice, nextInvoiceNumber, projectInvoices } from '../invoices/read-model';
 import { type SubscriptionCommand, nextPeriodEndOf, subscriptionAggregate } from '../subscriptions/decide';
 import { type DueSubscription, findSubscription } from '../subscriptions/queries';
@@ -52,7 +52,8 @@ export function renewalInvoiceId(subscriptionId: string, periodStart: string): s
  * next, so two engines or a crash anywhere charge once: the invoice is opened once (its id is
  * derived), each charge is keyed by invoice and attempt (a repeated key answers the first
  * charge), an attempt is recorded once, and the subscription moves only for its period.
- * Returns whether it did something.
+ * Returns whether it did something. `renewals/batch.ts` takes the plain path of this (open,
+ * charge attempt 1, paid, renewed) for many subscriptions at once: keep the two in step.
  */
 export async function renewDue(context: ServiceContext, item: DueSubscription, at: Date): Promise<boolean> {
   const tenant: Tenant = { organization: item.organization, environment: item.environment };
@@ -94,7 +95,7 @@ export async function renewDue(context: ServiceContext, item: DueSubscription, a
 }
 
 /** Live, not canceling at period end, and its period over (PAST_DUE: its open invoice decides). */
-function isDue(subscription: Subscription, at: Date): boolean {
+export function isDue(subscription: Subscription, at: Date): boolean {
   if (subscription.status === 'CANCELED' || subscription.cancel_at_period_end) return false;
   return Date.parse(subscription.current_period_end) <= at.getTime();
 }
@@ -108,41 +109,54 @@ async function openInvoice(
 ): Promise<Invoice> {
   const { store } = context;
   const { schema } = store.tables;
+  const state = await store.transaction(async (tx) => {
+    const existing = await findInvoice(tx, schema, tenant, invoiceId);
+    if (existing) return { invoice: existing };
+    const number = await nextInvoiceNumber(tx, schema, tenant);
+    const command = openRenewalInvoice(subscription, invoiceId, tenant, number, at);
+    const { state: opened } = await handleCommandInTx(context, tx, tenant, invoiceId, command);
+    if (opened.status === 'Empty') throw new Error(`invoice ${invoiceId} not opened`);
+    return { invoice: opened.invoice };
+  });
+  return state.invoice;
+}
+
+/** The command that opens the invoice of the subscription's next period (its plan's line, its coupon's discount). */
+export function openRenewalInvoice(
+  subscription: Subscription,
+  invoiceId: string,
+  tenant: Tenant,
+  number: string,
+  at: Date,
+): OpenInvoice {
   const start = subscription.current_period_end;
   const end = nextPeriodEndOf(subscription);
   const every =
     subscription.interval_count === 1
       ? subscription.interval
       : `${subscription.interval_count} ${subscription.interval}s`;
-  const state = await store.transaction(async (tx) => {
-    const existing = await findInvoice(tx, schema, tenant, invoiceId);
-    if (existing) return { invoice: existing };
-    const { state: opened } = await handleCommandInTx(context, tx, tenant, invoiceId, {
-      type: 'OpenInvoice',
-      data: {
-        invoiceId,
-        number: await nextInvoiceNumber(tx, schema, tenant),
-        ...tenant,
-        customerId: subscription.customer_id,
-        subscriptionId: subscription.id,
-        lines: [
-          {
-            description: `${subscription.product.name} (every ${every})`,
-            amount: subscription.price,
-            period: { start, end },
-            kind: 'subscription',
-          },
-        ],
-        discountAmount: discountFor(subscription, start),
-        periodStart: start,
-        periodEnd: end,
-        now: at,
-      },
-    });
-    if (opened.status === 'Empty') throw new Error(`invoice ${invoiceId} not opened`);
-    return { invoice: opened.invoice };
-  });
-  return state.invoice;
+  return {
+    type: 'OpenInvoice',
+    data: {
+      invoiceId,
+      number,
+      ...tenant,
+      customerId: subscription.customer_id,
+      subscriptionId: subscription.id,
+      lines: [
+        {
+          description: `${subscription.product.name} (every ${every})`,
+          amount: subscription.price,
+          period: { start, end },
+          kind: 'subscription',
+        },
+      ],
+      discountAmount: discountFor(subscription, start),
+      periodStart: start,
+      periodEnd: end,
+      now: at,
+    },
+  };
 }
 
 /**

@@ -1,6 +1,7 @@
 import { type SqlExecutor, handleCommand } from '@billing/eventstore';
 import { type ServiceContext, positiveNumberSetting } from '@billing/runtime';
 import { findDueRetries } from '../invoices/read-model';
+import { RENEWAL_BATCH_SIZE, renewDueBatch } from '../renewals/batch';
 import { renewDue } from '../renewals/renew';
 import { type SubscriptionCommand, subscriptionAggregate } from './decide';
 import {
@@ -18,10 +19,20 @@ import { subscriptionStream } from './subscription';
  * run concurrently and again: nothing is done for a subscription that is no longer due. `run`
  * answers whether it changed something.
  */
-interface DueWork {
+export interface DueWork {
   what: string;
   find: (sql: SqlExecutor, schema: string, by: Date, clock: ClockScope, limit?: number) => Promise<DueSubscription[]>;
   run: (context: ServiceContext, item: DueSubscription, at: Date) => Promise<boolean>;
+  /**
+   * The same for many subscriptions due at `at` at once, faster; what it hands back is then
+   * run one by one. Returns the ids it changed.
+   */
+  runBatch?: (
+    context: ServiceContext,
+    items: DueSubscription[],
+    at: Date,
+  ) => Promise<{ renewed: string[]; leftover: DueSubscription[] }>;
+  batchSize?: number;
 }
 
 /** A due change that is one command on the subscription. */
@@ -56,7 +67,7 @@ export const DUE_WORK: readonly DueWork[] = [
     find: findEndedCanceledPeriods,
     run: command((subscriptionId, now) => ({ type: 'EndCanceledPeriod', data: { subscriptionId, now } })),
   },
-  { what: 'renewing', find: findDueRenewals, run: renewDue },
+  { what: 'renewing', find: findDueRenewals, run: renewDue, runBatch: renewDueBatch, batchSize: RENEWAL_BATCH_SIZE },
   { what: 'retrying a failed renewal', find: findDueRetries, run: renewDue },
 ];
 
@@ -109,25 +120,85 @@ export async function forEachSubscription<T extends { item: DueSubscription }>(
   return failures;
 }
 
+/** One item of due work: what to do, for which subscription, at what time. */
+export type DueEntry = { work: DueWork; item: DueSubscription; at: Date };
+
+/** How many batches of one kind run at once (one can charge while another writes). */
+const BATCHES_AT_ONCE = 2;
+
+/**
+ * Runs due work: a subscription with a single item, of a kind that has `runBatch`, in batches
+ * of its kind and time; then the rest, and what the batches handed back, with `run`, up to
+ * `concurrency` subscriptions at a time, one subscription's items in their order. Returns the
+ * ids changed and the failures.
+ */
+export async function runDueEntries(context: ServiceContext, entries: DueEntry[], concurrency: number) {
+  const changed: string[] = [];
+  const itemsOf = new Map<string, number>();
+  for (const { item } of entries) itemsOf.set(item.id, (itemsOf.get(item.id) ?? 0) + 1);
+  const byKindAndTime = new Map<string, DueEntry[]>();
+  const single: DueEntry[] = [];
+  for (const entry of entries) {
+    if (!entry.work.runBatch || itemsOf.get(entry.item.id) !== 1) {
+      single.push(entry);
+      continue;
+    }
+    const key = `${entry.work.what}|${entry.at.getTime()}`;
+    const group = byKindAndTime.get(key);
+    if (group) group.push(entry);
+    else byKindAndTime.set(key, [entry]);
+  }
+  const queue = [...byKindAndTime.values()].flatMap((group) => {
+    const size = group[0]!.work.batchSize ?? 100;
+    return Array.from({ length: Math.ceil(group.length / size) }, (_, i) => group.slice(i * size, (i + 1) * size));
+  });
+  let next = 0;
+  await Promise.all(
+    Array.from({ length: Math.min(BATCHES_AT_ONCE, queue.length) }, async () => {
+      while (next < queue.length) {
+        const batch = queue[next++]!;
+        const { work, at } = batch[0]!;
+        try {
+          const { renewed, leftover } = await work.runBatch!(
+            context,
+            batch.map((e) => e.item),
+            at,
+          );
+          changed.push(...renewed);
+          single.push(...leftover.map((item) => ({ work, item, at })));
+        } catch (error) {
+          context.logger.warn({ err: error }, `${work.what} in a batch failed; one by one instead`);
+          single.push(...batch);
+        }
+      }
+    }),
+  );
+  const failures = await forEachSubscription(single, concurrency, async ({ work, item, at }) => {
+    if (await work.run(context, item, at)) changed.push(item.id);
+  });
+  return { changed, failures };
+}
+
 /**
  * The real-time sweep: everything due by the service clock on subscriptions that are on no
- * test clock, kind by kind, up to `BILLING_DUE_WORK_CONCURRENCY` subscriptions at a time. A
- * failure is logged and left to the next sweep. Returns the ids it changed.
+ * test clock, kind by kind (renewals in batches), up to `BILLING_DUE_WORK_CONCURRENCY`
+ * subscriptions at a time. A failure is logged and left to the next sweep. Returns the ids it
+ * changed.
  */
 export async function runDueWork(context: ServiceContext): Promise<string[]> {
   const { store, now, logger } = context;
   const changed: string[] = [];
   const concurrency = dueWorkConcurrency(context);
   for (const work of DUE_WORK) {
-    const items = await work.find(store.database, store.tables.schema, now(), null);
-    const failures = await forEachSubscription(
-      items.map((item) => ({ item })),
+    const at = now();
+    const items = await work.find(store.database, store.tables.schema, at, null);
+    const done = await runDueEntries(
+      context,
+      items.map((item) => ({ work, item, at })),
       concurrency,
-      async ({ item }) => {
-        if (await work.run(context, item, now())) changed.push(item.id);
-      },
     );
-    for (const { entry, error } of failures) {
+    changed.push(...done.changed);
+    for (const { entry, error } of done.failures) {
       logger.error({ err: error, id: entry.item.id }, `${work.what} failed; the next sweep retries`);
     }
   }

@@ -1,6 +1,6 @@
 import { handleCommand } from '@billing/eventstore';
 import type { ServiceContext } from '@billing/runtime';
-import { DUE_WORK, dueWorkConcurrency, forEachSubscription } from '../subscriptions/due-work';
+import { DUE_WORK, dueWorkConcurrency, runDueEntries } from '../subscriptions/due-work';
 import type { DueSubscription } from '../subscriptions/queries';
 import { testClockAggregate, testClockStream } from './clock';
 import { findAdvancingClocks, projectTestClocks } from './read-model';
@@ -10,9 +10,9 @@ type ClockRef = { id: string; organization: string; environment: 'SANDBOX' | 'PR
 /**
  * Runs what falls due on a clock up to its advance's target, in the order it falls due, each at
  * its own due time (so events carry the clock's time), then marks the clock ready at the target.
- * What falls due at one instant runs together, up to `BILLING_DUE_WORK_CONCURRENCY`
- * subscriptions at a time, each subscription's items in the order of `DUE_WORK`; the next
- * instant starts when it is done. A failing item stops the run (after the items already
+ * What falls due at one instant runs together (`runDueEntries`: renewals in batches, the rest up
+ * to `BILLING_DUE_WORK_CONCURRENCY` subscriptions at a time, each subscription's items in the
+ * order of `DUE_WORK`); the next instant starts when it is done. A failing item stops the run (after the items already
  * started); the clock stays `advancing` and the sweep runs it again.
  */
 export async function runClock(context: ServiceContext, clock: ClockRef): Promise<void> {
@@ -30,9 +30,8 @@ export async function runClock(context: ServiceContext, clock: ClockRef): Promis
       if (done.has(key)) throw new Error(`${work.what} of ${item.id} stays due on ${clock.id}`);
       done.add(key);
     }
-    const failures = await forEachSubscription(due, concurrency, async ({ work, item }) => {
-      await work.run(context, item, new Date(item.due_at));
-    });
+    const entries = due.map(({ work, item }) => ({ work, item, at: new Date(item.due_at) }));
+    const { failures } = await runDueEntries(context, entries, concurrency);
     if (failures.length > 0) throw failures[0]!.error;
   }
   const finish = { type: 'FinishAdvance' as const, data: { clockId: clock.id, targetTime: target } };
