@@ -128,7 +128,8 @@ export async function ledgerChargesByInvoice(sql: SqlExecutor, checkoutSchema: s
 /**
  * Each subscription renewed exactly once per period in `periods` (the starts of the renewed
  * periods): one SubscriptionRenewed, one renewal invoice, paid by one InvoicePaid on its first
- * attempt, and one charge in the ledger (attempt 1, succeeded). Returns what it looked at.
+ * attempt, and one charge in the ledger (attempt 1, succeeded); and the organization's invoice
+ * numbers without a gap. Returns what it looked at.
  */
 export async function expectRenewedOncePerPeriod(
   sql: SqlExecutor,
@@ -161,5 +162,13 @@ export async function expectRenewedOncePerPeriod(
   for (const id of invoiceIds) {
     expect([id, charges.get(id)]).toEqual([id, [{ key: `${id}:1`, status: 'succeeded' }]]);
   }
+  // The organization's invoice numbers run on without a gap: no renewal that lost a race kept one.
+  const numbers = await sql.query<{ number: string }>(
+    `SELECT document->>'number' AS number FROM ${schemas.billing}.invoices WHERE organization = $1 ORDER BY 1`,
+    [organization],
+  );
+  expect(numbers.rows.map((row) => row.number)).toEqual(
+    numbers.rows.map((_, i) => `INV-${String(i + 1).padStart(6, '0')}`),
+  );
   return facts;
 }

@@ -109,16 +109,32 @@ async function openInvoice(
 ): Promise<Invoice> {
   const { store } = context;
   const { schema } = store.tables;
-  const state = await store.transaction(async (tx) => {
-    const existing = await findInvoice(tx, schema, tenant, invoiceId);
-    if (existing) return { invoice: existing };
-    const number = await nextInvoiceNumber(tx, schema, tenant);
-    const command = openRenewalInvoice(subscription, invoiceId, tenant, number, at);
-    const { state: opened } = await handleCommandInTx(context, tx, tenant, invoiceId, command);
-    if (opened.status === 'Empty') throw new Error(`invoice ${invoiceId} not opened`);
-    return { invoice: opened.invoice };
-  });
+  const state = await store
+    .transaction(async (tx) => {
+      const existing = await findInvoice(tx, schema, tenant, invoiceId);
+      if (existing) return { invoice: existing };
+      const number = await nextInvoiceNumber(tx, schema, tenant);
+      // The number's row lock queues every opener of the organization's invoices: one that
+      // opened this invoice while we waited has committed. Then roll back, giving the number back.
+      const meanwhile = await findInvoice(tx, schema, tenant, invoiceId);
+      if (meanwhile) throw new OpenedMeanwhile(meanwhile);
+      const command = openRenewalInvoice(subscription, invoiceId, tenant, number, at);
+      const { state: opened } = await handleCommandInTx(context, tx, tenant, invoiceId, command);
+      if (opened.status === 'Empty') throw new Error(`invoice ${invoiceId} not opened`);
+      return { invoice: opened.invoice };
+    })
+    .catch((error: unknown) => {
+      if (error instanceof OpenedMeanwhile) return { invoice: error.invoice };
+      throw error;
+    });
   return state.invoice;
+}
+
+/** Rolls back the opening of an invoice that another engine opened first. */
+class OpenedMeanwhile extends Error {
+  constructor(readonly invoice: Invoice) {
+    super(`invoice ${invoice.id} was opened meanwhile`);
+  }
 }
 
 /** The command that opens the invoice of the subscription's next period (its plan's line, its coupon's discount). */
