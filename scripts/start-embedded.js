@@ -1,5 +1,5 @@
 // `npm start`: the gateway on PORT (default 8080) and every service in one Node process, on
-// PGlite and the in-process bus (or DATABASE_URL / KAFKA_BROKERS when set). Everything it keeps
+// PGlite, which also carries the bus (or DATABASE_URL / KAFKA_BROKERS when set). Everything it keeps
 // is under DATA_DIR (default ./.data): PGlite in DATA_DIR/pglite, the admin token and the demo
 // organization beside it; DATA_DIR=memory keeps nothing on disk. The first start creates an
 // admin token and a demo organization; later starts reuse them, and print them again only with

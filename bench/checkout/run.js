@@ -134,7 +134,7 @@ async function main() {
       valid,
       mode: process.env.DATABASE_URL || process.env.KAFKA_BROKERS ? 'distributed' : 'embedded',
       database: platform.infrastructure.database.kind,
-      bus: process.env.KAFKA_BROKERS ? 'kafka' : 'in-process',
+      bus: process.env.KAFKA_BROKERS ? 'kafka' : 'database',
       parameters: params,
       checkouts_paid: paidCount,
       errors: timings.errors.length,

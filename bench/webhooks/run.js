@@ -182,7 +182,7 @@ async function main() {
       benchmark: 'webhooks',
       mode: infrastructure.mode,
       database: infrastructure.database.kind,
-      bus: env.KAFKA_BROKERS ? 'kafka' : 'in-process',
+      bus: env.KAFKA_BROKERS ? 'kafka' : 'database',
       parameters,
       deliveries: latencies.length,
       duration_s: round(seconds),

@@ -41,8 +41,9 @@ export interface Subscription {
 }
 
 /**
- * Keyed publish/subscribe between services: Kafka in the distributed topology, in process
- * in the embedded one. Delivery is at-least-once; consumers deduplicate on the event id.
+ * Keyed publish/subscribe between services: Kafka in the distributed topology, the services'
+ * database (`DatabaseBus`) in the embedded one. Delivery is at-least-once; consumers
+ * deduplicate on the event id.
  */
 export interface Bus {
   publish(topic: string, messages: OutgoingMessage[]): Promise<void>;

@@ -1,5 +1,5 @@
 import { join } from 'node:path';
-import { type Bus, InProcessBus, KafkaBus } from '@billing/bus';
+import { type Bus, DatabaseBus, KafkaBus } from '@billing/bus';
 import { type Database, pgliteDatabase, postgresDatabase } from '@billing/eventstore';
 
 /** The servers every service of one process shares. */
@@ -19,7 +19,9 @@ export interface InfrastructureOptions {
 
 /**
  * `DATABASE_URL` and `KAFKA_BROKERS` select real servers; without them everything runs in
- * the process: PGlite under ./.data and the in-process bus. Each can be chosen on its own.
+ * the process: PGlite under ./.data, and the bus in its tables (`DatabaseBus`), so that a
+ * crash loses no message. Each can be chosen on its own: without Kafka the bus lives in the
+ * database, PGlite or PostgreSQL.
  */
 export async function createInfrastructure(options: InfrastructureOptions): Promise<Infrastructure> {
   const env = options.env ?? process.env;
@@ -32,7 +34,7 @@ export async function createInfrastructure(options: InfrastructureOptions): Prom
         clientId: options.clientId,
         topicPrefix: env.KAFKA_TOPIC_PREFIX,
       })
-    : new InProcessBus();
+    : new DatabaseBus(database, { topicPrefix: env.KAFKA_TOPIC_PREFIX });
   return {
     mode: env.DATABASE_URL || env.KAFKA_BROKERS ? 'distributed' : 'embedded',
     database,

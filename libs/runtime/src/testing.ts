@@ -20,7 +20,7 @@ export function testInternalSecret(): string {
 
 /**
  * Infrastructure for tests: PostgreSQL and Kafka when DATABASE_URL and KAFKA_BROKERS are set
- * (as in CI), otherwise in-memory PGlite and the in-process bus.
+ * (as in CI), otherwise in-memory PGlite with the bus in it.
  */
 export function testInfrastructure(clientId = 'test'): Promise<Infrastructure> {
   return createInfrastructure({
