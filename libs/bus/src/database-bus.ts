@@ -278,7 +278,8 @@ export class DatabaseBus implements Bus {
         handler: options.handler,
         retry: retryPolicy(options.retry),
         sleep: stoppableSleep(controller.signal),
-        park: (raw, headers) => this.append(this.onBus(dlqTopicOf(raw.topic)), [{ ...raw, headers }]),
+        park: (raw, headers) =>
+          this.append(this.onBus(dlqTopicOf(raw.topic)), [{ key: raw.key, value: raw.value, headers }]),
       },
       workers: new Map(),
       assigned: new Set(),
@@ -394,7 +395,7 @@ export class DatabaseBus implements Bus {
       byPartition.set(partition, [...(byPartition.get(partition) ?? []), message]);
     }
     const partitions = [...byPartition.keys()].sort((a, b) => a - b);
-    const rows = partitions.flatMap((partition) => byPartition.get(partition)!.map((m) => ({ partition, ...m })));
+    const rows = partitions.flatMap((partition) => byPartition.get(partition)!.map((m) => ({ ...m, partition })));
     // One statement, so atomic without BEGIN and COMMIT: takes the partitions' rows in ascending
     // order (concurrent publishers never deadlock), moves their next offsets, and inserts the
     // messages at the offsets they held. The row lock lasts until commit, so a partition's
