@@ -52,6 +52,13 @@ export const Customer = z
     email_verified: z.boolean(),
     status: CustomerStatus,
     metadata: z.record(z.string(), z.string()).nullable(),
+    test_clock: z
+      .string()
+      .nullable()
+      .default(null)
+      .describe(
+        'Sandbox: the test clock the customer lives on (made by a checkout session with test_clock); its later subscriptions use it',
+      ),
     created_at: timestamp,
     updated_at: timestamp,
     livemode: z.boolean(),
