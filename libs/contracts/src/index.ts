@@ -20,3 +20,4 @@ export * from './test-clocks';
 export * from './charges';
 export * from './refunds';
 export * from './portal';
+export * from './billing-settings';

@@ -19,7 +19,8 @@ import { mountSubscriptionRoutes } from './subscriptions/routes';
 import { startBillingSweep } from './sweep';
 import { migrateTestClocksReadModel } from './test-clocks/read-model';
 import { mountTestClockRoutes } from './test-clocks/routes';
-import { requireCaller } from '@billing/service';
+import { requireAdminOrganization, requireCaller } from '@billing/service';
+import { mountBillingSettingsRoutes } from './settings/routes';
 
 /** The billing service: customers, subscriptions, invoices, entitlements, test clocks, the customer portal. */
 export const billingService: ServiceDefinition = {
@@ -29,6 +30,7 @@ export const billingService: ServiceDefinition = {
   routes: (app, context) => {
     app.use('/v1', requireCaller);
     app.use('/internal', requireCaller);
+    app.use('/admin', requireAdminOrganization);
     // Before `/v1/customers/:id`.
     mountEntitlementRoutes(app, context);
     mountCustomerRoutes(app, context);
@@ -40,6 +42,7 @@ export const billingService: ServiceDefinition = {
     mountPortalSessionRoutes(app, context);
     mountPortalConfigurationRoutes(app, context);
     mountPortalPages(app, context);
+    mountBillingSettingsRoutes(app, context);
     // After the customer routes: their errors leave with the customer endpoints' own codes.
     app.use('/v1/customers', customerErrorCodes);
   },

@@ -82,7 +82,7 @@ const upstreamUrl = (config: ServiceContext['config'], name: UpstreamName) =>
  */
 const adminPaths = (path: string) =>
   path.replace(
-    /^\/admin\/v1\/organizations\/[^/]+\/(products|coupons|webhook_endpoints|webhook_events|webhook_deliveries|portal_configurations)/,
+    /^\/admin\/v1\/organizations\/[^/]+\/(products|coupons|webhook_endpoints|webhook_events|webhook_deliveries|billing_settings|portal_configurations)/,
     '/admin/$1',
   );
 
