@@ -3,7 +3,8 @@ import type { ServiceContext } from '@billing/runtime';
 import express, { type Express, type Request, type Response } from 'express';
 import { findCustomer } from '../../customers/queries';
 import { findInvoice, listInvoices } from '../../invoices/read-model';
-import { discountFor } from '../../renewals/renew';
+import { discountFor, isBonusPeriod } from '../../renewals/renew';
+import { nextPeriodEndOf } from '../../subscriptions/decide';
 import { cancelSubscription, resumeSubscription } from '../../subscriptions/commands';
 import { listSubscriptions } from '../../subscriptions/queries';
 import { type OpenPortal, openPortal, ownSubscription } from './access';
@@ -44,6 +45,13 @@ function noticeText(portal: OpenPortal, notice: unknown, subscriptions: Subscrip
   }
 }
 
+/** What the renewal at `current_period_end` will invoice, by the renewals' own rules (renewals/renew.ts). */
+function nextInvoiceAmount(subscription: Subscription): number {
+  const start = subscription.current_period_end;
+  if (isBonusPeriod(subscription, start, nextPeriodEndOf(subscription))) return 0;
+  return subscription.price - discountFor(subscription, start);
+}
+
 /** Live subscriptions first, then ended ones; each with what its next invoice charges. */
 async function subscriptionViews(context: ServiceContext, portal: OpenPortal, invoices: Invoice[]): Promise<SubscriptionView[]> {
   const { store } = context;
@@ -57,9 +65,7 @@ async function subscriptionViews(context: ServiceContext, portal: OpenPortal, in
     .map((subscription) => ({
       subscription,
       nextAmount:
-        subscription.status === 'CANCELED' || subscription.cancel_at_period_end
-          ? null
-          : subscription.price - discountFor(subscription, subscription.current_period_end),
+        subscription.status === 'CANCELED' || subscription.cancel_at_period_end ? null : nextInvoiceAmount(subscription),
       overdue:
         subscription.status === 'PAST_DUE'
           ? (invoices.find((i) => i.subscription_id === subscription.id && i.status === 'open') ?? null)
