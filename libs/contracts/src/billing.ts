@@ -164,7 +164,7 @@ export const Subscription = z
     })
       .nullable()
       .default(null)
-      .describe("The coupon of the code redeemed at checkout, applied to invoices by its duration"),
+      .describe('The coupon of the code redeemed at checkout, applied to invoices by its duration'),
     created_at: timestamp,
     updated_at: timestamp,
     livemode: z.boolean(),
@@ -201,9 +201,7 @@ export type CancelSubscriptionBody = z.infer<typeof CancelSubscriptionBody>;
 
 // ---------------------------------------------------------------- invoices
 
-export const InvoiceStatus = z
-  .enum(['draft', 'open', 'paid', 'void', 'uncollectible'])
-  .meta({ id: 'InvoiceStatus' });
+export const InvoiceStatus = z.enum(['draft', 'open', 'paid', 'void', 'uncollectible']).meta({ id: 'InvoiceStatus' });
 export type InvoiceStatus = z.infer<typeof InvoiceStatus>;
 
 /** One charge of an invoice; the lines add up to `subtotal`. */
@@ -264,7 +262,9 @@ export const ListInvoicesQuery = z
   .meta({ id: 'ListInvoicesQuery' });
 export type ListInvoicesQuery = z.infer<typeof ListInvoicesQuery>;
 
-export const InvoiceIdParams = z.object({ id: idText().describe('Invoice id, prefix in_') }).meta({ id: 'InvoiceIdParams' });
+export const InvoiceIdParams = z
+  .object({ id: idText().describe('Invoice id, prefix in_') })
+  .meta({ id: 'InvoiceIdParams' });
 
 // ---------------------------------------------------------------- entitlements
 
@@ -297,8 +297,8 @@ export const Entitlements = z
           product: z.string().nullable().describe('Product slug'),
           product_id: z.string(),
           status: EntitlementStatus,
-          subscription_id: z.string(),
-          current_period_end: timestamp,
+          subscription_id: z.string().optional().describe('Secret Key only'),
+          current_period_end: timestamp.optional().describe('Secret Key only'),
         }),
       )
       .describe('One per live subscription, newest first; empty when no customer matches or none is live'),
@@ -512,9 +512,10 @@ export function registerBillingRoutes(registry: OpenApiRegistry): OpenApiRegistr
       method: 'get',
       path: '/customers/entitlements',
       summary:
-        "A customer's entitlements, a paywall check: customer_id, external_id, email (precedence in that order); nobody matching is an empty answer",
+        "A customer's entitlements, a paywall check: customer_id, external_id, email (precedence in that order); nobody matching is an empty answer. " +
+        'A Publishable Key may ask by customer_id or external_id only, and learns only the products and their status',
       tags,
-      security: secret,
+      security: ['secretKey', 'publishableKey'],
       query: EntitlementsQuery,
       responses: {
         200: {
