@@ -14,7 +14,8 @@ import { mountSubscriptionRoutes } from './subscriptions/routes';
 import { startBillingSweep } from './sweep';
 import { migrateTestClocksReadModel } from './test-clocks/read-model';
 import { mountTestClockRoutes } from './test-clocks/routes';
-import { requireCaller } from '@billing/service';
+import { requireAdminOrganization, requireCaller } from '@billing/service';
+import { mountBillingSettingsRoutes } from './settings/routes';
 
 /** The billing service: customers, subscriptions, invoices, entitlements, test clocks. */
 export const billingService: ServiceDefinition = {
@@ -24,6 +25,7 @@ export const billingService: ServiceDefinition = {
   routes: (app, context) => {
     app.use('/v1', requireCaller);
     app.use('/internal', requireCaller);
+    app.use('/admin', requireAdminOrganization);
     // Before `/v1/customers/:id`.
     mountEntitlementRoutes(app, context);
     mountCustomerRoutes(app, context);
@@ -32,6 +34,7 @@ export const billingService: ServiceDefinition = {
     mountTestClockRoutes(app, context);
     mountResolveRoute(app, context);
     mountInvoicePaymentRoute(app, context);
+    mountBillingSettingsRoutes(app, context);
     // After the customer routes: their errors leave with the customer endpoints' own codes.
     app.use('/v1/customers', customerErrorCodes);
   },

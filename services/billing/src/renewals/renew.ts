@@ -20,17 +20,17 @@ import { type SubscriptionCommand, nextPeriodEndOf, subscriptionAggregate } from
 import { type DueSubscription, findSubscription } from '../subscriptions/queries';
 import { projectSubscriptions } from '../subscriptions/read-model';
 import { subscriptionStream } from '../subscriptions/subscription';
+import { billingSettingsOf } from '../settings/settings';
 
-/**
- * Dunning: after the first failed charge of a renewal, retries come this many days after it
- * (the default of issue 13); after the last one fails the subscription is CANCELED.
- */
-export const RETRY_DAYS = [3, 5, 7] as const;
 const DAY_MS = 24 * 3600 * 1000;
 
-/** When to try again after failed attempt `attempt` (1-based) of an invoice opened at `openedAt`; null: never. */
-export function nextRetryAt(openedAt: string, attempt: number): Date | null {
-  const days = RETRY_DAYS[attempt - 1];
+/**
+ * Dunning: after failed attempt `attempt` (1-based) of an invoice opened (and first charged) at
+ * `openedAt`, the next try comes `retryDays[attempt - 1]` days after it (the organization's
+ * billing settings, default 3, 5 and 7); null: that was the last.
+ */
+export function nextRetryAt(openedAt: string, attempt: number, retryDays: readonly number[]): Date | null {
+  const days = retryDays[attempt - 1];
   return days === undefined ? null : new Date(Date.parse(openedAt) + days * DAY_MS);
 }
 
@@ -73,17 +73,29 @@ export async function renewDue(context: ServiceContext, item: DueSubscription, a
     });
   }
   if (invoice.next_payment_attempt && Date.parse(invoice.next_payment_attempt) > at.getTime()) return false;
+  // Dunning ended with the subscription left PAST_DUE: only a new card tries again (customers/payment-method.ts).
+  if (invoice.attempt_count > 0 && !invoice.next_payment_attempt) {
+    // The last attempt was recorded, and the end that follows it was not (a crash): end it now.
+    const settings = await billingSettingsOf(context.store, tenant.organization, tenant.environment);
+    if (settings.dunning.after_final_failure === 'past_due') return false;
+    await onInvoice(context, tenant, invoiceId, { type: 'MarkUncollectible', data: { now: at } });
+    return endForNonPayment(context, tenant, subscription, at);
+  }
 
   const attempt = invoice.attempt_count + 1;
   const outcome = await charge(context, tenant, subscription.customer_id, invoice, attempt);
-  const nextAttemptAt = outcome.status === 'declined' ? nextRetryAt(invoice.created_at, attempt) : null;
+  const settings =
+    outcome.status === 'declined'
+      ? await billingSettingsOf(context.store, tenant.organization, tenant.environment)
+      : null;
+  const nextAttemptAt = settings ? nextRetryAt(invoice.created_at, attempt, settings.dunning.retry_days) : null;
   const { state } = await onInvoice(context, tenant, invoiceId, {
     type: 'RecordPaymentAttempt',
     data: { attempt, outcome, nextAttemptAt, now: at },
   });
   const recorded = state.status === 'Existing' ? state.invoice : invoice;
   if (recorded.status === 'paid') return settle(context, tenant, subscription, recorded, at);
-  if (nextAttemptAt === null) {
+  if (nextAttemptAt === null && settings?.dunning.after_final_failure !== 'past_due') {
     await onInvoice(context, tenant, invoiceId, { type: 'MarkUncollectible', data: { now: at } });
     return endForNonPayment(context, tenant, subscription, at);
   }
