@@ -143,7 +143,11 @@ describe('entitlements through the gateway', () => {
     });
 
     it('never answers by email, which would tell who is a customer', async () => {
-      for (const query of [{ email: 'amy@example.com' }, { external_id: 'user-amy', email: 'amy@example.com' }]) {
+      const queries: Record<string, string>[] = [
+        { email: 'amy@example.com' },
+        { external_id: 'user-amy', email: 'amy@example.com' },
+      ];
+      for (const query of queries) {
         const res = await entitlements(query, pk());
         expect(res.status).toBe(400);
         expect(res.body.error).toMatchObject({ code: 'invalid_request', message: expect.stringMatching(/email/) });
