@@ -445,6 +445,15 @@ export const SubscriptionPastDueData = z
   .meta({ id: 'SubscriptionPastDueData' });
 export type SubscriptionPastDueData = z.infer<typeof SubscriptionPastDueData>;
 
+/**
+ * Occurs 3 days before a trial ends (at once when the trial is shorter), once per trial
+ * (public: subscription.trial_will_end).
+ */
+export const SubscriptionTrialWillEndData = z
+  .object({ subscription_id: z.string(), trial_end: timestamp, object: Subscription })
+  .meta({ id: 'SubscriptionTrialWillEndData' });
+export type SubscriptionTrialWillEndData = z.infer<typeof SubscriptionTrialWillEndData>;
+
 export const BILLING_TOPIC = 'billing.events';
 
 export const BILLING_EVENT_SCHEMAS = {
@@ -457,6 +466,7 @@ export const BILLING_EVENT_SCHEMAS = {
   SubscriptionCanceled: SubscriptionCanceledData,
   SubscriptionRenewed: SubscriptionRenewedData,
   SubscriptionPastDue: SubscriptionPastDueData,
+  SubscriptionTrialWillEnd: SubscriptionTrialWillEndData,
   DuplicateSubscriptionPaid: DuplicateSubscriptionPaidData,
   InvoicePaid: InvoicePaidData,
   InvoiceOpened: InvoiceOpenedData,

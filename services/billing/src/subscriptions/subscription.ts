@@ -6,6 +6,7 @@ import type {
   SubscriptionCanceledData,
   SubscriptionPastDueData,
   SubscriptionRenewedData,
+  SubscriptionTrialWillEndData,
   SubscriptionUpdatedData,
 } from '@billing/contracts';
 import type { RecordedEvent } from '@billing/eventstore';
@@ -17,6 +18,7 @@ export type SubscriptionUpdated = { type: 'SubscriptionUpdated'; data: Subscript
 export type SubscriptionCanceled = { type: 'SubscriptionCanceled'; data: SubscriptionCanceledData };
 export type SubscriptionRenewed = { type: 'SubscriptionRenewed'; data: SubscriptionRenewedData };
 export type SubscriptionPastDue = { type: 'SubscriptionPastDue'; data: SubscriptionPastDueData };
+export type SubscriptionTrialWillEnd = { type: 'SubscriptionTrialWillEnd'; data: SubscriptionTrialWillEndData };
 export type DuplicateSubscriptionPaid = { type: 'DuplicateSubscriptionPaid'; data: DuplicateSubscriptionPaidData };
 export type SubscriptionEvent =
   | SubscriptionActivated
@@ -24,6 +26,7 @@ export type SubscriptionEvent =
   | SubscriptionCanceled
   | SubscriptionRenewed
   | SubscriptionPastDue
+  | SubscriptionTrialWillEnd
   | DuplicateSubscriptionPaid;
 
 export const SUBSCRIPTION_EVENT_TYPES: ReadonlyArray<SubscriptionEvent['type']> = [
@@ -32,12 +35,20 @@ export const SUBSCRIPTION_EVENT_TYPES: ReadonlyArray<SubscriptionEvent['type']> 
   'SubscriptionCanceled',
   'SubscriptionRenewed',
   'SubscriptionPastDue',
+  'SubscriptionTrialWillEnd',
   'DuplicateSubscriptionPaid',
 ];
 
 export type SubscriptionState =
   | { status: 'Empty' }
-  | { status: 'Existing'; organization: string; environment: Environment; subscription: Subscription };
+  | {
+      status: 'Existing';
+      organization: string;
+      environment: Environment;
+      subscription: Subscription;
+      /** The `trial_end` that `subscription.trial_will_end` was sent for (once per trial). */
+      trialWillEndSentFor?: string;
+    };
 
 export const initialState = (): SubscriptionState => ({ status: 'Empty' });
 
@@ -53,6 +64,9 @@ export function evolve(state: SubscriptionState, event: SubscriptionEvent): Subs
     case 'SubscriptionPastDue':
       if (state.status === 'Empty') return state;
       return { ...state, subscription: event.data.object };
+    case 'SubscriptionTrialWillEnd':
+      if (state.status === 'Empty') return state;
+      return { ...state, trialWillEndSentFor: event.data.trial_end };
     case 'DuplicateSubscriptionPaid':
       // A record for checkout's refund; the subscription itself is unchanged.
       return state;
