@@ -3,6 +3,7 @@ import {
   registerBillingRoutes,
   registerCheckoutRoutes,
   registerPaymentLinkRoutes,
+  registerPortalRoutes,
   registerProductRoutes,
   registerPromotionRoutes,
   registerRefundRoutes,
@@ -23,6 +24,7 @@ export function publicApiDocument() {
     registerRefundRoutes(registry);
     registerBillingRoutes(registry);
     registerTestClockRoutes(registry);
+    registerPortalRoutes(registry);
     registerWebhookRoutes(registry);
     cached = registry.toOpenApi({ title: 'Billing API', version: '1.0.0', serverUrl: '/v1' });
   }
