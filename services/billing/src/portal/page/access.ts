@@ -46,7 +46,14 @@ async function settingsOf(context: ServiceContext, session: StoredPortalSession)
   };
 }
 
-function refuse(res: Response, status: number, locale: PortalLocale, kind: 'invalid' | 'expired' | 'forbidden', back?: string) {
+function refuse(
+  res: Response,
+  status: number,
+  locale: PortalLocale,
+  kind: 'invalid' | 'expired' | 'forbidden',
+  back?: string,
+  businessName?: string | null,
+) {
   const t = messagesFor(locale);
   const [title, message] =
     kind === 'invalid'
@@ -57,7 +64,9 @@ function refuse(res: Response, status: number, locale: PortalLocale, kind: 'inva
   res
     .status(status)
     .type('html')
-    .send(renderMessagePage({ locale, title, message, back: back ? { href: back, text: t.back } : undefined }));
+    .send(
+      renderMessagePage({ locale, title, message, businessName, back: back ? { href: back, text: t.back } : undefined }),
+    );
 }
 
 /**
@@ -79,13 +88,14 @@ export async function openPortal(context: ServiceContext, req: Request, res: Res
   }
   const locale = localeFor(session.locale, req.get('accept-language'));
   const now = context.now();
+  const settings = await settingsOf(context, session);
   if (statusAt(session, now) !== 'active') {
-    refuse(res, 410, locale, 'expired', session.return_url);
+    refuse(res, 410, locale, 'expired', session.return_url, settings.businessProfile.name);
     return null;
   }
   const csrfToken = csrfTokenOf(context.internalSecret, sessionId);
   if (req.method === 'POST' && !sameToken((req.body as Record<string, unknown> | undefined)?.csrf_token, csrfToken)) {
-    refuse(res, 403, locale, 'forbidden', `/portal/${sessionId}/${token}`);
+    refuse(res, 403, locale, 'forbidden', `/portal/${sessionId}/${token}`, settings.businessProfile.name);
     return null;
   }
   await handleCommand(
@@ -107,7 +117,7 @@ export async function openPortal(context: ServiceContext, req: Request, res: Res
     t: messagesFor(locale),
     csrfToken,
     base: `/portal/${sessionId}/${token}`,
-    ...(await settingsOf(context, session)),
+    ...settings,
     livemode: session.environment === 'PRODUCTION',
   };
 }

@@ -33,6 +33,8 @@ const STYLE = `
           margin-bottom: 1rem; }
   .card h3 { margin: 0; font-size: 1.15rem; }
   .price { font-size: 1.5rem; font-weight: 600; margin: .35rem 0 .75rem; }
+  .price .muted { font-size: 1rem; font-weight: 400; }
+  td a { color: #2f54eb; }
   .muted { color: #6b7385; }
   .facts { display: grid; grid-template-columns: max-content 1fr; gap: .3rem 1.5rem; margin: .75rem 0 0; }
   .facts dt { color: #6b7385; } .facts dd { margin: 0; }

@@ -41,7 +41,7 @@ export function portalPage(portal: OpenPortal, title: string, body: string): str
       locale: portal.locale,
       title,
       businessName: businessProfile.name ?? t.title,
-      back: { href: portal.session.return_url, text: businessProfile.name ? `${t.back} ${businessProfile.name}` : t.back },
+      back: { href: portal.session.return_url, text: businessProfile.name ? t.backTo(businessProfile.name) : t.back },
       footer: `${links}<span>${escapeHtml(t.poweredBy)}</span>`,
     },
     body,
@@ -248,13 +248,14 @@ export function renderMessagePage(options: {
   title: string;
   message: string;
   back?: { href: string; text: string };
+  businessName?: string | null;
 }): string {
   const t = messagesFor(options.locale);
   const back = options.back
     ? `<div class="actions"><a class="button" id="return-button" href="${escapeHtml(options.back.href)}">${escapeHtml(options.back.text)}</a></div>`
     : '';
   return page(
-    { locale: options.locale, title: options.title, businessName: t.title },
+    { locale: options.locale, title: options.title, businessName: options.businessName ?? t.title },
     `<section class="card" style="max-width:30rem;margin:3rem auto"><h1>${escapeHtml(options.title)}</h1>
 <p class="muted">${escapeHtml(options.message)}</p>${back}</section>`,
   );
