@@ -1,1 +1,2 @@
 export { billingService } from './service';
+export { type DefaultPaymentMethodSet, setDefaultPaymentMethod } from './customers/payment-method';
