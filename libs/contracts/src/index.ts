@@ -19,3 +19,4 @@ export * from './customer-identity';
 export * from './test-clocks';
 export * from './charges';
 export * from './refunds';
+export * from './switching';

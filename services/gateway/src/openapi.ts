@@ -6,6 +6,7 @@ import {
   registerProductRoutes,
   registerPromotionRoutes,
   registerRefundRoutes,
+  registerSwitchingRoutes,
   registerTestClockRoutes,
   registerWebhookRoutes,
 } from '@billing/contracts';
@@ -22,6 +23,7 @@ export function publicApiDocument() {
     registerPaymentLinkRoutes(registry);
     registerRefundRoutes(registry);
     registerBillingRoutes(registry);
+    registerSwitchingRoutes(registry);
     registerTestClockRoutes(registry);
     registerWebhookRoutes(registry);
     cached = registry.toOpenApi({ title: 'Billing API', version: '1.0.0', serverUrl: '/v1' });

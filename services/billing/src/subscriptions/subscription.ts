@@ -8,6 +8,8 @@ import type {
   SubscriptionRenewedData,
   SubscriptionUpdatedData,
 } from '@billing/contracts';
+import type { SwitchingEvent, SwitchingState } from '../switching/events';
+import { SWITCHING_EVENT_TYPES, evolveSwitching } from '../switching/events';
 import type { RecordedEvent } from '@billing/eventstore';
 
 export const subscriptionStream = (subscriptionId: string) => `subscription-${subscriptionId}`;
@@ -24,7 +26,8 @@ export type SubscriptionEvent =
   | SubscriptionCanceled
   | SubscriptionRenewed
   | SubscriptionPastDue
-  | DuplicateSubscriptionPaid;
+  | DuplicateSubscriptionPaid
+  | SwitchingEvent;
 
 export const SUBSCRIPTION_EVENT_TYPES: ReadonlyArray<SubscriptionEvent['type']> = [
   'SubscriptionActivated',
@@ -33,11 +36,12 @@ export const SUBSCRIPTION_EVENT_TYPES: ReadonlyArray<SubscriptionEvent['type']> 
   'SubscriptionRenewed',
   'SubscriptionPastDue',
   'DuplicateSubscriptionPaid',
+  ...SWITCHING_EVENT_TYPES,
 ];
 
 export type SubscriptionState =
   | { status: 'Empty' }
-  | { status: 'Existing'; organization: string; environment: Environment; subscription: Subscription };
+  | ({ status: 'Existing'; organization: string; environment: Environment; subscription: Subscription } & SwitchingState);
 
 export const initialState = (): SubscriptionState => ({ status: 'Empty' });
 
@@ -56,6 +60,13 @@ export function evolve(state: SubscriptionState, event: SubscriptionEvent): Subs
     case 'DuplicateSubscriptionPaid':
       // A record for checkout's refund; the subscription itself is unchanged.
       return state;
+    case 'SubscriptionSwitchStarted':
+    case 'SubscriptionSwitchEnded':
+    case 'SubscriptionScheduleCreated':
+    case 'SubscriptionScheduleCanceled':
+    case 'SubscriptionScheduleCompleted':
+      // Plan switching (switching/): the pending schedule and the switch in progress.
+      return state.status === 'Empty' ? state : { ...state, ...evolveSwitching(state, event) };
     default: {
       const _unknown: never = event;
       return state;
