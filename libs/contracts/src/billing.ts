@@ -164,7 +164,7 @@ export const Subscription = z
     })
       .nullable()
       .default(null)
-      .describe("The coupon of the code redeemed at checkout, applied to invoices by its duration"),
+      .describe('The coupon of the code redeemed at checkout, applied to invoices by its duration'),
     created_at: timestamp,
     updated_at: timestamp,
     livemode: z.boolean(),
@@ -201,9 +201,7 @@ export type CancelSubscriptionBody = z.infer<typeof CancelSubscriptionBody>;
 
 // ---------------------------------------------------------------- invoices
 
-export const InvoiceStatus = z
-  .enum(['draft', 'open', 'paid', 'void', 'uncollectible'])
-  .meta({ id: 'InvoiceStatus' });
+export const InvoiceStatus = z.enum(['draft', 'open', 'paid', 'void', 'uncollectible']).meta({ id: 'InvoiceStatus' });
 export type InvoiceStatus = z.infer<typeof InvoiceStatus>;
 
 /** One charge of an invoice; the lines add up to `subtotal`. */
@@ -268,7 +266,9 @@ export const ListInvoicesQuery = z
   .meta({ id: 'ListInvoicesQuery' });
 export type ListInvoicesQuery = z.infer<typeof ListInvoicesQuery>;
 
-export const InvoiceIdParams = z.object({ id: idText().describe('Invoice id, prefix in_') }).meta({ id: 'InvoiceIdParams' });
+export const InvoiceIdParams = z
+  .object({ id: idText().describe('Invoice id, prefix in_') })
+  .meta({ id: 'InvoiceIdParams' });
 
 // ---------------------------------------------------------------- entitlements
 
@@ -456,6 +456,15 @@ export const SubscriptionPastDueData = z
   .meta({ id: 'SubscriptionPastDueData' });
 export type SubscriptionPastDueData = z.infer<typeof SubscriptionPastDueData>;
 
+/**
+ * Occurs 3 days before a trial ends (at once when the trial is shorter), once per trial
+ * (public: subscription.trial_will_end).
+ */
+export const SubscriptionTrialWillEndData = z
+  .object({ subscription_id: z.string(), trial_end: timestamp, object: Subscription })
+  .meta({ id: 'SubscriptionTrialWillEndData' });
+export type SubscriptionTrialWillEndData = z.infer<typeof SubscriptionTrialWillEndData>;
+
 export const BILLING_TOPIC = 'billing.events';
 
 export const BILLING_EVENT_SCHEMAS = {
@@ -468,6 +477,7 @@ export const BILLING_EVENT_SCHEMAS = {
   SubscriptionCanceled: SubscriptionCanceledData,
   SubscriptionRenewed: SubscriptionRenewedData,
   SubscriptionPastDue: SubscriptionPastDueData,
+  SubscriptionTrialWillEnd: SubscriptionTrialWillEndData,
   DuplicateSubscriptionPaid: DuplicateSubscriptionPaidData,
   InvoicePaid: InvoicePaidData,
   InvoiceOpened: InvoiceOpenedData,

@@ -19,4 +19,5 @@ export * from './customer-identity';
 export * from './test-clocks';
 export * from './charges';
 export * from './refunds';
+export * from './billing-settings';
 export * from './switching';

@@ -390,6 +390,11 @@ export const CouponDiscount = z
     discount_amount: z.int().min(0),
     duration: CouponDuration,
     duration_in_months: z.int().min(1).nullable(),
+    bonus_months: z
+      .int()
+      .min(0)
+      .optional()
+      .describe('Free months after the first paid period (whole billing periods that fit in them); absent: 0'),
   })
   .meta({ id: 'CouponDiscount' });
 export type CouponDiscount = z.infer<typeof CouponDiscount>;

@@ -39,6 +39,8 @@ export const BILLING_PUBLIC_EVENTS = {
   SubscriptionRenewed: 'subscription.renewed',
   /** Occurs when a renewal charge fails: the subscription is PAST_DUE while retries run. */
   SubscriptionPastDue: 'subscription.past_due',
+  /** Occurs 3 days before a trial ends (at once when the trial is shorter), once per trial. */
+  SubscriptionTrialWillEnd: 'subscription.trial_will_end',
   /** Occurs when an invoice is paid. */
   InvoicePaid: 'invoice.paid',
   /** Occurs when charging an invoice fails; it stays open while retries run. */

@@ -118,6 +118,7 @@ export const WEBHOOK_OBJECT_SCHEMAS = {
   'subscription.canceled': Subscription,
   'subscription.renewed': Subscription,
   'subscription.past_due': Subscription,
+  'subscription.trial_will_end': Subscription,
   'invoice.payment_failed': Invoice,
   'invoice.paid': Invoice,
   'invoice.refunded': Invoice,

@@ -17,7 +17,8 @@ import { migrateSwitchingReadModel } from './switching/read-model';
 import { mountSwitchingRoutes } from './switching/routes';
 import { migrateTestClocksReadModel } from './test-clocks/read-model';
 import { mountTestClockRoutes } from './test-clocks/routes';
-import { requireCaller } from '@billing/service';
+import { requireAdminOrganization, requireCaller } from '@billing/service';
+import { mountBillingSettingsRoutes } from './settings/routes';
 
 /** The billing service: customers, subscriptions, invoices, entitlements, test clocks. */
 export const billingService: ServiceDefinition = {
@@ -27,6 +28,7 @@ export const billingService: ServiceDefinition = {
   routes: (app, context) => {
     app.use('/v1', requireCaller);
     app.use('/internal', requireCaller);
+    app.use('/admin', requireAdminOrganization);
     // Before `/v1/customers/:id`.
     mountEntitlementRoutes(app, context);
     // Before `/v1/subscriptions/:id` and `/v1/customers/:id`'s error codes.
@@ -37,6 +39,7 @@ export const billingService: ServiceDefinition = {
     mountTestClockRoutes(app, context);
     mountResolveRoute(app, context);
     mountInvoicePaymentRoute(app, context);
+    mountBillingSettingsRoutes(app, context);
     // After the customer routes: their errors leave with the customer endpoints' own codes.
     app.use('/v1/customers', customerErrorCodes);
   },

@@ -83,8 +83,8 @@ export function feeds(running: () => ServiceUnderTest) {
 
 /** The service's own events of a type, read from its store. */
 export async function eventsOf(running: ServiceUnderTest, type: string, organization: string) {
-  const { rows } = await running.infrastructure.database.query<{ data: any; stream_id: string }>(
-    `SELECT data, stream_id FROM ${running.service.context.store.tables.events}
+  const { rows } = await running.infrastructure.database.query<{ data: any; stream_id: string; occurred_at: Date }>(
+    `SELECT data, stream_id, occurred_at FROM ${running.service.context.store.tables.events}
      WHERE type = $1 AND organization = $2 ORDER BY global_position`,
     [type, organization],
   );

@@ -29,7 +29,18 @@ describe('the end of a trial', () => {
     });
     expect(trial).toMatchObject({ status: 'TRIAL', trial_end: new Date(clock + 7 * DAY).toISOString() });
 
-    clock += 7 * DAY - 1000;
+    clock += 4 * DAY - 1000;
+    expect(await runDueWork(running.service.context)).not.toContain(trial.id);
+    clock += 1000;
+    // Three days before trial_end: subscription.trial_will_end, once, however many sweeps run at once.
+    const sweeps = await Promise.all([1, 2, 3].map(() => runDueWork(running.service.context)));
+    expect(sweeps.filter((changed) => changed.includes(trial.id))).toHaveLength(1);
+    const told = await eventsOf(running, 'SubscriptionTrialWillEnd', org);
+    expect(told.map((e) => [e.data.trial_end, new Date(e.occurred_at).toISOString()])).toEqual([
+      [trial.trial_end, new Date(clock).toISOString()],
+    ]);
+
+    clock += 3 * DAY - 1000;
     expect(await runDueWork(running.service.context)).not.toContain(trial.id);
     expect((await call('GET', `/v1/subscriptions/${trial.id}`, caller(org))).body.status).toBe('TRIAL');
 

@@ -73,7 +73,7 @@ const upstreamUrl = (config: ServiceContext['config'], name: UpstreamName) =>
  */
 const adminPaths = (path: string) =>
   path.replace(
-    /^\/admin\/v1\/organizations\/[^/]+\/(products|coupons|webhook_endpoints|webhook_events|webhook_deliveries)/,
+    /^\/admin\/v1\/organizations\/[^/]+\/(products|coupons|webhook_endpoints|webhook_events|webhook_deliveries|billing_settings)/,
     '/admin/$1',
   );
 
@@ -157,6 +157,7 @@ export class Gateway {
       catalog: this.upstream('catalog'),
       promotions: this.upstream('promotions'),
       notifications: this.upstream('notifications'),
+      billing: this.upstream('billing'),
     });
     for (const path of HOSTED_PAGE_PATHS) {
       app.all(path, this.hostedPageLimits(), vouchAs('page'), this.upstream('checkout'));

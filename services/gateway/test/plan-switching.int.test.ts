@@ -418,4 +418,101 @@ describe('plan switching through the gateway', () => {
     console.log(`switch racing a renewal: ${[...outcomes].join(', ')}`);
     expect(outcomes.size).toBeGreaterThan(0);
   });
+
+  describe("the organization's proration policy (admin API billing_settings)", () => {
+    let mainKey: string;
+    const policyProducts: Record<string, string> = {};
+    beforeAll(async () => {
+      const client = clientOf(platform.gatewayUrl);
+      const other = await client.createOrganization('Policy');
+      mainKey = sk;
+      sk = other.api_keys.sandbox.secret_key;
+      for (const [slug, price] of [
+        ['pro', 299],
+        ['business', 599],
+        ['basic', 199],
+      ] as const) {
+        const created = await client.createProduct(other.id, plan({ slug, name: slug, price }));
+        policyProducts[slug] = created.body.id;
+      }
+      const patched = await client.admin('PATCH', `/organizations/${other.id}/billing_settings?environment=sandbox`, {
+        proration: { upgrade: 'bill_at_next_renewal', downgrade: 'now_with_credit' },
+      });
+      expect(patched.body.proration).toEqual({ upgrade: 'bill_at_next_renewal', downgrade: 'now_with_credit' });
+    });
+    afterAll(() => {
+      sk = mainKey;
+    });
+    const balanceOf = async (customerId: string) =>
+      (await send('GET', `/customers/${customerId}/balance`)).body.balance;
+
+    it('bill_at_next_renewal: the upgrade is now, charges nothing now, and the next renewal adds the unused days difference', async () => {
+      const { clock, subscription } = await subscribeOnClock('policy-up@example.com', 'pro', '2026-04-01T00:00:00Z');
+      await advance(clock, '2026-04-10T12:00:00Z');
+      const seen = await preview(subscription.id, policyProducts.business!);
+      expect(seen.body).toMatchObject({
+        switch_type: 'UPGRADE',
+        execution_mode: 'immediate',
+        proration: {
+          credit_amount: 199,
+          charge_amount: 399,
+          net_amount: 200,
+          unused_days: 20,
+          total_days_in_period: 30,
+        },
+        next_billing_date: '2026-05-01T00:00:00.000Z',
+        requires_payment: false,
+        can_proceed: true,
+      });
+      const switched = await switchTo(subscription.id, policyProducts.business!);
+      expect(switched.body).toMatchObject({
+        invoice: null,
+        subscription: { price: 599, current_period_end: '2026-05-01T00:00:00.000Z' },
+      });
+      expect(await balanceOf(subscription.customer_id)).toBe(-200);
+
+      await advance(clock, '2026-05-02T00:00:00Z');
+      const [, renewal] = await invoicesOf(subscription.id);
+      expect(renewal).toMatchObject({ status: 'paid', total: 799, period_start: '2026-05-01T00:00:00.000Z' });
+      expect(renewal.lines.map((l: any) => [l.kind, l.amount])).toEqual([
+        ['subscription', 599],
+        ['customer_balance', 200],
+      ]);
+      expect(await balanceOf(subscription.customer_id)).toBe(0);
+    });
+
+    it('now_with_credit: the downgrade is now, its negative net becomes balance, taken off the next renewal', async () => {
+      const { clock, subscription } = await subscribeOnClock(
+        'policy-down@example.com',
+        'business',
+        '2026-04-01T00:00:00Z',
+      );
+      await advance(clock, '2026-04-10T12:00:00Z');
+      const switched = await switchTo(subscription.id, policyProducts.basic!);
+      expect(switched.status).toBe(200);
+      expect(switched.body).toMatchObject({
+        switch_type: 'DOWNGRADE',
+        execution_mode: 'immediate',
+        proration: { credit_amount: 399, charge_amount: 199, net_amount: -200 },
+        subscription: { price: 199, current_period_start: '2026-04-10T12:00:00.000Z' },
+        invoice: { total: 0, amount_paid: 0 },
+      });
+      expect(switched.body.invoice.lines.map((l: any) => [l.kind, l.amount])).toEqual([
+        ['proration', -399],
+        ['subscription', 199],
+        ['customer_balance', 200],
+      ]);
+      expect(await chargesOf(switched.body.invoice.id)).toEqual([]);
+      expect(await balanceOf(subscription.customer_id)).toBe(200);
+
+      await advance(clock, '2026-05-11T00:00:00Z');
+      const renewal = (await invoicesOf(subscription.id)).at(-1);
+      expect(renewal).toMatchObject({ status: 'paid', total: 0, period_start: '2026-05-10T12:00:00.000Z' });
+      expect(renewal.lines.map((l: any) => [l.kind, l.amount])).toEqual([
+        ['subscription', 199],
+        ['customer_balance', -199],
+      ]);
+      expect(await balanceOf(subscription.customer_id)).toBe(1);
+    });
+  });
 });

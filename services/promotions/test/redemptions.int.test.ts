@@ -93,6 +93,7 @@ describe('reserve (internal API for checkout)', () => {
         discount_amount: 15,
         duration: 'once',
         duration_in_months: null,
+        bonus_months: 0,
       },
     });
     // The same session again is the same reservation (checkout retries behind its breaker).

@@ -20,18 +20,18 @@ import { type SubscriptionCommand, nextPeriodEndOf, subscriptionAggregate } from
 import { type DueSubscription, findSubscription } from '../subscriptions/queries';
 import { projectSubscriptions } from '../subscriptions/read-model';
 import { subscriptionStream } from '../subscriptions/subscription';
+import { billingSettingsOf } from '../settings/settings';
 import { afterSwitch, heldBySwitch, withCustomerBalance } from '../switching/renewal';
 
-/**
- * Dunning: after the first failed charge of a renewal, retries come this many days after it
- * (the default of issue 13); after the last one fails the subscription is CANCELED.
- */
-export const RETRY_DAYS = [3, 5, 7] as const;
 const DAY_MS = 24 * 3600 * 1000;
 
-/** When to try again after failed attempt `attempt` (1-based) of an invoice opened at `openedAt`; null: never. */
-export function nextRetryAt(openedAt: string, attempt: number): Date | null {
-  const days = RETRY_DAYS[attempt - 1];
+/**
+ * Dunning: after failed attempt `attempt` (1-based) of an invoice opened (and first charged) at
+ * `openedAt`, the next try comes `retryDays[attempt - 1]` days after it (the organization's
+ * billing settings, default 3, 5 and 7); null: that was the last.
+ */
+export function nextRetryAt(openedAt: string, attempt: number, retryDays: readonly number[]): Date | null {
+  const days = retryDays[attempt - 1];
   return days === undefined ? null : new Date(Date.parse(openedAt) + days * DAY_MS);
 }
 
@@ -76,17 +76,29 @@ export async function renewDue(context: ServiceContext, item: DueSubscription, a
     });
   }
   if (invoice.next_payment_attempt && Date.parse(invoice.next_payment_attempt) > at.getTime()) return false;
+  // Dunning ended with the subscription left PAST_DUE: only a new card tries again (customers/payment-method.ts).
+  if (invoice.attempt_count > 0 && !invoice.next_payment_attempt) {
+    // The last attempt was recorded, and the end that follows it was not (a crash): end it now.
+    const settings = await billingSettingsOf(context.store, tenant.organization, tenant.environment);
+    if (settings.dunning.after_final_failure === 'past_due') return false;
+    await onInvoice(context, tenant, invoiceId, { type: 'MarkUncollectible', data: { now: at } });
+    return endForNonPayment(context, tenant, subscription, at);
+  }
 
   const attempt = invoice.attempt_count + 1;
   const outcome = await charge(context, tenant, subscription.customer_id, invoice, attempt);
-  const nextAttemptAt = outcome.status === 'declined' ? nextRetryAt(invoice.created_at, attempt) : null;
+  const settings =
+    outcome.status === 'declined'
+      ? await billingSettingsOf(context.store, tenant.organization, tenant.environment)
+      : null;
+  const nextAttemptAt = settings ? nextRetryAt(invoice.created_at, attempt, settings.dunning.retry_days) : null;
   const { state } = await onInvoice(context, tenant, invoiceId, {
     type: 'RecordPaymentAttempt',
     data: { attempt, outcome, nextAttemptAt, now: at },
   });
   const recorded = state.status === 'Existing' ? state.invoice : invoice;
   if (recorded.status === 'paid') return settle(context, tenant, subscription, recorded, at);
-  if (nextAttemptAt === null) {
+  if (nextAttemptAt === null && settings?.dunning.after_final_failure !== 'past_due') {
     await onInvoice(context, tenant, invoiceId, { type: 'MarkUncollectible', data: { now: at } });
     return endForNonPayment(context, tenant, subscription, at);
   }
@@ -117,7 +129,7 @@ async function openInvoice(
       const existing = await findInvoice(tx, schema, tenant, invoiceId);
       if (existing) return { invoice: existing };
       // Plan switching locks the same row to start a switch (switching/perform.ts).
-      if (await heldBySwitch(tx, schema, subscription.id)) return { invoice: null };
+      if (await heldBySwitch(tx, schema, subscription)) return { invoice: null };
       const number = await nextInvoiceNumber(tx, schema, tenant);
       // The number's row lock queues every opener of the organization's invoices: one that
       // opened this invoice while we waited has committed. Then roll back, giving the number back.
@@ -173,7 +185,7 @@ export function openRenewalInvoice(
           kind: 'subscription',
         },
       ],
-      discountAmount: discountFor(subscription, start),
+      discountAmount: isBonusPeriod(subscription, start, end) ? subscription.price : discountFor(subscription, start),
       periodStart: start,
       periodEnd: end,
       now: at,
@@ -198,6 +210,30 @@ export function discountFor(subscription: Subscription, periodStart: string): nu
         Date.parse(periodStart) <
           addInterval(new Date(discount.starts_at), 'month', discount.duration_in_months ?? 0).getTime();
   return applies ? discountOf(discount, subscription.price) : 0;
+}
+
+/**
+ * Whether the period `[periodStart, periodEnd)` is one of the coupon's bonus months: free
+ * billing periods right after the first paid period (`discount.starts_at`). A period is free
+ * when it lies wholly within `bonus_months` calendar months after the first paid period ends,
+ * so a monthly plan gets `bonus_months` free periods, a plan billed every 3 months one per 3
+ * bonus months, a yearly plan one free year per 12 (a shorter bonus gives it nothing), a
+ * weekly plan the weeks that fit. Months are counted from the anchor by the calendar rule
+ * (`calendar/period.ts`), so 31 Jan + 1 paid + 2 bonus months ends on 30 Apr. The coupon's
+ * `duration` keeps counting calendar months from `starts_at` through them, as a Stripe
+ * `repeating` coupon counts months, not invoices.
+ */
+export function isBonusPeriod(subscription: Subscription, periodStart: string, periodEnd: string): boolean {
+  const bonusMonths = subscription.discount?.bonus_months ?? 0;
+  if (!subscription.discount || bonusMonths <= 0) return false;
+  const { interval, interval_count: count } = subscription;
+  const anchor = new Date(subscription.discount.starts_at);
+  const firstPaidEnd = addInterval(anchor, interval, count);
+  const bonusEnd =
+    interval === 'month' || interval === 'year'
+      ? addInterval(anchor, 'month', (interval === 'year' ? 12 : 1) * count + bonusMonths)
+      : addInterval(firstPaidEnd, 'month', bonusMonths);
+  return Date.parse(periodStart) >= firstPaidEnd.getTime() && Date.parse(periodEnd) <= bonusEnd.getTime();
 }
 
 /** Charges the customer's saved card for attempt `attempt`, keyed `<invoice>:<attempt>`. */

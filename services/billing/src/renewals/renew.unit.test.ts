@@ -1,13 +1,21 @@
 import type { Subscription } from '@billing/contracts';
-import { discountFor, nextRetryAt, renewalInvoiceId } from './renew';
+import { discountFor, isBonusPeriod, nextRetryAt, renewalInvoiceId } from './renew';
 
 describe('dunning schedule', () => {
   it('retries 3, 5 and 7 days after the first failure, then never', () => {
     const opened = '2026-02-28T10:00:00.000Z';
-    expect([1, 2, 3, 4].map((attempt) => nextRetryAt(opened, attempt)?.toISOString() ?? null)).toEqual([
+    expect([1, 2, 3, 4].map((attempt) => nextRetryAt(opened, attempt, [3, 5, 7])?.toISOString() ?? null)).toEqual([
       '2026-03-03T10:00:00.000Z',
       '2026-03-05T10:00:00.000Z',
       '2026-03-07T10:00:00.000Z',
+      null,
+    ]);
+  });
+
+  it("follows the organization's retry days", () => {
+    const opened = '2026-02-28T10:00:00.000Z';
+    expect([1, 2].map((attempt) => nextRetryAt(opened, attempt, [1])?.toISOString() ?? null)).toEqual([
+      '2026-03-01T10:00:00.000Z',
       null,
     ]);
   });
@@ -64,4 +72,64 @@ describe('a coupon on renewal invoices', () => {
     ).toEqual([299, 0, 0, 0]));
   it('is nothing without a coupon', () =>
     expect(discountFor({ price: 300, discount: null } as Subscription, starts)).toBe(0));
+});
+
+describe('bonus months', () => {
+  const anchored = (interval: Subscription['interval'], count: number, bonus: number | undefined): Subscription =>
+    ({
+      price: 300,
+      interval,
+      interval_count: count,
+      discount: {
+        coupon_id: 'cpn_1',
+        discount_type: 'PERCENTAGE',
+        discount_amount: 10,
+        duration: 'once',
+        duration_in_months: null,
+        bonus_months: bonus,
+        starts_at: '2026-01-31T10:00:00.000Z',
+      },
+    }) as Subscription;
+  const monthly = [
+    ['2026-01-31T10:00:00.000Z', '2026-02-28T10:00:00.000Z'],
+    ['2026-02-28T10:00:00.000Z', '2026-03-31T10:00:00.000Z'],
+    ['2026-03-31T10:00:00.000Z', '2026-04-30T10:00:00.000Z'],
+    ['2026-04-30T10:00:00.000Z', '2026-05-31T10:00:00.000Z'],
+  ] as const;
+
+  it('makes the periods after the first paid one free, as many as the bonus months (month ends clamp)', () =>
+    expect(monthly.map(([s, e]) => isBonusPeriod(anchored('month', 1, 2), s, e))).toEqual([false, true, true, false]));
+  it('is none without bonus months or a coupon', () => {
+    expect(monthly.map(([s, e]) => isBonusPeriod(anchored('month', 1, 0), s, e))).toEqual([false, false, false, false]);
+    expect(monthly.map(([s, e]) => isBonusPeriod(anchored('month', 1, undefined), s, e))).toEqual([
+      false,
+      false,
+      false,
+      false,
+    ]);
+    expect(isBonusPeriod({ discount: null } as Subscription, monthly[1][0], monthly[1][1])).toBe(false);
+  });
+  it('frees whole periods only: a yearly plan needs 12 bonus months for a free year', () => {
+    const second = ['2027-01-31T10:00:00.000Z', '2028-01-31T10:00:00.000Z'] as const;
+    expect(isBonusPeriod(anchored('year', 1, 11), ...second)).toBe(false);
+    expect(isBonusPeriod(anchored('year', 1, 12), ...second)).toBe(true);
+  });
+  it('frees the weeks that fit in the months after the first paid week', () => {
+    const week = 7 * 24 * 3600 * 1000;
+    const start = Date.parse('2026-01-31T10:00:00.000Z');
+    const weeks = Array.from({ length: 7 }, (_, i) => [
+      new Date(start + i * week).toISOString(),
+      new Date(start + (i + 1) * week).toISOString(),
+    ]);
+    // First paid week ends 7 Feb; one bonus month runs to 7 Mar: the weeks ending by then (4 of them).
+    expect(weeks.map(([s, e]) => isBonusPeriod(anchored('week', 1, 1), s!, e!))).toEqual([
+      false,
+      true,
+      true,
+      true,
+      true,
+      false,
+      false,
+    ]);
+  });
 });

@@ -70,6 +70,12 @@ export type RecordDuplicatePayment = {
 /** `trial_end` has come: the TRIAL subscription goes on as ACTIVE. */
 export type EndTrial = { type: 'EndTrial'; data: { subscriptionId: string; now: Date } };
 
+/**
+ * Sends `subscription.trial_will_end` when the trial ends within `TRIAL_WILL_END_NOTICE_MS`,
+ * once per trial (due work claims it by appending at the stream's version).
+ */
+export type TellTrialWillEnd = { type: 'TellTrialWillEnd'; data: { subscriptionId: string; now: Date } };
+
 /** The merchant cancels: at the end of the paid period (default), or now. */
 export type CancelSubscription = { type: 'CancelSubscription'; data: Who & { atPeriodEnd: boolean } };
 
@@ -95,6 +101,7 @@ export type SubscriptionCommand =
   | StartSubscription
   | RecordDuplicatePayment
   | EndTrial
+  | TellTrialWillEnd
   | CancelSubscription
   | ResumeSubscription
   | EndCanceledPeriod
@@ -110,6 +117,9 @@ export function decide(command: SubscriptionCommand, state: SubscriptionState): 
       return duplicate(command, state);
     case 'EndTrial':
       return endTrial(command, state);
+    case 'TellTrialWillEnd':
+      if (state.status === 'Empty') return [];
+      return trialWillEnd(state.subscription, state.trialWillEndSentFor, command.data.now);
     case 'CancelSubscription':
       return cancel(command, state);
     case 'ResumeSubscription':
@@ -175,6 +185,28 @@ function start({ data }: StartSubscription, state: SubscriptionState): Subscript
         order_id: data.orderId,
         object: subscription,
       },
+    },
+    // A trial shorter than the notice is told at once, as Stripe does.
+    ...trialWillEnd(subscription, undefined, now),
+  ];
+}
+
+/** Stripe's notice: 3 days before `trial_end`. */
+export const TRIAL_WILL_END_NOTICE_MS = 3 * 24 * 3600 * 1000;
+
+/**
+ * `subscription.trial_will_end` for a TRIAL subscription whose trial ends within the notice,
+ * before it ends, unless it was sent for this `trial_end` already.
+ */
+function trialWillEnd(subscription: Subscription, sentFor: string | undefined, now: Date): SubscriptionEvent[] {
+  const { trial_end: end } = subscription;
+  if (subscription.status !== 'TRIAL' || !end || sentFor === end) return [];
+  const endsAt = Date.parse(end);
+  if (now.getTime() < endsAt - TRIAL_WILL_END_NOTICE_MS || now.getTime() >= endsAt) return [];
+  return [
+    {
+      type: 'SubscriptionTrialWillEnd',
+      data: { subscription_id: subscription.id, trial_end: end, object: subscription },
     },
   ];
 }

@@ -327,3 +327,47 @@ describe('Subscription', () => {
     });
   });
 });
+
+describe('subscription.trial_will_end', () => {
+  const trialing = activated({
+    status: 'TRIAL',
+    trial_end: '2026-02-14T10:00:00.000Z',
+    current_period_end: '2026-02-14T10:00:00.000Z',
+  });
+  const tell = (now: string): SubscriptionCommand => ({
+    type: 'TellTrialWillEnd',
+    data: { subscriptionId: 'sub_1', now: new Date(now) },
+  });
+  const told: SubscriptionEvent = {
+    type: 'SubscriptionTrialWillEnd',
+    data: {
+      subscription_id: 'sub_1',
+      trial_end: '2026-02-14T10:00:00.000Z',
+      object: (trialing.data as { object: Subscription }).object,
+    },
+  };
+
+  it('is sent 3 days before trial_end, not earlier', () => {
+    spec.given([trialing]).when(tell('2026-02-11T09:59:59.999Z')).then([]);
+    spec.given([trialing]).when(tell('2026-02-11T10:00:00.000Z')).then([told]);
+  });
+  it('is sent once per trial: a second claim, or one after the trial ended, records nothing', () => {
+    spec.given([trialing, told]).when(tell('2026-02-12T10:00:00.000Z')).then([]);
+    spec.given([trialing]).when(tell('2026-02-14T10:00:00.000Z')).then([]);
+  });
+  it('is not sent for a subscription not in TRIAL', () =>
+    spec.given([activated()]).when(tell('2026-02-27T10:00:00.000Z')).then([]));
+  it('is sent at once with the start of a trial shorter than 3 days (as Stripe)', () => {
+    const events = subscriptionDecider.decide(
+      { ...start(), data: { ...(start().data as object), trialDays: 2 } } as SubscriptionCommand,
+      subscriptionDecider.initialState(),
+    );
+    expect(events.map((e) => e.type)).toEqual(['SubscriptionActivated', 'SubscriptionTrialWillEnd']);
+    expect(events[1]!.data).toMatchObject({ trial_end: '2026-02-02T10:00:00.000Z' });
+    const long = subscriptionDecider.decide(
+      { ...start(), data: { ...(start().data as object), trialDays: 14 } } as SubscriptionCommand,
+      subscriptionDecider.initialState(),
+    );
+    expect(long.map((e) => e.type)).toEqual(['SubscriptionActivated']);
+  });
+});

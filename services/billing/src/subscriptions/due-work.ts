@@ -11,6 +11,7 @@ import {
   findDueRenewals,
   findEndedCanceledPeriods,
   findEndedTrials,
+  findTrialsEndingSoon,
 } from './queries';
 import { projectSubscriptions } from './read-model';
 import { subscriptionStream } from './subscription';
@@ -58,6 +59,11 @@ const command =
 
 /** Every kind of time-driven change of a subscription, in the order they are tried at one instant. */
 export const DUE_WORK: readonly DueWork[] = [
+  {
+    what: 'telling a trial will end',
+    find: findTrialsEndingSoon,
+    run: command((subscriptionId, now) => ({ type: 'TellTrialWillEnd', data: { subscriptionId, now } })),
+  },
   {
     what: 'ending a trial',
     find: findEndedTrials,

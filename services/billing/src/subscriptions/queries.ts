@@ -75,10 +75,13 @@ export type DueSubscription = { id: string; organization: string; environment: T
  */
 export type ClockScope = string | null;
 
-/** Finds subscriptions due by `now` on a clock: those matching `where`, due at `dueAt`, the earliest first. */
+/**
+ * Finds subscriptions due by `now` on a clock: those matching `where`, due at `dueAt` (a
+ * document field, or an SQL expression), the earliest first.
+ */
 function dueFinder(where: string, dueAt: string) {
   return async (sql: SqlExecutor, schema: string, now: Date, clock: ClockScope = null, limit = 500) => {
-    const due = `(document->>'${dueAt}')::timestamptz`;
+    const due = /^[a-z_]+$/.test(dueAt) ? `(document->>'${dueAt}')::timestamptz` : `(${dueAt})`;
     const { rows } = await sql.query<DueSubscription>(
       `SELECT id, organization, environment, ${due} AS due_at FROM ${subscriptionsTable(schema)}
        WHERE ${where} AND ${due} <= $1 AND test_clock_id IS NOT DISTINCT FROM $2
@@ -108,4 +111,15 @@ export const findEndedCanceledPeriods = dueFinder(
 export const findDueRenewals = dueFinder(
   `status IN ('ACTIVE', 'TRIAL') AND NOT (document->>'cancel_at_period_end')::boolean`,
   'current_period_end',
+);
+
+/**
+ * TRIAL subscriptions whose trial ends within 3 days (`TRIAL_WILL_END_NOTICE_MS`) and whose
+ * `subscription.trial_will_end` was not sent for this `trial_end`: due 3 days before it (or at
+ * creation, for a subscription made before short trials were told at once).
+ */
+export const findTrialsEndingSoon = dueFinder(
+  `status = 'TRIAL' AND document->>'trial_end' IS NOT NULL
+   AND trial_will_end_sent_for IS DISTINCT FROM (document->>'trial_end')::timestamptz`,
+  `GREATEST((document->>'trial_end')::timestamptz - interval '3 days', created_at)`,
 );

@@ -27,6 +27,8 @@ export async function migrateSubscriptionsReadModel(store: EventStore): Promise<
     CREATE INDEX IF NOT EXISTS subscriptions_test_clock ON ${table} (test_clock_id) WHERE test_clock_id IS NOT NULL;
     CREATE INDEX IF NOT EXISTS subscriptions_canceling ON ${table} (id)
       WHERE status <> 'CANCELED' AND (document->>'cancel_at_period_end')::boolean;
+    -- The trial_end that subscription.trial_will_end was sent for.
+    ALTER TABLE ${table} ADD COLUMN IF NOT EXISTS trial_will_end_sent_for timestamptz;
   `);
 }
 
@@ -70,6 +72,12 @@ export async function projectSubscriptions(sql: SqlExecutor, schema: string, eve
         );
         break;
       }
+      case 'SubscriptionTrialWillEnd':
+        await sql.query(
+          `UPDATE ${table} SET trial_will_end_sent_for = $2, stream_version = $3 WHERE id = $1 AND stream_version < $3`,
+          [event.data.subscription_id, event.data.trial_end, recorded.stream_version],
+        );
+        break;
       case 'DuplicateSubscriptionPaid':
         break;
     }

@@ -6,6 +6,7 @@ import type {
   SubscriptionCanceledData,
   SubscriptionPastDueData,
   SubscriptionRenewedData,
+  SubscriptionTrialWillEndData,
   SubscriptionUpdatedData,
 } from '@billing/contracts';
 import type { SwitchingEvent, SwitchingState } from '../switching/events';
@@ -19,6 +20,7 @@ export type SubscriptionUpdated = { type: 'SubscriptionUpdated'; data: Subscript
 export type SubscriptionCanceled = { type: 'SubscriptionCanceled'; data: SubscriptionCanceledData };
 export type SubscriptionRenewed = { type: 'SubscriptionRenewed'; data: SubscriptionRenewedData };
 export type SubscriptionPastDue = { type: 'SubscriptionPastDue'; data: SubscriptionPastDueData };
+export type SubscriptionTrialWillEnd = { type: 'SubscriptionTrialWillEnd'; data: SubscriptionTrialWillEndData };
 export type DuplicateSubscriptionPaid = { type: 'DuplicateSubscriptionPaid'; data: DuplicateSubscriptionPaidData };
 export type SubscriptionEvent =
   | SubscriptionActivated
@@ -26,6 +28,7 @@ export type SubscriptionEvent =
   | SubscriptionCanceled
   | SubscriptionRenewed
   | SubscriptionPastDue
+  | SubscriptionTrialWillEnd
   | DuplicateSubscriptionPaid
   | SwitchingEvent;
 
@@ -35,13 +38,21 @@ export const SUBSCRIPTION_EVENT_TYPES: ReadonlyArray<SubscriptionEvent['type']> 
   'SubscriptionCanceled',
   'SubscriptionRenewed',
   'SubscriptionPastDue',
+  'SubscriptionTrialWillEnd',
   'DuplicateSubscriptionPaid',
   ...SWITCHING_EVENT_TYPES,
 ];
 
 export type SubscriptionState =
   | { status: 'Empty' }
-  | ({ status: 'Existing'; organization: string; environment: Environment; subscription: Subscription } & SwitchingState);
+  | ({
+      status: 'Existing';
+      organization: string;
+      environment: Environment;
+      subscription: Subscription;
+      /** The `trial_end` that `subscription.trial_will_end` was sent for (once per trial). */
+      trialWillEndSentFor?: string;
+    } & SwitchingState);
 
 export const initialState = (): SubscriptionState => ({ status: 'Empty' });
 
@@ -57,6 +68,9 @@ export function evolve(state: SubscriptionState, event: SubscriptionEvent): Subs
     case 'SubscriptionPastDue':
       if (state.status === 'Empty') return state;
       return { ...state, subscription: event.data.object };
+    case 'SubscriptionTrialWillEnd':
+      if (state.status === 'Empty') return state;
+      return { ...state, trialWillEndSentFor: event.data.trial_end };
     case 'DuplicateSubscriptionPaid':
       // A record for checkout's refund; the subscription itself is unchanged.
       return state;

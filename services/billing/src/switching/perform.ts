@@ -36,7 +36,8 @@ import { projectSubscriptions, subscriptionsTable } from '../subscriptions/read-
 import { type SubscriptionState, subscriptionStream } from '../subscriptions/subscription';
 import { findTestClock } from '../test-clocks/read-model';
 import { changeBalance } from './balance';
-import { type ProrationBehavior, type ProrationPolicy, DEFAULT_PRORATION_POLICY } from './classify';
+import { billingSettingsOf } from '../settings/settings';
+import type { ProrationBehavior, ProrationPolicy } from './classify';
 import { type SwitchingCommand, blockingReasonOf, switchingAggregate } from './decide';
 import { type PlannedSwitch, planSwitch } from './preview';
 import { findSchedule } from './read-model';
@@ -48,13 +49,10 @@ type Existing = Extract<SubscriptionState, { status: 'Existing' }>;
 
 export type SwitchRequest = { targetProductId: string; prorationBehavior?: ProrationBehavior };
 
-/** The organization's proration policy in the environment (settings, issue 14 part 4). */
-export type PolicySource = (context: ServiceContext, tenant: Tenant) => Promise<ProrationPolicy>;
-let policySource: PolicySource = async () => DEFAULT_PRORATION_POLICY;
-/** Where the policy comes from (the billing settings, when they exist). */
-export const setProrationPolicySource = (source: PolicySource) => {
-  policySource = source;
-};
+/** The organization's proration policy in the environment (docs/billing-settings.md, `proration`). */
+async function policyOf(context: ServiceContext, tenant: Tenant): Promise<ProrationPolicy> {
+  return (await billingSettingsOf(context.store, tenant.organization, tenant.environment)).proration;
+}
 
 /** `GET /v1/subscriptions/{id}/switch-preview`: computes the preview, changes nothing. */
 export async function previewSwitch(
@@ -262,7 +260,7 @@ async function planFor(context: ServiceContext, tenant: Tenant, subscriptionId: 
   const [paid, card, policy] = await Promise.all([
     paidForPeriod(context, tenant, subscription),
     savedCardOf(context, subscription.customer_id),
-    policySource(context, tenant),
+    policyOf(context, tenant),
   ]);
   const charge = target.price - discountFor({ ...subscription, price: target.price }, now.toISOString());
   const planned: PlannedSwitch = planSwitch({

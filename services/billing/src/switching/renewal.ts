@@ -9,30 +9,41 @@ import { switchesTable } from './read-model';
 // opens a renewal invoice.
 
 /**
- * Locks the subscription's row (a switch locks it to start) and answers whether an immediate
- * switch is charging: then the renewal waits for the next run.
+ * Locks the subscription's row (a switch locks it to start) and answers whether a switch holds
+ * it (an immediate switch is charging) or moved it meanwhile (its period is no longer the one
+ * the renewal read): then the renewal must not open the invoice of that period.
  */
-export async function heldBySwitch(tx: SqlExecutor, schema: string, subscriptionId: string): Promise<boolean> {
-  await tx.query(`SELECT id FROM ${subscriptionsTable(schema)} WHERE id = $1 FOR UPDATE`, [subscriptionId]);
-  const { rows } = await tx.query(`SELECT 1 FROM ${switchesTable(schema)} WHERE subscription_id = $1`, [
-    subscriptionId,
-  ]);
-  return rows.length > 0;
+export async function heldBySwitch(
+  tx: SqlExecutor,
+  schema: string,
+  subscription: { id: string; current_period_end: string },
+): Promise<boolean> {
+  const { rows } = await tx.query<{ period_end: string }>(
+    `SELECT document->>'current_period_end' AS period_end FROM ${subscriptionsTable(schema)} WHERE id = $1 FOR UPDATE`,
+    [subscription.id],
+  );
+  if (rows[0] && Date.parse(rows[0].period_end) !== Date.parse(subscription.current_period_end)) return true;
+  const held = await tx.query(`SELECT 1 FROM ${switchesTable(schema)} WHERE subscription_id = $1`, [subscription.id]);
+  return held.rows.length > 0;
 }
 
 /**
- * Locks the rows of many subscriptions (in id order) and answers whether any of them is held by
- * a switch or its customer has a balance: then the batch leaves them to `renewDue`.
+ * Locks the rows of many subscriptions (in id order) and answers whether any of them is held or
+ * was moved by a switch, or its customer has a balance: then the batch leaves them to `renewDue`.
  */
 export async function offThePlainPath(
   tx: SqlExecutor,
   schema: string,
-  subscriptions: Array<{ id: string; customer_id: string }>,
+  subscriptions: Array<{ id: string; customer_id: string; current_period_end: string }>,
 ): Promise<boolean> {
   const ids = subscriptions.map((s) => s.id).sort();
-  await tx.query(`SELECT id FROM ${subscriptionsTable(schema)} WHERE id = ANY($1::text[]) ORDER BY id FOR UPDATE`, [
-    ids,
-  ]);
+  const locked = await tx.query<{ id: string; period_end: string }>(
+    `SELECT id, document->>'current_period_end' AS period_end FROM ${subscriptionsTable(schema)}
+     WHERE id = ANY($1::text[]) ORDER BY id FOR UPDATE`,
+    [ids],
+  );
+  const read = new Map(subscriptions.map((s) => [s.id, Date.parse(s.current_period_end)]));
+  if (locked.rows.some((row) => Date.parse(row.period_end) !== read.get(row.id))) return true;
   const { rows } = await tx.query(
     `SELECT 1 FROM ${switchesTable(schema)} WHERE subscription_id = ANY($1::text[])
      UNION ALL

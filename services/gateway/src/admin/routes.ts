@@ -22,6 +22,8 @@ export interface AdminRoutesOptions {
   promotions: RequestHandler;
   /** Forwards webhook endpoints and the delivery log to the notifications service. */
   notifications: RequestHandler;
+  /** Forwards billing settings to the billing service. */
+  billing: RequestHandler;
 }
 
 const CreateOrganizationBody = z.object({ name: z.string().trim().min(1).max(255) });
@@ -94,4 +96,7 @@ export function mountAdminRoutes(app: Express, options: AdminRoutesOptions): voi
   app.get(`${org}/webhook_events/:event_id/deliveries`, ...webhooks);
   app.get(`${org}/webhook_deliveries/:delivery_id`, ...webhooks);
   app.post(`${org}/webhook_deliveries/:delivery_id/replay`, ...webhooks);
+  const billingSettings = [organizationExists, asOrganization, options.billing];
+  app.get(`${org}/billing_settings`, ...billingSettings);
+  app.patch(`${org}/billing_settings`, ...billingSettings);
 }

@@ -111,6 +111,7 @@ export function mountValidationRoutes(app: Express, { store, now }: ServiceConte
         discount_amount: input.coupon.discount_amount,
         duration: input.coupon.duration,
         duration_in_months: input.coupon.duration_in_months,
+        bonus_months: input.coupon.bonus_months,
       },
     };
     // A repeated reservation for the same session answers 200 with the one it holds.

@@ -1,0 +1,84 @@
+import {
+  type BillingSettings,
+  type Environment,
+  type UpdateBillingSettingsBody,
+  defaultBillingSettings,
+} from '@billing/contracts';
+import type { EventStore, RecordedEvent } from '@billing/eventstore';
+
+export type { BillingSettings } from '@billing/contracts';
+
+/**
+ * An organization's billing settings in one environment: one event-sourced aggregate per
+ * organization and environment (docs/billing-settings.md). Absent until first changed; it then
+ * reads as the defaults.
+ */
+export const billingSettingsStream = (organization: string, environment: Environment) =>
+  `billing_settings-${organization}-${environment}`;
+
+/** The settings after a change, whole. */
+export type BillingSettingsUpdated = {
+  type: 'BillingSettingsUpdated';
+  data: { organization: string; environment: Environment; object: BillingSettings };
+};
+export type BillingSettingsEvent = BillingSettingsUpdated;
+
+export type BillingSettingsState = { status: 'Defaults' } | { status: 'Changed'; settings: BillingSettings };
+
+export const initialState = (): BillingSettingsState => ({ status: 'Defaults' });
+
+export function evolve(_state: BillingSettingsState, event: BillingSettingsEvent): BillingSettingsState {
+  return { status: 'Changed', settings: event.data.object };
+}
+
+/** Applies a partial change; the body was validated (`UpdateBillingSettingsBody`). */
+export type UpdateBillingSettings = {
+  type: 'UpdateBillingSettings';
+  data: { organization: string; environment: Environment; changes: UpdateBillingSettingsBody; now: Date };
+};
+
+/** The settings the state stands for. */
+export function settingsOf(state: BillingSettingsState, organization: string, environment: Environment) {
+  return state.status === 'Changed' ? state.settings : defaultBillingSettings(organization, environment);
+}
+
+/** A change that changes nothing records nothing (and keeps `updated_at`). */
+export function decide(command: UpdateBillingSettings, state: BillingSettingsState): BillingSettingsEvent[] {
+  const { organization, environment, changes, now } = command.data;
+  const current = settingsOf(state, organization, environment);
+  const next: BillingSettings = {
+    ...current,
+    dunning: { ...current.dunning, ...changes.dunning },
+    proration: { ...current.proration, ...changes.proration },
+  };
+  const same = JSON.stringify([next.dunning, next.proration]) === JSON.stringify([current.dunning, current.proration]);
+  if (same) return [];
+  return [
+    {
+      type: 'BillingSettingsUpdated',
+      data: { organization, environment, object: { ...next, updated_at: now.toISOString() } },
+    },
+  ];
+}
+
+export const billingSettingsAggregate = {
+  initialState,
+  evolve: (state: BillingSettingsState, event: RecordedEvent) =>
+    evolve(state, event as unknown as BillingSettingsEvent),
+  decide,
+};
+
+/**
+ * The billing settings of an organization in an environment: its last change, or the defaults
+ * (retries 3, 5 and 7 days after the first failure, then cancel; upgrades prorated now,
+ * downgrades at period end).
+ */
+export async function billingSettingsOf(
+  store: Pick<EventStore, 'readStream'>,
+  organization: string,
+  environment: Environment,
+): Promise<BillingSettings> {
+  const history = await store.readStream(billingSettingsStream(organization, environment));
+  const state = history.reduce(billingSettingsAggregate.evolve, initialState());
+  return settingsOf(state, organization, environment);
+}
