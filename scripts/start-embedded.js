@@ -149,6 +149,7 @@ async function main() {
   // Hosted pages are served through the gateway; checkout reads this when it builds page URLs.
   config.CHECKOUT_URL ??= `${gateway.url}/checkout`;
   config.PAYMENT_LINK_URL ??= `${gateway.url}/pay`;
+  config.PORTAL_URL ??= `${gateway.url}/portal`;
   const demo = await demoOrganization(gateway.url, config.ADMIN_TOKEN);
 
   process.stdout.write(

@@ -19,6 +19,7 @@ export const ID_PREFIX = {
   coupon: 'cpn',
   redemption: 'red',
   portalSession: 'portal_session',
+  portalConfiguration: 'bpc',
   webhookEndpoint: 'wh',
   webhookEvent: 'evt',
   webhookDelivery: 'whd',

@@ -19,5 +19,6 @@ export * from './customer-identity';
 export * from './test-clocks';
 export * from './charges';
 export * from './refunds';
+export * from './portal';
 export * from './billing-settings';
 export * from './switching';

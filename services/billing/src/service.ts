@@ -7,6 +7,11 @@ import { mountEntitlementRoutes } from './entitlements/routes';
 import { migrateInvoicesReadModel } from './invoices/read-model';
 import { mountInvoicePaymentRoute } from './invoices/payment';
 import { mountInvoiceRoutes } from './invoices/routes';
+import { mountPortalConfigurationRoutes } from './portal/configurations/routes';
+import { migratePortalConfigurationsReadModel } from './portal/configurations/read-model';
+import { mountPortalPages } from './portal/page/routes';
+import { migratePortalSessionsReadModel } from './portal/sessions/read-model';
+import { mountPortalSessionRoutes } from './portal/sessions/routes';
 import { startConsumers } from './provisioning/consumer';
 import { customerErrorCodes } from './shared/customer-errors';
 import { migrateSubscriptionsReadModel } from './subscriptions/read-model';
@@ -20,7 +25,7 @@ import { mountTestClockRoutes } from './test-clocks/routes';
 import { requireAdminOrganization, requireCaller } from '@billing/service';
 import { mountBillingSettingsRoutes } from './settings/routes';
 
-/** The billing service: customers, subscriptions, invoices, entitlements, test clocks. */
+/** The billing service: customers, subscriptions, invoices, entitlements, test clocks, the customer portal. */
 export const billingService: ServiceDefinition = {
   name: 'billing',
   defaultPort: 4103,
@@ -39,6 +44,9 @@ export const billingService: ServiceDefinition = {
     mountTestClockRoutes(app, context);
     mountResolveRoute(app, context);
     mountInvoicePaymentRoute(app, context);
+    mountPortalSessionRoutes(app, context);
+    mountPortalConfigurationRoutes(app, context);
+    mountPortalPages(app, context);
     mountBillingSettingsRoutes(app, context);
     // After the customer routes: their errors leave with the customer endpoints' own codes.
     app.use('/v1/customers', customerErrorCodes);
@@ -51,6 +59,8 @@ export const billingService: ServiceDefinition = {
     await migrateTestClocksReadModel(context.store);
     await migrateSwitchingReadModel(context.store);
     await migrateBalancesReadModel(context.store);
+    await migratePortalSessionsReadModel(context.store);
+    await migratePortalConfigurationsReadModel(context.store);
     return [...(await startConsumers(context)), startBillingSweep(context)];
   },
 };

@@ -1,7 +1,14 @@
-import { type CallerIdentity, IDENTITY_HEADERS, identityHeaders, unauthorized } from '@billing/contracts';
+import {
+  ApiError,
+  type CallerIdentity,
+  IDENTITY_HEADERS,
+  asPortalError,
+  identityHeaders,
+  unauthorized,
+} from '@billing/contracts';
 import { DEFAULT_SERVICE_URLS, type ServiceContext, positiveNumberSetting, startPeriodic } from '@billing/runtime';
 import { DEFAULT_BODY_LIMIT, jsonBodies, refuseInvalidText, refuseUnreadableBodies } from '@billing/service';
-import type { Express, RequestHandler } from 'express';
+import type { ErrorRequestHandler, Express, RequestHandler } from 'express';
 import { mountAdminRoutes } from './admin/routes';
 import {
   ABANDONED_AFTER_MS,
@@ -27,6 +34,8 @@ import {
 } from './rate-limit';
 import {
   HOSTED_PAGE_PATHS,
+  PORTAL_API_PATH,
+  PORTAL_PAGE_PATHS,
   PUBLIC_ROUTES,
   type UpstreamName,
   VALIDATE_PROMOTION_CODE_PATH,
@@ -73,7 +82,7 @@ const upstreamUrl = (config: ServiceContext['config'], name: UpstreamName) =>
  */
 const adminPaths = (path: string) =>
   path.replace(
-    /^\/admin\/v1\/organizations\/[^/]+\/(products|coupons|webhook_endpoints|webhook_events|webhook_deliveries|billing_settings)/,
+    /^\/admin\/v1\/organizations\/[^/]+\/(products|coupons|webhook_endpoints|webhook_events|webhook_deliveries|billing_settings|portal_configurations)/,
     '/admin/$1',
   );
 
@@ -162,6 +171,9 @@ export class Gateway {
     for (const path of HOSTED_PAGE_PATHS) {
       app.all(path, this.hostedPageLimits(), vouchAs('page'), this.upstream('checkout'));
     }
+    for (const path of PORTAL_PAGE_PATHS) {
+      app.all(path, this.hostedPageLimits(), vouchAs('page'), this.upstream('billing'));
+    }
     const apiKeyFailures = this.failedAuthentication(
       'api-key',
       FAILED_AUTHENTICATION_LIMITS.apiKeyPerAddress,
@@ -174,6 +186,8 @@ export class Gateway {
     for (const route of PUBLIC_ROUTES) {
       app[route.method](route.path, allowKeys(route.keys), this.upstream(route.upstream));
     }
+    // The gateway's own refusals (key, rate limit, idempotency) in the portal sessions' codes.
+    app.use(PORTAL_API_PATH, portalErrorCodes);
   }
 
   async close(): Promise<void> {
@@ -246,6 +260,10 @@ export class Gateway {
     });
   }
 }
+
+/** Errors the gateway raises on a portal-session route, as the spec shows them there. */
+const portalErrorCodes: ErrorRequestHandler = (err, _req, _res, next) =>
+  next(err instanceof ApiError ? asPortalError(err) : err);
 
 const publicPostPaths = () => PUBLIC_ROUTES.filter((route) => route.method === 'post').map((route) => route.path);
 

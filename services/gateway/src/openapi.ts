@@ -3,6 +3,7 @@ import {
   registerBillingRoutes,
   registerCheckoutRoutes,
   registerPaymentLinkRoutes,
+  registerPortalRoutes,
   registerProductRoutes,
   registerPromotionRoutes,
   registerRefundRoutes,
@@ -25,6 +26,7 @@ export function publicApiDocument() {
     registerBillingRoutes(registry);
     registerSwitchingRoutes(registry);
     registerTestClockRoutes(registry);
+    registerPortalRoutes(registry);
     registerWebhookRoutes(registry);
     cached = registry.toOpenApi({ title: 'Billing API', version: '1.0.0', serverUrl: '/v1' });
   }

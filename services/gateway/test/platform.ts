@@ -77,6 +77,7 @@ export async function startPlatform(options: PlatformOptions = {}): Promise<Plat
   const gateway = await startGateway(infrastructure, config, undefined, options.now, logger('gateway'));
   config.CHECKOUT_URL ??= `${gateway.service.url}/checkout`;
   config.PAYMENT_LINK_URL ??= `${gateway.service.url}/pay`;
+  config.PORTAL_URL ??= `${gateway.service.url}/portal`;
   return {
     gatewayUrl: gateway.service.url,
     catalog,

@@ -22,7 +22,7 @@ export interface AdminRoutesOptions {
   promotions: RequestHandler;
   /** Forwards webhook endpoints and the delivery log to the notifications service. */
   notifications: RequestHandler;
-  /** Forwards billing settings to the billing service. */
+  /** Forwards customer portal configurations and billing settings to the billing service. */
   billing: RequestHandler;
 }
 
@@ -96,7 +96,11 @@ export function mountAdminRoutes(app: Express, options: AdminRoutesOptions): voi
   app.get(`${org}/webhook_events/:event_id/deliveries`, ...webhooks);
   app.get(`${org}/webhook_deliveries/:delivery_id`, ...webhooks);
   app.post(`${org}/webhook_deliveries/:delivery_id/replay`, ...webhooks);
-  const billingSettings = [organizationExists, asOrganization, options.billing];
-  app.get(`${org}/billing_settings`, ...billingSettings);
-  app.patch(`${org}/billing_settings`, ...billingSettings);
+  const billing = [organizationExists, asOrganization, options.billing];
+  app.get(`${org}/billing_settings`, ...billing);
+  app.patch(`${org}/billing_settings`, ...billing);
+  app.post(`${org}/portal_configurations`, ...billing);
+  app.get(`${org}/portal_configurations`, ...billing);
+  app.get(`${org}/portal_configurations/:configuration_id`, ...billing);
+  app.patch(`${org}/portal_configurations/:configuration_id`, ...billing);
 }

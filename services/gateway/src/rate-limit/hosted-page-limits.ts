@@ -4,11 +4,14 @@ import { HOSTED_PAGE_LIMITS } from './limits';
 import { rateLimit, type RateLimitRule } from './middleware';
 import type { RateLimitStore } from './store';
 
+/** A card sent from the customer portal counts as a pay attempt: card testing is the same risk. */
+const PORTAL_CARD_PATH = /^\/portal\/[^/]+\/[^/]+\/payment_method$/;
+
 /** Reads of a checkout page cost nothing; a visit to a payment link opens a session, a POST pays. */
 function ruleFor(req: Request, override?: number): RateLimitRule | undefined {
   const ip = req.ip ?? 'unknown';
   const { payAttemptsPerIp, paymentLinkVisitsPerIp } = HOSTED_PAGE_LIMITS;
-  if (req.method === 'POST' && req.path.startsWith('/checkout/')) {
+  if (req.method === 'POST' && (req.path.startsWith('/checkout/') || PORTAL_CARD_PATH.test(req.path))) {
     return { bucket: `pay-ip:${ip}`, ...payAttemptsPerIp, limit: override ?? payAttemptsPerIp.limit };
   }
   if (req.method === 'GET' && /^\/pay\/[^/]+$/.test(req.path)) {

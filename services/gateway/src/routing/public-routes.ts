@@ -25,6 +25,15 @@ export const HOSTED_PAGE_PATHS = [
   '/pay/:url_id/thanks',
 ] as const;
 
+/**
+ * The customer portal's pages, served by billing: `/portal/<session id>/<access token>` and
+ * the pages and form posts under it. The token in the URL is the capability (docs/customer-portal.md).
+ */
+export const PORTAL_PAGE_PATHS = ['/portal/:session_id/:token', '/portal/:session_id/:token/*rest'] as const;
+
+/** Routes under it answer in the portal sessions' codes, with `error.type` (spec: Errors). */
+export const PORTAL_API_PATH = '/v1/portal';
+
 /** Validation has limits of its own on top of the general per-key one. */
 export const VALIDATE_PROMOTION_CODE_PATH = '/v1/promotion-codes/validate';
 
@@ -89,6 +98,10 @@ export const PUBLIC_ROUTES: readonly PublicRoute[] = [
   { method: 'patch', path: '/v1/promotion-codes/:id', upstream: 'promotions', keys: SECRET },
   { method: 'delete', path: '/v1/promotion-codes/:id', upstream: 'promotions', keys: SECRET },
   { method: 'get', path: '/v1/promotion-codes/:id/redemptions', upstream: 'promotions', keys: SECRET },
+
+  // Portal sessions answer in their own codes with error.type (spec; docs/customer-portal.md).
+  { method: 'post', path: '/v1/portal/sessions', upstream: 'billing', keys: SECRET },
+  { method: 'get', path: '/v1/portal/sessions/:id', upstream: 'billing', keys: SECRET },
 
   // Read-only: endpoints are managed through the admin API (the merchant dashboard).
   { method: 'get', path: '/v1/webhooks', upstream: 'notifications', keys: SECRET },

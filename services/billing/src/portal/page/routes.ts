@@ -1,0 +1,196 @@
+import { ApiError, type Invoice, type Subscription } from '@billing/contracts';
+import type { ServiceContext } from '@billing/runtime';
+import express, { type Express, type Request, type Response } from 'express';
+import { findCustomer } from '../../customers/queries';
+import { findInvoice, listInvoices } from '../../invoices/read-model';
+import { discountFor, isBonusPeriod } from '../../renewals/renew';
+import { nextPeriodEndOf } from '../../subscriptions/decide';
+import { cancelSubscription, resumeSubscription } from '../../subscriptions/commands';
+import { listSubscriptions } from '../../subscriptions/queries';
+import { type OpenPortal, openPortal, ownSubscription } from './access';
+import { formatDate } from './i18n';
+import { savedPaymentMethod } from './queries';
+import { type SubscriptionView, renderCancelPage, renderMessagePage, renderPortalPage, renderReceipt } from './render';
+
+const BASE = '/portal/:session_id/:token';
+const form = express.urlencoded({ extended: false, limit: '10kb' });
+
+/** Notices the main page shows after an action redirected to it (`?notice=`). */
+export const NOTICES = ['canceled', 'canceling', 'resumed', 'card_updated', 'card_paid', 'switched', 'scheduled', 'schedule_canceled'] as const;
+type Notice = (typeof NOTICES)[number];
+
+function noticeText(portal: OpenPortal, notice: unknown, subscriptions: SubscriptionView[]): string | undefined {
+  const { t } = portal;
+  switch (notice as Notice) {
+    case 'canceled':
+      return t.noticeCanceled;
+    case 'canceling': {
+      const canceling = subscriptions.find((s) => s.subscription.cancel_at_period_end);
+      return canceling ? t.noticeCanceling(formatDate(canceling.subscription.current_period_end, portal.locale)) : t.noticeCanceled;
+    }
+    case 'resumed':
+      return t.noticeResumed;
+    case 'card_updated':
+      return t.noticeCardUpdated;
+    case 'card_paid':
+      return t.noticeCardPaid;
+    case 'switched':
+      return t.noticeSwitched;
+    case 'scheduled':
+      return t.noticeScheduled;
+    case 'schedule_canceled':
+      return t.noticeScheduleCanceled;
+    default:
+      return undefined;
+  }
+}
+
+/** What the renewal at `current_period_end` will invoice, by the renewals' own rules (renewals/renew.ts). */
+function nextInvoiceAmount(subscription: Subscription): number {
+  const start = subscription.current_period_end;
+  if (isBonusPeriod(subscription, start, nextPeriodEndOf(subscription))) return 0;
+  return subscription.price - discountFor(subscription, start);
+}
+
+/** Live subscriptions first, then ended ones; each with what its next invoice charges. */
+async function subscriptionViews(context: ServiceContext, portal: OpenPortal, invoices: Invoice[]): Promise<SubscriptionView[]> {
+  const { store } = context;
+  const { subscriptions } = await listSubscriptions(store.database, store.tables.schema, portal.tenant, {
+    limit: 20,
+    customer_id: portal.session.customer_id,
+  });
+  const order = (s: Subscription) => (s.status === 'CANCELED' ? 1 : 0);
+  return [...subscriptions]
+    .sort((a, b) => order(a) - order(b))
+    .map((subscription) => ({
+      subscription,
+      nextAmount:
+        subscription.status === 'CANCELED' || subscription.cancel_at_period_end ? null : nextInvoiceAmount(subscription),
+      overdue:
+        subscription.status === 'PAST_DUE'
+          ? (invoices.find((i) => i.subscription_id === subscription.id && i.status === 'open') ?? null)
+          : null,
+      scheduledSwitch: null,
+    }));
+}
+
+/** Everything the main page shows, read from billing's read models. */
+export async function mainPageView(context: ServiceContext, portal: OpenPortal, query: Request['query']) {
+  const { store } = context;
+  const { schema } = store.tables;
+  const customerId = portal.session.customer_id;
+  const [customer, { invoices }, paymentMethod] = await Promise.all([
+    findCustomer(store.database, schema, portal.tenant, { by: 'id', value: customerId }),
+    listInvoices(store.database, schema, portal.tenant, { limit: 24, customer_id: customerId }),
+    savedPaymentMethod(store.database, schema, portal.tenant, customerId),
+  ]);
+  const subscriptions = await subscriptionViews(context, portal, invoices);
+  return {
+    customerEmail: customer?.email ?? '',
+    subscriptions,
+    invoices,
+    paymentMethod,
+    notice: noticeText(portal, query.notice, subscriptions),
+    error: query.error === 'not_allowed' ? portal.t.notAllowed : undefined,
+  };
+}
+
+/** After a POST, back to the main page (303, so a reload does not post again). */
+export const backToPortal = (res: Response, portal: OpenPortal, outcome: { notice?: Notice; error?: 'not_allowed' }) =>
+  res.redirect(
+    303,
+    `${portal.base}?${new URLSearchParams(outcome.notice ? { notice: outcome.notice } : { error: outcome.error ?? '' })}`,
+  );
+
+function notFoundPage(res: Response, portal: OpenPortal) {
+  res
+    .status(404)
+    .type('html')
+    .send(
+      renderMessagePage({
+        locale: portal.locale,
+        title: portal.t.invalidTitle,
+        message: portal.t.notAllowed,
+        back: { href: portal.base, text: portal.t.back },
+      }),
+    );
+}
+
+/** A refused change (a 4xx of the domain, such as a canceled subscription) goes back with a notice. */
+async function attempt(res: Response, portal: OpenPortal, action: () => Promise<void>) {
+  try {
+    await action();
+  } catch (error) {
+    if (error instanceof ApiError && error.status < 500) return backToPortal(res, portal, { error: 'not_allowed' });
+    throw error;
+  }
+}
+
+/**
+ * The customer portal's pages at `/portal/<session id>/<token>`, reached through the gateway
+ * without an API key; forms only, no script (docs/customer-portal.md).
+ */
+export function mountPortalPages(app: Express, context: ServiceContext): void {
+  const { store } = context;
+  const { schema } = store.tables;
+  const noStore = (_req: Request, res: Response, next: () => void) => {
+    // Pages carry the customer's data and a URL that is a key: never cached, never in a frame.
+    res.set({
+      'Cache-Control': 'no-store',
+      'Referrer-Policy': 'no-referrer',
+      'X-Frame-Options': 'DENY',
+      'Content-Security-Policy':
+        "default-src 'none'; style-src 'unsafe-inline'; form-action 'self'; frame-ancestors 'none'; base-uri 'none'",
+    });
+    next();
+  };
+  app.use('/portal', noStore);
+
+  app.get(BASE, async (req, res) => {
+    const portal = await openPortal(context, req, res);
+    if (!portal) return;
+    res.type('html').send(renderPortalPage(portal, await mainPageView(context, portal, req.query)));
+  });
+
+  app.get(`${BASE}/subscriptions/:subscription_id/cancel`, async (req, res) => {
+    const portal = await openPortal(context, req, res);
+    if (!portal) return;
+    const subscription = await ownSubscription(context, portal, String(req.params.subscription_id));
+    if (!subscription || !portal.features.cancel.enabled) return notFoundPage(res, portal);
+    if (subscription.status === 'CANCELED' || subscription.cancel_at_period_end) return backToPortal(res, portal, { error: 'not_allowed' });
+    res.type('html').send(renderCancelPage(portal, subscription));
+  });
+
+  app.post(`${BASE}/subscriptions/:subscription_id/cancel`, form, async (req, res) => {
+    const portal = await openPortal(context, req, res);
+    if (!portal) return;
+    const subscription = await ownSubscription(context, portal, String(req.params.subscription_id));
+    if (!subscription || !portal.features.cancel.enabled) return notFoundPage(res, portal);
+    const atPeriodEnd = portal.features.cancel.mode === 'at_period_end';
+    await attempt(res, portal, async () => {
+      await cancelSubscription(context, portal.tenant, subscription.id, atPeriodEnd);
+      backToPortal(res, portal, { notice: atPeriodEnd ? 'canceling' : 'canceled' });
+    });
+  });
+
+  app.post(`${BASE}/subscriptions/:subscription_id/resume`, form, async (req, res) => {
+    const portal = await openPortal(context, req, res);
+    if (!portal) return;
+    const subscription = await ownSubscription(context, portal, String(req.params.subscription_id));
+    if (!subscription) return notFoundPage(res, portal);
+    await attempt(res, portal, async () => {
+      await resumeSubscription(context, portal.tenant, subscription.id);
+      backToPortal(res, portal, { notice: 'resumed' });
+    });
+  });
+
+  app.get(`${BASE}/invoices/:invoice_id`, async (req, res) => {
+    const portal = await openPortal(context, req, res);
+    if (!portal) return;
+    const invoice = await findInvoice(store.database, schema, portal.tenant, String(req.params.invoice_id));
+    const own = invoice && invoice.customer_id === portal.session.customer_id && invoice.status === 'paid';
+    if (!own || !portal.features.invoice_history.enabled) return notFoundPage(res, portal);
+    const customer = await findCustomer(store.database, schema, portal.tenant, { by: 'id', value: invoice.customer_id });
+    res.type('html').send(renderReceipt(portal, invoice, customer?.email ?? ''));
+  });
+}

@@ -1,0 +1,43 @@
+import { Subscription, inSchemaOrder, notFound } from '@billing/contracts';
+import { handleCommand } from '@billing/eventstore';
+import type { ServiceContext } from '@billing/runtime';
+import type { Tenant } from '@billing/service';
+import { type CancelSubscription, type ResumeSubscription, subscriptionAggregate } from './decide';
+import { findSubscription } from './queries';
+import { projectSubscriptions } from './read-model';
+import { subscriptionStream } from './subscription';
+
+/**
+ * Runs a customer-facing change (the merchant's API call, or the customer's in the portal) on
+ * the subscription and returns it as it is after. One path for both, so both publish the same
+ * events and webhooks.
+ */
+async function change(
+  { store }: ServiceContext,
+  tenant: Tenant,
+  id: string,
+  command: CancelSubscription | ResumeSubscription,
+): Promise<Subscription> {
+  const { schema } = store.tables;
+  await handleCommand(store, subscriptionStream(id), subscriptionAggregate, command, {
+    organization: tenant.organization,
+    environment: tenant.environment,
+    occurredAt: command.data.now,
+    project: (tx, events) => projectSubscriptions(tx, schema, events),
+  });
+  const subscription = await findSubscription(store.database, schema, tenant, id);
+  if (!subscription) throw notFound(`No such subscription: ${id}`);
+  return inSchemaOrder(Subscription, subscription);
+}
+
+/** Cancels at the end of the paid period, or now; see `decide`'s `cancel`. */
+export function cancelSubscription(context: ServiceContext, tenant: Tenant, id: string, atPeriodEnd: boolean) {
+  const who = { subscriptionId: id, organization: tenant.organization, environment: tenant.environment, now: context.now() };
+  return change(context, tenant, id, { type: 'CancelSubscription', data: { ...who, atPeriodEnd } });
+}
+
+/** Undoes a pending end-of-period cancellation. */
+export function resumeSubscription(context: ServiceContext, tenant: Tenant, id: string) {
+  const who = { subscriptionId: id, organization: tenant.organization, environment: tenant.environment, now: context.now() };
+  return change(context, tenant, id, { type: 'ResumeSubscription', data: who });
+}
