@@ -20,6 +20,8 @@ export async function migrateSwitchingReadModel(store: EventStore): Promise<void
       created_at timestamptz NOT NULL,
       document jsonb NOT NULL
     );
+    -- The order schedules were made in (a test clock's time can make two at one instant).
+    ALTER TABLE ${schedulesTable(schema)} ADD COLUMN IF NOT EXISTS seq bigserial;
     CREATE INDEX IF NOT EXISTS subscription_schedules_by_subscription ON ${schedulesTable(schema)} (subscription_id, created_at DESC);
     CREATE INDEX IF NOT EXISTS subscription_schedules_pending ON ${schedulesTable(schema)} (effective_date) WHERE status = 'pending';
     CREATE TABLE IF NOT EXISTS ${switchesTable(schema)} (
@@ -87,7 +89,7 @@ export async function findSchedule(
   const { rows } = await sql.query<{ document: SubscriptionSchedule }>(
     `SELECT document FROM ${schedulesTable(schema)}
      WHERE subscription_id = $1 AND organization = $2 AND environment = $3
-     ORDER BY (status = 'pending') DESC, created_at DESC, id DESC LIMIT 1`,
+     ORDER BY (status = 'pending') DESC, seq DESC LIMIT 1`,
     [subscriptionId, tenant.organization, tenant.environment],
   );
   return rows[0]?.document;
