@@ -52,6 +52,13 @@ export const Customer = z
     email_verified: z.boolean(),
     status: CustomerStatus,
     metadata: z.record(z.string(), z.string()).nullable(),
+    test_clock: z
+      .string()
+      .nullable()
+      .default(null)
+      .describe(
+        'Sandbox: the test clock the customer lives on (made by a checkout session with test_clock); its later subscriptions use it',
+      ),
     created_at: timestamp,
     updated_at: timestamp,
     livemode: z.boolean(),
@@ -301,8 +308,8 @@ export const Entitlements = z
           product: z.string().nullable().describe('Product slug'),
           product_id: z.string(),
           status: EntitlementStatus,
-          subscription_id: z.string(),
-          current_period_end: timestamp,
+          subscription_id: z.string().optional().describe('Secret Key only'),
+          current_period_end: timestamp.optional().describe('Secret Key only'),
         }),
       )
       .describe('One per live subscription, newest first; empty when no customer matches or none is live'),
@@ -533,9 +540,10 @@ export function registerBillingRoutes(registry: OpenApiRegistry): OpenApiRegistr
       method: 'get',
       path: '/customers/entitlements',
       summary:
-        "A customer's entitlements, a paywall check: customer_id, external_id, email (precedence in that order); nobody matching is an empty answer",
+        "A customer's entitlements, a paywall check: customer_id, external_id, email (precedence in that order); nobody matching is an empty answer. " +
+        'A Publishable Key may ask by customer_id or external_id only, and learns only the products and their status',
       tags,
-      security: secret,
+      security: ['secretKey', 'publishableKey'],
       query: EntitlementsQuery,
       responses: {
         200: {

@@ -100,6 +100,7 @@ export const badRequest = (message: string, details?: unknown[]) => ApiError.of(
 export const notFound = (message = 'Resource not found') => ApiError.of('not_found', message);
 export const conflict = (message: string, details?: unknown[]) => ApiError.of('conflict', message, details);
 export const unauthorized = (message = 'Invalid or missing API key') => ApiError.of('unauthorized', message);
+export const forbidden = (message = 'Not permitted') => ApiError.of('forbidden', message);
 export const validationError = (details: ErrorDetail[], message = 'Request validation failed') =>
   ApiError.of('validation_error', message, details);
 

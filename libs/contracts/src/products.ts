@@ -180,7 +180,9 @@ export type Product = z.infer<typeof Product>;
 export const ProductListItem = Product.omit({ updated_at: true }).meta({ id: 'ProductListItem' });
 export type ProductListItem = z.infer<typeof ProductListItem>;
 
-export const ProductList = listEnvelope(ProductListItem).meta({ id: 'ProductList' });
+export const ProductList = listEnvelope(ProductListItem)
+  .extend({ products: z.array(ProductListItem).describe('The same items as `data`, where SDKs read them') })
+  .meta({ id: 'ProductList' });
 export type ProductList = z.infer<typeof ProductList>;
 
 export const ListProductsQuery = z.object({

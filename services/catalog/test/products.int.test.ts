@@ -319,7 +319,9 @@ describe('GET /v1/products', () => {
     const third = await create(org, { name: 'Third', type: 'CREDITS', interval: null });
     const res = await get('/v1/products', caller(org));
     expect(res.status).toBe(200);
-    expect(Object.keys(res.body).sort()).toEqual(['data', 'livemode', 'object']);
+    // `products` repeats `data` for SDKs that read it (as `subscriptions` does for subscriptions).
+    expect(Object.keys(res.body).sort()).toEqual(['data', 'livemode', 'object', 'products']);
+    expect(res.body.products).toEqual(res.body.data);
     expect(res.body).toMatchObject({ object: 'list', livemode: false });
     expect(res.body.data.map((p: { id: string }) => p.id)).toEqual([third.id, second.id, first.id]);
     const { updated_at: _single, ...item } = third;

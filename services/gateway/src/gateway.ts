@@ -19,6 +19,7 @@ import {
   idempotencyDdl,
 } from './idempotency';
 import { ApiKeyAuthenticator, presentsApiKey } from './auth/authenticate';
+import { OriginAllowList, enforceAllowedOrigin, mountCors } from './cors/cors';
 import { FailedAuthenticationLimiter } from './auth/failed-authentication';
 import { publicApiDocument } from './openapi';
 import { Organizations } from './organizations/organizations';
@@ -26,6 +27,7 @@ import { organizationsDdl } from './organizations/read-model';
 import {
   type ClosableRateLimitStore,
   FAILED_AUTHENTICATION_LIMITS,
+  PUBLISHABLE_ENTITLEMENT_LIMITS,
   RATE_LIMITS,
   createRateLimitStore,
   hostedPageLimits,
@@ -33,6 +35,7 @@ import {
   rateLimit,
 } from './rate-limit';
 import {
+  ENTITLEMENTS_PATH,
   HOSTED_PAGE_PATHS,
   PORTAL_API_PATH,
   PORTAL_PAGE_PATHS,
@@ -100,6 +103,7 @@ export class Gateway {
     private readonly upstreams: Map<UpstreamName, UpstreamHandler>,
     private readonly idempotencyKeys: IdempotencyStore,
     private readonly stopPurge: () => Promise<void>,
+    private readonly originAllowList: OriginAllowList,
   ) {}
 
   static async create(context: ServiceContext): Promise<Gateway> {
@@ -110,7 +114,13 @@ export class Gateway {
     await sql.exec(organizationsDdl(schema));
     await sql.exec(idempotencyDdl(schema));
     const authenticator = new ApiKeyAuthenticator(sql, schema);
-    const organizations = new Organizations(context.store, context.now, () => authenticator.forget());
+    const originAllowList = new OriginAllowList(sql, schema);
+    const organizations = new Organizations(
+      context.store,
+      context.now,
+      () => authenticator.forget(),
+      () => originAllowList.forget(),
+    );
     const upstreams = new Map<UpstreamName, UpstreamHandler>();
     for (const name of Object.keys(DEFAULT_UPSTREAMS) as UpstreamName[]) {
       upstreams.set(
@@ -147,6 +157,7 @@ export class Gateway {
       upstreams,
       idempotencyKeys,
       stopPurge,
+      originAllowList,
     );
   }
 
@@ -179,10 +190,18 @@ export class Gateway {
       FAILED_AUTHENTICATION_LIMITS.apiKeyPerAddress,
       presentsApiKey,
     );
-    app.use('/v1', apiKeyFailures.protect(this.authenticate()), this.limitRate(), refuseUnreadableBodies);
+    mountCors(app, PUBLIC_ROUTES);
+    app.use(
+      '/v1',
+      apiKeyFailures.protect(this.authenticate()),
+      enforceAllowedOrigin(this.originAllowList),
+      this.limitRate(),
+      refuseUnreadableBodies,
+    );
     // Only on routes that exist: a POST to an unknown path answers 404 without claiming its key.
     app.post(publicPostPaths(), this.idempotency());
     app.post(VALIDATE_PROMOTION_CODE_PATH, ...this.validationLimits());
+    app.get(ENTITLEMENTS_PATH, this.publishableEntitlementLimit());
     for (const route of PUBLIC_ROUTES) {
       app[route.method](route.path, allowKeys(route.keys), this.upstream(route.upstream));
     }
@@ -230,6 +249,22 @@ export class Gateway {
   private validationLimits(): RequestHandler[] {
     const onError = (err: unknown) => this.context.logger.error({ err }, 'rate-limit store failed');
     return promotionValidationLimits(this.rateLimits, () => this.context.now().getTime(), onError);
+  }
+
+  private publishableEntitlementLimit(): RequestHandler {
+    return rateLimit({
+      store: this.rateLimits,
+      now: () => this.context.now().getTime(),
+      limitFor: (req, res) => {
+        const caller = res.locals.caller as CallerIdentity;
+        if (caller.keyKind !== 'publishable') return undefined;
+        return {
+          bucket: `entitlements-ip:${caller.keyId}:${req.ip ?? 'unknown'}`,
+          ...PUBLISHABLE_ENTITLEMENT_LIMITS.perIp,
+        };
+      },
+      onError: (err) => this.context.logger.error({ err }, 'rate-limit store failed; letting the request through'),
+    });
   }
 
   private limitRate(): RequestHandler {

@@ -121,6 +121,48 @@ describe('entitlements through the gateway', () => {
     expect(res.body.error.code).toBe('invalid_request');
   });
 
+  describe('with a Publishable Key (a front end)', () => {
+    const pk = () => org.api_keys.sandbox.publishable_key;
+
+    it('answers by external_id or customer_id with the products only, in the SDK header too', async () => {
+      const byExternalId = await entitlements({ external_id: 'user-amy' }, pk());
+      expect(byExternalId).toEqual({
+        status: 200,
+        body: {
+          entitlements: [{ product: 'pro', product_id: expect.any(String), status: 'active' }],
+          subscription: null,
+        },
+      });
+      expect(await entitlements({ customer_id: amy.id }, pk())).toEqual(byExternalId);
+      const viaSdkHeader = await fetch(`${platform.gatewayUrl}/v1/customers/entitlements?external_id=user-amy`, {
+        headers: { 'x-recur-publishable-key': pk(), origin: 'https://shop.example' },
+      });
+      expect(viaSdkHeader.headers.get('access-control-allow-origin')).toBe('https://shop.example');
+      expect(await viaSdkHeader.json()).toEqual(byExternalId.body);
+      expect(await entitlements({ external_id: 'user-nobody' }, pk())).toEqual(EMPTY);
+    });
+
+    it('never answers by email, which would tell who is a customer', async () => {
+      const queries: Record<string, string>[] = [
+        { email: 'amy@example.com' },
+        { external_id: 'user-amy', email: 'amy@example.com' },
+      ];
+      for (const query of queries) {
+        const res = await entitlements(query, pk());
+        expect(res.status).toBe(400);
+        expect(res.body.error).toMatchObject({ code: 'invalid_request', message: expect.stringMatching(/email/) });
+      }
+    });
+
+    it('is limited per client IP: 30 a minute', async () => {
+      let last = 0;
+      for (let i = 0; i < 32; i += 1) last = (await entitlements({ external_id: `probe-${i}` }, pk())).status;
+      expect(last).toBe(429);
+      // The Secret Key is not limited per IP.
+      expect((await entitlements({ external_id: 'user-amy' })).status).toBe(200);
+    });
+  });
+
   it("treats another organization's or environment's customer as absent", async () => {
     const other = await clientOf(platform.gatewayUrl).createOrganization('Other');
     expect(

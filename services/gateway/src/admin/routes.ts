@@ -30,6 +30,33 @@ const CreateOrganizationBody = z.object({ name: z.string().trim().min(1).max(255
 const OrganizationParams = z.object({ org_id: idText().min(1) });
 const RollKeyBody = z.object({ environment: Environment, type: KeyKind });
 
+/** An origin as browsers send it: scheme, host and port only, no path or trailing slash. */
+const Origin = z
+  .string()
+  .max(255)
+  .refine((value) => URL.canParse(value) && new URL(value).origin === value && /^https?:/.test(value), {
+    message: 'Give an origin such as https://shop.example (scheme, host and port only)',
+  });
+const HttpUrl = z
+  .string()
+  .max(2048)
+  .refine((value) => URL.canParse(value) && /^https?:$/.test(new URL(value).protocol), {
+    message: 'Give an http(s) URL',
+  });
+const UpdateOrganizationBody = z
+  .object({
+    name: z.string().trim().min(1).max(255),
+    allowed_origins: z.array(Origin).max(50),
+    logo_url: HttpUrl.nullable(),
+    brand_color: z
+      .string()
+      .regex(/^#[0-9a-fA-F]{6}$/, 'Give a colour as #rrggbb')
+      .transform((value) => value.toLowerCase())
+      .nullable(),
+  })
+  .partial()
+  .strict();
+
 function keysByEnvironment(keys: IssuedKey[]) {
   const pick = (environment: Environment, kind: KeyKind) =>
     keys.find((k) => k.environment === environment && k.kind === kind)!.plaintext;
@@ -59,6 +86,22 @@ export function mountAdminRoutes(app: Express, options: AdminRoutesOptions): voi
     if (!found) throw notFound('Organization not found');
     res.json({ object: 'organization', ...found });
   });
+
+  app.patch(
+    '/admin/v1/organizations/:org_id',
+    validate({ params: OrganizationParams, body: UpdateOrganizationBody }),
+    organizationExists,
+    async (req, res) => {
+      const { org_id } = res.locals.input.params as z.infer<typeof OrganizationParams>;
+      const changes = res.locals.input.body as z.infer<typeof UpdateOrganizationBody>;
+      await organizations.updateSettings(org_id, {
+        ...changes,
+        ...(changes.allowed_origins && { allowed_origins: [...new Set(changes.allowed_origins)] }),
+      });
+      const found = await findOrganization(sql, schema, org_id);
+      res.json({ object: 'organization', ...found });
+    },
+  );
 
   app.post(
     '/admin/v1/organizations/:org_id/api_keys/roll',

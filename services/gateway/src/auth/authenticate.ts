@@ -4,19 +4,24 @@ import type { Request } from 'express';
 import { describeKey, hashApiKey } from '../organizations/api-keys';
 import { findActiveKey } from '../organizations/read-model';
 
+/** The dedicated key headers: the spec's, and the `X-Recur-*` names the recur-tw SDK sends. */
+export const SECRET_KEY_HEADERS = ['x-service-secret-key', 'x-recur-secret-key'] as const;
+export const PUBLISHABLE_KEY_HEADERS = ['x-service-publishable-key', 'x-recur-publishable-key'] as const;
+
+const firstHeader = (req: Request, names: readonly string[]) =>
+  names.map((name) => req.get(name)).find((value) => value !== undefined);
+
 /** Whether the request presents an API key at all, right or wrong (a guess to count if wrong). */
 export const presentsApiKey = (req: Request): boolean =>
-  ['authorization', 'x-service-secret-key', 'x-service-publishable-key'].some(
-    (header) => req.get(header) !== undefined,
-  );
+  ['authorization', ...SECRET_KEY_HEADERS, ...PUBLISHABLE_KEY_HEADERS].some((header) => req.get(header) !== undefined);
 
 /**
- * The key from any of the spec's three header forms. A key in the Secret or Publishable
- * header must be of that kind; a malformed or mismatched key is refused like an unknown one.
+ * The key from any of the accepted header forms. A key in a Secret or Publishable header must
+ * be of that kind; a malformed or mismatched key is refused like an unknown one.
  */
 export function apiKeyFrom(req: Request): string {
-  const secret = req.get('x-service-secret-key');
-  const publishable = req.get('x-service-publishable-key');
+  const secret = firstHeader(req, SECRET_KEY_HEADERS);
+  const publishable = firstHeader(req, PUBLISHABLE_KEY_HEADERS);
   const bearer = /^Bearer\s+(\S+)\s*$/i.exec(req.get('authorization') ?? '')?.[1];
   const key = secret ?? publishable ?? bearer;
   if (!key) throw unauthorized('No API key provided: send Authorization: Bearer <API_KEY>');

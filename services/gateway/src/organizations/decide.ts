@@ -1,9 +1,10 @@
 import { type Environment, type KeyKind, conflict, notFound } from '@billing/contracts';
-import type { ApiKeyRecord, Organization, OrganizationEvent } from './organization';
+import type { ApiKeyRecord, Organization, OrganizationEvent, OrganizationSettings } from './organization';
 
 export type OrganizationCommand =
   | { type: 'CreateOrganization'; organizationId: string; name: string; keys: ApiKeyRecord[]; now: Date }
-  | { type: 'RollApiKey'; environment: Environment; kind: KeyKind; newKey: ApiKeyRecord; now: Date };
+  | { type: 'RollApiKey'; environment: Environment; kind: KeyKind; newKey: ApiKeyRecord; now: Date }
+  | { type: 'UpdateSettings'; changes: Partial<OrganizationSettings> & { name?: string }; now: Date };
 
 export function decideOrganization(command: OrganizationCommand, state: Organization): OrganizationEvent[] {
   switch (command.type) {
@@ -28,6 +29,22 @@ export function decideOrganization(command: OrganizationCommand, state: Organiza
           data: { key_id: k.key_id, revoked_at: at },
         })),
         { type: 'ApiKeyIssued', data: { ...command.newKey, issued_at: at } },
+      ];
+    }
+    case 'UpdateSettings': {
+      if (state.status === 'absent') throw notFound('Organization not found');
+      const changed = Object.entries(command.changes).filter(
+        ([field, value]) =>
+          value !== undefined &&
+          JSON.stringify(value) !==
+            JSON.stringify(field === 'name' ? state.name : state.settings[field as keyof OrganizationSettings]),
+      );
+      if (changed.length === 0) return [];
+      return [
+        {
+          type: 'OrganizationSettingsUpdated',
+          data: { organization_id: state.id, ...Object.fromEntries(changed), updated_at: command.now.toISOString() },
+        },
       ];
     }
     default: {

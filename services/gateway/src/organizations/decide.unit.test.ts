@@ -98,6 +98,45 @@ describe('Organization', () => {
         })
         .then([{ type: 'ApiKeyIssued', data: { ...key('key_sk9', 'PRODUCTION', 'secret'), issued_at: at } }]);
     });
+
+    it('records only the settings that change', () => {
+      spec
+        .given(created)
+        .when({
+          type: 'UpdateSettings',
+          changes: { allowed_origins: ['https://shop.example'], logo_url: null, brand_color: '#0a7d5a' },
+          now,
+        })
+        .then([
+          {
+            type: 'OrganizationSettingsUpdated',
+            data: {
+              organization_id: 'org_1',
+              allowed_origins: ['https://shop.example'],
+              brand_color: '#0a7d5a',
+              updated_at: at,
+            },
+          },
+        ]);
+    });
+
+    it('records nothing when the settings are already so', () => {
+      const updated: OrganizationEvent = {
+        type: 'OrganizationSettingsUpdated',
+        data: { organization_id: 'org_1', name: 'Acme Tea', brand_color: '#0a7d5a', updated_at: at },
+      };
+      spec
+        .given([...created, updated])
+        .when({ type: 'UpdateSettings', changes: { name: 'Acme Tea', brand_color: '#0a7d5a' }, now })
+        .then([]);
+    });
+  });
+
+  it('settings of an absent organization are not found', () => {
+    spec
+      .given([])
+      .when({ type: 'UpdateSettings', changes: { brand_color: '#000000' }, now })
+      .thenThrows(/not found/);
   });
 });
 

@@ -9,13 +9,30 @@ export type ApiKeyRecord = {
   last4: string;
 };
 
+/**
+ * What a merchant sets about how buyers meet the organization: the origins whose pages may call
+ * Publishable-Key endpoints (empty: any origin), and the hosted pages' logo and brand colour.
+ */
+export type OrganizationSettings = {
+  allowed_origins: string[];
+  logo_url: string | null;
+  brand_color: string | null;
+};
+
+export const DEFAULT_SETTINGS: OrganizationSettings = { allowed_origins: [], logo_url: null, brand_color: null };
+
 export type OrganizationEvent =
   | { type: 'OrganizationCreated'; data: { organization_id: string; name: string; created_at: string } }
+  | {
+      type: 'OrganizationSettingsUpdated';
+      data: Partial<OrganizationSettings> & { name?: string; organization_id: string; updated_at: string };
+    }
   | { type: 'ApiKeyIssued'; data: ApiKeyRecord & { issued_at: string } }
   | { type: 'ApiKeyRevoked'; data: { key_id: string; revoked_at: string } };
 
 export type Organization =
-  { status: 'absent' } | { status: 'active'; id: string; name: string; activeKeys: ApiKeyRecord[] };
+  | { status: 'absent' }
+  | { status: 'active'; id: string; name: string; activeKeys: ApiKeyRecord[]; settings: OrganizationSettings };
 
 export const initialOrganization = (): Organization => ({ status: 'absent' });
 
@@ -25,7 +42,18 @@ export function evolveOrganization(state: Organization, recorded: RecordedEvent)
   const event = recorded as unknown as OrganizationEvent;
   switch (event.type) {
     case 'OrganizationCreated':
-      return { status: 'active', id: event.data.organization_id, name: event.data.name, activeKeys: [] };
+      return {
+        status: 'active',
+        id: event.data.organization_id,
+        name: event.data.name,
+        activeKeys: [],
+        settings: DEFAULT_SETTINGS,
+      };
+    case 'OrganizationSettingsUpdated': {
+      if (state.status !== 'active') return state;
+      const { organization_id: _id, updated_at: _at, name, ...settings } = event.data;
+      return { ...state, name: name ?? state.name, settings: { ...state.settings, ...settings } };
+    }
     case 'ApiKeyIssued': {
       if (state.status !== 'active') return state;
       const { issued_at: _issuedAt, ...key } = event.data;

@@ -2,7 +2,13 @@ import { type Environment, type KeyKind, newId } from '@billing/contracts';
 import { type EventStore, handleCommand } from '@billing/eventstore';
 import { type IssuedKey, issueAllKeys, issueKey } from './api-keys';
 import { decideOrganization, type OrganizationCommand } from './decide';
-import { type ApiKeyRecord, evolveOrganization, initialOrganization, organizationStream } from './organization';
+import {
+  type ApiKeyRecord,
+  type OrganizationSettings,
+  evolveOrganization,
+  initialOrganization,
+  organizationStream,
+} from './organization';
 import { projectOrganization } from './read-model';
 
 const aggregate = { initialState: initialOrganization, evolve: evolveOrganization, decide: decideOrganization };
@@ -21,6 +27,8 @@ export class Organizations {
     private readonly now: () => Date,
     /** Called after keys change, so cached authentications of revoked keys are dropped. */
     private readonly onKeysChanged: () => void = () => undefined,
+    /** Called after settings change, so cached allow-lists are dropped. */
+    private readonly onSettingsChanged: () => void = () => undefined,
   ) {}
 
   async create(name: string): Promise<{ id: string; name: string; keys: IssuedKey[] }> {
@@ -47,6 +55,14 @@ export class Organizations {
     });
     this.onKeysChanged();
     return key;
+  }
+
+  async updateSettings(
+    organizationId: string,
+    changes: Partial<OrganizationSettings> & { name?: string },
+  ): Promise<void> {
+    await this.handle(organizationId, { type: 'UpdateSettings', changes, now: this.now() });
+    this.onSettingsChanged();
   }
 
   private async handle(organizationId: string, command: OrganizationCommand): Promise<void> {

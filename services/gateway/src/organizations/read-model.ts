@@ -1,6 +1,6 @@
 import type { Environment, KeyKind } from '@billing/contracts';
 import type { RecordedEvent, SqlExecutor } from '@billing/eventstore';
-import type { OrganizationEvent } from './organization';
+import { DEFAULT_SETTINGS, type OrganizationEvent, type OrganizationSettings } from './organization';
 
 /** Organizations and their keys as the gateway looks them up on every request. */
 export function organizationTables(schema: string) {
@@ -26,6 +26,7 @@ export function organizationsDdl(schema: string): string {
       revoked_at timestamptz
     );
     CREATE INDEX IF NOT EXISTS api_keys_by_organization ON ${t.apiKeys} (organization_id);
+    ALTER TABLE ${t.organizations} ADD COLUMN IF NOT EXISTS settings jsonb NOT NULL DEFAULT '{}'::jsonb;
   `;
 }
 
@@ -41,6 +42,14 @@ export async function projectOrganization(sql: SqlExecutor, schema: string, even
           [event.data.organization_id, event.data.name, event.data.created_at],
         );
         break;
+      case 'OrganizationSettingsUpdated': {
+        const { organization_id: id, updated_at: _at, name, ...settings } = event.data;
+        await sql.query(
+          `UPDATE ${t.organizations} SET name = COALESCE($2, name), settings = settings || $3::jsonb WHERE id = $1`,
+          [id, name ?? null, JSON.stringify(settings)],
+        );
+        break;
+      }
       case 'ApiKeyIssued':
         await sql.query(
           `INSERT INTO ${t.apiKeys} (id, organization_id, environment, kind, hash, last4, created_at)
@@ -82,7 +91,20 @@ export async function findActiveKey(sql: SqlExecutor, schema: string, hash: stri
   return row && { keyId: row.id, organization: row.organization_id, environment: row.environment, kind: row.kind };
 }
 
-export interface OrganizationView {
+/** The organization's settings; absent fields take their defaults. */
+export async function findSettings(
+  sql: SqlExecutor,
+  schema: string,
+  organizationId: string,
+): Promise<OrganizationSettings | undefined> {
+  const { rows } = await sql.query<{ settings: Partial<OrganizationSettings> }>(
+    `SELECT settings FROM ${organizationTables(schema).organizations} WHERE id = $1`,
+    [organizationId],
+  );
+  return rows[0] && { ...DEFAULT_SETTINGS, ...rows[0].settings };
+}
+
+export interface OrganizationView extends OrganizationSettings {
   id: string;
   name: string;
   created_at: string;
@@ -102,10 +124,12 @@ export async function findOrganization(
   id: string,
 ): Promise<OrganizationView | undefined> {
   const t = organizationTables(schema);
-  const { rows } = await sql.query<{ id: string; name: string; created_at: Date | string }>(
-    `SELECT id, name, created_at FROM ${t.organizations} WHERE id = $1`,
-    [id],
-  );
+  const { rows } = await sql.query<{
+    id: string;
+    name: string;
+    created_at: Date | string;
+    settings: Partial<OrganizationSettings>;
+  }>(`SELECT id, name, created_at, settings FROM ${t.organizations} WHERE id = $1`, [id]);
   const org = rows[0];
   if (!org) return undefined;
   const keys = await sql.query<{
@@ -124,6 +148,8 @@ export async function findOrganization(
     id: org.id,
     name: org.name,
     created_at: iso(org.created_at),
+    ...DEFAULT_SETTINGS,
+    ...org.settings,
     api_keys: keys.rows.map((k) => ({
       id: k.id,
       environment: k.environment,

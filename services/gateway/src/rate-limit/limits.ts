@@ -21,6 +21,12 @@ export const PROMOTION_VALIDATION_LIMITS = {
 } as const;
 
 /**
+ * Publishable-Key entitlement checks per client IP (beyond the spec): a page may ask for its
+ * signed-in user, but not walk through external ids.
+ */
+export const PUBLISHABLE_ENTITLEMENT_LIMITS = { perIp: { limit: 30, windowMs: 60_000 } } as const;
+
+/**
  * Failed authentication per client address (beyond the spec): past the limit, every attempt
  * from that address answers 429, with a right key or token too, until the window ends.
  */

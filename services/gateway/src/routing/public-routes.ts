@@ -25,6 +25,9 @@ export const HOSTED_PAGE_PATHS = [
   '/pay/:url_id/thanks',
 ] as const;
 
+/** Publishable-Key entitlement checks are limited per client IP on top of the per-key limit. */
+export const ENTITLEMENTS_PATH = '/v1/customers/entitlements';
+
 /**
  * The customer portal's pages, served by billing: `/portal/<session id>/<access token>` and
  * the pages and form posts under it. The token in the URL is the capability (docs/customer-portal.md).
@@ -64,7 +67,8 @@ export const PUBLIC_ROUTES: readonly PublicRoute[] = [
 
   // Entitlements and the external-id forms before `/v1/customers/:id`, which would take them for ids.
   { method: 'get', path: '/v1/customers', upstream: 'billing', keys: SECRET },
-  { method: 'get', path: '/v1/customers/entitlements', upstream: 'billing', keys: SECRET },
+  // A front end's paywall check: Publishable Keys by customer_id or external_id only (billing refuses email).
+  { method: 'get', path: '/v1/customers/entitlements', upstream: 'billing', keys: BOTH },
   { method: 'get', path: '/v1/customers/external/:external_id', upstream: 'billing', keys: SECRET },
   { method: 'patch', path: '/v1/customers/external/:external_id', upstream: 'billing', keys: SECRET },
   { method: 'get', path: '/v1/customers/:id', upstream: 'billing', keys: SECRET },

@@ -102,7 +102,7 @@ export const backToPortal = (res: Response, portal: OpenPortal, outcome: { notic
     `${portal.base}?${new URLSearchParams(outcome.notice ? { notice: outcome.notice } : { error: outcome.error ?? '' })}`,
   );
 
-function notFoundPage(res: Response, portal: OpenPortal) {
+export function notFoundPage(res: Response, portal: OpenPortal) {
   res
     .status(404)
     .type('html')
