@@ -7,6 +7,7 @@ import {
   registerProductRoutes,
   registerPromotionRoutes,
   registerRefundRoutes,
+  registerSwitchingRoutes,
   registerTestClockRoutes,
   registerWebhookRoutes,
 } from '@billing/contracts';
@@ -23,6 +24,7 @@ export function publicApiDocument() {
     registerPaymentLinkRoutes(registry);
     registerRefundRoutes(registry);
     registerBillingRoutes(registry);
+    registerSwitchingRoutes(registry);
     registerTestClockRoutes(registry);
     registerPortalRoutes(registry);
     registerWebhookRoutes(registry);
