@@ -2,6 +2,7 @@ import { CHECKOUT_PUBLIC_EVENTS } from '@billing/contracts';
 import type { ServiceDefinition } from '@billing/runtime';
 import { dependenciesOf } from './dependencies';
 import { mountCardFormRoutes } from './embedded/card-form-routes';
+import { mountEmbedPage } from './embedded/embed-page';
 import { mountEmbeddedCheckoutRoutes } from './embedded/routes';
 import { mountHostedPage } from './hosted-page/routes';
 import { migratePaymentLinksReadModel } from './payment-links/read-model';
@@ -27,6 +28,7 @@ export const checkoutService: ServiceDefinition = {
     mountPayRoute(app, context);
     mountEmbeddedCheckoutRoutes(app, context);
     mountCardFormRoutes(app, context);
+    mountEmbedPage(app, context);
     mountHostedPage(app, context);
     mountPaymentLinkRoutes(app, context);
     mountChargeRoutes(app, context);

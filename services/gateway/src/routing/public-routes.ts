@@ -27,6 +27,8 @@ export const HOSTED_PAGE_PATHS = [
   // collects for a card-form token (the token, given only to the checkout's creator, is the capability).
   '/sandbox/card-form.js',
   '/sandbox/card-form/:sdk_token',
+  // The embedded checkout's page that the SDK's checkout.js and widget.js open in an iframe.
+  '/embed/checkout',
 ] as const;
 
 /** Publishable-Key entitlement checks are limited per client IP on top of the per-key limit. */
