@@ -52,6 +52,13 @@ export const Customer = z
     email_verified: z.boolean(),
     status: CustomerStatus,
     metadata: z.record(z.string(), z.string()).nullable(),
+    test_clock: z
+      .string()
+      .nullable()
+      .default(null)
+      .describe(
+        'Sandbox: the test clock the customer lives on (made by a checkout session with test_clock); its later subscriptions use it',
+      ),
     created_at: timestamp,
     updated_at: timestamp,
     livemode: z.boolean(),
@@ -210,7 +217,11 @@ export const InvoiceLine = z
     description: z.string(),
     amount: z.int().describe('TWD'),
     period: z.object({ start: timestamp, end: timestamp }),
-    kind: z.enum(['subscription']).describe('What the line charges for'),
+    kind: z
+      .enum(['subscription', 'proration', 'customer_balance'])
+      .describe(
+        'What the line charges for: the plan; a plan switch\'s credit for unused days (negative); customer balance applied (negative: credit) or added',
+      ),
   })
   .meta({ id: 'InvoiceLine' });
 export type InvoiceLine = z.infer<typeof InvoiceLine>;
@@ -362,7 +373,14 @@ export type SubscriptionActivatedData = z.infer<typeof SubscriptionActivatedData
 
 /** Occurs when a subscription's status, period, plan or cancellation changes (public: subscription.updated). */
 export const SubscriptionUpdatedData = z
-  .object({ subscription_id: z.string(), object: Subscription })
+  .object({
+    subscription_id: z.string(),
+    object: Subscription,
+    previous_attributes: z
+      .record(z.string(), z.unknown())
+      .optional()
+      .describe('A plan switch: the fields that changed, as they were (product, price, interval, ...)'),
+  })
   .meta({ id: 'SubscriptionUpdatedData' });
 export type SubscriptionUpdatedData = z.infer<typeof SubscriptionUpdatedData>;
 

@@ -24,6 +24,8 @@ export const ResolveCustomerBody = BuyerNames.extend({
   name: z.string().max(255).optional(),
   create: z.boolean().default(false),
   product_id: z.string().min(1).max(255).optional(),
+  /** Sandbox: the session's test clock; a customer created now is put on it. */
+  test_clock: z.string().min(1).max(255).optional(),
 });
 export type ResolveCustomerBody = z.infer<typeof ResolveCustomerBody>;
 

@@ -47,6 +47,12 @@ export const BILLING_PUBLIC_EVENTS = {
   InvoicePaymentFailed: 'invoice.payment_failed',
   /** Occurs when a refund of an invoice's payment succeeds, in full or in part (`amount_refunded`). */
   InvoiceRefunded: 'invoice.refunded',
+  /** Occurs when a switch is scheduled for the end of the period (a pending subscription schedule). */
+  SubscriptionScheduleCreated: 'subscription_schedule.created',
+  /** Occurs when a pending subscription schedule is canceled. */
+  SubscriptionScheduleCanceled: 'subscription_schedule.canceled',
+  /** Occurs when a subscription schedule is applied at the end of the period. */
+  SubscriptionScheduleCompleted: 'subscription_schedule.completed',
 } as const;
 
 /** promotions.events */

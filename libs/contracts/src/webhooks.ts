@@ -9,6 +9,7 @@ import { limitParam, listEnvelope } from './list';
 import type { OpenApiRegistry } from './openapi';
 import { Redemption } from './promotions';
 import { Refund } from './refunds';
+import { SubscriptionSchedule } from './switching';
 import { PUBLIC_EVENT_TYPES, type PublicEventType } from './public-events';
 import { idText } from './text';
 
@@ -121,6 +122,9 @@ export const WEBHOOK_OBJECT_SCHEMAS = {
   'invoice.payment_failed': Invoice,
   'invoice.paid': Invoice,
   'invoice.refunded': Invoice,
+  'subscription_schedule.created': SubscriptionSchedule,
+  'subscription_schedule.canceled': SubscriptionSchedule,
+  'subscription_schedule.completed': SubscriptionSchedule,
   'promotion_code.redeemed': Redemption,
 } as const satisfies Record<PublicEventType, z.ZodType>;
 
@@ -131,7 +135,13 @@ export function webhookEventSchema<T extends PublicEventType>(type: T) {
     type: z.literal(type),
     created_at: timestamp.describe('When the change happened'),
     livemode: z.boolean(),
-    data: z.object({ object: WEBHOOK_OBJECT_SCHEMAS[type] as (typeof WEBHOOK_OBJECT_SCHEMAS)[T] }),
+    data: z.object({
+      object: WEBHOOK_OBJECT_SCHEMAS[type] as (typeof WEBHOOK_OBJECT_SCHEMAS)[T],
+      previous_attributes: z
+        .record(z.string(), z.unknown())
+        .optional()
+        .describe('subscription.updated by a plan switch: the fields as they were before (product, price, ...)'),
+    }),
   });
 }
 
@@ -149,7 +159,7 @@ export type WebhookEvent = {
   type: PublicEventType;
   created_at: string;
   livemode: boolean;
-  data: { object: Record<string, unknown> & { id: string } };
+  data: { object: Record<string, unknown> & { id: string }; previous_attributes?: Record<string, unknown> };
 };
 
 /**

@@ -1,1 +1,2 @@
 export { billingService } from './service';
+export { cancelSchedule, getSchedule, performSwitch, previewSwitch } from './switching/perform';

@@ -17,6 +17,9 @@ import { customerErrorCodes } from './shared/customer-errors';
 import { migrateSubscriptionsReadModel } from './subscriptions/read-model';
 import { mountSubscriptionRoutes } from './subscriptions/routes';
 import { startBillingSweep } from './sweep';
+import { migrateBalancesReadModel } from './switching/balance';
+import { migrateSwitchingReadModel } from './switching/read-model';
+import { mountSwitchingRoutes } from './switching/routes';
 import { migrateTestClocksReadModel } from './test-clocks/read-model';
 import { mountTestClockRoutes } from './test-clocks/routes';
 import { requireAdminOrganization, requireCaller } from '@billing/service';
@@ -33,6 +36,8 @@ export const billingService: ServiceDefinition = {
     app.use('/admin', requireAdminOrganization);
     // Before `/v1/customers/:id`.
     mountEntitlementRoutes(app, context);
+    // Before `/v1/subscriptions/:id` and `/v1/customers/:id`'s error codes.
+    mountSwitchingRoutes(app, context);
     mountCustomerRoutes(app, context);
     mountSubscriptionRoutes(app, context);
     mountInvoiceRoutes(app, context);
@@ -52,6 +57,8 @@ export const billingService: ServiceDefinition = {
     await migrateSubscriptionsReadModel(context.store);
     await migrateInvoicesReadModel(context.store);
     await migrateTestClocksReadModel(context.store);
+    await migrateSwitchingReadModel(context.store);
+    await migrateBalancesReadModel(context.store);
     await migratePortalSessionsReadModel(context.store);
     await migratePortalConfigurationsReadModel(context.store);
     return [...(await startConsumers(context)), startBillingSweep(context)];

@@ -55,6 +55,7 @@ describe('a paid SUBSCRIPTION checkout', () => {
       email_verified: false,
       status: 'ACTIVE',
       metadata: null,
+      test_clock: null,
       created_at: expect.any(String),
       updated_at: expect.any(String),
       livemode: false,

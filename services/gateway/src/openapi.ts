@@ -8,6 +8,7 @@ import {
   registerProductRoutes,
   registerPromotionRoutes,
   registerRefundRoutes,
+  registerSwitchingRoutes,
   registerTestClockRoutes,
   registerWebhookRoutes,
 } from '@billing/contracts';
@@ -25,6 +26,7 @@ export function publicApiDocument() {
     registerPaymentLinkRoutes(registry);
     registerRefundRoutes(registry);
     registerBillingRoutes(registry);
+    registerSwitchingRoutes(registry);
     registerTestClockRoutes(registry);
     registerPortalRoutes(registry);
     registerWebhookRoutes(registry);

@@ -24,7 +24,14 @@ type Who = { customerId: string; organization: string; environment: Environment;
  */
 export type CreateCustomer = {
   type: 'CreateCustomer';
-  data: Who & { email: string; name: string | null; externalId: string | null; externalIdTakenBy: string | null };
+  data: Who & {
+    email: string;
+    name: string | null;
+    externalId: string | null;
+    externalIdTakenBy: string | null;
+    /** Sandbox: the test clock of the checkout session that made the customer. */
+    testClock?: string | null;
+  };
 };
 
 /** The merchant's PATCH: `name`, `external_id` (null unlinks), `metadata`. */
@@ -91,6 +98,7 @@ function create({ data }: CreateCustomer, state: CustomerState): CustomerEvent[]
     email_verified: false,
     status: 'ACTIVE',
     metadata: null,
+    test_clock: data.testClock ?? null,
     created_at: at,
     updated_at: at,
     livemode: livemodeOf(data.environment),

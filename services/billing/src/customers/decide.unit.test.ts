@@ -17,6 +17,7 @@ const customer: Customer = {
   email_verified: false,
   status: 'ACTIVE',
   metadata: null,
+  test_clock: null,
   created_at: at.toISOString(),
   updated_at: at.toISOString(),
   livemode: false,

@@ -5,6 +5,7 @@ import {
   EXTERNAL_ID_PATTERN,
   ResolveCustomerBody,
   type ResolvedCustomer,
+  type TestClock,
   newId,
 } from '@billing/contracts';
 import { type EventStore, type SqlExecutor, handleCommand } from '@billing/eventstore';
@@ -12,6 +13,7 @@ import type { ServiceContext } from '@billing/runtime';
 import { type Tenant, callerOf, validate } from '@billing/service';
 import type { Express } from 'express';
 import { liveSubscriptions } from '../subscriptions/queries';
+import { findTestClock } from '../test-clocks/read-model';
 import { customerStream } from './customer';
 import { customerAggregate } from './decide';
 import { externalIdHolder, findCustomer } from './queries';
@@ -54,7 +56,7 @@ export async function findBuyer(
 export async function findOrCreateBuyer(
   store: EventStore,
   tenant: Tenant,
-  buyer: BuyerNames & { email: string; name?: string },
+  buyer: BuyerNames & { email: string; name?: string; testClock?: TestClock },
   now: Date,
 ): Promise<Customer> {
   const { schema } = store.tables;
@@ -72,11 +74,13 @@ export async function findOrCreateBuyer(
 async function createBuyer(
   store: EventStore,
   tenant: Tenant,
-  buyer: { email: string; name?: string; external_id?: string },
+  buyer: { email: string; name?: string; external_id?: string; testClock?: TestClock },
   now: Date,
 ): Promise<Customer> {
   const { schema } = store.tables;
   const customerId = newId('customer');
+  // Sandbox: a customer made for a session on a test clock lives on it from its creation.
+  if (buyer.testClock) now = new Date(buyer.testClock.frozen_time);
   const externalId = usableExternalId(buyer.external_id ?? null);
   const holder = externalId ? await externalIdHolder(store.database, schema, tenant, externalId) : null;
   const { state } = await handleCommand(
@@ -93,6 +97,7 @@ async function createBuyer(
         name: usableName(buyer.name),
         externalId,
         externalIdTakenBy: holder,
+        testClock: buyer.testClock?.id ?? null,
       },
     },
     { ...tenant, occurredAt: now, project: (tx, events) => projectCustomers(tx, schema, events) },
@@ -123,11 +128,13 @@ export function mountResolveRoute(app: Express, { store, now }: ServiceContext):
   app.post('/internal/customers/resolve', validate({ body: ResolveCustomerBody }), async (req, res) => {
     const caller = callerOf(req);
     const tenant = { organization: caller.organization, environment: caller.environment };
-    const { create, name, product_id, ...names } = res.locals.input.body;
+    const { create, name, product_id, test_clock, ...names } = res.locals.input.body;
     const email = names.email;
+    const testClock =
+      create && test_clock ? await findTestClock(store.database, schema, tenant, test_clock) : undefined;
     const customer =
       create && email !== undefined
-        ? await findOrCreateBuyer(store, tenant, { ...names, email, name }, now())
+        ? await findOrCreateBuyer(store, tenant, { ...names, email, name, testClock }, now())
         : await findBuyer(store.database, schema, tenant, names);
     const live =
       customer && product_id

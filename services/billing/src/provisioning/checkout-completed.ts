@@ -53,9 +53,6 @@ export async function provisionFromCheckout(
   if (!d.customer_email) return;
   const schema = store.tables.schema;
   const tenant: Tenant = { organization: event.organization, environment: event.environment };
-  // Sandbox: a session on a test clock starts its subscription at the clock's time.
-  const clock = d.test_clock ? await findTestClock(tx, schema, tenant, d.test_clock) : undefined;
-  if (clock) now = new Date(clock.frozen_time);
   const run = <S, C, E extends NewEvent>(
     stream: string,
     aggregate: Aggregate<S, C, E>,
@@ -78,6 +75,11 @@ export async function provisionFromCheckout(
   const found =
     (d.customer_id ? await findCustomer(tx, schema, tenant, { by: 'id', value: d.customer_id }) : undefined) ??
     (await findCustomer(tx, schema, tenant, { by: 'email', value: d.customer_email }));
+  // Sandbox: a customer on a test clock lives on it, and so do its later subscriptions; a new
+  // customer made by a session on a test clock is put on it. Everything starts at the clock's time.
+  const clockId = found?.test_clock ?? d.test_clock;
+  const clock = clockId ? await findTestClock(tx, schema, tenant, clockId) : undefined;
+  if (clock) now = new Date(clock.frozen_time);
   let customerId: string;
   if (found) {
     customerId = found.id;
@@ -97,6 +99,7 @@ export async function provisionFromCheckout(
         name: usableName(d.customer_name),
         externalId,
         externalIdTakenBy: holder,
+        testClock: clock?.id ?? null,
       },
     });
   }

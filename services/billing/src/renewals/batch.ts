@@ -17,6 +17,7 @@ import { type SubscriptionCommand, subscriptionAggregate } from '../subscription
 import type { DueSubscription } from '../subscriptions/queries';
 import { projectSubscriptions, subscriptionsTable } from '../subscriptions/read-model';
 import { subscriptionStream } from '../subscriptions/subscription';
+import { offThePlainPath, offThePlainPathIds } from '../switching/renewal';
 import { isDue, openRenewalInvoice, renewalInvoiceId } from './renew';
 
 /** At most this many renewals in one batch: one charge call (checkout takes 100), a few transactions. */
@@ -109,7 +110,7 @@ async function load(
     [items.map((item) => item.id)],
   );
   const found = new Map(rows.map((row) => [row.id, row]));
-  const candidates: Candidate[] = [];
+  let candidates: Candidate[] = [];
   for (const item of items) {
     const row = found.get(item.id);
     // Gone, or no longer due (another engine renewed it): nothing to do, as in renewDue.
@@ -126,6 +127,13 @@ async function load(
     candidates.push({ item, tenant, subscription, card: row.payment_method!, invoiceId });
   }
   if (candidates.length === 0) return candidates;
+  const switching = await offThePlainPathIds(
+    database,
+    tables.schema,
+    candidates.map((c) => c.subscription),
+  );
+  for (const c of candidates.filter((c) => switching.has(c.item.id))) leftover.push(c.item);
+  candidates = candidates.filter((c) => !switching.has(c.item.id));
   const existing = await database.query<{ id: string }>(
     `SELECT id FROM ${invoicesTable(tables.schema)} WHERE id = ANY($1::text[])`,
     [candidates.map((c) => c.invoiceId)],
@@ -145,6 +153,16 @@ async function openInvoices(context: ServiceContext, candidates: Candidate[], at
   const { store } = context;
   const { schema } = store.tables;
   return store.transaction(async (tx) => {
+    // A plan switch under way, or a customer balance, takes them off the plain path (renewDue).
+    if (
+      await offThePlainPath(
+        tx,
+        schema,
+        candidates.map((c) => c.subscription),
+      )
+    ) {
+      throw new Error('a switch or a customer balance: renewing one by one');
+    }
     const appends: StreamAppend[] = [];
     const order: Candidate[] = [];
     for (const group of byTenant(candidates)) {

@@ -21,6 +21,7 @@ import { type DueSubscription, findSubscription } from '../subscriptions/queries
 import { projectSubscriptions } from '../subscriptions/read-model';
 import { subscriptionStream } from '../subscriptions/subscription';
 import { billingSettingsOf } from '../settings/settings';
+import { afterSwitch, heldBySwitch, withCustomerBalance } from '../switching/renewal';
 
 const DAY_MS = 24 * 3600 * 1000;
 
@@ -64,6 +65,8 @@ export async function renewDue(context: ServiceContext, item: DueSubscription, a
   const invoice =
     (await findInvoice(context.store.database, context.store.tables.schema, tenant, invoiceId)) ??
     (await openInvoice(context, tenant, subscription, invoiceId, at));
+  // A plan switch is charging: it ends soon, in a new period or as it was; then look again.
+  if (!invoice) return afterSwitch(context, subscription.id, () => renewDue(context, item, at));
   if (invoice.status === 'paid') return settle(context, tenant, subscription, invoice, at);
   if (invoice.status !== 'open') return endForNonPayment(context, tenant, subscription, at);
   if (invoice.attempt_count > 0 && subscription.status !== 'PAST_DUE') {
@@ -118,19 +121,22 @@ async function openInvoice(
   subscription: Subscription,
   invoiceId: string,
   at: Date,
-): Promise<Invoice> {
+): Promise<Invoice | null> {
   const { store } = context;
   const { schema } = store.tables;
   const state = await store
     .transaction(async (tx) => {
       const existing = await findInvoice(tx, schema, tenant, invoiceId);
       if (existing) return { invoice: existing };
+      // Plan switching locks the same row to start a switch (switching/perform.ts).
+      if (await heldBySwitch(tx, schema, subscription)) return { invoice: null };
       const number = await nextInvoiceNumber(tx, schema, tenant);
       // The number's row lock queues every opener of the organization's invoices: one that
       // opened this invoice while we waited has committed. Then roll back, giving the number back.
       const meanwhile = await findInvoice(tx, schema, tenant, invoiceId);
       if (meanwhile) throw new OpenedMeanwhile(meanwhile);
       const command = openRenewalInvoice(subscription, invoiceId, tenant, number, at);
+      await withCustomerBalance(tx, store, tenant, command);
       const { state: opened } = await handleCommandInTx(context, tx, tenant, invoiceId, command);
       if (opened.status === 'Empty') throw new Error(`invoice ${invoiceId} not opened`);
       return { invoice: opened.invoice };

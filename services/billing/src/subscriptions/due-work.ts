@@ -3,6 +3,7 @@ import { type ServiceContext, positiveNumberSetting } from '@billing/runtime';
 import { findDueRetries } from '../invoices/read-model';
 import { RENEWAL_BATCH_SIZE, renewDueBatch } from '../renewals/batch';
 import { renewDue } from '../renewals/renew';
+import { applyDueSchedule, findDueSchedules } from '../switching/due';
 import { type SubscriptionCommand, subscriptionAggregate } from './decide';
 import {
   type ClockScope,
@@ -73,6 +74,8 @@ export const DUE_WORK: readonly DueWork[] = [
     find: findEndedCanceledPeriods,
     run: command((subscriptionId, now) => ({ type: 'EndCanceledPeriod', data: { subscriptionId, now } })),
   },
+  // A plan switch scheduled for the period's end, before the renewal that bills the new plan.
+  { what: 'applying a scheduled switch', find: findDueSchedules, run: applyDueSchedule },
   { what: 'renewing', find: findDueRenewals, run: renewDue, runBatch: renewDueBatch, batchSize: RENEWAL_BATCH_SIZE },
   { what: 'retrying a failed renewal', find: findDueRetries, run: renewDue },
 ];

@@ -1,4 +1,5 @@
 import type { EventStore, RecordedEvent, SqlExecutor } from '@billing/eventstore';
+import { projectSwitching } from '../switching/read-model';
 import { SUBSCRIPTION_EVENT_TYPES, asSubscriptionEvent } from './subscription';
 
 export const subscriptionsTable = (schema: string) => `${schema}.subscriptions`;
@@ -81,4 +82,6 @@ export async function projectSubscriptions(sql: SqlExecutor, schema: string, eve
         break;
     }
   }
+  // Schedules and switches under way (switching/), from the same streams.
+  await projectSwitching(sql, schema, events);
 }

@@ -9,6 +9,8 @@ import type {
   SubscriptionTrialWillEndData,
   SubscriptionUpdatedData,
 } from '@billing/contracts';
+import type { SwitchingEvent, SwitchingState } from '../switching/events';
+import { SWITCHING_EVENT_TYPES, evolveSwitching } from '../switching/events';
 import type { RecordedEvent } from '@billing/eventstore';
 
 export const subscriptionStream = (subscriptionId: string) => `subscription-${subscriptionId}`;
@@ -27,7 +29,8 @@ export type SubscriptionEvent =
   | SubscriptionRenewed
   | SubscriptionPastDue
   | SubscriptionTrialWillEnd
-  | DuplicateSubscriptionPaid;
+  | DuplicateSubscriptionPaid
+  | SwitchingEvent;
 
 export const SUBSCRIPTION_EVENT_TYPES: ReadonlyArray<SubscriptionEvent['type']> = [
   'SubscriptionActivated',
@@ -37,18 +40,19 @@ export const SUBSCRIPTION_EVENT_TYPES: ReadonlyArray<SubscriptionEvent['type']> 
   'SubscriptionPastDue',
   'SubscriptionTrialWillEnd',
   'DuplicateSubscriptionPaid',
+  ...SWITCHING_EVENT_TYPES,
 ];
 
 export type SubscriptionState =
   | { status: 'Empty' }
-  | {
+  | ({
       status: 'Existing';
       organization: string;
       environment: Environment;
       subscription: Subscription;
       /** The `trial_end` that `subscription.trial_will_end` was sent for (once per trial). */
       trialWillEndSentFor?: string;
-    };
+    } & SwitchingState);
 
 export const initialState = (): SubscriptionState => ({ status: 'Empty' });
 
@@ -70,6 +74,13 @@ export function evolve(state: SubscriptionState, event: SubscriptionEvent): Subs
     case 'DuplicateSubscriptionPaid':
       // A record for checkout's refund; the subscription itself is unchanged.
       return state;
+    case 'SubscriptionSwitchStarted':
+    case 'SubscriptionSwitchEnded':
+    case 'SubscriptionScheduleCreated':
+    case 'SubscriptionScheduleCanceled':
+    case 'SubscriptionScheduleCompleted':
+      // Plan switching (switching/): the pending schedule and the switch in progress.
+      return state.status === 'Empty' ? state : { ...state, ...evolveSwitching(state, event) };
     default: {
       const _unknown: never = event;
       return state;

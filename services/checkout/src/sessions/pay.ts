@@ -201,6 +201,7 @@ async function buyerAtPayment(
     name: session.customer_name ?? body.name,
     create: true,
     product_id: session.mode === 'SUBSCRIPTION' ? session.product.id : undefined,
+    test_clock: session.test_clock ?? undefined,
   });
   refuseLiveSubscription(buyer);
   if (!buyer.customer) throw new ApiError(503, 'service_unavailable', 'billing did not name the customer');

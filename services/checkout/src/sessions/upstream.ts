@@ -78,6 +78,7 @@ export type BuyerQuery = {
   name?: string;
   create?: boolean;
   product_id?: string;
+  test_clock?: string;
 };
 
 const NOBODY: ResolvedCustomer = { customer: null, live_subscription: null };

@@ -91,6 +91,12 @@ export const PUBLIC_ROUTES: readonly PublicRoute[] = [
   { method: 'get', path: '/v1/subscriptions/:id', upstream: 'billing', keys: SECRET },
   { method: 'post', path: '/v1/subscriptions/:id/cancel', upstream: 'billing', keys: SECRET },
   { method: 'post', path: '/v1/subscriptions/:id/resume', upstream: 'billing', keys: SECRET },
+  // Plan switching (docs/plan-switching.md).
+  { method: 'get', path: '/v1/subscriptions/:id/switch-preview', upstream: 'billing', keys: SECRET },
+  { method: 'post', path: '/v1/subscriptions/:id/switch', upstream: 'billing', keys: SECRET },
+  { method: 'get', path: '/v1/subscriptions/:id/schedule', upstream: 'billing', keys: SECRET },
+  { method: 'delete', path: '/v1/subscriptions/:id/schedule', upstream: 'billing', keys: SECRET },
+  { method: 'get', path: '/v1/customers/:id/balance', upstream: 'billing', keys: SECRET },
   { method: 'get', path: '/v1/invoices', upstream: 'billing', keys: SECRET },
   { method: 'get', path: '/v1/invoices/:id', upstream: 'billing', keys: SECRET },
   { method: 'post', path: '/v1/test_clocks', upstream: 'billing', keys: SECRET },

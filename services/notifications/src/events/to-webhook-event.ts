@@ -38,6 +38,13 @@ export function toWebhookEvent(envelope: DomainEventEnvelope): WebhookEvent | un
     // Keys in the documented order (`object`, `id`, ...): the producer's events come back from jsonb sorted.
     data: {
       object: inSchemaOrder(WEBHOOK_OBJECT_SCHEMAS[envelope.type] as never, object) as WebhookEvent['data']['object'],
+      ...previousAttributesOf(envelope),
     },
   };
+}
+
+/** A plan switch's `subscription.updated` says what the plan was (Stripe's `previous_attributes`). */
+function previousAttributesOf(envelope: DomainEventEnvelope): { previous_attributes?: Record<string, unknown> } {
+  const previous = envelope.data.previous_attributes;
+  return previous && typeof previous === 'object' ? { previous_attributes: previous as Record<string, unknown> } : {};
 }

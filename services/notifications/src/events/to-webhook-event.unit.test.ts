@@ -27,6 +27,7 @@ const customer = {
   email_verified: false,
   status: 'ACTIVE',
   metadata: null,
+  test_clock: null,
   created_at: '2026-11-21T07:00:00.000Z',
   updated_at: '2026-11-21T07:00:00.000Z',
   livemode: true,

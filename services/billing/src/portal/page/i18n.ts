@@ -58,7 +58,14 @@ export const subscriptionStatusText = (locale: PortalLocale, status: Subscriptio
   SUBSCRIPTION_STATUS[locale][status] ?? status;
 export const invoiceStatusText = (locale: PortalLocale, status: InvoiceStatus) => INVOICE_STATUS[locale][status];
 
-const BRANDS: Record<string, string> = { visa: 'Visa', mastercard: 'Mastercard', amex: 'American Express', jcb: 'JCB', unionpay: 'UnionPay', discover: 'Discover' };
+const BRANDS: Record<string, string> = {
+  visa: 'Visa',
+  mastercard: 'Mastercard',
+  amex: 'American Express',
+  jcb: 'JCB',
+  unionpay: 'UnionPay',
+  discover: 'Discover',
+};
 
 /** A card brand as printed on cards: `visa` is Visa. */
 export const brandName = (brand: string) => BRANDS[brand.toLowerCase()] ?? brand;
@@ -150,6 +157,22 @@ const MESSAGES = {
     effective: 'Takes effect',
     confirmSwitch: 'Confirm change',
     cancelSchedule: 'Cancel scheduled change',
+    switchFrom: 'Now',
+    switchTo: 'New plan',
+    switchNow: 'Your new plan starts today.',
+    switchScheduled: (date: string) =>
+      `Your new plan starts on ${date}, at the end of the period you paid for. Nothing is charged now.`,
+    switchBalance: (amount: string) => `${amount} is credited to your account and taken off your next invoices.`,
+    switchCharged: (amount: string) => `${amount} is charged to your card on file now.`,
+    switchBlocked: {
+      past_due: 'Pay the overdue invoice before changing plans.',
+      canceled: 'This subscription has ended.',
+      cancel_at_period_end: 'Keep your subscription first to change its plan.',
+      pending_schedule: 'A plan change is already scheduled. Cancel it first.',
+      switch_in_progress: 'A plan change is under way. Please try again in a moment.',
+      no_payment_method: 'Add a card first: this change is charged now.',
+    } as Record<string, string>,
+    perPeriod: (amount: string, period: string) => `${amount} ${period}`,
     poweredBy: 'Secure billing portal',
     privacy: 'Privacy policy',
     terms: 'Terms of service',
@@ -238,6 +261,21 @@ const MESSAGES = {
     effective: '生效日期',
     confirmSwitch: '確認變更',
     cancelSchedule: '取消排定的變更',
+    switchFrom: '目前',
+    switchTo: '新方案',
+    switchNow: '新方案今天開始生效。',
+    switchScheduled: (date: string) => `新方案將於 ${date}（目前已付費期間結束時）生效，現在不會扣款。`,
+    switchBalance: (amount: string) => `${amount} 將存入您的帳戶餘額，並從之後的帳單中扣抵。`,
+    switchCharged: (amount: string) => `將立即以您的信用卡扣款 ${amount}。`,
+    switchBlocked: {
+      past_due: '請先付清逾期帳單再變更方案。',
+      canceled: '此訂閱已結束。',
+      cancel_at_period_end: '請先繼續訂閱，才能變更方案。',
+      pending_schedule: '已有排定的方案變更，請先取消。',
+      switch_in_progress: '方案變更處理中，請稍後再試。',
+      no_payment_method: '此變更需立即付款，請先新增信用卡。',
+    } as Record<string, string>,
+    perPeriod: (amount: string, period: string) => `${amount} ${period}`,
     poweredBy: '安全的帳單入口',
     privacy: '隱私權政策',
     terms: '服務條款',

@@ -1,0 +1,550 @@
+import {
+  type ChargeSavedCardBody,
+  type Environment,
+  type Invoice,
+  type InvoiceLine,
+  type Product,
+  type SavedCardCharge,
+  type SavedPaymentMethod,
+  type ScheduledPlan,
+  type Subscription,
+  type SubscriptionSchedule,
+  type SubscriptionSwitch,
+  type SwitchPreview,
+  ApiError,
+  badRequest,
+  conflict,
+  inSchemaOrder,
+  newId,
+  notFound,
+  Subscription as SubscriptionSchema,
+} from '@billing/contracts';
+import {
+  type EventStoreTransaction,
+  handleCommand,
+  handleCommandInTransaction,
+  isRetryableWriteError,
+} from '@billing/eventstore';
+import { InternalClient, type ServiceContext } from '@billing/runtime';
+import type { Tenant } from '@billing/service';
+import { customersTable } from '../customers/read-model';
+import { checkoutClient } from '../dependencies';
+import { invoiceAggregate, invoiceStream } from '../invoices/invoice';
+import { findInvoice, invoicesTable, nextInvoiceNumber, projectInvoices } from '../invoices/read-model';
+import { discountFor, renewalInvoiceId } from '../renewals/renew';
+import { projectSubscriptions, subscriptionsTable } from '../subscriptions/read-model';
+import { type SubscriptionState, subscriptionStream } from '../subscriptions/subscription';
+import { findTestClock } from '../test-clocks/read-model';
+import { changeBalance } from './balance';
+import { billingSettingsOf } from '../settings/settings';
+import type { ProrationBehavior, ProrationPolicy } from './classify';
+import { type SwitchingCommand, blockingReasonOf, switchingAggregate } from './decide';
+import { type PlannedSwitch, planSwitch } from './preview';
+import { findSchedule } from './read-model';
+
+// Plan switching as billing does it (docs/plan-switching.md). The exported functions are the
+// in-process API the routes and the customer portal call.
+
+type Existing = Extract<SubscriptionState, { status: 'Existing' }>;
+
+export type SwitchRequest = { targetProductId: string; prorationBehavior?: ProrationBehavior };
+
+/** The organization's proration policy in the environment (docs/billing-settings.md, `proration`). */
+async function policyOf(context: ServiceContext, tenant: Tenant): Promise<ProrationPolicy> {
+  return (await billingSettingsOf(context.store, tenant.organization, tenant.environment)).proration;
+}
+
+/** `GET /v1/subscriptions/{id}/switch-preview`: computes the preview, changes nothing. */
+export async function previewSwitch(
+  context: ServiceContext,
+  organization: string,
+  environment: Environment,
+  subscriptionId: string,
+  targetProductId: string,
+  options: { prorationBehavior?: ProrationBehavior } = {},
+): Promise<SwitchPreview> {
+  const tenant = { organization, environment };
+  const { planned } = await planFor(context, tenant, subscriptionId, { targetProductId, ...options });
+  return planned.preview;
+}
+
+/**
+ * `POST /v1/subscriptions/{id}/switch`: performs what the preview says. Immediate and charging:
+ * holds the subscription (`StartSwitch`, at its stream version: a second switch meanwhile is
+ * 409), charges the saved card once (key `<invoice>:1`), then records the paid proration
+ * invoice and the new plan in one transaction; a decline releases the hold and answers 402,
+ * the subscription unchanged. Scheduled: the one pending schedule. The others change the plan now.
+ */
+export async function performSwitch(
+  context: ServiceContext,
+  organization: string,
+  environment: Environment,
+  subscriptionId: string,
+  request: SwitchRequest,
+): Promise<SubscriptionSwitch> {
+  const tenant: Tenant = { organization, environment };
+  const { state, target, planned, now, card } = await planFor(context, tenant, subscriptionId, request);
+  const { preview, treatment } = planned;
+  refuseUnlessProceeding(state, preview);
+  const who = { subscriptionId, ...tenant, now };
+  const periodStart = state.subscription.current_period_start;
+  const answer = async (
+    invoice: Invoice | null,
+    schedule: SubscriptionSchedule | null,
+  ): Promise<SubscriptionSwitch> => ({
+    object: 'subscription_switch',
+    switch_type: preview.switch_type,
+    execution_mode: preview.execution_mode,
+    subscription: await currentSubscription(context, tenant, subscriptionId),
+    invoice,
+    schedule,
+    proration: preview.proration,
+  });
+
+  if (treatment === 'schedule') {
+    const { state: after } = await onSubscription(context, tenant, {
+      type: 'ScheduleSwitch',
+      data: { ...who, scheduleId: newId('subscriptionSchedule'), target, switchType: planned.type, periodStart },
+    });
+    const schedule = after.status === 'Existing' ? (after.schedule ?? null) : null;
+    return answer(null, schedule);
+  }
+
+  if (treatment === 'swap' || treatment === 'defer') {
+    const switchId = newId('subscriptionSchedule').replace('sub_sched_', 'sw_');
+    await inTransaction(context, async (tx) => {
+      await lockForSwitch(tx, context, state.subscription);
+      await run(tx, context, tenant, {
+        type: 'SwitchPlanNow',
+        data: { ...who, switchId: null, target, newPeriod: false, periodStart },
+      });
+      await recordBalance(tx, context, tenant, state.subscription, planned, switchId, null, now);
+    });
+    return answer(null, null);
+  }
+
+  // prorate: a new period of the new plan starts now.
+  const invoiceId = newId('invoice');
+  const switchId = `sw_${invoiceId.slice(3)}`;
+  const proration = preview.proration!;
+  const record = async (tx: EventStoreTransaction, held: boolean) => {
+    const at = now.toISOString();
+    const { state: switched } = await run(tx, context, tenant, {
+      type: 'SwitchPlanNow',
+      data: { ...who, switchId: held ? switchId : null, target, newPeriod: true, periodStart },
+    });
+    if (switched.status !== 'Existing') throw new Error(`subscription ${subscriptionId} vanished`);
+    const period = { start: switched.subscription.current_period_start, end: switched.subscription.current_period_end };
+    await handleCommandInTransaction(
+      tx,
+      context.store,
+      invoiceStream(invoiceId),
+      invoiceAggregate,
+      {
+        type: 'RecordPaidInvoice',
+        data: {
+          invoiceId,
+          number: await nextInvoiceNumber(tx, context.store.tables.schema, tenant),
+          ...tenant,
+          customerId: state.subscription.customer_id,
+          subscriptionId,
+          orderId: null,
+          checkoutSessionId: null,
+          lines: prorationLines(state.subscription, target, planned, period),
+          amountDiscount: target.price - proration.charge_amount,
+          amountTotal: planned.chargeNow,
+          periodStart: period.start,
+          periodEnd: period.end,
+          paidAt: at,
+          now,
+        },
+      },
+      {
+        ...tenant,
+        occurredAt: now,
+        project: (inner, events) => projectInvoices(inner, context.store.tables.schema, events),
+      },
+    );
+    await recordBalance(tx, context, tenant, state.subscription, planned, switchId, invoiceId, now);
+  };
+
+  if (planned.chargeNow === 0) {
+    await inTransaction(context, async (tx) => {
+      await lockForSwitch(tx, context, state.subscription);
+      await record(tx, false);
+    });
+    return answer(
+      (await findInvoice(context.store.database, context.store.tables.schema, tenant, invoiceId)) ?? null,
+      null,
+    );
+  }
+
+  // Hold the subscription, then charge, then record: a crash after the charge is settled by the
+  // next switch request (`settleAbandonedSwitch`), with the same key, so it is charged once.
+  await inTransaction(context, async (tx) => {
+    await lockForSwitch(tx, context, state.subscription);
+    await run(tx, context, tenant, {
+      type: 'StartSwitch',
+      data: { ...who, switchId, invoiceId, target, amount: planned.chargeNow, periodStart },
+    });
+  });
+  let outcome: SavedCardCharge;
+  try {
+    // Keyed: asking again after a lost answer gets the first answer, never a second charge.
+    outcome = await chargeCard(context, tenant, card!, planned.chargeNow, invoiceId).catch(() =>
+      chargeCard(context, tenant, card!, planned.chargeNow, invoiceId),
+    );
+  } catch (error) {
+    // Not charged, as far as we know: release the hold; the same key is never asked again.
+    await onSubscription(context, tenant, {
+      type: 'FailSwitch',
+      data: { ...who, switchId, failure: { code: 'processor_unavailable', message: 'The charge could not be made' } },
+    });
+    throw error;
+  }
+  if (outcome.status === 'declined') {
+    await onSubscription(context, tenant, {
+      type: 'FailSwitch',
+      data: { ...who, switchId, failure: { code: outcome.code, message: outcome.message } },
+    });
+    throw new ApiError(402, 'payment_required', `The card was declined: ${outcome.message}`, [
+      { code: outcome.code, message: outcome.message },
+    ]);
+  }
+  await inTransaction(context, (tx) => record(tx, true));
+  return answer(
+    (await findInvoice(context.store.database, context.store.tables.schema, tenant, invoiceId)) ?? null,
+    null,
+  );
+}
+
+/** `DELETE /v1/subscriptions/{id}/schedule`: cancels the pending schedule; 404 when none is pending. */
+export async function cancelSchedule(
+  context: ServiceContext,
+  organization: string,
+  environment: Environment,
+  subscriptionId: string,
+): Promise<SubscriptionSchedule> {
+  const tenant = { organization, environment };
+  const state = await loadState(context, tenant, subscriptionId);
+  const now = await clockOf(context, tenant, state.subscription);
+  const { events } = await onSubscription(context, tenant, {
+    type: 'CancelSchedule',
+    data: { subscriptionId, ...tenant, now },
+  });
+  const canceled = events.find((e) => e.type === 'SubscriptionScheduleCanceled');
+  return (canceled!.data as { object: SubscriptionSchedule }).object;
+}
+
+/** `GET /v1/subscriptions/{id}/schedule`: the pending schedule, else the latest; 404 when none ever. */
+export async function getSchedule(
+  context: ServiceContext,
+  organization: string,
+  environment: Environment,
+  subscriptionId: string,
+): Promise<SubscriptionSchedule> {
+  const tenant = { organization, environment };
+  await loadState(context, tenant, subscriptionId);
+  const schedule = await findSchedule(context.store.database, context.store.tables.schema, tenant, subscriptionId);
+  if (!schedule) throw notFound(`Subscription ${subscriptionId} has no schedule`);
+  return schedule;
+}
+
+// ---------------------------------------------------------------- reading the facts
+
+async function planFor(context: ServiceContext, tenant: Tenant, subscriptionId: string, request: SwitchRequest) {
+  const state = await loadState(context, tenant, subscriptionId);
+  const { subscription } = state;
+  const target = await targetPlan(context, tenant, request.targetProductId, subscription);
+  const now = await clockOf(context, tenant, subscription);
+  const [paid, card, policy] = await Promise.all([
+    paidForPeriod(context, tenant, subscription),
+    savedCardOf(context, subscription.customer_id),
+    policyOf(context, tenant),
+  ]);
+  const charge = target.price - discountFor({ ...subscription, price: target.price }, now.toISOString());
+  const planned: PlannedSwitch = planSwitch({
+    subscription,
+    target,
+    paid,
+    charge,
+    now,
+    policy,
+    prorationBehavior: request.prorationBehavior,
+    blockingReason: blockingReasonOf(state),
+    hasPaymentMethod: card !== null,
+  });
+  return { state, target, planned, now, card };
+}
+
+async function loadState(context: ServiceContext, tenant: Tenant, subscriptionId: string): Promise<Existing> {
+  const history = await context.store.readStream(subscriptionStream(subscriptionId));
+  const state = history.reduce(switchingAggregate.evolve, switchingAggregate.initialState());
+  if (
+    state.status === 'Empty' ||
+    state.organization !== tenant.organization ||
+    state.environment !== tenant.environment
+  ) {
+    throw notFound(`No such subscription: ${subscriptionId}`);
+  }
+  return state;
+}
+
+/** The subscription's time: its Sandbox test clock's, or the service's. */
+async function clockOf(context: ServiceContext, tenant: Tenant, subscription: Subscription): Promise<Date> {
+  if (!subscription.test_clock) return context.now();
+  const clock = await findTestClock(
+    context.store.database,
+    context.store.tables.schema,
+    tenant,
+    subscription.test_clock,
+  );
+  return clock ? new Date(clock.frozen_time) : context.now();
+}
+
+const catalogClients = new WeakMap<ServiceContext, InternalClient>();
+function catalogOf(context: ServiceContext): InternalClient {
+  const existing = catalogClients.get(context);
+  if (existing) return existing;
+  const baseUrl = context.config.CATALOG_SERVICE_URL;
+  if (!baseUrl) throw new ApiError(503, 'service_unavailable', 'catalog is not configured');
+  const client = new InternalClient({ name: 'catalog', baseUrl, secret: context.internalSecret, timeoutMs: 5000 });
+  catalogClients.set(context, client);
+  return client;
+}
+
+/**
+ * The target plan as the catalog has it now. 404: no such product in the organization (in
+ * either environment). 400: the current product, not a subscription plan, archived, or a
+ * product of the other environment.
+ */
+async function targetPlan(
+  context: ServiceContext,
+  tenant: Tenant,
+  productId: string,
+  subscription: Subscription,
+): Promise<ScheduledPlan> {
+  const catalog = catalogOf(context);
+  const read = (environment: Environment) =>
+    catalog.get<Product>(`/v1/products/${encodeURIComponent(productId)}`, {
+      organization: tenant.organization,
+      environment,
+      keyKind: 'secret',
+      keyId: 'billing',
+    });
+  const { status, body } = await read(tenant.environment);
+  if (status === 404) {
+    const other = tenant.environment === 'SANDBOX' ? 'PRODUCTION' : 'SANDBOX';
+    const elsewhere = await read(other);
+    if (elsewhere.status === 200) {
+      throw badRequest(`Product ${productId} belongs to ${other}, not ${tenant.environment}`, [
+        { path: 'target_product_id', code: 'other_environment', message: `The product is a ${other} product` },
+      ]);
+    }
+    throw notFound(`No such product: ${productId}`);
+  }
+  if (status !== 200) throw new ApiError(503, 'service_unavailable', `catalog answered ${status}`);
+  const refuse = (code: string, message: string) => badRequest(message, [{ path: 'target_product_id', code, message }]);
+  if (body.id === subscription.product.id) throw refuse('same_product', 'The subscription is on this product already');
+  if (body.type !== 'SUBSCRIPTION' || !body.interval) {
+    throw refuse('not_a_subscription_plan', `Product ${productId} is not a subscription plan`);
+  }
+  if (!body.active) throw refuse('product_archived', `Product ${productId} is archived`);
+  return {
+    id: body.id,
+    name: body.name,
+    slug: body.slug,
+    price: body.price,
+    interval: body.interval,
+    interval_count: body.interval_count,
+  };
+}
+
+/**
+ * What the customer paid for the current period: over the subscription's paid invoices of the
+ * period (its start), the plan lines after the coupon's discount, less refunds, never below 0.
+ * Customer balance applied to an invoice counts as paid (it was the customer's money).
+ */
+export async function paidForPeriod(context: ServiceContext, tenant: Tenant, subscription: Subscription) {
+  const { rows } = await context.store.database.query<{ document: Invoice }>(
+    `SELECT document FROM ${invoicesTable(context.store.tables.schema)}
+     WHERE subscription_id = $1 AND organization = $2 AND environment = $3 AND status = 'paid'
+       AND (document->>'period_start')::timestamptz = $4::timestamptz`,
+    [subscription.id, tenant.organization, tenant.environment, subscription.current_period_start],
+  );
+  return rows.reduce((sum, { document }) => sum + paidForPlan(document), 0);
+}
+
+/** One invoice's part for the plan: its plan lines (or subtotal, for the first shape) - discount - refunded. */
+export function paidForPlan(invoice: Invoice): number {
+  const planLines = invoice.lines.filter((line) => line.kind === 'subscription');
+  const plan = planLines.length > 0 ? planLines.reduce((sum, line) => sum + line.amount, 0) : invoice.subtotal;
+  return Math.max(0, plan - invoice.discount_amount - (invoice.amount_refunded ?? 0));
+}
+
+async function savedCardOf(context: ServiceContext, customerId: string): Promise<SavedPaymentMethod | null> {
+  const { rows } = await context.store.database.query<{ payment_method: SavedPaymentMethod | null }>(
+    `SELECT payment_method FROM ${customersTable(context.store.tables.schema)} WHERE id = $1`,
+    [customerId],
+  );
+  return rows[0]?.payment_method ?? null;
+}
+
+// ---------------------------------------------------------------- doing it
+
+function refuseUnlessProceeding(state: Existing, preview: SwitchPreview): void {
+  if (preview.can_proceed) return;
+  const reason = preview.blocking_reason!;
+  if (reason === 'no_payment_method') {
+    throw new ApiError(402, 'payment_required', 'The customer has no saved card to pay the switch with', [
+      { code: 'no_payment_method', message: 'The customer has no saved card' },
+    ]);
+  }
+  const details: Record<string, unknown> = { blocking_reason: reason };
+  let message = `Subscription ${state.subscription.id} cannot switch: ${reason}`;
+  if (reason === 'pending_schedule' && state.schedule) {
+    details.schedule_id = state.schedule.id;
+    message = `Subscription ${state.subscription.id} has a pending schedule ${state.schedule.id}: cancel it before switching again`;
+  }
+  if (reason === 'switch_in_progress' && state.switching) details.switch_id = state.switching.switch_id;
+  throw conflict(message, [details]);
+}
+
+/**
+ * Locks the subscription's row for the switch's transaction, as a renewal locks it to open
+ * its invoice; a renewal invoice of the period that is ending exists already: the renewal
+ * went first, and this switch is 409 (preview again).
+ */
+async function lockForSwitch(tx: EventStoreTransaction, context: ServiceContext, subscription: Subscription) {
+  const { schema } = context.store.tables;
+  await tx.query(`SELECT id FROM ${subscriptionsTable(schema)} WHERE id = $1 FOR UPDATE`, [subscription.id]);
+  const renewal = renewalInvoiceId(subscription.id, subscription.current_period_end);
+  const { rows } = await tx.query(`SELECT 1 FROM ${invoicesTable(schema)} WHERE id = $1`, [renewal]);
+  if (rows.length > 0) {
+    throw conflict(`Subscription ${subscription.id} is renewing: preview the switch again`, [
+      { blocking_reason: 'renewing' },
+    ]);
+  }
+}
+
+/** Runs the transaction; another writer of the subscription meanwhile is 409. */
+async function inTransaction<T>(context: ServiceContext, work: (tx: EventStoreTransaction) => Promise<T>): Promise<T> {
+  try {
+    return await context.store.transaction(work);
+  } catch (error) {
+    if (isRetryableWriteError(error)) {
+      throw conflict('The subscription changed meanwhile: preview the switch again', [{ blocking_reason: 'changed' }]);
+    }
+    throw error;
+  }
+}
+
+function run(tx: EventStoreTransaction, context: ServiceContext, tenant: Tenant, command: SwitchingCommand) {
+  const { store } = context;
+  return handleCommandInTransaction(
+    tx,
+    store,
+    subscriptionStream(command.data.subscriptionId),
+    switchingAggregate,
+    command,
+    {
+      ...tenant,
+      occurredAt: command.data.now,
+      project: (inner, events) => projectSubscriptions(inner, store.tables.schema, events),
+    },
+  );
+}
+
+/** Outside a transaction, retried on a version conflict (decided again on the new history). */
+export function onSubscription(context: ServiceContext, tenant: Tenant, command: SwitchingCommand) {
+  const { store } = context;
+  return handleCommand(store, subscriptionStream(command.data.subscriptionId), switchingAggregate, command, {
+    ...tenant,
+    occurredAt: command.data.now,
+    project: (tx, events) => projectSubscriptions(tx, store.tables.schema, events),
+  });
+}
+
+async function recordBalance(
+  tx: EventStoreTransaction,
+  context: ServiceContext,
+  tenant: Tenant,
+  subscription: Subscription,
+  planned: PlannedSwitch,
+  switchId: string,
+  invoiceId: string | null,
+  now: Date,
+) {
+  if (planned.balanceChange === 0) return;
+  await changeBalance(tx, context.store, {
+    type: 'ChangeBalance',
+    data: {
+      customer_id: subscription.customer_id,
+      ...tenant,
+      amount: planned.balanceChange,
+      reason: planned.balanceChange > 0 ? 'switch_credit' : 'switch_deferred_charge',
+      subscription_id: subscription.id,
+      invoice_id: invoiceId,
+      key: `switch:${switchId}`,
+      now,
+    },
+  });
+}
+
+/** The proration invoice's lines: the unused days' credit, the new plan's period, any surplus to the balance. */
+function prorationLines(
+  subscription: Subscription,
+  target: ScheduledPlan,
+  planned: PlannedSwitch,
+  period: { start: string; end: string },
+): InvoiceLine[] {
+  const proration = planned.preview.proration!;
+  const every = target.interval_count === 1 ? target.interval : `${target.interval_count} ${target.interval}s`;
+  const lines: InvoiceLine[] = [];
+  if (proration.credit_amount > 0) {
+    lines.push({
+      description: proration.credit_description,
+      amount: -proration.credit_amount,
+      period: { start: subscription.current_period_start, end: subscription.current_period_end },
+      kind: 'proration',
+    });
+  }
+  lines.push({ description: `${target.name} (every ${every})`, amount: target.price, period, kind: 'subscription' });
+  if (planned.balanceChange > 0) {
+    lines.push({
+      description: 'Unused credit to the customer balance',
+      amount: planned.balanceChange,
+      period,
+      kind: 'customer_balance',
+    });
+  }
+  return lines;
+}
+
+async function chargeCard(
+  context: ServiceContext,
+  tenant: Tenant,
+  card: SavedPaymentMethod,
+  amount: number,
+  invoiceId: string,
+): Promise<SavedCardCharge> {
+  const checkout = checkoutClient(context);
+  if (!checkout) throw new ApiError(503, 'service_unavailable', 'checkout is not configured; switches cannot charge');
+  const body: ChargeSavedCardBody = { payment_method_id: card.id, amount, idempotency_key: `${invoiceId}:1` };
+  const { status, body: answer } = await checkout.post<SavedCardCharge>('/internal/charges', body, {
+    ...tenant,
+    keyKind: 'secret',
+    keyId: 'billing',
+  });
+  if (status !== 200) throw new ApiError(503, 'service_unavailable', `checkout answered ${status} to a charge`);
+  return answer;
+}
+
+async function currentSubscription(context: ServiceContext, tenant: Tenant, id: string): Promise<Subscription> {
+  const { rows } = await context.store.database.query<{ document: Subscription }>(
+    `SELECT document FROM ${subscriptionsTable(context.store.tables.schema)} WHERE id = $1 AND organization = $2 AND environment = $3`,
+    [id, tenant.organization, tenant.environment],
+  );
+  if (!rows[0]) throw notFound(`No such subscription: ${id}`);
+  return inSchemaOrder(SubscriptionSchema, rows[0].document);
+}
