@@ -16,6 +16,7 @@ import {
   asSubscriptionEvent,
   evolve,
   initialState,
+  SUBSCRIPTION_SNAPSHOT_VERSION,
 } from '../subscriptions/subscription';
 import type { SwitchType } from './classify';
 
@@ -292,4 +293,5 @@ export const switchingAggregate = {
   initialState,
   evolve: (state: SubscriptionState, event: RecordedEvent) => evolve(state, asSubscriptionEvent(event)),
   decide: decideSwitching,
+  snapshotVersion: SUBSCRIPTION_SNAPSHOT_VERSION,
 };
