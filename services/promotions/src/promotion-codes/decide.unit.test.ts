@@ -307,7 +307,18 @@ describe('PromotionCode', () => {
       reserved('red_2', 'cs_2', 'cus_2', 'b@example.com'),
       reserved('red_1', 'cs_1'),
       // An event from before customer identity, without `email`.
-      { type: 'RedemptionReserved', data: { ...reserved('red_3', 'cs_3').data, email: undefined } },
+      {
+        type: 'RedemptionReserved',
+        data: {
+          promotion_code_id: 'promo_1',
+          redemption_id: 'red_3',
+          checkout_session_id: 'cs_3',
+          customer_id: null,
+          external_id: null,
+          discount_amount: 10,
+          reserved_at: now,
+        },
+      },
       assign('red_1', 'cus_1', 'a@example.com').event,
       redeemed('red_1'),
       released('red_2'),
