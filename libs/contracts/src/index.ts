@@ -22,3 +22,4 @@ export * from './refunds';
 export * from './portal';
 export * from './billing-settings';
 export * from './switching';
+export * from './subscription-creation';

@@ -7,6 +7,7 @@ import {
   registerProductRoutes,
   registerPromotionRoutes,
   registerRefundRoutes,
+  registerSubscriptionCreationRoutes,
   registerSwitchingRoutes,
   registerTestClockRoutes,
   registerWebhookRoutes,
@@ -25,6 +26,7 @@ export function publicApiDocument() {
     registerRefundRoutes(registry);
     registerBillingRoutes(registry);
     registerSwitchingRoutes(registry);
+    registerSubscriptionCreationRoutes(registry);
     registerTestClockRoutes(registry);
     registerPortalRoutes(registry);
     registerWebhookRoutes(registry);
