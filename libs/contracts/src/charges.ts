@@ -45,3 +45,48 @@ export type SavedPaymentMethod = z.infer<typeof SavedPaymentMethod>;
 
 export const SavedCardCharges = z.object({ results: z.array(SavedCardCharge) }).meta({ id: 'SavedCardCharges' });
 export type SavedCardCharges = z.infer<typeof SavedCardCharges>;
+
+/**
+ * `POST /internal/payment_methods` (checkout, for the customer portal): a card to save, with
+ * the hosted page's rules for each field. The processor verifies it (nothing is charged) and
+ * answers its reusable reference.
+ */
+export const CreatePaymentMethodBody = z
+  .strictObject({
+    card_number: z
+      .string()
+      .max(23)
+      .regex(/^[0-9 ]{12,23}$/, 'card number digits'),
+    exp: z
+      .string()
+      .max(16)
+      .regex(/^(0[1-9]|1[0-2])\s*\/\s*([0-9]{2})$/, 'MM/YY'),
+    cvc: z
+      .string()
+      .max(4)
+      .regex(/^[0-9]{3,4}$/, '3 or 4 digits'),
+  })
+  .meta({ id: 'CreatePaymentMethodBody' });
+export type CreatePaymentMethodBody = z.infer<typeof CreatePaymentMethodBody>;
+
+/** The saved card `POST /internal/payment_methods` answers (201). */
+export const CreatedPaymentMethod = SavedPaymentMethod.extend({ object: z.literal('payment_method') }).meta({
+  id: 'CreatedPaymentMethod',
+});
+export type CreatedPaymentMethod = z.infer<typeof CreatedPaymentMethod>;
+
+/**
+ * `PUT /internal/customers/{id}/default_payment_method` (billing, for the customer portal):
+ * the card renewals charge from now on, as `POST /internal/payment_methods` answered it (the
+ * whole card, or only its `pm_` reference when it is a sandbox one, which carries last4 and
+ * expiry).
+ */
+export const SetDefaultPaymentMethodBody = z
+  .strictObject({
+    payment_method: z.union([
+      SavedPaymentMethod.extend({ object: z.literal('payment_method').optional(), id: z.string().min(1).max(255) }),
+      z.string().min(1).max(255),
+    ]),
+  })
+  .meta({ id: 'SetDefaultPaymentMethodBody' });
+export type SetDefaultPaymentMethodBody = z.infer<typeof SetDefaultPaymentMethodBody>;

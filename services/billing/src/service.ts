@@ -2,6 +2,7 @@ import { BILLING_PUBLIC_EVENTS } from '@billing/contracts';
 import type { ServiceDefinition } from '@billing/runtime';
 import { migrateCustomersReadModel } from './customers/read-model';
 import { mountResolveRoute } from './customers/resolve';
+import { mountDefaultPaymentMethodRoute } from './customers/payment-method';
 import { mountCustomerRoutes } from './customers/routes';
 import { mountEntitlementRoutes } from './entitlements/routes';
 import { migrateInvoicesReadModel } from './invoices/read-model';
@@ -46,6 +47,7 @@ export const billingService: ServiceDefinition = {
     mountInvoiceRoutes(app, context);
     mountTestClockRoutes(app, context);
     mountResolveRoute(app, context);
+    mountDefaultPaymentMethodRoute(app, context);
     mountInvoicePaymentRoute(app, context);
     mountPortalSessionRoutes(app, context);
     mountPortalConfigurationRoutes(app, context);

@@ -22,6 +22,7 @@ describeWithBrowser('a customer in the portal in a real browser', () => {
   let browser: Browser;
   let merchant: Awaited<ReturnType<typeof merchantSite>>;
   let clock = Date.parse('2026-11-23T05:00:00.000Z');
+  let max: { id: string };
 
   const send = jsonApi(
     () => platform.gatewayUrl,
@@ -82,10 +83,12 @@ describeWithBrowser('a customer in the portal in a real browser', () => {
     const client = clientOf(platform.gatewayUrl);
     org = await client.createOrganization();
     sk = org.api_keys.sandbox.secret_key;
-    await client.createProduct(org.id, plan({ name: 'Pro plan', slug: 'pro', price: 299 }));
+    const pro = (await client.createProduct(org.id, plan({ name: 'Pro plan', slug: 'pro', price: 299 }))).body;
+    max = (await client.createProduct(org.id, plan({ name: 'Max plan', slug: 'max', price: 599 }))).body;
     await client.admin('POST', `/organizations/${org.id}/portal_configurations`, {
       environment: 'SANDBOX',
       business_profile: { name: 'Acme Cloud', privacy_policy_url: `${merchant.url}/privacy` },
+      features: { subscription_update: { enabled: true, products: [pro.id, max.id] } },
     });
   });
   afterAll(async () => {
@@ -150,6 +153,30 @@ describeWithBrowser('a customer in the portal in a real browser', () => {
     await other.goto((await portalFor(customerId)).url);
     expect(await other.locator('h1').textContent()).toBe('管理您的訂閱');
     await byBrowser.close();
+  });
+
+  it('switches plan after the preview (credit, charge, net, effective date) is shown', async () => {
+    const { customerId, subscriptionId } = await subscribe('upgrade@example.com');
+    clock += 10 * 24 * 3600_000;
+    const page = await browser.newPage();
+    await page.goto((await portalFor(customerId)).url);
+    await page.getByRole('link', { name: 'Change plan' }).click();
+    await shot(page, 'portal-switch-plans');
+    await page.locator(`#choose-${max.id}`).click();
+    const preview = (await send('GET', `/subscriptions/${subscriptionId}/switch-preview?target_product_id=${max.id}`)).body;
+    expect(preview.proration).toMatchObject({ credit_amount: 199, charge_amount: 599, net_amount: 400 });
+    expect(await page.locator('#preview-credit span').last().textContent()).toBe('−NT$199');
+    expect(await page.locator('#preview-charge span').last().textContent()).toBe('NT$599');
+    expect(await page.locator('#preview-net span').last().textContent()).toBe('NT$400');
+    expect(await page.locator('#preview-effective span').last().textContent()).toBe('3 Dec 2026');
+    await shot(page, 'portal-switch-preview');
+    await page.getByRole('button', { name: 'Confirm change' }).click();
+    await page.waitForURL(/notice=switched/);
+    expect(await page.locator(`#subscription-${subscriptionId} h3`).textContent()).toBe('Max plan');
+    await shot(page, 'portal-switched');
+    const after = (await send('GET', `/subscriptions/${subscriptionId}`)).body;
+    expect(after.product.id).toBe(max.id);
+    await page.close();
   });
 
   it('shows an expired session’s page with the link back, and refuses its forms', async () => {

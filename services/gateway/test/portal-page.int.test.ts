@@ -193,12 +193,16 @@ describe('the customer portal page through the gateway', () => {
     const confirm = await page(`${session.url}/subscriptions/${subscriptionId}/cancel`);
     expect(confirm.status).toBe(200);
     expect(confirm.html).toContain('ends now');
-    const done = await submit(`${session.url}/subscriptions/${subscriptionId}/cancel`, { csrf_token: csrfOf(confirm.html) });
+    const done = await submit(`${session.url}/subscriptions/${subscriptionId}/cancel`, {
+      csrf_token: csrfOf(confirm.html),
+    });
     expect(done.location).toMatch(/\?notice=canceled$/);
     expect((await send('GET', `/subscriptions/${subscriptionId}`)).body.status).toBe('CANCELED');
     await slow(async () =>
       expect(
-        receiver.received.some((r) => r.body.type === 'subscription.canceled' && r.body.data.object.id === subscriptionId),
+        receiver.received.some(
+          (r) => r.body.type === 'subscription.canceled' && r.body.data.object.id === subscriptionId,
+        ),
       ).toBe(true),
     );
 
@@ -223,8 +227,12 @@ describe('the customer portal page through the gateway', () => {
     expect(zh.html).toContain('每月');
     expect(zh.html).toContain('2026年12月23日');
     const byBrowser = await openSession(customerId);
-    expect((await page(byBrowser.url, { 'accept-language': 'zh-TW,zh;q=0.9,en;q=0.8' })).html).toContain('管理您的訂閱');
-    expect((await page(byBrowser.url, { 'accept-language': 'en-US,zh;q=0.5' })).html).toContain('Manage your subscription');
+    expect((await page(byBrowser.url, { 'accept-language': 'zh-TW,zh;q=0.9,en;q=0.8' })).html).toContain(
+      '管理您的訂閱',
+    );
+    expect((await page(byBrowser.url, { 'accept-language': 'en-US,zh;q=0.5' })).html).toContain(
+      'Manage your subscription',
+    );
   });
 
   it('refuses a wrong token, and after an hour shows the expired page with the link back and refuses actions', async () => {

@@ -123,9 +123,9 @@ describe('portal sessions through the gateway', () => {
     expect((await post({ external_id: 'bob_1', email: 'ada@example.com', return_url: RETURN })).body.customer_id).toBe(
       bob,
     );
-    expect((await post({ customer_id: 'cus_nobody', email: 'bob@example.com', return_url: RETURN })).body.customer_id).toBe(
-      bob,
-    );
+    expect(
+      (await post({ customer_id: 'cus_nobody', email: 'bob@example.com', return_url: RETURN })).body.customer_id,
+    ).toBe(bob);
   });
 
   it('400 invalid_param: no identifier, a bad field, an unknown field, two namings that disagree, bad JSON', async () => {
@@ -157,14 +157,19 @@ describe('portal sessions through the gateway', () => {
 
   it('401 invalid_api_key for a Publishable Key, a wrong key and no key', async () => {
     const body = { customer_id: ada, return_url: RETURN };
-    expect(await post(body, {}, org.api_keys.sandbox.publishable_key)).toMatchObject(portalError(401, 'invalid_api_key'));
+    expect(await post(body, {}, org.api_keys.sandbox.publishable_key)).toMatchObject(
+      portalError(401, 'invalid_api_key'),
+    );
     expect(await post(body, {}, 'sk_test_wrong')).toMatchObject(portalError(401, 'invalid_api_key'));
     expect(await post(body, {}, null)).toMatchObject(portalError(401, 'invalid_api_key'));
     const read = await fetch(`${platform.gatewayUrl}/v1/portal/sessions/portal_session_x`, {
       headers: { authorization: `Bearer ${org.api_keys.sandbox.publishable_key}` },
     });
     expect(read.status).toBe(401);
-    expect(((await read.json()) as any).error).toMatchObject({ code: 'invalid_api_key', type: 'invalid_request_error' });
+    expect(((await read.json()) as any).error).toMatchObject({
+      code: 'invalid_api_key',
+      type: 'invalid_request_error',
+    });
   });
 
   it('404 customer_not_found, also for another environment’s or organization’s customer', async () => {
@@ -188,7 +193,9 @@ describe('portal sessions through the gateway', () => {
     const carol = await customer('carol@example.com', 'carol_1');
     const ids: string[] = [];
     for (let i = 0; i < 6; i++) ids.push((await post({ customer_id: carol, return_url: RETURN })).body.id);
-    const statuses = await Promise.all(ids.map(async (id) => (await send('GET', `/portal/sessions/${id}`)).body.status));
+    const statuses = await Promise.all(
+      ids.map(async (id) => (await send('GET', `/portal/sessions/${id}`)).body.status),
+    );
     expect(statuses).toEqual(['revoked', 'active', 'active', 'active', 'active', 'active']);
   });
 
@@ -243,7 +250,10 @@ describe('portal sessions through the gateway', () => {
         livemode: false,
       });
       const session = await post({ customer_id: ada });
-      expect(session.body).toMatchObject({ return_url: 'https://acme.example/billing', configuration_id: first.body.id });
+      expect(session.body).toMatchObject({
+        return_url: 'https://acme.example/billing',
+        configuration_id: first.body.id,
+      });
 
       const second = await admin('POST', '', {
         environment: 'SANDBOX',
@@ -277,9 +287,9 @@ describe('portal sessions through the gateway', () => {
     });
 
     it('refuses bad bodies and unknown configurations', async () => {
-      expect((await admin('POST', '', { environment: 'SANDBOX', features: { cancel: { mode: 'later' } } })).status).toBe(
-        422,
-      );
+      expect(
+        (await admin('POST', '', { environment: 'SANDBOX', features: { cancel: { mode: 'later' } } })).status,
+      ).toBe(422);
       expect((await admin('POST', '', { environment: 'SANDBOX', default_return_url: 'ftp://x' })).status).toBe(422);
       expect((await admin('POST', '', { features: {} })).status).toBe(422);
       expect((await admin('GET', '/bpc_missing')).status).toBe(404);

@@ -109,6 +109,34 @@ export async function renewDue(context: ServiceContext, item: DueSubscription, a
   return true;
 }
 
+/**
+ * A new default card was saved: charges the open invoice of a PAST_DUE subscription at once
+ * with it, as attempt `attempt_count + 1` (key `<invoice>:<attempt>`, so a repeat never charges
+ * twice), at `at` (the subscription's clock). Paid: the subscription enters the period, ACTIVE,
+ * as a paid retry does (`invoice.paid`, `subscription.renewed`). Declined: the attempt is
+ * counted and the scheduled retry, if any, stays. Returns the invoice as recorded.
+ */
+export async function retryOpenInvoice(
+  context: ServiceContext,
+  tenant: Tenant,
+  subscription: Subscription,
+  invoice: Invoice,
+  at: Date,
+): Promise<Invoice> {
+  if (invoice.status !== 'open' || subscription.status !== 'PAST_DUE') return invoice;
+  const attempt = invoice.attempt_count + 1;
+  const outcome = await charge(context, tenant, subscription.customer_id, invoice, attempt);
+  const nextAttemptAt =
+    outcome.status === 'declined' && invoice.next_payment_attempt ? new Date(invoice.next_payment_attempt) : null;
+  const { state } = await onInvoice(context, tenant, invoice.id, {
+    type: 'RecordPaymentAttempt',
+    data: { attempt, outcome, nextAttemptAt, now: at },
+  });
+  const recorded = state.status === 'Existing' ? state.invoice : invoice;
+  if (recorded.status === 'paid') await settle(context, tenant, subscription, recorded, at);
+  return recorded;
+}
+
 /** Live, not canceling at period end, and its period over (PAST_DUE: its open invoice decides). */
 export function isDue(subscription: Subscription, at: Date): boolean {
   if (subscription.status === 'CANCELED' || subscription.cancel_at_period_end) return false;

@@ -1,9 +1,12 @@
 import {
   ChargeSavedCardBody,
   ChargeSavedCardsBody,
+  CreatePaymentMethodBody,
+  type CreatedPaymentMethod,
   type SavedCardCharge,
   type SavedCardCharges,
   ApiError,
+  randomBase62,
 } from '@billing/contracts';
 import type { ServiceContext } from '@billing/runtime';
 import { callerOf, requireCaller, validate } from '@billing/service';
@@ -24,6 +27,42 @@ export function mountChargeRoutes(app: Express, context: ServiceContext): void {
     if (refusal) throw ApiError.of('payment_required', refusal);
     res.json(await chargeSavedCard(context, caller.environment, res.locals.input.body));
   });
+
+  /**
+   * `POST /internal/payment_methods`, for the customer portal: verifies and saves a card as the
+   * hosted page's form does (same field rules, same test cards, nothing charged) and answers its
+   * reusable reference (`pm_sandbox_...`), brand, last4 and expiry. A card the processor refuses
+   * (a declining test card, a bad number, expiry or CVC, or one that asks for a challenge the
+   * portal cannot show) is 402 with the reason at `card_number`.
+   */
+  app.post(
+    '/internal/payment_methods',
+    requireCaller,
+    validate({ body: CreatePaymentMethodBody }),
+    async (req, res) => {
+      const caller = callerOf(req);
+      const { processor } = dependenciesOf(context);
+      const refusal = processor.refusal(caller.environment);
+      if (refusal) throw ApiError.of('payment_required', refusal);
+      const body = res.locals.input.body as CreatePaymentMethodBody;
+      const result = await processor.charge({
+        idempotencyKey: `seti_${randomBase62(24)}`,
+        environment: caller.environment,
+        amount: 0,
+        card: { number: body.card_number.replace(/\s+/g, ''), exp: body.exp, cvc: body.cvc },
+        now: context.now(),
+      });
+      if (result.status !== 'succeeded') {
+        const { code, message } =
+          result.status === 'declined'
+            ? result
+            : { code: 'authentication_required', message: 'The card asks for a challenge step (3-D Secure)' };
+        throw ApiError.of('payment_required', message, [{ path: 'card_number', code, message }]);
+      }
+      const saved: CreatedPaymentMethod = { object: 'payment_method', ...result.payment_method };
+      res.status(201).json(saved);
+    },
+  );
 
   /** The same for up to 100 charges of one tenant at once (a batch of renewals); answers in order. */
   app.post('/internal/charges/batch', requireCaller, validate({ body: ChargeSavedCardsBody }), async (req, res) => {

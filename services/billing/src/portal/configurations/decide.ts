@@ -109,7 +109,9 @@ function update({ data }: UpdatePortalConfiguration, state: PortalConfigurationS
     business_profile: {
       name: profile.name === undefined ? current.business_profile.name : profile.name,
       privacy_policy_url:
-        profile.privacy_policy_url === undefined ? current.business_profile.privacy_policy_url : profile.privacy_policy_url,
+        profile.privacy_policy_url === undefined
+          ? current.business_profile.privacy_policy_url
+          : profile.privacy_policy_url,
       terms_of_service_url:
         profile.terms_of_service_url === undefined
           ? current.business_profile.terms_of_service_url

@@ -48,22 +48,37 @@ describe('PortalConfiguration', () => {
     it('is created with the built-in features, default when it is the first', () =>
       spec.given([]).when(create(true)).then([created()]));
     it('is not the default when others exist, unless asked', () => {
-      spec.given([]).when(create(false)).then([created({ is_default: false })]);
-      spec.given([]).when(create(false, { is_default: true })).then([created()]);
+      spec
+        .given([])
+        .when(create(false))
+        .then([created({ is_default: false })]);
+      spec
+        .given([])
+        .when(create(false, { is_default: true }))
+        .then([created()]);
     });
     it('takes the features it names, the others built in', () =>
       spec
         .given([])
         .when(create(true, { features: { cancel: { mode: 'immediately' } } }))
         .then([created({ features: { ...DEFAULT_PORTAL_FEATURES, cancel: { enabled: true, mode: 'immediately' } } })]));
-    it('cannot be updated', () => spec.given([]).when(update({ name: 'x' })).thenThrows('No such portal configuration'));
+    it('cannot be updated', () =>
+      spec
+        .given([])
+        .when(update({ name: 'x' }))
+        .thenThrows('No such portal configuration'));
   });
 
   describe('when it exists', () => {
     it('changes what the update names and keeps the rest', () =>
       spec
         .given([created()])
-        .when(update({ default_return_url: 'https://acme.example', features: { subscription_update: { products: ['prod_1'] } } }))
+        .when(
+          update({
+            default_return_url: 'https://acme.example',
+            features: { subscription_update: { products: ['prod_1'] } },
+          }),
+        )
         .then([
           updated({
             default_return_url: 'https://acme.example',
@@ -71,11 +86,20 @@ describe('PortalConfiguration', () => {
           }),
         ]));
     it('stays the default when asked to stop being it', () =>
-      spec.given([created()]).when(update({ is_default: false })).then([]));
+      spec
+        .given([created()])
+        .when(update({ is_default: false }))
+        .then([]));
     it('records nothing for an update that changes nothing', () =>
-      spec.given([created()]).when(update({ business_profile: { name: 'Acme' } })).then([]));
+      spec
+        .given([created()])
+        .when(update({ business_profile: { name: 'Acme' } }))
+        .then([]));
     it('is absent to another organization', () =>
-      spec.given([created()]).when(update({ name: 'x' }, 'org_2')).thenThrows('No such portal configuration'));
+      spec
+        .given([created()])
+        .when(update({ name: 'x' }, 'org_2'))
+        .thenThrows('No such portal configuration'));
     it('gives up being the default when another becomes it', () =>
       spec
         .given([created()])

@@ -37,7 +37,16 @@ export async function projectPortalConfigurations(
       await sql.query(
         `INSERT INTO ${table} (id, organization, environment, is_default, created_at, updated_at, stream_version, document)
          VALUES ($1, $2, $3, $4, $5, $6, $7, $8) ON CONFLICT (id) DO NOTHING`,
-        [c.id, event.data.organization, c.environment, c.is_default, c.created_at, c.updated_at, recorded.stream_version, JSON.stringify(c)],
+        [
+          c.id,
+          event.data.organization,
+          c.environment,
+          c.is_default,
+          c.created_at,
+          c.updated_at,
+          recorded.stream_version,
+          JSON.stringify(c),
+        ],
       );
     } else {
       await sql.query(

@@ -65,7 +65,13 @@ function refuse(
     .status(status)
     .type('html')
     .send(
-      renderMessagePage({ locale, title, message, businessName, back: back ? { href: back, text: t.back } : undefined }),
+      renderMessagePage({
+        locale,
+        title,
+        message,
+        businessName,
+        back: back ? { href: back, text: t.back } : undefined,
+      }),
     );
 }
 
@@ -123,7 +129,11 @@ export async function openPortal(context: ServiceContext, req: Request, res: Res
 }
 
 /** The customer's own subscription named in the path; another's is as absent. */
-export async function ownSubscription(context: ServiceContext, portal: OpenPortal, id: string): Promise<Subscription | undefined> {
+export async function ownSubscription(
+  context: ServiceContext,
+  portal: OpenPortal,
+  id: string,
+): Promise<Subscription | undefined> {
   const { store } = context;
   const found = await findSubscription(store.database, store.tables.schema, portal.tenant, id);
   return found && found.customer_id === portal.session.customer_id ? found : undefined;

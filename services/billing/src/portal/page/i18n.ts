@@ -58,7 +58,14 @@ export const subscriptionStatusText = (locale: PortalLocale, status: Subscriptio
   SUBSCRIPTION_STATUS[locale][status] ?? status;
 export const invoiceStatusText = (locale: PortalLocale, status: InvoiceStatus) => INVOICE_STATUS[locale][status];
 
-const BRANDS: Record<string, string> = { visa: 'Visa', mastercard: 'Mastercard', amex: 'American Express', jcb: 'JCB', unionpay: 'UnionPay', discover: 'Discover' };
+const BRANDS: Record<string, string> = {
+  visa: 'Visa',
+  mastercard: 'Mastercard',
+  amex: 'American Express',
+  jcb: 'JCB',
+  unionpay: 'UnionPay',
+  discover: 'Discover',
+};
 
 /** A card brand as printed on cards: `visa` is Visa. */
 export const brandName = (brand: string) => BRANDS[brand.toLowerCase()] ?? brand;
@@ -153,7 +160,8 @@ const MESSAGES = {
     switchFrom: 'Now',
     switchTo: 'New plan',
     switchNow: 'Your new plan starts today.',
-    switchScheduled: (date: string) => `Your new plan starts on ${date}, at the end of the period you paid for. Nothing is charged now.`,
+    switchScheduled: (date: string) =>
+      `Your new plan starts on ${date}, at the end of the period you paid for. Nothing is charged now.`,
     switchBalance: (amount: string) => `${amount} is credited to your account and taken off your next invoices.`,
     switchCharged: (amount: string) => `${amount} is charged to your card on file now.`,
     switchBlocked: {

@@ -11,7 +11,8 @@ describe('the portal page’s language', () => {
     ['en', 'zh-TW', 'en'],
     ['zh-TW', 'en', 'zh-TW'],
   ] as const)('session locale %s with Accept-Language %s is %s', (session, header, expected) =>
-    expect(localeFor(session, header)).toBe(expected));
+    expect(localeFor(session, header)).toBe(expected),
+  );
 
   it('writes dates as calendar days in Taipei', () => {
     expect(formatDate('2026-12-22T17:00:00.000Z', 'en')).toBe('23 Dec 2026');

@@ -6,7 +6,13 @@ import { portalPage } from './render';
 
 /** What the portal shows of a switch preview (the spec's switch_preview, the fields it uses). */
 export interface SwitchOffer {
-  new_plan: { product_id: string; product_name: string; amount: number; interval: ProductInterval; interval_count: number };
+  new_plan: {
+    product_id: string;
+    product_name: string;
+    amount: number;
+    interval: ProductInterval;
+    interval_count: number;
+  };
   execution_mode: 'immediate' | 'scheduled';
   proration: { credit_amount: number; charge_amount: number; net_amount: number } | null;
   effective_date: string;
@@ -25,7 +31,9 @@ export function renderSwitchChoices(portal: OpenPortal, subscription: Subscripti
   const choices = offers.length
     ? offers
         .map(
-          (offer) => `<section class="card plan" id="plan-${offer.new_plan.product_id}"><div class="heading"><h3>${escapeHtml(offer.new_plan.product_name)}</h3>
+          (
+            offer,
+          ) => `<section class="card plan" id="plan-${offer.new_plan.product_id}"><div class="heading"><h3>${escapeHtml(offer.new_plan.product_name)}</h3>
 <a class="button" id="choose-${offer.new_plan.product_id}" href="${escapeHtml(`${base}/subscriptions/${subscription.id}/switch/${offer.new_plan.product_id}`)}">${escapeHtml(t.choosePlan)}</a></div>
 <p class="price">${formatTwd(offer.new_plan.amount)} <span class="muted">${escapeHtml(billingPeriod(portal.locale, offer.new_plan.interval, offer.new_plan.interval_count))}</span></p></section>`,
         )
@@ -56,17 +64,26 @@ export function renderSwitchConfirm(
   ];
   const proration = offer.proration;
   if (proration) {
-    rows.push(`<div id="preview-credit"><span>${escapeHtml(t.credit)}</span><span>${formatTwd(-proration.credit_amount)}</span></div>`);
-    rows.push(`<div id="preview-charge"><span>${escapeHtml(t.charge)}</span><span>${formatTwd(proration.charge_amount)}</span></div>`);
+    rows.push(
+      `<div id="preview-credit"><span>${escapeHtml(t.credit)}</span><span>${formatTwd(-proration.credit_amount)}</span></div>`,
+    );
+    rows.push(
+      `<div id="preview-charge"><span>${escapeHtml(t.charge)}</span><span>${formatTwd(proration.charge_amount)}</span></div>`,
+    );
     rows.push(
       `<div class="total" id="preview-net"><span>${escapeHtml(t.net)}</span><span>${formatTwd(Math.max(proration.net_amount, 0))}</span></div>`,
     );
   }
-  rows.push(`<div id="preview-effective"><span>${escapeHtml(t.effective)}</span><span>${escapeHtml(date)}</span></div>`);
+  rows.push(
+    `<div id="preview-effective"><span>${escapeHtml(t.effective)}</span><span>${escapeHtml(date)}</span></div>`,
+  );
   const notes: string[] = [offer.execution_mode === 'scheduled' ? t.switchScheduled(date) : t.switchNow];
-  if (proration && proration.net_amount > 0 && offer.execution_mode === 'immediate') notes.push(t.switchCharged(formatTwd(proration.net_amount)));
+  if (proration && proration.net_amount > 0 && offer.execution_mode === 'immediate')
+    notes.push(t.switchCharged(formatTwd(proration.net_amount)));
   if (proration && proration.net_amount < 0) notes.push(t.switchBalance(formatTwd(-proration.net_amount)));
-  const blocked = offer.can_proceed ? '' : `<p class="error" role="alert" id="blocked">${escapeHtml(t.switchBlocked[offer.blocking_reason ?? ''] ?? t.notAllowed)}</p>`;
+  const blocked = offer.can_proceed
+    ? ''
+    : `<p class="error" role="alert" id="blocked">${escapeHtml(t.switchBlocked[offer.blocking_reason ?? ''] ?? t.notAllowed)}</p>`;
   const failed = error ? `<p class="error" role="alert" id="error">${escapeHtml(error)}</p>` : '';
   const confirm = offer.can_proceed
     ? postForm(

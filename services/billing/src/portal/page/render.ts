@@ -50,7 +50,8 @@ export function portalPage(portal: OpenPortal, title: string, body: string): str
 
 function badge(portal: OpenPortal, subscription: Subscription): string {
   const { status } = subscription;
-  const tone = status === 'PAST_DUE' ? ' bad' : status === 'CANCELED' ? ' off' : subscription.cancel_at_period_end ? ' warn' : '';
+  const tone =
+    status === 'PAST_DUE' ? ' bad' : status === 'CANCELED' ? ' off' : subscription.cancel_at_period_end ? ' warn' : '';
   return `<span class="badge${tone}" data-status="${status}">${escapeHtml(subscriptionStatusText(portal.locale, status))}</span>`;
 }
 
@@ -82,10 +83,18 @@ function subscriptionActions(portal: OpenPortal, view: SubscriptionView): string
   const at = `${base}/subscriptions/${s.id}`;
   const buttons: string[] = [];
   if (s.cancel_at_period_end) {
-    buttons.push(postForm(`${at}/resume`, csrfToken, `<button type="submit" id="resume-${s.id}">${escapeHtml(t.resume)}</button>`));
+    buttons.push(
+      postForm(`${at}/resume`, csrfToken, `<button type="submit" id="resume-${s.id}">${escapeHtml(t.resume)}</button>`),
+    );
   } else {
-    if (features.subscription_update.enabled && features.subscription_update.products.length > 0 && !view.scheduledSwitch) {
-      buttons.push(`<a class="button" id="switch-${s.id}" href="${escapeHtml(`${at}/switch`)}">${escapeHtml(t.switchPlan)}</a>`);
+    if (
+      features.subscription_update.enabled &&
+      features.subscription_update.products.length > 0 &&
+      !view.scheduledSwitch
+    ) {
+      buttons.push(
+        `<a class="button" id="switch-${s.id}" href="${escapeHtml(`${at}/switch`)}">${escapeHtml(t.switchPlan)}</a>`,
+      );
     }
     if (features.cancel.enabled) {
       buttons.push(
@@ -132,9 +141,15 @@ ${subscriptionActions(portal, view)}
 </section>`;
 }
 
-function paymentMethodSection(portal: OpenPortal, method: SavedPaymentMethod | null, cardForm: string | undefined): string {
+function paymentMethodSection(
+  portal: OpenPortal,
+  method: SavedPaymentMethod | null,
+  cardForm: string | undefined,
+): string {
   const { t } = portal;
-  const text = method ? t.cardOnFile(brandName(method.brand), method.last4, method.exp_month, method.exp_year) : t.noCard;
+  const text = method
+    ? t.cardOnFile(brandName(method.brand), method.last4, method.exp_month, method.exp_year)
+    : t.noCard;
   const update = cardForm
     ? `<a class="button secondary" id="update-card" href="${escapeHtml(cardForm)}">${escapeHtml(t.updateCard)}</a>`
     : '';
@@ -147,7 +162,8 @@ function paymentMethodSection(portal: OpenPortal, method: SavedPaymentMethod | n
 function invoiceSection(portal: OpenPortal, invoices: Invoice[]): string {
   const { t, locale, features, base } = portal;
   if (!features.invoice_history.enabled) return '';
-  if (invoices.length === 0) return `<h2>${escapeHtml(t.invoices)}</h2><section class="card"><p class="muted">${escapeHtml(t.noInvoices)}</p></section>`;
+  if (invoices.length === 0)
+    return `<h2>${escapeHtml(t.invoices)}</h2><section class="card"><p class="muted">${escapeHtml(t.noInvoices)}</p></section>`;
   const rows = invoices.map((invoice) => {
     const tone = invoice.status === 'paid' ? '' : invoice.status === 'open' ? ' bad' : ' off';
     const receipt =
@@ -228,7 +244,10 @@ export function renderReceipt(portal: OpenPortal, invoice: Invoice, customerEmai
     `<section class="card" id="receipt">
 <div class="heading"><h1>${escapeHtml(t.receiptTitle(invoice.number))}</h1><span class="badge">${escapeHtml(invoiceStatusText(locale, invoice.status))}</span></div>
 <p class="muted">${escapeHtml(business)} · ${escapeHtml(invoice.paid_at ? t.receiptPaidOn(date(invoice.paid_at)) : '')}</p>
-${facts([[t.billedTo, customerEmail], [t.invoiceNumber, invoice.number]])}
+${facts([
+  [t.billedTo, customerEmail],
+  [t.invoiceNumber, invoice.number],
+])}
 <table style="margin-top:1rem"><thead><tr><th></th><th class="amount">${escapeHtml(t.amount)}</th></tr></thead><tbody>${lines}</tbody></table>
 <div class="summary" style="margin-top:1rem">
 <div><span>${escapeHtml(t.subtotal)}</span><span>${formatTwd(invoice.subtotal)}</span></div>

@@ -10,13 +10,23 @@ import { listSubscriptions } from '../../subscriptions/queries';
 import { type OpenPortal, openPortal, ownSubscription } from './access';
 import { formatDate } from './i18n';
 import { savedPaymentMethod } from './queries';
+import { mountPortalSwitchPages, scheduledSwitchOf } from './switch';
 import { type SubscriptionView, renderCancelPage, renderMessagePage, renderPortalPage, renderReceipt } from './render';
 
 const BASE = '/portal/:session_id/:token';
 const form = express.urlencoded({ extended: false, limit: '10kb' });
 
 /** Notices the main page shows after an action redirected to it (`?notice=`). */
-export const NOTICES = ['canceled', 'canceling', 'resumed', 'card_updated', 'card_paid', 'switched', 'scheduled', 'schedule_canceled'] as const;
+export const NOTICES = [
+  'canceled',
+  'canceling',
+  'resumed',
+  'card_updated',
+  'card_paid',
+  'switched',
+  'scheduled',
+  'schedule_canceled',
+] as const;
 type Notice = (typeof NOTICES)[number];
 
 function noticeText(portal: OpenPortal, notice: unknown, subscriptions: SubscriptionView[]): string | undefined {
@@ -26,7 +36,9 @@ function noticeText(portal: OpenPortal, notice: unknown, subscriptions: Subscrip
       return t.noticeCanceled;
     case 'canceling': {
       const canceling = subscriptions.find((s) => s.subscription.cancel_at_period_end);
-      return canceling ? t.noticeCanceling(formatDate(canceling.subscription.current_period_end, portal.locale)) : t.noticeCanceled;
+      return canceling
+        ? t.noticeCanceling(formatDate(canceling.subscription.current_period_end, portal.locale))
+        : t.noticeCanceled;
     }
     case 'resumed':
       return t.noticeResumed;
@@ -53,25 +65,29 @@ function nextInvoiceAmount(subscription: Subscription): number {
 }
 
 /** Live subscriptions first, then ended ones; each with what its next invoice charges. */
-async function subscriptionViews(context: ServiceContext, portal: OpenPortal, invoices: Invoice[]): Promise<SubscriptionView[]> {
+async function subscriptionViews(
+  context: ServiceContext,
+  portal: OpenPortal,
+  invoices: Invoice[],
+): Promise<SubscriptionView[]> {
   const { store } = context;
   const { subscriptions } = await listSubscriptions(store.database, store.tables.schema, portal.tenant, {
     limit: 20,
     customer_id: portal.session.customer_id,
   });
   const order = (s: Subscription) => (s.status === 'CANCELED' ? 1 : 0);
-  return [...subscriptions]
-    .sort((a, b) => order(a) - order(b))
-    .map((subscription) => ({
-      subscription,
-      nextAmount:
-        subscription.status === 'CANCELED' || subscription.cancel_at_period_end ? null : nextInvoiceAmount(subscription),
-      overdue:
-        subscription.status === 'PAST_DUE'
-          ? (invoices.find((i) => i.subscription_id === subscription.id && i.status === 'open') ?? null)
-          : null,
-      scheduledSwitch: null,
-    }));
+  const sorted = [...subscriptions].sort((a, b) => order(a) - order(b));
+  const scheduled = await Promise.all(sorted.map((s) => scheduledSwitchOf(context, portal, s)));
+  return sorted.map((subscription, i) => ({
+    scheduledSwitch: scheduled[i],
+    subscription,
+    nextAmount:
+      subscription.status === 'CANCELED' || subscription.cancel_at_period_end ? null : nextInvoiceAmount(subscription),
+    overdue:
+      subscription.status === 'PAST_DUE'
+        ? (invoices.find((i) => i.subscription_id === subscription.id && i.status === 'open') ?? null)
+        : null,
+  }));
 }
 
 /** Everything the main page shows, read from billing's read models. */
@@ -157,7 +173,8 @@ export function mountPortalPages(app: Express, context: ServiceContext): void {
     if (!portal) return;
     const subscription = await ownSubscription(context, portal, String(req.params.subscription_id));
     if (!subscription || !portal.features.cancel.enabled) return notFoundPage(res, portal);
-    if (subscription.status === 'CANCELED' || subscription.cancel_at_period_end) return backToPortal(res, portal, { error: 'not_allowed' });
+    if (subscription.status === 'CANCELED' || subscription.cancel_at_period_end)
+      return backToPortal(res, portal, { error: 'not_allowed' });
     res.type('html').send(renderCancelPage(portal, subscription));
   });
 
@@ -184,13 +201,18 @@ export function mountPortalPages(app: Express, context: ServiceContext): void {
     });
   });
 
+  mountPortalSwitchPages(app, context);
+
   app.get(`${BASE}/invoices/:invoice_id`, async (req, res) => {
     const portal = await openPortal(context, req, res);
     if (!portal) return;
     const invoice = await findInvoice(store.database, schema, portal.tenant, String(req.params.invoice_id));
     const own = invoice && invoice.customer_id === portal.session.customer_id && invoice.status === 'paid';
     if (!own || !portal.features.invoice_history.enabled) return notFoundPage(res, portal);
-    const customer = await findCustomer(store.database, schema, portal.tenant, { by: 'id', value: invoice.customer_id });
+    const customer = await findCustomer(store.database, schema, portal.tenant, {
+      by: 'id',
+      value: invoice.customer_id,
+    });
     res.type('html').send(renderReceipt(portal, invoice, customer?.email ?? ''));
   });
 }

@@ -52,10 +52,7 @@ async function configurationFor(context: ServiceContext, tenant: Tenant, id: str
 function returnUrlFor(body: CreatePortalSessionBody, configuration: PortalConfiguration | undefined): string {
   const url = body.return_url ?? configuration?.default_return_url;
   if (!url) {
-    throw portalError(
-      'missing_return_url',
-      'Give return_url, or set default_return_url in the portal configuration',
-    );
+    throw portalError('missing_return_url', 'Give return_url, or set default_return_url in the portal configuration');
   }
   return url;
 }

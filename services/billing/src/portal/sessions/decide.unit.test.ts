@@ -58,18 +58,40 @@ describe('PortalSession', () => {
 
   describe('when active', () => {
     it('cannot be created twice', () => spec.given([created]).when(create).thenThrows('exists already'));
-    it('records the first access', () => spec.given([created]).when(access(1000)).then([accessed(1000)]));
+    it('records the first access', () =>
+      spec
+        .given([created])
+        .when(access(1000))
+        .then([accessed(1000)]));
     it('counts accesses within a minute as one', () =>
-      spec.given([created, accessed(1000)]).when(access(59_000)).then([]));
+      spec
+        .given([created, accessed(1000)])
+        .when(access(59_000))
+        .then([]));
     it('records a later access as the last one', () =>
-      spec.given([created, accessed(1000)]).when(access(120_000)).then([accessed(120_000)]));
-    it('is revoked', () => spec.given([created]).when(revoke(5000)).then([revoked(5000)]));
+      spec
+        .given([created, accessed(1000)])
+        .when(access(120_000))
+        .then([accessed(120_000)]));
+    it('is revoked', () =>
+      spec
+        .given([created])
+        .when(revoke(5000))
+        .then([revoked(5000)]));
   });
 
   describe('when expired or revoked', () => {
     it('records no access after the hour', () => spec.given([created]).when(access(3_600_000)).then([]));
-    it('records no access once revoked', () => spec.given([created, revoked(10)]).when(access(20)).then([]));
-    it('is not revoked twice', () => spec.given([created, revoked(10)]).when(revoke(20)).then([]));
+    it('records no access once revoked', () =>
+      spec
+        .given([created, revoked(10)])
+        .when(access(20))
+        .then([]));
+    it('is not revoked twice', () =>
+      spec
+        .given([created, revoked(10)])
+        .when(revoke(20))
+        .then([]));
     it('is not revoked after expiry', () => spec.given([created]).when(revoke(3_600_000)).then([]));
   });
 

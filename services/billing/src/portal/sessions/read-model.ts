@@ -79,7 +79,11 @@ export async function findPortalSession(
   tenant: Tenant | null,
   id: string,
 ): Promise<StoredPortalSession | undefined> {
-  const { rows } = await sql.query<{ document: PortalSessionFacts; organization: string; environment: Tenant['environment'] }>(
+  const { rows } = await sql.query<{
+    document: PortalSessionFacts;
+    organization: string;
+    environment: Tenant['environment'];
+  }>(
     `SELECT document, organization, environment FROM ${portalSessionsTable(schema)}
      WHERE id = $1 AND ($2::text IS NULL OR (organization = $2::text AND environment = $3::text))`,
     [id, tenant?.organization ?? null, tenant?.environment ?? null],

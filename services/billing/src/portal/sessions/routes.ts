@@ -21,7 +21,11 @@ function parseBody(raw: unknown): CreatePortalSessionBody {
     throw portalError(
       'invalid_param',
       `Both names given with different values: ${conflicts.join(', ')}`,
-      conflicts.map((path) => ({ path, message: 'given in snake_case and camelCase with different values', code: 'conflict' })),
+      conflicts.map((path) => ({
+        path,
+        message: 'given in snake_case and camelCase with different values',
+        code: 'conflict',
+      })),
     );
   }
   const parsed = CreatePortalSessionBody.safeParse(body);
@@ -46,7 +50,8 @@ export function mountPortalSessionRoutes(app: Express, context: ServiceContext):
   app.get('/v1/portal/sessions/:id', async (req, res) => {
     const caller = secretCallerOf(req);
     const parsed = PortalSessionIdParams.safeParse(req.params);
-    if (!parsed.success) throw portalError('invalid_param', 'Invalid path parameter: id', detailsFromZodIssues(parsed.error.issues));
+    if (!parsed.success)
+      throw portalError('invalid_param', 'Invalid path parameter: id', detailsFromZodIssues(parsed.error.issues));
     const stored = await findPortalSession(store.database, store.tables.schema, caller, parsed.data.id);
     if (!stored) throw notFound(`No such portal session: ${parsed.data.id}`);
     res.json(toPortalSession(context, stored, context.now()));

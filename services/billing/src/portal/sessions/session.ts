@@ -20,7 +20,10 @@ export type PortalSessionCreated = {
   type: 'PortalSessionCreated';
   data: { session_id: string; organization: string; environment: Environment; session: PortalSessionFacts };
 };
-export type PortalSessionAccessed = { type: 'PortalSessionAccessed'; data: { session_id: string; accessed_at: string } };
+export type PortalSessionAccessed = {
+  type: 'PortalSessionAccessed';
+  data: { session_id: string; accessed_at: string };
+};
 export type PortalSessionRevoked = {
   type: 'PortalSessionRevoked';
   data: { session_id: string; revoked_at: string; reason: 'too_many_active_sessions' };
