@@ -140,11 +140,13 @@ export class EventStore {
    * running are visible, so a reader never moves past an event that has yet to commit.
    */
   async readAll(after: LogPosition, limit = 500): Promise<RecordedEvent[]> {
+    // `e.` matters: a bare ORDER BY name means the output column, here the text form, which
+    // sorts '10' before '9' and cannot use the (transaction_id, global_position) index.
     const { rows } = await this.database.query<EventRow>(
-      `SELECT ${EVENT_COLUMNS} FROM ${this.tables.events}
-       WHERE (transaction_id, global_position) > ($1::xid8, $2::bigint)
-         AND transaction_id < pg_snapshot_xmin(pg_current_snapshot())
-       ORDER BY transaction_id, global_position
+      `SELECT ${EVENT_COLUMNS} FROM ${this.tables.events} e
+       WHERE (e.transaction_id, e.global_position) > ($1::xid8, $2::bigint)
+         AND e.transaction_id < pg_snapshot_xmin(pg_current_snapshot())
+       ORDER BY e.transaction_id, e.global_position
        LIMIT $3`,
       [after.transactionId, after.globalPosition, limit],
     );

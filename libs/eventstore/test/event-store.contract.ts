@@ -282,6 +282,28 @@ export function eventStoreContract(makeFixture: () => Promise<EventStoreFixture>
       const rest = await store.readAll({ transactionId: last.transaction_id, globalPosition: last.global_position });
       expect(rest.map((e) => e.type)).toEqual(['B1', 'A3']);
     });
+
+    it('pages in numeric transaction order where the transaction id gains a digit', async () => {
+      // Transactions 9 and 10 are long committed on any cluster; written by hand because a test
+      // cannot wait for its own cluster's counter to reach the next power of ten.
+      for (const [transactionId, type] of [
+        ['9', 'Nine'],
+        ['10', 'Ten'],
+      ]) {
+        await fixture.database.query(
+          `INSERT INTO ${schema}.events (transaction_id, event_id, stream_id, stream_version, type,
+             schema_version, data, organization, environment, occurred_at)
+           VALUES ($1::xid8, $2, $3, 1, $4, 1, '{}', 'org_test', 'SANDBOX', $5)`,
+          [transactionId, randomUUID(), `digits-${type}`, type, at],
+        );
+      }
+      const first = await store.readAll(START_OF_LOG, 1);
+      const second = await store.readAll(
+        { transactionId: first[0]!.transaction_id, globalPosition: first[0]!.global_position },
+        1,
+      );
+      expect([...first, ...second].map((e) => e.type)).toEqual(['Nine', 'Ten']);
+    });
   });
 
   describe('subscriber with a stored checkpoint', () => {

@@ -163,7 +163,8 @@ describeWithBrowser('a customer in the portal in a real browser', () => {
     await page.getByRole('link', { name: 'Change plan' }).click();
     await shot(page, 'portal-switch-plans');
     await page.locator(`#choose-${max.id}`).click();
-    const preview = (await send('GET', `/subscriptions/${subscriptionId}/switch-preview?target_product_id=${max.id}`)).body;
+    const preview = (await send('GET', `/subscriptions/${subscriptionId}/switch-preview?target_product_id=${max.id}`))
+      .body;
     expect(preview.proration).toMatchObject({ credit_amount: 199, charge_amount: 599, net_amount: 400 });
     expect(await page.locator('#preview-credit span').last().textContent()).toBe('−NT$199');
     expect(await page.locator('#preview-charge span').last().textContent()).toBe('NT$599');
@@ -176,6 +177,39 @@ describeWithBrowser('a customer in the portal in a real browser', () => {
     await shot(page, 'portal-switched');
     const after = (await send('GET', `/subscriptions/${subscriptionId}`)).body;
     expect(after.product.id).toBe(max.id);
+    await page.close();
+  });
+
+  it('updates the card, which pays a PAST_DUE subscription’s invoice at once', async () => {
+    const testClock = (await send('POST', '/test_clocks', { frozen_time: '2026-01-31T10:00:00Z' })).body.id;
+    const { customerId, subscriptionId } = await subscribe('dunning@example.com', {
+      card: '4000000000000341',
+      testClock,
+    });
+    expect(
+      (await send('POST', `/test_clocks/${testClock}/advance`, { frozen_time: '2026-03-01T00:00:00Z' })).status,
+    ).toBe(200);
+    await eventually(async () => expect((await send('GET', `/test_clocks/${testClock}`)).body.status).toBe('ready'));
+    expect((await send('GET', `/subscriptions/${subscriptionId}`)).body.status).toBe('PAST_DUE');
+
+    const page = await browser.newPage();
+    await page.goto((await portalFor(customerId)).url);
+    expect(await page.locator(`#subscription-${subscriptionId} .badge`).textContent()).toBe('Past due');
+    await shot(page, 'portal-past-due');
+    await page.locator(`#fix-card-${subscriptionId}`).click();
+    await page.getByLabel('Card number').fill('4242 4242 4242 4242');
+    await page.getByLabel('Expiry (MM/YY)').fill('12/34');
+    await page.getByLabel('CVC').fill('123');
+    await shot(page, 'portal-card-form');
+    await page.getByRole('button', { name: 'Save card' }).click();
+    await page.waitForURL(/notice=card_paid/);
+    expect(await page.locator('#notice').textContent()).toBe(
+      'Your card has been updated and the overdue invoice is paid.',
+    );
+    expect(await page.locator(`#subscription-${subscriptionId} .badge`).textContent()).toBe('Active');
+    expect(await page.locator('#card-on-file').textContent()).toBe('Visa ending in 4242, expires 12/34');
+    await shot(page, 'portal-card-paid');
+    expect((await send('GET', `/subscriptions/${subscriptionId}`)).body.status).toBe('ACTIVE');
     await page.close();
   });
 

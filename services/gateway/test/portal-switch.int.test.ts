@@ -1,7 +1,25 @@
+import { type IncomingHttpHeaders, createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { eventually } from '@billing/testing';
 import { clientOf, type CreatedOrganization, jsonApi, type Platform, plan, startPlatform } from './platform';
 
 jest.setTimeout(180_000);
+
+/** The merchant's webhook endpoint on loopback (Sandbox accepts http://127.0.0.1). */
+async function startReceiver() {
+  const received: Array<{ headers: IncomingHttpHeaders; body: any }> = [];
+  const server = createServer((req, res) => {
+    const chunks: Buffer[] = [];
+    req.on('data', (c: Buffer) => chunks.push(c));
+    req.on('end', () => {
+      received.push({ headers: req.headers, body: JSON.parse(Buffer.concat(chunks).toString('utf8')) });
+      res.writeHead(200).end();
+    });
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}/hooks`;
+  return { url, received, close: () => new Promise<void>((resolve) => server.close(() => resolve())) };
+}
 
 /**
  * Switch plan in the portal (issue 15, part 3) over plain HTTP: the allowed plans, the live
@@ -15,6 +33,16 @@ describe('switching plan in the customer portal', () => {
   let pro: { id: string };
   let max: { id: string };
   let clock = Date.parse('2026-11-23T05:00:00.000Z');
+  let receiver: Awaited<ReturnType<typeof startReceiver>>;
+  /** The types of the webhooks received about `id` (a subscription or a schedule), once `expected` are all there. */
+  const webhooksAbout = (id: string, expected: string[]) =>
+    eventually(async () => {
+      const types = receiver.received
+        .filter((r) => r.body.data.object.id === id || r.body.data.object.subscription_id === id)
+        .map((r) => r.body.type as string);
+      expect(types).toEqual(expect.arrayContaining(expected));
+      return types;
+    });
   const DAY = 24 * 3600_000;
 
   const send = jsonApi(
@@ -31,7 +59,7 @@ describe('switching plan in the customer portal', () => {
   };
   const csrfOf = (html: string) => /name="csrf_token" value="([^"]+)"/.exec(html)![1]!;
 
-  async function subscribe(email: string, slug: string) {
+  async function subscribe(email: string, slug: string, cardNumber = '4242424242424242') {
     const session = await send('POST', '/checkout/sessions', {
       product_slug: slug,
       success_url: 'https://shop.example/thanks',
@@ -41,7 +69,7 @@ describe('switching plan in the customer portal', () => {
     const paid = await fetch(`${platform.gatewayUrl}/checkout/${session.body.id}`, {
       method: 'POST',
       redirect: 'manual',
-      body: new URLSearchParams({ card_number: '4242424242424242', exp: '12/34', cvc: '123' }),
+      body: new URLSearchParams({ card_number: cardNumber, exp: '12/34', cvc: '123' }),
     });
     expect(paid.status).toBe(303);
     return eventually(
@@ -60,11 +88,13 @@ describe('switching plan in the customer portal', () => {
       .body as { id: string; url: string };
 
   beforeAll(async () => {
+    receiver = await startReceiver();
     platform = await startPlatform({
       checkout: true,
       billing: true,
+      notifications: true,
       now: () => new Date(clock),
-      config: { RATE_LIMIT_PER_MINUTE_OVERRIDE: '100000' },
+      config: { RATE_LIMIT_PER_MINUTE_OVERRIDE: '100000', WEBHOOK_ALLOW_PRIVATE_TARGETS: 'sandbox' },
     });
     const client = clientOf(platform.gatewayUrl);
     org = await client.createOrganization();
@@ -76,8 +106,17 @@ describe('switching plan in the customer portal', () => {
       features: { subscription_update: { enabled: true, products: [pro.id, max.id] } },
     });
     expect(config.status).toBe(201);
+    const endpoint = await client.admin('POST', `/organizations/${org.id}/webhook_endpoints`, {
+      environment: 'SANDBOX',
+      url: receiver.url,
+      events: ['subscription.updated', 'subscription_schedule.created', 'subscription_schedule.canceled'],
+    });
+    expect(endpoint.status).toBe(201);
   });
-  afterAll(() => platform?.stop());
+  afterAll(async () => {
+    await platform?.stop();
+    await receiver?.close();
+  });
 
   it('shows the allowed plans, previews an upgrade (credit, charge, net, date) and charges it on confirming', async () => {
     const { customerId, subscriptionId } = await subscribe('up@example.com', 'pro');
@@ -106,6 +145,7 @@ describe('switching plan in the customer portal', () => {
     expect((await send('GET', `/subscriptions/${subscriptionId}`)).body.product.id).toBe(max.id);
     const invoices = (await send('GET', `/invoices?subscription_id=${subscriptionId}`)).body.data;
     expect(invoices[0]).toMatchObject({ status: 'paid', total: net_amount });
+    await webhooksAbout(subscriptionId, ['subscription.updated']);
   });
 
   it('schedules a downgrade, shows it, and cancels the scheduled switch', async () => {
@@ -126,6 +166,20 @@ describe('switching plan in the customer portal', () => {
     });
     expect(canceled.location).toMatch(/notice=schedule_canceled$/);
     expect((await send('GET', `/subscriptions/${subscriptionId}/schedule`)).body.status).toBe('canceled');
+    await webhooksAbout(subscriptionId, ['subscription_schedule.created', 'subscription_schedule.canceled']);
+  });
+
+  it('shows the preview again with the reason when the card declines the switch, and changes nothing', async () => {
+    const { customerId, subscriptionId } = await subscribe('declined@example.com', 'pro', '4000000000000341');
+    const session = await portalFor(customerId);
+    const preview = await page(`${session.url}/subscriptions/${subscriptionId}/switch/${max.id}`);
+    const refused = await submit(`${session.url}/subscriptions/${subscriptionId}/switch/${max.id}`, {
+      csrf_token: csrfOf(preview.html),
+    });
+    expect(refused.status).toBe(402);
+    expect(refused.html).toContain('Your card was declined');
+    expect(refused.html).toContain('id="switch-preview"');
+    expect((await send('GET', `/subscriptions/${subscriptionId}`)).body.product.id).toBe(pro.id);
   });
 
   it('refuses a product the configuration does not allow, and a forged form', async () => {

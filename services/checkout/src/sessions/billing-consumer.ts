@@ -23,14 +23,37 @@ export const DUPLICATE_SUBSCRIPTION_PAID = 'DuplicateSubscriptionPaid';
 export async function startBillingConsumer(context: ServiceContext): Promise<() => Promise<void>> {
   const { store, infrastructure } = context;
   const groupId = store.tables.schema.replaceAll('"', '');
+  const record = exactlyOnce(store, groupId, (event, tx) => onBillingEvent(context, tx, event), {
+    only: [BILLING_PUBLIC_EVENTS.SubscriptionActivated, DUPLICATE_SUBSCRIPTION_PAID],
+  });
   const subscription = await infrastructure.bus.subscribe({
     groupId,
     topics: [BILLING_TOPIC],
-    handler: exactlyOnce(store, groupId, (event, tx) => onBillingEvent(context, tx, event), {
-      only: [BILLING_PUBLIC_EVENTS.SubscriptionActivated, DUPLICATE_SUBSCRIPTION_PAID],
-    }),
+    handler: async (message) => {
+      // The processor is asked before the inbox transaction, never inside it: a real one is a
+      // remote call, and the sandbox's ledger writes on its own connection (PGlite has one).
+      await refundDuplicateAtProcessor(context, message.value);
+      await record(message);
+    },
   });
   return () => subscription.stop();
+}
+
+/**
+ * A duplicate subscription's payment is refunded at the processor first, keyed by the order:
+ * a redelivery (the transaction that records it failed, or a crash in between) asks for the
+ * same refund and gets the first one; once recorded, the order is no longer PAID and nothing is
+ * asked again.
+ */
+async function refundDuplicateAtProcessor(context: ServiceContext, event: DomainEventEnvelope) {
+  if (event.type !== DUPLICATE_SUBSCRIPTION_PAID) return;
+  const sessionId = typeof event.data.checkout_session_id === 'string' ? event.data.checkout_session_id : null;
+  if (!sessionId) return;
+  const { store } = context;
+  const session = await findSession(store.database, store.tables.schema, sessionId);
+  if (!session || session.organization !== event.organization || session.environment !== event.environment) return;
+  if (session.order.status !== 'PAID') return;
+  await refundAtProcessor(context, session);
 }
 
 async function onBillingEvent(context: ServiceContext, tx: EventStoreTransaction, event: DomainEventEnvelope) {
@@ -46,8 +69,8 @@ async function onBillingEvent(context: ServiceContext, tx: EventStoreTransaction
   }
   if (event.type === DUPLICATE_SUBSCRIPTION_PAID) {
     return onSession(context, tx, event, sessionId, async (session) => {
+      // Refunded at the processor before this transaction (`refundDuplicateAtProcessor`).
       if (session.order.status !== 'PAID') return null;
-      await refundAtProcessor(context, session);
       return { type: 'RecordRefund', data: { reason: DUPLICATE_SUBSCRIPTION, now: context.now() } };
     });
   }

@@ -49,7 +49,7 @@ const STYLE = `
            background: #2f54eb; color: #fff; cursor: pointer; text-decoration: none; font-family: inherit; }
   button.secondary, a.button.secondary { background: #fff; color: #1a1f36; border: 1px solid #c9ced8; }
   button.danger, a.button.danger { background: #fff; color: #a8071a; border: 1px solid #ffa39e; }
-  button.danger.solid { background: #cf1322; color: #fff; border: 0; }
+  button.danger.solid, a.button.danger.solid { background: #cf1322; color: #fff; border: 0; }
   button.wide { width: 100%; margin-top: 1.5rem; padding: .8rem; font-size: 1rem; }
   table { width: 100%; border-collapse: collapse; }
   th, td { text-align: left; padding: .6rem .4rem; border-bottom: 1px solid #eef0f4; }
@@ -61,7 +61,7 @@ const STYLE = `
            margin-top: .9rem; }
   .sandbox { background: #fffbe6; border: 1px solid #ffe58f; padding: .5rem .75rem; border-radius: 6px; font-size: .875rem; }
   label { display: block; font-size: .875rem; margin: 1rem 0 .25rem; }
-  input { width: 100%; padding: .6rem; border: 1px solid #c9ced8; border-radius: 6px; font-size: 1rem; }
+  input { width: 100%; padding: .6rem; border: 1px solid #c9ced8; border-radius: 6px; font-size: 1rem; font-family: inherit; }
   .row { display: flex; gap: .75rem; } .row > div { flex: 1; }
   .summary div { display: flex; justify-content: space-between; margin: .35rem 0; }
   .summary div.total { border-top: 1px solid #eef0f4; padding-top: .5rem; font-weight: 600; }

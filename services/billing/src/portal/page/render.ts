@@ -70,6 +70,8 @@ function subscriptionFacts(portal: OpenPortal, view: SubscriptionView): string {
     if (s.canceled_at) rows.push([t.canceledOn, date(s.canceled_at)]);
   } else if (s.cancel_at_period_end) {
     rows.push([t.cancelsOn, date(s.current_period_end)]);
+  } else if (view.overdue) {
+    rows.push([t.amountDue, formatTwd(view.overdue.amount_due)]);
   } else if (view.nextAmount !== null) {
     rows.push([t.nextBilling, t.nextBillingValue(formatTwd(view.nextAmount), date(s.current_period_end))]);
   }
@@ -87,9 +89,11 @@ function subscriptionActions(portal: OpenPortal, view: SubscriptionView): string
       postForm(`${at}/resume`, csrfToken, `<button type="submit" id="resume-${s.id}">${escapeHtml(t.resume)}</button>`),
     );
   } else {
+    const switchable = s.status === 'ACTIVE' || s.status === 'TRIAL';
     if (
+      switchable &&
       features.subscription_update.enabled &&
-      features.subscription_update.products.length > 0 &&
+      features.subscription_update.products.some((id) => id !== s.product.id) &&
       !view.scheduledSwitch
     ) {
       buttons.push(
@@ -127,7 +131,7 @@ function subscriptionCard(portal: OpenPortal, view: SubscriptionView, cardForm: 
   let pastDue = '';
   if (s.status === 'PAST_DUE') {
     const card = cardForm
-      ? ` <a href="${escapeHtml(cardForm)}" id="fix-card-${s.id}">${escapeHtml(t.updateCard)}</a>`
+      ? `<br><a class="button danger solid" style="margin-top:.6rem" href="${escapeHtml(cardForm)}" id="fix-card-${s.id}">${escapeHtml(t.updateCard)}</a>`
       : '';
     pastDue = `<p class="error" role="alert">${escapeHtml(t.pastDue)}${card}</p>`;
   }

@@ -11,6 +11,7 @@ import { type OpenPortal, openPortal, ownSubscription } from './access';
 import { formatDate } from './i18n';
 import { savedPaymentMethod } from './queries';
 import { mountPortalSwitchPages, scheduledSwitchOf } from './switch';
+import { mountPortalCardPages } from './card';
 import { type SubscriptionView, renderCancelPage, renderMessagePage, renderPortalPage, renderReceipt } from './render';
 
 const BASE = '/portal/:session_id/:token';
@@ -106,6 +107,7 @@ export async function mainPageView(context: ServiceContext, portal: OpenPortal, 
     subscriptions,
     invoices,
     paymentMethod,
+    cardForm: portal.features.payment_method_update.enabled ? `${portal.base}/payment_method` : undefined,
     notice: noticeText(portal, query.notice, subscriptions),
     error: query.error === 'not_allowed' ? portal.t.notAllowed : undefined,
   };
@@ -202,6 +204,7 @@ export function mountPortalPages(app: Express, context: ServiceContext): void {
   });
 
   mountPortalSwitchPages(app, context);
+  mountPortalCardPages(app, context);
 
   app.get(`${BASE}/invoices/:invoice_id`, async (req, res) => {
     const portal = await openPortal(context, req, res);
