@@ -54,42 +54,49 @@ const CheckoutMetadata = z
  * (`normalizeCheckoutSessionBody`). URL rules that depend on the environment are checked by
  * checkout, not here.
  */
-export const CreateCheckoutSessionBody = z
-  .strictObject({
-    product_id: idText().min(1).optional(),
-    product_slug: idText().min(1).optional(),
-    success_url: z.string().min(1).max(2048).describe('HTTPS; may contain {CHECKOUT_SESSION_ID}'),
-    cancel_url: z.string().min(1).max(2048).describe('HTTPS'),
-    mode: CheckoutMode.optional().describe('Derived from the product type when omitted'),
-    customer_email: z.email().max(255).optional(),
-    customer_name: z.string().trim().min(1).max(255).optional(),
-    external_customer_id: z
-      .string()
-      .regex(/^[A-Za-z0-9_-]+$/, 'letters, digits, _ and - only')
-      .max(255)
-      .optional(),
-    customer_id: z
-      .string()
-      .regex(/^cus_[A-Za-z0-9]+$/, 'a customer id (cus_...)')
-      .max(255)
-      .optional()
-      .describe('An existing customer (Secret Key only); the session sells to them'),
-    test_clock: z
-      .string()
-      .regex(/^clock_[A-Za-z0-9]+$/, 'a test clock id (clock_...)')
-      .max(255)
-      .optional()
-      .describe('Sandbox, Secret Key only: the subscription it starts lives on this test clock'),
-    promotion_code: z.string().min(1).max(100).optional(),
-    collect_payment_method: z.enum(['always', 'if_required']).default('always'),
-    metadata: CheckoutMetadata.optional().describe('Secret Key only'),
-    einvoice: Einvoice.optional(),
-  })
-  .refine((b) => (b.product_id === undefined) !== (b.product_slug === undefined), {
-    message: 'exactly one of product_id and product_slug is required',
-    path: ['product_id'],
-  })
-  .meta({ id: 'CreateCheckoutSessionBody' });
+export const CreateCheckoutSessionFields = z.strictObject({
+  product_id: idText().min(1).optional(),
+  product_slug: idText().min(1).optional(),
+  success_url: z.string().min(1).max(2048).describe('HTTPS; may contain {CHECKOUT_SESSION_ID}'),
+  cancel_url: z.string().min(1).max(2048).describe('HTTPS'),
+  mode: CheckoutMode.optional().describe('Derived from the product type when omitted'),
+  customer_email: z.email().max(255).optional(),
+  customer_name: z.string().trim().min(1).max(255).optional(),
+  external_customer_id: z
+    .string()
+    .regex(/^[A-Za-z0-9_-]+$/, 'letters, digits, _ and - only')
+    .max(255)
+    .optional(),
+  customer_id: z
+    .string()
+    .regex(/^cus_[A-Za-z0-9]+$/, 'a customer id (cus_...)')
+    .max(255)
+    .optional()
+    .describe('An existing customer (Secret Key only); the session sells to them'),
+  test_clock: z
+    .string()
+    .regex(/^clock_[A-Za-z0-9]+$/, 'a test clock id (clock_...)')
+    .max(255)
+    .optional()
+    .describe('Sandbox, Secret Key only: the subscription it starts lives on this test clock'),
+  promotion_code: z.string().min(1).max(100).optional(),
+  collect_payment_method: z.enum(['always', 'if_required']).default('always'),
+  metadata: CheckoutMetadata.optional().describe('Secret Key only'),
+  einvoice: Einvoice.optional(),
+});
+
+export const exactlyOneProduct = {
+  check: (b: { product_id?: string; product_slug?: string }) =>
+    (b.product_id === undefined) !== (b.product_slug === undefined),
+  params: { message: 'exactly one of product_id and product_slug is required', path: ['product_id'] },
+};
+
+export const CreateCheckoutSessionBody = CreateCheckoutSessionFields.refine(
+  exactlyOneProduct.check,
+  exactlyOneProduct.params,
+).meta({
+  id: 'CreateCheckoutSessionBody',
+});
 export type CreateCheckoutSessionBody = z.infer<typeof CreateCheckoutSessionBody>;
 
 /** Legacy camelCase request names and the snake_case name each one stands for. */
@@ -158,7 +165,9 @@ export const CheckoutSession = z
     subscription_id: z
       .string()
       .nullable()
-      .describe('SUBSCRIPTION mode, once paid: the subscription billing starts (null again if it refunded a duplicate)'),
+      .describe(
+        'SUBSCRIPTION mode, once paid: the subscription billing starts (null again if it refunded a duplicate)',
+      ),
     payment_intent_id: z.string().nullable(),
     setup_intent_id: z.string().nullable(),
     amount_subtotal: z.int(),

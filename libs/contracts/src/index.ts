@@ -10,6 +10,7 @@ export * from './products';
 export * from './promotions';
 export * from './checkout-events';
 export * from './checkout';
+export * from './embedded-checkouts';
 export * from './payment-links';
 export * from './public-events';
 export * from './billing';

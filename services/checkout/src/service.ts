@@ -1,6 +1,9 @@
 import { CHECKOUT_PUBLIC_EVENTS } from '@billing/contracts';
 import type { ServiceDefinition } from '@billing/runtime';
 import { dependenciesOf } from './dependencies';
+import { mountCardFormRoutes } from './embedded/card-form-routes';
+import { mountEmbedPage } from './embedded/embed-page';
+import { mountEmbeddedCheckoutRoutes } from './embedded/routes';
 import { mountHostedPage } from './hosted-page/routes';
 import { migratePaymentLinksReadModel } from './payment-links/read-model';
 import { mountPaymentLinkRoutes } from './payment-links/routes';
@@ -23,6 +26,9 @@ export const checkoutService: ServiceDefinition = {
   routes: (app, context) => {
     mountSessionRoutes(app, context);
     mountPayRoute(app, context);
+    mountEmbeddedCheckoutRoutes(app, context);
+    mountCardFormRoutes(app, context);
+    mountEmbedPage(app, context);
     mountHostedPage(app, context);
     mountPaymentLinkRoutes(app, context);
     mountChargeRoutes(app, context);

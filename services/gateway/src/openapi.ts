@@ -2,6 +2,7 @@ import {
   OpenApiRegistry,
   registerBillingRoutes,
   registerCheckoutRoutes,
+  registerEmbeddedCheckoutRoutes,
   registerPaymentLinkRoutes,
   registerPortalRoutes,
   registerProductRoutes,
@@ -22,6 +23,7 @@ export function publicApiDocument() {
     registerProductRoutes(registry);
     registerPromotionRoutes(registry);
     registerCheckoutRoutes(registry);
+    registerEmbeddedCheckoutRoutes(registry);
     registerPaymentLinkRoutes(registry);
     registerRefundRoutes(registry);
     registerBillingRoutes(registry);

@@ -33,13 +33,17 @@ function viewOf(session: Session, action: string, extra: Partial<CheckoutPageVie
     email: session.customer_email ?? undefined,
     name: session.customer_name ?? undefined,
     requiresPaymentMethod: session.requires_payment_method,
-    cancelUrl: session.cancel_url,
+    cancelUrl: session.cancel_url ?? '',
     action,
     livemode: session.environment === 'PRODUCTION',
     trial: trialOf(session),
     ...extra,
   };
 }
+
+/** The merchant's page to go back to: hosted sessions always have one. */
+const backTo = (session: Session) =>
+  session.cancel_url ? { href: session.cancel_url, text: 'Return to the shop' } : undefined;
 
 /** A session that cannot be paid gets a page that says why, never the form. */
 function unpayablePage(res: Response, session: Session | null, now: Date, linkSoldOut: boolean): boolean {
@@ -48,7 +52,7 @@ function unpayablePage(res: Response, session: Session | null, now: Date, linkSo
     return true;
   }
   if (session.order.status === 'REFUNDED') {
-    const back = { href: session.cancel_url, text: 'Return to the shop' };
+    const back = backTo(session);
     res
       .status(409)
       .type('html')
@@ -63,7 +67,7 @@ function unpayablePage(res: Response, session: Session | null, now: Date, linkSo
     return true;
   }
   if (statusAt(session, now) === 'EXPIRED') {
-    const back = { href: session.cancel_url, text: 'Return to the shop' };
+    const back = backTo(session);
     res
       .status(410)
       .type('html')
@@ -71,7 +75,7 @@ function unpayablePage(res: Response, session: Session | null, now: Date, linkSo
     return true;
   }
   if (linkSoldOut) {
-    const back = { href: session.cancel_url, text: 'Return to the shop' };
+    const back = backTo(session);
     res
       .status(410)
       .type('html')
@@ -116,7 +120,11 @@ function payBodyOf(form: Record<string, unknown>) {
  */
 export function mountHostedPage(app: Express, context: ServiceContext): void {
   const { store, now } = context;
-  const load = (req: Request) => findSession(store.database, store.tables.schema, String(req.params.session_id));
+  // An embedded checkout is paid on the merchant's page only: it has no hosted page.
+  const load = async (req: Request) => {
+    const session = await findSession(store.database, store.tables.schema, String(req.params.session_id));
+    return session?.ui_mode === 'embedded' ? null : session;
+  };
   const soldOut = (session: Session | null) =>
     session ? openedBySoldOutLink(store.database, store.tables.schema, session.id) : Promise.resolve(false);
   const refused = async (res: Response, session: Session | null) =>
@@ -149,7 +157,7 @@ export function mountHostedPage(app: Express, context: ServiceContext): void {
     }
     try {
       const outcome = await paySession(context, session!.id, parsed.data);
-      if (outcome.status === 'complete') return res.redirect(303, outcome.redirectUrl);
+      if (outcome.status === 'complete') return res.redirect(303, outcome.redirectUrl!);
       res.type('html').send(renderCheckoutPage(viewOf(session!, action(req), { challenge: true })));
     } catch (error) {
       if (!(error instanceof ApiError)) throw error;

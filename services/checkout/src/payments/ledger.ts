@@ -4,6 +4,8 @@ import type { ChargeLedger, RefundLedger, SandboxRefund } from './sandbox';
 
 export const sandboxChargesTable = (schema: string) => `${schema}.sandbox_charges`;
 export const sandboxRefundsTable = (schema: string) => `${schema}.sandbox_refunds`;
+/** The card entered last in each embedded checkout's card form (the provider's side; no number, no CVC). */
+export const sandboxCardFormsTable = (schema: string) => `${schema}.sandbox_card_forms`;
 
 /** The simulator's answers by idempotency key, in checkout's own schema. */
 export async function migrateSandboxChargeLedger(store: EventStore): Promise<void> {
@@ -14,6 +16,11 @@ export async function migrateSandboxChargeLedger(store: EventStore): Promise<voi
       idempotency_key text PRIMARY KEY,
       result jsonb NOT NULL,
       created_at timestamptz NOT NULL DEFAULT now()
+    );
+    CREATE TABLE IF NOT EXISTS ${sandboxCardFormsTable(schema)} (
+      form_token text PRIMARY KEY,
+      card jsonb NOT NULL,
+      updated_at timestamptz NOT NULL DEFAULT now()
     );
     CREATE TABLE IF NOT EXISTS ${sandboxRefundsTable(schema)} (
       idempotency_key text PRIMARY KEY,

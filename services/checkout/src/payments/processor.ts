@@ -7,6 +7,19 @@ export interface CardInput {
   cvc: string;
 }
 
+/**
+ * A card entered in the payment provider's card form for an embedded checkout, as the provider
+ * keeps it for the checkout to charge: how it will answer and what a buyer may be shown, never
+ * the number or the CVC (docs/embedded-checkout.md).
+ */
+export interface CollectedCard {
+  behaviour: 'ok' | 'declines' | 'challenge' | 'card_declined' | 'insufficient_funds' | 'expired_card';
+  brand: string;
+  last4: string;
+  exp_month: number;
+  exp_year: number;
+}
+
 export interface ChargeRequest {
   /**
    * One key is charged at most once, however often it is asked: a repeat answers the first
@@ -18,7 +31,8 @@ export interface ChargeRequest {
   environment: Environment;
   /** Integer TWD; 0 verifies and saves the card (SETUP mode). */
   amount: number;
-  card: CardInput;
+  /** Typed on the hosted page, or entered in the card form of an embedded checkout. */
+  card: CardInput | CollectedCard;
   /** The buyer's answer to a challenge step (3-D Secure), on the second call. */
   challenge?: 'pass' | 'fail';
   now: Date;
@@ -78,4 +92,12 @@ export interface PaymentProcessor {
    */
   lookup(idempotencyKey: string): Promise<ChargeResult | null>;
   refund(request: RefundRequest): Promise<RefundResult>;
+  /**
+   * The provider's card form (embedded checkouts): checks a card entered there and keeps what
+   * charging it needs. Optional: a provider whose card form lives on its own side has none here.
+   */
+  collect?(
+    card: CardInput,
+    now: Date,
+  ): { status: 'collected'; card: CollectedCard } | { status: 'declined'; code: string; message: string };
 }

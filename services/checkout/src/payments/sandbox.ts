@@ -1,8 +1,10 @@
 import { createHash } from 'node:crypto';
 import { randomBase62 } from '@billing/contracts';
 import type {
+  CardInput,
   ChargeRequest,
   ChargeResult,
+  CollectedCard,
   PaymentProcessor,
   RefundRequest,
   RefundResult,
@@ -197,16 +199,39 @@ export class SandboxProcessor implements PaymentProcessor {
     return { status: 'succeeded', refund_id: kept.refund_id };
   }
 
-  private decide({ card, challenge, now }: ChargeRequest): ChargeResult {
+  /**
+   * The card form of an embedded checkout: checks the card as a charge would (number, expiry,
+   * CVC) and keeps only how it will answer, its brand, last four digits and expiry.
+   */
+  collect(card: CardInput, now: Date): { status: 'collected'; card: CollectedCard } | CardProblem {
+    const problem = cardProblem(card, now);
+    if (problem) return problem;
     const number = card.number.replace(/\s+/g, '');
-    const expiry = parseExpiry(card.exp);
-    if (!luhnValid(number))
-      return { status: 'declined', code: 'incorrect_number', message: 'Your card number is incorrect.' };
-    if (!expiry || isExpired(expiry, now)) {
-      return { status: 'declined', code: 'invalid_expiry', message: "Your card's expiration date is in the past." };
-    }
-    if (!/^[0-9]{3,4}$/.test(card.cvc))
-      return { status: 'declined', code: 'incorrect_cvc', message: "Your card's security code is incorrect." };
+    const expiry = parseExpiry(card.exp)!;
+    const behaviour = (DECLINES[number]?.code ??
+      (number === TEST_CARDS.challenge
+        ? 'challenge'
+        : (SAVED_CARD_BEHAVIOUR[number] ?? 'ok'))) as CollectedCard['behaviour'];
+    return {
+      status: 'collected',
+      card: {
+        behaviour,
+        brand: brandOf(number),
+        last4: number.slice(-4),
+        exp_month: expiry.month,
+        exp_year: expiry.year,
+      },
+    };
+  }
+
+  private decide(request: ChargeRequest): ChargeResult {
+    if ('behaviour' in request.card) return decideCollected(request.card, request.challenge, request.now);
+    const { challenge, now } = request;
+    const card = request.card;
+    const problem = cardProblem(card, now);
+    if (problem) return problem;
+    const number = card.number.replace(/\s+/g, '');
+    const expiry = parseExpiry(card.exp)!;
     const decline = DECLINES[number];
     if (decline) return { status: 'declined', ...decline };
     if (number === TEST_CARDS.challenge) {
@@ -232,6 +257,53 @@ export class SandboxProcessor implements PaymentProcessor {
       },
     };
   }
+}
+
+type CardProblem = { status: 'declined'; code: string; message: string };
+
+function cardProblem(card: CardInput, now: Date): CardProblem | null {
+  const number = card.number.replace(/\s+/g, '');
+  const expiry = parseExpiry(card.exp);
+  if (!luhnValid(number))
+    return { status: 'declined', code: 'incorrect_number', message: 'Your card number is incorrect.' };
+  if (!expiry || isExpired(expiry, now)) {
+    return { status: 'declined', code: 'invalid_expiry', message: "Your card's expiration date is in the past." };
+  }
+  if (!/^[0-9]{3,4}$/.test(card.cvc)) {
+    return { status: 'declined', code: 'incorrect_cvc', message: "Your card's security code is incorrect." };
+  }
+  return null;
+}
+
+/** A card-form card answers as its number would have: its behaviour was read from the number once. */
+function decideCollected(card: CollectedCard, challenge: ChargeRequest['challenge'], now: Date): ChargeResult {
+  if (isExpired({ month: card.exp_month, year: card.exp_year }, now)) {
+    return { status: 'declined', code: 'invalid_expiry', message: "Your card's expiration date is in the past." };
+  }
+  const decline = Object.values(DECLINES).find((d) => d.code === card.behaviour);
+  if (decline) return { status: 'declined', ...decline };
+  if (card.behaviour === 'challenge') {
+    if (challenge === undefined) return { status: 'requires_action', next_action: { type: 'challenge' } };
+    if (challenge === 'fail') {
+      return {
+        status: 'declined',
+        code: 'authentication_failed',
+        message: 'The card authentication (3-D Secure) failed.',
+      };
+    }
+  }
+  const behaviour = card.behaviour === 'declines' ? 'declines' : 'ok';
+  const month = String(card.exp_month).padStart(2, '0');
+  return {
+    status: 'succeeded',
+    payment_method: {
+      id: `pm_sandbox_${behaviour}_${card.last4}_${month}${card.exp_year}_${randomBase62(16)}`,
+      brand: card.brand,
+      last4: card.last4,
+      exp_month: card.exp_month,
+      exp_year: card.exp_year,
+    },
+  };
 }
 
 function savedCardDecline(behaviour: string): ChargeResult | null {

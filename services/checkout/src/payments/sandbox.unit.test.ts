@@ -141,3 +141,45 @@ describe('card checks', () => {
     expect(parseExpiry('6/26')).toBeNull();
   });
 });
+
+describe('the sandbox card form (embedded checkouts)', () => {
+  const processor = new SandboxProcessor({ allowProduction: false });
+  const now = new Date('2026-11-23T00:00:00.000Z');
+  const collect = (number: string, exp = '12/34', cvc = '123') => processor.collect({ number, exp, cvc }, now);
+  const chargeCollected = async (number: string, key: string) => {
+    const collected = collect(number);
+    if (collected.status !== 'collected') throw new Error('not collected');
+    return processor.charge({ idempotencyKey: key, environment: 'SANDBOX', amount: 100, card: collected.card, now });
+  };
+
+  it('keeps how a card answers, its brand, last four and expiry, never its number or CVC', () => {
+    const collected = collect('4000 0000 0000 0002');
+    expect(collected).toEqual({
+      status: 'collected',
+      card: { behaviour: 'card_declined', brand: 'visa', last4: '0002', exp_month: 12, exp_year: 2034 },
+    });
+    expect(JSON.stringify(collected)).not.toContain('4000000000000002');
+  });
+
+  it('refuses what a charge would refuse at once: a bad number, a past expiry, a bad CVC', () => {
+    expect(collect('4242424242424241')).toMatchObject({ status: 'declined', code: 'incorrect_number' });
+    expect(collect('4242424242424242', '01/20')).toMatchObject({ status: 'declined', code: 'invalid_expiry' });
+    expect(collect('4242424242424242', '12/34', '12')).toMatchObject({ status: 'declined', code: 'incorrect_cvc' });
+  });
+
+  it('charges a collected card as its number would have been charged', async () => {
+    expect(await chargeCollected('4242424242424242', 'cf-1')).toMatchObject({
+      status: 'succeeded',
+      payment_method: { id: expect.stringMatching(/^pm_sandbox_ok_4242_122034_/), last4: '4242' },
+    });
+    expect(await chargeCollected('4000000000009995', 'cf-2')).toMatchObject({
+      status: 'declined',
+      code: 'insufficient_funds',
+    });
+    expect(await chargeCollected('4000000000003220', 'cf-3')).toMatchObject({ status: 'requires_action' });
+    expect(await chargeCollected('4000000000000341', 'cf-4')).toMatchObject({
+      status: 'succeeded',
+      payment_method: { id: expect.stringMatching(/^pm_sandbox_declines_/) },
+    });
+  });
+});

@@ -16,6 +16,7 @@ import {
 import type { Product, ReservedRedemption } from '@billing/contracts';
 import { type EventStoreTransaction, type RecordedEvent, handleCommand } from '@billing/eventstore';
 import type { ServiceContext } from '@billing/runtime';
+import type { z } from 'zod';
 import { dependenciesOf } from '../dependencies';
 import { einvoiceViolations } from './einvoice';
 import { sessionAggregate, sessionProjector } from './routes';
@@ -30,6 +31,15 @@ export const SESSION_LIFETIME_MS = 30 * 60_000;
  * Publishable Key (400), then every field rule at once (422).
  */
 export function parseCreateRequest(raw: unknown, caller: CallerIdentity): CreateCheckoutSessionBody {
+  return parseSessionRequest(raw, caller, CreateCheckoutSessionBody) as CreateCheckoutSessionBody;
+}
+
+/** `parseCreateRequest` with the schema of the resource created (embedded checkouts have their own). */
+export function parseSessionRequest(
+  raw: unknown,
+  caller: CallerIdentity,
+  schema: z.ZodType<SessionRequest, unknown>,
+): SessionRequest {
   const { body, conflicts } = normalizeCheckoutSessionBody(raw ?? {});
   if (conflicts.length > 0) {
     throw validationError(
@@ -48,7 +58,7 @@ export function parseCreateRequest(raw: unknown, caller: CallerIdentity): Create
   if (caller.environment !== 'SANDBOX' && typeof body === 'object' && body !== null && 'test_clock' in body) {
     throw badRequest('Test clocks exist in Sandbox only; use a Sandbox key');
   }
-  const parsed = CreateCheckoutSessionBody.safeParse(body);
+  const parsed = schema.safeParse(body);
   if (!parsed.success) throw validationError(detailsFromZodIssues(parsed.error.issues));
   const request = parsed.data;
   const details: ErrorDetail[] = [
@@ -61,7 +71,7 @@ export function parseCreateRequest(raw: unknown, caller: CallerIdentity): Create
 }
 
 /** The mode against the product; SETUP charges nothing now, so it takes no promotion code. */
-export function checkedMode(request: CreateCheckoutSessionBody, product: Product) {
+export function checkedMode(request: SessionRequest, product: Product) {
   const mode = modeFor(product.type, request.mode);
   if (typeof mode !== 'string') throw validationError([mode]);
   if (mode === 'SETUP' && request.promotion_code !== undefined) {
@@ -76,10 +86,17 @@ export function checkedMode(request: CreateCheckoutSessionBody, product: Product
   return mode;
 }
 
+/** A hosted session's request, or an embedded checkout's, whose redirect URLs are optional. */
+export type SessionRequest = Omit<CreateCheckoutSessionBody, 'success_url' | 'cancel_url'> & {
+  success_url?: string;
+  cancel_url?: string;
+  ui_mode?: 'hosted' | 'embedded';
+};
+
 export interface NewSession {
   sessionId: string;
   caller: CallerIdentity;
-  request: CreateCheckoutSessionBody;
+  request: SessionRequest;
   product: Product;
   mode: ReturnType<typeof checkedMode>;
   /** Billing's customer for the buyer's names, when there is one already. */
@@ -123,8 +140,9 @@ export function sessionCreatedData({
       interval_count: product.interval_count,
       trial_days: product.trial_days,
     },
-    success_url: request.success_url,
-    cancel_url: request.cancel_url,
+    success_url: request.success_url ?? null,
+    cancel_url: request.cancel_url ?? null,
+    ...(request.ui_mode === 'embedded' && { ui_mode: 'embedded', card_form_token: cardFormToken(sessionId) }),
     customer_id: customer?.id ?? null,
     test_clock: request.test_clock ?? null,
     trial_days: trialDays,
@@ -183,7 +201,7 @@ export interface CreateSessionOptions {
 export async function createSession(
   context: ServiceContext,
   caller: CallerIdentity,
-  request: CreateCheckoutSessionBody,
+  request: SessionRequest,
   options: CreateSessionOptions = {},
 ): Promise<Session> {
   const { store, now } = context;
@@ -246,7 +264,7 @@ export async function createSession(
 async function buyerAtCreation(
   context: ServiceContext,
   caller: CallerIdentity,
-  request: CreateCheckoutSessionBody,
+  request: SessionRequest,
   productId: string,
   mode: ReturnType<typeof checkedMode>,
 ): Promise<ResolvedCustomer> {
@@ -289,3 +307,7 @@ async function requireTestClock(context: ServiceContext, caller: CallerIdentity,
   if (status === 404) throw notFound(`No such test clock: ${clockId}`);
   if (status !== 200) throw new ApiError(503, 'service_unavailable', `billing answered ${status}`);
 }
+
+/** An embedded checkout's card-form token names its session, so the card form finds it; the rest is the secret. */
+export const cardFormToken = (sessionId: string) => `cft_${sessionId}_${randomBase62(32)}`;
+export const sessionOfCardFormToken = (token: string) => /^cft_(cs_[A-Za-z0-9]+)_[A-Za-z0-9]{32}$/.exec(token)?.[1];

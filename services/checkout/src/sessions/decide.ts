@@ -1,4 +1,4 @@
-import { ApiError, conflict, notFound } from '@billing/contracts';
+import { ApiError, type ReservedRedemption, conflict, notFound, validationError } from '@billing/contracts';
 import { type RefundOrder, decideOrderRefund, decideOrderSettlement, orderRefunded } from '../refunds/order';
 import type { SettleRefund } from '../refunds/refund';
 import { toSessionResource } from './resource';
@@ -56,6 +56,16 @@ export type ExpireSession = {
   };
 };
 
+/**
+ * Applies (a reserved redemption) or removes (null) the promotion code of an open checkout that
+ * nobody is paying. A code whose bonus trial days would change what is charged today is refused:
+ * the checkout was made for a charge now, or for saving a card (422).
+ */
+export type ChangePromotion = {
+  type: 'ChangePromotion';
+  data: { code: string | null; redemption: ReservedRedemption | null; now: Date };
+};
+
 export type LinkSubscription = { type: 'LinkSubscription'; data: { subscriptionId: string; now: Date } };
 
 /** Asked after the processor gave the money back; the refund itself is the caller's. */
@@ -63,6 +73,7 @@ export type RecordRefund = { type: 'RecordRefund'; data: { reason: string; now: 
 
 export type SessionCommand =
   | CreateSession
+  | ChangePromotion
   | StartPayment
   | FailPayment
   | RecordCharge
@@ -86,6 +97,8 @@ export function decide(command: SessionCommand, state: SessionState): SessionEve
       return recordCharge(command, state);
     case 'CompleteSession':
       return complete(command, state);
+    case 'ChangePromotion':
+      return changePromotion(command, state);
     case 'ExpireSession':
       return expire(command, state);
     case 'LinkSubscription':
@@ -188,6 +201,54 @@ function recordCharge({ data }: RecordCharge, state: SessionState): SessionEvent
         payment_method: data.paymentMethod,
         buyer: data.buyer,
         succeeded_at: data.now.toISOString(),
+      },
+    },
+  ];
+}
+
+function changePromotion({ data }: ChangePromotion, state: SessionState): SessionEvent[] {
+  const session = existing(state, '');
+  if (session.status === 'COMPLETE' || session.charge) throw conflict('This checkout is already paid');
+  if (!isPayable(session, data.now)) throw conflict('This checkout has expired');
+  if (session.attempt && data.now.getTime() - Date.parse(session.attempt.started_at) < STALE_ATTEMPT_MS) {
+    throw conflict('A payment for this checkout is in progress');
+  }
+  const { redemption } = data;
+  if (redemption === null && session.redemption_id === null) return [];
+  const trialDays =
+    session.mode === 'SUBSCRIPTION'
+      ? (session.product.trial_days ?? 0) + (redemption?.discount.bonus_trial_days ?? 0)
+      : 0;
+  const savesCardOnly = session.mode === 'SETUP' || trialDays > 0;
+  if (savesCardOnly !== (session.intent.kind === 'setup_intent') || trialDays !== (session.trial_days ?? 0)) {
+    throw validationError(
+      [
+        {
+          path: 'code',
+          code: 'changes_trial',
+          message: 'This code changes the free trial; start a new checkout with it',
+        },
+      ],
+      'The promotion code cannot be applied to this checkout',
+    );
+  }
+  const subtotal = session.order.amount_subtotal;
+  const total = savesCardOnly ? 0 : (redemption?.amount_after_discount ?? subtotal);
+  return [
+    {
+      type: 'PromotionCodeChanged',
+      data: {
+        session_id: session.id,
+        promotion_code: redemption ? data.code : null,
+        promotion_code_id: redemption?.promotion_code_id ?? null,
+        redemption_id: redemption?.redemption_id ?? null,
+        discount: redemption?.discount ?? null,
+        coupon: redemption?.coupon ?? null,
+        amount_subtotal: subtotal,
+        discount_amount: subtotal - total,
+        amount_total: total,
+        requires_payment_method: savesCardOnly || session.collect_payment_method === 'always' || total > 0,
+        changed_at: data.now.toISOString(),
       },
     },
   ];

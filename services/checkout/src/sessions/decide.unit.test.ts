@@ -485,3 +485,79 @@ describe('Checkout session', () => {
     });
   });
 });
+
+describe('changing the promotion code of an open checkout (embedded checkouts)', () => {
+  const quarterOff = {
+    redemption_id: 'red_2',
+    promotion_code_id: 'promo_2',
+    status: 'RESERVED' as const,
+    discount: {
+      type: 'PERCENTAGE' as const,
+      amount: 75,
+      discounted_amount: 225,
+      label: '25% off',
+      bonus_trial_days: 0,
+      bonus_months: 0,
+    },
+    amount_after_discount: 225,
+  };
+  const changed = (fields: Record<string, unknown>): SessionEvent =>
+    ({
+      type: 'PromotionCodeChanged',
+      data: { session_id: 'cs_1', changed_at: at(1).toISOString(), ...fields },
+    }) as SessionEvent;
+
+  it('records the new code, discount and amounts', () => {
+    spec
+      .given([created])
+      .when({ type: 'ChangePromotion', data: { code: 'QUARTER', redemption: quarterOff, now: at(1) } })
+      .then([
+        changed({
+          promotion_code: 'QUARTER',
+          promotion_code_id: 'promo_2',
+          redemption_id: 'red_2',
+          discount: quarterOff.discount,
+          coupon: null,
+          amount_subtotal: 300,
+          discount_amount: 75,
+          amount_total: 225,
+          requires_payment_method: true,
+        }),
+      ]);
+  });
+
+  it('removes the code: the full price again', () => {
+    spec
+      .given([created])
+      .when({ type: 'ChangePromotion', data: { code: null, redemption: null, now: at(1) } })
+      .then([
+        changed({
+          promotion_code: null,
+          promotion_code_id: null,
+          redemption_id: null,
+          discount: null,
+          coupon: null,
+          amount_subtotal: 300,
+          discount_amount: 0,
+          amount_total: 300,
+          requires_payment_method: true,
+        }),
+      ]);
+  });
+
+  it('refuses while a payment is under way, once paid, and once expired', () => {
+    const change = { type: 'ChangePromotion' as const, data: { code: null, redemption: null, now: at(1) } };
+    spec
+      .given([created, started('pay_1', at(0.5))])
+      .when(change)
+      .thenThrows(/in progress/);
+    spec
+      .given([created, started('pay_1', at(0.5)), succeeded('pay_1')])
+      .when(change)
+      .thenThrows(/paid/);
+    spec
+      .given([created])
+      .when({ ...change, data: { ...change.data, now: at(31) } })
+      .thenThrows(/expired/);
+  });
+});

@@ -17,7 +17,7 @@ import type { Express } from 'express';
 import { dependenciesOf, serviceCaller } from '../dependencies';
 import { SOLD_OUT_MESSAGE } from '../payment-links/link';
 import { openedBySoldOutLink } from '../payment-links/queries';
-import type { ChargeResult } from '../payments/processor';
+import type { ChargeResult, CollectedCard } from '../payments/processor';
 import type { SessionCommand } from './decide';
 import { findSession } from './queries';
 import { statusAt } from './resource';
@@ -43,7 +43,8 @@ const paymentRequired = (message: string, details?: ErrorDetail[]) => ApiError.o
  *   whose completion failed completes from that record on the next pay call or sweep, and is
  *   never charged again.
  */
-export type PayOutcome = { status: 'complete'; redirectUrl: string } | { status: 'requires_action' };
+export type PayOutcome =
+  { status: 'complete'; redirectUrl: string | null; session: Session } | { status: 'requires_action' };
 
 /**
  * Pays a session once: checks it can be paid, appends the attempt, charges, records the charge
@@ -51,10 +52,17 @@ export type PayOutcome = { status: 'complete'; redirectUrl: string } | { status:
  * recorded charge, without the processor. Declines throw 402, a paid or expired session 409,
  * bad input 422.
  */
+/**
+ * How the card comes: typed into the hosted page (in `body`), or entered in the card form of an
+ * embedded checkout. A session is paid only the way it was made for (another way is 404).
+ */
+export type PaidThrough = { uiMode: 'hosted' } | { uiMode: 'embedded'; card: CollectedCard | null };
+
 export async function paySession(
   context: ServiceContext,
   id: string,
   body: PayCheckoutSessionBody,
+  through: PaidThrough = { uiMode: 'hosted' },
 ): Promise<PayOutcome> {
   const { store, now } = context;
   const { processor } = dependenciesOf(context);
@@ -68,12 +76,12 @@ export async function paySession(
     });
 
   const session = await findSession(store.database, store.tables.schema, id);
-  if (!session) throw notFound(`No such checkout session: ${id}`);
+  if (!session || (session.ui_mode ?? 'hosted') !== through.uiMode) throw notFound(`No such checkout session: ${id}`);
   if (session.status === 'COMPLETE') throw conflict('This checkout session is already paid');
   if (session.charge) return completeCharged(context, session);
   if (statusAt(session, now()) === 'EXPIRED') throw conflict('This checkout session has expired');
   if (await openedBySoldOutLink(store.database, store.tables.schema, id)) throw conflict(SOLD_OUT_MESSAGE);
-  const card = checkedInput(session, body);
+  const card = checkedInput(session, body, through);
   if (card) {
     const refusal = processor.refusal(session.environment);
     if (refusal) throw paymentRequired(refusal);
@@ -168,7 +176,9 @@ export async function completeCharged(context: ServiceContext, session: Session)
     );
     throw error;
   });
-  return { status: 'complete', redirectUrl: successRedirect(session.success_url, session.id) };
+  const completed = await findSession(store.database, store.tables.schema, session.id);
+  const redirectUrl = session.success_url ? successRedirect(session.success_url, session.id) : null;
+  return { status: 'complete', redirectUrl, session: completed ?? session };
 }
 
 /**
@@ -205,10 +215,17 @@ async function buyerAtPayment(
 }
 
 /** The email is needed unless prefilled; a card unless the session needs no payment method. */
-function checkedInput(session: Session, body: PayCheckoutSessionBody) {
+function checkedInput(session: Session, body: PayCheckoutSessionBody, through: PaidThrough) {
   const details: ErrorDetail[] = [];
   const required = (path: string) => details.push({ path, code: 'required', message: `${path} is required` });
   if (!session.customer_email && !body.email) required('email');
+  if (through.uiMode === 'embedded') {
+    if (session.requires_payment_method && !through.card) {
+      details.push({ path: 'card', code: 'required', message: 'Enter a card in the card form first' });
+    }
+    if (details.length > 0) throw validationError(details);
+    return session.requires_payment_method ? through.card : null;
+  }
   if (session.requires_payment_method) {
     if (!body.card_number) required('card_number');
     if (!body.exp) required('exp');

@@ -7,7 +7,12 @@ const LOOPBACK_HOSTS = new Set(['localhost', '127.0.0.1']);
  * http://127.0.0.1 on any port, for local development. `{CHECKOUT_SESSION_ID}` may appear
  * anywhere; it is replaced when the buyer is sent back.
  */
-export function redirectUrlViolation(path: string, value: string, environment: Environment): ErrorDetail | null {
+export function redirectUrlViolation(
+  path: string,
+  value: string | undefined,
+  environment: Environment,
+): ErrorDetail | null {
+  if (value === undefined) return null;
   let url: URL;
   try {
     url = new URL(value.replaceAll('{CHECKOUT_SESSION_ID}', 'cs_placeholder'));

@@ -70,8 +70,13 @@ export type CheckoutSessionCreatedData = {
   environment: Environment;
   mode: CheckoutMode;
   product: SessionProduct;
-  success_url: string;
-  cancel_url: string;
+  /** Null only for an embedded checkout created without them (it completes on the merchant's page). */
+  success_url: string | null;
+  cancel_url: string | null;
+  /** `embedded`: an embedded checkout (docs/embedded-checkout.md), paid on the merchant's page, not the hosted one. Absent: hosted. */
+  ui_mode?: 'hosted' | 'embedded';
+  /** Embedded: the payment provider's card-form session (the answer's `sdk_token`). */
+  card_form_token?: string | null;
   /** Billing's customer the buyer's names pointed to at creation; absent in sessions made before. */
   customer_id?: string | null;
   /** Sandbox: the test clock its subscription lives on; absent in sessions made before. */
@@ -151,7 +156,26 @@ export type SessionCompletedData = CheckoutSessionCompletedData & {
   payment_method: CardSummary | null;
 };
 
+/**
+ * An open embedded checkout's promotion code was applied, replaced or removed (null code): the
+ * new discount and amounts. The code's redemption is reserved before and the old one released after.
+ */
+export type PromotionCodeChangedData = {
+  session_id: string;
+  promotion_code: string | null;
+  promotion_code_id: string | null;
+  redemption_id: string | null;
+  discount: Discount | null;
+  coupon: CouponDiscount | null;
+  amount_subtotal: number;
+  discount_amount: number;
+  amount_total: number;
+  requires_payment_method: boolean;
+  changed_at: string;
+};
+
 export type SessionCreated = { type: 'CheckoutSessionCreated'; data: CheckoutSessionCreatedData };
+export type PromotionCodeChanged = { type: 'PromotionCodeChanged'; data: PromotionCodeChangedData };
 export type PaymentAttemptStarted = { type: 'PaymentAttemptStarted'; data: PaymentAttemptStartedData };
 export type PaymentAttemptFailed = { type: 'PaymentAttemptFailed'; data: PaymentAttemptFailedData };
 export type PaymentAttemptSucceeded = { type: 'PaymentAttemptSucceeded'; data: PaymentAttemptSucceededData };
@@ -165,6 +189,7 @@ export type OrderRefunded = { type: 'OrderRefunded'; data: OrderRefundedData };
 
 export type SessionEvent =
   | SessionCreated
+  | PromotionCodeChanged
   | PaymentAttemptStarted
   | PaymentAttemptFailed
   | PaymentAttemptSucceeded
@@ -176,6 +201,7 @@ export type SessionEvent =
 
 export const SESSION_EVENT_TYPES: ReadonlyArray<SessionEvent['type']> = [
   'CheckoutSessionCreated',
+  'PromotionCodeChanged',
   'PaymentAttemptStarted',
   'PaymentAttemptFailed',
   'PaymentAttemptSucceeded',
@@ -262,6 +288,29 @@ export function evolve(state: SessionState, event: SessionEvent): SessionState {
   if (state.status === 'Empty') return state;
   const s = state.session;
   switch (event.type) {
+    case 'PromotionCodeChanged': {
+      const d = event.data;
+      const total = d.amount_total;
+      return next(
+        {
+          ...s,
+          promotion_code: d.promotion_code,
+          promotion_code_id: d.promotion_code_id,
+          redemption_id: d.redemption_id,
+          discount: d.discount,
+          coupon: d.coupon,
+          requires_payment_method: d.requires_payment_method,
+          order: {
+            ...s.order,
+            amount_subtotal: d.amount_subtotal,
+            discount_amount: d.discount_amount,
+            amount_total: total,
+          },
+          intent: { ...s.intent, amount: total },
+        },
+        d.changed_at,
+      );
+    }
     case 'PaymentAttemptStarted': {
       const { attempt_id: id, started_at, charge_key, buyer } = event.data;
       const attempt = charge_key === undefined ? { id, started_at } : { id, started_at, charge_key };

@@ -14,6 +14,7 @@ export const CORS_ALLOWED_HEADERS = [
   'X-Recur-SDK-Type',
   'X-Recur-SDK-Version',
   'X-Recur-Source',
+  'X-Recur-Embed-Domain',
 ];
 
 /** What a browser page may read of the answer besides the safelisted headers. */
@@ -87,6 +88,8 @@ export function enforceAllowedOrigin(allowList: OriginAllowList): RequestHandler
     if (!origin || !res.get(ALLOW_ORIGIN)) return next();
     const caller = res.locals.caller as CallerIdentity;
     if (caller.keyKind !== 'publishable') return next(withoutCors(res));
+    // The platform's own pages (the embedded checkout's iframe page) call it from its own origin.
+    if (origin === `${req.protocol}://${req.get('host')}`) return next();
     if (await allowList.allows(caller.organization, origin)) return next();
     withoutCors(res);
     next(forbidden(`Origin ${origin} is not in this organization's allowed origins`));

@@ -11,7 +11,11 @@ const PORTAL_CARD_PATH = /^\/portal\/[^/]+\/[^/]+\/payment_method$/;
 function ruleFor(req: Request, override?: number): RateLimitRule | undefined {
   const ip = req.ip ?? 'unknown';
   const { payAttemptsPerIp, paymentLinkVisitsPerIp } = HOSTED_PAGE_LIMITS;
-  if (req.method === 'POST' && (req.path.startsWith('/checkout/') || PORTAL_CARD_PATH.test(req.path))) {
+  // Entering a card (the portal's, or the sandbox card form of an embedded checkout) counts as a pay attempt.
+  if (
+    req.method === 'POST' &&
+    (req.path.startsWith('/checkout/') || PORTAL_CARD_PATH.test(req.path) || req.path.startsWith('/sandbox/card-form/'))
+  ) {
     return { bucket: `pay-ip:${ip}`, ...payAttemptsPerIp, limit: override ?? payAttemptsPerIp.limit };
   }
   if (req.method === 'GET' && /^\/pay\/[^/]+$/.test(req.path)) {

@@ -23,6 +23,12 @@ export const HOSTED_PAGE_PATHS = [
   '/checkout/:session_id/pay',
   '/pay/:url_id',
   '/pay/:url_id/thanks',
+  // The sandbox payment provider's card form for embedded checkouts: its script, and the card it
+  // collects for a card-form token (the token, given only to the checkout's creator, is the capability).
+  '/sandbox/card-form.js',
+  '/sandbox/card-form/:sdk_token',
+  // The embedded checkout's page that the SDK's checkout.js and widget.js open in an iframe.
+  '/embed/checkout',
 ] as const;
 
 /** Publishable-Key entitlement checks are limited per client IP on top of the per-key limit. */
@@ -53,6 +59,14 @@ export const PUBLIC_ROUTES: readonly PublicRoute[] = [
   // The spec lists the Secret Key for reading a session, and one reference also the Publishable one.
   { method: 'post', path: '/v1/checkout/sessions', upstream: 'checkout', keys: BOTH },
   { method: 'get', path: '/v1/checkout/sessions/:id', upstream: 'checkout', keys: BOTH },
+
+  // Embedded checkouts (docs/embedded-checkout.md): a Publishable Key reads and pays with the client_secret.
+  { method: 'post', path: '/v1/checkouts', upstream: 'checkout', keys: BOTH },
+  { method: 'get', path: '/v1/checkouts/:id', upstream: 'checkout', keys: BOTH },
+  { method: 'get', path: '/v1/checkouts/:id/status', upstream: 'checkout', keys: BOTH },
+  { method: 'post', path: '/v1/checkouts/:id/pay', upstream: 'checkout', keys: BOTH },
+  { method: 'post', path: '/v1/checkouts/:id/coupon', upstream: 'checkout', keys: BOTH },
+  { method: 'delete', path: '/v1/checkouts/:id/coupon', upstream: 'checkout', keys: BOTH },
 
   { method: 'post', path: '/v1/payment-links', upstream: 'checkout', keys: SECRET },
   { method: 'get', path: '/v1/payment-links', upstream: 'checkout', keys: SECRET },

@@ -1,0 +1,80 @@
+import { conflict, type CallerIdentity, type ReservedRedemption } from '@billing/contracts';
+import { handleCommand } from '@billing/eventstore';
+import type { ServiceContext } from '@billing/runtime';
+import { dependenciesOf, serviceCaller } from '../dependencies';
+import { isPayable } from '../sessions/decide';
+import { sessionAggregate, sessionProjector } from '../sessions/routes';
+import { type Session, sessionStream } from '../sessions/session';
+import { releasePromotion, reservePromotion } from '../sessions/upstream';
+
+async function change(
+  context: ServiceContext,
+  session: Session,
+  code: string | null,
+  redemption: ReservedRedemption | null,
+) {
+  const { store, now } = context;
+  const { state } = await handleCommand(
+    store,
+    sessionStream(session.id),
+    sessionAggregate,
+    { type: 'ChangePromotion', data: { code, redemption, now: now() } },
+    {
+      organization: session.organization,
+      environment: session.environment,
+      occurredAt: now(),
+      project: sessionProjector(store.tables.schema),
+    },
+  );
+  if (state.status === 'Empty') throw new Error('checkout vanished');
+  return state.session;
+}
+
+/** Released after the change is recorded; a release that fails leaves a hold the checkout's expiry frees. */
+async function release(context: ServiceContext, session: Session, redemptionId: string | null) {
+  if (!redemptionId) return;
+  const caller = serviceCaller(session.organization, session.environment);
+  await releasePromotion(dependenciesOf(context).promotions(), caller, redemptionId).catch((err: unknown) =>
+    context.logger.warn({ err, session: session.id }, 'promotion hold not released'),
+  );
+}
+
+/**
+ * Applies a promotion code to an open embedded checkout, as at creation: promotions reserves a
+ * redemption for this checkout (its refusals are 422, masked for a Publishable Key), the
+ * checkout records the new amounts, and a code applied before is released.
+ */
+export async function applyPromotion(
+  context: ServiceContext,
+  caller: CallerIdentity,
+  session: Session,
+  code: string,
+): Promise<Session> {
+  if (!isPayable(session, context.now()) || session.charge) throw conflict('This checkout is paid or expired');
+  const redemption = await reservePromotion(dependenciesOf(context).promotions(), caller, {
+    code,
+    amount: session.product.price,
+    product_id: session.product.id,
+    checkout_session_id: session.id,
+    customer_id: session.customer_id ?? undefined,
+    external_id: session.external_customer_id ?? undefined,
+    email: session.customer_email ?? undefined,
+  });
+  if (redemption.redemption_id === session.redemption_id) return session;
+  let changed: Session;
+  try {
+    changed = await change(context, session, code, redemption);
+  } catch (error) {
+    await release(context, session, redemption.redemption_id);
+    throw error;
+  }
+  await release(context, session, session.redemption_id);
+  return changed;
+}
+
+/** Removes the code of an open embedded checkout: full price again, the redemption released. */
+export async function removePromotion(context: ServiceContext, session: Session): Promise<Session> {
+  const changed = await change(context, session, null, null);
+  await release(context, session, session.redemption_id);
+  return changed;
+}

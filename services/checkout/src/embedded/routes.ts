@@ -1,0 +1,146 @@
+import { createHash, timingSafeEqual } from 'node:crypto';
+import {
+  ApplyPromotionCodeBody,
+  CheckoutIdParams,
+  ClientSecretQuery,
+  CreateCheckoutBody,
+  PayCheckoutBody,
+  badRequest,
+  notFound,
+  type CallerIdentity,
+  ApiError,
+} from '@billing/contracts';
+import type { ServiceContext } from '@billing/runtime';
+import { callerOf, requireCaller, validate } from '@billing/service';
+import type { Express, RequestHandler } from 'express';
+import { dependenciesOf } from '../dependencies';
+import { CardForms } from '../payments/card-form';
+import { createSession, parseSessionRequest } from '../sessions/create';
+import { paySession } from '../sessions/pay';
+import { findCallerSession } from '../sessions/queries';
+import type { Session } from '../sessions/session';
+import { cardFormScriptUrl } from './card-form-routes';
+import { applyPromotion, removePromotion } from './promotion';
+import { toCheckoutAnswer, toPaidAnswer } from './resource';
+
+/** The SDK's camelCase names in pay and coupon bodies, and the snake_case ones they stand for. */
+const ALIASES: Record<string, string> = { clientSecret: 'client_secret', creditToken: 'credit_token' };
+
+const snakeCaseBody: RequestHandler = (req, _res, next) => {
+  const body = req.body as Record<string, unknown> | undefined;
+  if (body && typeof body === 'object' && !Array.isArray(body)) {
+    for (const [camel, snake] of Object.entries(ALIASES)) {
+      if (camel in body && !(snake in body)) body[snake] = body[camel];
+      delete body[camel];
+    }
+  }
+  next();
+};
+
+const sameSecret = (given: string, expected: string) => {
+  const digest = (value: string) => createHash('sha256').update(value).digest();
+  return timingSafeEqual(digest(given), digest(expected));
+};
+
+/**
+ * Embedded checkouts (docs/embedded-checkout.md): checkout sessions with `ui_mode` embedded, so
+ * that a paid one is the same order, subscription, redemption and `checkout.completed` as a
+ * hosted one. A Publishable Key reads, pays and changes the code of a checkout with its
+ * `client_secret`; another checkout's secret is 404, as if the checkout did not exist.
+ */
+export function mountEmbeddedCheckoutRoutes(app: Express, context: ServiceContext): void {
+  const { store, now } = context;
+  const { schema } = store.tables;
+  const cardForms = new CardForms(store);
+  const script = () => cardFormScriptUrl(dependenciesOf(context).checkoutUrl);
+
+  /** The caller's embedded checkout, when `secret` (if given) is its own; a Publishable Key must give one. */
+  const checkoutFor = async (caller: CallerIdentity, id: string, secret: string | undefined, secretRequired = true) => {
+    const session = await findCallerSession(store.database, schema, caller, id);
+    if (!session || session.ui_mode !== 'embedded') throw notFound(`No such checkout: ${id}`);
+    if (secret !== undefined && !sameSecret(secret, session.intent.client_secret)) {
+      throw notFound(`No such checkout: ${id}`);
+    }
+    if (secret === undefined && secretRequired && caller.keyKind === 'publishable') {
+      throw badRequest('client_secret is required with a Publishable Key');
+    }
+    return session;
+  };
+
+  app.use('/v1/checkouts', requireCaller);
+
+  app.post('/v1/checkouts', async (req, res) => {
+    const caller = callerOf(req);
+    const request = parseSessionRequest(req.body, caller, CreateCheckoutBody);
+    const session = await createSession(context, caller, { ...request, ui_mode: 'embedded' });
+    res.status(201).json(toCheckoutAnswer(session, now(), script()));
+  });
+
+  const read: RequestHandler = async (req, res) => {
+    const { id } = res.locals.input.params as CheckoutIdParams;
+    const { client_secret } = res.locals.input.query as ClientSecretQuery;
+    const session = await checkoutFor(callerOf(req), id, client_secret);
+    res.json(toCheckoutAnswer(session, now(), script()));
+  };
+  const readParts = validate({ params: CheckoutIdParams, query: ClientSecretQuery });
+  app.get('/v1/checkouts/:id', readParts, read);
+  app.get('/v1/checkouts/:id/status', readParts, read);
+
+  app.post(
+    '/v1/checkouts/:id/pay',
+    snakeCaseBody,
+    validate({ params: CheckoutIdParams, query: ClientSecretQuery, body: PayCheckoutBody.default({}) }),
+    async (req, res) => {
+      const caller = callerOf(req);
+      const { id } = res.locals.input.params as CheckoutIdParams;
+      const body = res.locals.input.body as PayCheckoutBody;
+      const secret = body.client_secret ?? (res.locals.input.query as ClientSecretQuery).client_secret;
+      const checkout = await checkoutFor(caller, id, secret, false);
+      const card = checkout.card_form_token ? await cardForms.find(checkout.card_form_token) : null;
+      // The SDK posts the answer's credit_token (the client_secret) back, or its card form's result.
+      const creditTokenIsSecret =
+        body.credit_token !== undefined && sameSecret(body.credit_token, checkout.intent.client_secret);
+      // Without its secret, a page proves the checkout is its own by the card entered in its card form.
+      if (secret === undefined && !creditTokenIsSecret && caller.keyKind === 'publishable' && !card) {
+        throw badRequest('client_secret is required with a Publishable Key');
+      }
+      const outcome = await paySession(
+        context,
+        id,
+        { email: body.email, name: body.name },
+        { uiMode: 'embedded', card },
+      );
+      if (outcome.status === 'requires_action') {
+        throw ApiError.of(
+          'payment_required',
+          'This card asks for a 3-D Secure challenge, which embedded checkouts do not offer yet: use another card',
+          [{ path: 'card', code: 'authentication_required', message: 'The card asks for a challenge step' }],
+        );
+      }
+      res.json(toPaidAnswer(outcome.session, now(), script(), outcome.redirectUrl));
+    },
+  );
+
+  app.post(
+    '/v1/checkouts/:id/coupon',
+    snakeCaseBody,
+    validate({ params: CheckoutIdParams, query: ClientSecretQuery, body: ApplyPromotionCodeBody }),
+    async (req, res) => {
+      const caller = callerOf(req);
+      const { id } = res.locals.input.params as CheckoutIdParams;
+      const body = res.locals.input.body as ApplyPromotionCodeBody;
+      const secret = body.client_secret ?? (res.locals.input.query as ClientSecretQuery).client_secret;
+      const checkout = await checkoutFor(caller, id, secret);
+      const session = await applyPromotion(context, caller, checkout, body.code);
+      res.json(toCheckoutAnswer(session, now(), script()));
+    },
+  );
+
+  app.delete('/v1/checkouts/:id/coupon', readParts, async (req, res) => {
+    const { id } = res.locals.input.params as CheckoutIdParams;
+    const { client_secret } = res.locals.input.query as ClientSecretQuery;
+    const checkout: Session = await checkoutFor(callerOf(req), id, client_secret);
+    const session = await removePromotion(context, checkout);
+    res.json(toCheckoutAnswer(session, now(), script()));
+  });
+}

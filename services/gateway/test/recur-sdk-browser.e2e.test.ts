@@ -1,0 +1,248 @@
+import { readFileSync } from 'node:fs';
+import { createServer, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { createRequire } from 'node:module';
+import { dirname, join } from 'node:path';
+import { eventually } from '@billing/testing';
+import type { Browser, Page } from 'playwright-core';
+import { describeWithBrowser, launchChromium } from './browser';
+import { clientOf, type CreatedOrganization, type Platform, plan, startPlatform } from './platform';
+
+jest.setTimeout(180000);
+
+// What page.evaluate's functions use, in the browser (this project compiles without the DOM library).
+declare const window: any;
+declare const document: any;
+declare const location: any;
+
+/** The published browser files of the recur-tw SDK, as installed from npm (a test dependency). */
+const SDK_DIST = join(dirname(createRequire(__filename).resolve('recur-tw/package.json')), 'dist');
+/** The SDK loads its payment provider's card form from here; in Sandbox the platform's own stands in. */
+const PROVIDER_SCRIPT = 'https://sandbox-vendor.payuni.com.tw/sdk/uni-payment.js';
+/** The merchant's own site, on another origin than the platform (Chromium resolves it to loopback). */
+const SHOP_HOST = 'shop.example';
+
+/** The merchant's site: its pages and the SDK's files from node_modules, unchanged. */
+async function merchantShop(): Promise<{ origin: string; server: Server }> {
+  const server = createServer((req, res) => {
+    const file = /^\/vendor\/(recur\.umd|checkout|widget)\.js$/.exec(req.url ?? '')?.[1];
+    if (file) {
+      res.writeHead(200, { 'content-type': 'application/javascript' });
+      res.end(readFileSync(join(SDK_DIST, `${file}.js`)));
+      return;
+    }
+    res.writeHead(200, { 'content-type': 'text/html; charset=utf-8' });
+    res.end(
+      '<!doctype html><html><head><title>Leaf & Co shop</title></head><body><h1>Leaf &amp; Co</h1><div id="out"></div></body></html>',
+    );
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  return { origin: `http://${SHOP_HOST}:${(server.address() as AddressInfo).port}`, server };
+}
+
+/**
+ * Done-when of issue 16: the recur-tw SDK's browser code, unchanged but for its base URL, on a
+ * merchant page of another origin, lists products, checks an entitlement by external id and
+ * completes an embedded checkout with 4242 against the gateway; and its checkout.js button
+ * completes one in its dialog.
+ */
+describeWithBrowser("the recur-tw SDK in a real browser, from the merchant's origin", () => {
+  let platform: Platform;
+  let browser: Browser;
+  let shop: Awaited<ReturnType<typeof merchantShop>>;
+  let org: CreatedOrganization;
+  let api: string;
+  let pro: { id: string };
+  const sk = () => org.api_keys.sandbox.secret_key;
+  const pk = () => org.api_keys.sandbox.publishable_key;
+  const server = (path: string) =>
+    fetch(`${platform.gatewayUrl}${path}`, { headers: { authorization: `Bearer ${sk()}` } }).then(
+      (r) => r.json() as Promise<any>,
+    );
+
+  /** A page of the merchant's site whose requests to the payment provider get the sandbox card form. */
+  async function shopPage(): Promise<Page> {
+    const page = await browser.newPage();
+    const cardForm = await fetch(`${platform.gatewayUrl}/sandbox/card-form.js`).then((r) => r.text());
+    await page.route(PROVIDER_SCRIPT, (route) =>
+      route.fulfill({ status: 200, contentType: 'application/javascript', body: cardForm }),
+    );
+    page.on('pageerror', (error) => console.warn('page error:', error.message));
+    await page.goto(`${shop.origin}/`);
+    return page;
+  }
+
+  beforeAll(async () => {
+    [platform, browser, shop] = await Promise.all([
+      startPlatform({ checkout: true, billing: true, config: { RATE_LIMIT_PER_MINUTE_OVERRIDE: '100000' } }),
+      launchChromium([`--host-resolver-rules=MAP ${SHOP_HOST} 127.0.0.1`]),
+      merchantShop(),
+    ]);
+    // The platform answers on localhost too: the SDK's dialogs accept messages from recur.tw or localhost.
+    api = platform.gatewayUrl.replace('127.0.0.1', 'localhost');
+    const client = clientOf(platform.gatewayUrl);
+    org = await client.createOrganization('Leaf & Co');
+    pro = (await client.createProduct(org.id, plan({ name: 'Pro plan', slug: 'pro', price: 299 }))).body;
+    await client.createProduct(
+      org.id,
+      plan({ name: 'Tea box', slug: 'tea-box', type: 'ONE_TIME', interval: null, price: 480 }),
+    );
+    // Only the merchant's site may use the Publishable Key from a browser.
+    expect((await client.admin('PATCH', `/organizations/${org.id}`, { allowed_origins: [shop.origin] })).status).toBe(
+      200,
+    );
+  });
+  afterAll(async () => {
+    await browser?.close();
+    shop?.server.close();
+    await platform?.stop();
+  });
+
+  it('lists products, checks an entitlement by external id, and completes an embedded checkout with 4242', async () => {
+    const page = await shopPage();
+    await page.addScriptTag({ url: '/vendor/recur.umd.js' });
+    const setup = { publishableKey: pk(), baseUrl: api };
+
+    const products = await page.evaluate(async (config) => {
+      const recur = (window as any).RecurCheckout.init(config);
+      return (await recur.fetchProducts()).products.map((p: any) => ({ name: p.name, price: p.price, type: p.type }));
+    }, setup);
+    expect(products).toEqual(
+      expect.arrayContaining([
+        { name: 'Pro plan', price: 299, type: 'SUBSCRIPTION' },
+        { name: 'Tea box', price: 480, type: 'ONE_TIME' },
+      ]),
+    );
+
+    // The SDK's entitlement check (its React hook useCustomer) sends exactly this request.
+    const entitlementsOf = (externalId: string) =>
+      page.evaluate(
+        async ({ config, externalId: id }) => {
+          const response = await fetch(`${config.baseUrl}/v1/customers/entitlements?external_id=${id}`, {
+            method: 'GET',
+            headers: {
+              'X-Recur-Publishable-Key': config.publishableKey,
+              'X-Recur-SDK-Type': 'react',
+              'X-Recur-SDK-Version': '0.11.0',
+            },
+          });
+          return { status: response.status, body: await response.json() };
+        },
+        { config: setup, externalId },
+      );
+    expect(await entitlementsOf('user-mei')).toEqual({ status: 200, body: { entitlements: [], subscription: null } });
+
+    // The SDK's embedded checkout in its modal: card typed into the provider's card form.
+    await page.evaluate(
+      ({ config, productId }) => {
+        const w = window as any;
+        w.outcome = null;
+        const recur = w.RecurCheckout.init(config);
+        void recur
+          .checkout({
+            productId,
+            customerEmail: 'mei@example.com',
+            customerName: 'Mei Lin',
+            externalCustomerId: 'user-mei',
+            mode: 'modal',
+            onPaymentComplete: (result: unknown) => (w.outcome = { paid: result }),
+            onError: (error: unknown) => (w.outcome = { error }),
+          })
+          .catch((error: Error) => (w.outcome = { error: error.message }));
+      },
+      { config: setup, productId: pro.id },
+    );
+    const cardNumber = page.locator('[data-sandbox-card-field="card_number"]');
+    await cardNumber.waitFor();
+    await cardNumber.fill('4242 4242 4242 4242');
+    await page.locator('[data-sandbox-card-field="exp"]').fill('12/34');
+    await page.locator('[data-sandbox-card-field="cvc"]').fill('123');
+    await page.screenshot({ path: '/tmp/sdk-modal.png' });
+    await page.locator('recur-payment-form button.recur-submit-button').click();
+    const outcome = await eventually(
+      async () => {
+        const found = await page.evaluate(() => (window as any).outcome);
+        expect(found).toBeTruthy();
+        return found;
+      },
+      20000,
+      200,
+    );
+    expect(outcome).toEqual({
+      paid: expect.objectContaining({
+        id: expect.stringMatching(/^sub_/),
+        status: 'ACTIVE',
+        productId: pro.id,
+        amount: 299,
+      }),
+    });
+
+    const subscriptions = await eventually(
+      async () => {
+        const customer = await server('/v1/customers/external/user-mei');
+        expect(customer.subscriptions).toHaveLength(1);
+        return customer.subscriptions;
+      },
+      30000,
+      200,
+    );
+    expect(subscriptions[0]).toMatchObject({ id: outcome.paid.id, status: 'ACTIVE' });
+    expect(await entitlementsOf('user-mei')).toEqual({
+      status: 200,
+      body: { entitlements: [{ product: 'pro', product_id: pro.id, status: 'active' }], subscription: null },
+    });
+    await page.close();
+  });
+
+  it("completes a checkout in checkout.js's dialog, from the button a merchant pastes in", async () => {
+    const page = await shopPage();
+    await page.evaluate(
+      ({ key, productId }) => {
+        const w = window as any;
+        w.events = [];
+        for (const name of ['recur:success', 'recur:error', 'recur:close']) {
+          window.addEventListener(name, (event: any) => w.events.push({ name, detail: event.detail }));
+        }
+        const button = document.createElement('a');
+        button.className = 'recur-button';
+        button.href = `${location.origin}/buy/${productId}`;
+        button.dataset.key = key;
+        button.dataset.email = 'lin@example.com';
+        button.dataset.name = 'Lin Yu';
+        button.textContent = 'Buy the tea box';
+        document.body.appendChild(button);
+      },
+      { key: pk(), productId: (await server('/v1/products')).data.find((p: any) => p.slug === 'tea-box').id },
+    );
+    await page.addScriptTag({ url: '/vendor/checkout.js' });
+    await page.evaluate((base) => (window as any).Recur.config({ apiUrl: base, embedUrl: `${base}/embed` }), api);
+    await page.getByText('Buy the tea box').click();
+    const frame = page.frameLocator('iframe.recur-checkout-dialog__iframe');
+    await frame.locator('[data-sandbox-card-field="card_number"]').fill('4000 0000 0000 0002');
+    await frame.locator('[data-sandbox-card-field="exp"]').fill('12/34');
+    await frame.locator('[data-sandbox-card-field="cvc"]').fill('123');
+    await frame.getByRole('button', { name: /Pay/ }).click();
+    await expect(frame.getByRole('alert')).toBeTruthy();
+    await eventually(async () => expect(await frame.getByRole('alert').textContent()).toMatch(/declined/i), 10000, 200);
+    await page.screenshot({ path: '/tmp/sdk-checkoutjs-declined.png' });
+
+    await frame.locator('[data-sandbox-card-field="card_number"]').fill('4242 4242 4242 4242');
+    await frame.getByRole('button', { name: /Pay/ }).click();
+    const success = await eventually(
+      async () => {
+        const events = await page.evaluate(() => (window as any).events as Array<{ name: string; detail: any }>);
+        const found = events.find((e) => e.name === 'recur:success');
+        expect(found).toBeTruthy();
+        return found!;
+      },
+      20000,
+      200,
+    );
+    expect(success.detail).toMatchObject({ status: 'SUCCEEDED', amount: 480, orderId: expect.stringMatching(/^ord_/) });
+    const errors = await page.evaluate(() => (window as any).events.filter((e: any) => e.name === 'recur:error'));
+    expect(errors).toEqual([{ name: 'recur:error', detail: { message: expect.stringMatching(/declined/i) } }]);
+    const checkout = await server(`/v1/checkouts/${success.detail.checkoutId}`);
+    expect(checkout.checkout).toMatchObject({ status: 'SUCCEEDED', customer_email: 'lin@example.com', amount: 480 });
+    await page.close();
+  });
+});
