@@ -1,5 +1,6 @@
 import {
   OpenApiRegistry,
+  asyncApiDocument,
   registerBillingRoutes,
   registerCheckoutRoutes,
   registerEmbeddedCheckoutRoutes,
@@ -8,6 +9,7 @@ import {
   registerProductRoutes,
   registerPromotionRoutes,
   registerRefundRoutes,
+  registerSubscriptionCreationRoutes,
   registerSwitchingRoutes,
   registerTestClockRoutes,
   registerWebhookRoutes,
@@ -27,10 +29,19 @@ export function publicApiDocument() {
     registerRefundRoutes(registry);
     registerBillingRoutes(registry);
     registerSwitchingRoutes(registry);
+    registerSubscriptionCreationRoutes(registry);
     registerTestClockRoutes(registry);
     registerPortalRoutes(registry);
     registerWebhookRoutes(registry);
     cached = registry.toOpenApi({ title: 'Billing API', version: '1.0.0', serverUrl: '/v1' });
   }
   return cached;
+}
+
+let cachedEvents: ReturnType<typeof asyncApiDocument> | undefined;
+
+/** The Kafka topics and their event schemas (AsyncAPI 3), the same document as docs/asyncapi.json. */
+export function eventsApiDocument() {
+  cachedEvents ??= asyncApiDocument();
+  return cachedEvents;
 }
