@@ -16,6 +16,9 @@ function readParameters() {
     ops,
     concurrency: positiveSetting('concurrency', 'BENCH_CONCURRENCY', '8'),
     warmupOps: positiveSetting('warmup', 'BENCH_WARMUP', String(Math.min(200, ops))),
+    batchSize: positiveSetting('batch-size', 'BENCH_BATCH_SIZE', '100'),
+    batchRounds: positiveSetting('batch-rounds', 'BENCH_BATCH_ROUNDS', '10'),
+    batchesPerRound: positiveSetting('batches', 'BENCH_BATCHES', '20'),
   };
 }
 
@@ -88,6 +91,89 @@ async function scenario(name, writers, ctx) {
   return { writers, operations: ctx.params.ops, adapter: adapterResult, raw: rawResult, ratio };
 }
 
+/** `count` appends of `size` events each to one stream, each with the right expected version. */
+async function appendBatches(store, stream, size, count, state) {
+  const events = Array.from({ length: size }, () => ({ type: 'BenchEvent', data: PAYLOAD }));
+  for (let i = 0; i < count; i++) {
+    throwIfStopped();
+    const options = { expectedVersion: state.version, organization: 'org_bench', environment: 'SANDBOX' };
+    ({ nextExpectedVersion: state.version } = await store.append(stream, events, {
+      ...options,
+      occurredAt: new Date(),
+    }));
+  }
+}
+
+/** `count` multi-row INSERTs (one VALUES list of `size` rows, a named prepared statement) on one connection. */
+async function insertBatches(client, table, stream, size, count, state) {
+  const values = Array.from({ length: size }, (_, r) => `($1, $${r * 2 + 3}, $${r * 2 + 4}, $2)`).join(', ');
+  const text = `INSERT INTO ${table} (stream_id, version, payload, occurred_at) VALUES ${values}`;
+  for (let i = 0; i < count; i++) {
+    throwIfStopped();
+    const params = [stream, new Date()];
+    for (let r = 0; r < size; r++) params.push(++state.version, PAYLOAD);
+    await client.query({ name: `raw_batch_${size}`, text, values: params });
+  }
+}
+
+/**
+ * Batches of `batchSize` events, one writer: the adapter's append and a raw multi-row INSERT
+ * take turns in rounds (the side that goes first alternates), so both meet the same load on
+ * this shared machine. The first round of each side is a warm-up, reported but not counted.
+ */
+async function batchScenario(ctx) {
+  const { batchSize: size, batchRounds: rounds, batchesPerRound: count } = ctx.params;
+  const client = await ctx.rawPool.connect();
+  const adapterState = { version: 0 };
+  const rawState = { version: 0 };
+  const seconds = { adapter: 0, raw: 0 };
+  const warmup = {};
+  try {
+    const timed = async (side, fn, round) => {
+      const started = performance.now();
+      await fn();
+      const elapsed = (performance.now() - started) / 1000;
+      if (round === 0) warmup[side] = round3(elapsed);
+      else seconds[side] += elapsed;
+    };
+    const adapter = (round) =>
+      timed('adapter', () => appendBatches(ctx.store, 'bench-batch-adapter', size, count, adapterState), round);
+    const raw = (round) =>
+      timed('raw', () => insertBatches(client, ctx.rawTable, 'bench-batch-raw', size, count, rawState), round);
+    for (let round = 0; round <= rounds; round++) {
+      if (round % 2 === 0) {
+        await adapter(round);
+        await raw(round);
+      } else {
+        await raw(round);
+        await adapter(round);
+      }
+    }
+  } finally {
+    client.release();
+  }
+  const events = size * count * rounds;
+  const side = (s) => ({
+    batches: count * rounds,
+    events,
+    seconds: round3(seconds[s]),
+    events_per_sec: round(events / seconds[s], 1),
+  });
+  const adapterResult = side('adapter');
+  const rawResult = side('raw');
+  return {
+    batch_size: size,
+    rounds,
+    batches_per_round: count,
+    warmup_seconds: warmup,
+    adapter: adapterResult,
+    raw: rawResult,
+    ratio: round(adapterResult.events_per_sec / rawResult.events_per_sec, 3),
+    valid: adapterState.version === size * count * (rounds + 1) && rawState.version === size * count * (rounds + 1),
+  };
+}
+const round3 = (n) => round(n, 3);
+
 async function createRawTable(pool, schema) {
   const table = `"${schema}".raw_events`;
   await pool.query(`CREATE TABLE ${table} (id bigserial PRIMARY KEY, stream_id text NOT NULL,
@@ -124,6 +210,7 @@ async function main() {
     const ctx = { params, store, rawPool, rawTable: await createRawTable(rawPool, schema) };
     const single = await scenario('single', 1, ctx);
     const concurrent = await scenario('concurrent', params.concurrency, ctx);
+    const batch = await batchScenario(ctx);
     return {
       benchmark: 'eventstore-append-vs-raw-insert',
       started_at: startedAt,
@@ -133,8 +220,9 @@ async function main() {
       cpu_count: os.cpus().length,
       cpu_model: os.cpus()[0]?.model,
       parameters: { ...params, databaseUrl: redact(params.databaseUrl), schema },
-      scenarios: { single_stream: single, concurrent_streams: concurrent },
-      ratios: { single_stream: single.ratio, concurrent_streams: concurrent.ratio },
+      scenarios: { single_stream: single, concurrent_streams: concurrent, batch },
+      ratios: { single_stream: single.ratio, concurrent_streams: concurrent.ratio, batch: batch.ratio },
+      valid: batch.valid,
     };
   } finally {
     if (schemaMayExist) await dropSchema(rawPool, schema);
