@@ -30,6 +30,10 @@ interface EventRow {
 const EVENT_COLUMNS = `global_position, transaction_id::text AS transaction_id, event_id::text AS event_id,
   stream_id, stream_version, type, schema_version, data, organization, environment, occurred_at`;
 
+/** What an append reads back: only what the database assigned. */
+type AppendedRow = Pick<EventRow, 'global_position' | 'transaction_id' | 'stream_version'>;
+const APPENDED_COLUMNS = 'global_position, transaction_id::text AS transaction_id, stream_version';
+
 const UNIQUE_VIOLATION = '23505';
 
 /** One stream's part of `appendMany`. */
@@ -234,9 +238,10 @@ export class EventStore {
       schema_version: event.schemaVersion ?? 1,
       data: event.data,
     }));
-    let rows: EventRow[];
+    const json = JSON.stringify(input);
+    let rows: AppendedRow[];
     try {
-      ({ rows } = await sql.query<EventRow>(
+      ({ rows } = await sql.query<AppendedRow>(
         `WITH current AS (
            SELECT coalesce(max(stream_version), 0) AS version FROM ${this.tables.events} WHERE stream_id = $1
          )
@@ -247,10 +252,10 @@ export class EventStore {
            AS e(ord integer, event_id uuid, type text, schema_version integer, data jsonb)
          WHERE $6::integer IS NULL OR current.version = $6::integer
          ORDER BY e.ord
-         RETURNING ${EVENT_COLUMNS}`,
+         RETURNING ${APPENDED_COLUMNS}`,
         [
           stream,
-          JSON.stringify(input),
+          json,
           options.organization,
           options.environment,
           options.occurredAt.toISOString(),
@@ -265,7 +270,27 @@ export class EventStore {
       throw error;
     }
     if (rows.length === 0) throw new ExpectedVersionConflictError(stream, options.expectedVersion);
-    const recorded = rows.map((row) => this.toRecorded(row)).sort((a, b) => a.stream_version - b.stream_version);
+    // The events are built from what was sent rather than sent back: the data parsed from the
+    // JSON that was inserted (no Date or undefined survives), without a second trip of every
+    // payload through the database and the driver.
+    const sent = JSON.parse(json) as typeof input;
+    const first = Math.min(...rows.map((row) => row.stream_version));
+    const recorded = rows
+      .map((row) => {
+        const event = sent[row.stream_version - first]!;
+        return this.toRecorded({
+          ...row,
+          event_id: event.event_id,
+          stream_id: stream,
+          type: event.type,
+          schema_version: event.schema_version,
+          data: event.data,
+          organization: options.organization,
+          environment: options.environment,
+          occurred_at: options.occurredAt,
+        });
+      })
+      .sort((a, b) => a.stream_version - b.stream_version);
     return { nextExpectedVersion: recorded[recorded.length - 1]!.stream_version, events: recorded };
   }
 

@@ -92,6 +92,14 @@ export function eventStoreContract(makeFixture: () => Promise<EventStoreFixture>
     });
   });
 
+  it('returns the appended events as a read gives them back, data as stored JSON', async () => {
+    const data = { at: new Date('2026-11-21T08:00:00.000Z'), gone: undefined, nested: { b: 1, a: [1, null] } };
+    const result = await store.append('shape-1', [{ type: 'Shaped', data }, event('Plain', 2)], options(0));
+    const read = await store.readStream('shape-1');
+    expect(result.events).toStrictEqual(read);
+    expect(result.events[0]!.data).toStrictEqual({ at: '2026-11-21T08:00:00.000Z', nested: { b: 1, a: [1, null] } });
+  });
+
   describe('optimistic concurrency', () => {
     it('rejects a stale expected version with a typed conflict and writes nothing', async () => {
       await store.append('s-1', [event('A'), event('B')], options(0));
