@@ -24,3 +24,4 @@ export * from './refunds';
 export * from './portal';
 export * from './billing-settings';
 export * from './switching';
+export * from './subscription-creation';

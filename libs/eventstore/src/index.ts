@@ -4,3 +4,4 @@ export * from './event-store';
 export * from './schema';
 export * from './subscriber';
 export * from './types';
+export * from './cursor-page';

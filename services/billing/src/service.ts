@@ -21,6 +21,8 @@ import { startBillingSweep } from './sweep';
 import { migrateBalancesReadModel } from './switching/balance';
 import { migrateSwitchingReadModel } from './switching/read-model';
 import { mountSwitchingRoutes } from './switching/routes';
+import { migrateDirectCreationReadModel } from './direct/read-model';
+import { mountDirectCreationRoutes } from './direct/routes';
 import { migrateTestClocksReadModel } from './test-clocks/read-model';
 import { mountTestClockRoutes } from './test-clocks/routes';
 import { requireAdminOrganization, requireCaller } from '@billing/service';
@@ -39,6 +41,7 @@ export const billingService: ServiceDefinition = {
     mountEntitlementRoutes(app, context);
     // Before `/v1/subscriptions/:id` and `/v1/customers/:id`'s error codes.
     mountSwitchingRoutes(app, context);
+    mountDirectCreationRoutes(app, context);
     mountCustomerRoutes(app, context);
     mountSubscriptionRoutes(app, context);
     mountInvoiceRoutes(app, context);
@@ -61,6 +64,7 @@ export const billingService: ServiceDefinition = {
     await migrateTestClocksReadModel(context.store);
     await migrateSwitchingReadModel(context.store);
     await migrateBalancesReadModel(context.store);
+    await migrateDirectCreationReadModel(context.store);
     await migratePortalSessionsReadModel(context.store);
     await migratePortalConfigurationsReadModel(context.store);
     return [...(await startConsumers(context)), startBillingSweep(context)];

@@ -8,6 +8,7 @@ import {
   registerProductRoutes,
   registerPromotionRoutes,
   registerRefundRoutes,
+  registerSubscriptionCreationRoutes,
   registerSwitchingRoutes,
   registerTestClockRoutes,
   registerWebhookRoutes,
@@ -27,6 +28,7 @@ export function publicApiDocument() {
     registerRefundRoutes(registry);
     registerBillingRoutes(registry);
     registerSwitchingRoutes(registry);
+    registerSubscriptionCreationRoutes(registry);
     registerTestClockRoutes(registry);
     registerPortalRoutes(registry);
     registerWebhookRoutes(registry);

@@ -103,6 +103,9 @@ describeWithBrowser('a customer in the portal in a real browser', () => {
     const page = await browser.newPage();
     await page.goto(session.url);
     await shot(page, 'portal-main');
+    await page.setViewportSize({ width: 390, height: 844 });
+    await shot(page, 'portal-main-phone');
+    await page.setViewportSize({ width: 1280, height: 720 });
     const card = page.locator(`#subscription-${subscriptionId}`);
     expect(await card.locator('h3').textContent()).toBe('Pro plan');
     expect(await card.textContent()).toContain('NT$299');

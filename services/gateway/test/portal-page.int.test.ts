@@ -235,6 +235,32 @@ describe('the customer portal page through the gateway', () => {
     );
   });
 
+  it('answers hostile forms and paths without a server error and without a change', async () => {
+    const { customerId, subscriptionId } = await subscribe('hostile@example.com');
+    const session = await openSession(customerId);
+    const csrf = csrfOf((await page(`${session.url}/subscriptions/${subscriptionId}/cancel`)).html);
+    const post = (path: string, body: string) =>
+      fetch(`${session.url}${path}`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/x-www-form-urlencoded' },
+        body,
+        redirect: 'manual',
+      }).then((r) => r.status);
+    const statuses = [
+      await post(`/subscriptions/${subscriptionId}/cancel`, `csrf_token=${csrf}&csrf_token=${csrf}`),
+      await post(`/subscriptions/${subscriptionId}/cancel`, `csrf_token=${'x'.repeat(20_000)}`),
+      await post('/payment_method', `csrf_token=${csrf}&card_number=4242%00&exp=12%2F34&cvc=123`),
+      await post('/payment_method', `csrf_token=${csrf}&card_number=%FF%FE&exp=&cvc=`),
+      await post('/subscriptions/sub_other/cancel', `csrf_token=${csrf}`),
+      await post(`/subscriptions/${subscriptionId}/switch/..%2F..%2Fx`, `csrf_token=${csrf}`),
+      (await page(`${session.url}/invoices/%00`)).status,
+      (await page(`${session.url}/nothing-here`)).status,
+    ];
+    for (const status of statuses) expect(status).toBeLessThan(500);
+    expect(statuses.slice(0, 2)).toEqual([403, 413]);
+    expect((await send('GET', `/subscriptions/${subscriptionId}`)).body.cancel_at_period_end).toBe(false);
+  });
+
   it('refuses a wrong token, and after an hour shows the expired page with the link back and refuses actions', async () => {
     const { customerId, subscriptionId } = await subscribe('expire@example.com');
     const session = await openSession(customerId);

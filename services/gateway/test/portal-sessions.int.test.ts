@@ -199,6 +199,17 @@ describe('portal sessions through the gateway', () => {
     expect(statuses).toEqual(['revoked', 'active', 'active', 'active', 'active', 'active']);
   });
 
+  it('keeps five active sessions when eight are opened at once', async () => {
+    const dave = await customer('dave@example.com', 'dave_1');
+    const created = await Promise.all(Array.from({ length: 8 }, () => post({ customer_id: dave, return_url: RETURN })));
+    expect(created.map((c) => c.status)).toEqual(Array(8).fill(201));
+    const statuses = await Promise.all(
+      created.map(async (c) => (await send('GET', `/portal/sessions/${c.body.id}`)).body.status as string),
+    );
+    expect(statuses.filter((s) => s === 'active')).toHaveLength(5);
+    expect(statuses.filter((s) => s === 'revoked')).toHaveLength(3);
+  });
+
   it('replays the same session for the same Idempotency-Key; another body with it is refused', async () => {
     const body = { customer_id: bob, return_url: RETURN };
     const first = await post(body, { 'idempotency-key': 'portal-1' });

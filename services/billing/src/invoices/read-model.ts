@@ -5,7 +5,7 @@ import {
   Invoice as InvoiceSchema,
   unknownCursor,
 } from '@billing/contracts';
-import type { EventStore, RecordedEvent, SqlExecutor } from '@billing/eventstore';
+import { type EventStore, type RecordedEvent, type SqlExecutor, cursorPage } from '@billing/eventstore';
 import type { Tenant } from '@billing/service';
 import { subscriptionsTable } from '../subscriptions/read-model';
 import { INVOICE_EVENT_TYPES, currentInvoice } from './invoice';
@@ -135,26 +135,18 @@ export async function listInvoices(
     if (!after) throw unknownCursor(page.starting_after, 'invoice');
     cursor = { created_at: after.created_at, id: after.id };
   }
-  const { rows } = await sql.query<{ document: Invoice }>(
-    `SELECT document FROM ${invoicesTable(schema)}
-     WHERE organization = $1 AND environment = $2
-       AND ($3::timestamptz IS NULL OR (created_at, id) < ($3::timestamptz, $4::text))
-       AND ($5::text IS NULL OR customer_id = $5::text)
-       AND ($6::text IS NULL OR subscription_id = $6::text)
-       AND ($7::text IS NULL OR status = $7::text)
-     ORDER BY created_at DESC, id DESC LIMIT $8`,
-    [
-      tenant.organization,
-      tenant.environment,
-      cursor?.created_at ?? null,
-      cursor?.id ?? null,
-      page.customer_id ?? null,
-      page.subscription_id ?? null,
-      page.status ?? null,
-      page.limit + 1,
-    ],
-  );
-  return { invoices: rows.slice(0, page.limit).map((r) => asInvoice(r.document)), hasMore: rows.length > page.limit };
+  const { documents, hasMore } = await cursorPage<Invoice>(sql, invoicesTable(schema), {
+    where: {
+      organization: tenant.organization,
+      environment: tenant.environment,
+      customer_id: page.customer_id,
+      subscription_id: page.subscription_id,
+      status: page.status,
+    },
+    after: cursor,
+    limit: page.limit,
+  });
+  return { invoices: documents.map(asInvoice), hasMore };
 }
 
 /** The open invoice of a PAST_DUE subscription whose next retry has come by `now`. */

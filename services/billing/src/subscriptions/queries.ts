@@ -1,5 +1,5 @@
 import { LIVE_SUBSCRIPTION_STATUSES, Subscription, inSchemaOrder, unknownCursor } from '@billing/contracts';
-import type { SqlExecutor } from '@billing/eventstore';
+import { type SqlExecutor, cursorPage } from '@billing/eventstore';
 import { subscriptionsTable } from './read-model';
 import type { Tenant } from '@billing/service';
 
@@ -29,25 +29,12 @@ export async function listSubscriptions(
     if (!after) throw unknownCursor(page.starting_after, 'subscription');
     cursor = { created_at: after.created_at, id: after.id };
   }
-  const { rows } = await sql.query<{ document: Subscription }>(
-    `SELECT document FROM ${subscriptionsTable(schema)}
-     WHERE organization = $1 AND environment = $2
-       AND ($3::timestamptz IS NULL OR (created_at, id) < ($3::timestamptz, $4::text))
-       AND ($5::text IS NULL OR customer_id = $5::text)
-     ORDER BY created_at DESC, id DESC LIMIT $6`,
-    [
-      tenant.organization,
-      tenant.environment,
-      cursor?.created_at ?? null,
-      cursor?.id ?? null,
-      page.customer_id ?? null,
-      page.limit + 1,
-    ],
-  );
-  return {
-    subscriptions: rows.slice(0, page.limit).map((r) => inSchemaOrder(Subscription, r.document)),
-    hasMore: rows.length > page.limit,
-  };
+  const { documents, hasMore } = await cursorPage<Subscription>(sql, subscriptionsTable(schema), {
+    where: { organization: tenant.organization, environment: tenant.environment, customer_id: page.customer_id },
+    after: cursor,
+    limit: page.limit,
+  });
+  return { subscriptions: documents.map((document) => inSchemaOrder(Subscription, document)), hasMore };
 }
 
 /** The customer's ACTIVE, TRIAL and PAST_DUE subscriptions, newest first, optionally to one product. */

@@ -324,6 +324,29 @@ async function targetPlan(
   productId: string,
   subscription: Subscription,
 ): Promise<ScheduledPlan> {
+  const { trial_days: _trialDays, ...plan } = await subscriptionPlanOf(
+    context,
+    tenant,
+    productId,
+    'target_product_id',
+    (product) =>
+      product.id === subscription.product.id ? ['same_product', 'The subscription is on this product already'] : null,
+  );
+  return plan;
+}
+
+/**
+ * A subscription plan as the catalog has it now, for `field` of a request. 404: no such
+ * product in the organization (in either environment). 400 (details naming `field`): a
+ * product of the other environment, not a subscription plan, archived, or what `refuse` says.
+ */
+export async function subscriptionPlanOf(
+  context: ServiceContext,
+  tenant: Tenant,
+  productId: string,
+  field: string,
+  refuseAlso: (product: Product) => [string, string] | null = () => null,
+): Promise<ScheduledPlan & { trial_days: number | null }> {
   const catalog = catalogOf(context);
   const read = (environment: Environment) =>
     catalog.get<Product>(`/v1/products/${encodeURIComponent(productId)}`, {
@@ -332,20 +355,18 @@ async function targetPlan(
       keyKind: 'secret',
       keyId: 'billing',
     });
+  const refuse = (code: string, message: string) => badRequest(message, [{ path: field, code, message }]);
   const { status, body } = await read(tenant.environment);
   if (status === 404) {
     const other = tenant.environment === 'SANDBOX' ? 'PRODUCTION' : 'SANDBOX';
-    const elsewhere = await read(other);
-    if (elsewhere.status === 200) {
-      throw badRequest(`Product ${productId} belongs to ${other}, not ${tenant.environment}`, [
-        { path: 'target_product_id', code: 'other_environment', message: `The product is a ${other} product` },
-      ]);
+    if ((await read(other)).status === 200) {
+      throw refuse('other_environment', `Product ${productId} is a ${other} product, not ${tenant.environment}`);
     }
     throw notFound(`No such product: ${productId}`);
   }
   if (status !== 200) throw new ApiError(503, 'service_unavailable', `catalog answered ${status}`);
-  const refuse = (code: string, message: string) => badRequest(message, [{ path: 'target_product_id', code, message }]);
-  if (body.id === subscription.product.id) throw refuse('same_product', 'The subscription is on this product already');
+  const also = refuseAlso(body);
+  if (also) throw refuse(...also);
   if (body.type !== 'SUBSCRIPTION' || !body.interval) {
     throw refuse('not_a_subscription_plan', `Product ${productId} is not a subscription plan`);
   }
@@ -357,6 +378,7 @@ async function targetPlan(
     price: body.price,
     interval: body.interval,
     interval_count: body.interval_count,
+    trial_days: body.trial_days,
   };
 }
 
@@ -382,7 +404,7 @@ export function paidForPlan(invoice: Invoice): number {
   return Math.max(0, plan - invoice.discount_amount - (invoice.amount_refunded ?? 0));
 }
 
-async function savedCardOf(context: ServiceContext, customerId: string): Promise<SavedPaymentMethod | null> {
+export async function savedCardOf(context: ServiceContext, customerId: string): Promise<SavedPaymentMethod | null> {
   const { rows } = await context.store.database.query<{ payment_method: SavedPaymentMethod | null }>(
     `SELECT payment_method FROM ${customersTable(context.store.tables.schema)} WHERE id = $1`,
     [customerId],
@@ -521,7 +543,7 @@ function prorationLines(
   return lines;
 }
 
-async function chargeCard(
+export async function chargeCard(
   context: ServiceContext,
   tenant: Tenant,
   card: SavedPaymentMethod,
@@ -540,7 +562,7 @@ async function chargeCard(
   return answer;
 }
 
-async function currentSubscription(context: ServiceContext, tenant: Tenant, id: string): Promise<Subscription> {
+export async function currentSubscription(context: ServiceContext, tenant: Tenant, id: string): Promise<Subscription> {
   const { rows } = await context.store.database.query<{ document: Subscription }>(
     `SELECT document FROM ${subscriptionsTable(context.store.tables.schema)} WHERE id = $1 AND organization = $2 AND environment = $3`,
     [id, tenant.organization, tenant.environment],

@@ -5,7 +5,7 @@ import {
   inSchemaOrder,
   unknownCursor,
 } from '@billing/contracts';
-import type { EventStore, RecordedEvent, SqlExecutor } from '@billing/eventstore';
+import { type EventStore, type RecordedEvent, type SqlExecutor, cursorPage } from '@billing/eventstore';
 import { type RefundEvent, isRefundEvent } from './refund';
 
 export const refundsTable = (schema: string) => `${schema}.refunds`;
@@ -98,24 +98,17 @@ export async function listRefunds(
     if (!after) throw unknownCursor(page.starting_after, 'refund');
     cursor = { created_at: after.created_at, id: after.id };
   }
-  const { rows } = await sql.query<{ document: Refund }>(
-    `SELECT document FROM ${refundsTable(schema)}
-     WHERE organization = $1 AND environment = $2
-       AND ($3::timestamptz IS NULL OR (created_at, id) < ($3::timestamptz, $4::text))
-       AND ($5::text IS NULL OR order_id = $5::text)
-       AND ($6::text IS NULL OR invoice_id = $6::text)
-     ORDER BY created_at DESC, id DESC LIMIT $7`,
-    [
-      tenant.organization,
-      tenant.environment,
-      cursor?.created_at ?? null,
-      cursor?.id ?? null,
-      page.order_id ?? null,
-      page.invoice_id ?? null,
-      page.limit + 1,
-    ],
-  );
-  return { refunds: rows.slice(0, page.limit).map((r) => asRefund(r.document)), hasMore: rows.length > page.limit };
+  const { documents, hasMore } = await cursorPage<Refund>(sql, refundsTable(schema), {
+    where: {
+      organization: tenant.organization,
+      environment: tenant.environment,
+      order_id: page.order_id,
+      invoice_id: page.invoice_id,
+    },
+    after: cursor,
+    limit: page.limit,
+  });
+  return { refunds: documents.map(asRefund), hasMore };
 }
 
 /** A refund the processor may not have answered: the sweep asks it again under the same key. */

@@ -1,5 +1,7 @@
 import {
   ApiError,
+  DIRECT_SUBSCRIPTION_METADATA_KEY,
+  isIdOf,
   PayCheckoutSessionBody,
   conflict,
   newId,
@@ -154,7 +156,8 @@ export function mountPayRoute(app: Express, context: ServiceContext): void {
  */
 export async function completeCharged(context: ServiceContext, session: Session): Promise<PayOutcome> {
   const { store, now } = context;
-  const subscriptionId = session.mode === 'SUBSCRIPTION' ? newId('subscription') : null;
+  const subscriptionId =
+    session.mode === 'SUBSCRIPTION' ? (reservedSubscriptionId(session) ?? newId('subscription')) : null;
   await handleCommand(
     store,
     sessionStream(session.id),
@@ -232,4 +235,14 @@ function checkedInput(session: Session, body: PayCheckoutSessionBody, through: P
   return session.requires_payment_method
     ? { number: body.card_number!.replace(/\s+/g, ''), exp: body.exp!, cvc: body.cvc! }
     : null;
+}
+
+/**
+ * A subscription billing created directly and left INCOMPLETE for this session reserved its id
+ * in the session's metadata (`billing_subscription_id`, docs/plan-switching.md): the paid
+ * session starts that subscription.
+ */
+function reservedSubscriptionId(session: Session): string | null {
+  const id = session.metadata?.[DIRECT_SUBSCRIPTION_METADATA_KEY];
+  return id && isIdOf('subscription', id) ? id : null;
 }

@@ -90,6 +90,9 @@ export const PUBLIC_ROUTES: readonly PublicRoute[] = [
   { method: 'patch', path: '/v1/customers/:id', upstream: 'billing', keys: SECRET },
   { method: 'get', path: '/v1/subscriptions', upstream: 'billing', keys: SECRET },
   { method: 'get', path: '/v1/subscriptions/:id', upstream: 'billing', keys: SECRET },
+  // Created without a hosted page (docs/plan-switching.md); Idempotency-Key as every POST.
+  { method: 'post', path: '/v1/subscriptions', upstream: 'billing', keys: SECRET },
+  { method: 'post', path: '/v1/subscriptions/:id/complete', upstream: 'billing', keys: SECRET },
   { method: 'post', path: '/v1/subscriptions/:id/cancel', upstream: 'billing', keys: SECRET },
   { method: 'post', path: '/v1/subscriptions/:id/resume', upstream: 'billing', keys: SECRET },
   // Plan switching (docs/plan-switching.md).

@@ -68,6 +68,12 @@ const STYLE = `
   a.back { color: #2f54eb; text-decoration: none; }
   footer { max-width: 46rem; margin: 0 auto 2rem; padding: 0 1.25rem; font-size: .85rem; color: #6b7385; }
   footer a { color: #6b7385; margin-right: 1rem; }
+  td.date { white-space: nowrap; }
+  @media (max-width: 520px) {
+    .card { padding: 1rem 1.1rem; }
+    th.number, td.number { display: none; }
+    th, td { padding: .55rem .25rem; }
+  }
   @media print {
     body { background: #fff; } header.top, .no-print, footer { display: none; }
     .card { box-shadow: none; border: 1px solid #ddd; }

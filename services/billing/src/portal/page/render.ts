@@ -174,12 +174,12 @@ function invoiceSection(portal: OpenPortal, invoices: Invoice[]): string {
       invoice.status === 'paid'
         ? `<a href="${escapeHtml(`${base}/invoices/${invoice.id}`)}" id="receipt-${invoice.id}">${escapeHtml(t.receipt)}</a>`
         : '';
-    return `<tr id="invoice-${invoice.id}"><td>${formatDate(invoice.created_at, locale)}</td><td>${escapeHtml(invoice.number)}</td>
+    return `<tr id="invoice-${invoice.id}"><td class="date">${formatDate(invoice.created_at, locale)}</td><td class="number">${escapeHtml(invoice.number)}</td>
 <td class="amount">${formatTwd(invoice.total)}</td><td><span class="badge${tone}">${escapeHtml(invoiceStatusText(locale, invoice.status))}</span></td><td>${receipt}</td></tr>`;
   });
   return `<h2>${escapeHtml(t.invoices)}</h2>
 <section class="card"><table id="invoices">
-<thead><tr><th>${escapeHtml(t.date)}</th><th>${escapeHtml(t.invoiceNumber)}</th><th class="amount">${escapeHtml(t.amount)}</th><th>${escapeHtml(t.status)}</th><th></th></tr></thead>
+<thead><tr><th>${escapeHtml(t.date)}</th><th class="number">${escapeHtml(t.invoiceNumber)}</th><th class="amount">${escapeHtml(t.amount)}</th><th>${escapeHtml(t.status)}</th><th></th></tr></thead>
 <tbody>${rows.join('\n')}</tbody></table></section>`;
 }
 

@@ -1,0 +1,356 @@
+import {
+  type CreateSubscriptionBody,
+  type Customer,
+  type Environment,
+  type IncompleteSubscription,
+  type SavedPaymentMethod,
+  type Subscription,
+  ApiError,
+  DIRECT_SUBSCRIPTION_METADATA_KEY,
+  badRequest,
+  conflict,
+  livemodeOf,
+  newId,
+  notFound,
+} from '@billing/contracts';
+import { handleCommandInTransaction } from '@billing/eventstore';
+import type { ServiceContext } from '@billing/runtime';
+import type { Tenant } from '@billing/service';
+import { findBuyer } from '../customers/resolve';
+import { checkoutClient } from '../dependencies';
+import { invoiceAggregate, invoiceStream } from '../invoices/invoice';
+import { nextInvoiceNumber, projectInvoices } from '../invoices/read-model';
+import { renewalInvoiceId } from '../renewals/renew';
+import { subscriptionAggregate } from '../subscriptions/decide';
+import { findSubscription, liveSubscriptions } from '../subscriptions/queries';
+import { projectSubscriptions } from '../subscriptions/read-model';
+import { subscriptionStream } from '../subscriptions/subscription';
+import { chargeCard, currentSubscription, savedCardOf, subscriptionPlanOf } from '../switching/perform';
+import { findTestClock } from '../test-clocks/read-model';
+import { type IncompleteRecord, claimCreation, findIncomplete, recordIncomplete, releaseCreation } from './read-model';
+
+// `POST /v1/subscriptions` and `POST /v1/subscriptions/{id}/complete` (docs/plan-switching.md,
+// "Creating a subscription directly"), after Stripe's `payment_behavior: default_incomplete`.
+
+type Plan = Awaited<ReturnType<typeof subscriptionPlanOf>>;
+type Created = { status: 201; body: Subscription | IncompleteSubscription };
+
+/**
+ * Charges the customer's saved card for the first period (nothing for a trial) and answers the
+ * subscription; or, when the buyer is needed (no customer or no saved card, a promotion code,
+ * a declined card), opens a checkout session for it and answers it `INCOMPLETE` with the hosted
+ * page's `url` and `client_secret`. The paid session starts the subscription with the id
+ * answered here.
+ */
+export async function createSubscription(
+  context: ServiceContext,
+  organization: string,
+  environment: Environment,
+  body: CreateSubscriptionBody,
+): Promise<Created> {
+  const tenant: Tenant = { organization, environment };
+  const { store } = context;
+  const customer = await findBuyer(store.database, store.tables.schema, tenant, {
+    customer_id: body.customer_id,
+    external_id: body.external_customer_id,
+    email: body.customer_email,
+  });
+  if (!customer && !body.customer_email) throw notFound('No such customer');
+  const plan = await subscriptionPlanOf(context, tenant, body.product_id, 'product_id');
+  if (customer) await refuseLiveSubscription(context, customer.id, plan.id);
+  const subscriptionId = newId('subscription');
+  const card = customer ? await savedCardOf(context, customer.id) : null;
+  const trialDays = body.trial_days ?? plan.trial_days ?? 0;
+  if (customer && card && !body.promotion_code) {
+    const outcome = await startPaid(context, tenant, { customer, card, plan, subscriptionId, trialDays });
+    if (outcome.status === 'started') return { status: 201, body: outcome.subscription };
+    return {
+      status: 201,
+      body: await startIncomplete(context, tenant, body, customer, plan, subscriptionId, outcome.failure),
+    };
+  }
+  return {
+    status: 201,
+    body: await startIncomplete(context, tenant, body, customer ?? null, plan, subscriptionId, null),
+  };
+}
+
+/**
+ * `POST /v1/subscriptions/{id}/complete`, idempotent: a subscription that exists is answered as
+ * it is; an INCOMPLETE one whose hosted page was paid is answered once billing has started it;
+ * one whose customer has a saved card by now is charged (once: the first period's invoice id
+ * derives from the subscription) and started. Otherwise `402` naming the hosted page, or
+ * `409` when the page expired unpaid.
+ */
+export async function completeSubscription(
+  context: ServiceContext,
+  organization: string,
+  environment: Environment,
+  subscriptionId: string,
+): Promise<Subscription> {
+  const tenant: Tenant = { organization, environment };
+  const { store } = context;
+  const found = await findSubscription(store.database, store.tables.schema, tenant, subscriptionId);
+  if (found) return currentSubscription(context, tenant, subscriptionId);
+  const incomplete = await findIncomplete(store.database, store.tables.schema, tenant, subscriptionId);
+  if (!incomplete) throw notFound(`No such subscription: ${subscriptionId}`);
+  const session = await readSession(context, tenant, incomplete.checkout_session_id);
+  if (session.status === 'COMPLETE') return awaitStarted(context, tenant, subscriptionId);
+  if (session.status === 'EXPIRED') {
+    throw conflict(`The hosted page of ${subscriptionId} expired unpaid: create the subscription again`);
+  }
+  const customer = await findBuyer(store.database, store.tables.schema, tenant, {
+    customer_id: incomplete.customer_id ?? undefined,
+    email: incomplete.customer_email,
+  });
+  const card = customer ? await savedCardOf(context, customer.id) : null;
+  if (customer && card && !incomplete.promotion_code) {
+    await refuseLiveSubscription(context, customer.id, incomplete.product.id);
+    const plan = { ...incomplete.plan };
+    const outcome = await startPaid(context, tenant, {
+      customer,
+      card,
+      plan,
+      subscriptionId,
+      trialDays: incomplete.trial_days,
+    });
+    if (outcome.status === 'started') return outcome.subscription;
+    throw unpaid(incomplete, outcome.failure);
+  }
+  throw unpaid(incomplete, null);
+}
+
+function unpaid(incomplete: IncompleteRecord, failure: { code: string; message: string } | null): ApiError {
+  const why = failure ? `the saved card was declined (${failure.message})` : 'it is not paid yet';
+  return new ApiError(
+    402,
+    'payment_required',
+    `Subscription ${incomplete.id} is INCOMPLETE: ${why}; pay on its hosted page`,
+    [{ url: incomplete.url, client_secret: incomplete.client_secret, ...(failure ? { code: failure.code } : {}) }],
+  );
+}
+
+async function refuseLiveSubscription(context: ServiceContext, customerId: string, productId: string) {
+  const { store } = context;
+  const existing = (await liveSubscriptions(store.database, store.tables.schema, customerId, productId))[0];
+  if (existing) {
+    throw conflict('This customer already has a subscription to this product', [
+      { existing_subscription_id: existing.id, status: existing.status },
+    ]);
+  }
+}
+
+/**
+ * Charges the first period on the saved card (nothing in a trial), keyed by the period's
+ * invoice (derived from the subscription, so asking again never charges twice), then starts
+ * the subscription and records the paid invoice in one transaction. A claim on the customer
+ * and product keeps two creations at once from both charging.
+ */
+async function startPaid(
+  context: ServiceContext,
+  tenant: Tenant,
+  input: { customer: Customer; card: SavedPaymentMethod; plan: Plan; subscriptionId: string; trialDays: number },
+): Promise<
+  { status: 'started'; subscription: Subscription } | { status: 'declined'; failure: { code: string; message: string } }
+> {
+  const { store } = context;
+  const { schema } = store.tables;
+  const { customer, card, plan, subscriptionId, trialDays } = input;
+  if (!(await claimCreation(store.database, schema, tenant, customer.id, plan.id, subscriptionId))) {
+    throw conflict('A subscription of this customer to this product is being created', [
+      { blocking_reason: 'creating' },
+    ]);
+  }
+  try {
+    const now = await clockOfCustomer(context, tenant, customer);
+    const invoiceId = renewalInvoiceId(subscriptionId, 'first-period');
+    const amount = trialDays > 0 ? 0 : plan.price;
+    if (amount > 0) {
+      const outcome = await chargeCard(context, tenant, card, amount, invoiceId);
+      if (outcome.status === 'declined')
+        return { status: 'declined', failure: { code: outcome.code, message: outcome.message } };
+    }
+    await store.transaction(async (tx) => {
+      const options = (project: typeof projectSubscriptions) => ({
+        ...tenant,
+        occurredAt: now,
+        project: (inner: Parameters<typeof project>[0], events: Parameters<typeof project>[2]) =>
+          project(inner, schema, events),
+      });
+      const { state } = await handleCommandInTransaction(
+        tx,
+        store,
+        subscriptionStream(subscriptionId),
+        subscriptionAggregate,
+        {
+          type: 'StartSubscription',
+          data: {
+            subscriptionId,
+            ...tenant,
+            now,
+            customerId: customer.id,
+            plan: { ...plan },
+            checkoutSessionId: null,
+            orderId: null,
+            testClock: customer.test_clock ?? null,
+            trialDays,
+            coupon: null,
+          },
+        },
+        options(projectSubscriptions),
+      );
+      if (state.status === 'Empty') throw new Error(`subscription ${subscriptionId} not started`);
+      const { subscription } = state;
+      const every = plan.interval_count === 1 ? plan.interval : `${plan.interval_count} ${plan.interval}s`;
+      const period = { start: subscription.current_period_start, end: subscription.current_period_end };
+      await handleCommandInTransaction(
+        tx,
+        store,
+        invoiceStream(invoiceId),
+        invoiceAggregate,
+        {
+          type: 'RecordPaidInvoice',
+          data: {
+            invoiceId,
+            number: await nextInvoiceNumber(tx, schema, tenant),
+            ...tenant,
+            customerId: customer.id,
+            subscriptionId,
+            orderId: null,
+            checkoutSessionId: null,
+            lines: [
+              {
+                description:
+                  trialDays > 0 ? `${plan.name} (${trialDays}-day free trial)` : `${plan.name} (every ${every})`,
+                amount,
+                period,
+                kind: 'subscription',
+              },
+            ],
+            amountDiscount: 0,
+            amountTotal: amount,
+            periodStart: period.start,
+            periodEnd: period.end,
+            paidAt: now.toISOString(),
+            now,
+          },
+        },
+        options(projectInvoices),
+      );
+    });
+    return { status: 'started', subscription: await currentSubscription(context, tenant, subscriptionId) };
+  } finally {
+    await releaseCreation(store.database, schema, customer.id, plan.id, subscriptionId);
+  }
+}
+
+/** Opens the checkout session the buyer pays on, naming the subscription id, and keeps the INCOMPLETE subscription. */
+async function startIncomplete(
+  context: ServiceContext,
+  tenant: Tenant,
+  body: CreateSubscriptionBody,
+  customer: Customer | null,
+  plan: Plan,
+  subscriptionId: string,
+  failure: { code: string; message: string } | null,
+): Promise<IncompleteSubscription> {
+  if (!body.success_url || !body.cancel_url) {
+    throw badRequest(
+      'success_url and cancel_url are required when the buyer must pay on the hosted page (no saved card, a promotion code, or a declined card)',
+      [{ path: body.success_url ? 'cancel_url' : 'success_url', code: 'required', message: 'required here' }],
+    );
+  }
+  const checkout = checkoutClient(context);
+  if (!checkout) throw new ApiError(503, 'service_unavailable', 'checkout is not configured');
+  const email = customer?.email ?? body.customer_email!;
+  const { status, body: session } = await checkout.post<{
+    id: string;
+    url: string;
+    client_secret: string;
+    expires_at: string;
+    error?: { code: string; message: string; details?: unknown[] };
+  }>(
+    '/v1/checkout/sessions',
+    {
+      product_id: plan.id,
+      success_url: body.success_url,
+      cancel_url: body.cancel_url,
+      mode: 'SUBSCRIPTION',
+      customer_email: email,
+      ...(customer?.external_id
+        ? {}
+        : body.external_customer_id
+          ? { external_customer_id: body.external_customer_id }
+          : {}),
+      ...(body.promotion_code ? { promotion_code: body.promotion_code } : {}),
+      ...(customer?.test_clock ? { test_clock: customer.test_clock } : {}),
+      metadata: { [DIRECT_SUBSCRIPTION_METADATA_KEY]: subscriptionId },
+    },
+    { ...tenant, keyKind: 'secret', keyId: 'billing' },
+  );
+  if (status !== 201) {
+    if (session.error && status < 500) {
+      throw new ApiError(status, session.error.code as never, session.error.message, session.error.details);
+    }
+    throw new ApiError(503, 'service_unavailable', `checkout answered ${status}`);
+  }
+  const at = (await clockOfCustomer(context, tenant, customer)).toISOString();
+  const incomplete: IncompleteSubscription = {
+    object: 'subscription',
+    id: subscriptionId,
+    status: 'INCOMPLETE',
+    customer_id: customer?.id ?? null,
+    customer_email: email,
+    product: { id: plan.id, name: plan.name, slug: plan.slug },
+    price: plan.price,
+    currency: 'TWD',
+    interval: plan.interval,
+    interval_count: plan.interval_count,
+    checkout_session_id: session.id,
+    url: session.url,
+    client_secret: session.client_secret,
+    expires_at: session.expires_at,
+    last_payment_error: failure,
+    created_at: at,
+    livemode: livemodeOf(tenant.environment),
+  };
+  const { trial_days: _planTrial, ...facts } = plan;
+  await recordIncomplete(context.store.database, context.store.tables.schema, tenant, {
+    ...incomplete,
+    plan: { ...facts, trial_days: plan.trial_days },
+    trial_days: body.trial_days ?? plan.trial_days ?? 0,
+    promotion_code: body.promotion_code ?? null,
+  });
+  return incomplete;
+}
+
+async function readSession(context: ServiceContext, tenant: Tenant, sessionId: string) {
+  const checkout = checkoutClient(context);
+  if (!checkout) throw new ApiError(503, 'service_unavailable', 'checkout is not configured');
+  const { status, body } = await checkout.get<{ status: 'OPEN' | 'COMPLETE' | 'EXPIRED' }>(
+    `/v1/checkout/sessions/${encodeURIComponent(sessionId)}`,
+    { ...tenant, keyKind: 'secret', keyId: 'billing' },
+  );
+  if (status !== 200) throw new ApiError(503, 'service_unavailable', `checkout answered ${status}`);
+  return body;
+}
+
+/** The paid session's `checkout.completed` starts it (asynchronously): wait a moment for it. */
+async function awaitStarted(context: ServiceContext, tenant: Tenant, subscriptionId: string): Promise<Subscription> {
+  const { store } = context;
+  const deadline = Date.now() + 5000;
+  while (Date.now() < deadline) {
+    if (await findSubscription(store.database, store.tables.schema, tenant, subscriptionId)) {
+      return currentSubscription(context, tenant, subscriptionId);
+    }
+    await new Promise((resolve) => setTimeout(resolve, 100));
+  }
+  throw conflict(`Subscription ${subscriptionId} was paid and is being started: ask again in a moment`);
+}
+
+async function clockOfCustomer(context: ServiceContext, tenant: Tenant, customer: Customer | null): Promise<Date> {
+  const clockId = customer?.test_clock;
+  if (!clockId) return context.now();
+  const clock = await findTestClock(context.store.database, context.store.tables.schema, tenant, clockId);
+  return clock ? new Date(clock.frozen_time) : context.now();
+}
