@@ -61,6 +61,7 @@ export type UpdateBillingSettingsBody = z.infer<typeof UpdateBillingSettingsBody
 export const BillingSettingsQuery = z.object({
   environment: z
     .string()
+    .max(16)
     .transform((value) => value.toLowerCase())
     .pipe(BillingSettingsEnvironment),
 });

@@ -84,7 +84,12 @@ export type CreatedPaymentMethod = z.infer<typeof CreatedPaymentMethod>;
 export const SetDefaultPaymentMethodBody = z
   .strictObject({
     payment_method: z.union([
-      SavedPaymentMethod.extend({ object: z.literal('payment_method').optional(), id: z.string().min(1).max(255) }),
+      SavedPaymentMethod.extend({
+        object: z.literal('payment_method').optional(),
+        id: z.string().min(1).max(255),
+        brand: z.string().max(32),
+        last4: z.string().length(4).regex(/^[0-9]{4}$/),
+      }),
       z.string().min(1).max(255),
     ]),
   })

@@ -24,3 +24,6 @@ export * from './portal';
 export * from './billing-settings';
 export * from './switching';
 export * from './subscription-creation';
+export * from './event-catalog';
+export * from './asyncapi';
+export * from './schema-compatibility';

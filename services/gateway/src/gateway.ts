@@ -21,7 +21,7 @@ import {
 import { ApiKeyAuthenticator, presentsApiKey } from './auth/authenticate';
 import { OriginAllowList, enforceAllowedOrigin, mountCors } from './cors/cors';
 import { FailedAuthenticationLimiter } from './auth/failed-authentication';
-import { publicApiDocument } from './openapi';
+import { eventsApiDocument, publicApiDocument } from './openapi';
 import { Organizations } from './organizations/organizations';
 import { organizationsDdl } from './organizations/read-model';
 import {
@@ -166,6 +166,7 @@ export class Gateway {
     if (trustProxy !== undefined) app.set('trust proxy', trustProxy);
     app.use(stripIdentityHeaders);
     app.get('/v1/openapi.json', (_req, res) => void res.json(publicApiDocument()));
+    app.get('/v1/asyncapi.json', (_req, res) => void res.json(eventsApiDocument()));
     // The admin API reads its own bodies: the services' one reading and text check (docs/errors.md).
     app.use('/admin/v1', ...jsonBodies(DEFAULT_BODY_LIMIT), refuseInvalidText);
     mountAdminRoutes(app, {

@@ -1,5 +1,6 @@
 import {
   OpenApiRegistry,
+  asyncApiDocument,
   registerBillingRoutes,
   registerCheckoutRoutes,
   registerEmbeddedCheckoutRoutes,
@@ -35,4 +36,12 @@ export function publicApiDocument() {
     cached = registry.toOpenApi({ title: 'Billing API', version: '1.0.0', serverUrl: '/v1' });
   }
   return cached;
+}
+
+let cachedEvents: ReturnType<typeof asyncApiDocument> | undefined;
+
+/** The Kafka topics and their event schemas (AsyncAPI 3), the same document as docs/asyncapi.json. */
+export function eventsApiDocument() {
+  cachedEvents ??= asyncApiDocument();
+  return cachedEvents;
 }

@@ -76,4 +76,15 @@ describe('API keys at the gateway', () => {
     );
     expect(document.components.schemas).toHaveProperty('Product');
   });
+
+  it('describes the Kafka topics in AsyncAPI 3 without a key', async () => {
+    const response = await fetch(`${platform.gatewayUrl}/v1/asyncapi.json`);
+    expect(response.status).toBe(200);
+    const document = (await response.json()) as any;
+    expect(document.asyncapi).toBe('3.0.0');
+    expect(Object.keys(document.channels['checkout.events'].messages)).toContain('checkout.completed');
+    expect(document.components.messages['checkout.completed'].payload.schema.properties.type.const).toBe(
+      'checkout.completed',
+    );
+  });
 });
