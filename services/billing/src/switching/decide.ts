@@ -36,7 +36,7 @@ export type StartSwitch = {
     /** The period the preview was computed for: a renewal since then is a conflict. */
     periodStart: string;
     /** What recording the switch needs (kept with the hold for `settleHeldSwitch`). */
-    recording: SubscriptionSwitchStartedData['recording'];
+    recording: NonNullable<SubscriptionSwitchStartedData['recording']>;
   };
 };
 

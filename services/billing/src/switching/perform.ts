@@ -298,9 +298,18 @@ export async function settleHeldSwitch(
 ): Promise<boolean> {
   const state = await loadState(context, tenant, subscriptionId);
   const held = state.switching;
-  if (!held || Date.now() - Date.parse(held.held_at) < holdMsOf(context)) return false;
+  if (!held || Date.now() - Date.parse(held.held_at ?? held.started_at) < holdMsOf(context)) return false;
   const now = new Date(held.started_at);
   const who = { subscriptionId, ...tenant, now };
+  const recording = held.recording;
+  if (!recording) {
+    // A hold from before holds kept their recording: nothing to record it from; released.
+    await onSubscription(context, tenant, {
+      type: 'FailSwitch',
+      data: { ...who, switchId: held.switch_id, failure: { code: 'abandoned', message: 'The switch was interrupted' } },
+    });
+    return true;
+  }
   const card = await savedCardOf(context, state.subscription.customer_id);
   const outcome: SavedCardCharge = card
     ? await chargeCard(context, tenant, card, held.amount, held.invoice_id)
@@ -320,7 +329,7 @@ export async function settleHeldSwitch(
       invoiceId: held.invoice_id,
       target: held.target_plan,
       amount: held.amount,
-      recording: held.recording,
+      recording,
       now,
     }),
   );
