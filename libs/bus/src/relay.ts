@@ -1,3 +1,4 @@
+import type { DomainEventEnvelope } from '@billing/contracts';
 import { EventLogSubscriber, type EventStore, type RecordedEvent, toEnvelope } from '@billing/eventstore';
 import type { Bus } from './types';
 
@@ -11,6 +12,8 @@ export interface RelayOptions {
   afterPublish?: (events: RecordedEvent[]) => Promise<void> | void;
   /** Internal event type -> public dotted type; unlisted events keep their internal type. */
   publicTypes?: Readonly<Record<string, string>>;
+  /** CloudEvents `source` of the messages; defaults to `/<service>` from `<service>.events`. */
+  source?: string;
 }
 
 /**
@@ -22,6 +25,7 @@ export class EventRelay {
   private readonly subscriber: EventLogSubscriber;
 
   constructor(store: EventStore, bus: Bus, options: RelayOptions) {
+    const source = options.source ?? `/${options.topic.replace(/\.events$/, '')}`;
     this.subscriber = new EventLogSubscriber(store, {
       name: `relay:${options.topic}`,
       batchSize: options.batchSize ?? 200,
@@ -30,7 +34,10 @@ export class EventRelay {
       handle: async (events) => {
         await bus.publish(
           options.topic,
-          events.map((event) => ({ key: event.stream, value: publicEnvelope(event, options.publicTypes) })),
+          events.map((event) => {
+            const value = publicEnvelope(event, options.publicTypes);
+            return { key: event.stream, value, headers: cloudEventHeaders(value, source) };
+          }),
         );
         await options.afterPublish?.(events);
       },
@@ -55,4 +62,20 @@ function publicEnvelope(event: RecordedEvent, publicTypes: RelayOptions['publicT
   const envelope = toEnvelope(event);
   const publicType = publicTypes?.[envelope.type];
   return publicType ? { ...envelope, type: publicType } : envelope;
+}
+
+/**
+ * The CloudEvents Kafka protocol binding in binary mode: the attributes as `ce_` headers, so
+ * standard tooling can route a message without parsing it. The value stays the JSON envelope.
+ */
+export function cloudEventHeaders(envelope: DomainEventEnvelope, source: string): Record<string, string> {
+  return {
+    ce_specversion: '1.0',
+    ce_id: envelope.id,
+    ce_type: envelope.type,
+    ce_source: source,
+    ce_time: envelope.occurred_at,
+    ce_subject: envelope.stream,
+    'content-type': 'application/json',
+  };
 }

@@ -56,6 +56,25 @@ export function relayContract(makeFixture: () => Promise<RelayFixture>) {
     expect(envelope).not.toHaveProperty('transaction_id');
   });
 
+  it('puts the CloudEvents attributes in Kafka headers (binary mode) and leaves the JSON value as it was', async () => {
+    const stream = uniqueName('subscription');
+    const [id] = await appendSome(stream, 1, 1);
+    const relay = new EventRelay(fixture.store, fixture.bus, { topic: `${topic}.events` });
+    await relay.catchUp();
+
+    const [message] = (await fixture.readTopic(`${topic}.events`, 1)).filter((m) => m.key === stream);
+    expect(message!.headers).toMatchObject({
+      ce_specversion: '1.0',
+      ce_id: id,
+      ce_type: 'Counted',
+      ce_source: `/${topic}`,
+      ce_time: '2026-11-21T08:00:00.000Z',
+      ce_subject: stream,
+      'content-type': 'application/json',
+    });
+    expect(JSON.parse(message!.value)).toMatchObject({ id, type: 'Counted', occurred_at: '2026-11-21T08:00:00.000Z' });
+  });
+
   it('publishes listed events under their public type and the others under their internal one', async () => {
     const stream = uniqueName('checkout_session');
     await fixture.store.append(

@@ -17,6 +17,7 @@ import {
   asSubscriptionEvent,
   evolve,
   initialState,
+  SUBSCRIPTION_SNAPSHOT_VERSION,
 } from '../subscriptions/subscription';
 import type { SwitchType } from './classify';
 
@@ -298,4 +299,5 @@ export const switchingAggregate = {
   initialState,
   evolve: (state: SubscriptionState, event: RecordedEvent) => evolve(state, asSubscriptionEvent(event)),
   decide: decideSwitching,
+  snapshotVersion: SUBSCRIPTION_SNAPSHOT_VERSION,
 };
