@@ -1,4 +1,5 @@
-import type { EventStore, EventStoreTransaction } from './event-store';
+import type { SqlExecutor } from './database';
+import type { EventStore, EventStoreTransaction, Snapshot } from './event-store';
 import {
   type AppendOptions,
   ExpectedVersionConflictError,
@@ -11,6 +12,70 @@ export interface Aggregate<State, Command, Event extends NewEvent> {
   initialState: () => State;
   evolve: (state: State, event: RecordedEvent) => State;
   decide: (command: Command, state: State) => Event[];
+  /**
+   * Opts in to snapshots (docs/decisions/0010-snapshots.md): the version of `evolve` and of the
+   * state's shape. Bump it whenever either changes; snapshots of another version are ignored.
+   * Only for states that round-trip through JSON exactly: plain objects, arrays, strings,
+   * finite numbers, booleans and null (no Date, Map, Set or undefined values).
+   */
+  snapshotVersion?: number;
+  /** Events folded on top of the last snapshot before the next is written (DEFAULT_SNAPSHOT_EVERY). */
+  snapshotEvery?: number;
+}
+
+/**
+ * A snapshot every 100 events: a command then reads one snapshot row and at most about 100
+ * events, and a snapshot write (one upsert in the command's transaction) comes with 1% of them.
+ */
+export const DEFAULT_SNAPSHOT_EVERY = 100;
+
+/** A stream folded: its state, the version it is at, and where the snapshot it began from was. */
+interface Loaded<State> {
+  state: State;
+  version: number;
+  snapshotAt: number;
+}
+
+type TailReader = (fromVersion: number) => Promise<Pick<RecordedEvent, 'stream_version'>[]>;
+
+/** The snapshot (when the aggregate opts in and one of its version exists), then the events after it. */
+async function load<State>(
+  store: EventStore,
+  sql: SqlExecutor | undefined,
+  stream: string,
+  aggregate: Aggregate<State, unknown, NewEvent>,
+  readTail: TailReader,
+): Promise<Loaded<State>> {
+  const snapshot =
+    aggregate.snapshotVersion === undefined
+      ? undefined
+      : await store.readSnapshot<State>(stream, aggregate.snapshotVersion, sql);
+  const snapshotAt = snapshot?.streamVersion ?? 0;
+  const tail = (await readTail(snapshotAt)) as RecordedEvent[];
+  const state = tail.reduce(aggregate.evolve, snapshot ? snapshot.state : aggregate.initialState());
+  return { state, version: tail.at(-1)?.stream_version ?? snapshotAt, snapshotAt };
+}
+
+/** Writes a snapshot of `state` at `version` when enough events were folded since the last one. */
+async function snapshotIfDue<State>(
+  store: EventStore,
+  sql: SqlExecutor,
+  stream: string,
+  aggregate: Aggregate<State, unknown, NewEvent>,
+  loaded: Loaded<State>,
+  state: State,
+  version: number,
+): Promise<void> {
+  if (!snapshotDue(aggregate, loaded, version)) return;
+  const snapshot: Snapshot = { streamVersion: version, snapshotVersion: aggregate.snapshotVersion!, state };
+  await store.saveSnapshot(stream, snapshot, sql);
+}
+
+type SnapshotPolicy = Pick<Aggregate<unknown, unknown, NewEvent>, 'snapshotVersion' | 'snapshotEvery'>;
+
+function snapshotDue(aggregate: SnapshotPolicy, loaded: Pick<Loaded<unknown>, 'snapshotAt'>, version: number) {
+  if (aggregate.snapshotVersion === undefined) return false;
+  return version - loaded.snapshotAt >= (aggregate.snapshotEvery ?? DEFAULT_SNAPSHOT_EVERY);
 }
 
 export interface HandleOptions extends Omit<AppendOptions, 'expectedVersion'> {
@@ -69,8 +134,9 @@ export function isRetryableWriteError(error: unknown): boolean {
 }
 
 /**
- * Read the stream, fold it, decide, append with the version read. When another writer got
- * there first, start again from the read after a jittered pause: the decision is taken on the
+ * Read the stream (from its snapshot when the aggregate opts in), fold it, decide, append with
+ * the version read, and take a new snapshot in the same transaction when one is due. When
+ * another writer got there first, start again from the read after a jittered pause: the decision is taken on the
  * state it changes. Bounded by `RetryPolicy`; then `WriteConflictError`.
  */
 export async function handleCommand<State, Command, Event extends NewEvent>(
@@ -86,20 +152,23 @@ export async function handleCommand<State, Command, Event extends NewEvent>(
     ...(maxAttempts === undefined ? {} : { maxAttempts }),
     ...retry,
   };
+  const anyAggregate = aggregate as Aggregate<State, unknown, NewEvent>;
+  const readTail: TailReader = (fromVersion) =>
+    fromVersion === 0 ? store.readStream(stream) : store.readStream(stream, fromVersion);
   for (let attempt = 1; ; attempt++) {
-    const history = await store.readStream(stream);
-    const state = history.reduce(aggregate.evolve, aggregate.initialState());
-    const decided = aggregate.decide(command, state);
+    const loaded = await load(store, undefined, stream, anyAggregate, readTail);
+    const decided = aggregate.decide(command, loaded.state);
     try {
       const appended = await store.transaction(async (tx) => {
-        const result = await tx.append(stream, decided, {
-          ...appendOptions,
-          expectedVersion: history.at(-1)?.stream_version ?? 0,
-        });
+        const result = await tx.append(stream, decided, { ...appendOptions, expectedVersion: loaded.version });
         if (project && result.events.length > 0) await project(tx, result.events);
+        if (snapshotDue(anyAggregate, loaded, result.nextExpectedVersion)) {
+          const state = result.events.reduce(aggregate.evolve, loaded.state);
+          await snapshotIfDue(store, tx, stream, anyAggregate, loaded, state, result.nextExpectedVersion);
+        }
         return result;
       });
-      return { state: appended.events.reduce(aggregate.evolve, state), events: appended.events };
+      return { state: appended.events.reduce(aggregate.evolve, loaded.state), events: appended.events };
     } catch (error) {
       if (!isRetryableWriteError(error)) throw error;
       if (attempt >= policy.maxAttempts) throw new WriteConflictError(stream, attempt, { cause: error });
@@ -124,18 +193,21 @@ export async function handleCommandInTransaction<State, Command, Event extends N
     project?: (tx: EventStoreTransaction, events: RecordedEvent[]) => Promise<void>;
   },
 ): Promise<{ state: State; events: RecordedEvent[] }> {
-  const { rows } = await tx.query<{ type: string; data: Record<string, unknown>; stream_version: number }>(
-    `SELECT type, data, stream_version FROM ${store.tables.events} WHERE stream_id = $1 ORDER BY stream_version`,
-    [stream],
-  );
-  const history = rows.map((row) => ({ ...row }) as unknown as RecordedEvent);
-  const state = history.reduce(aggregate.evolve, aggregate.initialState());
-  const decided = aggregate.decide(command, state);
+  const readTail: TailReader = async (fromVersion) => {
+    const { rows } = await tx.query<{ type: string; data: Record<string, unknown>; stream_version: number }>(
+      `SELECT type, data, stream_version FROM ${store.tables.events}
+       WHERE stream_id = $1 AND stream_version > $2 ORDER BY stream_version`,
+      [stream, fromVersion],
+    );
+    return rows.map((row) => ({ ...row }) as unknown as RecordedEvent);
+  };
+  const anyAggregate = aggregate as Aggregate<State, unknown, NewEvent>;
+  const loaded = await load(store, tx, stream, anyAggregate, readTail);
+  const decided = aggregate.decide(command, loaded.state);
   const { project, ...appendOptions } = options;
-  const result = await tx.append(stream, decided, {
-    ...appendOptions,
-    expectedVersion: rows.at(-1)?.stream_version ?? 0,
-  });
+  const result = await tx.append(stream, decided, { ...appendOptions, expectedVersion: loaded.version });
   if (project && result.events.length > 0) await project(tx, result.events);
-  return { state: result.events.reduce(aggregate.evolve, state), events: result.events };
+  const state = result.events.reduce(aggregate.evolve, loaded.state);
+  await snapshotIfDue(store, tx, stream, anyAggregate, loaded, state, result.nextExpectedVersion);
+  return { state, events: result.events };
 }

@@ -51,6 +51,13 @@ export interface EventStoreTransaction extends SqlExecutor {
   appendMany(appends: StreamAppend[]): Promise<AppendResult[]>;
 }
 
+/** An aggregate's state folded up to `streamVersion`, by the `evolve` of `snapshotVersion`. */
+export interface Snapshot<State = unknown> {
+  streamVersion: number;
+  snapshotVersion: number;
+  state: State;
+}
+
 export interface EventStoreOptions {
   /** The owning service's PostgreSQL schema, e.g. `catalog`. */
   schema: string;
@@ -169,6 +176,37 @@ export class EventStore {
        ON CONFLICT (name) DO UPDATE SET transaction_id = EXCLUDED.transaction_id,
          global_position = EXCLUDED.global_position, updated_at = now()`,
       [name, position.transactionId, position.globalPosition],
+    );
+  }
+
+  /** The stream's snapshot if one was taken by `snapshotVersion`; any other is stale and ignored. */
+  async readSnapshot<State>(
+    stream: string,
+    snapshotVersion: number,
+    sql: SqlExecutor = this.database,
+  ): Promise<Snapshot<State> | undefined> {
+    const { rows } = await sql.query<{ stream_version: number; state: State }>(
+      `SELECT stream_version, state FROM ${this.tables.snapshots} WHERE stream_id = $1 AND snapshot_version = $2`,
+      [stream, snapshotVersion],
+    );
+    const row = rows[0];
+    return row && { streamVersion: row.stream_version, snapshotVersion, state: row.state };
+  }
+
+  /**
+   * Keeps one snapshot per stream: this one replaces the stored one unless that is of the same
+   * `snapshotVersion` and as far along, so a slower writer never moves a snapshot back. The
+   * state must be plain JSON (no Date, Map, Set, undefined or non-finite numbers).
+   */
+  async saveSnapshot(stream: string, snapshot: Snapshot, sql: SqlExecutor = this.database): Promise<void> {
+    await sql.query(
+      `INSERT INTO ${this.tables.snapshots} (stream_id, stream_version, snapshot_version, state, taken_at)
+       VALUES ($1, $2, $3, $4::json, now())
+       ON CONFLICT (stream_id) DO UPDATE SET stream_version = EXCLUDED.stream_version,
+         snapshot_version = EXCLUDED.snapshot_version, state = EXCLUDED.state, taken_at = now()
+       WHERE ${this.tables.snapshots}.snapshot_version <> EXCLUDED.snapshot_version
+          OR ${this.tables.snapshots}.stream_version < EXCLUDED.stream_version`,
+      [stream, snapshot.streamVersion, snapshot.snapshotVersion, JSON.stringify(snapshot.state)],
     );
   }
 

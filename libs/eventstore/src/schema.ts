@@ -8,6 +8,7 @@ export function tablesOf(schema: string) {
     events: `${s}.events`,
     checkpoints: `${s}.checkpoints`,
     processedMessages: `${s}.processed_messages`,
+    snapshots: `${s}.snapshots`,
   };
 }
 
@@ -47,6 +48,15 @@ export function eventStoreDdl(schema: string): string {
       event_id text NOT NULL,
       processed_at timestamptz NOT NULL DEFAULT now(),
       PRIMARY KEY (consumer, event_id)
+    );
+    -- One folded state per stream for aggregates that opt in (docs/decisions/0010-snapshots.md).
+    -- json, not jsonb: the text is kept as written, so object keys keep their order.
+    CREATE TABLE IF NOT EXISTS ${t.snapshots} (
+      stream_id text PRIMARY KEY,
+      stream_version integer NOT NULL,
+      snapshot_version integer NOT NULL,
+      state json NOT NULL,
+      taken_at timestamptz NOT NULL DEFAULT now()
     );
   `;
 }

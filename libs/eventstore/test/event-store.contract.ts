@@ -9,6 +9,7 @@ import {
   START_OF_LOG,
   WriteConflictError,
   handleCommand,
+  handleCommandInTransaction,
 } from '../src';
 
 export interface EventStoreFixture {
@@ -264,6 +265,115 @@ export function eventStoreContract(makeFixture: () => Promise<EventStoreFixture>
       expect(failure).toBeInstanceOf(WriteConflictError);
       expect(failure).toMatchObject({ attempts: 3 });
       expect((await store.readStream('hot-2')).map((e) => e.type)).toEqual(['Opened', 'Rival', 'Rival', 'Rival']);
+    });
+  });
+
+  describe('snapshots (bounded reads)', () => {
+    const { expectedVersion: _none, ...handleOptions } = options(0);
+    type Listed = { numbers: number[]; last: { n: number; at: string } | null };
+    /** Appends the number a command carries (none for -1); a snapshot every 5 events. */
+    const listed = (snapshotVersion = 1) => ({
+      initialState: (): Listed => ({ numbers: [], last: null }),
+      evolve: (state: Listed, e: RecordedEvent): Listed => ({
+        numbers: [...state.numbers, e.data.n as number],
+        last: { n: e.data.n as number, at: e.occurred_at },
+      }),
+      decide: (n: number) => (n < 0 ? [] : [event('Numbered', n)]),
+      snapshotVersion,
+      snapshotEvery: 5,
+    });
+    const replay = async (stream: string, upTo = Number.MAX_SAFE_INTEGER) =>
+      (await store.readStream(stream))
+        .filter((e) => e.stream_version <= upTo)
+        .reduce(listed().evolve, listed().initialState());
+
+    it('gives the state of a full replay after every command, from snapshot and tail', async () => {
+      for (let n = 1; n <= 23; n++) {
+        const { state } = await handleCommand(store, 'listed-1', listed(), n, handleOptions);
+        expect(state).toStrictEqual(await replay('listed-1'));
+      }
+      const snapshot = await store.readSnapshot<Listed>('listed-1', 1);
+      expect(snapshot?.streamVersion).toBe(20);
+      expect(snapshot?.state).toStrictEqual(await replay('listed-1', 20));
+    });
+
+    it('gives the same state through handleCommandInTransaction', async () => {
+      for (let n = 1; n <= 12; n++) {
+        const { state } = await store.transaction((tx) =>
+          handleCommandInTransaction(tx, store, 'listed-2', listed(), n, handleOptions),
+        );
+        expect(state.numbers).toEqual((await replay('listed-2')).numbers);
+      }
+      expect((await store.readSnapshot('listed-2', 1))?.streamVersion).toBe(10);
+    });
+
+    it('reads the snapshot and only the events after it', async () => {
+      for (let n = 1; n <= 6; n++) await handleCommand(store, 'listed-3', listed(), n, handleOptions);
+      // A planted snapshot at version 5 shows that versions 1-5 are not read again.
+      await fixture.database.query(`UPDATE ${store.tables.snapshots} SET state = $1::json WHERE stream_id = $2`, [
+        JSON.stringify({ numbers: [99], last: null }),
+        'listed-3',
+      ]);
+      const { state } = await handleCommand(store, 'listed-3', listed(), 7, handleOptions);
+      expect(state.numbers).toEqual([99, 6, 7]);
+    });
+
+    it('ignores a snapshot of another snapshotVersion, and replaces it when the next is due', async () => {
+      for (let n = 1; n <= 5; n++) await handleCommand(store, 'listed-4', listed(1), n, handleOptions);
+      await fixture.database.query(`UPDATE ${store.tables.snapshots} SET state = $1::json WHERE stream_id = $2`, [
+        JSON.stringify({ numbers: [99], last: null }),
+        'listed-4',
+      ]);
+      const { state } = await handleCommand(store, 'listed-4', listed(2), 6, handleOptions);
+      expect(state).toStrictEqual(await replay('listed-4'));
+      expect(await store.readSnapshot('listed-4', 2)).toMatchObject({
+        streamVersion: 6,
+        state: await replay('listed-4'),
+      });
+      expect(await store.readSnapshot('listed-4', 1)).toBeUndefined();
+    });
+
+    it('never moves a snapshot back: an older one of the same snapshotVersion is not written over a newer', async () => {
+      const snapshot = (streamVersion: number, snapshotVersion = 1) => ({
+        streamVersion,
+        snapshotVersion,
+        state: { streamVersion },
+      });
+      await store.saveSnapshot('s-1', snapshot(10));
+      await store.saveSnapshot('s-1', snapshot(5));
+      expect((await store.readSnapshot('s-1', 1))?.streamVersion).toBe(10);
+      await store.saveSnapshot('s-1', snapshot(5, 2));
+      expect(await store.readSnapshot('s-1', 2)).toEqual(snapshot(5, 2));
+    });
+
+    it('stays equal to a full replay when appends race the commands that write snapshots', async () => {
+      await handleCommand(store, 'listed-5', listed(), 0, handleOptions);
+      // Another writer appends after each of the first reads of ours, so our appends conflict and retry.
+      let rivals = 3;
+      const racing: EventStore = Object.assign(Object.create(store) as EventStore, {
+        readStream: async (stream: string, fromVersion?: number) => {
+          const tail = await store.readStream(stream, fromVersion);
+          if (rivals-- > 0) await store.append(stream, [event('Rival', 1000 + rivals)], options('any'));
+          return tail;
+        },
+      });
+      const retry = { sleep: async () => undefined };
+      const results = await Promise.allSettled([
+        ...Array.from({ length: 12 }, (_, n) =>
+          handleCommand(racing, 'listed-5', listed(), n + 1, { ...handleOptions, retry }),
+        ),
+        ...Array.from({ length: 6 }, (_, n) => store.append('listed-5', [event('Raw', 500 + n)], options('any'))),
+      ]);
+      // Concurrent 'any' appends may still collide on a version; the handler retries or gives up whole.
+      for (const r of results) {
+        if (r.status === 'rejected')
+          expect([WriteConflictError, ExpectedVersionConflictError]).toContain(r.reason.constructor);
+      }
+      const { state } = await handleCommand(store, 'listed-5', listed(), -1, handleOptions);
+      expect(state).toStrictEqual(await replay('listed-5'));
+      const snapshot = await store.readSnapshot<Listed>('listed-5', 1);
+      expect(snapshot).toBeDefined();
+      expect(snapshot!.state).toStrictEqual(await replay('listed-5', snapshot!.streamVersion));
     });
   });
 

@@ -37,6 +37,13 @@ export type CustomerState =
       paymentMethod: SavedPaymentMethod | null;
     };
 
+/**
+ * Version of this module's `evolve` and state shape for snapshots (docs/decisions/0010-snapshots.md):
+ * bump it whenever either changes, so snapshots folded by the old `evolve` are ignored. The state
+ * must stay plain JSON (strings, finite numbers, booleans, null, arrays, plain objects).
+ */
+export const CUSTOMER_SNAPSHOT_VERSION = 1;
+
 export const initialState = (): CustomerState => ({ status: 'Empty' });
 
 export function evolve(state: CustomerState, event: CustomerEvent): CustomerState {

@@ -14,6 +14,7 @@ import {
   asCustomerEvent,
   evolve,
   initialState,
+  CUSTOMER_SNAPSHOT_VERSION,
 } from './customer';
 
 type Who = { customerId: string; organization: string; environment: Environment; now: Date };
@@ -183,4 +184,5 @@ export const customerAggregate = {
   initialState,
   evolve: (state: CustomerState, event: RecordedEvent) => evolve(state, asCustomerEvent(event)),
   decide,
+  snapshotVersion: CUSTOMER_SNAPSHOT_VERSION,
 };

@@ -16,6 +16,7 @@ import {
   asSubscriptionEvent,
   evolve,
   initialState,
+  SUBSCRIPTION_SNAPSHOT_VERSION,
 } from './subscription';
 
 type Who = { subscriptionId: string; organization: string; environment: Environment; now: Date };
@@ -375,4 +376,5 @@ export const subscriptionAggregate = {
   initialState,
   evolve: (state: SubscriptionState, event: RecordedEvent) => evolve(state, asSubscriptionEvent(event)),
   decide,
+  snapshotVersion: SUBSCRIPTION_SNAPSHOT_VERSION,
 };

@@ -54,6 +54,14 @@ export type SubscriptionState =
       trialWillEndSentFor?: string;
     } & SwitchingState);
 
+/**
+ * Version of this module's `evolve` and state shape for snapshots (docs/decisions/0010-snapshots.md):
+ * bump it whenever either changes, so snapshots folded by the old `evolve` are ignored. The state
+ * must stay plain JSON (strings, finite numbers, booleans, null, arrays, plain objects).
+ * Shared by every decider of the subscription stream (subscriptions, switching): they fold with this `evolve`.
+ */
+export const SUBSCRIPTION_SNAPSHOT_VERSION = 1;
+
 export const initialState = (): SubscriptionState => ({ status: 'Empty' });
 
 export function evolve(state: SubscriptionState, event: SubscriptionEvent): SubscriptionState {

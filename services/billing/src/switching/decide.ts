@@ -3,6 +3,7 @@ import {
   type ScheduledPlan,
   type Subscription,
   type SubscriptionSchedule,
+  type SubscriptionSwitchStartedData,
   ApiError,
   conflict,
   livemodeOf,
@@ -16,6 +17,7 @@ import {
   asSubscriptionEvent,
   evolve,
   initialState,
+  SUBSCRIPTION_SNAPSHOT_VERSION,
 } from '../subscriptions/subscription';
 import type { SwitchType } from './classify';
 
@@ -34,6 +36,8 @@ export type StartSwitch = {
     amount: number;
     /** The period the preview was computed for: a renewal since then is a conflict. */
     periodStart: string;
+    /** What recording the switch needs (kept with the hold for `settleHeldSwitch`). */
+    recording: NonNullable<SubscriptionSwitchStartedData['recording']>;
   };
 };
 
@@ -83,7 +87,10 @@ export function decideSwitching(command: SwitchingCommand, state: SubscriptionSt
             invoice_id: data.invoiceId,
             target_plan: data.target,
             amount: data.amount,
+            recording: data.recording,
             started_at: data.now.toISOString(),
+            // Real time, not the subscription's clock: how long the hold has lasted.
+            held_at: new Date().toISOString(),
           },
         },
       ];
@@ -292,4 +299,5 @@ export const switchingAggregate = {
   initialState,
   evolve: (state: SubscriptionState, event: RecordedEvent) => evolve(state, asSubscriptionEvent(event)),
   decide: decideSwitching,
+  snapshotVersion: SUBSCRIPTION_SNAPSHOT_VERSION,
 };

@@ -41,6 +41,13 @@ export type Organization =
   | { status: 'absent' }
   | { status: 'active'; id: string; name: string; activeKeys: ApiKeyRecord[]; settings: OrganizationSettings };
 
+/**
+ * Version of this module's `evolve` and state shape for snapshots (docs/decisions/0010-snapshots.md):
+ * bump it whenever either changes, so snapshots folded by the old `evolve` are ignored. The state
+ * must stay plain JSON (strings, finite numbers, booleans, null, arrays, plain objects).
+ */
+export const ORGANIZATION_SNAPSHOT_VERSION = 1;
+
 export const initialOrganization = (): Organization => ({ status: 'absent' });
 
 export const organizationStream = (organizationId: string) => `organization-${organizationId}`;

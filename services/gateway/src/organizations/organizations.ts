@@ -4,6 +4,7 @@ import { type IssuedKey, issueAllKeys, issueKey } from './api-keys';
 import { decideOrganization, type OrganizationCommand } from './decide';
 import {
   type ApiKeyRecord,
+  ORGANIZATION_SNAPSHOT_VERSION,
   type OrganizationSettings,
   evolveOrganization,
   initialOrganization,
@@ -11,7 +12,12 @@ import {
 } from './organization';
 import { projectOrganization } from './read-model';
 
-const aggregate = { initialState: initialOrganization, evolve: evolveOrganization, decide: decideOrganization };
+const aggregate = {
+  initialState: initialOrganization,
+  evolve: evolveOrganization,
+  decide: decideOrganization,
+  snapshotVersion: ORGANIZATION_SNAPSHOT_VERSION,
+};
 const recordOf = (key: IssuedKey): ApiKeyRecord => ({
   key_id: key.keyId,
   environment: key.environment,

@@ -16,6 +16,7 @@ import {
   evolve,
   holdsCap,
   initialState,
+  PROMOTION_CODE_SNAPSHOT_VERSION,
 } from './promotion-code';
 import type { RecordedEvent } from '@billing/eventstore';
 
@@ -301,4 +302,5 @@ export const promotionCodeAggregate = {
   initialState,
   evolve: (state: PromotionCodeState, event: RecordedEvent) => evolve(state, asPromotionCodeEvent(event)),
   decide,
+  snapshotVersion: PROMOTION_CODE_SNAPSHOT_VERSION,
 };

@@ -1,6 +1,6 @@
 import { ApiError, type CreatePromotionCodeBody } from '@billing/contracts';
 import { deciderSpec } from '@billing/testing';
-import { type PromotionCodeCommand, promotionCodeDecider } from './decide';
+import { type PromotionCodeCommand, promotionCodeAggregate, promotionCodeDecider } from './decide';
 import type { PromotionCodeEvent } from './promotion-code';
 
 const spec = deciderSpec(promotionCodeDecider);
@@ -213,11 +213,17 @@ describe('PromotionCode', () => {
   describe('when assigning the paying customer', () => {
     it('names the customer on the reserved redemption', () => {
       const { command, event } = assign('red_1', 'cus_1', 'mei@example.com', 'u_1');
-      spec.given([created, reserved('red_1', 'cs_1')]).when(command).then([event]);
+      spec
+        .given([created, reserved('red_1', 'cs_1')])
+        .when(command)
+        .then([event]);
     });
     it('changes nothing when the same customer is assigned again', () => {
       const { command, event } = assign('red_1', 'cus_1', 'mei@example.com');
-      spec.given([created, reserved('red_1', 'cs_1'), event]).when(command).then([]);
+      spec
+        .given([created, reserved('red_1', 'cs_1'), event])
+        .when(command)
+        .then([]);
     });
     it('is ALREADY_USED when another held redemption names the customer by another name', () =>
       // Session 1 was opened by email, session 2 by customer id: both are cus_1 at payment.
@@ -284,6 +290,69 @@ describe('PromotionCode', () => {
         .given([...held, voided('red_1')])
         .when(voidIt('red_1'))
         .then([]);
+    });
+  });
+
+  describe('snapshot (docs/decisions/0010-snapshots.md)', () => {
+    const history: PromotionCodeEvent[] = [
+      created,
+      {
+        type: 'PromotionCodeUpdated',
+        data: {
+          promotion_code_id: 'promo_1',
+          changes: { max_redemptions: 5, metadata: { tier: 'gold' } },
+          updated_at: now,
+        },
+      },
+      reserved('red_2', 'cs_2', 'cus_2', 'b@example.com'),
+      reserved('red_1', 'cs_1'),
+      // An event from before customer identity, without `email`.
+      {
+        type: 'RedemptionReserved',
+        data: {
+          promotion_code_id: 'promo_1',
+          redemption_id: 'red_3',
+          checkout_session_id: 'cs_3',
+          customer_id: null,
+          external_id: null,
+          discount_amount: 10,
+          reserved_at: now,
+        },
+      },
+      assign('red_1', 'cus_1', 'a@example.com').event,
+      redeemed('red_1'),
+      released('red_2'),
+      voided('red_3'),
+      reserved('red_4', 'cs_4', 'cus_4'),
+    ];
+    const { initialState, evolve, decide } = promotionCodeDecider;
+    const state = history.reduce(evolve, initialState());
+
+    it('opts in with a version', () => expect(promotionCodeAggregate.snapshotVersion).toBe(1));
+
+    it('round-trips through JSON exactly, redemptions in the order they were reserved', () => {
+      const restored = JSON.parse(JSON.stringify(state)) as typeof state;
+      expect(restored).toStrictEqual(state);
+      expect(restored.status === 'Existing' && Object.keys(restored.redemptions)).toEqual([
+        'red_2',
+        'red_1',
+        'red_3',
+        'red_4',
+      ]);
+    });
+
+    it('decides from the restored state as from the replayed one', () => {
+      const restored = JSON.parse(JSON.stringify(state)) as typeof state;
+      for (const command of [reserve('red_5', 'cs_5', 'cus_5'), reserve('red_6', 'cs_6', 'cus_2'), voidIt('red_1')]) {
+        const attempt = (s: typeof state) => {
+          try {
+            return decide(command, s);
+          } catch (error) {
+            return (error as Error).message;
+          }
+        };
+        expect(attempt(restored)).toStrictEqual(attempt(state));
+      }
     });
   });
 });

@@ -81,6 +81,13 @@ export interface RedemptionEntry {
 export type PromotionCodeState =
   { status: 'Empty' } | { status: 'Existing'; code: PromotionCode; redemptions: Record<string, RedemptionEntry> };
 
+/**
+ * Version of this module's `evolve` and state shape for snapshots (docs/decisions/0010-snapshots.md):
+ * bump it whenever either changes, so snapshots folded by the old `evolve` are ignored. The state
+ * must stay plain JSON (strings, finite numbers, booleans, null, arrays, plain objects).
+ */
+export const PROMOTION_CODE_SNAPSHOT_VERSION = 1;
+
 export const initialState = (): PromotionCodeState => ({ status: 'Empty' });
 
 /** Redemptions that count against `max_redemptions` and `max_redemptions_per_customer`. */
