@@ -83,6 +83,10 @@ export const CreateCheckoutSessionFields = z.strictObject({
   collect_payment_method: z.enum(['always', 'if_required']).default('always'),
   metadata: CheckoutMetadata.optional().describe('Secret Key only'),
   einvoice: Einvoice.optional(),
+  locale: z
+    .enum(['zh-TW', 'en'])
+    .optional()
+    .describe("The hosted page's language; else the buyer's browser language (Accept-Language)"),
 });
 
 export const exactlyOneProduct = {

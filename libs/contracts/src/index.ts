@@ -11,6 +11,7 @@ export * from './promotions';
 export * from './checkout-events';
 export * from './checkout';
 export * from './embedded-checkouts';
+export * from './organizations';
 export * from './payment-links';
 export * from './public-events';
 export * from './billing';

@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { Invoice, Subscription } from './billing';
+import { Invoice, InvoiceLine, Subscription } from './billing';
 import { ErrorEnvelope } from './errors';
 import { Environment } from './events';
 import { type OpenApiRegistry, invalidParametersResponse } from './openapi';
@@ -157,7 +157,14 @@ export const SubscriptionSwitchStartedData = z
     invoice_id: z.string().describe('The proration invoice, recorded when the charge succeeds'),
     target_plan: ScheduledPlan,
     amount: z.int().min(0).describe('Charged now'),
-    started_at: timestamp,
+    recording: z
+      .object({ lines: z.array(InvoiceLine), amount_discount: z.int().min(0), balance_change: z.int() })
+      .optional()
+      .describe('The proration invoice to record once charged (a crash is settled from it); always set since it was added'),
+    started_at: timestamp.describe("The switch's time (the subscription's clock)"),
+    held_at: timestamp
+      .optional()
+      .describe('Real time the hold began: a hold older than BILLING_SWITCH_HOLD_MS is settled; always set since it was added'),
   })
   .meta({ id: 'SubscriptionSwitchStartedData' });
 export type SubscriptionSwitchStartedData = z.infer<typeof SubscriptionSwitchStartedData>;

@@ -5,6 +5,7 @@ import { mountCardFormRoutes } from './embedded/card-form-routes';
 import { mountEmbedPage } from './embedded/embed-page';
 import { mountEmbeddedCheckoutRoutes } from './embedded/routes';
 import { mountHostedPage } from './hosted-page/routes';
+import { migrateMerchants, startMerchantsConsumer } from './merchants/merchants';
 import { migratePaymentLinksReadModel } from './payment-links/read-model';
 import { mountPaymentLinkRoutes } from './payment-links/routes';
 import { migrateSandboxChargeLedger } from './payments/ledger';
@@ -40,11 +41,14 @@ export const checkoutService: ServiceDefinition = {
     await migratePaymentLinksReadModel(context.store);
     await migrateSandboxChargeLedger(context.store);
     await migrateRefundsReadModel(context.store);
+    await migrateMerchants(context.store);
     const stopSweep = startExpirySweep(context);
     const stopRefundSweep = startRefundSweep(context);
     const stopBillingConsumer = await startBillingConsumer(context);
+    const stopMerchantsConsumer = await startMerchantsConsumer(context);
     return [
       stopBillingConsumer,
+      stopMerchantsConsumer,
       async () => {
         await stopSweep();
         await stopRefundSweep();

@@ -66,7 +66,7 @@ export async function renewDue(context: ServiceContext, item: DueSubscription, a
     (await findInvoice(context.store.database, context.store.tables.schema, tenant, invoiceId)) ??
     (await openInvoice(context, tenant, subscription, invoiceId, at));
   // A plan switch is charging: it ends soon, in a new period or as it was; then look again.
-  if (!invoice) return afterSwitch(context, subscription.id, () => renewDue(context, item, at));
+  if (!invoice) return afterSwitch(context, tenant, subscription.id, () => renewDue(context, item, at));
   if (invoice.status === 'paid') return settle(context, tenant, subscription, invoice, at);
   if (invoice.status !== 'open') return endForNonPayment(context, tenant, subscription, at);
   if (invoice.attempt_count > 0 && subscription.status !== 'PAST_DUE') {

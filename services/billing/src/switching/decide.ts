@@ -3,6 +3,7 @@ import {
   type ScheduledPlan,
   type Subscription,
   type SubscriptionSchedule,
+  type SubscriptionSwitchStartedData,
   ApiError,
   conflict,
   livemodeOf,
@@ -35,6 +36,8 @@ export type StartSwitch = {
     amount: number;
     /** The period the preview was computed for: a renewal since then is a conflict. */
     periodStart: string;
+    /** What recording the switch needs (kept with the hold for `settleHeldSwitch`). */
+    recording: NonNullable<SubscriptionSwitchStartedData['recording']>;
   };
 };
 
@@ -84,7 +87,10 @@ export function decideSwitching(command: SwitchingCommand, state: SubscriptionSt
             invoice_id: data.invoiceId,
             target_plan: data.target,
             amount: data.amount,
+            recording: data.recording,
             started_at: data.now.toISOString(),
+            // Real time, not the subscription's clock: how long the hold has lasted.
+            held_at: new Date().toISOString(),
           },
         },
       ];

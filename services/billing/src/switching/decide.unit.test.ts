@@ -76,7 +76,15 @@ const errorOf = (fn: () => unknown) => {
 describe('switching decider', () => {
   const start: SwitchingCommand = {
     type: 'StartSwitch',
-    data: { ...who, switchId: 'sw_1', invoiceId: 'in_1', target: business, amount: 400, periodStart },
+    data: {
+      ...who,
+      switchId: 'sw_1',
+      invoiceId: 'in_1',
+      target: business,
+      amount: 400,
+      periodStart,
+      recording: { lines: [], amount_discount: 0, balance_change: 0 },
+    },
   };
 
   it('holds the subscription, then switches it into a new period and releases it', () => {

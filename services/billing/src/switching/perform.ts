@@ -25,8 +25,9 @@ import {
   handleCommandInTransaction,
   isRetryableWriteError,
 } from '@billing/eventstore';
-import { InternalClient, type ServiceContext } from '@billing/runtime';
+import { InternalClient, type ServiceContext, positiveNumberSetting } from '@billing/runtime';
 import type { Tenant } from '@billing/service';
+import { periodEnd } from '../calendar/period';
 import { customersTable } from '../customers/read-model';
 import { checkoutClient } from '../dependencies';
 import { invoiceAggregate, invoiceStream } from '../invoices/invoice';
@@ -127,46 +128,26 @@ export async function performSwitch(
   const invoiceId = newId('invoice');
   const switchId = `sw_${invoiceId.slice(3)}`;
   const proration = preview.proration!;
-  const record = async (tx: EventStoreTransaction, held: boolean) => {
-    const at = now.toISOString();
-    const { state: switched } = await run(tx, context, tenant, {
-      type: 'SwitchPlanNow',
-      data: { ...who, switchId: held ? switchId : null, target, newPeriod: true, periodStart },
-    });
-    if (switched.status !== 'Existing') throw new Error(`subscription ${subscriptionId} vanished`);
-    const period = { start: switched.subscription.current_period_start, end: switched.subscription.current_period_end };
-    await handleCommandInTransaction(
-      tx,
-      context.store,
-      invoiceStream(invoiceId),
-      invoiceAggregate,
-      {
-        type: 'RecordPaidInvoice',
-        data: {
-          invoiceId,
-          number: await nextInvoiceNumber(tx, context.store.tables.schema, tenant),
-          ...tenant,
-          customerId: state.subscription.customer_id,
-          subscriptionId,
-          orderId: null,
-          checkoutSessionId: null,
-          lines: prorationLines(state.subscription, target, planned, period),
-          amountDiscount: target.price - proration.charge_amount,
-          amountTotal: planned.chargeNow,
-          periodStart: period.start,
-          periodEnd: period.end,
-          paidAt: at,
-          now,
-        },
-      },
-      {
-        ...tenant,
-        occurredAt: now,
-        project: (inner, events) => projectInvoices(inner, context.store.tables.schema, events),
-      },
-    );
-    await recordBalance(tx, context, tenant, state.subscription, planned, switchId, invoiceId, now);
+  const period = {
+    start: now.toISOString(),
+    end: periodEnd(now, target.interval, target.interval_count).toISOString(),
   };
+  const recording: SwitchRecording = {
+    lines: prorationLines(state.subscription, target, planned, period),
+    amount_discount: target.price - proration.charge_amount,
+    balance_change: planned.balanceChange,
+  };
+  const record = (tx: EventStoreTransaction, held: boolean) =>
+    recordProratedSwitch(tx, context, tenant, {
+      subscription: state.subscription,
+      switchId,
+      held,
+      invoiceId,
+      target,
+      amount: planned.chargeNow,
+      recording,
+      now,
+    });
 
   if (planned.chargeNow === 0) {
     await inTransaction(context, async (tx) => {
@@ -179,13 +160,13 @@ export async function performSwitch(
     );
   }
 
-  // Hold the subscription, then charge, then record: a crash after the charge is settled by the
-  // next switch request (`settleAbandonedSwitch`), with the same key, so it is charged once.
+  // Hold the subscription, then charge, then record. A crash after the hold is settled later
+  // (`settleHeldSwitch`), asking the charge again with the same key, so it is charged once.
   await inTransaction(context, async (tx) => {
     await lockForSwitch(tx, context, state.subscription);
     await run(tx, context, tenant, {
       type: 'StartSwitch',
-      data: { ...who, switchId, invoiceId, target, amount: planned.chargeNow, periodStart },
+      data: { ...who, switchId, invoiceId, target, amount: planned.chargeNow, periodStart, recording },
     });
   });
   let outcome: SavedCardCharge;
@@ -216,6 +197,143 @@ export async function performSwitch(
     (await findInvoice(context.store.database, context.store.tables.schema, tenant, invoiceId)) ?? null,
     null,
   );
+}
+
+/** What recording a held switch needs, kept with the hold so that a later settlement can record it. */
+type SwitchRecording = { lines: InvoiceLine[]; amount_discount: number; balance_change: number };
+
+/** The new plan from `now` and the paid proration invoice (and any balance), in the caller's transaction. */
+async function recordProratedSwitch(
+  tx: EventStoreTransaction,
+  context: ServiceContext,
+  tenant: Tenant,
+  input: {
+    subscription: Subscription;
+    switchId: string;
+    held: boolean;
+    invoiceId: string;
+    target: ScheduledPlan;
+    amount: number;
+    recording: SwitchRecording;
+    now: Date;
+  },
+): Promise<void> {
+  const { subscription, switchId, invoiceId, now } = input;
+  const { state: switched } = await run(tx, context, tenant, {
+    type: 'SwitchPlanNow',
+    data: {
+      subscriptionId: subscription.id,
+      ...tenant,
+      now,
+      switchId: input.held ? switchId : null,
+      target: input.target,
+      newPeriod: true,
+      periodStart: subscription.current_period_start,
+    },
+  });
+  if (switched.status !== 'Existing') throw new Error(`subscription ${subscription.id} vanished`);
+  const period = { start: switched.subscription.current_period_start, end: switched.subscription.current_period_end };
+  await handleCommandInTransaction(
+    tx,
+    context.store,
+    invoiceStream(invoiceId),
+    invoiceAggregate,
+    {
+      type: 'RecordPaidInvoice',
+      data: {
+        invoiceId,
+        number: await nextInvoiceNumber(tx, context.store.tables.schema, tenant),
+        ...tenant,
+        customerId: subscription.customer_id,
+        subscriptionId: subscription.id,
+        orderId: null,
+        checkoutSessionId: null,
+        lines: input.recording.lines,
+        amountDiscount: input.recording.amount_discount,
+        amountTotal: input.amount,
+        periodStart: period.start,
+        periodEnd: period.end,
+        paidAt: now.toISOString(),
+        now,
+      },
+    },
+    {
+      ...tenant,
+      occurredAt: now,
+      project: (inner, events) => projectInvoices(inner, context.store.tables.schema, events),
+    },
+  );
+  const change = input.recording.balance_change;
+  if (change !== 0) {
+    await changeBalance(tx, context.store, {
+      type: 'ChangeBalance',
+      data: {
+        customer_id: subscription.customer_id,
+        ...tenant,
+        amount: change,
+        reason: change > 0 ? 'switch_credit' : 'switch_deferred_charge',
+        subscription_id: subscription.id,
+        invoice_id: invoiceId,
+        key: `switch:${switchId}`,
+        now,
+      },
+    });
+  }
+}
+
+/** How long a switch may hold its subscription before it counts as abandoned (a crash): `BILLING_SWITCH_HOLD_MS`, 60 s. */
+const holdMsOf = (context: ServiceContext) => positiveNumberSetting(context.config, 'BILLING_SWITCH_HOLD_MS', 60_000);
+
+/**
+ * Settles a switch that has held the subscription longer than `BILLING_SWITCH_HOLD_MS` (its
+ * process crashed between the hold and the recording): asks the charge again with the same key
+ * (the processor answers the first charge if there was one, so nothing is charged twice), then
+ * records the switch as it was meant, or releases the hold on a decline. A switch still under way
+ * is left alone. Returns whether it settled one.
+ */
+export async function settleHeldSwitch(
+  context: ServiceContext,
+  tenant: Tenant,
+  subscriptionId: string,
+): Promise<boolean> {
+  const state = await loadState(context, tenant, subscriptionId);
+  const held = state.switching;
+  if (!held || Date.now() - Date.parse(held.held_at ?? held.started_at) < holdMsOf(context)) return false;
+  const now = new Date(held.started_at);
+  const who = { subscriptionId, ...tenant, now };
+  const recording = held.recording;
+  if (!recording) {
+    // A hold from before holds kept their recording: nothing to record it from; released.
+    await onSubscription(context, tenant, {
+      type: 'FailSwitch',
+      data: { ...who, switchId: held.switch_id, failure: { code: 'abandoned', message: 'The switch was interrupted' } },
+    });
+    return true;
+  }
+  const card = await savedCardOf(context, state.subscription.customer_id);
+  const outcome: SavedCardCharge = card
+    ? await chargeCard(context, tenant, card, held.amount, held.invoice_id)
+    : { status: 'declined', code: 'no_payment_method', message: 'The customer has no saved card' };
+  if (outcome.status === 'declined') {
+    await onSubscription(context, tenant, {
+      type: 'FailSwitch',
+      data: { ...who, switchId: held.switch_id, failure: { code: outcome.code, message: outcome.message } },
+    });
+    return true;
+  }
+  await inTransaction(context, (tx) =>
+    recordProratedSwitch(tx, context, tenant, {
+      subscription: state.subscription,
+      switchId: held.switch_id,
+      held: true,
+      invoiceId: held.invoice_id,
+      target: held.target_plan,
+      amount: held.amount,
+      recording,
+      now,
+    }),
+  );
+  return true;
 }
 
 /** `DELETE /v1/subscriptions/{id}/schedule`: cancels the pending schedule; 404 when none is pending. */
@@ -253,7 +371,11 @@ export async function getSchedule(
 // ---------------------------------------------------------------- reading the facts
 
 async function planFor(context: ServiceContext, tenant: Tenant, subscriptionId: string, request: SwitchRequest) {
-  const state = await loadState(context, tenant, subscriptionId);
+  let state = await loadState(context, tenant, subscriptionId);
+  // A switch that crashed mid-way is settled before anything else is decided.
+  if (state.switching && (await settleHeldSwitch(context, tenant, subscriptionId))) {
+    state = await loadState(context, tenant, subscriptionId);
+  }
   const { subscription } = state;
   const target = await targetPlan(context, tenant, request.targetProductId, subscription);
   const now = await clockOf(context, tenant, subscription);

@@ -1,8 +1,10 @@
 import type { EventStore, EventStoreTransaction, SqlExecutor } from '@billing/eventstore';
+import type { ServiceContext } from '@billing/runtime';
 import type { Tenant } from '@billing/service';
 import type { OpenInvoice } from '../invoices/invoice';
 import { subscriptionsTable } from '../subscriptions/read-model';
 import { balancesTable, takeBalanceForInvoice } from './balance';
+import { settleHeldSwitch } from './perform';
 import { switchesTable } from './read-model';
 
 // What renewals ask of plan switching (renewals/renew.ts and batch.ts), in the transaction that
@@ -96,22 +98,25 @@ const SWITCH_WAIT_MS = 10_000;
 
 /**
  * The renewal found the subscription held by a switch: waits for the switch to end, then runs
- * `again` (which finds the subscription in a new period, or as it was). Still held after
- * `SWITCH_WAIT_MS` (a crash mid-switch): nothing done now; the next run tries again.
+ * `again` (which finds the subscription in a new period, or as it was). A hold that outlasts
+ * the wait is a crashed switch: it is settled (`settleHeldSwitch`), then `again`. Still held:
+ * nothing done now; the next run tries again.
  */
 export async function afterSwitch(
-  context: { store: EventStore },
+  context: ServiceContext,
+  tenant: Tenant,
   subscriptionId: string,
   again: () => Promise<boolean>,
 ): Promise<boolean> {
   const { database, tables } = context.store;
+  const held = async () =>
+    (await database.query(`SELECT 1 FROM ${switchesTable(tables.schema)} WHERE subscription_id = $1`, [subscriptionId]))
+      .rows.length > 0;
   const deadline = Date.now() + SWITCH_WAIT_MS;
   while (Date.now() < deadline) {
     await new Promise((resolve) => setTimeout(resolve, 50));
-    const { rows } = await database.query(`SELECT 1 FROM ${switchesTable(tables.schema)} WHERE subscription_id = $1`, [
-      subscriptionId,
-    ]);
-    if (rows.length === 0) return again();
+    if (!(await held())) return again();
   }
+  if ((await settleHeldSwitch(context, tenant, subscriptionId)) && !(await held())) return again();
   return false;
 }

@@ -2,6 +2,9 @@ import { createHash, timingSafeEqual } from 'node:crypto';
 import type { ServiceContext } from '@billing/runtime';
 import type { Express } from 'express';
 import { escapeHtml, formatTwd, page } from '../hosted-page/html';
+import { type Messages, chooseLocale, messagesFor, priceSchedule } from '../hosted-page/messages';
+import { merchantHeader, renderMessagePage } from '../hosted-page/render';
+import { findMerchant } from '../merchants/merchants';
 import { findSession } from '../sessions/queries';
 import { statusAt } from '../sessions/resource';
 import type { Session } from '../sessions/session';
@@ -11,18 +14,17 @@ const sameSecret = (a: string, b: string) => {
   return timingSafeEqual(digest(a), digest(b));
 };
 
-/** The price line of the checkout: today's amount, and the plan's period. */
-function priceLine(session: Session): string {
-  const { interval, interval_count } = session.product;
-  const period =
-    session.mode === 'SUBSCRIPTION' && interval
-      ? interval_count === 1
-        ? ` per ${interval}`
-        : ` every ${interval_count} ${interval}s`
-      : '';
-  if (session.trial_days)
-    return `Free for ${session.trial_days} days, then ${formatTwd(session.product.price)}${period}`;
-  return `${formatTwd(session.order.amount_total)}${period ? ` today, then ${formatTwd(session.product.price)}${period}` : ''}`;
+/** What is charged and when, in the page's words. */
+function priceLine(session: Session, t: Messages): string {
+  const { interval, interval_count, price } = session.product;
+  if (session.mode !== 'SUBSCRIPTION' || !interval) return priceSchedule(t, { today: session.order.amount_total });
+  const trialDays = session.trial_days ?? 0;
+  const then = trialDays ? price - (session.discount?.amount ?? 0) : price;
+  return priceSchedule(t, {
+    today: session.order.amount_total,
+    recurring: { amount: then, interval, count: interval_count },
+    trialDays: trialDays || undefined,
+  });
 }
 
 /**
@@ -40,25 +42,25 @@ export function mountEmbedPage(app: Express, context: ServiceContext): void {
     const [id, key, secret] = [text('id'), text('key'), text('client_secret')];
     const session = /^cs_[A-Za-z0-9]+$/.test(id) ? await findSession(store.database, store.tables.schema, id) : null;
     res.set('Content-Security-Policy', "frame-ancestors *; base-uri 'none'").set('Referrer-Policy', 'no-referrer');
-    if (!session || session.ui_mode !== 'embedded' || !secret || !sameSecret(secret, session.intent.client_secret)) {
+    const valid = session?.ui_mode === 'embedded' && !!secret && sameSecret(secret, session.intent.client_secret);
+    const t = messagesFor(chooseLocale(valid ? session?.locale : null, req.get('accept-language')));
+    if (!session || !valid) {
       res
         .status(404)
         .type('html')
-        .send(
-          page(
-            'Checkout not found',
-            '<h1>Checkout not found</h1><p class="muted">This checkout link is not valid.</p>',
-          ),
-        );
+        .send(renderMessagePage(t.titles.notFound, t.texts.notFound, undefined, { t }));
       return;
     }
+    const merchant = await findMerchant(store.database, store.tables.schema, session.organization);
     if (statusAt(session, now()) !== 'OPEN') {
-      const done = session.status === 'COMPLETE';
-      const title = done ? 'Already paid' : 'Checkout expired';
+      const [title, text] =
+        session.status === 'COMPLETE'
+          ? [t.titles.alreadyPaid, t.texts.alreadyPaid]
+          : [t.titles.expired, t.texts.expired];
       res
         .status(409)
         .type('html')
-        .send(page(title, `<h1>${title}</h1>`));
+        .send(renderMessagePage(title, text, undefined, { t, merchant }));
       return;
     }
     const config = {
@@ -67,26 +69,29 @@ export function mountEmbedPage(app: Express, context: ServiceContext): void {
       clientSecret: secret,
       token: session.card_form_token,
       needsCard: session.requires_payment_method,
+      thanks: [t.titles.thanks, t.texts.thanks],
     };
     const prefilled = (value: string | null) => (value ? ` value="${escapeHtml(value)}" readonly` : '');
     res.type('html').send(
       page(
-        `Pay ${session.product.name}`,
-        `<h1>${escapeHtml(session.product.name)}</h1>
-<p class="price" id="price">${escapeHtml(priceLine(session))}</p>
-<p class="sandbox">Sandbox: pay with test card 4242 4242 4242 4242, any future expiry and any CVC.</p>
+        t.pay(session.product.name),
+        `${merchantHeader(merchant)}
+<h1>${escapeHtml(session.product.name)}</h1>
+<p class="price" id="price">${escapeHtml(formatTwd(session.order.amount_total))}</p>
+<p class="schedule" id="schedule">${escapeHtml(priceLine(session, t))}</p>
+${session.environment === 'SANDBOX' ? `<p class="sandbox">${escapeHtml(t.sandbox)}</p>` : ''}
 <p class="error" role="alert" id="error" hidden></p>
 <form id="embedded-form">
-<label for="email">Email</label><input id="email" name="email" type="email" autocomplete="email" required${prefilled(session.customer_email)}>
-<label for="name">Name</label><input id="name" name="name" autocomplete="name" required${prefilled(session.customer_name)}>
+<label for="email">${escapeHtml(t.email)}</label><input id="email" name="email" type="email" autocomplete="email" required${prefilled(session.customer_email)}>
+<label for="name">${escapeHtml(t.name)}</label><input id="name" name="name" autocomplete="name" required${prefilled(session.customer_name)}>
 ${
   session.requires_payment_method
-    ? `<label>Card number</label><div class="card-field" id="card-no"></div>
-<div class="row"><div><label>Expiry (MM/YY)</label><div class="card-field" id="card-exp"></div></div>
-<div><label>CVC</label><div class="card-field" id="card-cvc"></div></div></div>`
+    ? `<label>${escapeHtml(t.cardNumber)}</label><div class="card-field" id="card-no"></div>
+<div class="row"><div><label>${escapeHtml(t.expiry)}</label><div class="card-field" id="card-exp"></div></div>
+<div><label>${escapeHtml(t.cvc)}</label><div class="card-field" id="card-cvc"></div></div></div>`
     : ''
 }
-<button type="submit" id="pay">Pay ${escapeHtml(formatTwd(session.order.amount_total))}</button>
+<button type="submit" id="pay">${escapeHtml(t.pay(formatTwd(session.order.amount_total)))}</button>
 </form>
 <style>.card-field { padding: .6rem; border: 1px solid #c9ced8; border-radius: 6px; } input[readonly] { background: #f0f2f5; color: #4a5060; }</style>
 <script src="/sandbox/card-form.js"></script>
@@ -123,7 +128,9 @@ ${
         if (!paid.ok) throw new Error((paid.body.error && paid.body.error.message) || 'The payment failed');
         var c = paid.body.checkout;
         tell('RECUR_PAYMENT_SUCCESS', { checkoutId: c.id, orderId: c.order_id, subscriptionId: c.subscription_id, amount: c.amount, status: c.status });
-        document.querySelector('main').innerHTML = '<h1 id="paid">Payment complete</h1><p class="muted">Thank you. You can close this window.</p>';
+        document.querySelector('main').innerHTML = '<h1 id="paid"></h1><p class="muted"></p>';
+        document.getElementById('paid').textContent = config.thanks[0];
+        document.querySelector('main p').textContent = config.thanks[1];
       })
       .catch(function (e) { fail(e.message); });
   });

@@ -25,22 +25,39 @@ const STYLE = `
   input { width: 100%; box-sizing: border-box; padding: .6rem; border: 1px solid #c9ced8; border-radius: 6px; font-size: 1rem; }
   .row { display: flex; gap: .75rem; } .row > div { flex: 1; }
   button { width: 100%; margin-top: 1.5rem; padding: .8rem; font-size: 1rem; border: 0; border-radius: 6px;
-           background: #2f54eb; color: #fff; cursor: pointer; }
+           background: var(--brand); color: #fff; cursor: pointer; }
+  input[readonly] { background: #f0f2f5; color: #4a5060; border-style: dashed; cursor: default; }
+  .merchant { display: flex; align-items: center; gap: .5rem; font-weight: 600; margin: -.5rem 0 1.25rem;
+              padding-bottom: .75rem; border-bottom: 3px solid var(--brand); }
+  .merchant .logo { border-radius: 6px; object-fit: contain; }
+  .schedule { font-weight: 500; margin: -.5rem 0 1rem; }
+  .receipt { margin: 1rem 0; } .receipt div { display: flex; justify-content: space-between; }
+  .receipt dt { color: #6b7385; } .receipt dd { margin: 0; font-weight: 500; }
   button[disabled] { opacity: .6; cursor: progress; }
   .error { background: #fff1f0; border: 1px solid #ffa39e; color: #a8071a; padding: .75rem; border-radius: 6px; }
   .sandbox { background: #fffbe6; border: 1px solid #ffe58f; padding: .5rem .75rem; border-radius: 6px; font-size: .875rem; }
   a.cancel { display: block; text-align: center; margin-top: 1rem; color: #6b7385; }
 `;
 
-export function page(title: string, body: string): string {
+/** The default accent; a merchant's `brand_color` (#rrggbb, checked by the admin API) replaces it. */
+const DEFAULT_BRAND = '#2f54eb';
+
+/** A small card icon, inline: no request, and the tab shows it. */
+const FAVICON = `data:image/svg+xml,${encodeURIComponent(
+  '<svg xmlns="http://www.w3.org/2000/svg" viewBox="0 0 32 32"><rect x="2" y="6" width="28" height="20" rx="4" fill="#2f54eb"/><rect x="2" y="11" width="28" height="4" fill="#1a1f36"/><rect x="6" y="19" width="8" height="3" rx="1" fill="#fff"/></svg>',
+)}`;
+
+export function page(title: string, body: string, options: { lang?: string; brandColor?: string | null } = {}): string {
+  const brand = options.brandColor && /^#[0-9a-f]{6}$/i.test(options.brandColor) ? options.brandColor : DEFAULT_BRAND;
   return `<!doctype html>
-<html lang="en">
+<html lang="${escapeHtml(options.lang ?? 'en')}">
 <head>
 <meta charset="utf-8">
 <meta name="viewport" content="width=device-width, initial-scale=1">
 <meta name="robots" content="noindex">
 <title>${escapeHtml(title)}</title>
-<style>${STYLE}</style>
+<link rel="icon" href="${FAVICON}">
+<style>:root { --brand: ${brand}; }${STYLE}</style>
 </head>
 <body>
 <main>

@@ -1,4 +1,6 @@
+import type { Merchant } from '../merchants/merchants';
 import { escapeHtml, formatTwd, page } from './html';
+import { type Messages, messagesFor } from './messages';
 
 export interface CheckoutPageView {
   sessionId: string;
@@ -11,6 +13,8 @@ export interface CheckoutPageView {
   /** Prefilled values are shown read-only; missing ones are asked for. */
   email?: string;
   name?: string;
+  /** What the buyer typed before a declined or challenged attempt: kept, never the card number or CVC. */
+  typed?: { email?: string; name?: string; exp?: string };
   requiresPaymentMethod: boolean;
   cancelUrl: string;
   /** Where the form posts. */
@@ -22,76 +26,105 @@ export interface CheckoutPageView {
   challenge?: boolean;
   /** A subscription that starts free: nothing is charged today, `thenAmount` after `days`. */
   trial?: { days: number; thenAmount: number };
+  /** What is charged and when, in words ("NT$240 today, then NT$299 per month"). */
+  schedule?: string;
+  /** The page's language (English when absent). */
+  t?: Messages;
+  /** Who sells: on every page. */
+  merchant?: Merchant | null;
 }
+
+const textOf = (view: { t?: Messages }) => view.t ?? messagesFor('en');
 
 function field(
   label: string,
   name: string,
   autocomplete: string,
-  options: { value?: string; type?: string; extra?: string } = {},
+  options: { value?: string; typed?: string; type?: string; extra?: string } = {},
 ) {
   const id = `field-${name}`;
-  const value = options.value === undefined ? '' : ` value="${escapeHtml(options.value)}" readonly`;
+  const value =
+    options.value !== undefined
+      ? ` value="${escapeHtml(options.value)}" readonly aria-readonly="true"`
+      : options.typed
+        ? ` value="${escapeHtml(options.typed)}"`
+        : '';
   return `<label for="${id}">${escapeHtml(label)}</label>
 <input id="${id}" name="${name}" type="${options.type ?? 'text'}" autocomplete="${autocomplete}" required${value}${options.extra ?? ''}>`;
 }
 
-function cardFields(): string {
-  return `${field('Card number', 'card_number', 'cc-number', { extra: ' inputmode="numeric" placeholder="4242 4242 4242 4242"' })}
+function cardFields(view: CheckoutPageView): string {
+  const t = textOf(view);
+  return `${field(t.cardNumber, 'card_number', 'cc-number', { extra: ' inputmode="numeric" placeholder="4242 4242 4242 4242"' })}
 <div class="row">
-  <div>${field('Expiry (MM/YY)', 'exp', 'cc-exp', { extra: ' placeholder="12/34"' })}</div>
-  <div>${field('CVC', 'cvc', 'cc-csc', { extra: ' inputmode="numeric" placeholder="123"' })}</div>
+  <div>${field(t.expiry, 'exp', 'cc-exp', { typed: view.typed?.exp, extra: ' placeholder="12/34"' })}</div>
+  <div>${field(t.cvc, 'cvc', 'cc-csc', { extra: ' inputmode="numeric" placeholder="123"' })}</div>
 </div>`;
 }
 
 /** Said plainly: what is charged today, and what and when after the trial. */
 function trialSummary(view: CheckoutPageView): string {
   const { trial } = view;
+  const t = textOf(view);
   if (!trial) return '';
   const period = view.billingPeriod ? ` ${escapeHtml(view.billingPeriod)}` : '';
   return `<div class="summary" id="trial">
-  <div><span>Free trial</span><span>${trial.days} days</span></div>
-  <div><span>Then</span><span>${formatTwd(trial.thenAmount)}${period}</span></div>
-  <div><strong>Due today</strong><strong>${formatTwd(0)}</strong></div>
+  <div><span>${escapeHtml(t.freeTrial)}</span><span>${escapeHtml(t.days(trial.days))}</span></div>
+  <div><span>${escapeHtml(t.then)}</span><span>${formatTwd(trial.thenAmount)}${period}</span></div>
+  <div><strong>${escapeHtml(t.dueToday)}</strong><strong>${formatTwd(0)}</strong></div>
 </div>
-<p class="muted">Your card is saved now and first charged when the trial ends. Cancel before then and nothing is charged.</p>`;
+<p class="muted">${escapeHtml(t.trialNote)}</p>`;
 }
 
 function summary(view: CheckoutPageView): string {
+  const t = textOf(view);
   if (view.trial) return trialSummary(view);
   if (!view.discount) return '';
   return `<div class="summary">
-  <div><span>Subtotal</span><span>${formatTwd(view.amountSubtotal)}</span></div>
+  <div><span>${escapeHtml(t.subtotal)}</span><span>${formatTwd(view.amountSubtotal)}</span></div>
   <div><span>${escapeHtml(view.discount.label)}</span><span>−${formatTwd(view.discount.amount)}</span></div>
-  <div><strong>Total</strong><strong>${formatTwd(view.amountTotal)}</strong></div>
+  <div><strong>${escapeHtml(t.total)}</strong><strong>${formatTwd(view.amountTotal)}</strong></div>
 </div>`;
 }
 
-/** The hosted checkout page: product, price, discount, buyer details, card form, pay. */
+/** The merchant's name (and logo) at the top of every page; nothing before the replica knows it. */
+export function merchantHeader(merchant: Merchant | null | undefined): string {
+  if (!merchant) return '';
+  const logo = merchant.logo_url
+    ? `<img class="logo" src="${escapeHtml(merchant.logo_url)}" alt="" width="32" height="32">`
+    : '';
+  return `<header class="merchant" id="merchant">${logo}<span>${escapeHtml(merchant.name)}</span></header>`;
+}
+
+/** The hosted checkout page: merchant, product, price schedule, discount, buyer details, card form, pay. */
 export function renderCheckoutPage(view: CheckoutPageView): string {
-  const period = view.billingPeriod ? ` <span class="muted">${escapeHtml(view.billingPeriod)}</span>` : '';
-  const sandbox = view.livemode
-    ? ''
-    : '<p class="sandbox">Sandbox: pay with test card 4242 4242 4242 4242, any future expiry and any CVC.</p>';
+  const t = textOf(view);
+  // A discounted first period is not the price per period: the schedule line says both.
+  const recurringPrice = view.billingPeriod && (!view.discount || view.trial);
+  const period = recurringPrice ? ` <span class="muted">${escapeHtml(view.billingPeriod!)}</span>` : '';
+  const sandbox = view.livemode ? '' : `<p class="sandbox">${escapeHtml(t.sandbox)}</p>`;
   const error = view.error ? `<p class="error" role="alert">${escapeHtml(view.error)}</p>` : '';
   const challenge = view.challenge
-    ? `<p class="sandbox">Your bank asks you to confirm this payment.</p><input type="hidden" name="challenge" value="pass">`
+    ? `<p class="sandbox">${escapeHtml(t.challenge)}</p><input type="hidden" name="challenge" value="pass">`
     : '';
+  const schedule = view.schedule ? `<p class="schedule" id="schedule">${escapeHtml(view.schedule)}</p>` : '';
   return page(
-    `Pay ${view.productName}`,
-    `<h1>${escapeHtml(view.productName)}</h1>
+    `${t.pay(view.productName)}`,
+    `${merchantHeader(view.merchant)}
+<h1>${escapeHtml(view.productName)}</h1>
 <p class="price">${formatTwd(view.trial ? view.trial.thenAmount : view.amountTotal)}${period}</p>
+${schedule}
 ${summary(view)}
 ${sandbox}
 ${error}
 <form method="post" action="${escapeHtml(view.action)}" id="checkout-form">
-${field('Email', 'email', 'email', { type: 'email', value: view.email })}
-${field('Name', 'name', 'name', { value: view.name })}
-${view.requiresPaymentMethod ? cardFields() : ''}
+${field(t.email, 'email', 'email', { type: 'email', value: view.email, typed: view.typed?.email })}
+${field(t.name, 'name', 'name', { value: view.name, typed: view.typed?.name })}
+${view.requiresPaymentMethod ? cardFields(view) : ''}
 ${challenge}
-<button type="submit" id="pay">${payLabel(view)}</button>
+<button type="submit" id="pay">${escapeHtml(payLabel(view))}</button>
 </form>
-<a class="cancel" href="${escapeHtml(view.cancelUrl)}">Cancel and return</a>
+<a class="cancel" id="cancel" href="${escapeHtml(view.cancelUrl)}">${escapeHtml(t.cancel)}</a>
 <script>
   // One submission per page: a second click must not send a second payment.
   document.getElementById('checkout-form').addEventListener('submit', function (event) {
@@ -100,16 +133,48 @@ ${challenge}
     button.disabled = true;
   });
 </script>`,
+    { lang: t.lang, brandColor: view.merchant?.brand_color },
   );
 }
 
 function payLabel(view: CheckoutPageView): string {
-  if (view.trial) return `Start ${view.trial.days}-day free trial`;
-  return `${view.challenge ? 'Confirm and pay' : 'Pay'} ${formatTwd(view.amountTotal)}`;
+  const t = textOf(view);
+  if (view.trial) return t.startTrial(view.trial.days);
+  return (view.challenge ? t.confirmAndPay : t.pay)(formatTwd(view.amountTotal));
 }
 
-/** A page for a session that cannot be paid: expired, already paid, or not found. */
-export function renderMessagePage(title: string, message: string, link?: { href: string; text: string }): string {
-  const back = link ? `<a class="cancel" href="${escapeHtml(link.href)}">${escapeHtml(link.text)}</a>` : '';
-  return page(title, `<h1>${escapeHtml(title)}</h1>\n<p class="muted">${escapeHtml(message)}</p>\n${back}`);
+/** A receipt's lines: what was bought, what was paid, when. */
+export type Receipt = { product: string; amount: number; date: string };
+
+export interface MessagePageOptions {
+  t?: Messages;
+  merchant?: Merchant | null;
+  receipt?: Receipt;
+}
+
+/** A page for a session that cannot be paid (expired, already paid, not found), or a thank-you page. */
+export function renderMessagePage(
+  title: string,
+  message: string,
+  link?: { href: string; text: string },
+  options: MessagePageOptions = {},
+): string {
+  const t = textOf(options);
+  const back = link ? `<a class="cancel" id="back" href="${escapeHtml(link.href)}">${escapeHtml(link.text)}</a>` : '';
+  const receipt = options.receipt
+    ? `<dl class="summary receipt" id="receipt">
+  <div><dt>${escapeHtml(t.product)}</dt><dd>${escapeHtml(options.receipt.product)}</dd></div>
+  <div><dt>${escapeHtml(t.amountPaid)}</dt><dd>${formatTwd(options.receipt.amount)}</dd></div>
+  <div><dt>${escapeHtml(t.date)}</dt><dd>${escapeHtml(t.formatDate(options.receipt.date))}</dd></div>
+</dl>`
+    : '';
+  return page(
+    title,
+    `${merchantHeader(options.merchant)}
+<h1>${escapeHtml(title)}</h1>
+<p class="muted">${escapeHtml(message)}</p>
+${receipt}
+${back}`,
+    { lang: t.lang, brandColor: options.merchant?.brand_color },
+  );
 }

@@ -1,4 +1,5 @@
 import { escapeHtml, formatTwd } from './html';
+import { chooseLocale, messagesFor, priceSchedule } from './messages';
 import { type CheckoutPageView, renderCheckoutPage, renderMessagePage } from './render';
 
 const view: CheckoutPageView = {
@@ -12,6 +13,7 @@ const view: CheckoutPageView = {
   cancelUrl: 'https://shop.example/cancel?a=1&b=2',
   action: '/checkout/cs_1',
   livemode: false,
+  schedule: 'NT$1,039 today, then NT$1,299 per month',
 };
 
 describe('hosted checkout page', () => {
@@ -69,5 +71,69 @@ describe('hosted checkout page', () => {
     expect(formatTwd(0)).toBe('NT$0');
     expect(formatTwd(1234567)).toBe('NT$1,234,567');
     expect(escapeHtml(`<a href="x">'&'</a>`)).toBe('&lt;a href=&quot;x&quot;&gt;&#39;&amp;&#39;&lt;/a&gt;');
+  });
+});
+
+describe('hosted page texts', () => {
+  it('says what is charged and when, in English and Traditional Chinese', () => {
+    const en = messagesFor('en');
+    const zh = messagesFor('zh-TW');
+    const monthly = { amount: 299, interval: 'month' as const, count: 1 };
+    expect(priceSchedule(en, { today: 240, recurring: monthly })).toBe('NT$240 today, then NT$299 per month');
+    expect(priceSchedule(zh, { today: 240, recurring: monthly })).toBe('今天 NT$240，之後每月 NT$299');
+    expect(priceSchedule(en, { today: 0, recurring: monthly, trialDays: 7 })).toBe(
+      'Free for 7 days, then NT$299 per month',
+    );
+    expect(priceSchedule(zh, { today: 0, recurring: monthly, trialDays: 7 })).toBe('前 7 天免費，之後每月 NT$299');
+    expect(priceSchedule(en, { today: 299, recurring: monthly })).toBe('NT$299 per month');
+    expect(priceSchedule(en, { today: 1200, recurring: { amount: 1200, interval: 'month', count: 3 } })).toBe(
+      'NT$1,200 every 3 months',
+    );
+    expect(priceSchedule(zh, { today: 1200, recurring: { amount: 1200, interval: 'month', count: 3 } })).toBe(
+      '每 3 個月 NT$1,200',
+    );
+    expect(priceSchedule(en, { today: 480 })).toBe('NT$480, one-time payment');
+    expect(priceSchedule(zh, { today: 480 })).toBe('NT$480，一次付清');
+  });
+
+  it('chooses the language from the locale, else Accept-Language, else English', () => {
+    expect(chooseLocale('en', 'zh-TW,zh;q=0.9')).toBe('en');
+    expect(chooseLocale(null, 'zh-TW,zh;q=0.9,en;q=0.8')).toBe('zh-TW');
+    expect(chooseLocale(undefined, 'fr-FR, en;q=0.5, zh;q=0.7')).toBe('zh-TW');
+    expect(chooseLocale(undefined, 'en-US,en;q=0.9')).toBe('en');
+    expect(chooseLocale(undefined, 'fr')).toBe('en');
+    expect(chooseLocale(undefined, undefined)).toBe('en');
+  });
+
+  it('keeps typed fields but never the card number or CVC, and marks prefilled ones read-only', () => {
+    const html = renderCheckoutPage({
+      ...view,
+      email: undefined,
+      name: 'Mei',
+      typed: { email: 'typed@example.com', exp: '11/33' },
+      error: 'Your card was declined.',
+    });
+    expect(html).toMatch(/id="field-email" [^>]*value="typed@example.com"/);
+    expect(html).not.toMatch(/id="field-email" [^>]*readonly/);
+    expect(html).toMatch(/id="field-name" [^>]*value="Mei" readonly/);
+    expect(html).toMatch(/id="field-exp" [^>]*value="11\/33"/);
+    expect(html).not.toMatch(/id="field-card_number" [^>]*value=/);
+    expect(html).not.toMatch(/id="field-cvc" [^>]*value=/);
+  });
+
+  it('names the merchant with its logo and colour, and has a favicon', () => {
+    const html = renderCheckoutPage({
+      ...view,
+      merchant: {
+        name: 'Leaf & Co',
+        logo_url: 'https://cdn.example/logo.png',
+        brand_color: '#0a7d5a',
+        website_url: null,
+      },
+    });
+    expect(html).toContain('<span>Leaf &amp; Co</span>');
+    expect(html).toContain('src="https://cdn.example/logo.png"');
+    expect(html).toContain('--brand: #0a7d5a');
+    expect(html).toContain('<link rel="icon" href="data:image/svg+xml');
   });
 });

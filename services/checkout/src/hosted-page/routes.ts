@@ -4,16 +4,20 @@ import { findTextProblems } from '@billing/service';
 import express, { type Express, type Request, type Response } from 'express';
 import { findSession } from '../sessions/queries';
 import { statusAt } from '../sessions/resource';
-import { SOLD_OUT_MESSAGE } from '../payment-links/link';
 import { openedBySoldOutLink } from '../payment-links/queries';
 import { paySession } from '../sessions/pay';
 import type { Session } from '../sessions/session';
-import { type CheckoutPageView, renderCheckoutPage, renderMessagePage } from './render';
+import { type Merchant, findMerchant } from '../merchants/merchants';
+import { type Messages, chooseLocale, messagesFor, priceSchedule } from './messages';
+import { type CheckoutPageView, type Receipt, renderCheckoutPage, renderMessagePage } from './render';
 
-function billingPeriod(session: Session): string | undefined {
+/** The page's language and merchant, read once per request. */
+type PageContext = { t: Messages; merchant: Merchant | null };
+
+function billingPeriod(session: Session, t: Messages): string | undefined {
   const { interval, interval_count } = session.product;
   if (session.mode !== 'SUBSCRIPTION' || !interval) return undefined;
-  return interval_count === 1 ? `per ${interval}` : `every ${interval_count} ${interval}s`;
+  return t.period(interval, interval_count);
 }
 
 /** What the buyer pays after a free trial: the plan, less the code's discount of its first invoice. */
@@ -22,11 +26,32 @@ function trialOf(session: Session): CheckoutPageView['trial'] {
   return { days: session.trial_days, thenAmount: session.product.price - (session.discount?.amount ?? 0) };
 }
 
-function viewOf(session: Session, action: string, extra: Partial<CheckoutPageView> = {}): CheckoutPageView {
+/**
+ * What is charged and when: today's amount, then the plan's price per period (less the
+ * discount when the coupon lasts forever), or the free days first.
+ */
+function scheduleOf(session: Session, t: Messages): string {
+  const { interval, interval_count, price } = session.product;
+  if (session.mode !== 'SUBSCRIPTION' || !interval) return priceSchedule(t, { today: session.order.amount_total });
+  const trial = trialOf(session);
+  const forever = session.coupon?.duration === 'forever' ? (session.discount?.amount ?? 0) : 0;
+  return priceSchedule(t, {
+    today: session.order.amount_total,
+    recurring: { amount: trial ? trial.thenAmount : price - forever, interval, count: interval_count },
+    trialDays: trial?.days,
+  });
+}
+
+function viewOf(
+  session: Session,
+  action: string,
+  page: PageContext,
+  extra: Partial<CheckoutPageView> = {},
+): CheckoutPageView {
   return {
     sessionId: session.id,
     productName: session.product.name,
-    billingPeriod: billingPeriod(session),
+    billingPeriod: billingPeriod(session, page.t),
     amountSubtotal: session.order.amount_subtotal,
     amountTotal: session.order.amount_total,
     discount: session.discount ? { label: session.discount.label, amount: session.order.discount_amount } : undefined,
@@ -37,67 +62,76 @@ function viewOf(session: Session, action: string, extra: Partial<CheckoutPageVie
     action,
     livemode: session.environment === 'PRODUCTION',
     trial: trialOf(session),
+    schedule: scheduleOf(session, page.t),
+    t: page.t,
+    merchant: page.merchant,
     ...extra,
   };
 }
 
 /** The merchant's page to go back to: hosted sessions always have one. */
-const backTo = (session: Session) =>
-  session.cancel_url ? { href: session.cancel_url, text: 'Return to the shop' } : undefined;
+const backTo = (session: Session, page: PageContext) =>
+  session.cancel_url
+    ? { href: session.cancel_url, text: page.merchant ? page.t.backTo(page.merchant.name) : page.t.backToShop }
+    : undefined;
+
+/** What was bought, for how much, when: on the already-paid page. */
+const receiptOf = (session: Session) =>
+  session.completed_at
+    ? { product: session.product.name, amount: session.order.amount_total, date: session.completed_at }
+    : undefined;
 
 /** A session that cannot be paid gets a page that says why, never the form. */
-function unpayablePage(res: Response, session: Session | null, now: Date, linkSoldOut: boolean): boolean {
+function unpayablePage(
+  res: Response,
+  session: Session | null,
+  now: Date,
+  linkSoldOut: boolean,
+  page: PageContext,
+): boolean {
+  const { t } = page;
+  const message = (
+    status: number,
+    title: string,
+    text: string,
+    back?: { href: string; text: string },
+    receipt?: Receipt,
+  ) =>
+    res
+      .status(status)
+      .type('html')
+      .send(renderMessagePage(title, text, back, { t, merchant: page.merchant, receipt }));
   if (!session) {
-    res.status(404).type('html').send(renderMessagePage('Checkout not found', 'This checkout link is not valid.'));
+    message(404, t.titles.notFound, t.texts.notFound);
     return true;
   }
   if (session.order.status === 'REFUNDED') {
-    const back = backTo(session);
-    res
-      .status(409)
-      .type('html')
-      .send(renderMessagePage('Payment refunded', refundedMessage(session), back));
+    const text =
+      session.subscription_id === null && session.mode === 'SUBSCRIPTION'
+        ? t.texts.refundedDuplicate
+        : t.texts.refunded;
+    message(409, t.titles.refunded, text, backTo(session, page));
     return true;
   }
   if (session.status === 'COMPLETE') {
-    res
-      .status(409)
-      .type('html')
-      .send(renderMessagePage('Already paid', 'This checkout has been paid. Nothing more is charged.'));
+    message(409, t.titles.alreadyPaid, t.texts.alreadyPaid, backTo(session, page), receiptOf(session));
     return true;
   }
   if (statusAt(session, now) === 'EXPIRED') {
-    const back = backTo(session);
-    res
-      .status(410)
-      .type('html')
-      .send(renderMessagePage('Checkout expired', 'This checkout has expired. Please start again.', back));
+    message(410, t.titles.expired, t.texts.expired, backTo(session, page));
     return true;
   }
   if (linkSoldOut) {
-    const back = backTo(session);
-    res
-      .status(410)
-      .type('html')
-      .send(renderMessagePage('Payment link unavailable', SOLD_OUT_MESSAGE, back));
+    message(410, t.titles.linkUnavailable, t.texts.linkSoldOut, backTo(session, page));
     return true;
   }
   return false;
-}
-
-function refundedMessage(session: Session): string {
-  return session.subscription_id === null && session.mode === 'SUBSCRIPTION'
-    ? 'This email already had a subscription to this product, so this payment was refunded in full.'
-    : 'This payment was refunded in full.';
 }
 
 /** Billing's duplicate-subscription 409: the session stays payable with another email. */
 const isAlreadySubscribed = (error: ApiError) =>
   error.status === 409 &&
   (error.details?.[0] as { existing_subscription_id?: unknown } | undefined)?.existing_subscription_id !== undefined;
-
-const ALREADY_SUBSCRIBED =
-  'This email already has a subscription to this product. Nothing was charged. Use another email, or manage the subscription you have.';
 
 /** The form's fields as the pay body; empty fields are left out. */
 function payBodyOf(form: Record<string, unknown>) {
@@ -113,10 +147,18 @@ function payBodyOf(form: Record<string, unknown>) {
   });
 }
 
+/** A refusal in the page's language: the decline codes the processor gives, else its message. */
+function refusalText(error: ApiError, t: Messages): string {
+  const code = (error.details?.[0] as { code?: unknown } | undefined)?.code;
+  return (typeof code === 'string' && t.declines[code]) || error.message;
+}
+
 /**
  * The hosted checkout page at CHECKOUT_URL/<session id>, served through the gateway's
  * /checkout pages. It works without JavaScript: the form posts back here, success redirects
- * to the merchant's success URL, a decline shows the page again with the reason.
+ * to the merchant's success URL, a decline shows the page again with the reason and every
+ * field the buyer typed but the card number and CVC. In the session's `locale`, else the
+ * browser's language; with the merchant's name, logo and brand colour.
  */
 export function mountHostedPage(app: Express, context: ServiceContext): void {
   const { store, now } = context;
@@ -125,23 +167,40 @@ export function mountHostedPage(app: Express, context: ServiceContext): void {
     const session = await findSession(store.database, store.tables.schema, String(req.params.session_id));
     return session?.ui_mode === 'embedded' ? null : session;
   };
+  const pageOf = async (req: Request, session: Session | null): Promise<PageContext> => ({
+    t: messagesFor(chooseLocale(session?.locale, req.get('accept-language'))),
+    merchant: session ? await findMerchant(store.database, store.tables.schema, session.organization) : null,
+  });
   const soldOut = (session: Session | null) =>
     session ? openedBySoldOutLink(store.database, store.tables.schema, session.id) : Promise.resolve(false);
-  const refused = async (res: Response, session: Session | null) =>
-    unpayablePage(res, session, now(), await soldOut(session));
+  const refused = async (res: Response, session: Session | null, page: PageContext) =>
+    unpayablePage(res, session, now(), await soldOut(session), page);
   const action = (req: Request) => req.originalUrl.split('?')[0]!;
 
   app.get('/checkout/:session_id', async (req, res) => {
     const session = await load(req);
-    if (await refused(res, session)) return;
-    res.type('html').send(renderCheckoutPage(viewOf(session!, action(req))));
+    const page = await pageOf(req, session);
+    if (await refused(res, session, page)) return;
+    res.type('html').send(renderCheckoutPage(viewOf(session!, action(req), page)));
   });
 
   app.post('/checkout/:session_id', express.urlencoded({ extended: false, limit: '10kb' }), async (req, res) => {
     const session = await load(req);
+    const page = await pageOf(req, session);
     // A sold-out link is checked by paySession itself; its 409 then shows the page below.
-    if (unpayablePage(res, session, now(), false)) return;
+    if (unpayablePage(res, session, now(), false, page)) return;
     const form = (req.body ?? {}) as Record<string, unknown>;
+    const typedValue = (name: string) =>
+      typeof form[name] === 'string' && findTextProblems({ [name]: form[name] }).length === 0
+        ? (form[name] as string).slice(0, 255)
+        : undefined;
+    // Kept for the next attempt: never the card number or the CVC.
+    const typed = { email: typedValue('email'), name: typedValue('name'), exp: typedValue('exp') };
+    const again = (status: number, extra: Partial<CheckoutPageView>) =>
+      res
+        .status(status)
+        .type('html')
+        .send(renderCheckoutPage(viewOf(session!, action(req), page, { typed, ...extra })));
     // The form is read here, after the service kit's edge: its text is checked the same way
     // (NUL, lone surrogates, control characters; a name on one line) before anything is charged.
     const refusedText = findTextProblems(form).map((d) => d.path);
@@ -149,37 +208,28 @@ export function mountHostedPage(app: Express, context: ServiceContext): void {
     if (refusedText.length > 0 || !parsed.success) {
       const invalid = parsed.success ? [] : detailsFromZodIssues(parsed.error.issues).map((d) => d.path);
       const fields = [...new Set([...refusedText, ...invalid])].join(', ');
-      res
-        .status(422)
-        .type('html')
-        .send(renderCheckoutPage(viewOf(session!, action(req), { error: `Please check: ${fields}` })));
+      again(422, { error: page.t.checkFields(fields) });
       return;
     }
     try {
       const outcome = await paySession(context, session!.id, parsed.data);
       if (outcome.status === 'complete') return res.redirect(303, outcome.redirectUrl!);
-      res.type('html').send(renderCheckoutPage(viewOf(session!, action(req), { challenge: true })));
+      again(200, { challenge: true });
     } catch (error) {
       if (!(error instanceof ApiError)) throw error;
       if (isAlreadySubscribed(error)) {
-        res
-          .status(409)
-          .type('html')
-          .send(renderCheckoutPage(viewOf(session!, action(req), { error: ALREADY_SUBSCRIBED })));
+        again(409, { error: page.t.alreadySubscribed });
         return;
       }
       if (error.status === 409 || error.status === 404) {
-        if (await refused(res, await load(req))) return;
+        if (await refused(res, await load(req), page)) return;
         res
           .status(409)
           .type('html')
-          .send(renderMessagePage('Payment in progress', 'This checkout is being paid in another window.'));
+          .send(renderMessagePage(page.t.titles.inProgress, page.t.texts.inProgress, undefined, page));
         return;
       }
-      res
-        .status(error.status)
-        .type('html')
-        .send(renderCheckoutPage(viewOf(session!, action(req), { error: error.message })));
+      again(error.status, { error: refusalText(error, page.t) });
     }
   });
 }

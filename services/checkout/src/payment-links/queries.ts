@@ -93,3 +93,12 @@ export function toPaymentLinkResource(link: PaymentLinkView, paymentLinkUrl: str
     livemode: livemodeOf(link.environment),
   };
 }
+
+/** The link that opened the session, if any. */
+export async function linkIdOfSession(sql: SqlExecutor, schema: string, sessionId: string): Promise<string | null> {
+  const { rows } = await sql.query<{ link_id: string }>(
+    `SELECT link_id FROM ${paymentLinkSessionsTable(schema)} WHERE session_id = $1`,
+    [sessionId],
+  );
+  return rows[0]?.link_id ?? null;
+}

@@ -16,10 +16,13 @@ import {
 import { type EventStoreTransaction, type RecordedEvent, handleCommand } from '@billing/eventstore';
 import type { ServiceContext } from '@billing/runtime';
 import { callerOf, validate } from '@billing/service';
-import type { Express, Request, RequestHandler } from 'express';
+import type { Express, Request, RequestHandler, Response } from 'express';
 import { z } from 'zod';
 import { dependenciesOf, serviceCaller } from '../dependencies';
-import { renderMessagePage } from '../hosted-page/render';
+import { chooseLocale, messagesFor } from '../hosted-page/messages';
+import { type Receipt, renderMessagePage } from '../hosted-page/render';
+import { findMerchant } from '../merchants/merchants';
+import { findSession } from '../sessions/queries';
 import { createSession } from '../sessions/create';
 import { pageUrl } from '../sessions/resource';
 import { redirectUrlViolation } from '../sessions/rules';
@@ -36,7 +39,14 @@ import {
   paymentLinkStream,
   SOLD_OUT_MESSAGE,
 } from './link';
-import { findCallerLink, findLinkByUrlId, linkUrl, listCallerLinks, toPaymentLinkResource } from './queries';
+import {
+  findCallerLink,
+  findLinkByUrlId,
+  linkIdOfSession,
+  linkUrl,
+  listCallerLinks,
+  toPaymentLinkResource,
+} from './queries';
 import { projectPaymentLinks, recordLinkSession } from './read-model';
 
 export const paymentLinkAggregate = {
@@ -175,21 +185,43 @@ export function mountPaymentLinkRoutes(app: Express, context: ServiceContext): v
     res.json({ id: link.id, deleted: true });
   });
 
-  /** The shareable URL. No key: the url_id is the capability. Opens a session and redirects to it. */
+  const pageOf = async (req: Request, organization: string | null, locale?: string | null) => ({
+    t: messagesFor(chooseLocale(locale, req.get('accept-language'))),
+    merchant: organization ? await findMerchant(db, schema, organization) : null,
+  });
+  const message = (
+    res: Response,
+    status: number,
+    page: Awaited<ReturnType<typeof pageOf>>,
+    [title, text]: [string, string],
+    back?: { href: string; text: string },
+    receipt?: Receipt,
+  ) =>
+    res
+      .status(status)
+      .type('html')
+      .send(renderMessagePage(title, text, back, { ...page, receipt }));
+
+  /**
+   * The shareable URL. No key: the url_id is the capability. Counts the visit, opens a session
+   * and redirects to it; `?locale=zh-TW|en` chooses the checkout page's language.
+   */
   app.get('/pay/:url_id', async (req, res) => {
     const link = await findLinkByUrlId(db, schema, String(req.params.url_id));
+    const query = req.query as Record<string, unknown>;
+    const locale = firstString(query.locale);
+    const page = await pageOf(req, link?.organization ?? null, locale);
+    const { t } = page;
     if (!link) {
-      res.status(404).type('html').send(renderMessagePage('Link not found', 'This payment link is not valid.'));
+      message(res, 404, page, [t.titles.linkNotFound, t.texts.linkNotFound]);
       return;
     }
     if (isClosed(link)) {
-      const message = link.active ? SOLD_OUT_MESSAGE : 'This payment link is no longer active.';
-      res.status(410).type('html').send(renderMessagePage('Payment link unavailable', message));
+      message(res, 410, page, [t.titles.linkUnavailable, link.active ? t.texts.linkSoldOut : t.texts.linkInactive]);
       return;
     }
     await run(link, { type: 'CountVisit', data: { linkId: link.id, now: now() } });
 
-    const query = req.query as Record<string, unknown>;
     const email = firstString(query.email);
     const promo = firstString(query.promo) ?? link.promotion_code ?? undefined;
     const attribution = Object.fromEntries(
@@ -203,12 +235,14 @@ export function mountPaymentLinkRoutes(app: Express, context: ServiceContext): v
     const request: CreateCheckoutSessionBody = {
       product_id: link.product.id,
       success_url: link.success_url ?? `${url}/thanks?session_id={CHECKOUT_SESSION_ID}`,
-      cancel_url: url,
+      // "Cancel and return" leaves without opening another session or counting another visit.
+      cancel_url: `${url}/canceled`,
       // A malformed `email` is ignored: the buyer types one on the page instead.
       customer_email: email && z.email().safeParse(email).success ? email : undefined,
       promotion_code: promo,
       collect_payment_method: link.collect_payment_method,
       metadata: Object.keys(metadata).length > 0 ? metadata : undefined,
+      ...(locale === 'zh-TW' || locale === 'en' ? { locale } : {}),
     };
     const caller = serviceCaller(link.organization, link.environment);
     const alsoProject = (tx: EventStoreTransaction, sessionId: string) =>
@@ -225,19 +259,57 @@ export function mountPaymentLinkRoutes(app: Express, context: ServiceContext): v
     } catch (error) {
       // The buyer is in a browser: a product gone from the catalog or a service down is a page, not JSON.
       if (!(error instanceof ApiError)) throw error;
-      const [status, message] =
-        error.status === 404
-          ? [410, 'The product of this payment link is no longer available.']
-          : [error.status, 'This payment link cannot open a checkout right now. Please try again later.'];
-      res.status(status).type('html').send(renderMessagePage('Payment link unavailable', message));
+      const [status, text] = error.status === 404 ? [410, t.texts.linkProductGone] : [error.status, t.texts.linkDown];
+      message(res, status, page, [t.titles.linkUnavailable, text]);
       return;
     }
     await run(link, { type: 'CountSession', data: { linkId: link.id, sessionId: session.id, now: now() } });
     res.redirect(303, pageUrl(deps.checkoutUrl, session.id));
   });
 
-  /** Where a link without `success_url` lands after payment. */
-  app.get('/pay/:url_id/thanks', (_req, res) => {
-    res.type('html').send(renderMessagePage('Thank you', 'Your payment was received. You can close this page.'));
+  /** The merchant's site if it gave one, else the link itself (a new visit only when followed). */
+  const backLink = (page: Awaited<ReturnType<typeof pageOf>>, url: string) => ({
+    href: page.merchant?.website_url ?? url,
+    text: page.merchant ? page.t.backTo(page.merchant.name) : page.t.backToShop,
+  });
+
+  /**
+   * Where a link without `success_url` lands after payment: the product, the amount paid and
+   * the date of the paid session the link opened, and the way back.
+   */
+  app.get('/pay/:url_id/thanks', async (req, res) => {
+    const link = await findLinkByUrlId(db, schema, String(req.params.url_id));
+    const sessionId = firstString((req.query as Record<string, unknown>).session_id);
+    const session =
+      link && sessionId && (await linkIdOfSession(db, schema, sessionId)) === link.id
+        ? await findSession(db, schema, sessionId)
+        : null;
+    const page = await pageOf(req, link?.organization ?? null, session?.locale);
+    const receipt =
+      session?.status === 'COMPLETE' && session.completed_at
+        ? { product: session.product.name, amount: session.order.amount_total, date: session.completed_at }
+        : undefined;
+    const url = link ? linkUrl(deps.paymentLinkUrl, link.url_id) : undefined;
+    message(
+      res,
+      200,
+      page,
+      [page.t.titles.thanks, page.t.texts.thanks],
+      url ? backLink(page, url) : undefined,
+      receipt,
+    );
+  });
+
+  /** Where "Cancel and return" of a link's checkout goes: nothing counted, nothing opened. */
+  app.get('/pay/:url_id/canceled', async (req, res) => {
+    const link = await findLinkByUrlId(db, schema, String(req.params.url_id));
+    const page = await pageOf(req, link?.organization ?? null);
+    if (!link) {
+      message(res, 404, page, [page.t.titles.linkNotFound, page.t.texts.linkNotFound]);
+      return;
+    }
+    const url = linkUrl(deps.paymentLinkUrl, link.url_id);
+    const back = page.merchant?.website_url ? backLink(page, url) : { href: url, text: page.t.startAgain };
+    message(res, 200, page, [page.t.titles.canceled, page.t.texts.canceled], back);
   });
 }

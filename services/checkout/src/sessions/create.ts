@@ -143,6 +143,7 @@ export function sessionCreatedData({
     success_url: request.success_url ?? null,
     cancel_url: request.cancel_url ?? null,
     ...(request.ui_mode === 'embedded' && { ui_mode: 'embedded', card_form_token: cardFormToken(sessionId) }),
+    ...(request.locale && { locale: request.locale }),
     customer_id: customer?.id ?? null,
     test_clock: request.test_clock ?? null,
     trial_days: trialDays,

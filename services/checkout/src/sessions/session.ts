@@ -75,6 +75,8 @@ export type CheckoutSessionCreatedData = {
   cancel_url: string | null;
   /** `embedded`: an embedded checkout (docs/embedded-checkout.md), paid on the merchant's page, not the hosted one. Absent: hosted. */
   ui_mode?: 'hosted' | 'embedded';
+  /** The hosted page's language when the merchant chose one; absent: the buyer's browser decides. */
+  locale?: 'zh-TW' | 'en' | null;
   /** Embedded: the payment provider's card-form session (the answer's `sdk_token`). */
   card_form_token?: string | null;
   /** Billing's customer the buyer's names pointed to at creation; absent in sessions made before. */

@@ -48,6 +48,7 @@ const UpdateOrganizationBody = z
     name: z.string().trim().min(1).max(255),
     allowed_origins: z.array(Origin).max(50),
     logo_url: HttpUrl.nullable(),
+    website_url: HttpUrl.nullable(),
     brand_color: z
       .string()
       .regex(/^#[0-9a-fA-F]{6}$/, 'Give a colour as #rrggbb')

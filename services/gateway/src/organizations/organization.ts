@@ -17,9 +17,16 @@ export type OrganizationSettings = {
   allowed_origins: string[];
   logo_url: string | null;
   brand_color: string | null;
+  /** The merchant's own site: the hosted pages' way back when a page has no other. */
+  website_url: string | null;
 };
 
-export const DEFAULT_SETTINGS: OrganizationSettings = { allowed_origins: [], logo_url: null, brand_color: null };
+export const DEFAULT_SETTINGS: OrganizationSettings = {
+  allowed_origins: [],
+  logo_url: null,
+  brand_color: null,
+  website_url: null,
+};
 
 export type OrganizationEvent =
   | { type: 'OrganizationCreated'; data: { organization_id: string; name: string; created_at: string } }

@@ -23,6 +23,7 @@ export const HOSTED_PAGE_PATHS = [
   '/checkout/:session_id/pay',
   '/pay/:url_id',
   '/pay/:url_id/thanks',
+  '/pay/:url_id/canceled',
   // The sandbox payment provider's card form for embedded checkouts: its script, and the card it
   // collects for a card-form token (the token, given only to the checkout's creator, is the capability).
   '/sandbox/card-form.js',

@@ -1,0 +1,284 @@
+import { formatTwd } from './html';
+
+/** The hosted pages' languages: Traditional Chinese (Taiwan) and English. */
+export const LOCALES = ['zh-TW', 'en'] as const;
+export type Locale = (typeof LOCALES)[number];
+
+type Interval = 'day' | 'week' | 'month' | 'year';
+
+/** Every text of the hosted pages, per language. */
+export interface Messages {
+  lang: Locale;
+  email: string;
+  name: string;
+  cardNumber: string;
+  expiry: string;
+  cvc: string;
+  pay: (amount: string) => string;
+  confirmAndPay: (amount: string) => string;
+  startTrial: (days: number) => string;
+  cancel: string;
+  sandbox: string;
+  challenge: string;
+  subtotal: string;
+  total: string;
+  dueToday: string;
+  freeTrial: string;
+  then: string;
+  days: (n: number) => string;
+  trialNote: string;
+  /** "per month", "every 3 months" */
+  period: (interval: Interval, count: number) => string;
+  /** What is charged and when, in words. */
+  todayThen: (today: string, then: string, period: string) => string;
+  recurring: (price: string, period: string) => string;
+  freeThen: (days: number, then: string, period: string) => string;
+  oneTime: (price: string) => string;
+  checkFields: (fields: string) => string;
+  alreadySubscribed: string;
+  declines: Record<string, string>;
+  titles: Record<
+    | 'notFound'
+    | 'expired'
+    | 'alreadyPaid'
+    | 'refunded'
+    | 'inProgress'
+    | 'thanks'
+    | 'canceled'
+    | 'linkNotFound'
+    | 'linkUnavailable',
+    string
+  >;
+  texts: {
+    notFound: string;
+    expired: string;
+    alreadyPaid: string;
+    refunded: string;
+    refundedDuplicate: string;
+    inProgress: string;
+    thanks: string;
+    canceled: string;
+    linkNotFound: string;
+    linkInactive: string;
+    linkSoldOut: string;
+    linkProductGone: string;
+    linkDown: string;
+  };
+  product: string;
+  amountPaid: string;
+  date: string;
+  backTo: (merchant: string) => string;
+  backToShop: string;
+  startAgain: string;
+  /** A date as buyers of this language write it. */
+  formatDate: (iso: string) => string;
+}
+
+const EN_UNITS: Record<Interval, string> = { day: 'day', week: 'week', month: 'month', year: 'year' };
+const ZH_UNITS: Record<Interval, string> = { day: '天', week: '週', month: '個月', year: '年' };
+const ZH_EVERY_ONE: Record<Interval, string> = { day: '每天', week: '每週', month: '每月', year: '每年' };
+
+const en: Messages = {
+  lang: 'en',
+  email: 'Email',
+  name: 'Name',
+  cardNumber: 'Card number',
+  expiry: 'Expiry (MM/YY)',
+  cvc: 'CVC',
+  pay: (amount) => `Pay ${amount}`,
+  confirmAndPay: (amount) => `Confirm and pay ${amount}`,
+  startTrial: (days) => `Start ${days}-day free trial`,
+  cancel: 'Cancel and return',
+  sandbox: 'Sandbox: pay with test card 4242 4242 4242 4242, any future expiry and any CVC.',
+  challenge: 'Your bank asks you to confirm this payment.',
+  subtotal: 'Subtotal',
+  total: 'Total',
+  dueToday: 'Due today',
+  freeTrial: 'Free trial',
+  then: 'Then',
+  days: (n) => `${n} days`,
+  trialNote: 'Your card is saved now and first charged when the trial ends. Cancel before then and nothing is charged.',
+  period: (interval, count) => (count === 1 ? `per ${EN_UNITS[interval]}` : `every ${count} ${EN_UNITS[interval]}s`),
+  todayThen: (today, then, period) => `${today} today, then ${then} ${period}`,
+  recurring: (price, period) => `${price} ${period}`,
+  freeThen: (days, then, period) => `Free for ${days} days, then ${then} ${period}`,
+  oneTime: (price) => `${price}, one-time payment`,
+  checkFields: (fields) => `Please check: ${fields}`,
+  alreadySubscribed:
+    'This email already has a subscription to this product. Nothing was charged. Use another email, or manage the subscription you have.',
+  declines: {
+    card_declined: 'Your card was declined.',
+    insufficient_funds: 'Your card has insufficient funds.',
+    expired_card: 'Your card has expired.',
+    incorrect_number: 'Your card number is incorrect.',
+    invalid_expiry: "Your card's expiration date is in the past.",
+    incorrect_cvc: "Your card's security code is incorrect.",
+    authentication_failed: 'The card authentication (3-D Secure) failed.',
+  },
+  titles: {
+    notFound: 'Checkout not found',
+    expired: 'Checkout expired',
+    alreadyPaid: 'Already paid',
+    refunded: 'Payment refunded',
+    inProgress: 'Payment in progress',
+    thanks: 'Thank you',
+    canceled: 'Checkout canceled',
+    linkNotFound: 'Link not found',
+    linkUnavailable: 'Payment link unavailable',
+  },
+  texts: {
+    notFound: 'This checkout link is not valid.',
+    expired: 'This checkout has expired. Please start again.',
+    alreadyPaid: 'This checkout has been paid. Nothing more is charged.',
+    refunded: 'This payment was refunded in full.',
+    refundedDuplicate: 'This email already had a subscription to this product, so this payment was refunded in full.',
+    inProgress: 'This checkout is being paid in another window.',
+    thanks: 'Your payment was received.',
+    canceled: 'You left the checkout. Nothing was charged.',
+    linkNotFound: 'This payment link is not valid.',
+    linkInactive: 'This payment link is no longer active.',
+    linkSoldOut: 'This payment link has reached its limit of purchases.',
+    linkProductGone: 'The product of this payment link is no longer available.',
+    linkDown: 'This payment link cannot open a checkout right now. Please try again later.',
+  },
+  product: 'Product',
+  amountPaid: 'Amount paid',
+  date: 'Date',
+  backTo: (merchant) => `Back to ${merchant}`,
+  backToShop: 'Return to the shop',
+  startAgain: 'Start again',
+  formatDate: (iso) =>
+    new Intl.DateTimeFormat('en-GB', {
+      day: 'numeric',
+      month: 'long',
+      year: 'numeric',
+      timeZone: 'Asia/Taipei',
+    }).format(new Date(iso)),
+};
+
+const zhTW: Messages = {
+  lang: 'zh-TW',
+  email: '電子郵件',
+  name: '姓名',
+  cardNumber: '信用卡號',
+  expiry: '有效期限 (MM/YY)',
+  cvc: '安全碼',
+  pay: (amount) => `付款 ${amount}`,
+  confirmAndPay: (amount) => `確認並付款 ${amount}`,
+  startTrial: (days) => `開始 ${days} 天免費試用`,
+  cancel: '取消並返回',
+  sandbox: '測試環境：請使用測試卡號 4242 4242 4242 4242，任一未來的有效期限與任一安全碼。',
+  challenge: '您的銀行要求確認這筆付款。',
+  subtotal: '小計',
+  total: '總計',
+  dueToday: '今日應付',
+  freeTrial: '免費試用',
+  then: '之後',
+  days: (n) => `${n} 天`,
+  trialNote: '現在只會儲存您的卡片，試用期結束時才首次扣款。在此之前取消則不收取任何費用。',
+  period: (interval, count) => (count === 1 ? ZH_EVERY_ONE[interval] : `每 ${count} ${ZH_UNITS[interval]}`),
+  todayThen: (today, then, period) => `今天 ${today}，之後${period} ${then}`,
+  recurring: (price, period) => `${period} ${price}`,
+  freeThen: (days, then, period) => `前 ${days} 天免費，之後${period} ${then}`,
+  oneTime: (price) => `${price}，一次付清`,
+  checkFields: (fields) => `請檢查：${fields}`,
+  alreadySubscribed: '此電子郵件已訂閱這項商品，未收取任何費用。請使用其他電子郵件，或管理您現有的訂閱。',
+  declines: {
+    card_declined: '您的卡片遭到拒絕。',
+    insufficient_funds: '您的卡片額度不足。',
+    expired_card: '您的卡片已過期。',
+    incorrect_number: '信用卡號不正確。',
+    invalid_expiry: '卡片有效期限已過。',
+    incorrect_cvc: '安全碼不正確。',
+    authentication_failed: '卡片驗證（3-D Secure）失敗。',
+  },
+  titles: {
+    notFound: '找不到結帳頁面',
+    expired: '結帳已逾時',
+    alreadyPaid: '已完成付款',
+    refunded: '款項已退回',
+    inProgress: '付款處理中',
+    thanks: '感謝您的購買',
+    canceled: '已取消結帳',
+    linkNotFound: '找不到付款連結',
+    linkUnavailable: '付款連結無法使用',
+  },
+  texts: {
+    notFound: '此結帳連結無效。',
+    expired: '此結帳已逾時，請重新開始。',
+    alreadyPaid: '此筆結帳已付款，不會再收取任何費用。',
+    refunded: '此筆款項已全額退回。',
+    refundedDuplicate: '此電子郵件已訂閱這項商品，因此這筆款項已全額退回。',
+    inProgress: '此筆結帳正在另一個視窗中付款。',
+    thanks: '我們已收到您的付款。',
+    canceled: '您已離開結帳，未收取任何費用。',
+    linkNotFound: '此付款連結無效。',
+    linkInactive: '此付款連結已停用。',
+    linkSoldOut: '此付款連結的購買數量已達上限。',
+    linkProductGone: '此付款連結的商品已無法購買。',
+    linkDown: '此付款連結目前無法開啟結帳，請稍後再試。',
+  },
+  product: '商品',
+  amountPaid: '付款金額',
+  date: '日期',
+  backTo: (merchant) => `返回 ${merchant}`,
+  backToShop: '返回商店',
+  startAgain: '重新開始',
+  formatDate: (iso) =>
+    new Intl.DateTimeFormat('zh-TW', {
+      year: 'numeric',
+      month: 'long',
+      day: 'numeric',
+      timeZone: 'Asia/Taipei',
+    }).format(new Date(iso)),
+};
+
+const MESSAGES: Record<Locale, Messages> = { en, 'zh-TW': zhTW };
+
+export const messagesFor = (locale: Locale): Messages => MESSAGES[locale];
+
+/**
+ * The page's language: the session's (or link's) `locale`, else the browser's first supported
+ * `Accept-Language` (any `zh` but Simplified-only tags reads Traditional; `en-*` is English),
+ * else English (what a client that names no language, such as a script, gets).
+ */
+export function chooseLocale(explicit: string | null | undefined, acceptLanguage: string | undefined): Locale {
+  if (explicit === 'zh-TW' || explicit === 'en') return explicit;
+  const ranked = (acceptLanguage ?? '')
+    .split(',')
+    .map((part, index) => {
+      const [tag, ...params] = part.trim().split(';');
+      const q = Number(
+        params
+          .find((p) => p.trim().startsWith('q='))
+          ?.trim()
+          .slice(2) ?? '1',
+      );
+      return { tag: (tag ?? '').toLowerCase(), q: Number.isFinite(q) ? q : 0, index };
+    })
+    .filter((entry) => entry.tag && entry.q > 0)
+    .sort((a, b) => b.q - a.q || a.index - b.index);
+  for (const { tag } of ranked) {
+    if (tag === 'en' || tag.startsWith('en-')) return 'en';
+    if (tag === 'zh' || tag.startsWith('zh-')) return 'zh-TW';
+  }
+  return 'en';
+}
+
+/** What will be charged and when, in words: "NT$240 today, then NT$299 per month". */
+export function priceSchedule(
+  t: Messages,
+  price: {
+    today: number;
+    /** The plan's price per period after today; absent for one-time products. */
+    recurring?: { amount: number; interval: Interval; count: number };
+    trialDays?: number;
+  },
+): string {
+  if (!price.recurring) return t.oneTime(formatTwd(price.today));
+  const period = t.period(price.recurring.interval, price.recurring.count);
+  const then = formatTwd(price.recurring.amount);
+  if (price.trialDays) return t.freeThen(price.trialDays, then, period);
+  if (price.today === price.recurring.amount) return t.recurring(then, period);
+  return t.todayThen(formatTwd(price.today), then, period);
+}
