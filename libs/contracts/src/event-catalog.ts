@@ -1,6 +1,7 @@
 import type { z } from 'zod';
 import { BILLING_EVENT_SCHEMAS } from './billing';
 import { CHECKOUT_EVENT_SCHEMAS } from './checkout-events';
+import { OrganizationCreatedData, OrganizationSettingsUpdatedData } from './organizations';
 import { ProductArchivedData, ProductCreatedData, ProductRestoredData, ProductUpdatedData } from './products';
 import {
   CouponCreatedData,
@@ -87,8 +88,12 @@ export const EVENT_TOPICS: readonly TopicContract[] = [
   {
     topic: 'gateway.events',
     service: 'gateway',
-    description: 'Organizations and API keys, stream `organization-<id>`. Internal; payloads are not published.',
-    schemas: {},
+    description:
+      "Organizations and API keys, stream `organization-<id>`. Internal. Published payloads: the organization and its settings (the hosted pages' merchant); key events are not.",
+    schemas: {
+      OrganizationCreated: OrganizationCreatedData,
+      OrganizationSettingsUpdated: OrganizationSettingsUpdatedData,
+    },
     publicTypes: {},
   },
   {

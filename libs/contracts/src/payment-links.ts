@@ -27,6 +27,11 @@ export const CreatePaymentLinkBody = z
     successUrl: z.string().min(1).max(2048).optional().describe('HTTPS; may contain {CHECKOUT_SESSION_ID}'),
     maxCompletions: z.number().int().min(1).nullable().default(null),
     metadata: LinkMetadata.optional(),
+    locale: z
+      .enum(['zh-TW', 'en'])
+      .nullable()
+      .optional()
+      .describe("The checkout page's language; null: the buyer's browser language"),
   })
   .refine((b) => b.productId !== undefined || b.productSlug !== undefined, {
     message: 'productId or productSlug is required',
@@ -43,6 +48,7 @@ export const UpdatePaymentLinkBody = z
     successUrl: z.string().min(1).max(2048).nullable().optional(),
     maxCompletions: z.number().int().min(1).nullable().optional(),
     metadata: LinkMetadata.nullable().optional(),
+    locale: z.enum(['zh-TW', 'en']).nullable().optional(),
   })
   .meta({ id: 'UpdatePaymentLinkBody' });
 export type UpdatePaymentLinkBody = z.infer<typeof UpdatePaymentLinkBody>;
@@ -80,6 +86,7 @@ export const PaymentLink = z
     success_url: z.string().nullable(),
     max_completions: z.number().nullable(),
     metadata: z.record(z.string(), z.string()).nullable(),
+    locale: z.enum(['zh-TW', 'en']).nullable().describe("The checkout page's language; null: the browser's"),
     environment: z.enum(['SANDBOX', 'PRODUCTION']),
     view_count: z.number(),
     session_count: z.number(),

@@ -94,6 +94,7 @@ describe('POST /v1/payment-links', () => {
       success_url: 'https://shop.example/thanks',
       max_completions: 3,
       metadata: { campaign: 'spring' },
+      locale: null,
       environment: 'SANDBOX',
       view_count: 0,
       session_count: 0,

@@ -230,6 +230,20 @@ describeWithBrowser('hosted pages a merchant can put in front of customers', () 
     }
   });
 
+  it("opens a payment link's checkout in the link's locale, whatever the browser's language", async () => {
+    const link = await api('POST', '/payment-links', { productSlug: 'box', locale: 'zh-TW' });
+    expect(link.body.locale).toBe('zh-TW');
+    const page = await pageIn('en-US');
+    await page.goto(link.body.url);
+    expect(await text(page, '#schedule')).toBe('NT$480，一次付清');
+    expect(await page.getAttribute('html', 'lang')).toBe('zh-TW');
+    const english = await api('PATCH', `/payment-links/${link.body.id}`, { locale: 'en' });
+    expect(english.body.locale).toBe('en');
+    await page.goto(link.body.url);
+    expect(await text(page, '#schedule')).toBe('NT$480, one-time payment');
+    await page.context().close();
+  });
+
   it('shows the product, amount paid, date and the way back on the thank-you and already-paid pages', async () => {
     const link = await api('POST', '/payment-links', { productSlug: 'box' });
     for (const [locale, thanks, paid, product, amountPaid] of [

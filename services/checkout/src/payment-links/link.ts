@@ -10,6 +10,8 @@ export interface LinkSettings {
   success_url: string | null;
   max_completions: number | null;
   metadata: Record<string, string> | null;
+  /** The checkout page's language; absent (links made before) or null: the buyer's browser decides. */
+  locale?: 'zh-TW' | 'en' | null;
 }
 
 /** A payment link as checkout keeps it: settings, the product summary taken at creation, counters. */

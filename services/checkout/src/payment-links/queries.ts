@@ -85,6 +85,7 @@ export function toPaymentLinkResource(link: PaymentLinkView, paymentLinkUrl: str
     success_url: link.success_url,
     max_completions: link.max_completions,
     metadata: link.metadata,
+    locale: link.locale ?? null,
     environment: link.environment,
     view_count: link.view_count,
     session_count: link.session_count,

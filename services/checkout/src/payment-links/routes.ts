@@ -137,6 +137,7 @@ export function mountPaymentLinkRoutes(app: Express, context: ServiceContext): v
           success_url: body.successUrl ?? null,
           max_completions: body.maxCompletions,
           metadata: body.metadata ?? null,
+          locale: body.locale ?? null,
           created_at: now().toISOString(),
         },
       },
@@ -173,6 +174,7 @@ export function mountPaymentLinkRoutes(app: Express, context: ServiceContext): v
         success_url: body.successUrl,
         max_completions: body.maxCompletions,
         metadata: body.metadata,
+        locale: body.locale,
       };
       const { state } = await run(link, { type: 'UpdatePaymentLink', data: { linkId: link.id, changes, now: now() } });
       res.json(resource(existing(state)));
@@ -209,7 +211,7 @@ export function mountPaymentLinkRoutes(app: Express, context: ServiceContext): v
   app.get('/pay/:url_id', async (req, res) => {
     const link = await findLinkByUrlId(db, schema, String(req.params.url_id));
     const query = req.query as Record<string, unknown>;
-    const locale = firstString(query.locale);
+    const locale = firstString(query.locale) ?? link?.locale ?? undefined;
     const page = await pageOf(req, link?.organization ?? null, locale);
     const { t } = page;
     if (!link) {
@@ -303,7 +305,7 @@ export function mountPaymentLinkRoutes(app: Express, context: ServiceContext): v
   /** Where "Cancel and return" of a link's checkout goes: nothing counted, nothing opened. */
   app.get('/pay/:url_id/canceled', async (req, res) => {
     const link = await findLinkByUrlId(db, schema, String(req.params.url_id));
-    const page = await pageOf(req, link?.organization ?? null);
+    const page = await pageOf(req, link?.organization ?? null, link?.locale);
     if (!link) {
       message(res, 404, page, [page.t.titles.linkNotFound, page.t.texts.linkNotFound]);
       return;
