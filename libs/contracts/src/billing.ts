@@ -220,7 +220,7 @@ export const InvoiceLine = z
     kind: z
       .enum(['subscription', 'proration', 'customer_balance'])
       .describe(
-        'What the line charges for: the plan; a plan switch\'s credit for unused days (negative); customer balance applied (negative: credit) or added',
+        "What the line charges for: the plan; a plan switch's credit for unused days (negative); customer balance applied (negative: credit) or added",
       ),
   })
   .meta({ id: 'InvoiceLine' });
@@ -313,6 +313,18 @@ export const Entitlements = z
         }),
       )
       .describe('One per live subscription, newest first; empty when no customer matches or none is live'),
+    customer: z
+      .object({
+        id: z.string(),
+        external_id: z.string().nullable(),
+        email: z.string().optional().describe('Secret Key only'),
+        name: z.string().nullable().optional().describe('Secret Key only'),
+      })
+      .nullable()
+      .describe(
+        'The customer matched; null when none matches. Browser SDKs treat null as "not a customer" ' +
+          '(recur-tw: check() answers no_customer).',
+      ),
     subscription: z
       .object({ id: z.string(), status: SubscriptionStatus, product: ProductSummary, current_period_end: timestamp })
       .nullable()

@@ -149,6 +149,7 @@ describe('billing through the gateway', () => {
               current_period_end: subscription.body.current_period_end,
             },
           ],
+          customer: { id: customer.id, external_id: null, email: 'linked@example.com', name: 'Linda' },
           subscription: {
             id: subscriptionId,
             status: 'ACTIVE',
@@ -346,12 +347,7 @@ describe('billing through the gateway', () => {
 
     // Entitlements also take a Publishable Key, by customer_id or external_id only (cors.int.test.ts).
     it('take the Secret Key only', async () => {
-      for (const path of [
-        '/customers',
-        `/customers/${ids[0]}`,
-        '/customers/external/list_1',
-        '/subscriptions',
-      ]) {
+      for (const path of ['/customers', `/customers/${ids[0]}`, '/customers/external/list_1', '/subscriptions']) {
         const res = await get(path, org.api_keys.sandbox.publishable_key);
         expect(res.status).toBe(401);
         expect(res.body.error.code).toBe('unauthorized');
@@ -470,9 +466,12 @@ describe('billing through the gateway', () => {
       const res = await get('/customers/entitlements');
       expect(res.status).toBe(400);
       expect(res.body.error.code).toBe('invalid_request');
-      const empty = { status: 200, body: { entitlements: [], subscription: null } };
+      const empty = { status: 200, body: { entitlements: [], customer: null, subscription: null } };
       expect(await get('/customers/entitlements?customer_id=cus_missing')).toEqual(empty);
-      expect(await get(`/customers/entitlements?email=list1@example.com&customer_id=${ids[0]}`)).toEqual(empty);
+      expect(await get(`/customers/entitlements?email=list1@example.com&customer_id=${ids[0]}`)).toEqual({
+        ...empty,
+        body: { ...empty.body, customer: expect.objectContaining({ id: ids[0], email: 'list1@example.com' }) },
+      });
     });
   });
 

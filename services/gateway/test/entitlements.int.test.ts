@@ -22,7 +22,7 @@ describe('entitlements through the gateway', () => {
   };
   const entitlements = (query: Record<string, string>, key = sk) =>
     get(`/customers/entitlements?${new URLSearchParams(query)}`, key);
-  const EMPTY = { status: 200, body: { entitlements: [], subscription: null } };
+  const EMPTY = { status: 200, body: { entitlements: [], customer: null, subscription: null } };
 
   /** A paid checkout for the plan `pro` (the buyer's side through the hosted page); the customer it made. */
   const subscribe = async (email: string, externalId?: string) => {
@@ -73,6 +73,7 @@ describe('entitlements through the gateway', () => {
     status: 200,
     body: {
       entitlements: [expect.objectContaining({ product: 'pro', status: 'active' })],
+      customer: expect.objectContaining({ id: amy.id, external_id: 'user-amy', email: 'amy@example.com' }),
       subscription: expect.objectContaining({ status: 'ACTIVE', product: expect.objectContaining({ slug: 'pro' }) }),
     },
   });
@@ -130,6 +131,7 @@ describe('entitlements through the gateway', () => {
         status: 200,
         body: {
           entitlements: [{ product: 'pro', product_id: expect.any(String), status: 'active' }],
+          customer: { id: amy.id, external_id: 'user-amy' },
           subscription: null,
         },
       });

@@ -4,6 +4,7 @@ import type { AddressInfo } from 'node:net';
 import { createRequire } from 'node:module';
 import { dirname, join } from 'node:path';
 import { eventually } from '@billing/testing';
+import { build } from 'esbuild';
 import type { Browser, Page } from 'playwright-core';
 import { describeWithBrowser, launchChromium } from './browser';
 import { clientOf, type CreatedOrganization, type Platform, plan, startPlatform } from './platform';
@@ -22,13 +23,27 @@ const PROVIDER_SCRIPT = 'https://sandbox-vendor.payuni.com.tw/sdk/uni-payment.js
 /** The merchant's own site, on another origin than the platform (Chromium resolves it to loopback). */
 const SHOP_HOST = 'shop.example';
 
-/** The merchant's site: its pages and the SDK's files from node_modules, unchanged. */
+/** A merchant's React paywall on the SDK's useCustomer hook, bundled as a site would ship it. */
+async function paywallBundle(): Promise<string> {
+  const built = await build({
+    entryPoints: [join(__dirname, 'fixtures', 'recur-paywall.js')],
+    bundle: true,
+    format: 'iife',
+    write: false,
+    logLevel: 'silent',
+    define: { 'process.env.NODE_ENV': '"production"' },
+  });
+  return built.outputFiles[0]!.text;
+}
+
+/** The merchant's site: its pages, the SDK's files from node_modules, unchanged, and its paywall. */
 async function merchantShop(): Promise<{ origin: string; server: Server }> {
+  const paywall = await paywallBundle();
   const server = createServer((req, res) => {
-    const file = /^\/vendor\/(recur\.umd|checkout|widget)\.js$/.exec(req.url ?? '')?.[1];
+    const file = /^\/vendor\/(recur\.umd|checkout|widget|paywall)\.js$/.exec(req.url ?? '')?.[1];
     if (file) {
       res.writeHead(200, { 'content-type': 'application/javascript' });
-      res.end(readFileSync(join(SDK_DIST, `${file}.js`)));
+      res.end(file === 'paywall' ? paywall : readFileSync(join(SDK_DIST, `${file}.js`)));
       return;
     }
     res.writeHead(200, { 'content-type': 'text/html; charset=utf-8' });
@@ -114,23 +129,29 @@ describeWithBrowser("the recur-tw SDK in a real browser, from the merchant's ori
       ]),
     );
 
-    // The SDK's entitlement check (its React hook useCustomer) sends exactly this request.
-    const entitlementsOf = (externalId: string) =>
-      page.evaluate(
-        async ({ config, externalId: id }) => {
-          const response = await fetch(`${config.baseUrl}/v1/customers/entitlements?external_id=${id}`, {
-            method: 'GET',
-            headers: {
-              'X-Recur-Publishable-Key': config.publishableKey,
-              'X-Recur-SDK-Type': 'react',
-              'X-Recur-SDK-Version': '0.11.0',
-            },
-          });
-          return { status: response.status, body: await response.json() };
-        },
-        { config: setup, externalId },
+    // The SDK's entitlement check: its React hook useCustomer, in the merchant's paywall.
+    await page.addScriptTag({ url: '/vendor/paywall.js' });
+    const paywallOf = async (externalId: string) => {
+      const fetched = page.waitForResponse(
+        (r) => r.url().includes('/v1/customers/entitlements') && r.request().method() === 'GET',
       );
-    expect(await entitlementsOf('user-mei')).toEqual({ status: 200, body: { entitlements: [], subscription: null } });
+      await page.evaluate(
+        ({ config, id }) => (window as any).mountPaywall({ ...config, externalId: id, product: 'pro' }),
+        {
+          config: setup,
+          id: externalId,
+        },
+      );
+      const response = await fetched;
+      return {
+        status: response.status(),
+        body: await response.json(),
+        hook: async () => JSON.parse(await page.locator('#paywall[data-loading="false"]').innerText()),
+      };
+    };
+    const before = await paywallOf('user-mei');
+    expect(before).toMatchObject({ status: 200, body: { entitlements: [], customer: null, subscription: null } });
+    expect((await before.hook()).check).toEqual({ allowed: false, reason: 'no_customer' });
 
     // The SDK's embedded checkout in its modal: card typed into the provider's card form.
     await page.evaluate(
@@ -187,10 +208,25 @@ describeWithBrowser("the recur-tw SDK in a real browser, from the merchant's ori
       200,
     );
     expect(subscriptions[0]).toMatchObject({ id: outcome.paid.id, status: 'ACTIVE' });
-    expect(await entitlementsOf('user-mei')).toEqual({
+    const after = await paywallOf('user-mei');
+    expect(after).toMatchObject({
       status: 200,
-      body: { entitlements: [{ product: 'pro', product_id: pro.id, status: 'active' }], subscription: null },
+      body: {
+        entitlements: [{ product: 'pro', product_id: pro.id, status: 'active' }],
+        customer: { id: expect.stringMatching(/^cus_/), external_id: 'user-mei' },
+        subscription: null,
+      },
     });
+    const allowed = await eventually(
+      async () => {
+        const hook = await after.hook();
+        expect(hook.check).toEqual({ allowed: true });
+        return hook;
+      },
+      10000,
+      100,
+    );
+    expect(allowed.entitlements).toEqual([{ product: 'pro', productId: pro.id, status: 'active' }]);
     await page.close();
   });
 

@@ -26,7 +26,7 @@ const IDENTIFIERS = [
   ['email', 'email'],
 ] as const;
 
-const NOTHING: Entitlements = { entitlements: [], subscription: null };
+const NOTHING: Entitlements = { entitlements: [], customer: null, subscription: null };
 
 /**
  * `GET /v1/customers/entitlements` (beyond the spec): what a customer may use now, one entry
@@ -84,6 +84,12 @@ export function mountEntitlementRoutes(app: Express, { store }: ServiceContext):
         subscription_id: s.id,
         current_period_end: s.current_period_end,
       })),
+      customer: {
+        id: chosen.customer.id,
+        external_id: chosen.customer.external_id,
+        email: chosen.customer.email,
+        name: chosen.customer.name,
+      },
       subscription: latest
         ? {
             id: latest.id,
@@ -97,10 +103,14 @@ export function mountEntitlementRoutes(app: Express, { store }: ServiceContext):
   });
 }
 
-/** What a front end may learn: which products, in which status; no subscription ids or dates. */
+/**
+ * What a front end may learn: which products, in which status, and the customer's ids (the SDKs
+ * need a customer to allow anything); no email, name, subscription ids or dates.
+ */
 function productsOnly(answer: Entitlements): Entitlements {
   return {
     entitlements: answer.entitlements.map(({ product, product_id, status }) => ({ product, product_id, status })),
+    customer: answer.customer && { id: answer.customer.id, external_id: answer.customer.external_id },
     subscription: null,
   };
 }
