@@ -12,6 +12,8 @@ export const IDENTITY_HEADERS = {
   environment: 'x-billing-environment',
   keyKind: 'x-billing-key-kind',
   keyId: 'x-billing-key-id',
+  /** Who the call acts for (`actorHeaderValue`), signed with the rest. */
+  actor: 'x-billing-actor',
   scope: 'x-billing-scope',
   timestamp: 'x-billing-timestamp',
   signature: 'x-billing-signature',

@@ -28,3 +28,6 @@ export * from './subscription-creation';
 export * from './event-catalog';
 export * from './asyncapi';
 export * from './schema-compatibility';
+export * from './actors';
+export * from './record-history';
+export * from './metrics';

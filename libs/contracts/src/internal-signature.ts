@@ -1,5 +1,6 @@
 import { createHmac, timingSafeEqual } from 'node:crypto';
 import { z } from 'zod';
+import { type Actor, actorFromHeaderValue, actorHeaderValue } from './actors';
 import { type CallerIdentity, IDENTITY_HEADERS, identityFromHeaders } from './identity';
 
 /**
@@ -29,16 +30,19 @@ export interface InternalCall {
   path: string;
   /** `key` and `service`: the caller; `admin`: the organization alone; `page`: nothing. */
   identity?: Partial<CallerIdentity>;
+  /** Who the call acts for (recorded on the events it appends); absent: the system. */
+  actor?: Actor;
 }
 
 /** What a service may believe about a call whose signature checked out. */
-export type VerifiedCall =
-  { scope: 'key' | 'service'; identity: CallerIdentity } | { scope: 'admin'; organization: string } | { scope: 'page' };
+export type VerifiedCall = (
+  { scope: 'key' | 'service'; identity: CallerIdentity } | { scope: 'admin'; organization: string } | { scope: 'page' }
+) & { actor?: Actor };
 
 export type InternalCallVerification = { ok: true; call: VerifiedCall } | { ok: false; reason: string };
 
 /** Unambiguous (a JSON array) so that no field can shift into its neighbour. */
-function canonical(call: InternalCall, timestamp: string): string {
+function canonical(call: Omit<InternalCall, 'actor'> & { actor?: string }, timestamp: string): string {
   const id = call.identity ?? {};
   return JSON.stringify([
     'billing-internal-v1',
@@ -50,6 +54,7 @@ function canonical(call: InternalCall, timestamp: string): string {
     call.method.toUpperCase(),
     call.path,
     timestamp,
+    call.actor ?? '',
   ]);
 }
 
@@ -61,11 +66,13 @@ const mac = (secret: string, text: string) => `v1=${createHmac('sha256', secret)
  */
 export function signInternalCall(secret: string, call: InternalCall, nowMs = Date.now()): Record<string, string> {
   const timestamp = String(Math.floor(nowMs));
+  const actorText = call.actor && actorHeaderValue(call.actor);
   const headers: Record<string, string> = {
     [IDENTITY_HEADERS.scope]: call.scope,
     [IDENTITY_HEADERS.timestamp]: timestamp,
-    [IDENTITY_HEADERS.signature]: mac(secret, canonical(call, timestamp)),
+    [IDENTITY_HEADERS.signature]: mac(secret, canonical({ ...call, actor: actorText }, timestamp)),
   };
+  if (actorText !== undefined) headers[IDENTITY_HEADERS.actor] = actorText;
   const id = call.identity ?? {};
   if (id.organization !== undefined) headers[IDENTITY_HEADERS.organization] = id.organization;
   if (id.environment !== undefined) headers[IDENTITY_HEADERS.environment] = id.environment;
@@ -105,22 +112,30 @@ export function verifyInternalCall(
     keyKind: one(IDENTITY_HEADERS.keyKind),
     keyId: one(IDENTITY_HEADERS.keyId),
   } as Partial<CallerIdentity>;
-  const expected = Buffer.from(mac(secret, canonical({ ...request, scope: scope.data, identity }, timestamp)));
+  const actorText = one(IDENTITY_HEADERS.actor);
+  const expected = Buffer.from(
+    mac(secret, canonical({ ...request, scope: scope.data, identity, actor: actorText }, timestamp)),
+  );
   const given = Buffer.from(signature);
   if (given.length !== expected.length || !timingSafeEqual(given, expected)) return fail('Invalid internal signature');
   if (Math.abs(nowMs - Number(timestamp)) > maxAgeMs) return fail('Expired internal signature');
+  const actor = actorText === undefined ? undefined : actorFromHeaderValue(actorText);
+  if (actorText !== undefined && !actor) return fail('Invalid actor');
+  const acting = actor ? { actor } : {};
 
   switch (scope.data) {
     case 'key':
     case 'service': {
       const caller = identityFromHeaders(request.headers);
-      return caller ? { ok: true, call: { scope: scope.data, identity: caller } } : fail('Missing caller identity');
+      return caller
+        ? { ok: true, call: { scope: scope.data, identity: caller, ...acting } }
+        : fail('Missing caller identity');
     }
     case 'admin':
       return identity.organization
-        ? { ok: true, call: { scope: 'admin', organization: identity.organization } }
+        ? { ok: true, call: { scope: 'admin', organization: identity.organization, ...acting } }
         : fail('Missing organization');
     case 'page':
-      return { ok: true, call: { scope: 'page' } };
+      return { ok: true, call: { scope: 'page', ...acting } };
   }
 }

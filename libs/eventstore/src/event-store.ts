@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { EventEmitter } from 'node:events';
-import type { Environment } from '@billing/contracts';
+import { Actor, type Environment, SYSTEM_ACTOR } from '@billing/contracts';
+import { currentActor } from './acting';
 import type { Database, SqlExecutor } from './database';
 import { eventStoreDdl, tablesOf } from './schema';
 import {
@@ -35,6 +36,40 @@ type AppendedRow = Pick<EventRow, 'global_position' | 'transaction_id' | 'stream
 const APPENDED_COLUMNS = 'global_position, transaction_id::text AS transaction_id, stream_version';
 
 const UNIQUE_VIOLATION = '23505';
+
+/** What an event's `metadata` column holds; absent (null) on events appended before it existed. */
+interface EventMetadata {
+  actor?: Actor;
+}
+
+/** The metadata of events appended now: the actor of the request being served, if any. */
+function eventMetadata(): string | null {
+  const actor = currentActor();
+  return actor ? JSON.stringify({ actor } satisfies EventMetadata) : null;
+}
+
+const actorOf = (metadata: EventMetadata | null): Actor => {
+  const parsed = Actor.safeParse(metadata?.actor);
+  return parsed.success ? parsed.data : SYSTEM_ACTOR;
+};
+
+type HistoryRow = Pick<
+  EventRow,
+  'stream_version' | 'type' | 'data' | 'organization' | 'environment' | 'occurred_at'
+> & {
+  metadata: EventMetadata | null;
+};
+
+/** One event of a stream as a record's history shows it. */
+export interface HistoryEvent {
+  version: number;
+  type: string;
+  data: Record<string, unknown>;
+  organization: string;
+  environment: Environment;
+  occurredAt: string;
+  actor: Actor;
+}
 
 /** One stream's part of `appendMany`. */
 export interface StreamAppend {
@@ -131,6 +166,32 @@ export class EventStore {
       [stream, fromVersion],
     );
     return rows.map((row) => this.toRecorded(row));
+  }
+
+  /**
+   * One page of a stream's history for people (a record's event history): the events after
+   * `afterVersion` in order, each with its metadata (who appended it), `limit` at most, and
+   * whether more follow. Upcasting is left out: the history shows what was recorded.
+   */
+  async readHistory(
+    stream: string,
+    page: { afterVersion: number; limit: number },
+  ): Promise<{ events: HistoryEvent[]; hasMore: boolean }> {
+    const { rows } = await this.database.query<HistoryRow>(
+      `SELECT stream_version, type, data, organization, environment, occurred_at, metadata
+       FROM ${this.tables.events} WHERE stream_id = $1 AND stream_version > $2 ORDER BY stream_version LIMIT $3`,
+      [stream, page.afterVersion, page.limit + 1],
+    );
+    const events = rows.slice(0, page.limit).map((row) => ({
+      version: row.stream_version,
+      type: row.type,
+      data: row.data,
+      organization: row.organization,
+      environment: row.environment,
+      occurredAt: new Date(row.occurred_at).toISOString(),
+      actor: actorOf(row.metadata),
+    }));
+    return { events, hasMore: rows.length > page.limit };
   }
 
   /** Several streams read at once (one query): each stream's events in order, `[]` for one that is empty. */
@@ -246,8 +307,9 @@ export class EventStore {
            SELECT coalesce(max(stream_version), 0) AS version FROM ${this.tables.events} WHERE stream_id = $1
          )
          INSERT INTO ${this.tables.events}
-           (event_id, stream_id, stream_version, type, schema_version, data, organization, environment, occurred_at)
-         SELECT e.event_id, $1, current.version + e.ord, e.type, e.schema_version, e.data, $3, $4, $5
+           (event_id, stream_id, stream_version, type, schema_version, data, organization, environment, occurred_at,
+            metadata)
+         SELECT e.event_id, $1, current.version + e.ord, e.type, e.schema_version, e.data, $3, $4, $5, $7::jsonb
          FROM current, jsonb_to_recordset($2::jsonb)
            AS e(ord integer, event_id uuid, type text, schema_version integer, data jsonb)
          WHERE $6::integer IS NULL OR current.version = $6::integer
@@ -260,6 +322,7 @@ export class EventStore {
           options.environment,
           options.occurredAt.toISOString(),
           options.expectedVersion === 'any' ? null : options.expectedVersion,
+          eventMetadata(),
         ],
       ));
     } catch (error) {
@@ -346,14 +409,15 @@ export class EventStore {
              schema_version integer, data jsonb, organization text, environment text, occurred_at timestamptz)
          )
          INSERT INTO ${this.tables.events}
-           (event_id, stream_id, stream_version, type, schema_version, data, organization, environment, occurred_at)
+           (event_id, stream_id, stream_version, type, schema_version, data, organization, environment, occurred_at,
+            metadata)
          SELECT i.event_id, i.stream_id, s.version + i.ord, i.type, i.schema_version, i.data, i.organization,
-           i.environment, i.occurred_at
+           i.environment, i.occurred_at, $3::jsonb
          FROM input i JOIN streams s ON s.stream_id = i.stream_id
          WHERE NOT EXISTS (SELECT 1 FROM streams WHERE expected IS NOT NULL AND version <> expected)
          ORDER BY i.idx
          RETURNING ${EVENT_COLUMNS}`,
-        [JSON.stringify(expectations), JSON.stringify(input)],
+        [JSON.stringify(expectations), JSON.stringify(input), eventMetadata()],
       ));
     } catch (error) {
       // A concurrent writer took one of the stream versions first.

@@ -5,3 +5,4 @@ export * from './schema';
 export * from './subscriber';
 export * from './types';
 export * from './cursor-page';
+export * from './acting';

@@ -35,6 +35,8 @@ export function eventStoreDdl(schema: string): string {
       occurred_at timestamptz NOT NULL,
       UNIQUE (stream_id, stream_version)
     );
+    -- Who appended each event ({"actor": ...}, docs/dashboard-api.md); null before it was recorded.
+    ALTER TABLE ${t.events} ADD COLUMN IF NOT EXISTS metadata jsonb;
     CREATE INDEX IF NOT EXISTS events_log_order ON ${t.events} (transaction_id, global_position);
     CREATE TABLE IF NOT EXISTS ${t.checkpoints} (
       name text PRIMARY KEY,

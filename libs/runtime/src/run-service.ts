@@ -4,6 +4,7 @@ import { EventStore } from '@billing/eventstore';
 import { type Closer, type Logger, type ServiceHandle, createApp, createLogger, startService } from '@billing/service';
 import type { Express } from 'express';
 import type { Infrastructure } from './infrastructure';
+import { actOnBehalfOfCaller, mountRecordHistory } from './record-history';
 
 /** What a service needs while it handles requests and events. */
 export interface ServiceContext {
@@ -106,7 +107,13 @@ export async function runService(
         await infrastructure.database.query('SELECT 1');
       },
     ],
-    routes: (express) => definition.routes?.(express, context),
+    routes: (express) => {
+      if (!definition.facesNetwork) {
+        express.use(actOnBehalfOfCaller);
+        mountRecordHistory(express, definition.name, store);
+      }
+      definition.routes?.(express, context);
+    },
   });
   const closers: Closer[] = [
     ...stoppers.map((stop, i) => ({ name: `consumer_${i}`, close: stop })),

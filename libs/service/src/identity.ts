@@ -1,9 +1,11 @@
 import {
+  type Actor,
   type CallerIdentity,
   type CallScope,
   type Environment,
   type VerifiedCall,
   INTERNAL_SIGNATURE_MAX_AGE_MS,
+  SYSTEM_ACTOR,
   unauthorized,
   verifyInternalCall,
 } from '@billing/contracts';
@@ -99,3 +101,12 @@ export const requireAdminOrganization: RequestHandler = (req, _res, next) => {
   adminOrganizationOf(req);
   next();
 };
+
+/**
+ * Who the request acts for, as the signature vouched: the gateway names the API key, the admin,
+ * the dashboard user or the buyer; a sibling service passes on its own caller's. `system` when
+ * nobody was named.
+ */
+export function actorOf(req: Request): Actor {
+  return verifiedCalls.get(req)?.actor ?? SYSTEM_ACTOR;
+}

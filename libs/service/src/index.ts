@@ -20,6 +20,7 @@ export {
   type ValidatedLocals,
 } from './validate';
 export {
+  actorOf,
   adminOrganizationOf,
   callerOf,
   requireAdminOrganization,

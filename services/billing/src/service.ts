@@ -27,6 +27,7 @@ import { migrateTestClocksReadModel } from './test-clocks/read-model';
 import { mountTestClockRoutes } from './test-clocks/routes';
 import { requireAdminOrganization, requireCaller } from '@billing/service';
 import { mountBillingSettingsRoutes } from './settings/routes';
+import { mountMetricsRoutes } from './metrics/routes';
 
 /** The billing service: customers, subscriptions, invoices, entitlements, test clocks, the customer portal. */
 export const billingService: ServiceDefinition = {
@@ -53,6 +54,7 @@ export const billingService: ServiceDefinition = {
     mountPortalConfigurationRoutes(app, context);
     mountPortalPages(app, context);
     mountBillingSettingsRoutes(app, context);
+    mountMetricsRoutes(app, context);
     // After the customer routes: their errors leave with the customer endpoints' own codes.
     app.use('/v1/customers', customerErrorCodes);
   },

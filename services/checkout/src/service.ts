@@ -12,6 +12,7 @@ import { migrateSandboxChargeLedger } from './payments/ledger';
 import { mountChargeRoutes } from './payments/routes';
 import { migrateRefundsReadModel } from './refunds/read-model';
 import { mountRefundRoutes } from './refunds/routes';
+import { mountMetricsRoutes } from './metrics/routes';
 import { startRefundSweep } from './refunds/sweep';
 import { startBillingConsumer } from './sessions/billing-consumer';
 import { startExpirySweep } from './sessions/expiry';
@@ -34,6 +35,7 @@ export const checkoutService: ServiceDefinition = {
     mountPaymentLinkRoutes(app, context);
     mountChargeRoutes(app, context);
     mountRefundRoutes(app, context);
+    mountMetricsRoutes(app, context);
   },
   // Read models are created before HTTP starts, so the first request finds its table.
   start: async (context) => {

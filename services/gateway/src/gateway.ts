@@ -44,6 +44,7 @@ import {
   VALIDATE_PROMOTION_CODE_PATH,
 } from './routing/public-routes';
 import { signForwarded, stripIdentityHeaders, vouchAs } from './routing/identity-headers';
+import { serviceReads } from './routing/service-reads';
 import { createUpstream, type UpstreamHandler } from './upstream';
 import { breakerCaller } from './upstream/breaker-caller';
 
@@ -85,7 +86,7 @@ const upstreamUrl = (config: ServiceContext['config'], name: UpstreamName) =>
  */
 const adminPaths = (path: string) =>
   path.replace(
-    /^\/admin\/v1\/organizations\/[^/]+\/(products|coupons|webhook_endpoints|webhook_events|webhook_deliveries|billing_settings|portal_configurations)/,
+    /^\/admin\/v1\/organizations\/[^/]+\/(products|coupons|webhook_endpoints|webhook_events|webhook_deliveries|billing_settings|portal_configurations|events|metrics|customers|subscriptions)(?=[/?]|$)/,
     '/admin/$1',
   );
 
@@ -179,6 +180,9 @@ export class Gateway {
       promotions: this.upstream('promotions'),
       notifications: this.upstream('notifications'),
       billing: this.upstream('billing'),
+      checkout: this.upstream('checkout'),
+      readService: serviceReads(this.context.internalSecret, (name) => upstreamUrl(this.context.config, name)),
+      now: this.context.now,
     });
     for (const path of HOSTED_PAGE_PATHS) {
       app.all(path, this.hostedPageLimits(), vouchAs('page'), this.upstream('checkout'));

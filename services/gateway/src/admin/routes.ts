@@ -1,12 +1,28 @@
-import { Environment, IDENTITY_HEADERS, KeyKind, idText, notFound } from '@billing/contracts';
+import {
+  Environment,
+  IDENTITY_HEADERS,
+  KeyKind,
+  type Metrics,
+  MetricsQuery,
+  RecordHistoryQuery,
+  idText,
+  limitParam,
+  metricsRange,
+  notFound,
+  recordStreamOf,
+  startingAfterParam,
+  sumMetrics,
+  unknownCursor,
+} from '@billing/contracts';
 import type { SqlExecutor } from '@billing/eventstore';
 import { validate } from '@billing/service';
 import type { Express, RequestHandler } from 'express';
 import { z } from 'zod';
 import type { IssuedKey } from '../organizations/api-keys';
 import type { Organizations } from '../organizations/organizations';
-import { findOrganization } from '../organizations/read-model';
+import { findOrganization, listOrganizations } from '../organizations/read-model';
 import type { FailedAuthenticationLimiter } from '../auth/failed-authentication';
+import type { ServiceRead } from '../routing/service-reads';
 import { requireAdminToken } from './admin-auth';
 
 export interface AdminRoutesOptions {
@@ -24,10 +40,20 @@ export interface AdminRoutesOptions {
   notifications: RequestHandler;
   /** Forwards customer portal configurations and billing settings to the billing service. */
   billing: RequestHandler;
+  /** Reads of checkout's records (their event history). */
+  checkout: RequestHandler;
+  /** Reads of several services whose answers are combined (the metrics). */
+  readService: ServiceRead;
+  /** The gateway's clock: today, for the metrics' default range. */
+  now: () => Date;
 }
 
 const CreateOrganizationBody = z.object({ name: z.string().trim().min(1).max(255) });
 const OrganizationParams = z.object({ org_id: idText().min(1) });
+const ListOrganizationsQuery = z.object({
+  limit: limitParam(20),
+  starting_after: startingAfterParam('organization'),
+});
 const RollKeyBody = z.object({ environment: Environment, type: KeyKind });
 
 /** An origin as browsers send it: scheme, host and port only, no path or trailing slash. */
@@ -80,6 +106,17 @@ export function mountAdminRoutes(app: Express, options: AdminRoutesOptions): voi
   app.post('/admin/v1/organizations', validate({ body: CreateOrganizationBody }), async (req, res) => {
     const created = await organizations.create(req.body.name);
     res.status(201).json({ id: created.id, name: created.name, api_keys: keysByEnvironment(created.keys) });
+  });
+
+  app.get('/admin/v1/organizations', validate({ query: ListOrganizationsQuery }), async (_req, res) => {
+    const query = res.locals.input.query as z.infer<typeof ListOrganizationsQuery>;
+    const page = await listOrganizations(sql, schema, { limit: query.limit, startingAfter: query.starting_after });
+    if (!page) throw unknownCursor(query.starting_after!, 'organization');
+    res.json({
+      object: 'list',
+      data: page.organizations.map((found) => ({ object: 'organization', ...found })),
+      has_more: page.hasMore,
+    });
   });
 
   app.get('/admin/v1/organizations/:org_id', validate({ params: OrganizationParams }), async (req, res) => {
@@ -140,6 +177,39 @@ export function mountAdminRoutes(app: Express, options: AdminRoutesOptions): voi
   app.get(`${org}/webhook_events/:event_id/deliveries`, ...webhooks);
   app.get(`${org}/webhook_deliveries/:delivery_id`, ...webhooks);
   app.post(`${org}/webhook_deliveries/:delivery_id/replay`, ...webhooks);
+  // A record's history, from the service that owns it (by the id's prefix).
+  const owners: Record<string, RequestHandler> = {
+    catalog: options.catalog,
+    checkout: options.checkout,
+    billing: options.billing,
+    promotions: options.promotions,
+    notifications: options.notifications,
+  };
+  app.get(
+    `${org}/events`,
+    validate({ params: OrganizationParams, query: RecordHistoryQuery }),
+    organizationExists,
+    asOrganization,
+    (req, res, next) => {
+      const { record_id } = res.locals.input.query as RecordHistoryQuery;
+      owners[recordStreamOf(record_id)!.service]!(req, res, next);
+    },
+  );
+  app.get(
+    `${org}/metrics`,
+    validate({ params: OrganizationParams, query: MetricsQuery }),
+    organizationExists,
+    async (_req, res) => {
+      const { org_id } = res.locals.input.params as z.infer<typeof OrganizationParams>;
+      const query = res.locals.input.query as MetricsQuery;
+      const range = metricsRange(query, options.now());
+      const path = `/admin/metrics?${new URLSearchParams({ environment: query.environment, ...range })}`;
+      const parts = await Promise.all(
+        (['billing', 'checkout'] as const).map((service) => options.readService(service, path, org_id)),
+      );
+      res.json(sumMetrics(parts as Metrics[]));
+    },
+  );
   const billing = [organizationExists, asOrganization, options.billing];
   app.get(`${org}/billing_settings`, ...billing);
   app.patch(`${org}/billing_settings`, ...billing);

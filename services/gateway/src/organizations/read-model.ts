@@ -118,6 +118,37 @@ export interface OrganizationView extends OrganizationSettings {
   }>;
 }
 
+/**
+ * One page of every organization, newest first (`created_at` desc, then `id` desc), after the
+ * organization `startingAfter` (undefined when it names none: the caller answers 400).
+ */
+export async function listOrganizations(
+  sql: SqlExecutor,
+  schema: string,
+  page: { limit: number; startingAfter?: string },
+): Promise<{ organizations: OrganizationView[]; hasMore: boolean } | undefined> {
+  const t = organizationTables(schema);
+  let after: { created_at: Date | string; id: string } | undefined;
+  if (page.startingAfter !== undefined) {
+    const { rows } = await sql.query<{ created_at: Date | string; id: string }>(
+      `SELECT created_at, id FROM ${t.organizations} WHERE id = $1`,
+      [page.startingAfter],
+    );
+    after = rows[0];
+    if (!after) return undefined;
+  }
+  const { rows } = await sql.query<{ id: string }>(
+    `SELECT id FROM ${t.organizations}
+     WHERE $1::timestamptz IS NULL OR (created_at, id) < ($1::timestamptz, $2::text)
+     ORDER BY created_at DESC, id DESC LIMIT $3`,
+    [after ? new Date(after.created_at).toISOString() : null, after?.id ?? null, page.limit + 1],
+  );
+  const organizations = await Promise.all(
+    rows.slice(0, page.limit).map(async (row) => (await findOrganization(sql, schema, row.id))!),
+  );
+  return { organizations, hasMore: rows.length > page.limit };
+}
+
 export async function findOrganization(
   sql: SqlExecutor,
   schema: string,

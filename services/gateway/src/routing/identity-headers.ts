@@ -1,5 +1,12 @@
 import type { ClientRequest } from 'node:http';
-import { CallScope, IDENTITY_HEADERS, type KeyKind, type Environment, signInternalCall } from '@billing/contracts';
+import {
+  Actor,
+  CallScope,
+  IDENTITY_HEADERS,
+  type KeyKind,
+  type Environment,
+  signInternalCall,
+} from '@billing/contracts';
 import type { Request, RequestHandler } from 'express';
 
 /** Identity headers are the gateway's word alone: whatever a client sent under them is dropped. */
@@ -43,9 +50,30 @@ export function signForwarded(secret: string, now: () => number = Date.now) {
           keyKind: header(IDENTITY_HEADERS.keyKind) as KeyKind | undefined,
           keyId: header(IDENTITY_HEADERS.keyId),
         },
+        actor: actorOf(req, scope.data, header(IDENTITY_HEADERS.keyId)),
       },
       now(),
     );
     for (const [name, value] of Object.entries(signed)) proxyReq.setHeader(name, value);
   };
+}
+
+/**
+ * Who a forwarded request acts for: `res.locals.billingActor` when something in front set it (the
+ * dashboard, for its signed-in user), else what vouched for it: the API key, the admin token, or
+ * the buyer on a hosted page or the portal.
+ */
+function actorOf(req: Request, scope: CallScope, keyId: string | undefined): Actor | undefined {
+  const given = Actor.safeParse(req.res?.locals.billingActor);
+  if (given.success) return given.data;
+  switch (scope) {
+    case 'key':
+      return keyId ? { type: 'api_key', id: keyId } : undefined;
+    case 'admin':
+      return { type: 'admin' };
+    case 'page':
+      return { type: 'customer' };
+    case 'service':
+      return undefined;
+  }
 }
