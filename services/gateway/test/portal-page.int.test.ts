@@ -107,6 +107,8 @@ describe('the customer portal page through the gateway', () => {
     expect(shown.html).not.toContain('<script');
     const read = await send('GET', `/portal/sessions/${session.id}`);
     expect(read.body.accessed_at).toBe('2026-11-23T05:05:00.000Z');
+    // No configuration names the business: the header names the organization (billing's replica of it).
+    await eventually(async () => expect((await page(session.url)).html).toContain('<strong>Acme</strong>'));
   });
 
   it('prints a receipt of a paid invoice, and nothing of another customer’s', async () => {
