@@ -7,3 +7,4 @@ export * from './periodic';
 export * from './settings';
 export * from './isolated-breaker';
 export * from './record-history';
+export * from './merchants';
