@@ -3,6 +3,7 @@ export const STYLESHEET = `
 *{box-sizing:border-box}
 body{font-family:system-ui,-apple-system,"Segoe UI","Noto Sans TC",sans-serif;margin:0;background:#f6f7f9;color:#1a1f36;line-height:1.45}
 a{color:#1d4ed8}
+.error,.notice,.reveal,main p{overflow-wrap:anywhere}
 .skip{position:absolute;left:-999px}.skip:focus{left:1rem;top:1rem;background:#fff;padding:.5rem;z-index:10}
 header.top{background:#1a1f36;color:#fff;display:flex;flex-wrap:wrap;gap:.75rem 1.5rem;align-items:center;padding:.75rem 1rem}
 header.top a{color:#fff}
@@ -21,6 +22,7 @@ nav.sections a[aria-current=page]{background:#e0e7ff;font-weight:700}
 main{flex:1 1 30rem;min-width:0;padding:1rem 1.25rem 3rem}
 h1{font-size:1.5rem;margin:.5rem 0 1rem}
 h2{font-size:1.15rem;margin:1.75rem 0 .6rem}
+.card>h2:first-child,.card>h3:first-child{margin-top:0}
 section.card,form.card{background:#fff;border:1px solid #e3e6ec;border-radius:10px;padding:1rem 1.25rem;margin:0 0 1rem}
 .table{overflow-x:auto}
 table{border-collapse:collapse;width:100%;background:#fff}
