@@ -75,7 +75,7 @@ describeWithBrowser('the merchant dashboard in a browser', () => {
   async function signIn(email: string): Promise<{ context: BrowserContext; page: Page }> {
     const context = await browser.newContext({ bypassCSP: true, viewport: { width: 1200, height: 900 } });
     const page = await context.newPage();
-    page.setDefaultTimeout(10_000);
+    page.setDefaultTimeout(20_000);
     await page.goto(`${platform.gatewayUrl}/dashboard/login`);
     await expectAccessible(page);
     await page.getByLabel('Email').fill(email);
@@ -173,7 +173,7 @@ describeWithBrowser('the merchant dashboard in a browser', () => {
     await section(page, 'Webhooks');
     await page.getByRole('link', { name: receiver.url }).click();
     const deliveries = page.getByRole('region', { name: 'Deliveries' });
-    for (let tries = 0; tries < 40 && !(await deliveries.count()); tries += 1) {
+    for (let tries = 0; tries < 80 && !(await deliveries.count()); tries += 1) {
       await page.waitForTimeout(250);
       await page.reload();
     }
