@@ -17,7 +17,7 @@ export type Actor = z.infer<typeof Actor>;
 
 export const SYSTEM_ACTOR: Actor = { type: 'system' };
 
-const ACTOR_HEADER_VALUE = /^(api_key|admin|dashboard_user|customer|system)(?::([A-Za-z0-9_]{1,128}))?$/;
+const ACTOR_HEADER_VALUE = /^(api_key|admin|dashboard_user|customer|system)(?::([A-Za-z0-9_.:-]{1,128}))?$/;
 
 /** The actor as one header value: `admin`, `api_key:key_...`, `dashboard_user:usr_...`. */
 export function actorHeaderValue(actor: Actor): string {

@@ -31,3 +31,4 @@ export * from './schema-compatibility';
 export * from './actors';
 export * from './record-history';
 export * from './metrics';
+export * from './admin-api';

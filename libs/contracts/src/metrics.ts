@@ -113,6 +113,18 @@ export const emptyMetricsDay = (date: string): MetricsDay => ({
   failed_payments_count: 0,
 });
 
+/** A range of days, every count zero: what each service fills in. */
+export function emptyMetrics(environment: Environment, range: { from: string; to: string }): Metrics {
+  const series = taipeiDays(range.from, range.to).map(emptyMetricsDay);
+  return { object: 'metrics', environment, currency: 'TWD', ...range, series };
+}
+
+/** The entry of the Taipei day an instant falls on; undefined outside the range. */
+export function metricsDayOf(metrics: Metrics, instant: Date | string | number): MetricsDay | undefined {
+  const index = (Date.parse(taipeiDateOf(new Date(instant))) - Date.parse(metrics.from)) / DAY_MS;
+  return metrics.series[index];
+}
+
 /** Day by day sums of several services' parts of the same range. */
 export function sumMetrics(parts: Metrics[]): Metrics {
   const [first] = parts;

@@ -10,7 +10,7 @@ export interface RouteDoc {
   summary: string;
   tags?: string[];
   /** Which keys the route takes, per the spec's key-access table. */
-  security?: Array<'secretKey' | 'publishableKey'>;
+  security?: Array<'secretKey' | 'publishableKey' | 'adminToken'>;
   params?: z.ZodObject;
   query?: z.ZodObject;
   body?: z.ZodType;
@@ -65,6 +65,9 @@ export class OpenApiRegistry {
             scheme: 'bearer',
             description: 'Publishable Key: pk_test_... or pk_live_...',
           },
+          ...(this.routes.some((route) => route.security?.includes('adminToken'))
+            ? { adminToken: { type: 'http', scheme: 'bearer', description: "The operator's ADMIN_TOKEN" } }
+            : {}),
         },
       },
     };

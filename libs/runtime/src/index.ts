@@ -8,3 +8,4 @@ export * from './settings';
 export * from './isolated-breaker';
 export * from './record-history';
 export * from './merchants';
+export * from './admin-metrics';

@@ -1,5 +1,5 @@
 import { BILLING_PUBLIC_EVENTS } from '@billing/contracts';
-import { type ServiceDefinition, migrateMerchants, startMerchantsConsumer } from '@billing/runtime';
+import { type ServiceDefinition, migrateMerchants, mountMetricsPart, startMerchantsConsumer } from '@billing/runtime';
 import { migrateCustomersReadModel } from './customers/read-model';
 import { mountResolveRoute } from './customers/resolve';
 import { mountDefaultPaymentMethodRoute } from './customers/payment-method';
@@ -27,7 +27,7 @@ import { migrateTestClocksReadModel } from './test-clocks/read-model';
 import { mountTestClockRoutes } from './test-clocks/routes';
 import { requireAdminOrganization, requireCaller } from '@billing/service';
 import { mountBillingSettingsRoutes } from './settings/routes';
-import { mountMetricsRoutes } from './metrics/routes';
+import { billingMetrics } from './metrics/daily';
 
 /** The billing service: customers, subscriptions, invoices, entitlements, test clocks, the customer portal. */
 export const billingService: ServiceDefinition = {
@@ -54,7 +54,7 @@ export const billingService: ServiceDefinition = {
     mountPortalConfigurationRoutes(app, context);
     mountPortalPages(app, context);
     mountBillingSettingsRoutes(app, context);
-    mountMetricsRoutes(app, context);
+    mountMetricsPart(app, context, billingMetrics);
     // After the customer routes: their errors leave with the customer endpoints' own codes.
     app.use('/v1/customers', customerErrorCodes);
   },

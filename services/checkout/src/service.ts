@@ -1,5 +1,5 @@
 import { CHECKOUT_PUBLIC_EVENTS } from '@billing/contracts';
-import { type ServiceDefinition, migrateMerchants, startMerchantsConsumer } from '@billing/runtime';
+import { type ServiceDefinition, migrateMerchants, mountMetricsPart, startMerchantsConsumer } from '@billing/runtime';
 import { dependenciesOf } from './dependencies';
 import { mountCardFormRoutes } from './embedded/card-form-routes';
 import { mountEmbedPage } from './embedded/embed-page';
@@ -11,7 +11,7 @@ import { migrateSandboxChargeLedger } from './payments/ledger';
 import { mountChargeRoutes } from './payments/routes';
 import { migrateRefundsReadModel } from './refunds/read-model';
 import { mountRefundRoutes } from './refunds/routes';
-import { mountMetricsRoutes } from './metrics/routes';
+import { checkoutMetrics } from './metrics/checkout-metrics';
 import { startRefundSweep } from './refunds/sweep';
 import { startBillingConsumer } from './sessions/billing-consumer';
 import { startExpirySweep } from './sessions/expiry';
@@ -34,7 +34,7 @@ export const checkoutService: ServiceDefinition = {
     mountPaymentLinkRoutes(app, context);
     mountChargeRoutes(app, context);
     mountRefundRoutes(app, context);
-    mountMetricsRoutes(app, context);
+    mountMetricsPart(app, context, checkoutMetrics);
   },
   // Read models are created before HTTP starts, so the first request finds its table.
   start: async (context) => {

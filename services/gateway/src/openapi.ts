@@ -6,6 +6,7 @@ import {
   registerEmbeddedCheckoutRoutes,
   registerPaymentLinkRoutes,
   registerPortalRoutes,
+  registerAdminRoutes,
   registerProductRoutes,
   registerPromotionRoutes,
   registerRefundRoutes,
@@ -36,6 +37,18 @@ export function publicApiDocument() {
     cached = registry.toOpenApi({ title: 'Billing API', version: '1.0.0', serverUrl: '/v1' });
   }
   return cached;
+}
+
+let cachedAdmin: ReturnType<OpenApiRegistry['toOpenApi']> | undefined;
+
+/** The admin API (`/admin/v1`), from the zod schemas in libs/contracts (`registerAdminRoutes`). */
+export function adminApiDocument() {
+  cachedAdmin ??= registerAdminRoutes(new OpenApiRegistry()).toOpenApi({
+    title: 'Billing admin API',
+    version: '1.0.0',
+    serverUrl: '/admin/v1',
+  });
+  return cachedAdmin;
 }
 
 let cachedEvents: ReturnType<typeof asyncApiDocument> | undefined;

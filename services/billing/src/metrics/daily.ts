@@ -1,12 +1,4 @@
-import {
-  type Metrics,
-  type MetricsDay,
-  type ProductInterval,
-  emptyMetricsDay,
-  taipeiDateOf,
-  taipeiDayEnd,
-  taipeiDays,
-} from '@billing/contracts';
+import { type Metrics, type ProductInterval, emptyMetrics, metricsDayOf, taipeiDayEnd } from '@billing/contracts';
 import type { SqlExecutor } from '@billing/eventstore';
 import type { Tenant } from '@billing/service';
 import { invoicesTable } from '../invoices/read-model';
@@ -34,10 +26,9 @@ export async function billingMetrics(
   tenant: Tenant,
   range: { from: string; to: string },
 ): Promise<Metrics> {
-  const days = taipeiDays(range.from, range.to);
-  const byDate = new Map<string, MetricsDay>(days.map((date) => [date, emptyMetricsDay(date)]));
+  const metrics = emptyMetrics(tenant.environment, range);
   const lives = await subscriptionLives(sql, schema, tenant);
-  for (const day of byDate.values()) {
+  for (const day of metrics.series) {
     const end = taipeiDayEnd(day.date);
     for (const life of lives) {
       if (life.started >= end || (life.ended !== null && life.ended < end)) continue;
@@ -46,28 +37,22 @@ export async function billingMetrics(
     }
   }
   for (const life of lives) {
-    const started = byDate.get(taipeiDateOf(new Date(life.started)));
+    const started = metricsDayOf(metrics, life.started);
     if (started) started.new_subscriptions += 1;
-    const ended = life.ended === null ? undefined : byDate.get(taipeiDateOf(new Date(life.ended)));
+    const ended = life.ended === null ? undefined : metricsDayOf(metrics, life.ended);
     if (ended) ended.churned_subscriptions += 1;
   }
   for (const payment of await paidInvoices(sql, schema, tenant)) {
-    const day = byDate.get(taipeiDateOf(payment.paid_at));
+    const day = metricsDayOf(metrics, payment.paid_at);
     if (!day) continue;
     day.payments_count += 1;
     day.payments_amount += payment.amount_paid;
   }
   for (const failure of await failedCharges(sql, schema, tenant)) {
-    const day = byDate.get(taipeiDateOf(failure.at));
+    const day = metricsDayOf(metrics, failure.at);
     if (day) day.failed_payments_count += 1;
   }
-  return {
-    object: 'metrics',
-    environment: tenant.environment,
-    currency: 'TWD',
-    ...range,
-    series: [...byDate.values()],
-  };
+  return metrics;
 }
 
 async function subscriptionLives(sql: SqlExecutor, schema: string, tenant: Tenant): Promise<SubscriptionLife[]> {

@@ -1,16 +1,18 @@
 import {
-  Environment,
+  CreateOrganizationBody,
+  type Environment,
+  type KeyKind,
   IDENTITY_HEADERS,
-  KeyKind,
+  ListOrganizationsQuery,
+  OrganizationParams,
+  RollKeyBody,
+  UpdateOrganizationBody,
   type Metrics,
   MetricsQuery,
   RecordHistoryQuery,
-  idText,
-  limitParam,
   metricsRange,
   notFound,
   recordStreamOf,
-  startingAfterParam,
   sumMetrics,
   unknownCursor,
 } from '@billing/contracts';
@@ -23,6 +25,7 @@ import type { Organizations } from '../organizations/organizations';
 import { findOrganization, listOrganizations } from '../organizations/read-model';
 import type { FailedAuthenticationLimiter } from '../auth/failed-authentication';
 import type { ServiceRead } from '../routing/service-reads';
+import { adminApiDocument } from '../openapi';
 import { requireAdminToken } from './admin-auth';
 
 export interface AdminRoutesOptions {
@@ -48,42 +51,6 @@ export interface AdminRoutesOptions {
   now: () => Date;
 }
 
-const CreateOrganizationBody = z.object({ name: z.string().trim().min(1).max(255) });
-const OrganizationParams = z.object({ org_id: idText().min(1) });
-const ListOrganizationsQuery = z.object({
-  limit: limitParam(20),
-  starting_after: startingAfterParam('organization'),
-});
-const RollKeyBody = z.object({ environment: Environment, type: KeyKind });
-
-/** An origin as browsers send it: scheme, host and port only, no path or trailing slash. */
-const Origin = z
-  .string()
-  .max(255)
-  .refine((value) => URL.canParse(value) && new URL(value).origin === value && /^https?:/.test(value), {
-    message: 'Give an origin such as https://shop.example (scheme, host and port only)',
-  });
-const HttpUrl = z
-  .string()
-  .max(2048)
-  .refine((value) => URL.canParse(value) && /^https?:$/.test(new URL(value).protocol), {
-    message: 'Give an http(s) URL',
-  });
-const UpdateOrganizationBody = z
-  .object({
-    name: z.string().trim().min(1).max(255),
-    allowed_origins: z.array(Origin).max(50),
-    logo_url: HttpUrl.nullable(),
-    website_url: HttpUrl.nullable(),
-    brand_color: z
-      .string()
-      .regex(/^#[0-9a-fA-F]{6}$/, 'Give a colour as #rrggbb')
-      .transform((value) => value.toLowerCase())
-      .nullable(),
-  })
-  .partial()
-  .strict();
-
 function keysByEnvironment(keys: IssuedKey[]) {
   const pick = (environment: Environment, kind: KeyKind) =>
     keys.find((k) => k.environment === environment && k.kind === kind)!.plaintext;
@@ -96,6 +63,8 @@ function keysByEnvironment(keys: IssuedKey[]) {
 /** The merchant dashboard's backend under /admin/v1; documented in the README. */
 export function mountAdminRoutes(app: Express, options: AdminRoutesOptions): void {
   const { organizations, sql, schema } = options;
+  // Served like /v1/openapi.json, without a token.
+  app.get('/admin/v1/openapi.json', (_req, res) => void res.json(adminApiDocument()));
   app.use('/admin/v1', requireAdminToken(options.adminToken, options.adminTokenFailures));
 
   const organizationExists: RequestHandler = async (req, _res, next) => {

@@ -1,16 +1,6 @@
-import {
-  type Metrics,
-  type MetricsDay,
-  MetricsQuery,
-  emptyMetricsDay,
-  metricsRange,
-  taipeiDateOf,
-  taipeiDays,
-} from '@billing/contracts';
+import { type Metrics, emptyMetrics, metricsDayOf } from '@billing/contracts';
 import type { SqlExecutor } from '@billing/eventstore';
-import type { ServiceContext } from '@billing/runtime';
-import { type Tenant, adminOrganizationOf, validate } from '@billing/service';
-import type { Express } from 'express';
+import type { Tenant } from '@billing/service';
 import { sessionsTable } from '../sessions/read-model';
 
 /**
@@ -24,9 +14,7 @@ export async function checkoutMetrics(
   tenant: Tenant,
   range: { from: string; to: string },
 ): Promise<Metrics> {
-  const byDate = new Map<string, MetricsDay>(
-    taipeiDays(range.from, range.to).map((date) => [date, emptyMetricsDay(date)]),
-  );
+  const metrics = emptyMetrics(tenant.environment, range);
   const paid = await sql.query<{ paid_at: string; amount: number }>(
     `SELECT document->'order'->>'paid_at' AS paid_at, (document->'order'->>'amount_total')::integer AS amount
      FROM ${sessionsTable(schema)}
@@ -35,7 +23,7 @@ export async function checkoutMetrics(
     [tenant.organization, tenant.environment],
   );
   for (const order of paid.rows) {
-    const day = byDate.get(taipeiDateOf(order.paid_at));
+    const day = metricsDayOf(metrics, order.paid_at);
     if (!day || order.amount <= 0) continue;
     day.payments_count += 1;
     day.payments_amount += order.amount;
@@ -46,25 +34,8 @@ export async function checkoutMetrics(
     [tenant.organization, tenant.environment],
   );
   for (const attempt of declined.rows) {
-    const day = byDate.get(taipeiDateOf(attempt.occurred_at));
+    const day = metricsDayOf(metrics, attempt.occurred_at);
     if (day) day.failed_payments_count += 1;
   }
-  return {
-    object: 'metrics',
-    environment: tenant.environment,
-    currency: 'TWD',
-    ...range,
-    series: [...byDate.values()],
-  };
-}
-
-/** `GET /admin/metrics`: checkout's part; the gateway adds it to billing's. */
-export function mountMetricsRoutes(app: Express, context: ServiceContext): void {
-  app.get('/admin/metrics', validate({ query: MetricsQuery }), async (req, res) => {
-    const organization = adminOrganizationOf(req);
-    const query = res.locals.input.query as MetricsQuery;
-    const tenant = { organization, environment: query.environment };
-    const range = metricsRange(query, context.now());
-    res.json(await checkoutMetrics(context.infrastructure.database, context.store.tables.schema, tenant, range));
-  });
+  return metrics;
 }
