@@ -1,5 +1,6 @@
 'use strict';
 // What the benchmarks that run services share: names, quiet loggers, the admin API, cleanup.
+const os = require('node:os');
 const { randomBytes } = require('node:crypto');
 const { createLogger } = require('@billing/service');
 
@@ -69,4 +70,40 @@ function runBenchmark(benchmark, main, interrupt) {
   );
 }
 
-module.exports = { randomName, internalSecret, serviceLogger, adminPost, stopPlatform, runBenchmark };
+/** The machine the numbers came from. */
+const machine = () => ({
+  node: process.version,
+  cpu_count: os.cpus().length,
+  cpu_model: os.cpus()[0]?.model,
+  load_average: os.loadavg().map((n) => Number(n.toFixed(2))),
+});
+
+/** p50, p90, p99 and max of `values` (milliseconds), one decimal; zeros when empty. */
+function percentiles(values) {
+  const sorted = Float64Array.from(values).sort();
+  const at = (q) => sorted[Math.min(sorted.length - 1, Math.max(0, Math.ceil(q * sorted.length) - 1))] ?? 0;
+  const one = (n) => Number(n.toFixed(1));
+  return { count: sorted.length, p50: one(at(0.5)), p90: one(at(0.9)), p99: one(at(0.99)), max: one(at(1)) };
+}
+
+/**
+ * With Kafka, topics of this run alone (`bench-<random>.checkout.events`), so that new consumer
+ * groups do not first read what earlier runs and tests left on the shared topics.
+ */
+const benchTopicPrefix = () => `bench-${randomBytes(4).toString('hex')}.`;
+
+/** Milliseconds since the epoch with sub-millisecond resolution, comparable across processes. */
+const epochMs = () => performance.timeOrigin + performance.now();
+
+module.exports = {
+  randomName,
+  internalSecret,
+  serviceLogger,
+  adminPost,
+  stopPlatform,
+  runBenchmark,
+  machine,
+  percentiles,
+  benchTopicPrefix,
+  epochMs,
+};

@@ -3,8 +3,12 @@
 // services' event loop. Each buyer creates a session through the gateway with the Secret Key,
 // then pays it on the hosted page with the success card, as a browser posts the form. Reads
 // its settings from argv as JSON and prints one JSON object of timings to stdout.
+//
+// Closed loop (`concurrency` buyers, each starting the next checkout when its last one is paid)
+// or, with `rate`, open loop: a buyer arrives every 1/rate s whether or not the earlier ones are
+// done, and each latency of the first step runs from the moment the buyer was due.
 
-const { gateway, secretKey, productId, checkouts, concurrency, prefix } = JSON.parse(process.argv[2]);
+const { gateway, secretKey, productId, checkouts, concurrency, rate, prefix } = JSON.parse(process.argv[2]);
 
 async function createSession(i) {
   const response = await fetch(`${gateway}/v1/checkout/sessions`, {
@@ -19,7 +23,7 @@ async function createSession(i) {
   });
   const body = await response.json();
   if (response.status !== 201) throw new Error(`create: ${response.status} ${JSON.stringify(body)}`);
-  return body.url;
+  return body;
 }
 
 async function pay(url) {
@@ -29,27 +33,50 @@ async function pay(url) {
   if (response.status !== 303) throw new Error(`pay: ${response.status}`);
 }
 
-async function buyer(i, timings) {
-  const started = performance.now();
-  const url = await createSession(i);
+async function buyer(i, timings, dueAt = performance.now()) {
+  const session = await createSession(i);
   const created = performance.now();
-  await pay(url);
+  await pay(session.url);
   const paid = performance.now();
-  timings.create.push(created - started);
+  timings.create.push(created - dueAt);
   timings.pay.push(paid - created);
+  timings.paid_at[session.id] = performance.timeOrigin + paid;
+}
+
+const record = (timings) => (error) => timings.errors.push(String(error.message ?? error));
+
+async function closedLoop(timings) {
+  let next = 0;
+  const worker = async () => {
+    while (next < checkouts) await buyer(next++, timings).catch(record(timings));
+  };
+  await Promise.all(Array.from({ length: concurrency }, worker));
+}
+
+async function openLoop(timings) {
+  const started = performance.now();
+  const pending = [];
+  let next = 0;
+  await new Promise((resolve) => {
+    const tick = () => {
+      const now = performance.now();
+      while (next < checkouts && started + (next * 1000) / rate <= now) {
+        const dueAt = started + (next * 1000) / rate;
+        timings.send_lag.push(now - dueAt);
+        pending.push(buyer(next++, timings, dueAt).catch(record(timings)));
+      }
+      if (next < checkouts) setTimeout(tick, Math.max(0, started + (next * 1000) / rate - performance.now()));
+      else resolve();
+    };
+    tick();
+  });
+  await Promise.all(pending);
 }
 
 async function main() {
-  const timings = { create: [], pay: [], errors: [] };
-  let next = 0;
+  const timings = { create: [], pay: [], errors: [], send_lag: [], paid_at: {} };
   const started = performance.now();
-  const worker = async () => {
-    while (next < checkouts) {
-      const i = next++;
-      await buyer(i, timings).catch((error) => timings.errors.push(String(error.message ?? error)));
-    }
-  };
-  await Promise.all(Array.from({ length: concurrency }, worker));
+  await (rate ? openLoop(timings) : closedLoop(timings));
   timings.duration_ms = performance.now() - started;
   process.stdout.write(JSON.stringify(timings));
 }

@@ -1,9 +1,9 @@
 'use strict';
 // Checkouts per second through the gateway, the way buyers pay: create a session with the
-// Secret Key, then pay it on the hosted page. Reports p50/p99 of both steps, and how long
-// billing takes after the last payment to hold every subscription. Prints one JSON object to
-// stdout; see README.md.
-const os = require('node:os');
+// Secret Key, then pay it on the hosted page; closed loop (a fixed number of buyers) and open
+// loop (buyers arriving at a fixed rate). Reports p50/p99 of both steps, each payment's signed
+// `checkout.completed` webhook after it, and how long billing takes after the last payment to
+// hold every subscription. Prints one JSON object to stdout; see README.md.
 const { execFile } = require('node:child_process');
 const { join } = require('node:path');
 const { createInfrastructure, runService } = require('@billing/runtime');
@@ -11,10 +11,15 @@ const { catalogService } = require('@billing/catalog');
 const { promotionsService } = require('@billing/promotions');
 const { checkoutService } = require('@billing/checkout');
 const { billingService } = require('@billing/billing');
+const { notificationsService } = require('@billing/notifications');
 const { createGatewayService } = require('@billing/gateway');
 const { positiveSetting } = require('../settings');
+const { startReceiver } = require('../webhook-receiver');
 const {
   adminPost,
+  benchTopicPrefix,
+  machine,
+  percentiles,
   internalSecret,
   randomName: random,
   runBenchmark,
@@ -25,6 +30,9 @@ const {
 const readParameters = () => ({
   checkouts: positiveSetting('checkouts', 'BENCH_CHECKOUTS', 500),
   concurrency: positiveSetting('concurrency', 'BENCH_CONCURRENCY', 8),
+  rate_per_s: positiveSetting('rate', 'BENCH_RATE', 100),
+  rate_s: positiveSetting('rate-duration', 'BENCH_RATE_DURATION', 10),
+  warmup_checkouts: positiveSetting('warmup', 'BENCH_WARMUP', 5),
 });
 
 const round = (n, digits = 1) => Number(n.toFixed(digits));
@@ -34,12 +42,18 @@ async function startPlatform() {
   const env = {
     DATABASE_URL: process.env.DATABASE_URL,
     KAFKA_BROKERS: process.env.KAFKA_BROKERS,
+    KAFKA_TOPIC_PREFIX: benchTopicPrefix(),
     DATABASE_POOL_SIZE: process.env.DATABASE_POOL_SIZE,
   };
   const infrastructure = await createInfrastructure({ clientId: 'bench-checkout', dataDir: 'memory', env });
   const platform = { infrastructure, services: [], schemas: [], billingSchema: null, adminToken: random('adm') };
   // One config object, filled in as services start: checkout reads the others' addresses at first use.
-  const config = { ADMIN_TOKEN: platform.adminToken, RATE_LIMIT_PER_MINUTE_OVERRIDE: '100000000' };
+  const config = {
+    ADMIN_TOKEN: platform.adminToken,
+    RATE_LIMIT_PER_MINUTE_OVERRIDE: '100000000',
+    // The webhook receiver is on 127.0.0.1; otherwise the product's defaults.
+    WEBHOOK_ALLOW_PRIVATE_TARGETS: 'sandbox',
+  };
   const start = async (definition) => {
     const schema = random(`bench_${definition.name}`);
     platform.schemas.push(schema);
@@ -56,7 +70,7 @@ async function startPlatform() {
     return service;
   };
   try {
-    for (const definition of [catalogService, promotionsService, checkoutService, billingService])
+    for (const definition of [catalogService, promotionsService, checkoutService, billingService, notificationsService])
       await start(definition);
     platform.gateway = await start(createGatewayService());
     config.CHECKOUT_URL = `${platform.gateway.url}/checkout`;
@@ -67,11 +81,17 @@ async function startPlatform() {
   return platform;
 }
 
-/** An organization with one monthly Sandbox plan. */
-async function seed(platform) {
+/** An organization with one monthly Sandbox plan, and a webhook endpoint for `checkout.completed`. */
+async function seed(platform, receiver) {
   const organization = await adminPost(platform, '/organizations', { name: 'Bench' });
   const plan = { environment: 'SANDBOX', name: 'Pro', type: 'SUBSCRIPTION', interval: 'month', price: 299 };
   const product = await adminPost(platform, `/organizations/${organization.id}/products`, plan);
+  const endpoint = await adminPost(platform, `/organizations/${organization.id}/webhook_endpoints`, {
+    environment: 'SANDBOX',
+    url: receiver.url('/hook'),
+    events: ['checkout.completed'],
+  });
+  receiver.secrets.set('/hook', endpoint.secret);
   return { secretKey: organization.api_keys.sandbox.secret_key, productId: product.id };
 }
 
@@ -106,48 +126,104 @@ async function provisioned(platform, count, timeoutMs = 300_000) {
   return performance.now() - started;
 }
 
-function percentiles(values) {
-  const sorted = [...values].sort((a, b) => a - b);
-  const at = (q) => sorted[Math.min(sorted.length - 1, Math.floor(q * sorted.length))] ?? 0;
-  return { p50: round(at(0.5)), p99: round(at(0.99)), max: round(sorted.at(-1) ?? 0) };
+/** Waits for every paid session's webhook; the time from each payment's answer to its webhook. */
+async function webhookLatencies(receiver, paidAt) {
+  const sessions = Object.keys(paidAt);
+  const started = performance.now();
+  while (sessions.some((id) => !receiver.epochArrivals.has(id))) {
+    if (performance.now() - started > 300_000) throw new Error('some checkout.completed webhooks never came');
+    await new Promise((resolve) => setTimeout(resolve, 20));
+  }
+  return percentiles(sessions.map((id) => receiver.epochArrivals.get(id) - paidAt[id]));
+}
+
+/**
+ * Whether the open-loop generator offered the rate: every buyer started within one interval (or
+ * 50 ms) of its due time. Latencies count from the due time either way; a generator that fell
+ * behind offered less load than asked.
+ */
+function rateKept(lags, rate) {
+  const sendLag = percentiles(lags);
+  return { send_lag_ms: sendLag, rate_kept: sendLag.p99 <= Math.max(50, 1000 / rate) };
+}
+
+/** One phase of buyers; then billing's lag and the webhooks. */
+async function phase(platform, receiver, settings, provisionedBefore) {
+  const timings = await runBuyers({ ...settings, prefix: random('buyer') });
+  const paidCount = timings.pay.length;
+  const lagMs = await provisioned(platform, provisionedBefore + paidCount);
+  return {
+    checkouts_paid: paidCount,
+    errors: timings.errors.length,
+    first_error: timings.errors[0] ?? null,
+    duration_s: round(timings.duration_ms / 1000, 3),
+    checkouts_per_s: round(paidCount / (timings.duration_ms / 1000)),
+    create_session_ms: percentiles(timings.create),
+    pay_ms: percentiles(timings.pay),
+    ...(settings.rate ? rateKept(timings.send_lag, settings.rate) : {}),
+    paid_to_webhook_ms: await webhookLatencies(receiver, timings.paid_at),
+    subscriptions_complete_after_last_payment_ms: round(lagMs),
+  };
 }
 
 async function main() {
   const startedAt = new Date().toISOString();
   const params = readParameters();
+  const receiver = await startReceiver();
   const platform = await startPlatform();
   try {
-    const { secretKey, productId } = await seed(platform);
-    const settings = { gateway: platform.gateway.url, secretKey, productId, concurrency: params.concurrency };
-    // Warm-up: a few buyers end to end (with Kafka, the consumer groups join and catch up).
-    const warmup = await runBuyers({ ...settings, checkouts: 5, prefix: random('warmup') });
+    const { secretKey, productId } = await seed(platform, receiver);
+    const settings = { gateway: platform.gateway.url, secretKey, productId };
+    // Warm-up: a few buyers end to end, reported and not counted.
+    const warmupStarted = performance.now();
+    const warmup = await runBuyers({
+      ...settings,
+      checkouts: params.warmup_checkouts,
+      concurrency: 1,
+      prefix: random('warmup'),
+    });
     if (warmup.errors.length > 0) throw new Error(`warm-up failed: ${warmup.errors[0]}`);
-    await provisioned(platform, 5);
+    await provisioned(platform, params.warmup_checkouts);
+    await webhookLatencies(receiver, warmup.paid_at);
+    const warmupSeconds = round((performance.now() - warmupStarted) / 1000, 3);
 
-    const timings = await runBuyers({ ...settings, checkouts: params.checkouts, prefix: random('buyer') });
-    const paidCount = timings.pay.length;
-    const lagMs = await provisioned(platform, 5 + paidCount);
-    const valid = timings.errors.length === 0;
+    const closedLoop = await phase(
+      platform,
+      receiver,
+      { ...settings, checkouts: params.checkouts, concurrency: params.concurrency },
+      params.warmup_checkouts,
+    );
+    const openLoop = await phase(
+      platform,
+      receiver,
+      { ...settings, checkouts: Math.round(params.rate_per_s * params.rate_s), rate: params.rate_per_s },
+      params.warmup_checkouts + closedLoop.checkouts_paid,
+    );
+    const failed = closedLoop.errors + openLoop.errors;
+    const badSignatures = receiver.rejected.bad_signature;
     return {
       benchmark: 'checkout',
       started_at: startedAt,
-      valid,
+      valid: failed === 0 && badSignatures === 0,
+      invalid_because:
+        failed > 0
+          ? `${failed} checkouts failed`
+          : badSignatures > 0
+            ? `${badSignatures} webhooks failed signature verification`
+            : null,
       mode: process.env.DATABASE_URL || process.env.KAFKA_BROKERS ? 'distributed' : 'embedded',
       database: platform.infrastructure.database.kind,
       bus: process.env.KAFKA_BROKERS ? 'kafka' : 'database',
       parameters: params,
-      checkouts_paid: paidCount,
-      errors: timings.errors.length,
-      first_error: timings.errors[0] ?? null,
-      duration_s: round(timings.duration_ms / 1000, 3),
-      checkouts_per_s: round(paidCount / (timings.duration_ms / 1000)),
-      create_session_ms: percentiles(timings.create),
-      pay_ms: percentiles(timings.pay),
-      subscriptions_complete_after_last_payment_ms: round(lagMs),
-      machine: { node: process.version, cpu_count: os.cpus().length, cpu_model: os.cpus()[0]?.model },
+      warmup: { checkouts: params.warmup_checkouts, seconds: warmupSeconds },
+      closed_loop: closedLoop,
+      open_loop: openLoop,
+      webhook_signatures_verified: receiver.verified(),
+      machine: machine(),
     };
   } finally {
     await stopPlatform(platform, 'checkout');
+    await receiver.close();
   }
 }
 

@@ -64,8 +64,8 @@ async function main() {
     await fill(store, 'full-1', params.streamEvents);
     await fill(store, 'snap-1', params.streamEvents);
     // Warm-up (excluded): plans, and the first command on the snapshot side writes the snapshot.
-    await timeCommands(store, 'full-1', counted, params.warmupCommands);
-    await timeCommands(store, 'snap-1', withSnapshots, params.warmupCommands);
+    const warmupFull = await timeCommands(store, 'full-1', counted, params.warmupCommands);
+    const warmupSnapshot = await timeCommands(store, 'snap-1', withSnapshots, params.warmupCommands);
     const full = [];
     const snapshot = [];
     for (let r = 0; r < params.rounds; r++) {
@@ -85,6 +85,7 @@ async function main() {
       node_version: process.version,
       cpu_count: os.cpus().length,
       parameters: { ...params, databaseUrl: redact(params.databaseUrl), schema },
+      warmup: { full_replay: summary(warmupFull), snapshot: summary(warmupSnapshot) },
       full_replay: fullSummary,
       snapshot: { ...snapshotSummary, snapshot_at_version: rows[0]?.stream_version ?? null },
       ratio_p50_full_over_snapshot: round(fullSummary.p50_ms / snapshotSummary.p50_ms, 1),

@@ -16,6 +16,7 @@ function readParameters() {
     ops,
     concurrency: positiveSetting('concurrency', 'BENCH_CONCURRENCY', '8'),
     warmupOps: positiveSetting('warmup', 'BENCH_WARMUP', String(Math.min(200, ops))),
+    rounds: positiveSetting('rounds', 'BENCH_ROUNDS', '4'),
     batchSize: positiveSetting('batch-size', 'BENCH_BATCH_SIZE', '100'),
     batchRounds: positiveSetting('batch-rounds', 'BENCH_BATCH_ROUNDS', '10'),
     batchesPerRound: positiveSetting('batches', 'BENCH_BATCHES', '20'),
@@ -50,14 +51,17 @@ async function appendLoop(store, stream, count) {
   }
 }
 
-/** One connection running `count` single-row INSERTs, each its own autocommitted transaction. */
+/**
+ * One connection running `count` single-row INSERTs, each its own autocommitted transaction, as
+ * a named prepared statement (the adapter prepares its append too).
+ */
 async function insertLoop(pool, table, stream, count) {
   const client = await pool.connect();
   try {
-    const sql = `INSERT INTO ${table} (stream_id, version, payload, occurred_at) VALUES ($1, $2, $3, $4)`;
+    const text = `INSERT INTO ${table} (stream_id, version, payload, occurred_at) VALUES ($1, $2, $3, $4)`;
     for (let i = 1; i <= count; i++) {
       throwIfStopped();
-      await client.query(sql, [stream, i, PAYLOAD, new Date()]);
+      await client.query({ name: 'raw_single', text, values: [stream, i, PAYLOAD, new Date()] });
     }
   } finally {
     client.release();
@@ -79,16 +83,50 @@ async function measure(label, writers, total, loop) {
   return { operations: total, seconds: round(seconds, 3), ops_per_sec: round(total / seconds, 1) };
 }
 
-/** A warm-up on throwaway streams, then the adapter and the raw INSERTs with the same count. */
+/**
+ * A warm-up of both sides on throwaway streams (reported, not counted), then `rounds` rounds in
+ * which the adapter and the raw INSERTs take turns with `ops / rounds` operations each (the side
+ * that goes first alternates), so both meet the same load on this shared machine.
+ */
 async function scenario(name, writers, ctx) {
   const adapter = (stream, count) => appendLoop(ctx.store, stream, count);
   const raw = (stream, count) => insertLoop(ctx.rawPool, ctx.rawTable, stream, count);
-  await measure(`${name}-warmup-adapter`, writers, ctx.params.warmupOps, adapter);
-  await measure(`${name}-warmup-raw`, writers, ctx.params.warmupOps, raw);
-  const adapterResult = await measure(`${name}-adapter`, writers, ctx.params.ops, adapter);
-  const rawResult = await measure(`${name}-raw`, writers, ctx.params.ops, raw);
+  const { ops, rounds, warmupOps } = ctx.params;
+  const warmup = {
+    adapter: await measure(`${name}-warmup-adapter`, writers, warmupOps, adapter),
+    raw: await measure(`${name}-warmup-raw`, writers, warmupOps, raw),
+  };
+  const totals = { adapter: { operations: 0, seconds: 0 }, raw: { operations: 0, seconds: 0 } };
+  const roundRatios = [];
+  for (let r = 0; r < rounds; r++) {
+    const count = shares(ops, rounds)[r];
+    const sides = r % 2 === 0 ? ['adapter', 'raw'] : ['raw', 'adapter'];
+    const results = {};
+    for (const side of sides) {
+      results[side] = await measure(`${name}-${side}-${r}`, writers, count, side === 'adapter' ? adapter : raw);
+      totals[side].operations += results[side].operations;
+      totals[side].seconds += results[side].seconds;
+    }
+    roundRatios.push(round(results.adapter.ops_per_sec / results.raw.ops_per_sec, 3));
+  }
+  const summary = ({ operations, seconds }) => ({
+    operations,
+    seconds: round(seconds, 3),
+    ops_per_sec: round(operations / seconds, 1),
+  });
+  const adapterResult = summary(totals.adapter);
+  const rawResult = summary(totals.raw);
   const ratio = round(adapterResult.ops_per_sec / rawResult.ops_per_sec, 3);
-  return { writers, operations: ctx.params.ops, adapter: adapterResult, raw: rawResult, ratio };
+  return {
+    writers,
+    operations: ops,
+    rounds,
+    warmup,
+    adapter: adapterResult,
+    raw: rawResult,
+    ratio,
+    round_ratios: roundRatios,
+  };
 }
 
 /** `count` appends of `size` events each to one stream, each with the right expected version. */

@@ -1,8 +1,8 @@
 'use strict';
-// Requests per second and latency of GET /v1/products through the gateway, beside the same
-// request sent straight to the catalog, in the same run with autocannon. Prints one JSON
-// object to stdout; see README.md.
-const os = require('node:os');
+// GET /v1/products through the gateway beside the same request sent straight to the catalog, in
+// the same run: throughput at saturation (autocannon, closed loop) and the latency the gateway
+// adds at half its load (open loop, fixed rate), the sides taking turns in rounds; with the
+// in-memory rate-limit store and, when REDIS_URL is set, with Redis. Prints JSON; see README.md.
 const { execFile } = require('node:child_process');
 const { createInfrastructure, runService } = require('@billing/runtime');
 const { signInternalCall } = require('@billing/contracts');
@@ -11,6 +11,8 @@ const { createGatewayService } = require('@billing/gateway');
 const { positiveSetting } = require('../settings');
 const {
   adminPost,
+  machine,
+  percentiles,
   internalSecret,
   randomName: random,
   runBenchmark,
@@ -19,22 +21,26 @@ const {
 } = require('../platform');
 
 const AUTOCANNON = require.resolve('autocannon/autocannon.js');
+const OPEN_LOOP = require.resolve('../open-loop.js');
 const PRODUCTS = 20;
 
 const readParameters = () => ({
-  duration_s: positiveSetting('duration', 'BENCH_DURATION', 10),
+  rounds: positiveSetting('rounds', 'BENCH_ROUNDS', 3),
+  round_s: positiveSetting('duration', 'BENCH_DURATION', 4),
   connections: positiveSetting('connections', 'BENCH_CONNECTIONS', 16),
   warmup_s: positiveSetting('warmup', 'BENCH_WARMUP', 2),
+  half_load_s: positiveSetting('half-load', 'BENCH_HALF_LOAD_DURATION', 4),
   products: PRODUCTS,
+  rate_limit_stores: process.env.REDIS_URL ? ['memory', 'redis'] : ['memory'],
 });
 
 const round = (n, digits = 3) => Number(n.toFixed(digits));
 
-/** Catalog and gateway on loopback port 0, each in a schema of its own, on one infrastructure. */
-async function startPlatform() {
+/** The catalog, and one gateway per rate-limit store, on loopback port 0, each in a schema of its own. */
+async function startPlatform(stores) {
   const env = { DATABASE_URL: process.env.DATABASE_URL, DATABASE_POOL_SIZE: process.env.DATABASE_POOL_SIZE };
   const infrastructure = await createInfrastructure({ clientId: 'bench-gateway', dataDir: 'memory', env });
-  const platform = { infrastructure, services: [], schemas: [], adminToken: random('adm') };
+  const platform = { infrastructure, services: [], schemas: [], adminToken: random('adm'), gateways: {} };
   const start = async (definition, config) => {
     const schema = random(`bench_${definition.name}`);
     platform.schemas.push(schema);
@@ -45,17 +51,20 @@ async function startPlatform() {
       internalSecret,
       logger: logger(definition.name),
     });
-    platform.services.unshift(service); // stopped in reverse order: gateway first
+    platform.services.unshift(service); // stopped in reverse order: gateways first
     return service;
   };
   try {
     platform.catalog = await start(catalogService, {});
-    platform.gateway = await start(createGatewayService(), {
-      ADMIN_TOKEN: platform.adminToken,
-      CATALOG_SERVICE_URL: platform.catalog.url,
-      // Lifts the per-key limit (120/min in Sandbox) so the run measures the gateway, not its 429s.
-      RATE_LIMIT_PER_MINUTE_OVERRIDE: '100000000',
-    });
+    for (const store of stores) {
+      platform.gateways[store] = await start(createGatewayService(), {
+        ADMIN_TOKEN: platform.adminToken,
+        CATALOG_SERVICE_URL: platform.catalog.url,
+        // Lifts the per-key limit (120/min in Sandbox) so the run measures the gateway, not its 429s.
+        RATE_LIMIT_PER_MINUTE_OVERRIDE: '100000000',
+        ...(store === 'redis' ? { REDIS_URL: process.env.REDIS_URL, RATE_LIMIT_PREFIX: random('bench') } : {}),
+      });
+    }
   } catch (error) {
     await stopPlatform(platform, 'gateway');
     throw error;
@@ -63,30 +72,40 @@ async function startPlatform() {
   return platform;
 }
 
-/** One organization with PRODUCTS Sandbox plans; returns the headers of both sides. */
-async function seed(platform) {
-  const organization = await adminPost(platform, '/organizations', { name: 'Bench' });
+/** One organization with PRODUCTS Sandbox plans through `gateway`'s admin API; its Secret Key. */
+async function seedOrganization(platform, gateway) {
+  const admin = { gateway, adminToken: platform.adminToken };
+  const organization = await adminPost(admin, '/organizations', { name: 'Bench' });
   for (let i = 0; i < PRODUCTS; i++) {
     const product = { environment: 'SANDBOX', name: `Plan ${i}`, type: 'SUBSCRIPTION', interval: 'month', price: 299 };
-    await adminPost(platform, `/organizations/${organization.id}/products`, product);
+    await adminPost(admin, `/organizations/${organization.id}/products`, product);
   }
-  const identity = { organization: organization.id, environment: 'SANDBOX', keyKind: 'secret', keyId: 'key_bench' };
-  return {
-    gateway: {
-      url: `${platform.gateway.url}/v1/products`,
-      headers: { authorization: `Bearer ${organization.api_keys.sandbox.secret_key}` },
-    },
-    direct: {
-      url: `${platform.catalog.url}/v1/products`,
-      // Signed as the gateway signs, afresh for each run: a signature is good for a minute.
-      get headers() {
-        return signInternalCall(internalSecret, { scope: 'key', method: 'GET', path: '/v1/products', identity });
-      },
-    },
-  };
+  return organization;
 }
 
-/** Both sides must answer 200 with every product before anything is measured. */
+/** The targets: `direct` (the catalog with signed identity headers) and `gateway_<store>`. */
+async function seed(platform) {
+  const targets = {};
+  let identity;
+  for (const [store, gateway] of Object.entries(platform.gateways)) {
+    const organization = await seedOrganization(platform, gateway);
+    identity ??= { organization: organization.id, environment: 'SANDBOX', keyKind: 'secret', keyId: 'key_bench' };
+    targets[`gateway_${store}`] = {
+      url: `${gateway.url}/v1/products`,
+      headers: { authorization: `Bearer ${organization.api_keys.sandbox.secret_key}` },
+    };
+  }
+  targets.direct = {
+    url: `${platform.catalog.url}/v1/products`,
+    // Signed as the gateway signs, afresh for each run: a signature is good for a minute.
+    get headers() {
+      return signInternalCall(internalSecret, { scope: 'key', method: 'GET', path: '/v1/products', identity });
+    },
+  };
+  return targets;
+}
+
+/** Every target must answer 200 with every product before anything is measured. */
 async function checkTarget(name, { url, headers }) {
   const response = await fetch(url, { headers });
   const body = await response.json();
@@ -95,15 +114,13 @@ async function checkTarget(name, { url, headers }) {
   }
 }
 
-/** autocannon in a child process, so the load generator does not share the services' event loop. */
+/** A load generator in a child process, so that it does not share the services' event loop. */
 let child;
 let interrupted;
-function autocannon({ url, headers }, connections, seconds) {
+function runChild(args) {
   if (interrupted) return Promise.reject(new Error(`interrupted by ${interrupted}`));
-  const args = [AUTOCANNON, '--json', '-c', String(connections), '-d', String(seconds)];
-  for (const [name, value] of Object.entries(headers)) args.push('-H', `${name}=${value}`);
   return new Promise((resolve, reject) => {
-    child = execFile(process.execPath, [...args, url], { maxBuffer: 16 << 20 }, (error, stdout) => {
+    child = execFile(process.execPath, args, { maxBuffer: 64 << 20 }, (error, stdout) => {
       child = undefined;
       if (error) reject(interrupted ? new Error(`interrupted by ${interrupted}`) : error);
       else resolve(JSON.parse(stdout.trim().split('\n').pop()));
@@ -111,51 +128,126 @@ function autocannon({ url, headers }, connections, seconds) {
   });
 }
 
-const summary = (r) => ({
-  requests: r.requests.total,
-  rps: round(r.requests.average, 1),
-  latency_p50_ms: r.latency.p50,
-  latency_p99_ms: r.latency.p99,
-  errors: r.errors,
-  timeouts: r.timeouts,
-  non_2xx: r.non2xx,
-});
-
-async function measure(target, params) {
-  await autocannon(target, params.connections, params.warmup_s);
-  return summary(await autocannon(target, params.connections, params.duration_s));
+/** autocannon, closed loop: `connections` clients each sending its next request on an answer. */
+async function saturate({ url, headers }, connections, seconds) {
+  const args = [AUTOCANNON, '--json', '-c', String(connections), '-d', String(seconds)];
+  for (const [name, value] of Object.entries(headers)) args.push('-H', `${name}=${value}`);
+  const r = await runChild([...args, url]);
+  return {
+    requests: r.requests.total,
+    seconds: r.duration,
+    rps: round(r.requests.total / r.duration, 1),
+    latency_p50_ms: r.latency.p50,
+    latency_p99_ms: r.latency.p99,
+    failed: r.errors + r.timeouts + r.non2xx,
+  };
 }
 
-const ratios = (gateway, direct) => ({
-  rps_gateway_over_direct: round(gateway.rps / direct.rps),
-  p50_added_ms: round(gateway.latency_p50_ms - direct.latency_p50_ms),
-  p50_gateway_over_direct: round(gateway.latency_p50_ms / direct.latency_p50_ms),
-  p99_added_ms: round(gateway.latency_p99_ms - direct.latency_p99_ms),
-  p99_gateway_over_direct: round(gateway.latency_p99_ms / direct.latency_p99_ms),
-});
+/** Open loop at `rate` requests per second for `seconds`. */
+const fixedRate = ({ url, headers }, rate, seconds) =>
+  runChild([OPEN_LOOP, JSON.stringify({ url, headers, rate, seconds })]);
+
+/** Runs `measure(name)` for every target in `rounds` rounds, the order reversed every other round. */
+async function inRounds(names, rounds, measure) {
+  const results = Object.fromEntries(names.map((name) => [name, []]));
+  for (let r = 0; r < rounds; r++) {
+    for (const name of r % 2 === 0 ? names : [...names].reverse()) results[name].push(await measure(name));
+  }
+  return results;
+}
+
+/** Throughput at saturation: each side's requests over its seconds, summed over the rounds. */
+async function saturation(targets, params) {
+  const names = Object.keys(targets);
+  const warmup = await inRounds(names, 1, (name) => saturate(targets[name], params.connections, params.warmup_s));
+  const runs = await inRounds(names, params.rounds, (name) =>
+    saturate(targets[name], params.connections, params.round_s),
+  );
+  const sides = {};
+  for (const name of names) {
+    const requests = runs[name].reduce((sum, run) => sum + run.requests, 0);
+    const seconds = runs[name].reduce((sum, run) => sum + run.seconds, 0);
+    sides[name] = {
+      requests,
+      rps: round(requests / seconds, 1),
+      round_rps: runs[name].map((run) => run.rps),
+      round_latency_p99_ms: runs[name].map((run) => run.latency_p99_ms),
+      failed: runs[name].reduce((sum, run) => sum + run.failed, 0),
+      warmup_rps: warmup[name][0].rps,
+    };
+  }
+  const ratios = {};
+  for (const name of names.filter((n) => n !== 'direct')) {
+    ratios[`${name}_over_direct`] = round(sides[name].rps / sides.direct.rps);
+    ratios[`${name}_over_direct_by_round`] = runs[name].map((run, r) => round(run.rps / runs.direct[r].rps));
+  }
+  return { sides, ratios };
+}
+
+/**
+ * Latency at half load: for each gateway, half of its saturated throughput, sent open loop to it
+ * and, at the same rate, straight to the catalog, the two taking turns in rounds.
+ */
+async function halfLoad(targets, saturated, params) {
+  const result = {};
+  for (const name of Object.keys(targets).filter((n) => n !== 'direct')) {
+    const rate = Math.max(1, Math.floor(saturated.sides[name].rps / 2));
+    const names = [name, 'direct'];
+    const runs = await inRounds(names, params.rounds, (side) => fixedRate(targets[side], rate, params.half_load_s));
+    const side = (s) => {
+      const all = runs[s];
+      const sent = all.reduce((sum, run) => sum + run.sent, 0);
+      const seconds = all.reduce((sum, run) => sum + run.seconds, 0);
+      return {
+        sent,
+        answered_2xx: all.reduce((sum, run) => sum + run.latencies.length, 0),
+        achieved_rps: round(sent / seconds, 1),
+        latency_ms: percentiles(all.flatMap((run) => run.latencies)),
+        send_lag_ms: percentiles(all.flatMap((run) => run.lags)),
+        errors: all.reduce((sum, run) => sum + run.failures.errors, 0),
+        non_2xx: all.reduce((sum, run) => sum + run.failures.non_2xx, 0),
+        first_failure: all.find((run) => run.failures.first)?.failures.first ?? null,
+      };
+    };
+    const withRateKept = (s) => {
+      const measured = side(s);
+      // Every request left within one interval (or 20 ms) of its due time: the rate was offered.
+      return { ...measured, rate_kept: measured.send_lag_ms.p99 <= Math.max(20, 1000 / rate) };
+    };
+    const gateway = withRateKept(name);
+    const direct = withRateKept('direct');
+    result[name] = {
+      rate_per_s: rate,
+      gateway,
+      direct,
+      p50_added_ms: round(gateway.latency_ms.p50 - direct.latency_ms.p50, 1),
+      p99_added_ms: round(gateway.latency_ms.p99 - direct.latency_ms.p99, 1),
+    };
+  }
+  return result;
+}
 
 async function main() {
   const startedAt = new Date().toISOString();
   const params = readParameters();
-  const platform = await startPlatform();
+  const platform = await startPlatform(params.rate_limit_stores);
   try {
     const targets = await seed(platform);
     for (const [name, target] of Object.entries(targets)) await checkTarget(name, target);
-    const gateway = await measure(targets.gateway, params);
-    const direct = await measure(targets.direct, params);
-    const failed = [gateway, direct].some((side) => side.errors || side.timeouts || side.non_2xx);
+    const saturated = await saturation(targets, params);
+    const half = await halfLoad(targets, saturated, params);
+    const failed =
+      Object.values(saturated.sides).some((side) => side.failed > 0) ||
+      Object.values(half).some((h) => [h.gateway, h.direct].some((s) => s.errors + s.non_2xx > 0));
     return {
       benchmark: 'gateway-vs-direct-list-products',
       started_at: startedAt,
       valid: !failed,
       mode: process.env.DATABASE_URL ? 'postgres' : 'embedded',
-      node_version: process.version,
-      cpu_count: os.cpus().length,
-      cpu_model: os.cpus()[0]?.model,
+      machine: machine(),
       parameters: params,
-      gateway,
-      direct,
-      ratios: ratios(gateway, direct),
+      saturation: saturated,
+      half_load: half,
     };
   } finally {
     await stopPlatform(platform, 'gateway');

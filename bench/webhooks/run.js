@@ -1,74 +1,59 @@
 'use strict';
-// Webhook deliveries per second to a local receiver, and the latency from the domain event's
-// append (in a producer's event store) to the receiver's 2xx: relay -> bus -> notifications
-// consumer -> scheduler -> signed POST. Prints one JSON object to stdout; see README.md.
-const os = require('node:os');
-const http = require('node:http');
+// Webhook deliveries from the domain event's append (in a producer's event store) to a receiver
+// that verifies each signature: relay -> bus -> notifications consumer -> scheduler -> signed
+// POST, with the product's defaults. Two phases: events at a fixed rate (open loop: latency)
+// and a burst appended at once (how fast it drains). Prints one JSON object; see README.md.
 const { createInfrastructure, runService } = require('@billing/runtime');
-const { CHECKOUT_PUBLIC_EVENTS, newId, signInternalCall } = require('@billing/contracts');
+const { CHECKOUT_PUBLIC_EVENTS, CheckoutSessionCompletedData, newId, signInternalCall } = require('@billing/contracts');
 const { notificationsService } = require('@billing/notifications');
 const { positiveSetting } = require('../settings');
-const { internalSecret, randomName: random, serviceLogger: logger } = require('../platform');
+const { startReceiver } = require('../webhook-receiver');
+const {
+  benchTopicPrefix,
+  internalSecret,
+  machine,
+  percentiles,
+  randomName: random,
+  runBenchmark,
+  serviceLogger: logger,
+} = require('../platform');
 
 const readParameters = () => ({
-  events: positiveSetting('events', 'BENCH_EVENTS', 2000),
   endpoints: positiveSetting('endpoints', 'BENCH_ENDPOINTS', 2),
-  append_concurrency: positiveSetting('concurrency', 'BENCH_CONCURRENCY', 16),
+  rate_per_s: positiveSetting('rate', 'BENCH_RATE', 100),
+  rate_s: positiveSetting('rate-duration', 'BENCH_RATE_DURATION', 10),
+  burst_events: positiveSetting('events', 'BENCH_EVENTS', 2000),
+  burst_concurrency: positiveSetting('concurrency', 'BENCH_CONCURRENCY', 16),
+  warmup_events: positiveSetting('warmup', 'BENCH_WARMUP', 5),
 });
 
 const round = (n, digits = 3) => Number(n.toFixed(digits));
 
-/** Answers 200 and notes when each event (by its session id) arrived at each endpoint. */
-async function startReceiver() {
-  const arrivals = new Map();
-  let onArrival = () => undefined;
-  const server = http.createServer((req, res) => {
-    const chunks = [];
-    req.on('data', (c) => chunks.push(c));
-    req.on('end', () => {
-      const at = performance.now();
-      const sessionId = JSON.parse(Buffer.concat(chunks).toString('utf8')).data.object.id;
-      arrivals.set(`${req.url} ${sessionId}`, at);
-      res.writeHead(200).end();
-      onArrival();
-    });
-  });
-  server.keepAliveTimeout = 60_000;
-  await new Promise((resolve) => server.listen(0, '127.0.0.1', resolve));
-  return {
-    url: (path) => `http://127.0.0.1:${server.address().port}${path}`,
-    arrivals,
-    waitFor: (count, timeoutMs) =>
-      new Promise((resolve, reject) => {
-        const timer = setTimeout(() => reject(new Error(`${arrivals.size} of ${count} deliveries arrived`)), timeoutMs);
-        onArrival = () => {
-          if (arrivals.size >= count) {
-            clearTimeout(timer);
-            resolve();
-          }
-        };
-        onArrival();
-      }),
-    close: () => new Promise((resolve) => (server.closeAllConnections(), server.close(resolve))),
-  };
-}
-
 /** A stand-in for checkout: its event store and relay publish `checkout.completed` on the bus. */
 const producer = { name: 'checkout', defaultPort: 0, publicEvents: CHECKOUT_PUBLIC_EVENTS };
 
-function session(organization) {
+/** A completed payment as checkout records it, checked against the event's contract schema. */
+function completedPayment(organization) {
   const now = new Date().toISOString();
-  return {
+  const ids = {
+    session: newId('checkoutSession'),
+    order: newId('order'),
+    customer: newId('customer'),
+    paymentIntent: newId('paymentIntent'),
+  };
+  const email = `${ids.session}@bench.example`;
+  const object = {
     object: 'checkout.session',
-    id: newId('checkoutSession'),
+    id: ids.session,
     status: 'COMPLETE',
     mode: 'PAYMENT',
-    customer_email: 'buyer@example.com',
-    customer_name: null,
+    customer_id: ids.customer,
+    customer_email: email,
+    customer_name: 'Bench Buyer',
     external_customer_id: null,
-    order_id: newId('order'),
+    order_id: ids.order,
     subscription_id: null,
-    payment_intent_id: newId('paymentIntent'),
+    payment_intent_id: ids.paymentIntent,
     setup_intent_id: null,
     amount_subtotal: 299,
     amount_total: 299,
@@ -80,35 +65,149 @@ function session(organization) {
     created_at: now,
     completed_at: now,
     livemode: false,
+  };
+  return CheckoutSessionCompletedData.parse({
+    session_id: ids.session,
+    order_id: ids.order,
+    customer_id: ids.customer,
+    customer_email: email,
+    external_customer_id: null,
+    product_id: 'prod_bench',
+    amount_subtotal: 299,
+    amount_total: 299,
+    promotion_code_id: null,
+    redemption_id: null,
+    discount_amount: 0,
+    metadata: { ref: 'bench' },
+    completed_at: now,
     organization,
+    environment: 'SANDBOX',
+    customer_name: 'Bench Buyer',
+    mode: 'PAYMENT',
+    currency: 'TWD',
+    payment_intent_id: ids.paymentIntent,
+    setup_intent_id: null,
+    object,
+    payment_method: { id: 'pm_bench', brand: 'visa', last4: '4242', exp_month: 12, exp_year: 2034 },
+  });
+}
+
+/** Appends one completed payment; `dueAt` is when it was meant to be appended (default now). */
+async function appendCompleted(store, organization, dueAt = performance.now()) {
+  const data = completedPayment(organization);
+  await store.append(`checkout_session-${data.session_id}`, [{ type: 'CheckoutSessionCompleted', data }], {
+    expectedVersion: 0,
+    organization,
+    environment: 'SANDBOX',
+    occurredAt: new Date(),
+  });
+  return { id: data.session_id, dueAt };
+}
+
+/** Receiver arrival minus the event's due time, for every (event, endpoint). */
+function latencies(receiver, appended, endpoints) {
+  const values = [];
+  for (const { id, dueAt } of appended) {
+    for (let i = 0; i < endpoints; i++) values.push(receiver.arrivals.get(`/hook-${i} ${id}`) - dueAt);
+  }
+  return values;
+}
+
+/** `rate` appends a second for `seconds`, each started when due whether or not earlier ones finished. */
+function appendAtRate(store, organization, rate, seconds) {
+  const total = Math.round(rate * seconds);
+  const started = performance.now();
+  const pending = [];
+  const lags = [];
+  return new Promise((resolve, reject) => {
+    let next = 0;
+    const tick = () => {
+      const now = performance.now();
+      while (next < total && started + (next * 1000) / rate <= now) {
+        const dueAt = started + (next++ * 1000) / rate;
+        lags.push(now - dueAt);
+        pending.push(appendCompleted(store, organization, dueAt));
+      }
+      if (next < total) setTimeout(tick, Math.max(0, started + (next * 1000) / rate - performance.now()));
+      else Promise.all(pending).then((appended) => resolve({ appended, lags }), reject);
+    };
+    tick();
+  });
+}
+
+async function createEndpoints(notifications, receiver, organization, count) {
+  for (let i = 0; i < count; i++) {
+    const path = '/admin/webhook_endpoints';
+    const response = await fetch(`${notifications.url}${path}`, {
+      method: 'POST',
+      // As the gateway's admin API sends it: the organization, signed with the internal secret.
+      headers: {
+        'content-type': 'application/json',
+        ...signInternalCall(internalSecret, { scope: 'admin', method: 'POST', path, identity: { organization } }),
+      },
+      body: JSON.stringify({ environment: 'SANDBOX', url: receiver.url(`/hook-${i}`), events: ['checkout.completed'] }),
+    });
+    if (response.status !== 201) throw new Error(`endpoint not created: ${await response.text()}`);
+    receiver.secrets.set(`/hook-${i}`, (await response.json()).secret);
+  }
+}
+
+/** Open loop at the fixed rate, then wait for every delivery. */
+async function fixedRatePhase(ctx) {
+  const { store, organization, receiver, parameters: p } = ctx;
+  receiver.arrivals.clear();
+  const { appended, lags } = await appendAtRate(store, organization, p.rate_per_s, p.rate_s);
+  await receiver.waitFor(appended.length * p.endpoints, 300_000);
+  return {
+    events: appended.length,
+    deliveries: appended.length * p.endpoints,
+    latency_ms: percentiles(latencies(receiver, appended, p.endpoints)),
+    append_lag_ms: percentiles(lags),
+    // Every append started within one interval (or 50 ms) of its due time: the rate was offered.
+    rate_kept: percentiles(lags).p99 <= Math.max(50, 1000 / p.rate_per_s),
   };
 }
 
-async function appendCompleted(store, organization) {
-  const object = session(organization);
-  delete object.organization;
-  const appendedAt = performance.now();
-  await store.append(
-    `checkout_session-${object.id}`,
-    [{ type: 'CheckoutSessionCompleted', data: { session_id: object.id, object } }],
-    { expectedVersion: 0, organization, environment: 'SANDBOX', occurredAt: new Date() },
-  );
-  return { id: object.id, appendedAt };
-}
-
-function percentile(sorted, p) {
-  return sorted[Math.min(sorted.length - 1, Math.ceil((p / 100) * sorted.length) - 1)];
+/** Every event appended at once (`burst_concurrency` appends in flight), then wait for every delivery. */
+async function burstPhase(ctx) {
+  const { store, organization, receiver, parameters: p } = ctx;
+  receiver.arrivals.clear();
+  const appended = [];
+  const started = performance.now();
+  let next = 0;
+  const workers = Array.from({ length: p.burst_concurrency }, async () => {
+    while (next < p.burst_events) {
+      next++;
+      appended.push(await appendCompleted(store, organization));
+    }
+  });
+  await Promise.all(workers);
+  const appendedAfter = performance.now() - started;
+  const expected = p.burst_events * p.endpoints;
+  await receiver.waitFor(expected, 600_000);
+  const seconds = (Math.max(...receiver.arrivals.values()) - started) / 1000;
+  return {
+    events: p.burst_events,
+    deliveries: expected,
+    appended_in_s: round(appendedAfter / 1000),
+    drained_in_s: round(seconds),
+    deliveries_per_s: round(expected / seconds, 1),
+    latency_ms: percentiles(latencies(receiver, appended, p.endpoints)),
+  };
 }
 
 async function main() {
+  const startedAt = new Date().toISOString();
   const parameters = readParameters();
   const env = {
     DATABASE_URL: process.env.DATABASE_URL,
     KAFKA_BROKERS: process.env.KAFKA_BROKERS,
-    DATABASE_POOL_SIZE: process.env.DATABASE_POOL_SIZE ?? '20',
+    KAFKA_TOPIC_PREFIX: benchTopicPrefix(),
+    DATABASE_POOL_SIZE: process.env.DATABASE_POOL_SIZE,
   };
   const infrastructure = await createInfrastructure({ clientId: 'bench-webhooks', dataDir: 'memory', env });
   const receiver = await startReceiver();
+  interrupt = (signal) => receiver.abort(signal);
   const schemas = [random('bench_checkout'), random('bench_notifications')];
   const services = [];
   try {
@@ -124,77 +223,41 @@ async function main() {
       schema: schemas[1],
       internalSecret,
       logger: logger('notifications'),
-      // The receiver is on 127.0.0.1: the embedded default's setting, made explicit.
-      config: { WEBHOOK_POLL_MS: '100', WEBHOOK_ALLOW_PRIVATE_TARGETS: 'sandbox' },
+      // The product's defaults (poll, concurrency), except that the receiver is on 127.0.0.1.
+      config: { WEBHOOK_ALLOW_PRIVATE_TARGETS: 'sandbox' },
     });
     services.unshift(notifications);
 
     const organization = newId('organization');
-    for (let i = 0; i < parameters.endpoints; i++) {
-      const response = await fetch(`${notifications.url}/admin/webhook_endpoints`, {
-        method: 'POST',
-        // As the gateway's admin API sends it: the organization, signed with the internal secret.
-        headers: {
-          'content-type': 'application/json',
-          ...signInternalCall(internalSecret, {
-            scope: 'admin',
-            method: 'POST',
-            path: '/admin/webhook_endpoints',
-            identity: { organization },
-          }),
-        },
-        body: JSON.stringify({
-          environment: 'SANDBOX',
-          url: receiver.url(`/hook-${i}`),
-          events: ['checkout.completed'],
-        }),
-      });
-      if (response.status !== 201) throw new Error(`endpoint not created: ${await response.text()}`);
-    }
+    await createEndpoints(notifications, receiver, organization, parameters.endpoints);
+    const ctx = { store: source.context.store, organization, receiver, parameters };
 
-    // Warm-up: one event end to end (the consumer may first skip the topic's older messages).
-    await appendCompleted(source.context.store, organization);
-    await receiver.waitFor(parameters.endpoints, 120_000);
-    receiver.arrivals.clear();
+    const warmupStarted = performance.now();
+    for (let i = 0; i < parameters.warmup_events; i++) await appendCompleted(ctx.store, organization);
+    await receiver.waitFor(parameters.warmup_events * parameters.endpoints, 120_000);
+    const warmup = { events: parameters.warmup_events, seconds: round((performance.now() - warmupStarted) / 1000) };
 
-    const appended = [];
-    const started = performance.now();
-    let next = 0;
-    const workers = Array.from({ length: parameters.append_concurrency }, async () => {
-      while (next < parameters.events) {
-        next++;
-        appended.push(await appendCompleted(source.context.store, organization));
-      }
-    });
-    await Promise.all(workers);
-    const expected = parameters.events * parameters.endpoints;
-    await receiver.waitFor(expected, 300_000);
-    const finished = Math.max(...receiver.arrivals.values());
-
-    const latencies = [];
-    for (const { id, appendedAt } of appended) {
-      for (let i = 0; i < parameters.endpoints; i++)
-        latencies.push(receiver.arrivals.get(`/hook-${i} ${id}`) - appendedAt);
-    }
-    latencies.sort((a, b) => a - b);
-    const seconds = (finished - started) / 1000;
-    const result = {
+    const fixedRate = await fixedRatePhase(ctx);
+    const burst = await burstPhase(ctx);
+    const badSignatures = receiver.rejected.bad_signature;
+    return {
       benchmark: 'webhooks',
+      started_at: startedAt,
+      valid: badSignatures === 0,
+      invalid_because:
+        badSignatures > 0
+          ? `${badSignatures} deliveries failed signature verification (${receiver.rejected.first})`
+          : null,
       mode: infrastructure.mode,
       database: infrastructure.database.kind,
       bus: env.KAFKA_BROKERS ? 'kafka' : 'database',
       parameters,
-      deliveries: latencies.length,
-      duration_s: round(seconds),
-      deliveries_per_s: round(latencies.length / seconds, 1),
-      latency_ms: {
-        p50: round(percentile(latencies, 50), 1),
-        p99: round(percentile(latencies, 99), 1),
-        max: round(latencies[latencies.length - 1], 1),
-      },
-      machine: { node: process.version, cpu_count: os.cpus().length, cpu_model: os.cpus()[0]?.model },
+      warmup,
+      signatures_verified: receiver.verified(),
+      fixed_rate: fixedRate,
+      burst,
+      machine: machine(),
     };
-    process.stdout.write(`${JSON.stringify(result, null, 2)}\n`);
   } finally {
     for (const service of services) await service.shutdown().catch((e) => console.error('shutdown failed:', e));
     for (const schema of schemas) {
@@ -205,7 +268,5 @@ async function main() {
   }
 }
 
-main().catch((error) => {
-  console.error('webhooks benchmark failed:', error);
-  process.exitCode = 1;
-});
+let interrupt = () => undefined;
+runBenchmark('webhooks', main, (signal) => interrupt(signal));
