@@ -18,11 +18,12 @@ import {
   idempotency,
   idempotencyDdl,
 } from './idempotency';
-import { ApiKeyAuthenticator, presentsApiKey } from './auth/authenticate';
+import { API_KEY_CACHE_TTL_MS, ApiKeyAuthenticator, presentsApiKey } from './auth/authenticate';
 import { OriginAllowList, enforceAllowedOrigin, mountCors } from './cors/cors';
 import { FailedAuthenticationLimiter } from './auth/failed-authentication';
 import { eventsApiDocument, publicApiDocument } from './openapi';
 import { Organizations } from './organizations/organizations';
+import { OrganizationChanges } from './organizations/changes';
 import { organizationsDdl } from './organizations/read-model';
 import {
   type ClosableRateLimitStore,
@@ -104,6 +105,7 @@ export class Gateway {
     private readonly idempotencyKeys: IdempotencyStore,
     private readonly stopPurge: () => Promise<void>,
     private readonly originAllowList: OriginAllowList,
+    private readonly organizationChanges: OrganizationChanges,
   ) {}
 
   static async create(context: ServiceContext): Promise<Gateway> {
@@ -115,12 +117,11 @@ export class Gateway {
     await sql.exec(idempotencyDdl(schema));
     const authenticator = new ApiKeyAuthenticator(sql, schema);
     const originAllowList = new OriginAllowList(sql, schema);
-    const organizations = new Organizations(
-      context.store,
-      context.now,
-      () => authenticator.forget(),
-      () => originAllowList.forget(),
-    );
+    const changes = await OrganizationChanges.start(sql, schema, API_KEY_CACHE_TTL_MS, () => {
+      authenticator.forget();
+      originAllowList.forget();
+    });
+    const organizations = new Organizations(context.store, context.now, changes);
     const upstreams = new Map<UpstreamName, UpstreamHandler>();
     for (const name of Object.keys(DEFAULT_UPSTREAMS) as UpstreamName[]) {
       upstreams.set(
@@ -158,6 +159,7 @@ export class Gateway {
       idempotencyKeys,
       stopPurge,
       originAllowList,
+      changes,
     );
   }
 
@@ -212,6 +214,7 @@ export class Gateway {
 
   async close(): Promise<void> {
     await this.stopPurge();
+    await this.organizationChanges.stop();
     await Promise.all([...this.upstreams.values()].map((upstream) => upstream.close()));
     await this.rateLimits.close();
   }
