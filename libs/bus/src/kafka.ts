@@ -140,14 +140,19 @@ export class KafkaBus implements Bus {
       const existing = new Set(await admin.listTopics());
       const toCreate = missing.filter((topic) => !existing.has(topic));
       if (toCreate.length > 0) {
-        await admin.createTopics({
-          waitForLeaders: true,
-          topics: toCreate.map((topic) => ({
-            topic,
-            numPartitions: this.options.partitions ?? 3,
-            replicationFactor: 1,
-          })),
-        });
+        await admin
+          .createTopics({
+            waitForLeaders: true,
+            topics: toCreate.map((topic) => ({
+              topic,
+              numPartitions: this.options.partitions ?? 3,
+              replicationFactor: 1,
+            })),
+          })
+          .catch((error) => {
+            if (!isMetadataNotYetPropagated(error)) throw error;
+          });
+        await waitForLeaders(admin, toCreate);
       }
       for (const topic of missing) this.knownTopics.add(topic);
     } finally {
@@ -190,5 +195,30 @@ export class KafkaBus implements Bus {
       if (this.producer === connecting) this.producer = undefined;
     });
     return connecting;
+  }
+}
+
+/** kafkajs's own wait for leaders gives up on this code, which a busy broker answers while a new topic's metadata spreads. */
+function isMetadataNotYetPropagated(error: unknown): boolean {
+  const type = (error as { type?: string } | null)?.type;
+  return type === 'UNKNOWN_TOPIC_OR_PARTITION' || type === 'LEADER_NOT_AVAILABLE';
+}
+
+/** Polls metadata until every partition of `topics` has a leader (at most 30 s), so the first send or subscribe finds them. */
+async function waitForLeaders(admin: ReturnType<Kafka['admin']>, topics: string[]): Promise<void> {
+  const deadline = Date.now() + 30_000;
+  for (;;) {
+    const ready = await admin.fetchTopicMetadata({ topics }).then(
+      ({ topics: found }) =>
+        found.length === topics.length &&
+        found.every((t) => t.partitions.length > 0 && t.partitions.every((p) => p.leader >= 0)),
+      (error) => {
+        if (isMetadataNotYetPropagated(error)) return false;
+        throw error;
+      },
+    );
+    if (ready) return;
+    if (Date.now() > deadline) throw new Error(`kafka: topics ${topics.join(', ')} have no leader after 30 s`);
+    await new Promise((resolve) => setTimeout(resolve, 100));
   }
 }

@@ -6,3 +6,4 @@ export * from './internal-client';
 export * from './periodic';
 export * from './settings';
 export * from './isolated-breaker';
+export * from './merchants';

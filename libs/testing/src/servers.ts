@@ -49,11 +49,21 @@ export async function eventually<T>(check: () => Promise<T> | T, timeoutMs = 200
   }
 }
 
-/** A loopback port that nothing listens on (yet): for a service that is down, then comes back. */
+/**
+ * A loopback port that nothing listens on (yet): for a service that is down, then comes back.
+ * Taken below the kernel's ephemeral range (32768 and up on Linux), which outgoing connections
+ * draw from: a port from listen(0) could be handed to a client socket before the service binds it.
+ */
 export async function freePort(): Promise<number> {
-  const server = createServer();
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const { port } = server.address() as { port: number };
-  await new Promise((resolve) => server.close(resolve));
-  return port;
+  for (;;) {
+    const port = 20000 + Math.floor(Math.random() * 12000);
+    const server = createServer();
+    const bound = await new Promise<boolean>((resolve) => {
+      server.once('error', () => resolve(false));
+      server.listen(port, '127.0.0.1', () => resolve(true));
+    });
+    if (!bound) continue;
+    await new Promise((resolve) => server.close(resolve));
+    return port;
+  }
 }

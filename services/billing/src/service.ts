@@ -1,5 +1,5 @@
 import { BILLING_PUBLIC_EVENTS } from '@billing/contracts';
-import type { ServiceDefinition } from '@billing/runtime';
+import { type ServiceDefinition, migrateMerchants, startMerchantsConsumer } from '@billing/runtime';
 import { migrateCustomersReadModel } from './customers/read-model';
 import { mountResolveRoute } from './customers/resolve';
 import { mountDefaultPaymentMethodRoute } from './customers/payment-method';
@@ -67,6 +67,7 @@ export const billingService: ServiceDefinition = {
     await migrateDirectCreationReadModel(context.store);
     await migratePortalSessionsReadModel(context.store);
     await migratePortalConfigurationsReadModel(context.store);
-    return [...(await startConsumers(context)), startBillingSweep(context)];
+    await migrateMerchants(context.store);
+    return [...(await startConsumers(context)), await startMerchantsConsumer(context), startBillingSweep(context)];
   },
 };

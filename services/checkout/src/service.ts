@@ -1,11 +1,10 @@
 import { CHECKOUT_PUBLIC_EVENTS } from '@billing/contracts';
-import type { ServiceDefinition } from '@billing/runtime';
+import { type ServiceDefinition, migrateMerchants, startMerchantsConsumer } from '@billing/runtime';
 import { dependenciesOf } from './dependencies';
 import { mountCardFormRoutes } from './embedded/card-form-routes';
 import { mountEmbedPage } from './embedded/embed-page';
 import { mountEmbeddedCheckoutRoutes } from './embedded/routes';
 import { mountHostedPage } from './hosted-page/routes';
-import { migrateMerchants, startMerchantsConsumer } from './merchants/merchants';
 import { migratePaymentLinksReadModel } from './payment-links/read-model';
 import { mountPaymentLinkRoutes } from './payment-links/routes';
 import { migrateSandboxChargeLedger } from './payments/ledger';

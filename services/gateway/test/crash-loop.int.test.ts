@@ -1,12 +1,11 @@
 import { type ChildProcess, spawn } from 'node:child_process';
 import { randomBytes, randomUUID } from 'node:crypto';
 import { mkdtempSync, rmSync } from 'node:fs';
-import { createServer } from 'node:http';
-import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { postgresDatabase } from '@billing/eventstore';
 import { describeWithServer, eventually, freePort, serverUrl } from '@billing/testing';
+import { type WebhookEvent, startReceiver } from './lifecycle-helpers';
 
 /**
  * Issue 12, part 2: `npm start` killed with SIGKILL again and again while buyers pay, restarted
@@ -107,22 +106,6 @@ interface Webhook {
 }
 
 /** The merchant's endpoint on loopback: keeps every request, answers 200. */
-async function startReceiver() {
-  const received: Webhook[] = [];
-  const server = createServer((req, res) => {
-    const chunks: Buffer[] = [];
-    req.on('data', (c: Buffer) => chunks.push(c));
-    req.on('end', () => {
-      const body = JSON.parse(Buffer.concat(chunks).toString('utf8'));
-      received.push({ id: String(req.headers['webhook-id']), type: body.type, object: body.data.object });
-      res.writeHead(200).end();
-    });
-  });
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}/hooks`;
-  return { url, received, close: () => new Promise<void>((resolve) => server.close(() => resolve())) };
-}
-
 async function call(url: string, token: string, body: unknown) {
   const response = await fetch(url, {
     method: 'POST',
@@ -267,15 +250,15 @@ async function crashLoop(env: NodeJS.ProcessEnv, kills: number, checkouts: numbe
     const committed = [...paid, ...paidUnanswered];
 
     const delivered = () => {
-      const completed = new Map<string, Webhook>();
+      const completed = new Map<string, WebhookEvent>();
       const activated = new Set<string>();
-      for (const webhook of receiver.received) {
-        if (webhook.type === 'checkout.completed') completed.set(webhook.object.id, webhook);
-        if (webhook.type === 'subscription.activated') activated.add(webhook.object.id);
+      for (const webhook of receiver.events) {
+        if (webhook.type === 'checkout.completed') completed.set(webhook.data.object.id, webhook);
+        if (webhook.type === 'subscription.activated') activated.add(webhook.data.object.id);
       }
       const lost = committed.filter((id) => !completed.has(id));
       const lostSubscriptions = committed
-        .map((id) => completed.get(id)?.object.subscription_id)
+        .map((id) => completed.get(id)?.data.object.subscription_id)
         .filter((sub): sub is string => typeof sub === 'string' && !activated.has(sub));
       return { lost, lostSubscriptions };
     };
@@ -289,7 +272,7 @@ async function crashLoop(env: NodeJS.ProcessEnv, kills: number, checkouts: numbe
       180_000,
       500,
     ).catch(() => undefined);
-    const ids = receiver.received.map((w) => w.id);
+    const ids = receiver.deliveries.map((d) => String(d.headers['webhook-id']));
     const outcome: Outcome = {
       kills: killsDone,
       paid,

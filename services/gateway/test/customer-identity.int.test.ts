@@ -1,27 +1,10 @@
-import { createServer } from 'node:http';
-import type { AddressInfo } from 'node:net';
 import { eventually } from '@billing/testing';
 import { clientOf, type CreatedOrganization, jsonApi, type Platform, plan, startPlatform } from './platform';
+import { type Receiver, startReceiver } from './lifecycle-helpers';
 
 jest.setTimeout(180000);
 
 type Reply = { status: number; body: any };
-
-/** The merchant's webhook endpoint on loopback: the parsed events it received. */
-async function startReceiver() {
-  const events: Array<{ type: string; data: { object: any } }> = [];
-  const server = createServer((req, res) => {
-    const chunks: Buffer[] = [];
-    req.on('data', (c: Buffer) => chunks.push(c));
-    req.on('end', () => {
-      events.push(JSON.parse(Buffer.concat(chunks).toString('utf8')));
-      res.writeHead(200).end();
-    });
-  });
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}/hooks`;
-  return { url, events, close: () => new Promise<void>((resolve) => server.close(() => resolve())) };
-}
 
 /**
  * One buyer is one customer in every service (docs/customer-identity.md): checkout resolves
@@ -33,7 +16,7 @@ describe('one customer across services, through the gateway', () => {
   let client: ReturnType<typeof clientOf>;
   let org: CreatedOrganization;
   let sk: string;
-  let receiver: Awaited<ReturnType<typeof startReceiver>>;
+  let receiver: Receiver;
   let couponId: string;
   let codeCount = 0;
 

@@ -1,4 +1,4 @@
-import { createServer } from 'node:http';
+import { type IncomingHttpHeaders, createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { eventually } from '@billing/testing';
 import { type CreatedOrganization, type Platform, clientOf, jsonApi, plan, startPlatform } from './platform';
@@ -11,20 +11,26 @@ import { type CreatedOrganization, type Platform, clientOf, jsonApi, plan, start
 
 export type WebhookEvent = { id: string; type: string; created_at?: string; data: { object: any } };
 
-/** The merchant's webhook endpoint on loopback: the events it received. */
+/** A webhook as it arrived: its headers (`webhook-id`, `webhook-signature`, ...) and its parsed body. */
+export type WebhookDelivery = { headers: IncomingHttpHeaders; body: WebhookEvent };
+
+/** The merchant's webhook endpoint on loopback: the events it received, and each delivery with its headers. */
 export async function startReceiver() {
   const events: WebhookEvent[] = [];
+  const deliveries: WebhookDelivery[] = [];
   const server = createServer((req, res) => {
     const chunks: Buffer[] = [];
     req.on('data', (c: Buffer) => chunks.push(c));
     req.on('end', () => {
-      events.push(JSON.parse(Buffer.concat(chunks).toString('utf8')));
+      const body = JSON.parse(Buffer.concat(chunks).toString('utf8'));
+      events.push(body);
+      deliveries.push({ headers: req.headers, body });
       res.writeHead(200).end();
     });
   });
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}/hooks`;
-  return { url, events, close: () => new Promise<void>((resolve) => server.close(() => resolve())) };
+  return { url, events, deliveries, close: () => new Promise<void>((resolve) => server.close(() => resolve())) };
 }
 export type Receiver = Awaited<ReturnType<typeof startReceiver>>;
 

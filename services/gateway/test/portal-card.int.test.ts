@@ -1,25 +1,8 @@
-import { type IncomingHttpHeaders, createServer } from 'node:http';
-import type { AddressInfo } from 'node:net';
 import { eventually } from '@billing/testing';
 import { clientOf, type CreatedOrganization, jsonApi, type Platform, plan, startPlatform } from './platform';
+import { type Receiver, startReceiver } from './lifecycle-helpers';
 
 jest.setTimeout(180_000);
-
-/** The merchant's webhook endpoint on loopback (Sandbox accepts http://127.0.0.1). */
-async function startReceiver() {
-  const received: Array<{ headers: IncomingHttpHeaders; body: any }> = [];
-  const server = createServer((req, res) => {
-    const chunks: Buffer[] = [];
-    req.on('data', (c: Buffer) => chunks.push(c));
-    req.on('end', () => {
-      received.push({ headers: req.headers, body: JSON.parse(Buffer.concat(chunks).toString('utf8')) });
-      res.writeHead(200).end();
-    });
-  });
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}/hooks`;
-  return { url, received, close: () => new Promise<void>((resolve) => server.close(() => resolve())) };
-}
 
 /**
  * Update the card in the portal (issue 15, part 3) over plain HTTP: a PAST_DUE subscription's
@@ -30,7 +13,7 @@ describe('updating the card in the customer portal', () => {
   let platform: Platform;
   let org: CreatedOrganization;
   let sk: string;
-  let receiver: Awaited<ReturnType<typeof startReceiver>>;
+  let receiver: Receiver;
 
   const send = jsonApi(
     () => platform.gatewayUrl,
@@ -142,7 +125,7 @@ describe('updating the card in the customer portal', () => {
     expect(after.html).not.toContain('Your last payment failed');
 
     await eventually(async () => {
-      const types = receiver.received
+      const types = receiver.deliveries
         .filter((r) => r.body.data.object.id === open.id || r.body.data.object.id === subscription.id)
         .map((r) => r.body.type);
       expect(types).toEqual(expect.arrayContaining(['invoice.paid', 'subscription.renewed']));

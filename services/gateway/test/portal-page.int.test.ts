@@ -1,25 +1,8 @@
-import { type IncomingHttpHeaders, createServer } from 'node:http';
-import type { AddressInfo } from 'node:net';
 import { eventually } from '@billing/testing';
 import { clientOf, type CreatedOrganization, jsonApi, type Platform, plan, startPlatform } from './platform';
+import { type Receiver, startReceiver } from './lifecycle-helpers';
 
 jest.setTimeout(180_000);
-
-/** The merchant's webhook endpoint on loopback (Sandbox accepts http://127.0.0.1). */
-async function startReceiver() {
-  const received: Array<{ headers: IncomingHttpHeaders; body: any }> = [];
-  const server = createServer((req, res) => {
-    const chunks: Buffer[] = [];
-    req.on('data', (c: Buffer) => chunks.push(c));
-    req.on('end', () => {
-      received.push({ headers: req.headers, body: JSON.parse(Buffer.concat(chunks).toString('utf8')) });
-      res.writeHead(200).end();
-    });
-  });
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}/hooks`;
-  return { url, received, close: () => new Promise<void>((resolve) => server.close(() => resolve())) };
-}
 
 /**
  * The portal page through the gateway over plain HTTP, as a browser without JavaScript uses
@@ -31,7 +14,7 @@ describe('the customer portal page through the gateway', () => {
   let org: CreatedOrganization;
   let sk: string;
   let client: ReturnType<typeof clientOf>;
-  let receiver: Awaited<ReturnType<typeof startReceiver>>;
+  let receiver: Receiver;
   let clock = Date.parse('2026-11-23T05:00:00.000Z');
   const RETURN = 'https://shop.example/account';
 
@@ -124,6 +107,8 @@ describe('the customer portal page through the gateway', () => {
     expect(shown.html).not.toContain('<script');
     const read = await send('GET', `/portal/sessions/${session.id}`);
     expect(read.body.accessed_at).toBe('2026-11-23T05:05:00.000Z');
+    // No configuration names the business: the header names the organization (billing's replica of it).
+    await eventually(async () => expect((await page(session.url)).html).toContain('<strong>Acme</strong>'));
   });
 
   it('prints a receipt of a paid invoice, and nothing of another customer’s', async () => {
@@ -169,7 +154,7 @@ describe('the customer portal page through the gateway', () => {
     expect((await send('GET', `/subscriptions/${subscriptionId}`)).body.cancel_at_period_end).toBe(false);
 
     const updates = await slow(async () => {
-      const found = receiver.received.filter(
+      const found = receiver.deliveries.filter(
         (r) => r.body.type === 'subscription.updated' && r.body.data.object.id === subscriptionId,
       );
       expect(found).toHaveLength(2);
@@ -200,7 +185,7 @@ describe('the customer portal page through the gateway', () => {
     expect((await send('GET', `/subscriptions/${subscriptionId}`)).body.status).toBe('CANCELED');
     await slow(async () =>
       expect(
-        receiver.received.some(
+        receiver.deliveries.some(
           (r) => r.body.type === 'subscription.canceled' && r.body.data.object.id === subscriptionId,
         ),
       ).toBe(true),

@@ -1,25 +1,8 @@
-import { type IncomingHttpHeaders, createServer } from 'node:http';
-import type { AddressInfo } from 'node:net';
 import { eventually } from '@billing/testing';
 import { clientOf, type CreatedOrganization, jsonApi, type Platform, plan, startPlatform } from './platform';
+import { type Receiver, startReceiver } from './lifecycle-helpers';
 
 jest.setTimeout(180_000);
-
-/** The merchant's webhook endpoint on loopback (Sandbox accepts http://127.0.0.1). */
-async function startReceiver() {
-  const received: Array<{ headers: IncomingHttpHeaders; body: any }> = [];
-  const server = createServer((req, res) => {
-    const chunks: Buffer[] = [];
-    req.on('data', (c: Buffer) => chunks.push(c));
-    req.on('end', () => {
-      received.push({ headers: req.headers, body: JSON.parse(Buffer.concat(chunks).toString('utf8')) });
-      res.writeHead(200).end();
-    });
-  });
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}/hooks`;
-  return { url, received, close: () => new Promise<void>((resolve) => server.close(() => resolve())) };
-}
 
 /**
  * Switch plan in the portal (issue 15, part 3) over plain HTTP: the allowed plans, the live
@@ -33,11 +16,11 @@ describe('switching plan in the customer portal', () => {
   let pro: { id: string };
   let max: { id: string };
   let clock = Date.parse('2026-11-23T05:00:00.000Z');
-  let receiver: Awaited<ReturnType<typeof startReceiver>>;
+  let receiver: Receiver;
   /** The types of the webhooks received about `id` (a subscription or a schedule), once `expected` are all there. */
   const webhooksAbout = (id: string, expected: string[]) =>
     eventually(async () => {
-      const types = receiver.received
+      const types = receiver.deliveries
         .filter((r) => r.body.data.object.id === id || r.body.data.object.subscription_id === id)
         .map((r) => r.body.type as string);
       expect(types).toEqual(expect.arrayContaining(expected));

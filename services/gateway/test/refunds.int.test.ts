@@ -1,27 +1,10 @@
-import { createServer } from 'node:http';
-import type { AddressInfo } from 'node:net';
 import { eventually } from '@billing/testing';
 import { clientOf, type CreatedOrganization, type Platform, plan, startPlatform } from './platform';
+import { type Receiver, startReceiver } from './lifecycle-helpers';
 
 jest.setTimeout(240000);
 
 type Reply = { status: number; body: any; headers: Headers };
-
-/** The merchant's webhook endpoint on loopback: the events it received. */
-async function startReceiver() {
-  const events: Array<{ type: string; data: { object: any } }> = [];
-  const server = createServer((req, res) => {
-    const chunks: Buffer[] = [];
-    req.on('data', (c: Buffer) => chunks.push(c));
-    req.on('end', () => {
-      events.push(JSON.parse(Buffer.concat(chunks).toString('utf8')));
-      res.writeHead(200).end();
-    });
-  });
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}/hooks`;
-  return { url, events, close: () => new Promise<void>((resolve) => server.close(() => resolve())) };
-}
 
 /**
  * Refunds through the gateway (issue 13, part 7; docs/decisions/0009-refunds.md): of a checkout
@@ -33,7 +16,7 @@ describe('refunds through the gateway', () => {
   let client: ReturnType<typeof clientOf>;
   let org: CreatedOrganization;
   let sk: string;
-  let receiver: Awaited<ReturnType<typeof startReceiver>>;
+  let receiver: Receiver;
   let couponId: string;
   let codes = 0;
 

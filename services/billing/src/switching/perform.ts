@@ -35,7 +35,7 @@ import { findInvoice, invoicesTable, nextInvoiceNumber, projectInvoices } from '
 import { discountFor, renewalInvoiceId } from '../renewals/renew';
 import { projectSubscriptions, subscriptionsTable } from '../subscriptions/read-model';
 import { type SubscriptionState, subscriptionStream } from '../subscriptions/subscription';
-import { findTestClock } from '../test-clocks/read-model';
+import { timeOn } from '../test-clocks/read-model';
 import { changeBalance } from './balance';
 import { billingSettingsOf } from '../settings/settings';
 import type { ProrationBehavior, ProrationPolicy } from './classify';
@@ -413,15 +413,9 @@ async function loadState(context: ServiceContext, tenant: Tenant, subscriptionId
 }
 
 /** The subscription's time: its Sandbox test clock's, or the service's. */
-async function clockOf(context: ServiceContext, tenant: Tenant, subscription: Subscription): Promise<Date> {
-  if (!subscription.test_clock) return context.now();
-  const clock = await findTestClock(
-    context.store.database,
-    context.store.tables.schema,
-    tenant,
-    subscription.test_clock,
-  );
-  return clock ? new Date(clock.frozen_time) : context.now();
+function clockOf(context: ServiceContext, tenant: Tenant, subscription: Subscription): Promise<Date> {
+  const { store } = context;
+  return timeOn(store.database, store.tables.schema, tenant, subscription.test_clock, context.now);
 }
 
 const catalogClients = new WeakMap<ServiceContext, InternalClient>();

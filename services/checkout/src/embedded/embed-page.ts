@@ -4,7 +4,7 @@ import type { Express } from 'express';
 import { escapeHtml, formatTwd, page } from '../hosted-page/html';
 import { type Messages, chooseLocale, messagesFor, priceSchedule } from '../hosted-page/messages';
 import { merchantHeader, renderMessagePage } from '../hosted-page/render';
-import { findMerchant } from '../merchants/merchants';
+import { findMerchant } from '@billing/runtime';
 import { findSession } from '../sessions/queries';
 import { statusAt } from '../sessions/resource';
 import type { Session } from '../sessions/session';

@@ -1,4 +1,4 @@
-import type { Merchant } from '../merchants/merchants';
+import type { Merchant } from '@billing/runtime';
 import { escapeHtml, formatTwd, page } from './html';
 import { type Messages, messagesFor } from './messages';
 
@@ -107,7 +107,9 @@ export function renderCheckoutPage(view: CheckoutPageView): string {
   const challenge = view.challenge
     ? `<p class="sandbox">${escapeHtml(t.challenge)}</p><input type="hidden" name="challenge" value="pass">`
     : '';
-  const schedule = view.schedule ? `<p class="schedule" id="schedule">${escapeHtml(view.schedule)}</p>` : '';
+  // The plain plan's schedule ("NT$299 per month") would repeat the price line word for word.
+  const scheduleSaysMore = view.schedule && !(recurringPrice && !view.trial);
+  const schedule = scheduleSaysMore ? `<p class="schedule" id="schedule">${escapeHtml(view.schedule!)}</p>` : '';
   return page(
     `${t.pay(view.productName)}`,
     `${merchantHeader(view.merchant)}

@@ -47,6 +47,18 @@ describe('hosted checkout page', () => {
     expect(html).not.toContain('Pay NT$0');
   });
 
+  it('says a plain plan’s price once, and the schedule only where it says more', () => {
+    const plain = { ...view, discount: undefined, amountSubtotal: 299, amountTotal: 299, schedule: 'NT$299 per month' };
+    const html = renderCheckoutPage(plain);
+    expect(html).toContain('<p class="price">NT$299 <span class="muted">per month</span></p>');
+    expect(html).not.toContain('id="schedule"');
+    expect(renderCheckoutPage(view)).toContain(
+      '<p class="schedule" id="schedule">NT$1,039 today, then NT$1,299 per month</p>',
+    );
+    const trial = renderCheckoutPage({ ...plain, trial: { days: 7, thenAmount: 299 }, schedule: 'Free for 7 days' });
+    expect(trial).toContain('id="schedule"');
+  });
+
   it('escapes what merchants and buyers typed', () => {
     const html = renderCheckoutPage({ ...view, email: 'a"b@example.com', error: '<script>x</script>' });
     expect(html).toContain('Pro &lt;plan&gt;');

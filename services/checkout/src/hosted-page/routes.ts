@@ -7,7 +7,7 @@ import { statusAt } from '../sessions/resource';
 import { openedBySoldOutLink } from '../payment-links/queries';
 import { paySession } from '../sessions/pay';
 import type { Session } from '../sessions/session';
-import { type Merchant, findMerchant } from '../merchants/merchants';
+import { type Merchant, findMerchant } from '@billing/runtime';
 import { type Messages, chooseLocale, messagesFor, priceSchedule } from './messages';
 import { type CheckoutPageView, type Receipt, renderCheckoutPage, renderMessagePage } from './render';
 

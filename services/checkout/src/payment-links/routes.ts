@@ -21,7 +21,7 @@ import { z } from 'zod';
 import { dependenciesOf, serviceCaller } from '../dependencies';
 import { chooseLocale, messagesFor } from '../hosted-page/messages';
 import { type Receipt, renderMessagePage } from '../hosted-page/render';
-import { findMerchant } from '../merchants/merchants';
+import { findMerchant } from '@billing/runtime';
 import { findSession } from '../sessions/queries';
 import { createSession } from '../sessions/create';
 import { pageUrl } from '../sessions/resource';

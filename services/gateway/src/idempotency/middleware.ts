@@ -125,9 +125,12 @@ function remember(res: Response, store: IdempotencyStore, scope: IdempotencyScop
     };
   };
   res.locals[AWAIT_OUTCOME] = awaitOutcome;
+  // Held back until the answer is kept: a proxied body arrives by write(), and a client that has
+  // every byte (Content-Length) may retry before end() is even called.
   res.write = ((chunk: unknown, ...rest: unknown[]) => {
+    if (awaited) return write(chunk, ...rest);
     collect(chunk, rest[0]);
-    return write(chunk, ...rest);
+    return true;
   }) as Response['write'];
   res.end = ((chunk?: unknown, ...rest: unknown[]) => {
     collect(chunk, rest[0]);
@@ -142,7 +145,8 @@ function remember(res: Response, store: IdempotencyStore, scope: IdempotencyScop
             body: Buffer.concat(chunks).toString('utf8'),
           })
         : store.release(scope);
-    saved.catch(onError).finally(() => end(chunk, ...rest));
+    const callback = [chunk, ...rest].find((arg) => typeof arg === 'function');
+    saved.catch(onError).finally(() => end(Buffer.concat(chunks), callback));
     return res;
   }) as Response['end'];
   res.once('close', () => {

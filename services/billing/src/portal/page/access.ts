@@ -6,7 +6,7 @@ import {
   type Subscription,
 } from '@billing/contracts';
 import { handleCommand } from '@billing/eventstore';
-import type { ServiceContext } from '@billing/runtime';
+import { type ServiceContext, findMerchant } from '@billing/runtime';
 import type { Tenant } from '@billing/service';
 import type { Request, Response } from 'express';
 import { findSubscription } from '../../subscriptions/queries';
@@ -34,15 +34,20 @@ export interface OpenPortal {
 
 const NO_PROFILE: PortalBusinessProfile = { name: null, privacy_policy_url: null, terms_of_service_url: null };
 
-/** The configuration the session was opened with; the built-in features when none was. */
+/**
+ * The configuration the session was opened with; the built-in features when none was. A profile
+ * without a name shows the organization's, as the checkout pages do.
+ */
 async function settingsOf(context: ServiceContext, session: StoredPortalSession) {
   const { store } = context;
   const found = session.configuration_id
     ? await findPortalConfiguration(store.database, store.tables.schema, session, session.configuration_id)
     : undefined;
+  const profile = found?.business_profile ?? NO_PROFILE;
+  const merchant = profile.name ? null : await findMerchant(store.database, store.tables.schema, session.organization);
   return {
     features: found?.features ?? DEFAULT_PORTAL_FEATURES,
-    businessProfile: found?.business_profile ?? NO_PROFILE,
+    businessProfile: merchant ? { ...profile, name: merchant.name } : profile,
   };
 }
 

@@ -6,7 +6,7 @@ import {
 } from '@billing/contracts';
 import { exactlyOnce } from '@billing/bus';
 import type { EventStore, SqlExecutor } from '@billing/eventstore';
-import { type ServiceContext, topicOf } from '@billing/runtime';
+import { type ServiceContext, topicOf } from './run-service';
 
 /** How the hosted pages present the merchant: its name, and its logo and brand colour if set. */
 export type Merchant = {
