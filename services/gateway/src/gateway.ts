@@ -21,6 +21,7 @@ import {
 import { API_KEY_CACHE_TTL_MS, ApiKeyAuthenticator, presentsApiKey } from './auth/authenticate';
 import { OriginAllowList, enforceAllowedOrigin, mountCors } from './cors/cors';
 import { FailedAuthenticationLimiter } from './auth/failed-authentication';
+import { CredentialSigner, createDashboardTables, dashboardIdentity, mountDashboard } from './dashboard';
 import { eventsApiDocument, publicApiDocument } from './openapi';
 import { Organizations } from './organizations/organizations';
 import { OrganizationChanges } from './organizations/changes';
@@ -95,6 +96,9 @@ const adminPaths = (path: string) =>
  * breaker-guarded upstream per service.
  */
 export class Gateway {
+  /** Signs the dashboard's loopback calls; the key never leaves this process. */
+  private readonly dashboardSigner = new CredentialSigner();
+
   private constructor(
     private readonly context: ServiceContext,
     private readonly adminToken: string,
@@ -115,6 +119,7 @@ export class Gateway {
     const sql = context.infrastructure.database;
     await sql.exec(organizationsDdl(schema));
     await sql.exec(idempotencyDdl(schema));
+    await createDashboardTables(sql, schema);
     const authenticator = new ApiKeyAuthenticator(sql, schema);
     const originAllowList = new OriginAllowList(sql, schema);
     const changes = await OrganizationChanges.start(sql, schema, API_KEY_CACHE_TTL_MS, () => {
@@ -166,7 +171,7 @@ export class Gateway {
   mount(app: Express): void {
     const trustProxy = trustProxySetting(this.context.config.TRUST_PROXY);
     if (trustProxy !== undefined) app.set('trust proxy', trustProxy);
-    app.use(stripIdentityHeaders);
+    app.use(stripIdentityHeaders, dashboardIdentity(this.dashboardSigner));
     app.get('/v1/openapi.json', (_req, res) => void res.json(publicApiDocument()));
     app.get('/v1/asyncapi.json', (_req, res) => void res.json(eventsApiDocument()));
     // The admin API reads its own bodies: the services' one reading and text check (docs/errors.md).
@@ -181,6 +186,13 @@ export class Gateway {
       promotions: this.upstream('promotions'),
       notifications: this.upstream('notifications'),
       billing: this.upstream('billing'),
+    });
+    mountDashboard(app, {
+      sql: this.context.infrastructure.database,
+      schema: this.context.store.tables.schema,
+      now: this.context.now,
+      adminToken: this.adminToken,
+      signer: this.dashboardSigner,
     });
     for (const path of HOSTED_PAGE_PATHS) {
       app.all(path, this.hostedPageLimits(), vouchAs('page'), this.upstream('checkout'));
@@ -226,7 +238,8 @@ export class Gateway {
   /** Finds the caller from the API key and hands it to the services as signed identity headers. */
   private authenticate(): RequestHandler {
     return async (req, res, next) => {
-      const identity = await this.authenticator.authenticate(req);
+      // The dashboard's own calls carry the identity of their organization's Secret Key (src/dashboard/loopback.ts).
+      const identity = (res.locals.dashboardCaller as CallerIdentity | undefined) ?? (await this.authenticator.authenticate(req));
       res.locals.caller = identity;
       Object.assign(req.headers, identityHeaders(identity), { [IDENTITY_HEADERS.scope]: 'key' });
       next();
