@@ -1,5 +1,6 @@
 import { type ServiceContext, positiveNumberSetting, startPeriodic } from '@billing/runtime';
 import { runDueWork } from './subscriptions/due-work';
+import { settleHeldSwitches } from './switching/perform';
 import { resumeAdvancingClocks } from './test-clocks/advance';
 import { drainClockRuns } from './test-clocks/routes';
 
@@ -7,7 +8,8 @@ export const DEFAULT_SWEEP_INTERVAL_MS = 30_000;
 
 /**
  * The background sweep of time-driven work: what fell due by the service clock (trial ends,
- * period-end cancellations), and test-clock advances left unfinished by a crash. Every
+ * period-end cancellations), and what a crash left unfinished: test-clock advances, and plan
+ * switches that held their subscription past BILLING_SWITCH_HOLD_MS. Every
  * `BILLING_TRIAL_SWEEP_INTERVAL_MS` (default 30 s; the name predates the other work).
  */
 export function startBillingSweep(context: ServiceContext): () => Promise<void> {
@@ -19,6 +21,7 @@ export function startBillingSweep(context: ServiceContext): () => Promise<void> 
   const stop = startPeriodic(async () => {
     await runDueWork(context);
     await resumeAdvancingClocks(context);
+    await settleHeldSwitches(context);
   }, intervalMs);
   return async () => {
     await stop();

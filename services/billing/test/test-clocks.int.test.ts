@@ -81,7 +81,7 @@ describe('Sandbox test clocks', () => {
     const events = await streamOf(subscription.id);
     expect(events.map((e) => [e.type, e.occurred_at])).toEqual([
       ['SubscriptionActivated', '2026-01-31T10:00:00.000Z'],
-      ['SubscriptionUpdated', '2026-11-21T08:00:00.000Z'], // the merchant's cancel, on the service clock
+      ['SubscriptionUpdated', '2026-01-31T10:00:00.000Z'], // the merchant's cancel, on the subscription's clock
       ['SubscriptionTrialWillEnd', '2026-02-04T10:00:00.000Z'], // 3 days before trial_end, on the clock
       ['SubscriptionUpdated', '2026-02-07T10:00:00.000Z'], // the trial ends on the clock
       ['SubscriptionCanceled', '2026-02-28T10:00:00.000Z'],

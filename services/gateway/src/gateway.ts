@@ -18,11 +18,13 @@ import {
   idempotency,
   idempotencyDdl,
 } from './idempotency';
-import { ApiKeyAuthenticator, presentsApiKey } from './auth/authenticate';
+import { API_KEY_CACHE_TTL_MS, ApiKeyAuthenticator, presentsApiKey } from './auth/authenticate';
 import { OriginAllowList, enforceAllowedOrigin, mountCors } from './cors/cors';
 import { FailedAuthenticationLimiter } from './auth/failed-authentication';
+import { CredentialSigner, createDashboardTables, dashboardIdentity, mountDashboard } from './dashboard';
 import { eventsApiDocument, publicApiDocument } from './openapi';
 import { Organizations } from './organizations/organizations';
+import { OrganizationChanges } from './organizations/changes';
 import { organizationsDdl } from './organizations/read-model';
 import {
   type ClosableRateLimitStore,
@@ -94,6 +96,9 @@ const adminPaths = (path: string) =>
  * breaker-guarded upstream per service.
  */
 export class Gateway {
+  /** Signs the dashboard's loopback calls; the key never leaves this process. */
+  private readonly dashboardSigner = new CredentialSigner();
+
   private constructor(
     private readonly context: ServiceContext,
     private readonly adminToken: string,
@@ -104,6 +109,7 @@ export class Gateway {
     private readonly idempotencyKeys: IdempotencyStore,
     private readonly stopPurge: () => Promise<void>,
     private readonly originAllowList: OriginAllowList,
+    private readonly organizationChanges: OrganizationChanges,
   ) {}
 
   static async create(context: ServiceContext): Promise<Gateway> {
@@ -113,14 +119,14 @@ export class Gateway {
     const sql = context.infrastructure.database;
     await sql.exec(organizationsDdl(schema));
     await sql.exec(idempotencyDdl(schema));
+    await createDashboardTables(sql, schema);
     const authenticator = new ApiKeyAuthenticator(sql, schema);
     const originAllowList = new OriginAllowList(sql, schema);
-    const organizations = new Organizations(
-      context.store,
-      context.now,
-      () => authenticator.forget(),
-      () => originAllowList.forget(),
-    );
+    const changes = await OrganizationChanges.start(sql, schema, API_KEY_CACHE_TTL_MS, () => {
+      authenticator.forget();
+      originAllowList.forget();
+    });
+    const organizations = new Organizations(context.store, context.now, changes);
     const upstreams = new Map<UpstreamName, UpstreamHandler>();
     for (const name of Object.keys(DEFAULT_UPSTREAMS) as UpstreamName[]) {
       upstreams.set(
@@ -158,13 +164,14 @@ export class Gateway {
       idempotencyKeys,
       stopPurge,
       originAllowList,
+      changes,
     );
   }
 
   mount(app: Express): void {
     const trustProxy = trustProxySetting(this.context.config.TRUST_PROXY);
     if (trustProxy !== undefined) app.set('trust proxy', trustProxy);
-    app.use(stripIdentityHeaders);
+    app.use(stripIdentityHeaders, dashboardIdentity(this.dashboardSigner));
     app.get('/v1/openapi.json', (_req, res) => void res.json(publicApiDocument()));
     app.get('/v1/asyncapi.json', (_req, res) => void res.json(eventsApiDocument()));
     // The admin API reads its own bodies: the services' one reading and text check (docs/errors.md).
@@ -179,6 +186,13 @@ export class Gateway {
       promotions: this.upstream('promotions'),
       notifications: this.upstream('notifications'),
       billing: this.upstream('billing'),
+    });
+    mountDashboard(app, {
+      sql: this.context.infrastructure.database,
+      schema: this.context.store.tables.schema,
+      now: this.context.now,
+      adminToken: this.adminToken,
+      signer: this.dashboardSigner,
     });
     for (const path of HOSTED_PAGE_PATHS) {
       app.all(path, this.hostedPageLimits(), vouchAs('page'), this.upstream('checkout'));
@@ -212,6 +226,7 @@ export class Gateway {
 
   async close(): Promise<void> {
     await this.stopPurge();
+    await this.organizationChanges.stop();
     await Promise.all([...this.upstreams.values()].map((upstream) => upstream.close()));
     await this.rateLimits.close();
   }
@@ -223,7 +238,8 @@ export class Gateway {
   /** Finds the caller from the API key and hands it to the services as signed identity headers. */
   private authenticate(): RequestHandler {
     return async (req, res, next) => {
-      const identity = await this.authenticator.authenticate(req);
+      // The dashboard's own calls carry the identity of their organization's Secret Key (src/dashboard/loopback.ts).
+      const identity = (res.locals.dashboardCaller as CallerIdentity | undefined) ?? (await this.authenticator.authenticate(req));
       res.locals.caller = identity;
       Object.assign(req.headers, identityHeaders(identity), { [IDENTITY_HEADERS.scope]: 'key' });
       next();

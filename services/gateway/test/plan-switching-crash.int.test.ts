@@ -6,9 +6,10 @@ jest.setTimeout(180000);
 
 /**
  * A switch whose process crashed after holding the subscription (docs/plan-switching.md,
- * "Concurrency and crashes"): the hold outlasts BILLING_SWITCH_HOLD_MS (1 ms here), and the
- * next preview settles it, asking the charge again with the same key: a charge made before the
- * crash is recorded, never made twice; a card that declines releases the hold unchanged.
+ * "Concurrency and crashes"): until the hold outlasts BILLING_SWITCH_HOLD_MS (8 s here) a preview
+ * says the switch is in progress and charges nothing; then billing's sweep settles it, asking the
+ * charge again with the same key: a charge made before the crash is recorded, never made twice;
+ * a card that declines releases the hold unchanged.
  */
 describe('a plan switch interrupted between its hold and its recording', () => {
   let platform: Platform;
@@ -105,7 +106,11 @@ describe('a plan switch interrupted between its hold and its recording', () => {
     platform = await startPlatform({
       checkout: true,
       billing: true,
-      config: { RATE_LIMIT_PER_MINUTE_OVERRIDE: '100000', BILLING_SWITCH_HOLD_MS: '1' },
+      config: {
+        RATE_LIMIT_PER_MINUTE_OVERRIDE: '100000',
+        BILLING_SWITCH_HOLD_MS: '8000',
+        BILLING_TRIAL_SWEEP_INTERVAL_MS: '200',
+      },
     });
     const client = clientOf(platform.gatewayUrl);
     org = await client.createOrganization();
@@ -121,11 +126,14 @@ describe('a plan switch interrupted between its hold and its recording', () => {
   it('records a switch charged before the crash, charging nothing more', async () => {
     const subscription = await subscribeOnDay10('crash-charged@example.com', '4242424242424242');
     const invoiceId = await crashAfterHold(subscription, true);
-    const seen = await send(
-      'GET',
-      `/subscriptions/${subscription.id}/switch-preview?target_product_id=${products.basic}`,
-    );
-    expect(seen.status).toBe(200);
+    const preview = `/subscriptions/${subscription.id}/switch-preview?target_product_id=${products.basic}`;
+    const held = await send('GET', preview);
+    expect(held.body).toMatchObject({ can_proceed: false, blocking_reason: 'switch_in_progress' });
+    const seen = await eventually(async () => {
+      const again = await send('GET', preview);
+      expect(again.body.can_proceed).toBe(true);
+      return again;
+    }, 30_000);
     expect((await send('GET', `/subscriptions/${subscription.id}`)).body).toMatchObject({
       price: 599,
       current_period_start: '2026-04-10T12:00:00.000Z',
@@ -139,10 +147,15 @@ describe('a plan switch interrupted between its hold and its recording', () => {
   it('releases the hold of a switch whose card declines, the subscription unchanged', async () => {
     const subscription = await subscribeOnDay10('crash-declined@example.com', '4000000000000341');
     const invoiceId = await crashAfterHold(subscription, false);
-    const seen = await send(
-      'GET',
-      `/subscriptions/${subscription.id}/switch-preview?target_product_id=${products.business}`,
-    );
+    const preview = `/subscriptions/${subscription.id}/switch-preview?target_product_id=${products.business}`;
+    const held = await send('GET', preview);
+    expect(held.body).toMatchObject({ can_proceed: false, blocking_reason: 'switch_in_progress' });
+    expect(await chargeKeysOf(invoiceId)).toEqual([]);
+    const seen = await eventually(async () => {
+      const again = await send('GET', preview);
+      expect(again.body.can_proceed).toBe(true);
+      return again;
+    }, 30_000);
     expect(seen.body).toMatchObject({ can_proceed: true, current_plan: { product_id: products.pro } });
     expect((await send('GET', `/subscriptions/${subscription.id}`)).body).toEqual(subscription);
     expect((await send('GET', `/invoices/${invoiceId}`)).status).toBe(404);

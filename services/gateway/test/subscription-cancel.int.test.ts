@@ -20,12 +20,13 @@ describe('canceling and resuming subscriptions through the gateway', () => {
   const slow = <T>(check: () => Promise<T>) => eventually(check, 30000, 100);
 
   /** A paid monthly plan for a new buyer; the subscription billing starts for it. */
-  async function subscribe(email: string) {
+  async function subscribe(email: string, fields: Record<string, unknown> = {}) {
     const session = await send('POST', '/checkout/sessions', {
       product_slug: 'pro',
       success_url: 'https://shop.example/thanks',
       cancel_url: 'https://shop.example/cancel',
       customer_email: email,
+      ...fields,
     });
     const paid = await fetch(`${platform.gatewayUrl}/checkout/${session.body.id}`, {
       method: 'POST',
@@ -111,5 +112,18 @@ describe('canceling and resuming subscriptions through the gateway', () => {
     ).toBe(401);
     const canceled = await send('POST', `/subscriptions/${subscription.id}/cancel`, { at_period_end: false });
     expect(canceled.body).toMatchObject({ status: 'CANCELED', cancel_at_period_end: false });
+  });
+
+  it('cancels a subscription on a test clock at the clock’s time, not the service’s', async () => {
+    const testClock = await send('POST', '/test_clocks', { frozen_time: '2026-03-10T08:00:00Z' });
+    expect(testClock.status).toBe(201);
+    const subscription = await subscribe('clock@example.com', { test_clock: testClock.body.id });
+    expect(subscription.current_period_end).toBe('2026-04-10T08:00:00.000Z');
+    const pending = await send('POST', `/subscriptions/${subscription.id}/cancel`, { at_period_end: true });
+    expect(pending.body).toMatchObject({ cancel_at_period_end: true, updated_at: '2026-03-10T08:00:00.000Z' });
+    const resumed = await send('POST', `/subscriptions/${subscription.id}/resume`, {});
+    expect(resumed.body).toMatchObject({ cancel_at_period_end: false, updated_at: '2026-03-10T08:00:00.000Z' });
+    const canceled = await send('POST', `/subscriptions/${subscription.id}/cancel`, { at_period_end: false });
+    expect(canceled.body).toMatchObject({ status: 'CANCELED', canceled_at: '2026-03-10T08:00:00.000Z' });
   });
 });

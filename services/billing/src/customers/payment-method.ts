@@ -14,7 +14,7 @@ import { z } from 'zod';
 import { invoicesTable } from '../invoices/read-model';
 import { retryOpenInvoice } from '../renewals/renew';
 import { subscriptionsTable } from '../subscriptions/read-model';
-import { findTestClock } from '../test-clocks/read-model';
+import { timeOn } from '../test-clocks/read-model';
 import { customerStream } from './customer';
 import { customerAggregate } from './decide';
 import { projectCustomers } from './read-model';
@@ -52,10 +52,7 @@ export async function setDefaultPaymentMethod(
   ) {
     throw notFound(`No such customer: ${customerId}`);
   }
-  const clock = current.customer.test_clock
-    ? await findTestClock(store.database, schema, tenant, current.customer.test_clock)
-    : undefined;
-  const savedAt = clock ? new Date(clock.frozen_time) : context.now();
+  const savedAt = await timeOn(store.database, schema, tenant, current.customer.test_clock, context.now);
   await handleCommand(
     store,
     customerStream(customerId),
@@ -66,10 +63,7 @@ export async function setDefaultPaymentMethod(
 
   const retried: Invoice[] = [];
   for (const { subscription, invoice } of await openInvoicesOfPastDue(context, customerId)) {
-    const subscriptionClock = subscription.test_clock
-      ? await findTestClock(store.database, schema, tenant, subscription.test_clock)
-      : undefined;
-    const at = subscriptionClock ? new Date(subscriptionClock.frozen_time) : context.now();
+    const at = await timeOn(store.database, schema, tenant, subscription.test_clock, context.now);
     retried.push(await retryOpenInvoice(context, tenant, subscription, invoice, at));
   }
   return {

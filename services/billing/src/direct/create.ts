@@ -26,7 +26,7 @@ import { findSubscription, liveSubscriptions } from '../subscriptions/queries';
 import { projectSubscriptions } from '../subscriptions/read-model';
 import { subscriptionStream } from '../subscriptions/subscription';
 import { chargeCard, currentSubscription, savedCardOf, subscriptionPlanOf } from '../switching/perform';
-import { findTestClock } from '../test-clocks/read-model';
+import { timeOn } from '../test-clocks/read-model';
 import { type IncompleteRecord, claimCreation, findIncomplete, recordIncomplete, releaseCreation } from './read-model';
 
 // `POST /v1/subscriptions` and `POST /v1/subscriptions/{id}/complete` (docs/plan-switching.md,
@@ -348,9 +348,7 @@ async function awaitStarted(context: ServiceContext, tenant: Tenant, subscriptio
   throw conflict(`Subscription ${subscriptionId} was paid and is being started: ask again in a moment`);
 }
 
-async function clockOfCustomer(context: ServiceContext, tenant: Tenant, customer: Customer | null): Promise<Date> {
-  const clockId = customer?.test_clock;
-  if (!clockId) return context.now();
-  const clock = await findTestClock(context.store.database, context.store.tables.schema, tenant, clockId);
-  return clock ? new Date(clock.frozen_time) : context.now();
+function clockOfCustomer(context: ServiceContext, tenant: Tenant, customer: Customer | null): Promise<Date> {
+  const { store } = context;
+  return timeOn(store.database, store.tables.schema, tenant, customer?.test_clock, context.now);
 }

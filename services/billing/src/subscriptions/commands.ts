@@ -3,6 +3,7 @@ import { handleCommand } from '@billing/eventstore';
 import type { ServiceContext } from '@billing/runtime';
 import type { Tenant } from '@billing/service';
 import { type CancelSubscription, type ResumeSubscription, subscriptionAggregate } from './decide';
+import { timeOn } from '../test-clocks/read-model';
 import { findSubscription } from './queries';
 import { projectSubscriptions } from './read-model';
 import { subscriptionStream } from './subscription';
@@ -30,14 +31,21 @@ async function change(
   return inSchemaOrder(Subscription, subscription);
 }
 
+/** Who asks, and when: on the subscription's test clock when it is on one. */
+async function requestOf(context: ServiceContext, tenant: Tenant, id: string) {
+  const { store } = context;
+  const found = await findSubscription(store.database, store.tables.schema, tenant, id);
+  const now = await timeOn(store.database, store.tables.schema, tenant, found?.test_clock, context.now);
+  return { subscriptionId: id, organization: tenant.organization, environment: tenant.environment, now };
+}
+
 /** Cancels at the end of the paid period, or now; see `decide`'s `cancel`. */
-export function cancelSubscription(context: ServiceContext, tenant: Tenant, id: string, atPeriodEnd: boolean) {
-  const who = { subscriptionId: id, organization: tenant.organization, environment: tenant.environment, now: context.now() };
+export async function cancelSubscription(context: ServiceContext, tenant: Tenant, id: string, atPeriodEnd: boolean) {
+  const who = await requestOf(context, tenant, id);
   return change(context, tenant, id, { type: 'CancelSubscription', data: { ...who, atPeriodEnd } });
 }
 
 /** Undoes a pending end-of-period cancellation. */
-export function resumeSubscription(context: ServiceContext, tenant: Tenant, id: string) {
-  const who = { subscriptionId: id, organization: tenant.organization, environment: tenant.environment, now: context.now() };
-  return change(context, tenant, id, { type: 'ResumeSubscription', data: who });
+export async function resumeSubscription(context: ServiceContext, tenant: Tenant, id: string) {
+  return change(context, tenant, id, { type: 'ResumeSubscription', data: await requestOf(context, tenant, id) });
 }

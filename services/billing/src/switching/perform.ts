@@ -35,13 +35,13 @@ import { findInvoice, invoicesTable, nextInvoiceNumber, projectInvoices } from '
 import { discountFor, renewalInvoiceId } from '../renewals/renew';
 import { projectSubscriptions, subscriptionsTable } from '../subscriptions/read-model';
 import { type SubscriptionState, subscriptionStream } from '../subscriptions/subscription';
-import { findTestClock } from '../test-clocks/read-model';
+import { timeOn } from '../test-clocks/read-model';
 import { changeBalance } from './balance';
 import { billingSettingsOf } from '../settings/settings';
 import type { ProrationBehavior, ProrationPolicy } from './classify';
 import { type SwitchingCommand, blockingReasonOf, switchingAggregate } from './decide';
 import { type PlannedSwitch, planSwitch } from './preview';
-import { findSchedule } from './read-model';
+import { findSchedule, switchesTable } from './read-model';
 
 // Plan switching as billing does it (docs/plan-switching.md). The exported functions are the
 // in-process API the routes and the customer portal call.
@@ -336,6 +336,20 @@ export async function settleHeldSwitch(
   return true;
 }
 
+/** The sweep's part: settles every hold older than `BILLING_SWITCH_HOLD_MS` (see `settleHeldSwitch`). */
+export async function settleHeldSwitches(context: ServiceContext): Promise<number> {
+  const { database, tables } = context.store;
+  const { rows } = await database.query<{ subscription_id: string; organization: string; environment: Environment }>(
+    `SELECT s.subscription_id, sub.organization, sub.environment
+       FROM ${switchesTable(tables.schema)} s JOIN ${subscriptionsTable(tables.schema)} sub ON sub.id = s.subscription_id`,
+  );
+  let settled = 0;
+  for (const { subscription_id, organization, environment } of rows) {
+    if (await settleHeldSwitch(context, { organization, environment }, subscription_id)) settled++;
+  }
+  return settled;
+}
+
 /** `DELETE /v1/subscriptions/{id}/schedule`: cancels the pending schedule; 404 when none is pending. */
 export async function cancelSchedule(
   context: ServiceContext,
@@ -371,11 +385,9 @@ export async function getSchedule(
 // ---------------------------------------------------------------- reading the facts
 
 async function planFor(context: ServiceContext, tenant: Tenant, subscriptionId: string, request: SwitchRequest) {
-  let state = await loadState(context, tenant, subscriptionId);
-  // A switch that crashed mid-way is settled before anything else is decided.
-  if (state.switching && (await settleHeldSwitch(context, tenant, subscriptionId))) {
-    state = await loadState(context, tenant, subscriptionId);
-  }
+  // A switch that crashed mid-way blocks this one (`switch_in_progress`) until the sweep settles it
+  // (`settleHeldSwitches`): a preview, a GET, never charges.
+  const state = await loadState(context, tenant, subscriptionId);
   const { subscription } = state;
   const target = await targetPlan(context, tenant, request.targetProductId, subscription);
   const now = await clockOf(context, tenant, subscription);
@@ -413,15 +425,9 @@ async function loadState(context: ServiceContext, tenant: Tenant, subscriptionId
 }
 
 /** The subscription's time: its Sandbox test clock's, or the service's. */
-async function clockOf(context: ServiceContext, tenant: Tenant, subscription: Subscription): Promise<Date> {
-  if (!subscription.test_clock) return context.now();
-  const clock = await findTestClock(
-    context.store.database,
-    context.store.tables.schema,
-    tenant,
-    subscription.test_clock,
-  );
-  return clock ? new Date(clock.frozen_time) : context.now();
+function clockOf(context: ServiceContext, tenant: Tenant, subscription: Subscription): Promise<Date> {
+  const { store } = context;
+  return timeOn(store.database, store.tables.schema, tenant, subscription.test_clock, context.now);
 }
 
 const catalogClients = new WeakMap<ServiceContext, InternalClient>();

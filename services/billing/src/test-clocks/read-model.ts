@@ -62,6 +62,21 @@ export async function findTestClock(
   return rows[0]?.document;
 }
 
+/**
+ * The time for something on test clock `clockId` (a customer's or a subscription's): the clock's
+ * frozen time, or `now()` when it is on none (or the clock is gone).
+ */
+export async function timeOn(
+  sql: SqlExecutor,
+  schema: string,
+  tenant: Tenant,
+  clockId: string | null | undefined,
+  now: () => Date,
+): Promise<Date> {
+  const clock = clockId ? await findTestClock(sql, schema, tenant, clockId) : undefined;
+  return clock ? new Date(clock.frozen_time) : now();
+}
+
 /** Clocks whose advance has not finished: after a crash, the sweep runs them again. */
 export async function findAdvancingClocks(sql: SqlExecutor, schema: string) {
   const { rows } = await sql.query<{ id: string; organization: string; environment: Tenant['environment'] }>(

@@ -1,0 +1,33 @@
+import type { DashboardPage } from '../page';
+import { couponsPage, promotionCodePage } from './coupons';
+import { customerPage, customersPage } from './customers';
+import { invoicePage } from './invoices';
+import { overviewPage } from './overview';
+import { paymentLinksPage } from './payment-links';
+import { productPage, productsPage } from './products';
+import { apiKeysPage, settingsPage } from './settings';
+import { subscriptionPage, subscriptionsPage } from './subscriptions';
+import { teamPage } from './team';
+import { testClockPage, testClocksPage } from './test-clocks';
+import { webhookPage, webhooksPage } from './webhooks';
+
+export const PAGES: DashboardPage[] = [
+  overviewPage,
+  productsPage,
+  productPage,
+  couponsPage,
+  promotionCodePage,
+  paymentLinksPage,
+  customersPage,
+  customerPage,
+  subscriptionsPage,
+  subscriptionPage,
+  invoicePage,
+  webhooksPage,
+  webhookPage,
+  apiKeysPage,
+  settingsPage,
+  testClocksPage,
+  testClockPage,
+  teamPage,
+];

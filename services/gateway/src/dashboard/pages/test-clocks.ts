@@ -1,0 +1,95 @@
+import { html, twd, when } from '../html';
+import { type DashboardPage, type PageContext, errorFor, field, formFields, table } from '../page';
+import type { Invoice } from './customers';
+import { historySection } from './history';
+import { isoFrom, text } from './forms';
+
+interface TestClock {
+  id: string;
+  name: string | null;
+  frozen_time: string;
+  status: string;
+  created_at: string;
+}
+interface ClockSubscription {
+  id: string;
+  customer_id: string;
+  status: string;
+  product: { name: string };
+  current_period_end: string;
+  test_clock: string | null;
+}
+
+/** Subscriptions on test clocks, from the newest 100 (the API has no list of clocks). */
+async function subscriptionsOnClocks(ctx: PageContext): Promise<ClockSubscription[]> {
+  const list = await ctx.api.v1<{ data: ClockSubscription[] }>('GET', '/subscriptions?limit=100');
+  return list.data.filter((s) => s.test_clock);
+}
+
+const localInput = (iso: string) => iso.slice(0, 16);
+
+export const testClocksPage: DashboardPage = {
+  path: 'test-clocks',
+  section: 'test-clocks',
+  title: () => 'Test clocks',
+  sandboxOnly: true,
+  async view(ctx, state) {
+    if (ctx.query.clock) {
+      ctx.res.redirect(303, `${ctx.base}/test-clocks/${encodeURIComponent(ctx.query.clock)}`);
+      return html``;
+    }
+    const clocks = [...new Set((await subscriptionsOnClocks(ctx)).map((s) => s.test_clock!))];
+    return html`<p>A test clock lets Sandbox subscriptions live on simulated time: advance it to run renewals, retries and trial ends now.</p>
+${clocks.length ? html`<h2>Clocks with subscriptions</h2><ul>${clocks.map((id) => html`<li><a href="${ctx.base}/test-clocks/${id}">${id}</a></li>`)}</ul>` : ''}
+<form class="card" method="get" role="search"><label for="clock">Open a clock by id</label><input id="clock" name="clock" type="search" placeholder="clock_…"> <button type="submit">Open</button></form>
+<h2 id="create-clock">Create a test clock</h2>
+<form class="card" method="post" aria-labelledby="create-clock">${formFields(ctx, 'create')}${errorFor(state, 'create')}
+${field('t-name', 'Name (optional)', { name: 'name', value: state.form?.name })}
+${field('t-time', 'Start time (UTC)', { name: 'frozen_time', type: 'datetime-local', value: state.form?.frozen_time ?? localInput(ctx.now().toISOString()), required: true })}
+<div><button type="submit">Create clock</button></div></form>`;
+  },
+  actions: {
+    create: {
+      async run(ctx, form) {
+        const clock = await ctx.api.v1<TestClock>('POST', '/test_clocks', { name: text(form.name), frozen_time: isoFrom(form.frozen_time) }, { idempotencyKey: form._idem });
+        return { notice: 'Test clock created. Create checkout sessions with test_clock to put subscriptions on it.', redirect: `${ctx.base}/test-clocks/${clock.id}` };
+      },
+    },
+  },
+};
+
+export const testClockPage: DashboardPage = {
+  path: 'test-clocks/:id',
+  section: 'test-clocks',
+  title: () => 'Test clock',
+  sandboxOnly: true,
+  async view(ctx, state) {
+    const clock = await ctx.api.v1<TestClock>('GET', `/test_clocks/${encodeURIComponent(ctx.params.id!)}`);
+    const subscriptions = (await subscriptionsOnClocks(ctx)).filter((s) => s.test_clock === clock.id);
+    const invoices = (
+      await Promise.all(subscriptions.map((s) => ctx.api.v1<{ data: Invoice[] }>('GET', `/invoices?subscription_id=${s.id}&limit=20`)))
+    ).flatMap((list) => list.data);
+    const subscriptionRows = subscriptions.map(
+      (s) => html`<tr><td><a href="${ctx.base}/subscriptions/${s.id}">${s.product.name}</a></td><td>${s.customer_id}</td><td>${s.status}</td><td>${when(s.current_period_end)}</td></tr>`,
+    );
+    const ran = invoices
+      .sort((a, b) => a.created_at.localeCompare(b.created_at))
+      .map((i) => html`<tr><td><a href="${ctx.base}/invoices/${i.id}">${i.number}</a></td><td>${i.status}</td><td>${twd(i.total)}</td><td>${when(i.period_start)} – ${when(i.period_end)}</td><td>${when(i.paid_at)}</td></tr>`);
+    return html`<section class="card" aria-label="Test clock"><h2>${clock.name ?? clock.id}</h2><dl class="facts"><dt>ID</dt><dd>${clock.id}</dd><dt>Clock time</dt><dd>${when(clock.frozen_time)}</dd><dt>Status</dt><dd>${clock.status === 'advancing' ? html`<span role="status">Advancing: what fell due is running… <a href="">refresh</a></span>` : 'Ready'}</dd></dl></section>
+<h2 id="advance">Advance</h2>
+<form class="card" method="post" aria-labelledby="advance">${formFields(ctx, 'advance')}${errorFor(state, 'advance')}
+${field('t-to', 'Advance to (UTC)', { name: 'frozen_time', type: 'datetime-local', value: state.form?.frozen_time ?? localInput(new Date(Date.parse(clock.frozen_time) + 31 * 86_400_000).toISOString()), required: true })}
+<div><button type="submit">Advance clock</button></div></form>
+<h2>Subscriptions on this clock</h2>${table('Subscriptions on this clock', ['Product', 'Customer', 'Status', 'Period ends'], subscriptionRows, 'None yet: create a checkout session with this test_clock.')}
+<h2>What ran</h2>${table('Invoices of subscriptions on this clock', ['Invoice', 'Status', 'Total', 'Period', 'Paid'], ran, 'Nothing has run yet.')}
+${await historySection(ctx, clock.id)}`;
+  },
+  actions: {
+    advance: {
+      async run(ctx, form) {
+        await ctx.api.v1('POST', `/test_clocks/${encodeURIComponent(ctx.params.id!)}/advance`, { frozen_time: isoFrom(form.frozen_time) }, { idempotencyKey: form._idem });
+        return { notice: 'Clock advanced; what fell due is running.' };
+      },
+    },
+  },
+};

@@ -1,0 +1,137 @@
+import { eventually } from '@billing/testing';
+import { type DashboardAgent, createUser, signedIn } from './dashboard-helpers';
+import { type Receiver, lifecycleOrganization, startLifecyclePlatform, startReceiver } from './lifecycle-helpers';
+import { type Platform, plan } from './platform';
+
+jest.setTimeout(90000);
+
+/**
+ * Issue 19, item 4: what the dashboard's pages do, each checked through the public or admin API
+ * afterwards: products, codes, links, subscriptions (switch with preview, cancel, resume,
+ * refund), webhook endpoints (roll, edit, delete), settings, test clocks.
+ */
+describe('merchant dashboard actions', () => {
+  let platform: Platform;
+  let receiver: Receiver;
+  let shop: Awaited<ReturnType<typeof lifecycleOrganization>>;
+  let owner: DashboardAgent;
+  let base: string;
+
+  beforeAll(async () => {
+    receiver = await startReceiver();
+    platform = await startLifecyclePlatform();
+    shop = await lifecycleOrganization(platform, receiver);
+    await shop.client.createProduct(shop.org.id, plan({ name: 'Max', slug: 'max', price: 599 }));
+    await createUser(platform.gatewayUrl, shop.org.id, 'owner@shop.example', 'owner', 'correct horse battery');
+    owner = await signedIn(platform.gatewayUrl, 'owner@shop.example', 'correct horse battery');
+    base = `/dashboard/${shop.org.id}/sandbox`;
+  });
+  afterAll(async () => {
+    await platform?.stop();
+    await receiver?.close();
+  });
+
+  const noticeOf = async (reply: { status: number; location: string | null }) => {
+    expect(reply.status).toBe(303);
+    return (await owner.get(reply.location!)).html;
+  };
+
+  it('previews and performs a plan switch, cancels, resumes and refunds', async () => {
+    const { subscription } = await shop.subscribe('buyer@shop.example', '4242424242424242');
+    const max = (await shop.send('GET', '/products/by-slug/max')).body;
+    const path = `${base}/subscriptions/${subscription.id}`;
+    const preview = await owner.get(`${path}?target_product_id=${max.id}`);
+    expect(preview.html).toContain('Switch preview');
+    expect(preview.html).toContain('Switch to Max');
+    expect(await noticeOf(await owner.submit(path, { _action: 'switch', target_product_id: max.id }))).toContain('Plan switched');
+    expect((await shop.send('GET', `/subscriptions/${subscription.id}`)).body.product.id).toBe(max.id);
+
+    await owner.submit(path, { _action: 'cancel', at_period_end: 'true' });
+    expect((await shop.send('GET', `/subscriptions/${subscription.id}`)).body.cancel_at_period_end).toBe(true);
+    await owner.submit(path, { _action: 'resume' });
+    expect((await shop.send('GET', `/subscriptions/${subscription.id}`)).body.cancel_at_period_end).toBe(false);
+
+    const [invoice] = await shop.invoicesOf(subscription.id);
+    const refunded = await owner.submit(`${base}/invoices/${invoice.id}`, { _action: 'refund', amount: '100' });
+    expect(await noticeOf(refunded)).toContain('Refund issued');
+    expect((await shop.send('GET', `/invoices/${invoice.id}`)).body.amount_refunded).toBe(100);
+    const tooMuch = await owner.submit(`${base}/invoices/${invoice.id}`, { _action: 'refund', amount: '100000' });
+    expect(tooMuch.status).toBeGreaterThanOrEqual(400);
+    expect(tooMuch.html).toMatch(/<p class="error" role="alert" id="error-refund">/);
+  });
+
+  it('edits, archives and restores a product; deactivates a link, a code and a coupon', async () => {
+    const pro = (await shop.send('GET', '/products/by-slug/pro')).body;
+    await owner.submit(`${base}/products/${pro.id}`, { _action: 'update', name: 'Pro plan', price: '349', description: 'Everything' });
+    expect((await shop.send('GET', `/products/${pro.id}`)).body).toMatchObject({ name: 'Pro plan', price: 349 });
+    await owner.submit(`${base}/products`, { _action: 'archive', product_id: pro.id });
+    expect((await owner.get(`${base}/products?status=archived`)).html).toContain('Pro plan');
+    await owner.submit(`${base}/products`, { _action: 'restore', product_id: pro.id });
+    expect((await shop.send('GET', `/products/${pro.id}`)).body.active).toBe(true);
+
+    await owner.submit(`${base}/coupons`, { _action: 'create-coupon', name: 'Half', discount_type: 'PERCENTAGE', discount_amount: '50', duration: 'once' });
+    const coupon = (await shop.send('GET', '/coupons')).body.data.find((c: { name: string }) => c.name === 'Half');
+    await owner.submit(`${base}/coupons`, { _action: 'create-code', coupon_id: coupon.id, code: 'half50' });
+    const code = (await shop.send('GET', '/promotion-codes')).body.data.promotion_codes[0];
+    expect(code).toMatchObject({ code: 'HALF50', active: true });
+    await owner.submit(`${base}/coupons`, { _action: 'deactivate-code', code_id: code.id });
+    await owner.submit(`${base}/coupons`, { _action: 'deactivate-coupon', coupon_id: coupon.id });
+    expect((await shop.send('GET', `/promotion-codes/${code.id}`)).body.data.active).toBe(false);
+    expect((await shop.send('GET', `/coupons/${coupon.id}`)).body.active).toBe(false);
+
+    await owner.submit(`${base}/payment-links`, { _action: 'create', product_id: pro.id });
+    const link = (await shop.send('GET', '/payment-links')).body.data[0];
+    expect((await owner.get(`${base}/payment-links`)).html).toContain(link.url);
+    await owner.submit(`${base}/payment-links`, { _action: 'deactivate', link_id: link.id });
+    expect((await shop.send('GET', `/payment-links/${link.id}`)).body.active).toBe(false);
+  });
+
+  it('rolls a webhook secret once visibly, edits and deletes the endpoint', async () => {
+    const endpoints = await shop.client.admin('GET', `/organizations/${shop.org.id}/webhook_endpoints?environment=SANDBOX`);
+    const endpoint = endpoints.body.data[0];
+    const before = (await shop.client.admin('GET', `/organizations/${shop.org.id}/webhook_endpoints/${endpoint.id}`)).body.secret;
+    const path = `${base}/webhooks/${endpoint.id}`;
+    const rolled = await owner.submit(path, { _action: 'roll' });
+    const secret = /<code>(whsec_[^<]+)<\/code>/.exec(rolled.html)![1];
+    expect(secret).not.toBe(before);
+    expect((await shop.client.admin('GET', `/organizations/${shop.org.id}/webhook_endpoints/${endpoint.id}`)).body.secret).toBe(secret);
+    expect((await owner.get(path)).html).not.toContain(secret);
+
+    await owner.submit(path, { _action: 'update', url: endpoint.url, 'event:invoice.paid': 'on' });
+    const changed = (await shop.client.admin('GET', `/organizations/${shop.org.id}/webhook_endpoints/${endpoint.id}`)).body;
+    expect(changed).toMatchObject({ events: ['invoice.paid'], is_active: false });
+    expect((await owner.submit(path, { _action: 'delete' })).location).toBe(`${base}/webhooks`);
+    expect((await owner.get(path)).status).toBe(404);
+  });
+
+  it('saves billing settings, branding and the portal, refusing bad input in place', async () => {
+    const path = `${base}/settings`;
+    await owner.submit(path, { _action: 'billing', retry_days: '2, 4', after_final_failure: 'past_due', upgrade: 'prorate_now', downgrade: 'now_with_credit' });
+    const settings = await shop.client.admin('GET', `/organizations/${shop.org.id}/billing_settings?environment=sandbox`);
+    expect(settings.body).toMatchObject({ dunning: { retry_days: [2, 4], after_final_failure: 'past_due' }, proration: { downgrade: 'now_with_credit' } });
+    const bad = await owner.submit(path, { _action: 'billing', retry_days: '5, 3', after_final_failure: 'cancel', upgrade: 'prorate_now', downgrade: 'at_period_end' });
+    expect(bad.status).toBe(422);
+    expect(bad.html).toMatch(/id="error-billing">[^<]*retry_days/);
+    expect((await shop.client.admin('GET', `/organizations/${shop.org.id}/billing_settings?environment=sandbox`)).body.dunning.retry_days).toEqual([2, 4]);
+
+    await owner.submit(path, { _action: 'branding', name: 'Shop', brand_color: '#0A7D5A', logo_url: '', website_url: 'https://shop.example', allowed_origins: 'https://shop.example' });
+    expect((await shop.client.admin('GET', `/organizations/${shop.org.id}`)).body).toMatchObject({ brand_color: '#0a7d5a', allowed_origins: ['https://shop.example'] });
+
+    await owner.submit(path, { _action: 'portal', default_return_url: 'https://shop.example/account', business_name: 'Shop', invoice_history: 'on', cancel: 'on', cancel_mode: 'immediately' });
+    const portals = await shop.client.admin('GET', `/organizations/${shop.org.id}/portal_configurations?environment=SANDBOX`);
+    expect(portals.body.data[0]).toMatchObject({ default_return_url: 'https://shop.example/account', features: { cancel: { enabled: true, mode: 'immediately' }, payment_method_update: { enabled: false } } });
+  });
+
+  it('creates and advances a test clock and shows what ran on it; Production has no clocks', async () => {
+    const created = await owner.submit(`${base}/test-clocks`, { _action: 'create', name: 'January', frozen_time: '2026-01-31T10:00' });
+    const clockPath = created.location!;
+    const clockId = clockPath.split('/').pop()!;
+    await shop.subscribe('clocked@shop.example', '4242424242424242', { test_clock: clockId });
+    await owner.submit(clockPath, { _action: 'advance', frozen_time: '2026-03-01T10:00' });
+    await eventually(async () => expect((await shop.send('GET', `/test_clocks/${clockId}`)).body.status).toBe('ready'), 60000);
+    const page = await owner.get(clockPath);
+    expect(page.html).toContain('2026-03-01 10:00 UTC');
+    expect(page.html.match(/INV-\d+/g)?.length).toBeGreaterThanOrEqual(2);
+    expect((await owner.get(`/dashboard/${shop.org.id}/production/test-clocks`)).status).toBe(404);
+  });
+});

@@ -1,0 +1,208 @@
+import { readFileSync } from 'node:fs';
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import type { Browser, BrowserContext, Page } from 'playwright-core';
+import { describeWithBrowser, fillAndPay, launchChromium } from './browser';
+import { createUser } from './dashboard-helpers';
+import { type CreatedOrganization, type Platform, clientOf, startPlatform } from './platform';
+
+jest.setTimeout(120000);
+
+declare const window: any;
+const AXE_SOURCE = readFileSync(require.resolve('axe-core/axe.min.js'), 'utf8');
+const PASSWORD = 'correct horse battery';
+
+/** The merchant's webhook receiver on loopback (Sandbox may target it). */
+async function startReceiver() {
+  const received: string[] = [];
+  const server = createServer((req, res) => {
+    const chunks: Buffer[] = [];
+    req.on('data', (c: Buffer) => chunks.push(c));
+    req.on('end', () => {
+      received.push(Buffer.concat(chunks).toString('utf8'));
+      res.writeHead(200).end();
+    });
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  return { url: `http://127.0.0.1:${(server.address() as AddressInfo).port}/hooks`, received, server };
+}
+
+/** axe-core in the page: no serious or critical violation. */
+async function expectAccessible(page: Page): Promise<void> {
+  await page.evaluate(AXE_SOURCE);
+  const violations: Array<{ id: string; impact: string; nodes: Array<{ target: string[] }> }> = await page.evaluate(
+    async () => (await window.axe.run(window.document, { resultTypes: ['violations'] })).violations,
+  );
+  const serious = violations
+    .filter((v) => v.impact === 'serious' || v.impact === 'critical')
+    .map((v) => `${v.id}: ${v.nodes.map((n) => n.target.join(' ')).join(', ')}`);
+  expect({ url: page.url(), serious }).toEqual({ url: page.url(), serious: [] });
+}
+
+/**
+ * Issue 19, "Done when": a merchant user creates a product and a promotion code, opens a payment
+ * link, a buyer pays through it, and the dashboard shows the customer, subscription, invoice,
+ * event history and the webhook delivery; another organization's user sees none of it; axe
+ * finds no serious violation on any page.
+ */
+describeWithBrowser('the merchant dashboard in a browser', () => {
+  let platform: Platform;
+  let browser: Browser;
+  let receiver: Awaited<ReturnType<typeof startReceiver>>;
+  let acme: CreatedOrganization;
+  let globex: CreatedOrganization;
+  const visited = new Set<string>();
+
+  beforeAll(async () => {
+    receiver = await startReceiver();
+    [platform, browser] = await Promise.all([
+      startPlatform({ checkout: true, billing: true, notifications: true, config: { WEBHOOK_ALLOW_PRIVATE_TARGETS: 'sandbox' } }),
+      launchChromium(),
+    ]);
+    const client = clientOf(platform.gatewayUrl);
+    acme = await client.createOrganization('Acme Cloud');
+    globex = await client.createOrganization('Globex');
+    await createUser(platform.gatewayUrl, acme.id, 'mei@acme.example', 'owner', PASSWORD);
+    await createUser(platform.gatewayUrl, globex.id, 'hank@globex.example', 'owner', PASSWORD);
+  });
+  afterAll(async () => {
+    await browser?.close();
+    receiver?.server.close();
+    await platform?.stop();
+  });
+
+  /** A dashboard tab of a signed-in user; axe runs on each page it lands on. */
+  async function signIn(email: string): Promise<{ context: BrowserContext; page: Page }> {
+    const context = await browser.newContext({ bypassCSP: true, viewport: { width: 1200, height: 900 } });
+    const page = await context.newPage();
+    page.setDefaultTimeout(20_000);
+    await page.goto(`${platform.gatewayUrl}/dashboard/login`);
+    await expectAccessible(page);
+    await page.getByLabel('Email').fill(email);
+    await page.getByLabel('Password').fill(PASSWORD);
+    await page.getByRole('button', { name: 'Sign in', exact: true }).click();
+    await page.waitForURL(/\/sandbox$/);
+    return { context, page };
+  }
+  const check = async (page: Page) => {
+    await expectAccessible(page);
+    visited.add(new URL(page.url()).pathname.split('/').slice(4, 5).join('/') || 'overview');
+  };
+  const section = async (page: Page, name: string) => {
+    await page.getByRole('navigation', { name: 'Sections' }).getByRole('link', { name }).click();
+    await page.waitForLoadState();
+    await check(page);
+  };
+
+  it('runs a sale end to end and shows it, to its organization only', async () => {
+    const { context, page } = await signIn('mei@acme.example');
+    await check(page);
+    expect(await page.getByRole('note').textContent()).toContain('Sandbox');
+
+    await section(page, 'Products');
+    await page.getByLabel('Slug').fill('pro');
+    await page.getByLabel('Type').selectOption('SUBSCRIPTION');
+    await page.getByLabel('Name').fill('Pro plan');
+    await page.getByLabel('Price (whole TWD)').fill('299');
+    await page.getByRole('button', { name: 'Create product' }).click();
+    await page.waitForURL(/\/products\/prod_/);
+    expect(await page.getByRole('status').textContent()).toContain('Product Pro plan created');
+    await check(page);
+
+    await section(page, 'Webhooks');
+    await page.getByLabel('URL (https)').fill(receiver.url);
+    await page.getByRole('button', { name: 'Add endpoint' }).click();
+    await page.waitForURL(/\/webhooks\/wh_/);
+    await check(page);
+
+    await section(page, 'Coupons and codes');
+    await page.getByLabel('Name').fill('Launch');
+    await page.getByLabel('Discount type').selectOption('PERCENTAGE');
+    await page.getByLabel('Amount (percent or whole TWD)').fill('10');
+    await page.getByRole('button', { name: 'Create coupon' }).click();
+    await page.waitForLoadState();
+    await page.getByLabel('Code (3-20 uppercase letters and digits)').fill('LAUNCH10');
+    await page.getByRole('button', { name: 'Create promotion code' }).click();
+    await page.waitForLoadState();
+    expect(await page.getByRole('status').textContent()).toContain('LAUNCH10');
+    await check(page);
+
+    await section(page, 'Payment links');
+    await page.getByLabel('Product').selectOption({ label: 'Pro plan' });
+    await page.getByLabel('Promotion code applied by default (optional)').fill('LAUNCH10');
+    await page.getByRole('button', { name: 'Create payment link' }).click();
+    await page.waitForLoadState();
+    await check(page);
+    const linkUrl = await page.getByRole('link', { name: /\/pay\// }).first().textContent();
+    expect(await page.getByRole('button', { name: 'Copy link for Pro plan' }).count()).toBe(1);
+
+    const buyer = await browser.newPage();
+    await buyer.goto(`${linkUrl}?email=buyer%40example.com`);
+    await fillAndPay(buyer, '4242 4242 4242 4242');
+    await buyer.waitForURL(/\/thanks/);
+    await buyer.close();
+
+    await page.reload();
+    const linkRow = page.getByRole('row', { name: /Pro plan/ });
+    expect(await linkRow.getByRole('cell').nth(4).textContent()).toBe('1');
+
+    await section(page, 'Customers');
+    await page.getByLabel('Search by email or external id').fill('buyer@example.com');
+    await page.getByRole('button', { name: 'Search' }).click();
+    await page.getByRole('link', { name: 'buyer@example.com' }).click();
+    await page.waitForURL(/\/customers\/cus_/);
+    await check(page);
+    const customerUrl = page.url();
+    expect(await page.getByRole('heading', { name: 'History' }).count()).toBe(1);
+
+    const invoiceLink = page.getByRole('region', { name: 'Invoices', exact: true }).getByRole('link').first();
+    expect(await invoiceLink.textContent()).toMatch(/^INV-/);
+
+    await page.getByRole('link', { name: 'Pro plan' }).click();
+    await page.waitForURL(/\/subscriptions\/sub_/);
+    await check(page);
+    expect(await page.getByRole('region', { name: 'Subscription', exact: true }).textContent()).toContain('ACTIVE');
+
+    await page.getByRole('region', { name: 'Invoices of this subscription' }).getByRole('link').first().click();
+    await page.waitForURL(/\/invoices\/in_/);
+    await check(page);
+    expect(await page.getByRole('region', { name: 'Invoice', exact: true }).textContent()).toContain('NT$270');
+    const invoiceUrl = page.url();
+
+    await page.screenshot({ path: '/tmp/dashboard-invoice.png', fullPage: true });
+    await section(page, 'Webhooks');
+    await page.getByRole('link', { name: receiver.url }).click();
+    const deliveries = page.getByRole('region', { name: 'Deliveries' });
+    for (let tries = 0; tries < 80 && !(await deliveries.count()); tries += 1) {
+      await page.waitForTimeout(250);
+      await page.reload();
+    }
+    expect(await deliveries.textContent()).toContain('checkout.completed');
+    await check(page);
+
+    for (const name of ['Subscriptions', 'API keys', 'Settings', 'Test clocks', 'Team', 'Overview']) await section(page, name);
+    await page.goto(`${platform.gatewayUrl}/dashboard/${acme.id}/production`);
+    await check(page);
+    expect(await page.getByRole('note').count()).toBe(0);
+    await page.setViewportSize({ width: 375, height: 800 });
+    await page.goto(customerUrl);
+    await page.screenshot({ path: '/tmp/dashboard-customer-phone.png', fullPage: true });
+    const overflow = await page.evaluate(() => window.document.documentElement.scrollWidth - window.innerWidth);
+    expect(overflow).toBeLessThanOrEqual(0);
+    await context.close();
+
+    const other = await signIn('hank@globex.example');
+    await section(other.page, 'Customers');
+    expect(await other.page.getByText('No customers yet.').count()).toBe(1);
+    for (const url of [customerUrl, invoiceUrl, customerUrl.replace(acme.id, globex.id), invoiceUrl.replace(acme.id, globex.id)]) {
+      const response = await other.page.goto(url);
+      expect({ url, status: response?.status() }).toEqual({ url, status: 404 });
+      expect(await other.page.content()).not.toContain('buyer@example.com');
+    }
+    await other.context.close();
+    expect([...visited].sort()).toEqual(
+      ['api-keys', 'coupons', 'customers', 'invoices', 'overview', 'payment-links', 'products', 'settings', 'subscriptions', 'team', 'test-clocks', 'webhooks'].sort(),
+    );
+    expect(receiver.received.some((body) => body.includes('checkout.completed'))).toBe(true);
+  });
+});
