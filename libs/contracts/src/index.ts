@@ -32,3 +32,4 @@ export * from './actors';
 export * from './record-history';
 export * from './metrics';
 export * from './admin-api';
+export * from './openapi-markdown';
