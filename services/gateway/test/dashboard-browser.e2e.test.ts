@@ -92,6 +92,7 @@ describeWithBrowser('the merchant dashboard in a browser', () => {
     await page.getByRole('navigation', { name: 'Sections' }).getByRole('link', { name }).click();
     await page.waitForLoadState();
     await check(page);
+    if (process.env.DASHBOARD_SCREENSHOTS) await page.screenshot({ path: `/tmp/dashboard-${name.replace(/\W+/g, '-')}.png`, fullPage: true });
   };
 
   it('runs a sale end to end and shows it, to its organization only', async () => {
@@ -108,6 +109,8 @@ describeWithBrowser('the merchant dashboard in a browser', () => {
     await page.waitForURL(/\/products\/prod_/);
     expect(await page.getByRole('status').textContent()).toContain('Product Pro plan created');
     await check(page);
+    const productHistory = await page.getByRole('region', { name: /Event history of prod_/ }).textContent();
+    expect(productHistory).toMatch(/ProductCreated.*dashboard user usr_/);
 
     await section(page, 'Webhooks');
     await page.getByLabel('URL (https)').fill(receiver.url);
@@ -147,14 +150,15 @@ describeWithBrowser('the merchant dashboard in a browser', () => {
     expect(await linkRow.getByRole('cell').nth(4).textContent()).toBe('1');
 
     await section(page, 'Customers');
-    await page.getByLabel('Search by email or external id').fill('buyer@example.com');
+    await page.getByLabel('Search by email, name, external id or id').fill('buyer@example.com');
     await page.getByRole('button', { name: 'Search' }).click();
     await page.getByRole('link', { name: 'buyer@example.com' }).click();
     await page.waitForURL(/\/customers\/cus_/);
     await check(page);
     const customerUrl = page.url();
     expect(await page.getByRole('heading', { name: 'History' }).count()).toBe(1);
-
+    const customerHistory = page.getByRole('region', { name: /Event history of cus_/ });
+    expect(await customerHistory.textContent()).toMatch(/Customer\w+/);
     const invoiceLink = page.getByRole('region', { name: 'Invoices', exact: true }).getByRole('link').first();
     expect(await invoiceLink.textContent()).toMatch(/^INV-/);
 
@@ -162,7 +166,8 @@ describeWithBrowser('the merchant dashboard in a browser', () => {
     await page.waitForURL(/\/subscriptions\/sub_/);
     await check(page);
     expect(await page.getByRole('region', { name: 'Subscription', exact: true }).textContent()).toContain('ACTIVE');
-
+    const subscriptionHistory = await page.getByRole('region', { name: /Event history of sub_/ }).textContent();
+    expect(subscriptionHistory).toMatch(/Subscription\w+/);
     await page.getByRole('region', { name: 'Invoices of this subscription' }).getByRole('link').first().click();
     await page.waitForURL(/\/invoices\/in_/);
     await check(page);

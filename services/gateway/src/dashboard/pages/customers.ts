@@ -54,25 +54,16 @@ export const customersPage: DashboardPage = {
   section: 'customers',
   title: () => 'Customers',
   async view(ctx) {
-    const q = (ctx.query.q ?? '').trim();
-    if (q && !q.includes('@')) {
-      try {
-        const found = await ctx.api.v1<Customer>('GET', `/customers/external/${encodeURIComponent(q)}`);
-        ctx.res.redirect(303, `${ctx.base}/customers/${found.id}`);
-        return html``;
-      } catch (error) {
-        if (!(error instanceof ApiFailure) || error.status >= 500) throw error;
-      }
-    }
-    const params = new URLSearchParams({ limit: '20' });
-    if (q.includes('@')) params.set('email', q);
+    const q = (ctx.query.q ?? '').trim().slice(0, 100);
+    const params = new URLSearchParams({ environment: ctx.environment, limit: '20' });
+    if (q) params.set('query', q);
     if (ctx.query.after) params.set('starting_after', ctx.query.after);
-    const list = q && !q.includes('@') ? { data: [], has_more: false } : await ctx.api.v1<{ data: Customer[]; has_more: boolean }>('GET', `/customers?${params}`);
+    const list = await ctx.api.admin<{ data: Customer[]; has_more: boolean }>('GET', `/customers?${params}`);
     const rows = list.data.map(
       (c) =>
         html`<tr><td><a href="${ctx.base}/customers/${c.id}">${c.email}</a></td><td>${c.name ?? '—'}</td><td>${c.external_id ?? '—'}</td><td>${c.subscriptions_count ?? '—'}</td><td>${c.status}</td><td>${when(c.created_at)}</td></tr>`,
     );
-    return html`<form class="card" method="get" role="search"><label for="q">Search by email or external id</label><input id="q" name="q" type="search" value="${q}"> <button type="submit">Search</button>${q ? html` <a href="${ctx.base}/customers">Clear</a>` : ''}</form>
+    return html`<form class="card" method="get" role="search"><label for="q">Search by email, name, external id or id</label><input id="q" name="q" type="search" value="${q}"> <button type="submit">Search</button>${q ? html` <a href="${ctx.base}/customers">Clear</a>` : ''}</form>
 ${table(q ? `Customers matching ${q}` : 'Customers', ['Email', 'Name', 'External id', 'Subscriptions', 'Status', 'Created'], rows, q ? 'No customer matches.' : 'No customers yet.')}${pager(ctx, list.has_more, list.data.at(-1)?.id, q ? { q } : {})}`;
   },
 };

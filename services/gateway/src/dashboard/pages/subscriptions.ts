@@ -34,25 +34,30 @@ interface SwitchPreview {
   blocking_reason: string | null;
 }
 
+const STATUSES = ['ACTIVE', 'TRIAL', 'PAST_DUE', 'CANCELED'];
+
 export const subscriptionsPage: DashboardPage = {
   path: 'subscriptions',
   section: 'subscriptions',
   title: () => 'Subscriptions',
   async view(ctx) {
-    const params = new URLSearchParams({ limit: '20' });
+    const status = STATUSES.includes(ctx.query.status ?? '') ? ctx.query.status! : '';
+    const params = new URLSearchParams({ environment: ctx.environment, limit: '20' });
+    if (status) params.set('status', status);
     if (ctx.query.after) params.set('starting_after', ctx.query.after);
-    const list = await ctx.api.v1<{ data: Subscription[]; has_more: boolean }>('GET', `/subscriptions?${params}`);
+    const list = await ctx.api.admin<{ data: Subscription[]; has_more: boolean }>('GET', `/subscriptions?${params}`);
     const rows = list.data.map(
       (s) =>
         html`<tr><td><a href="${ctx.base}/subscriptions/${s.id}">${s.product.name}</a></td><td><a href="${ctx.base}/customers/${s.customer_id}">${s.customer_id}</a></td><td>${s.status}${
           s.cancel_at_period_end ? ' (ends at period end)' : ''
         }</td><td>${twd(s.price)}</td><td>${when(s.current_period_end)}</td></tr>`,
     );
-    return html`${table('Subscriptions', ['Product', 'Customer', 'Status', 'Price', 'Period ends'], rows, 'No subscriptions yet.')}${pager(ctx, list.has_more, list.data.at(-1)?.id)}`;
+    return html`<form class="card" method="get">${select('status', 'Status', 'status', [['', 'All'], ...STATUSES.map((s): [string, string] => [s, s])], status)} <button type="submit">Filter</button></form>
+${table(status ? `${status} subscriptions` : 'Subscriptions', ['Product', 'Customer', 'Status', 'Price', 'Period ends'], rows, 'No subscriptions.')}${pager(ctx, list.has_more, list.data.at(-1)?.id, status ? { status } : {})}`;
   },
 };
 
-const LIVE = ['ACTIVE', 'TRIAL', 'TRIALING', 'PAST_DUE'];
+const LIVE = ['ACTIVE', 'TRIAL', 'PAST_DUE'];
 
 export const subscriptionPage: DashboardPage = {
   path: 'subscriptions/:id',
