@@ -1,3 +1,4 @@
+import { withQuery } from '../client';
 import { html, twd, when } from '../html';
 import { type DashboardPage, buttonForm, errorFor, formFields, pager, select, table } from '../page';
 import { INVOICE_HEADERS, type Invoice, invoiceRows, refundable } from './customers';
@@ -35,6 +36,7 @@ interface SwitchPreview {
 }
 
 const STATUSES = ['ACTIVE', 'TRIAL', 'PAST_DUE', 'CANCELED'];
+type SubscriptionPage = { data: Subscription[]; has_more: boolean };
 
 export const subscriptionsPage: DashboardPage = {
   path: 'subscriptions',
@@ -42,10 +44,11 @@ export const subscriptionsPage: DashboardPage = {
   title: () => 'Subscriptions',
   async view(ctx) {
     const status = STATUSES.includes(ctx.query.status ?? '') ? ctx.query.status! : '';
-    const params = new URLSearchParams({ environment: ctx.environment, limit: '20' });
-    if (status) params.set('status', status);
-    if (ctx.query.after) params.set('starting_after', ctx.query.after);
-    const list = await ctx.api.admin<{ data: Subscription[]; has_more: boolean }>('GET', `/subscriptions?${params}`);
+    const page = { limit: 20, starting_after: ctx.query.after };
+    // The public list has no status filter; the admin list has.
+    const list = status
+      ? await ctx.api.admin<SubscriptionPage>('GET', withQuery('/subscriptions', { environment: ctx.environment, status, ...page }))
+      : await ctx.api.v1<SubscriptionPage>('GET', withQuery('/subscriptions', page));
     const rows = list.data.map(
       (s) =>
         html`<tr><td><a href="${ctx.base}/subscriptions/${s.id}">${s.product.name}</a></td><td><a href="${ctx.base}/customers/${s.customer_id}">${s.customer_id}</a></td><td>${s.status}${
