@@ -186,6 +186,8 @@ describeWithBrowser('the merchant dashboard in a browser', () => {
     await check(page);
 
     for (const name of ['Subscriptions', 'API keys', 'Settings', 'Test clocks', 'Team', 'Overview']) await section(page, name);
+    expect(await page.getByRole('img', { name: /^(Monthly recurring revenue|Active subscriptions|New and churned|Payments and failed)/ }).count()).toBe(4);
+    expect(await page.getByRole('region', { name: 'Totals' }).textContent()).toContain('NT$299');
     await page.goto(`${platform.gatewayUrl}/dashboard/${acme.id}/production`);
     await check(page);
     expect(await page.getByRole('note').count()).toBe(0);
