@@ -78,9 +78,13 @@ describeWithBrowser('the merchant dashboard in a browser', () => {
     page.setDefaultTimeout(20_000);
     await page.goto(`${platform.gatewayUrl}/dashboard/login`);
     await expectAccessible(page);
+    // By keyboard: the skip link comes first, the password field follows the email, Enter signs in.
+    await page.keyboard.press('Tab');
+    expect(await page.evaluate(() => window.document.activeElement.textContent)).toBe('Skip to content');
     await page.getByLabel('Email').fill(email);
-    await page.getByLabel('Password').fill(PASSWORD);
-    await page.getByRole('button', { name: 'Sign in', exact: true }).click();
+    await page.keyboard.press('Tab');
+    await page.keyboard.type(PASSWORD);
+    await page.keyboard.press('Enter');
     await page.waitForURL(/\/sandbox$/);
     return { context, page };
   }
