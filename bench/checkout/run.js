@@ -37,6 +37,35 @@ const readParameters = () => ({
 
 const round = (n, digits = 1) => Number(n.toFixed(digits));
 
+/**
+ * Counts what every service of this process sends to the database: statements (BEGIN and
+ * COMMIT included, as the server sees them) and transactions. LISTEN connections are not counted.
+ */
+function countStatements(database) {
+  const query = database.query.bind(database);
+  // The bench's own polling goes around the count.
+  const counts = { statements: 0, transactions: 0, uncounted: query };
+  const transaction = database.transaction.bind(database);
+  database.query = (...args) => {
+    counts.statements++;
+    return query(...args);
+  };
+  database.transaction = (fn) => {
+    counts.transactions++;
+    counts.statements += 2; // BEGIN, COMMIT (or ROLLBACK)
+    return transaction((tx) =>
+      fn({
+        ...tx,
+        query: (...args) => {
+          counts.statements++;
+          return tx.query(...args);
+        },
+      }),
+    );
+  };
+  return counts;
+}
+
 /** Every service a paid checkout passes through, on loopback port 0, each in a schema of its own. */
 async function startPlatform() {
   const env = {
@@ -46,7 +75,15 @@ async function startPlatform() {
     DATABASE_POOL_SIZE: process.env.DATABASE_POOL_SIZE,
   };
   const infrastructure = await createInfrastructure({ clientId: 'bench-checkout', dataDir: 'memory', env });
-  const platform = { infrastructure, services: [], schemas: [], billingSchema: null, adminToken: random('adm') };
+  const statements = countStatements(infrastructure.database);
+  const platform = {
+    statements,
+    infrastructure,
+    services: [],
+    schemas: [],
+    billingSchema: null,
+    adminToken: random('adm'),
+  };
   // One config object, filled in as services start: checkout reads the others' addresses at first use.
   const config = {
     ADMIN_TOKEN: platform.adminToken,
@@ -110,7 +147,7 @@ function runBuyers(settings) {
 }
 
 async function subscriptionsOf(platform) {
-  const { rows } = await platform.infrastructure.database.query(
+  const { rows } = await platform.statements.uncounted(
     `SELECT count(*)::int AS n FROM "${platform.billingSchema}".subscriptions`,
   );
   return rows[0].n;
@@ -149,6 +186,7 @@ function rateKept(lags, rate) {
 
 /** One phase of buyers; then billing's lag and the webhooks. */
 async function phase(platform, receiver, settings, provisionedBefore) {
+  const before = { ...platform.statements };
   const timings = await runBuyers({ ...settings, prefix: random('buyer') });
   const paidCount = timings.pay.length;
   const lagMs = await provisioned(platform, provisionedBefore + paidCount);
@@ -163,6 +201,12 @@ async function phase(platform, receiver, settings, provisionedBefore) {
     ...(settings.rate ? rateKept(timings.send_lag, settings.rate) : {}),
     paid_to_webhook_ms: await webhookLatencies(receiver, timings.paid_at),
     subscriptions_complete_after_last_payment_ms: round(lagMs),
+    // From the first buyer until billing and the webhook endpoint had every payment; background
+    // work (relays, consumers, projections, polls) included, as it is part of what a checkout costs.
+    per_paid_checkout: {
+      sql_statements: round((platform.statements.statements - before.statements) / Math.max(1, paidCount)),
+      sql_transactions: round((platform.statements.transactions - before.transactions) / Math.max(1, paidCount)),
+    },
   };
 }
 

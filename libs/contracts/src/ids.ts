@@ -33,16 +33,29 @@ const BASE62 = '0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz';
 export const RANDOM_PART_LENGTH = 24;
 
 /**
+ * Bytes from the OS CSPRNG, fetched 4 KiB at a time: one system call per hundred-odd ids
+ * instead of one per id (every request gets an id). Each byte is used once.
+ */
+const RANDOM_POOL_BYTES = 4096;
+let randomPool = Buffer.alloc(0);
+let randomPoolOffset = 0;
+function randomByte(): number {
+  if (randomPoolOffset >= randomPool.length) {
+    randomPool = randomBytes(RANDOM_POOL_BYTES);
+    randomPoolOffset = 0;
+  }
+  return randomPool[randomPoolOffset++]!;
+}
+
+/**
  * Uniform base62 from the OS CSPRNG. Bytes of 248 and above are rejected: 248 = 4 * 62, so
  * keeping only smaller bytes makes `byte % 62` uniform (no modulo bias).
  */
 export function randomBase62(length: number = RANDOM_PART_LENGTH): string {
   let out = '';
   while (out.length < length) {
-    for (const byte of randomBytes(length + 8)) {
-      if (byte < 248) out += BASE62[byte % 62];
-      if (out.length === length) break;
-    }
+    const byte = randomByte();
+    if (byte < 248) out += BASE62[byte % 62];
   }
   return out;
 }

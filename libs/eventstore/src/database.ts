@@ -34,13 +34,25 @@ export interface Database extends SqlExecutor {
   close(): Promise<void>;
 }
 
+/** Statement names by text, so that a statement's text is hashed once per process, not per call. */
+const statementNames = new Map<string, string>();
+function statementName(text: string): string {
+  let name = statementNames.get(text);
+  if (name === undefined) {
+    name = `s_${createHash('sha1').update(text).digest('hex').slice(0, 20)}`;
+    // Texts are the code's own; the bound only guards against code that builds them per call.
+    if (statementNames.size < 10_000) statementNames.set(text, name);
+  }
+  return name;
+}
+
 /**
  * Parameterised statements are sent as named prepared statements, so each connection parses
  * and plans a statement once instead of on every call.
  */
 function prepared(text: string, values: unknown[] | undefined) {
   if (!values) return { text };
-  return { name: `s_${createHash('sha1').update(text).digest('hex').slice(0, 20)}`, text, values };
+  return { name: statementName(text), text, values };
 }
 
 export function postgresDatabase(config: string | PoolConfig): Database {

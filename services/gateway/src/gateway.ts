@@ -18,12 +18,13 @@ import {
   idempotency,
   idempotencyDdl,
 } from './idempotency';
-import { ApiKeyAuthenticator, presentsApiKey } from './auth/authenticate';
+import { API_KEY_CACHE_TTL_MS, ApiKeyAuthenticator, presentsApiKey } from './auth/authenticate';
 import { OriginAllowList, enforceAllowedOrigin, mountCors } from './cors/cors';
 import { FailedAuthenticationLimiter } from './auth/failed-authentication';
 import { CredentialSigner, createDashboardTables, dashboardIdentity, mountDashboard } from './dashboard';
 import { eventsApiDocument, publicApiDocument } from './openapi';
 import { Organizations } from './organizations/organizations';
+import { OrganizationChanges } from './organizations/changes';
 import { organizationsDdl } from './organizations/read-model';
 import {
   type ClosableRateLimitStore,
@@ -108,6 +109,7 @@ export class Gateway {
     private readonly idempotencyKeys: IdempotencyStore,
     private readonly stopPurge: () => Promise<void>,
     private readonly originAllowList: OriginAllowList,
+    private readonly organizationChanges: OrganizationChanges,
   ) {}
 
   static async create(context: ServiceContext): Promise<Gateway> {
@@ -120,12 +122,11 @@ export class Gateway {
     await createDashboardTables(sql, schema);
     const authenticator = new ApiKeyAuthenticator(sql, schema);
     const originAllowList = new OriginAllowList(sql, schema);
-    const organizations = new Organizations(
-      context.store,
-      context.now,
-      () => authenticator.forget(),
-      () => originAllowList.forget(),
-    );
+    const changes = await OrganizationChanges.start(sql, schema, API_KEY_CACHE_TTL_MS, () => {
+      authenticator.forget();
+      originAllowList.forget();
+    });
+    const organizations = new Organizations(context.store, context.now, changes);
     const upstreams = new Map<UpstreamName, UpstreamHandler>();
     for (const name of Object.keys(DEFAULT_UPSTREAMS) as UpstreamName[]) {
       upstreams.set(
@@ -163,6 +164,7 @@ export class Gateway {
       idempotencyKeys,
       stopPurge,
       originAllowList,
+      changes,
     );
   }
 
@@ -224,6 +226,7 @@ export class Gateway {
 
   async close(): Promise<void> {
     await this.stopPurge();
+    await this.organizationChanges.stop();
     await Promise.all([...this.upstreams.values()].map((upstream) => upstream.close()));
     await this.rateLimits.close();
   }

@@ -22,6 +22,7 @@ describe('webhook delivery', () => {
         WEBHOOK_TIMEOUT_MS: '5000',
         WEBHOOK_CONCURRENCY: '4',
         WEBHOOK_CONCURRENCY_PER_ENDPOINT: '2',
+        WEBHOOK_CONCURRENCY_PER_ORGANIZATION: '3',
         // The receiver is on 127.0.0.1: the embedded default's setting, made explicit.
         WEBHOOK_ALLOW_PRIVATE_TARGETS: 'sandbox',
       },
@@ -280,6 +281,31 @@ describe('webhook delivery', () => {
       const deliveries = await deliveriesOf(org, slow.id);
       expect(deliveries.map((d) => d.status)).toEqual(Array(6).fill('SUCCEEDED'));
     });
+  });
+
+  it("does not let one organization's hanging endpoints hold up another organization", async () => {
+    const slowOrg = newOrg();
+    const hanging = ['/hang-1', '/hang-2'];
+    for (const path of hanging) {
+      await endpoint(slowOrg, path, ['checkout.expired']);
+      receiver.answer(path, 'hold');
+    }
+    const expired = Array.from({ length: 6 }, () => {
+      const session = completedSession({ status: 'EXPIRED', completed_at: null });
+      return envelope('checkout.expired', slowOrg, { session_id: session.id, redemption_id: null, object: session });
+    });
+    await publish(running, CHECKOUT_TOPIC, ...expired);
+    // Two endpoints at 2 each could take all 4 slots; the organization's bound stops it at 3.
+    await eventually(() => expect(receiver.at('/hang-1').length + receiver.at('/hang-2').length).toBe(3));
+
+    const otherOrg = newOrg();
+    await endpoint(otherOrg, '/other-org', ['checkout.completed']);
+    await publish(running, CHECKOUT_TOPIC, ...Array.from({ length: 4 }, () => completed(otherOrg)));
+    await eventually(() => expect(receiver.at('/other-org')).toHaveLength(4));
+    expect(receiver.at('/hang-1').length + receiver.at('/hang-2').length).toBe(3);
+
+    for (const path of hanging) receiver.release(path, 200);
+    await eventually(() => expect(receiver.at('/hang-1').length + receiver.at('/hang-2').length).toBe(12));
   });
 
   it('gives up an attempt after the timeout and retries it', async () => {

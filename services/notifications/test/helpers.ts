@@ -64,7 +64,9 @@ export async function startReceiver() {
     /** Answers the held requests of `path` with `status`, and later ones too. */
     release: (path: string, status: number) => {
       answers.set(path, status);
-      for (const request of held.splice(0).filter((h) => h.path === path)) request.respond(status);
+      const releasing = held.filter((h) => h.path === path);
+      held.splice(0, held.length, ...held.filter((h) => h.path !== path));
+      for (const request of releasing) request.respond(status);
     },
     close: () =>
       new Promise<void>((resolve) => {

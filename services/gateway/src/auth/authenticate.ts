@@ -33,23 +33,34 @@ export function apiKeyFrom(req: Request): string {
   return key;
 }
 
+/** How long a found key is trusted without asking the database again; a roll on PostgreSQL waits as long. */
+export const API_KEY_CACHE_TTL_MS = 1000;
+
 /**
- * Looks keys up by hash. Found keys are cached for a few seconds to keep the database off the
- * hot path; a roll on this gateway clears the cache at once, other gateways within the TTL.
+ * Looks keys up by hash. Found keys are cached for `cacheTtlMs`, counted from the start of the
+ * lookup, to keep the database off the hot path. A roll must be refused at once by every gateway:
+ * `OrganizationChanges` clears the caches of every gateway of the process before the roll is
+ * answered, and those of other processes when its NOTIFY arrives; since that can come after the
+ * answer, a roll on PostgreSQL is answered only once `cacheTtlMs` has passed since its commit,
+ * when no gateway holds an entry looked up before it.
  */
 export class ApiKeyAuthenticator {
   private readonly cache = new Map<string, { identity: CallerIdentity; expiresAt: number }>();
+  /** Bumped by every `forget`: a lookup that a change overtook is answered but not cached. */
+  private generation = 0;
 
   constructor(
     private readonly sql: SqlExecutor,
     private readonly schema: string,
-    private readonly cacheTtlMs = 5000,
+    private readonly cacheTtlMs = API_KEY_CACHE_TTL_MS,
   ) {}
 
   async authenticate(req: Request): Promise<CallerIdentity> {
     const hash = hashApiKey(apiKeyFrom(req));
     const cached = this.cache.get(hash);
-    if (cached && cached.expiresAt > Date.now()) return cached.identity;
+    if (cached && cached.expiresAt > performance.now()) return cached.identity;
+    const generation = this.generation;
+    const lookedUpAt = performance.now();
     const key = await findActiveKey(this.sql, this.schema, hash);
     if (!key) throw unauthorized('Invalid API key');
     const identity: CallerIdentity = {
@@ -58,12 +69,14 @@ export class ApiKeyAuthenticator {
       keyKind: key.kind,
       keyId: key.keyId,
     };
+    if (generation !== this.generation) return identity;
     if (this.cache.size > 10_000) this.cache.clear();
-    this.cache.set(hash, { identity, expiresAt: Date.now() + this.cacheTtlMs });
+    this.cache.set(hash, { identity, expiresAt: lookedUpAt + this.cacheTtlMs });
     return identity;
   }
 
   forget(): void {
+    this.generation++;
     this.cache.clear();
   }
 }

@@ -105,6 +105,8 @@ function withoutCors(res: Response): undefined {
 /** Each organization's allowed origins, cached for a few seconds; an empty list allows any origin. */
 export class OriginAllowList {
   private readonly cache = new Map<string, { origins: string[]; expiresAt: number }>();
+  /** Bumped by every `forget`: a lookup that a change overtook is answered but not cached. */
+  private generation = 0;
 
   constructor(
     private readonly sql: SqlExecutor,
@@ -118,13 +120,16 @@ export class OriginAllowList {
   }
 
   forget(): void {
+    this.generation++;
     this.cache.clear();
   }
 
   private async originsOf(organization: string): Promise<string[]> {
     const cached = this.cache.get(organization);
     if (cached && cached.expiresAt > Date.now()) return cached.origins;
+    const generation = this.generation;
     const origins = (await findSettings(this.sql, this.schema, organization))?.allowed_origins ?? [];
+    if (generation !== this.generation) return origins;
     if (this.cache.size > 10_000) this.cache.clear();
     this.cache.set(organization, { origins, expiresAt: Date.now() + this.cacheTtlMs });
     return origins;

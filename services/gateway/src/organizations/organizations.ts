@@ -11,6 +11,7 @@ import {
   organizationStream,
 } from './organization';
 import { projectOrganization } from './read-model';
+import type { OrganizationChanges } from './changes';
 
 const aggregate = {
   initialState: initialOrganization,
@@ -31,10 +32,8 @@ export class Organizations {
   constructor(
     private readonly store: EventStore,
     private readonly now: () => Date,
-    /** Called after keys change, so cached authentications of revoked keys are dropped. */
-    private readonly onKeysChanged: () => void = () => undefined,
-    /** Called after settings change, so cached allow-lists are dropped. */
-    private readonly onSettingsChanged: () => void = () => undefined,
+    /** Tells every gateway that keys or settings changed, so that their caches drop them at once. */
+    private readonly changes?: OrganizationChanges,
   ) {}
 
   async create(name: string): Promise<{ id: string; name: string; keys: IssuedKey[] }> {
@@ -59,7 +58,6 @@ export class Organizations {
       newKey: recordOf(key),
       now: this.now(),
     });
-    this.onKeysChanged();
     return key;
   }
 
@@ -68,17 +66,23 @@ export class Organizations {
     changes: Partial<OrganizationSettings> & { name?: string },
   ): Promise<void> {
     await this.handle(organizationId, { type: 'UpdateSettings', changes, now: this.now() });
-    this.onSettingsChanged();
   }
 
   private async handle(organizationId: string, command: OrganizationCommand): Promise<void> {
     const schema = this.store.tables.schema;
+    // A new organization is in no cache; any other change may be (a rolled key, new origins).
+    const cached = command.type !== 'CreateOrganization' ? this.changes : undefined;
     await handleCommand(this.store, organizationStream(organizationId), aggregate, command, {
       organization: organizationId,
       // Organizations span both environments; their stream is filed under SANDBOX.
       environment: 'SANDBOX',
       occurredAt: command.now,
-      project: (tx, events) => projectOrganization(tx, schema, events),
+      project: async (tx, events) => {
+        await projectOrganization(tx, schema, events);
+        await cached?.notifyIn(tx);
+      },
     });
+    // A rolled key is refused by every gateway before the roll is answered.
+    await cached?.afterCommit(command.type === 'RollApiKey');
   }
 }

@@ -15,6 +15,11 @@ export interface SchedulerOptions {
   concurrency: number;
   /** Attempts in flight per endpoint, so that a slow endpoint holds at most this many slots. */
   perEndpoint: number;
+  /**
+   * Attempts in flight per organization, so that one organization's slow endpoints together
+   * hold at most this many slots and the others always find some free.
+   */
+  perOrganization: number;
   /** How often the due deliveries are looked for when nothing wakes the scheduler. */
   pollMs: number;
   /** Where webhooks may go: `WEBHOOK_ALLOW_PRIVATE_TARGETS`. */
@@ -29,6 +34,7 @@ export function schedulerOptions(config: ServiceContext['config']): SchedulerOpt
     timeoutMs: number('WEBHOOK_TIMEOUT_MS', 10_000),
     concurrency: number('WEBHOOK_CONCURRENCY', 64),
     perEndpoint: number('WEBHOOK_CONCURRENCY_PER_ENDPOINT', 8),
+    perOrganization: number('WEBHOOK_CONCURRENCY_PER_ORGANIZATION', 32),
     pollMs: number('WEBHOOK_POLL_MS', 200),
     policy: targetPolicyFromConfig(config),
   };
@@ -72,6 +78,7 @@ export function startScheduler(context: ServiceContext, options: SchedulerOption
   const schema = store.tables.schema;
   const t = { ...deliveryTables(schema), ...endpointTables(schema) };
   const perEndpoint = new Map<string, number>();
+  const perOrganization = new Map<string, number>();
   const inFlight = new Set<Promise<void>>();
   let stopped = false;
   let ticking = false;
@@ -93,15 +100,17 @@ export function startScheduler(context: ServiceContext, options: SchedulerOption
     });
 
   async function claim(limit: number, at: Date): Promise<Claimed[]> {
-    // Each endpoint gets at most perEndpoint attempts in flight, counting those already running.
+    // Each endpoint gets at most perEndpoint attempts in flight, and each organization at most
+    // perOrganization, counting those already running.
     const endpoints = [...perEndpoint.keys()];
-    const running = endpoints.map((id) => perEndpoint.get(id)!);
+    const organizations = [...perOrganization.keys()];
     const lease = new Date(at.getTime() + options.timeoutMs + 60_000).toISOString();
     const { rows } = await store.database.query<Claimed>(
       `WITH running AS (SELECT * FROM unnest($2::text[], $6::int[]) AS r(endpoint_id, in_flight)),
-       due AS (
-         SELECT ranked.id FROM (
-           SELECT d.id, d.endpoint_id, d.next_attempt_at,
+       running_organizations AS (SELECT * FROM unnest($7::text[], $8::int[]) AS o(organization, in_flight)),
+       by_endpoint AS (
+         SELECT ranked.id, ranked.organization, ranked.next_attempt_at FROM (
+           SELECT d.id, d.endpoint_id, d.organization, d.next_attempt_at,
                   row_number() OVER (PARTITION BY d.endpoint_id ORDER BY d.next_attempt_at, d.id) AS rank
            FROM ${t.deliveries} d JOIN ${t.endpoints} e ON e.id = d.endpoint_id
            WHERE d.status = 'PENDING' AND d.next_attempt_at <= $1
@@ -109,6 +118,14 @@ export function startScheduler(context: ServiceContext, options: SchedulerOption
              AND e.is_active AND NOT e.deleted
          ) ranked LEFT JOIN running r ON r.endpoint_id = ranked.endpoint_id
          WHERE ranked.rank <= $3 - coalesce(r.in_flight, 0)
+       ),
+       due AS (
+         SELECT ranked.id FROM (
+           SELECT b.id, b.organization, b.next_attempt_at,
+                  row_number() OVER (PARTITION BY b.organization ORDER BY b.next_attempt_at, b.id) AS rank
+           FROM by_endpoint b
+         ) ranked LEFT JOIN running_organizations o ON o.organization = ranked.organization
+         WHERE ranked.rank <= $9 - coalesce(o.in_flight, 0)
          ORDER BY ranked.next_attempt_at LIMIT $4
        )
        UPDATE ${t.deliveries} d SET lease_until = $5
@@ -116,7 +133,17 @@ export function startScheduler(context: ServiceContext, options: SchedulerOption
        WHERE d.id = due.id AND e.id = d.endpoint_id AND s.endpoint_id = d.endpoint_id
          AND d.status = 'PENDING' AND (d.lease_until IS NULL OR d.lease_until <= $1)
        RETURNING d.id, d.endpoint_id, d.organization, d.environment, d.event_id, d.attempt_count, d.body, e.url, s.secret`,
-      [at.toISOString(), endpoints, options.perEndpoint, limit, lease, running],
+      [
+        at.toISOString(),
+        endpoints,
+        options.perEndpoint,
+        limit,
+        lease,
+        endpoints.map((id) => perEndpoint.get(id)!),
+        organizations,
+        organizations.map((id) => perOrganization.get(id)!),
+        options.perOrganization,
+      ],
     );
     return rows;
   }
@@ -144,16 +171,22 @@ export function startScheduler(context: ServiceContext, options: SchedulerOption
     return rows.length;
   }
 
+  const count = (counts: Map<string, number>, key: string, by: number) => {
+    const value = (counts.get(key) ?? 0) + by;
+    if (value > 0) counts.set(key, value);
+    else counts.delete(key);
+  };
+
   function launch(delivery: Claimed) {
-    perEndpoint.set(delivery.endpoint_id, (perEndpoint.get(delivery.endpoint_id) ?? 0) + 1);
+    count(perEndpoint, delivery.endpoint_id, 1);
+    count(perOrganization, delivery.organization, 1);
     const running: Promise<void> = attempt(delivery)
       .catch((err) =>
         logger.error({ err, delivery: delivery.id }, 'webhook attempt not recorded; retried after its lease'),
       )
       .finally(() => {
-        const left = (perEndpoint.get(delivery.endpoint_id) ?? 1) - 1;
-        if (left > 0) perEndpoint.set(delivery.endpoint_id, left);
-        else perEndpoint.delete(delivery.endpoint_id);
+        count(perEndpoint, delivery.endpoint_id, -1);
+        count(perOrganization, delivery.organization, -1);
         inFlight.delete(running);
         wake();
       });
