@@ -422,6 +422,21 @@ export function eventStoreContract(makeFixture: () => Promise<EventStoreFixture>
       );
       expect([...first, ...second].map((e) => e.type)).toEqual(['Nine', 'Ten']);
     });
+
+    it('reads after a stored checkpoint in one statement, from the start without one', async () => {
+      await store.append('a-1', [event('A1'), event('A2')], options(0));
+      await store.append('b-1', [event('B1')], options(0));
+      expect((await store.readAfterCheckpoint('reader')).map((e) => e.type)).toEqual(['A1', 'A2', 'B1']);
+      const firstPage = await store.readAfterCheckpoint('reader', 2);
+      await store.saveCheckpoint('reader', {
+        transactionId: firstPage[1]!.transaction_id,
+        globalPosition: firstPage[1]!.global_position,
+      });
+      expect((await store.readAfterCheckpoint('reader')).map((e) => e.type)).toEqual(['B1']);
+      expect(await store.readAfterCheckpoint('reader')).toEqual(
+        await store.readAll((await store.loadCheckpoint('reader'))!),
+      );
+    });
   });
 
   describe('subscriber with a stored checkpoint', () => {
