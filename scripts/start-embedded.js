@@ -5,26 +5,46 @@
 // admin token and a demo organization; later starts reuse them, and print them again only with
 // `--show-secrets` (or SHOW_SECRETS=1). Services listen on 127.0.0.1 whatever HOST says (only
 // the gateway takes HOST) and answer only calls signed with INTERNAL_SECRET, made for this
-// process unless set.
+// process unless set. It says what it is doing (the build, the database, each service) and
+// prints the banner last; logs are warnings and errors unless LOG_LEVEL is set, pretty on a
+// terminal and JSON otherwise (LOG_FORMAT).
+const { spawn } = require('node:child_process');
 const { randomBytes } = require('node:crypto');
 const { existsSync, mkdirSync, readFileSync, writeFileSync } = require('node:fs');
 const { join, resolve } = require('node:path');
-const { createInfrastructure, runService } = require('@billing/runtime');
-const { createLogger } = require('@billing/service');
-const { createGatewayService } = require('@billing/gateway');
-const { catalogService } = require('@billing/catalog');
-const { checkoutService } = require('@billing/checkout');
-const { billingService } = require('@billing/billing');
-const { promotionsService } = require('@billing/promotions');
-const { notificationsService } = require('@billing/notifications');
 
-// Checkout calls catalog and promotions, so they start first.
-const services = [catalogService, promotionsService, checkoutService, billingService, notificationsService];
 /** The gateway's address; the services are never reachable from another machine. */
 const host = process.env.HOST ?? '127.0.0.1';
 const SERVICE_HOST = '127.0.0.1';
 /** Print the admin token and the demo keys even when they were made by an earlier start. */
 const showSecrets = process.argv.includes('--show-secrets') || process.env.SHOW_SECRETS === '1';
+/** `npm start` passes it: build the packages first (the @billing/* modules load from their dist). */
+const buildFirst = process.argv.includes('--build');
+
+/** A progress line for the person watching; logs are for machines and come as LOG_LEVEL says. */
+const say = (text) => process.stdout.write(`${text}\n`);
+const secondsSince = (started) => `${((Date.now() - started) / 1000).toFixed(1)} s`;
+
+/** `turbo run build`, saying what it does: a first build of every package takes minutes. */
+async function buildPackages() {
+  say('Building the packages (turbo run build). The first build compiles every package and can take');
+  say('a few minutes; later starts reuse its cache and take seconds.');
+  const started = Date.now();
+  const child = spawn('npx', ['turbo', 'run', 'build', '--output-logs=errors-only'], {
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  let output = '';
+  child.stdout.on('data', (chunk) => (output += chunk));
+  child.stderr.on('data', (chunk) => (output += chunk));
+  const ticker = setInterval(() => say(`  still building (${Math.round((Date.now() - started) / 1000)} s)`), 15000);
+  const code = await new Promise((done) => child.on('close', done));
+  clearInterval(ticker);
+  if (code !== 0) {
+    process.stderr.write(output);
+    throw new Error(`the build failed (turbo exited with ${code}); its output is above`);
+  }
+  say(`Built in ${secondsSince(started)}${output.includes('FULL TURBO') ? ' (all from the cache)' : ''}.`);
+}
 
 /** Where this run keeps its data: absolute paths, or null for each when DATA_DIR=memory. */
 function dataPaths(setting = process.env.DATA_DIR) {
@@ -109,9 +129,78 @@ function dataLines(env) {
   ];
 }
 
+/** A shell word: as it is when that is safe, else in single quotes. */
+const shellQuote = (value) => (/^[\w.:/@+-]+$/.test(value) ? value : `'${String(value).replace(/'/g, `'\\''`)}'`);
+
+/**
+ * `export` lines to paste into a shell (the README's commands use these names). Secrets not
+ * shown are read from their files, so the lines work on every start without printing them.
+ */
+function exportLines(gatewayUrl, admin, demo) {
+  const shown = (created) => created || showSecrets;
+  const fromDemoFile = (field) =>
+    `$(node -p 'require(process.argv[1]).sandbox.${field}' ${shellQuote(paths.demoOrganization)})`;
+  const lines = [`export BILLING_URL=${gatewayUrl}`, `export ORG_ID=${demo.id}`];
+  if (shown(admin.created)) lines.push(`export ADMIN_TOKEN=${shellQuote(admin.token)}`);
+  else if (!process.env.ADMIN_TOKEN) lines.push(`export ADMIN_TOKEN=$(cat ${shellQuote(paths.adminToken)})`);
+  const keys = shown(demo.created)
+    ? { secret: demo.sandbox.secret_key, publishable: demo.sandbox.publishable_key }
+    : { secret: fromDemoFile('secret_key'), publishable: fromDemoFile('publishable_key') };
+  lines.push(`export SANDBOX_SECRET_KEY=${keys.secret}`, `export SANDBOX_PUBLISHABLE_KEY=${keys.publishable}`);
+  return lines.map((line) => `    ${line}`);
+}
+
+/** Everything a person needs, printed last so that it is the last thing on the screen. */
+function banner({ infrastructure, gateway, services, admin, demo }) {
+  const line = (label, value) => `  ${`${label}:`.padEnd(22)}${value}`;
+  const ports = services.map((s) => `${s.name} :${new URL(s.url).port}`).join(', ');
+  return [
+    '',
+    `Billing platform is running (${infrastructure.mode}: ${infrastructure.database.kind}).`,
+    '',
+    `  Gateway:              ${gateway.url}   (API: ${gateway.url}/v1, OpenAPI: ${gateway.url}/v1/openapi.json)`,
+    `  Demo organization:    ${demo.id}`,
+    ...secretLines(admin, demo),
+    line('Internal services', `${ports} on ${SERVICE_HOST}, signed calls only`),
+    ...dataLines(process.env),
+    '',
+    '  To use these in a shell, paste:',
+    ...exportLines(gateway.url, admin, demo),
+    '',
+    '  Press Ctrl+C to stop.',
+    '',
+  ].join('\n');
+}
+
+/** What the database and the bus are, said before opening them (a first PGlite start creates it). */
+function describeStorage(env) {
+  if (env.DATABASE_URL) return `PostgreSQL at DATABASE_URL${env.KAFKA_BROKERS ? ', Kafka at KAFKA_BROKERS' : ''}`;
+  const bus = env.KAFKA_BROKERS ? ', Kafka at KAFKA_BROKERS' : ', the bus in it';
+  if (!paths.pglite) return `embedded PostgreSQL (PGlite) in memory${bus}`;
+  const fresh = !existsSync(join(paths.pglite, 'PG_VERSION'));
+  return `embedded PostgreSQL (PGlite) at ${paths.pglite}${bus}${fresh ? ' (first start: creating it)' : ''}`;
+}
+
 async function main() {
+  if (buildFirst) await buildPackages();
+  // Loaded after the build: they are its output.
+  const { createInfrastructure, runService } = require('@billing/runtime');
+  const { createLogger } = require('@billing/service');
+  const { createGatewayService } = require('@billing/gateway');
+  // Checkout calls catalog and promotions, so they start first.
+  const services = [
+    require('@billing/catalog').catalogService,
+    require('@billing/promotions').promotionsService,
+    require('@billing/checkout').checkoutService,
+    require('@billing/billing').billingService,
+    require('@billing/notifications').notificationsService,
+  ];
+
   if (paths.root) mkdirSync(paths.root, { recursive: true });
-  const logger = createLogger('billing');
+  // Warnings and errors only unless LOG_LEVEL says otherwise (`info` logs every request): the
+  // progress lines and the banner are what a person starting it reads.
+  const logger = createLogger('billing', { level: process.env.LOG_LEVEL ?? 'warn' });
+  say(`Opening ${describeStorage(process.env)}.`);
   const infrastructure = await createInfrastructure({
     clientId: 'billing-embedded',
     dataDir: paths.pglite ?? 'memory',
@@ -128,49 +217,46 @@ async function main() {
   // private networks. On real servers (DATABASE_URL or KAFKA_BROKERS) only when the operator
   // says so; `none` turns it off here too (docs/webhooks.md, "Where webhooks may go").
   if (!process.env.DATABASE_URL && !process.env.KAFKA_BROKERS) config.WEBHOOK_ALLOW_PRIVATE_TARGETS ??= 'sandbox';
-  for (const service of services) {
-    const port = Number(process.env[`${service.name.toUpperCase()}_PORT`] ?? 0);
-    const started = await runService(service, infrastructure, {
+  say('Starting the services (each creates its tables on the first start):');
+  const start = async (definition, port, serviceHost) => {
+    const started = Date.now();
+    const service = await runService(definition, infrastructure, {
       port,
-      host: SERVICE_HOST,
-      logger: logger.child({ service: service.name }),
+      host: serviceHost,
+      logger: logger.child({ service: definition.name }),
       config,
     });
-    running.push(started);
-    config[`${service.name.toUpperCase()}_SERVICE_URL`] = started.url;
+    say(`  ${definition.name.padEnd(14)}${service.url}  (${secondsSince(started)})`);
+    running.push(service);
+    return service;
+  };
+  const internal = [];
+  for (const definition of services) {
+    const service = await start(
+      definition,
+      Number(process.env[`${definition.name.toUpperCase()}_PORT`] ?? 0),
+      SERVICE_HOST,
+    );
+    internal.push({ name: definition.name, url: service.url });
+    config[`${definition.name.toUpperCase()}_SERVICE_URL`] = service.url;
   }
-  const gateway = await runService(createGatewayService(), infrastructure, {
-    port: Number(process.env.PORT ?? 8080),
-    host,
-    logger: logger.child({ service: 'gateway' }),
-    config,
-  });
-  running.push(gateway);
+  const gateway = await start(createGatewayService(), Number(process.env.PORT ?? 8080), host);
   // Hosted pages are served through the gateway; checkout reads this when it builds page URLs.
   config.CHECKOUT_URL ??= `${gateway.url}/checkout`;
   config.PAYMENT_LINK_URL ??= `${gateway.url}/pay`;
   config.PORTAL_URL ??= `${gateway.url}/portal`;
+  if (!paths.demoOrganization || !existsSync(paths.demoOrganization)) say('Creating the demo organization.');
   const demo = await demoOrganization(gateway.url, config.ADMIN_TOKEN);
 
-  process.stdout.write(
-    [
-      '',
-      `Billing platform is running (${infrastructure.mode}: ${infrastructure.database.kind}).`,
-      `  Gateway:              ${gateway.url}   (API: ${gateway.url}/v1, OpenAPI: ${gateway.url}/v1/openapi.json)`,
-      `  Demo organization:    ${demo.id}`,
-      ...secretLines(admin, demo),
-      ...dataLines(process.env),
-      '  Press Ctrl+C to stop.',
-      '',
-    ].join('\n') + '\n',
-  );
+  process.stdout.write(`${banner({ infrastructure, gateway, services: internal, admin, demo })}\n`);
 
   let stopping;
   const stop = (signal) => {
     stopping ??= (async () => {
-      logger.info({ signal }, 'stopping');
+      say(`\n${signal}: stopping (draining requests, then closing the database).`);
       for (const service of running.reverse()) await service.shutdown();
       await infrastructure.close();
+      say('Stopped.');
       process.exit(0);
     })();
   };

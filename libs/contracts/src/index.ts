@@ -28,3 +28,4 @@ export * from './subscription-creation';
 export * from './event-catalog';
 export * from './asyncapi';
 export * from './schema-compatibility';
+export * from './openapi-markdown';

@@ -77,3 +77,26 @@ describe('event schemas against their committed snapshots (docs/event-schemas)',
     },
   );
 });
+
+describe('the snapshot check on a deliberately broken real event schema', () => {
+  const completed = publishedEventTypes().find((e) => e.type === 'checkout.completed')!;
+  const snapshot = JSON.parse(readFileSync(join(SNAPSHOTS, eventSchemaSnapshotName(completed)), 'utf8'));
+  const data = completed.data as z.ZodObject;
+
+  it('given checkout.completed with amount_total removed and order_id retyped at the same schema_version, when checked against docs/event-schemas, then it fails naming both', () => {
+    const broken = data.omit({ amount_total: true }).extend({ order_id: z.int() });
+    expect(schemaIncompatibilities(snapshot, eventJsonSchema({ ...completed, data: broken }))).toEqual(
+      expect.arrayContaining([
+        '$.data.amount_total: field removed',
+        '$.data.order_id: type changed from string to integer',
+      ]),
+    );
+  });
+
+  it('given checkout.completed with a new required field, when checked against docs/event-schemas, then it fails', () => {
+    const broken = data.extend({ tax_amount: z.int() });
+    expect(schemaIncompatibilities(snapshot, eventJsonSchema({ ...completed, data: broken }))).toEqual([
+      '$.data.tax_amount: new required field',
+    ]);
+  });
+});

@@ -2,6 +2,7 @@ export { createApp, DEFAULT_BODY_LIMIT, type CreateAppOptions, type ServiceApp }
 export { isSaneRequestId, requestContext, REQUEST_ID_HEADER } from './context';
 export { errorHandler, notFoundHandler, toApiError } from './errors';
 export { createLogger, type CreateLoggerOptions, type Logger } from './logger';
+export { logFormat, prettyLogLine, type LogFormat } from './pretty-log';
 export { DEFAULT_READINESS_TIMEOUT_MS, Readiness, type ReadinessCheck, type ReadinessResult } from './readiness';
 export {
   DEFAULT_SHUTDOWN_TIMEOUT_MS,

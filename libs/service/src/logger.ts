@@ -1,4 +1,5 @@
 import pino, { type DestinationStream, type Logger, type LoggerOptions } from 'pino';
+import { type LogFormat, logFormat, prettyDestination } from './pretty-log';
 import { redactError, redactText, redactValue } from './redact';
 
 export type { Logger } from 'pino';
@@ -8,12 +9,14 @@ export interface CreateLoggerOptions {
   level?: string;
   /** Where JSON lines go; stdout when absent. Tests pass a capturing stream. */
   destination?: DestinationStream;
+  /** Overrides LOG_FORMAT; by default pretty on a terminal stdout, JSON otherwise (./pretty-log). */
+  format?: LogFormat;
 }
 
 /**
- * A pino JSON logger named after the service, level from LOG_LEVEL (default `info`). Every
- * line goes through `./redact`: no secret, hash, card number, personal data or database
- * parameter reaches it, whatever a caller logs.
+ * A pino logger named after the service, level from LOG_LEVEL (default `info`), JSON lines or
+ * pretty ones (LOG_FORMAT). Every line goes through `./redact` first: no secret, hash, card
+ * number, personal data or database parameter reaches it, whatever a caller logs.
  */
 export function createLogger(name: string, options: CreateLoggerOptions = {}): Logger {
   const config: LoggerOptions = {
@@ -40,5 +43,8 @@ export function createLogger(name: string, options: CreateLoggerOptions = {}): L
       },
     },
   };
+  // A caller's own destination (tests, benches) gets JSON unless it asks otherwise.
+  const format = options.format ?? (options.destination ? 'json' : logFormat());
+  if (format === 'pretty') return pino(config, prettyDestination(options.destination ?? process.stdout));
   return options.destination ? pino(config, options.destination) : pino(config);
 }

@@ -1,4 +1,4 @@
-import { type ChildProcess, spawn } from 'node:child_process';
+import { type ChildProcess, spawn, spawnSync } from 'node:child_process';
 import { createHash } from 'node:crypto';
 import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, realpathSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -42,6 +42,7 @@ function startEmbedded(
     }
     if (dataDir !== undefined) env.DATA_DIR = dataDir;
     Object.assign(env, extra.env);
+    for (const [name, value] of Object.entries(env)) if (value === undefined) delete env[name];
     const child = spawn(process.execPath, [script, ...(extra.args ?? [])], {
       cwd,
       env,
@@ -128,6 +129,17 @@ describe('npm start on the embedded default', () => {
       expect(second.output()).toContain(`Admin token:          not shown: ${join(data, 'admin-token')} holds it`);
       expect(second.output()).toContain(`Sandbox keys:         not shown: ${join(data, 'demo-organization.json')}`);
       for (const secret of [adminToken, secretKey, publishableKey]) expect(second.output()).not.toContain(secret);
+      // The paste-ready exports read the secrets from their files instead of printing them.
+      const exports = second
+        .output()
+        .split('\n')
+        .filter((line) => line.startsWith('    export '))
+        .join('\n');
+      const shell = spawnSync('bash', [
+        '-c',
+        `${exports}\necho "$ADMIN_TOKEN $SANDBOX_SECRET_KEY $SANDBOX_PUBLISHABLE_KEY"`,
+      ]);
+      expect(shell.stdout.toString().trim()).toBe(`${adminToken} ${secretKey} ${publishableKey}`);
       const again = await fetch(`${second.printed.gateway}/v1/products/by-slug/pro`, {
         headers: { authorization: `Bearer ${publishableKey}` },
       });
@@ -258,6 +270,49 @@ describe('npm start on the embedded default', () => {
     }
   });
 
+  it('says what it does, then prints the banner last with paste-ready exports, and logs no request by default', async () => {
+    const cwd = mkdtempSync(join(tmpdir(), 'billing-start-'));
+    try {
+      const started = await startEmbedded(cwd, 'memory', { env: { LOG_LEVEL: undefined } });
+      try {
+        const { gateway, adminToken, organization, secretKey, publishableKey } = started.printed;
+        const before = started.output();
+        const progress = [
+          'Opening embedded PostgreSQL (PGlite) in memory, the bus in it.',
+          'Starting the services',
+          '  gateway       ',
+          'Creating the demo organization.',
+          'Billing platform is running',
+        ].map((line) => before.indexOf(line));
+        expect(progress.every((at, i) => at >= 0 && (i === 0 || at > progress[i - 1]!))).toBe(true);
+        expect(before).toContain(
+          [
+            `    export BILLING_URL=${gateway}`,
+            `    export ORG_ID=${organization}`,
+            `    export ADMIN_TOKEN=${adminToken}`,
+            `    export SANDBOX_SECRET_KEY=${secretKey}`,
+            `    export SANDBOX_PUBLISHABLE_KEY=${publishableKey}`,
+            '',
+            '  Press Ctrl+C to stop.',
+          ].join('\n'),
+        );
+        expect(
+          (await callGateway(gateway, `/admin/v1/organizations/${organization}/products`, adminToken, PLAN)).status,
+        ).toBe(201);
+        expect((await callGateway(gateway, '/v1/products', secretKey)).status).toBe(200);
+        expect((await callGateway(gateway, '/v1/products', `${secretKey}x`)).status).toBe(401);
+        // Nothing after the banner: requests log at info, and the default level is warn.
+        await new Promise((settle) => setTimeout(settle, 300));
+        expect(started.output()).toBe(before);
+        expect(before.trimEnd().endsWith('Press Ctrl+C to stop.')).toBe(true);
+      } finally {
+        expect(await stop(started.child)).toBe(0);
+      }
+    } finally {
+      rmSync(cwd, { recursive: true, force: true });
+    }
+  });
+
   it('binds every service to 127.0.0.1 whatever HOST says, refuses forged calls to them, and logs no secret', async () => {
     const cwd = mkdtempSync(join(tmpdir(), 'billing-start-'));
     try {
@@ -318,6 +373,10 @@ describe('npm start on the embedded default', () => {
           .map((line) => JSON.stringify(line))
           .join('\n');
         expect(logs).toContain('request completed');
+        // Not a terminal: every log line is JSON (pretty only on a TTY or with LOG_FORMAT=pretty).
+        const afterBanner = started.output().split('Press Ctrl+C to stop.')[1]!.split('\n').filter(Boolean);
+        expect(afterBanner.length).toBeGreaterThan(0);
+        for (const line of afterBanner) expect(() => JSON.parse(line)).not.toThrow();
         for (const secret of [adminToken, secretKey, publishableKey]) {
           expect(logs).not.toContain(secret);
           expect(logs).not.toContain(sha256(secret));
