@@ -11,22 +11,13 @@ import {
   handleCommand,
   handleCommandInTransaction,
 } from '../src';
-import { streamContract } from './stream.contract';
+import { at, event, options, streamContract } from './stream.contract';
 
 export interface EventStoreFixture {
   database: Database;
   /** False for PGlite: one connection, so a second transaction waits for the first. */
   concurrentTransactions: boolean;
 }
-
-const at = new Date('2026-11-21T08:00:00.000Z');
-const options = (expectedVersion: AppendOptions['expectedVersion']): AppendOptions => ({
-  expectedVersion,
-  organization: 'org_test',
-  environment: 'SANDBOX',
-  occurredAt: at,
-});
-const event = (type: string, n = 0) => ({ type, data: { n } });
 
 function deferred() {
   let resolve!: () => void;
