@@ -5,7 +5,7 @@
 //    Dockerfile, its PORT is the service's defaultPort, every *_SERVICE_URL names a container at
 //    that container's port, every variable given to a service is read somewhere in the code,
 //    every container has a health check, start order waits on health, and only the gateway
-//    publishes a port. Exits 1 and lists the problems otherwise.
+//    publishes a port (an optional profile's tool may too). Exits 1 and lists the problems otherwise.
 const { spawnSync } = require('node:child_process');
 const { existsSync, readdirSync, readFileSync } = require('node:fs');
 const { join, relative } = require('node:path');
@@ -110,7 +110,8 @@ function problemsOf(compose) {
         problems.push(`${container}: starts before ${dependency} is healthy`);
     }
     const published = (c.ports ?? []).length > 0;
-    if (published !== (container === 'gateway'))
+    // A profile's container is a tool for developers (the EventStoreDB for its suite), not the topology.
+    if (!c.profiles && published !== (container === 'gateway'))
       problems.push(`${container}: ${published ? 'publishes a port' : 'publishes no port'}`);
   }
   const gatewayPorts = (containers.gateway?.ports ?? []).map((p) =>
