@@ -57,6 +57,7 @@ const BENCHMARKS = [
     args: ['--checkouts=60', '--concurrency=8', '--rate=20', '--rate-duration=3', '--warmup=3'],
     headline: (r) => ({
       closed_loop_per_s: r.closed_loop.checkouts_per_s,
+      sql_per_paid_checkout: r.closed_loop.per_paid_checkout,
       open_loop: {
         rate_per_s: r.parameters.rate_per_s,
         create_p99_ms: r.open_loop.create_session_ms.p99,

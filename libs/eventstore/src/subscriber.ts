@@ -1,5 +1,5 @@
 import type { EventStore } from './event-store';
-import { type LogPosition, type RecordedEvent, START_OF_LOG, positionOf } from './types';
+import { type RecordedEvent, positionOf } from './types';
 
 export interface SubscriberOptions {
   /** Name of the stored checkpoint; one per subscriber. */
@@ -67,8 +67,7 @@ export class EventLogSubscriber {
   }
 
   private async handleNextBatch(): Promise<number> {
-    const from: LogPosition = (await this.store.loadCheckpoint(this.options.name)) ?? START_OF_LOG;
-    const events = await this.store.readAll(from, this.options.batchSize ?? 500);
+    const events = await this.store.readAfterCheckpoint(this.options.name, this.options.batchSize ?? 500);
     if (events.length === 0) return 0;
     await this.options.handle(events);
     await this.store.saveCheckpoint(this.options.name, positionOf(events[events.length - 1]!));

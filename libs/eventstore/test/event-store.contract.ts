@@ -11,22 +11,13 @@ import {
   handleCommand,
   handleCommandInTransaction,
 } from '../src';
-import { streamContract } from './stream.contract';
+import { at, event, options, streamContract } from './stream.contract';
 
 export interface EventStoreFixture {
   database: Database;
   /** False for PGlite: one connection, so a second transaction waits for the first. */
   concurrentTransactions: boolean;
 }
-
-const at = new Date('2026-11-21T08:00:00.000Z');
-const options = (expectedVersion: AppendOptions['expectedVersion']): AppendOptions => ({
-  expectedVersion,
-  organization: 'org_test',
-  environment: 'SANDBOX',
-  occurredAt: at,
-});
-const event = (type: string, n = 0) => ({ type, data: { n } });
 
 function deferred() {
   let resolve!: () => void;
@@ -336,6 +327,21 @@ export function eventStoreContract(makeFixture: () => Promise<EventStoreFixture>
         1,
       );
       expect([...first, ...second].map((e) => e.type)).toEqual(['Nine', 'Ten']);
+    });
+
+    it('reads after a stored checkpoint in one statement, from the start without one', async () => {
+      await store.append('a-1', [event('A1'), event('A2')], options(0));
+      await store.append('b-1', [event('B1')], options(0));
+      expect((await store.readAfterCheckpoint('reader')).map((e) => e.type)).toEqual(['A1', 'A2', 'B1']);
+      const firstPage = await store.readAfterCheckpoint('reader', 2);
+      await store.saveCheckpoint('reader', {
+        transactionId: firstPage[1]!.transaction_id,
+        globalPosition: firstPage[1]!.global_position,
+      });
+      expect((await store.readAfterCheckpoint('reader')).map((e) => e.type)).toEqual(['B1']);
+      expect(await store.readAfterCheckpoint('reader')).toEqual(
+        await store.readAll((await store.loadCheckpoint('reader'))!),
+      );
     });
   });
 

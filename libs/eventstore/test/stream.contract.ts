@@ -3,14 +3,15 @@ import { type AppendOptions, type EventStore, ExpectedVersionConflictError } fro
 /** The part of the event store every adapter offers: streams, appends at an expected version. */
 export type StreamStore = Pick<EventStore, 'append' | 'readStream'>;
 
-const at = new Date('2026-11-21T08:00:00.000Z');
-const options = (expectedVersion: AppendOptions['expectedVersion']): AppendOptions => ({
+/** The time, tenant and expected version the contract's appends are made with. */
+export const at = new Date('2026-11-21T08:00:00.000Z');
+export const options = (expectedVersion: AppendOptions['expectedVersion']): AppendOptions => ({
   expectedVersion,
   organization: 'org_test',
   environment: 'SANDBOX',
   occurredAt: at,
 });
-const event = (type: string, n = 0) => ({ type, data: { n } });
+export const event = (type: string, n = 0) => ({ type, data: { n } });
 
 /**
  * Streams: append and read in the domain-event envelope, optimistic concurrency. Part of the

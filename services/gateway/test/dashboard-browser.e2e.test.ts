@@ -78,9 +78,13 @@ describeWithBrowser('the merchant dashboard in a browser', () => {
     page.setDefaultTimeout(20_000);
     await page.goto(`${platform.gatewayUrl}/dashboard/login`);
     await expectAccessible(page);
+    // By keyboard: the skip link comes first, the password field follows the email, Enter signs in.
+    await page.keyboard.press('Tab');
+    expect(await page.evaluate(() => window.document.activeElement.textContent)).toBe('Skip to content');
     await page.getByLabel('Email').fill(email);
-    await page.getByLabel('Password').fill(PASSWORD);
-    await page.getByRole('button', { name: 'Sign in', exact: true }).click();
+    await page.keyboard.press('Tab');
+    await page.keyboard.type(PASSWORD);
+    await page.keyboard.press('Enter');
     await page.waitForURL(/\/sandbox$/);
     return { context, page };
   }
@@ -92,6 +96,7 @@ describeWithBrowser('the merchant dashboard in a browser', () => {
     await page.getByRole('navigation', { name: 'Sections' }).getByRole('link', { name }).click();
     await page.waitForLoadState();
     await check(page);
+    if (process.env.DASHBOARD_SCREENSHOTS) await page.screenshot({ path: `/tmp/dashboard-${name.replace(/\W+/g, '-')}.png`, fullPage: true });
   };
 
   it('runs a sale end to end and shows it, to its organization only', async () => {
@@ -147,14 +152,13 @@ describeWithBrowser('the merchant dashboard in a browser', () => {
     expect(await linkRow.getByRole('cell').nth(4).textContent()).toBe('1');
 
     await section(page, 'Customers');
-    await page.getByLabel('Search by email or external id').fill('buyer@example.com');
+    await page.getByLabel('Search by email, name, external id or id').fill('buyer@example.com');
     await page.getByRole('button', { name: 'Search' }).click();
     await page.getByRole('link', { name: 'buyer@example.com' }).click();
     await page.waitForURL(/\/customers\/cus_/);
     await check(page);
     const customerUrl = page.url();
     expect(await page.getByRole('heading', { name: 'History' }).count()).toBe(1);
-
     const invoiceLink = page.getByRole('region', { name: 'Invoices', exact: true }).getByRole('link').first();
     expect(await invoiceLink.textContent()).toMatch(/^INV-/);
 
@@ -162,7 +166,6 @@ describeWithBrowser('the merchant dashboard in a browser', () => {
     await page.waitForURL(/\/subscriptions\/sub_/);
     await check(page);
     expect(await page.getByRole('region', { name: 'Subscription', exact: true }).textContent()).toContain('ACTIVE');
-
     await page.getByRole('region', { name: 'Invoices of this subscription' }).getByRole('link').first().click();
     await page.waitForURL(/\/invoices\/in_/);
     await check(page);

@@ -23,7 +23,7 @@ main{flex:1 1 30rem;min-width:0;padding:1rem 1.25rem 3rem}
 h1{font-size:1.5rem;margin:.5rem 0 1rem}
 h2{font-size:1.15rem;margin:1.75rem 0 .6rem}
 .card>h2:first-child,.card>h3:first-child{margin-top:0}
-section.card,form.card{background:#fff;border:1px solid #e3e6ec;border-radius:10px;padding:1rem 1.25rem;margin:0 0 1rem}
+section.card,form.card,figure.card{background:#fff;border:1px solid #e3e6ec;border-radius:10px;padding:1rem 1.25rem;margin:0 0 1rem}
 .table{overflow-x:auto}
 table{border-collapse:collapse;width:100%;background:#fff}
 th,td{text-align:left;padding:.45rem .6rem;border-bottom:1px solid #e3e6ec;vertical-align:top}

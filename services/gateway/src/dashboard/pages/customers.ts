@@ -1,4 +1,4 @@
-import { ApiFailure } from '../client';
+import { ApiFailure, withQuery } from '../client';
 import { type Html, html, twd, when } from '../html';
 import { type DashboardPage, type PageContext, pager, table } from '../page';
 import { historySection } from './history';
@@ -54,28 +54,43 @@ export const customersPage: DashboardPage = {
   section: 'customers',
   title: () => 'Customers',
   async view(ctx) {
-    const q = (ctx.query.q ?? '').trim();
-    if (q && !q.includes('@')) {
-      try {
-        const found = await ctx.api.v1<Customer>('GET', `/customers/external/${encodeURIComponent(q)}`);
-        ctx.res.redirect(303, `${ctx.base}/customers/${found.id}`);
-        return html``;
-      } catch (error) {
-        if (!(error instanceof ApiFailure) || error.status >= 500) throw error;
-      }
-    }
-    const params = new URLSearchParams({ limit: '20' });
-    if (q.includes('@')) params.set('email', q);
-    if (ctx.query.after) params.set('starting_after', ctx.query.after);
-    const list = q && !q.includes('@') ? { data: [], has_more: false } : await ctx.api.v1<{ data: Customer[]; has_more: boolean }>('GET', `/customers?${params}`);
+    const q = (ctx.query.q ?? '').trim().slice(0, 100);
+    const list = q ? await searchCustomers(ctx, q) : await listCustomers(ctx);
     const rows = list.data.map(
       (c) =>
         html`<tr><td><a href="${ctx.base}/customers/${c.id}">${c.email}</a></td><td>${c.name ?? '—'}</td><td>${c.external_id ?? '—'}</td><td>${c.subscriptions_count ?? '—'}</td><td>${c.status}</td><td>${when(c.created_at)}</td></tr>`,
     );
-    return html`<form class="card" method="get" role="search"><label for="q">Search by email or external id</label><input id="q" name="q" type="search" value="${q}"> <button type="submit">Search</button>${q ? html` <a href="${ctx.base}/customers">Clear</a>` : ''}</form>
+    return html`<form class="card" method="get" role="search"><label for="q">Search by email, name, external id or id</label><input id="q" name="q" type="search" value="${q}"> <button type="submit">Search</button>${q ? html` <a href="${ctx.base}/customers">Clear</a>` : ''}</form>
 ${table(q ? `Customers matching ${q}` : 'Customers', ['Email', 'Name', 'External id', 'Subscriptions', 'Status', 'Created'], rows, q ? 'No customer matches.' : 'No customers yet.')}${pager(ctx, list.has_more, list.data.at(-1)?.id, q ? { q } : {})}`;
   },
 };
+
+type CustomerPage = { data: Customer[]; has_more: boolean };
+
+const listCustomers = (ctx: PageContext) =>
+  ctx.api.v1<CustomerPage>('GET', withQuery('/customers', { limit: 20, starting_after: ctx.query.after }));
+
+/**
+ * Any part of the email, name, external id or id (the admin search); where the admin search is
+ * not served, an exact email or external id through the public API.
+ */
+async function searchCustomers(ctx: PageContext, q: string): Promise<CustomerPage> {
+  try {
+    return await ctx.api.admin<CustomerPage>(
+      'GET',
+      withQuery('/customers', { environment: ctx.environment, query: q, limit: 20, starting_after: ctx.query.after }),
+    );
+  } catch (error) {
+    if (!(error instanceof ApiFailure) || error.status !== 404) throw error;
+  }
+  if (q.includes('@')) return ctx.api.v1<CustomerPage>('GET', withQuery('/customers', { email: q, limit: 20 }));
+  try {
+    return { data: [await ctx.api.v1<Customer>('GET', `/customers/external/${encodeURIComponent(q)}`)], has_more: false };
+  } catch (error) {
+    if (error instanceof ApiFailure && error.status < 500) return { data: [], has_more: false };
+    throw error;
+  }
+}
 
 /** A section the admin read endpoints give; where they are not available, says so in place. */
 async function optional(title: string, read: () => Promise<Html>): Promise<Html> {

@@ -1,3 +1,4 @@
+import { withQuery } from '../client';
 import { html, twd, when } from '../html';
 import { type DashboardPage, buttonForm, errorFor, formFields, pager, select, table } from '../page';
 import { INVOICE_HEADERS, type Invoice, invoiceRows, refundable } from './customers';
@@ -34,25 +35,32 @@ interface SwitchPreview {
   blocking_reason: string | null;
 }
 
+const STATUSES = ['ACTIVE', 'TRIAL', 'PAST_DUE', 'CANCELED'];
+type SubscriptionPage = { data: Subscription[]; has_more: boolean };
+
 export const subscriptionsPage: DashboardPage = {
   path: 'subscriptions',
   section: 'subscriptions',
   title: () => 'Subscriptions',
   async view(ctx) {
-    const params = new URLSearchParams({ limit: '20' });
-    if (ctx.query.after) params.set('starting_after', ctx.query.after);
-    const list = await ctx.api.v1<{ data: Subscription[]; has_more: boolean }>('GET', `/subscriptions?${params}`);
+    const status = STATUSES.includes(ctx.query.status ?? '') ? ctx.query.status! : '';
+    const page = { limit: 20, starting_after: ctx.query.after };
+    // The public list has no status filter; the admin list has.
+    const list = status
+      ? await ctx.api.admin<SubscriptionPage>('GET', withQuery('/subscriptions', { environment: ctx.environment, status, ...page }))
+      : await ctx.api.v1<SubscriptionPage>('GET', withQuery('/subscriptions', page));
     const rows = list.data.map(
       (s) =>
         html`<tr><td><a href="${ctx.base}/subscriptions/${s.id}">${s.product.name}</a></td><td><a href="${ctx.base}/customers/${s.customer_id}">${s.customer_id}</a></td><td>${s.status}${
           s.cancel_at_period_end ? ' (ends at period end)' : ''
         }</td><td>${twd(s.price)}</td><td>${when(s.current_period_end)}</td></tr>`,
     );
-    return html`${table('Subscriptions', ['Product', 'Customer', 'Status', 'Price', 'Period ends'], rows, 'No subscriptions yet.')}${pager(ctx, list.has_more, list.data.at(-1)?.id)}`;
+    return html`<form class="card" method="get">${select('status', 'Status', 'status', [['', 'All'], ...STATUSES.map((s): [string, string] => [s, s])], status)} <button type="submit">Filter</button></form>
+${table(status ? `${status} subscriptions` : 'Subscriptions', ['Product', 'Customer', 'Status', 'Price', 'Period ends'], rows, 'No subscriptions.')}${pager(ctx, list.has_more, list.data.at(-1)?.id, status ? { status } : {})}`;
   },
 };
 
-const LIVE = ['ACTIVE', 'TRIAL', 'TRIALING', 'PAST_DUE'];
+const LIVE = ['ACTIVE', 'TRIAL', 'PAST_DUE'];
 
 export const subscriptionPage: DashboardPage = {
   path: 'subscriptions/:id',

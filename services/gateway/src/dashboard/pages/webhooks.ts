@@ -1,6 +1,7 @@
 import { ALL_WEBHOOK_EVENTS, PUBLIC_EVENT_TYPES } from '@billing/contracts';
 import { type Html, html, when } from '../html';
 import { type DashboardPage, type PageState, buttonForm, errorFor, field, formFields, table } from '../page';
+import { historySection } from './history';
 import { text } from './forms';
 
 interface Endpoint {
@@ -93,7 +94,8 @@ ${eventChoices(state, endpoint.events)}
 <div><button type="submit">Save endpoint</button></div></form>
 <h2 id="deliveries">Delivery log</h2>${errorFor(state, 'replay')}
 <p>Show: <a href="?">all</a> · <a href="?status=FAILED">failed</a> · <a href="?status=PENDING">pending</a> · <a href="?status=SUCCEEDED">succeeded</a></p>
-${table('Deliveries', ['Created', 'Event', 'Status', 'Attempts', 'Last answer', 'Details', ''], rows, 'No deliveries yet.')}`;
+${table('Deliveries', ['Created', 'Event', 'Status', 'Attempts', 'Last answer', 'Details', ''], rows, 'No deliveries yet.')}
+${await historySection(ctx, endpoint.id)}`;
   },
   actions: {
     update: {
