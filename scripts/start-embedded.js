@@ -159,6 +159,7 @@ function banner({ infrastructure, gateway, services, admin, demo }) {
     `Billing platform is running (${infrastructure.mode}: ${infrastructure.database.kind}).`,
     '',
     `  Gateway:              ${gateway.url}   (API: ${gateway.url}/v1, OpenAPI: ${gateway.url}/v1/openapi.json)`,
+    line('Dashboard', `${gateway.url}/dashboard   (sign in as the operator with the admin token)`),
     `  Demo organization:    ${demo.id}`,
     ...secretLines(admin, demo),
     line('Internal services', `${ports} on ${SERVICE_HOST}, signed calls only`),

@@ -113,6 +113,8 @@ describeWithBrowser('the merchant dashboard in a browser', () => {
     await page.waitForURL(/\/products\/prod_/);
     expect(await page.getByRole('status').textContent()).toContain('Product Pro plan created');
     await check(page);
+    const productHistory = await page.getByRole('region', { name: /Event history of prod_/ }).textContent();
+    expect(productHistory).toMatch(/ProductCreated.*dashboard user usr_/);
 
     await section(page, 'Webhooks');
     await page.getByLabel('URL (https)').fill(receiver.url);
@@ -159,6 +161,8 @@ describeWithBrowser('the merchant dashboard in a browser', () => {
     await check(page);
     const customerUrl = page.url();
     expect(await page.getByRole('heading', { name: 'History' }).count()).toBe(1);
+    const customerHistory = page.getByRole('region', { name: /Event history of cus_/ });
+    expect(await customerHistory.textContent()).toMatch(/Customer\w+/);
     const invoiceLink = page.getByRole('region', { name: 'Invoices', exact: true }).getByRole('link').first();
     expect(await invoiceLink.textContent()).toMatch(/^INV-/);
 
@@ -166,6 +170,8 @@ describeWithBrowser('the merchant dashboard in a browser', () => {
     await page.waitForURL(/\/subscriptions\/sub_/);
     await check(page);
     expect(await page.getByRole('region', { name: 'Subscription', exact: true }).textContent()).toContain('ACTIVE');
+    const subscriptionHistory = await page.getByRole('region', { name: /Event history of sub_/ }).textContent();
+    expect(subscriptionHistory).toMatch(/Subscription\w+/);
     await page.getByRole('region', { name: 'Invoices of this subscription' }).getByRole('link').first().click();
     await page.waitForURL(/\/invoices\/in_/);
     await check(page);
@@ -184,6 +190,8 @@ describeWithBrowser('the merchant dashboard in a browser', () => {
     await check(page);
 
     for (const name of ['Subscriptions', 'API keys', 'Settings', 'Test clocks', 'Team', 'Overview']) await section(page, name);
+    expect(await page.getByRole('img', { name: /^(Monthly recurring revenue|Active subscriptions|New and churned|Payments and failed)/ }).count()).toBe(4);
+    expect(await page.getByRole('region', { name: 'Totals' }).textContent()).toContain('NT$299');
     await page.goto(`${platform.gatewayUrl}/dashboard/${acme.id}/production`);
     await check(page);
     expect(await page.getByRole('note').count()).toBe(0);

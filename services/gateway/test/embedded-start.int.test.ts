@@ -301,6 +301,9 @@ describe('npm start on the embedded default', () => {
         ).toBe(201);
         expect((await callGateway(gateway, '/v1/products', secretKey)).status).toBe(200);
         expect((await callGateway(gateway, '/v1/products', `${secretKey}x`)).status).toBe(401);
+        const dashboard = new RegExp(`  Dashboard:\\s+(${gateway}/dashboard) `).exec(before)?.[1];
+        expect(dashboard).toBe(`${gateway}/dashboard`);
+        expect((await fetch(dashboard!)).status).toBe(200);
         // Nothing after the banner: requests log at info, and the default level is warn.
         await new Promise((settle) => setTimeout(settle, 300));
         expect(started.output()).toBe(before);
