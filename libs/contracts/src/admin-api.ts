@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { Customer, Subscription } from './billing';
 import { BillingSettings, BillingSettingsQuery, UpdateBillingSettingsBody } from './billing-settings';
 import { ErrorEnvelope } from './errors';
 import { Environment } from './events';
@@ -236,6 +237,51 @@ export function registerAdminRoutes(registry: OpenApiRegistry): OpenApiRegistry 
     responses: { 200: { description: 'The series', schema: Metrics }, 400: invalidParametersResponse, 404: missing },
   });
   route({
+    method: 'get',
+    path: `${org}/customers`,
+    summary: 'Search customers by email, external id or any part of them, newest first',
+    tags: ['Dashboard'],
+    params,
+    query: AdminCustomersQuery,
+    responses: {
+      200: {
+        description: 'One page',
+        schema: z.object({ object: z.literal('list'), data: z.array(Customer), has_more: z.boolean() }),
+      },
+      400: invalidParametersResponse,
+      404: missing,
+    },
+  });
+  route({
+    method: 'get',
+    path: `${org}/customers/{customer_id}/payments`,
+    summary: "A customer's invoice payments and failed charges, newest first",
+    tags: ['Dashboard'],
+    params: params.extend({ customer_id: idText().min(1).describe('prefix cus_') }),
+    query: CustomerPaymentsQuery,
+    responses: {
+      200: { description: 'One page', schema: CustomerPaymentList },
+      400: invalidParametersResponse,
+      404: missing,
+    },
+  });
+  route({
+    method: 'get',
+    path: `${org}/subscriptions`,
+    summary: 'Subscriptions by status and customer, newest first',
+    tags: ['Dashboard'],
+    params,
+    query: AdminSubscriptionsQuery,
+    responses: {
+      200: {
+        description: 'One page',
+        schema: z.object({ object: z.literal('list'), data: z.array(Subscription), has_more: z.boolean() }),
+      },
+      400: invalidParametersResponse,
+      404: missing,
+    },
+  });
+  route({
     method: 'post',
     path: `${org}/products`,
     summary: 'Create a product',
@@ -463,3 +509,63 @@ export function registerAdminRoutes(registry: OpenApiRegistry): OpenApiRegistry 
   });
   return registry;
 }
+
+// ---------------------------------------------------------------- dashboard reads the public API lacks
+
+const adminLimit = limitParam(20);
+
+export const AdminCustomersQuery = z
+  .object({
+    environment: Environment,
+    email: z.string().max(254).optional().describe('Exact, case-insensitive'),
+    external_id: idText().optional().describe('Exact'),
+    query: z
+      .string()
+      .min(1)
+      .max(100)
+      .optional()
+      .describe('Case-insensitive part of the email, name, external id or id'),
+    limit: adminLimit,
+    starting_after: startingAfterParam('customer'),
+  })
+  .meta({ id: 'AdminCustomersQuery' });
+export type AdminCustomersQuery = z.infer<typeof AdminCustomersQuery>;
+
+export const AdminSubscriptionsQuery = z
+  .object({
+    environment: Environment,
+    status: z.enum(['ACTIVE', 'TRIAL', 'PAST_DUE', 'CANCELED']).optional(),
+    customer: idText().optional().describe('prefix cus_'),
+    limit: adminLimit,
+    starting_after: startingAfterParam('subscription'),
+  })
+  .meta({ id: 'AdminSubscriptionsQuery' });
+export type AdminSubscriptionsQuery = z.infer<typeof AdminSubscriptionsQuery>;
+
+export const CustomerPaymentsQuery = z
+  .object({
+    environment: Environment,
+    limit: adminLimit,
+    starting_after: startingAfterParam('payment'),
+  })
+  .meta({ id: 'CustomerPaymentsQuery' });
+export type CustomerPaymentsQuery = z.infer<typeof CustomerPaymentsQuery>;
+
+export const CustomerPayment = z
+  .object({
+    object: z.literal('payment'),
+    id: z.string().describe('<invoice id>:<version of the invoice event>'),
+    invoice_id: z.string(),
+    subscription_id: z.string().nullable(),
+    amount: z.int().min(0).describe('TWD: paid, or due when it failed'),
+    currency: z.literal('TWD'),
+    status: z.enum(['succeeded', 'failed']),
+    failure_message: z.string().nullable(),
+    created_at: timestamp,
+  })
+  .meta({ id: 'CustomerPayment' });
+export type CustomerPayment = z.infer<typeof CustomerPayment>;
+
+export const CustomerPaymentList = z
+  .object({ object: z.literal('list'), data: z.array(CustomerPayment), has_more: z.boolean() })
+  .meta({ id: 'CustomerPaymentList' });

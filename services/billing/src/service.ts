@@ -28,6 +28,7 @@ import { mountTestClockRoutes } from './test-clocks/routes';
 import { requireAdminOrganization, requireCaller } from '@billing/service';
 import { mountBillingSettingsRoutes } from './settings/routes';
 import { billingMetrics } from './metrics/daily';
+import { mountDashboardReads } from './dashboard/routes';
 
 /** The billing service: customers, subscriptions, invoices, entitlements, test clocks, the customer portal. */
 export const billingService: ServiceDefinition = {
@@ -55,6 +56,7 @@ export const billingService: ServiceDefinition = {
     mountPortalPages(app, context);
     mountBillingSettingsRoutes(app, context);
     mountMetricsPart(app, context, billingMetrics);
+    mountDashboardReads(app, context);
     // After the customer routes: their errors leave with the customer endpoints' own codes.
     app.use('/v1/customers', customerErrorCodes);
   },

@@ -56,7 +56,15 @@ export async function listCustomers(
   sql: SqlExecutor,
   schema: string,
   tenant: Tenant,
-  page: { limit: number; starting_after?: string; email?: string; status?: CustomerStatus },
+  page: {
+    limit: number;
+    starting_after?: string;
+    email?: string;
+    status?: CustomerStatus;
+    /** The dashboard's search: an exact external id, and a part of the email, name, external id or id. */
+    external_id?: string;
+    query?: string;
+  },
 ): Promise<{ customers: CustomerListItem[]; hasMore: boolean }> {
   const table = customersTable(schema);
   let cursor: { created_at: string; id: string } | null = null;
@@ -73,6 +81,9 @@ export async function listCustomers(
        AND ($3::timestamptz IS NULL OR (c.created_at, c.id) < ($3::timestamptz, $4::text))
        AND ($5::text IS NULL OR c.email_key = $5::text)
        AND ($6::text IS NULL OR c.status = $6::text)
+       AND ($8::text IS NULL OR c.external_id = $8::text)
+       AND ($9::text IS NULL OR strpos(c.email_key, $9) > 0 OR strpos(lower(c.document->>'name'), $9) > 0
+         OR strpos(lower(c.external_id), $9) > 0 OR strpos(lower(c.id), $9) > 0)
      ORDER BY c.created_at DESC, c.id DESC LIMIT $7`,
     [
       tenant.organization,
@@ -82,6 +93,8 @@ export async function listCustomers(
       page.email === undefined ? null : emailKey(page.email),
       page.status ?? null,
       page.limit + 1,
+      page.external_id ?? null,
+      page.query?.toLowerCase() ?? null,
     ],
   );
   return {

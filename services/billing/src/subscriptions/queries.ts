@@ -21,7 +21,7 @@ export async function listSubscriptions(
   sql: SqlExecutor,
   schema: string,
   tenant: Tenant,
-  page: { limit: number; starting_after?: string; customer_id?: string },
+  page: { limit: number; starting_after?: string; customer_id?: string; status?: Subscription['status'] },
 ): Promise<{ subscriptions: Subscription[]; hasMore: boolean }> {
   let cursor: { created_at: string; id: string } | null = null;
   if (page.starting_after) {
@@ -30,7 +30,12 @@ export async function listSubscriptions(
     cursor = { created_at: after.created_at, id: after.id };
   }
   const { documents, hasMore } = await cursorPage<Subscription>(sql, subscriptionsTable(schema), {
-    where: { organization: tenant.organization, environment: tenant.environment, customer_id: page.customer_id },
+    where: {
+      organization: tenant.organization,
+      environment: tenant.environment,
+      customer_id: page.customer_id,
+      status: page.status,
+    },
     after: cursor,
     limit: page.limit,
   });

@@ -180,6 +180,9 @@ export function mountAdminRoutes(app: Express, options: AdminRoutesOptions): voi
     },
   );
   const billing = [organizationExists, asOrganization, options.billing];
+  app.get(`${org}/customers`, ...billing);
+  app.get(`${org}/customers/:customer_id/payments`, ...billing);
+  app.get(`${org}/subscriptions`, ...billing);
   app.get(`${org}/billing_settings`, ...billing);
   app.patch(`${org}/billing_settings`, ...billing);
   app.post(`${org}/portal_configurations`, ...billing);

@@ -1,0 +1,153 @@
+import { eventually } from '@billing/testing';
+import { clientOf, type CreatedOrganization, jsonApi, type Platform, plan, startPlatform } from './platform';
+
+jest.setTimeout(120000);
+
+/** The dashboard's reads the public API lacks (docs/dashboard-api.md, item 4), through the gateway. */
+describe('dashboard reads', () => {
+  let platform: Platform;
+  let client: ReturnType<typeof clientOf>;
+  let org: CreatedOrganization;
+  let other: CreatedOrganization;
+  const send = jsonApi(
+    () => platform.gatewayUrl,
+    () => org.api_keys.sandbox.secret_key,
+  );
+  const admin = (organization: string, path: string) => client.admin('GET', `/organizations/${organization}${path}`);
+
+  const buy = async (email: string, card: string, testClock: string) => {
+    const created = await send('POST', '/checkout/sessions', {
+      product_slug: 'monthly',
+      success_url: 'https://shop.example/ok',
+      cancel_url: 'https://shop.example/no',
+      test_clock: testClock,
+    });
+    const paid = await fetch(`${platform.gatewayUrl}/checkout/${created.body.id}`, {
+      method: 'POST',
+      redirect: 'manual',
+      body: new URLSearchParams({ email, name: email.split('@')[0]!, card_number: card, exp: '12/34', cvc: '123' }),
+    });
+    expect(paid.status).toBe(303);
+    return eventually(async () => {
+      const session = await send('GET', `/checkout/sessions/${created.body.id}`);
+      const subscription = await send('GET', `/subscriptions/${session.body.subscription_id}`);
+      expect(subscription.status).toBe(200);
+      return subscription.body;
+    });
+  };
+
+  let declining: { id: string; customer_id: string };
+  let paying: { id: string; customer_id: string };
+
+  beforeAll(async () => {
+    platform = await startPlatform({ checkout: true, billing: true });
+    client = clientOf(platform.gatewayUrl);
+    org = await client.createOrganization('Acme');
+    other = await client.createOrganization('Other');
+    await client.createProduct(org.id, plan({ slug: 'monthly', price: 300 }));
+    const clock = (await send('POST', '/test_clocks', { frozen_time: '2026-05-01T00:00:00Z' })).body.id as string;
+    paying = await buy('alice.wong@example.com', '4242424242424242', clock);
+    declining = await buy('bob.chen@example.com', '4000000000000341', clock);
+    await send('PATCH', `/customers/${paying.customer_id}`, { external_id: 'shop-user-42' });
+    expect((await send('POST', `/test_clocks/${clock}/advance`, { frozen_time: '2026-06-01T01:00:00Z' })).status).toBe(
+      200,
+    );
+    await eventually(async () => {
+      const invoices = await send('GET', `/invoices?subscription_id=${declining.id}`);
+      expect(invoices.body.data.map((invoice: { status: string }) => invoice.status)).toContain('open');
+      expect((await send('GET', `/test_clocks/${clock}`)).body.status).toBe('ready');
+    });
+  });
+  afterAll(() => platform.stop());
+
+  it('searches customers by email, external id or any part of them', async () => {
+    const ids = async (query: string) =>
+      (await admin(org.id, `/customers?environment=SANDBOX&${query}`)).body.data.map((c: { id: string }) => c.id);
+    expect(await ids('query=WONG')).toEqual([paying.customer_id]);
+    expect(await ids('query=chen')).toEqual([declining.customer_id]);
+    // Both were made at the clock's same instant: newest first, then by id.
+    const both = [declining.customer_id, paying.customer_id].sort().reverse();
+    expect(await ids('query=example.com')).toEqual(both);
+    expect(await ids('query=user-4')).toEqual([paying.customer_id]);
+    expect(await ids(`query=${paying.customer_id.slice(4, 14)}`)).toEqual([paying.customer_id]);
+    expect(await ids('email=BOB.CHEN@example.com')).toEqual([declining.customer_id]);
+    expect(await ids('external_id=shop-user-42')).toEqual([paying.customer_id]);
+    expect(await ids('external_id=shop-user-4')).toEqual([]);
+    expect(await ids('query=nobody')).toEqual([]);
+    const page = await admin(org.id, '/customers?environment=SANDBOX&limit=1');
+    expect(page.body).toMatchObject({ object: 'list', has_more: true, data: [{ object: 'customer' }] });
+    const next = await admin(org.id, `/customers?environment=SANDBOX&starting_after=${page.body.data[0].id}`);
+    expect(page.body.data[0].id).toBe(both[0]);
+    expect(next.body).toMatchObject({ has_more: false, data: [{ id: both[1] }] });
+    expect((await admin(other.id, '/customers?environment=SANDBOX&query=example')).body.data).toEqual([]);
+    expect((await admin(org.id, '/customers?environment=PRODUCTION')).body.data).toEqual([]);
+  });
+
+  it("shows a customer's payments and failed charges, newest first", async () => {
+    const payments = await admin(org.id, `/customers/${declining.customer_id}/payments?environment=SANDBOX`);
+    expect(payments.status).toBe(200);
+    expect(payments.body.data).toEqual([
+      expect.objectContaining({
+        object: 'payment',
+        status: 'failed',
+        amount: 300,
+        subscription_id: declining.id,
+        failure_message: expect.any(String),
+      }),
+      expect.objectContaining({
+        status: 'succeeded',
+        amount: 300,
+        subscription_id: declining.id,
+        failure_message: null,
+      }),
+    ]);
+    const first = await admin(org.id, `/customers/${declining.customer_id}/payments?environment=SANDBOX&limit=1`);
+    expect(first.body).toMatchObject({ has_more: true, data: [{ status: 'failed' }] });
+    const rest = await admin(
+      org.id,
+      `/customers/${declining.customer_id}/payments?environment=SANDBOX&starting_after=${first.body.data[0].id}`,
+    );
+    expect(rest.body).toMatchObject({ has_more: false, data: [{ status: 'succeeded' }] });
+    const paid = await admin(org.id, `/customers/${paying.customer_id}/payments?environment=SANDBOX`);
+    expect(paid.body.data.map((p: { status: string }) => p.status)).toEqual(['succeeded', 'succeeded']);
+  });
+
+  it('lists subscriptions by status and customer', async () => {
+    const ids = async (query: string) =>
+      (await admin(org.id, `/subscriptions?environment=SANDBOX&${query}`)).body.data.map((s: { id: string }) => s.id);
+    expect(await ids('status=PAST_DUE')).toEqual([declining.id]);
+    expect(await ids('status=ACTIVE')).toEqual([paying.id]);
+    expect(await ids(`customer=${paying.customer_id}`)).toEqual([paying.id]);
+    expect(await ids('status=CANCELED')).toEqual([]);
+    expect(await ids('')).toEqual([declining.id, paying.id].sort().reverse());
+  });
+
+  it('answers 404 for another organization’s customer and 400 for bad parameters', async () => {
+    for (const [organization, path] of [
+      [other.id, `/customers/${paying.customer_id}/payments?environment=SANDBOX`],
+      [org.id, `/customers/${paying.customer_id}/payments?environment=PRODUCTION`],
+      [org.id, '/customers/cus_missing/payments?environment=SANDBOX'],
+      ['org_missing', '/customers?environment=SANDBOX'],
+      ['org_missing', '/subscriptions?environment=SANDBOX'],
+    ] as const) {
+      expect({ path, status: (await admin(organization, path)).status }).toEqual({ path, status: 404 });
+    }
+    for (const [path, parameter] of [
+      ['/customers', 'environment'],
+      ['/customers?environment=SANDBOX&limit=0', 'limit'],
+      ['/customers?environment=SANDBOX&starting_after=cus_nope', 'starting_after'],
+      [`/customers?environment=SANDBOX&query=${'x'.repeat(101)}`, 'query'],
+      ['/subscriptions?environment=SANDBOX&status=paused', 'status'],
+      ['/subscriptions?environment=SANDBOX&starting_after=sub_nope', 'starting_after'],
+      [`/customers/${paying.customer_id}/payments?environment=SANDBOX&starting_after=in_x:1`, 'starting_after'],
+      [`/customers/${paying.customer_id}/payments`, 'environment'],
+    ]) {
+      const bad = await admin(org.id, path!);
+      expect({ path, status: bad.status, parameter: bad.body.error.details?.[0]?.path }).toEqual({
+        path,
+        status: 400,
+        parameter,
+      });
+    }
+  });
+});
