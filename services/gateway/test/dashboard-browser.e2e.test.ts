@@ -154,7 +154,7 @@ describeWithBrowser('the merchant dashboard in a browser', () => {
     expect(await linkRow.getByRole('cell').nth(4).textContent()).toBe('1');
 
     await section(page, 'Customers');
-    await page.getByLabel('Search by email, name, external id or id').fill('buyer@example.com');
+    await page.getByLabel('Search by email, name, external id or id').fill('BUYER@');
     await page.getByRole('button', { name: 'Search' }).click();
     await page.getByRole('link', { name: 'buyer@example.com' }).click();
     await page.waitForURL(/\/customers\/cus_/);
@@ -163,6 +163,7 @@ describeWithBrowser('the merchant dashboard in a browser', () => {
     expect(await page.getByRole('heading', { name: 'History' }).count()).toBe(1);
     const customerHistory = page.getByRole('region', { name: /Event history of cus_/ });
     expect(await customerHistory.textContent()).toMatch(/Customer\w+/);
+    expect(await page.getByRole('region', { name: 'Payments', exact: true }).textContent()).toContain('succeeded');
     const invoiceLink = page.getByRole('region', { name: 'Invoices', exact: true }).getByRole('link').first();
     expect(await invoiceLink.textContent()).toMatch(/^INV-/);
 
