@@ -51,6 +51,8 @@ describe('merchant dashboard actions', () => {
     await owner.submit(path, { _action: 'resume' });
     expect((await shop.send('GET', `/subscriptions/${subscription.id}`)).body.cancel_at_period_end).toBe(false);
 
+    expect((await owner.get(`${base}/subscriptions?status=ACTIVE`)).html).toContain(subscription.id);
+    expect((await owner.get(`${base}/subscriptions?status=CANCELED`)).html).not.toContain(subscription.id);
     const [invoice] = await shop.invoicesOf(subscription.id);
     const refunded = await owner.submit(`${base}/invoices/${invoice.id}`, { _action: 'refund', amount: '100' });
     expect(await noticeOf(refunded)).toContain('Refund issued');
