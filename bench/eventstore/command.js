@@ -31,10 +31,13 @@ const withSnapshots = { ...counted, snapshotVersion: 1 };
 
 /** `count` events in one stream, appended in batches of 500. */
 async function fill(store, stream, count) {
-  for (let version = 0; version < count; ) {
+  for (let version = 0; version < count;) {
     const size = Math.min(500, count - version);
     const events = Array.from({ length: size }, (_, i) => ({ type: 'Counted', data: { amount: version + i } }));
-    ({ nextExpectedVersion: version } = await store.append(stream, events, { ...appendOptions(), expectedVersion: version }));
+    ({ nextExpectedVersion: version } = await store.append(stream, events, {
+      ...appendOptions(),
+      expectedVersion: version,
+    }));
   }
 }
 
@@ -51,7 +54,12 @@ async function timeCommands(store, stream, aggregate, count) {
 function summary(durations) {
   const sorted = [...durations].sort((a, b) => a - b);
   const at = (q) => sorted[Math.min(sorted.length - 1, Math.floor(q * sorted.length))];
-  return { commands: sorted.length, p50_ms: round(at(0.5), 2), p90_ms: round(at(0.9), 2), max_ms: round(sorted.at(-1), 2) };
+  return {
+    commands: sorted.length,
+    p50_ms: round(at(0.5), 2),
+    p90_ms: round(at(0.9), 2),
+    max_ms: round(sorted.at(-1), 2),
+  };
 }
 
 async function main() {

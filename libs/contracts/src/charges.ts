@@ -88,7 +88,10 @@ export const SetDefaultPaymentMethodBody = z
         object: z.literal('payment_method').optional(),
         id: z.string().min(1).max(255),
         brand: z.string().max(32),
-        last4: z.string().length(4).regex(/^[0-9]{4}$/),
+        last4: z
+          .string()
+          .length(4)
+          .regex(/^[0-9]{4}$/),
       }),
       z.string().min(1).max(255),
     ]),

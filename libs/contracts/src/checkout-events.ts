@@ -33,7 +33,10 @@ export const CheckoutSessionCompletedData = z
   .object({
     session_id: z.string(),
     order_id: z.string(),
-    customer_id: z.string().nullable().describe('The customer billing resolved before the charge (docs/customer-identity.md)'),
+    customer_id: z
+      .string()
+      .nullable()
+      .describe('The customer billing resolved before the charge (docs/customer-identity.md)'),
     customer_email: z.string().nullable(),
     external_customer_id: z.string().nullable(),
     product_id: z.string(),

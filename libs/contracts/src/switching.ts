@@ -160,11 +160,15 @@ export const SubscriptionSwitchStartedData = z
     recording: z
       .object({ lines: z.array(InvoiceLine), amount_discount: z.int().min(0), balance_change: z.int() })
       .optional()
-      .describe('The proration invoice to record once charged (a crash is settled from it); always set since it was added'),
+      .describe(
+        'The proration invoice to record once charged (a crash is settled from it); always set since it was added',
+      ),
     started_at: timestamp.describe("The switch's time (the subscription's clock)"),
     held_at: timestamp
       .optional()
-      .describe('Real time the hold began: a hold older than BILLING_SWITCH_HOLD_MS is settled; always set since it was added'),
+      .describe(
+        'Real time the hold began: a hold older than BILLING_SWITCH_HOLD_MS is settled; always set since it was added',
+      ),
   })
   .meta({ id: 'SubscriptionSwitchStartedData' });
 export type SubscriptionSwitchStartedData = z.infer<typeof SubscriptionSwitchStartedData>;

@@ -68,7 +68,12 @@ export function registerTestClockRoutes(registry: OpenApiRegistry): OpenApiRegis
       summary: 'Retrieve a test clock',
       ...common,
       params: TestClockIdParams,
-      responses: { 200: { description: 'The clock', schema: TestClock }, 400: invalidParametersResponse, 401: unauthorized, 404: absent },
+      responses: {
+        200: { description: 'The clock', schema: TestClock },
+        400: invalidParametersResponse,
+        401: unauthorized,
+        404: absent,
+      },
     })
     .route({
       method: 'delete',

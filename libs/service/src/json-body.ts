@@ -15,7 +15,10 @@ export const startsWithByteOrderMark = (body: Buffer): boolean =>
   body.length >= UTF8_BOM.length && body.subarray(0, UTF8_BOM.length).equals(UTF8_BOM);
 
 export const byteOrderMarkRefusal = () =>
-  ApiError.of('bad_request', 'Request body is not valid JSON: it starts with a byte-order mark (U+FEFF); send UTF-8 without one');
+  ApiError.of(
+    'bad_request',
+    'Request body is not valid JSON: it starts with a byte-order mark (U+FEFF); send UTF-8 without one',
+  );
 
 const unsupportedMediaType = (message: string) => new ApiError(415, 'unsupported_media_type', message);
 

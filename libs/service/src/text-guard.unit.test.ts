@@ -53,9 +53,10 @@ describe('findTextProblems', () => {
   });
 
   it('takes every value as one line when asked (query strings)', () => {
-    expect(findTextProblems({ description: 'a\nb', list: ['x', 'y\r'] }, { kind: 'line' }).map((d) => d.path)).toEqual(
-      ['description', 'list.1'],
-    );
+    expect(findTextProblems({ description: 'a\nb', list: ['x', 'y\r'] }, { kind: 'line' }).map((d) => d.path)).toEqual([
+      'description',
+      'list.1',
+    ]);
   });
 
   it('refuses nesting deeper than 32 levels without recursion', () => {
@@ -67,6 +68,7 @@ describe('findTextProblems', () => {
   it('says which keys hold one line', () => {
     for (const key of ['id', 'product_id', 'product_ids', 'productId', 'name', 'customer_email', 'success_url', 'code'])
       expect([key, isLineKey(key)]).toEqual([key, true]);
-    for (const key of ['description', 'message', 'valid', 'paid', 'note']) expect([key, isLineKey(key)]).toEqual([key, false]);
+    for (const key of ['description', 'message', 'valid', 'paid', 'note'])
+      expect([key, isLineKey(key)]).toEqual([key, false]);
   });
 });

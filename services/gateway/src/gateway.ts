@@ -243,7 +243,8 @@ export class Gateway {
   private authenticate(): RequestHandler {
     return async (req, res, next) => {
       // The dashboard's own calls carry the identity of their organization's Secret Key (src/dashboard/loopback.ts).
-      const identity = (res.locals.dashboardCaller as CallerIdentity | undefined) ?? (await this.authenticator.authenticate(req));
+      const identity =
+        (res.locals.dashboardCaller as CallerIdentity | undefined) ?? (await this.authenticator.authenticate(req));
       res.locals.caller = identity;
       Object.assign(req.headers, identityHeaders(identity), { [IDENTITY_HEADERS.scope]: 'key' });
       next();

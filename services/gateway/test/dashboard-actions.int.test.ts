@@ -43,7 +43,9 @@ describe('merchant dashboard actions', () => {
     const preview = await owner.get(`${path}?target_product_id=${max.id}`);
     expect(preview.html).toContain('Switch preview');
     expect(preview.html).toContain('Switch to Max');
-    expect(await noticeOf(await owner.submit(path, { _action: 'switch', target_product_id: max.id }))).toContain('Plan switched');
+    expect(await noticeOf(await owner.submit(path, { _action: 'switch', target_product_id: max.id }))).toContain(
+      'Plan switched',
+    );
     expect((await shop.send('GET', `/subscriptions/${subscription.id}`)).body.product.id).toBe(max.id);
 
     await owner.submit(path, { _action: 'cancel', at_period_end: 'true' });
@@ -64,14 +66,25 @@ describe('merchant dashboard actions', () => {
 
   it('edits, archives and restores a product; deactivates a link, a code and a coupon', async () => {
     const pro = (await shop.send('GET', '/products/by-slug/pro')).body;
-    await owner.submit(`${base}/products/${pro.id}`, { _action: 'update', name: 'Pro plan', price: '349', description: 'Everything' });
+    await owner.submit(`${base}/products/${pro.id}`, {
+      _action: 'update',
+      name: 'Pro plan',
+      price: '349',
+      description: 'Everything',
+    });
     expect((await shop.send('GET', `/products/${pro.id}`)).body).toMatchObject({ name: 'Pro plan', price: 349 });
     await owner.submit(`${base}/products`, { _action: 'archive', product_id: pro.id });
     expect((await owner.get(`${base}/products?status=archived`)).html).toContain('Pro plan');
     await owner.submit(`${base}/products`, { _action: 'restore', product_id: pro.id });
     expect((await shop.send('GET', `/products/${pro.id}`)).body.active).toBe(true);
 
-    await owner.submit(`${base}/coupons`, { _action: 'create-coupon', name: 'Half', discount_type: 'PERCENTAGE', discount_amount: '50', duration: 'once' });
+    await owner.submit(`${base}/coupons`, {
+      _action: 'create-coupon',
+      name: 'Half',
+      discount_type: 'PERCENTAGE',
+      discount_amount: '50',
+      duration: 'once',
+    });
     const coupon = (await shop.send('GET', '/coupons')).body.data.find((c: { name: string }) => c.name === 'Half');
     await owner.submit(`${base}/coupons`, { _action: 'create-code', coupon_id: coupon.id, code: 'half50' });
     const code = (await shop.send('GET', '/promotion-codes')).body.data.promotion_codes[0];
@@ -89,18 +102,25 @@ describe('merchant dashboard actions', () => {
   });
 
   it('rolls a webhook secret once visibly, edits and deletes the endpoint', async () => {
-    const endpoints = await shop.client.admin('GET', `/organizations/${shop.org.id}/webhook_endpoints?environment=SANDBOX`);
+    const endpoints = await shop.client.admin(
+      'GET',
+      `/organizations/${shop.org.id}/webhook_endpoints?environment=SANDBOX`,
+    );
     const endpoint = endpoints.body.data[0];
-    const before = (await shop.client.admin('GET', `/organizations/${shop.org.id}/webhook_endpoints/${endpoint.id}`)).body.secret;
+    const before = (await shop.client.admin('GET', `/organizations/${shop.org.id}/webhook_endpoints/${endpoint.id}`))
+      .body.secret;
     const path = `${base}/webhooks/${endpoint.id}`;
     const rolled = await owner.submit(path, { _action: 'roll' });
     const secret = /<code>(whsec_[^<]+)<\/code>/.exec(rolled.html)![1];
     expect(secret).not.toBe(before);
-    expect((await shop.client.admin('GET', `/organizations/${shop.org.id}/webhook_endpoints/${endpoint.id}`)).body.secret).toBe(secret);
+    expect(
+      (await shop.client.admin('GET', `/organizations/${shop.org.id}/webhook_endpoints/${endpoint.id}`)).body.secret,
+    ).toBe(secret);
     expect((await owner.get(path)).html).not.toContain(secret);
 
     await owner.submit(path, { _action: 'update', url: endpoint.url, 'event:invoice.paid': 'on' });
-    const changed = (await shop.client.admin('GET', `/organizations/${shop.org.id}/webhook_endpoints/${endpoint.id}`)).body;
+    const changed = (await shop.client.admin('GET', `/organizations/${shop.org.id}/webhook_endpoints/${endpoint.id}`))
+      .body;
     expect(changed).toMatchObject({ events: ['invoice.paid'], is_active: false });
     expect((await owner.submit(path, { _action: 'delete' })).location).toBe(`${base}/webhooks`);
     expect((await owner.get(path)).status).toBe(404);
@@ -108,29 +128,80 @@ describe('merchant dashboard actions', () => {
 
   it('saves billing settings, branding and the portal, refusing bad input in place', async () => {
     const path = `${base}/settings`;
-    await owner.submit(path, { _action: 'billing', retry_days: '2, 4', after_final_failure: 'past_due', upgrade: 'prorate_now', downgrade: 'now_with_credit' });
-    const settings = await shop.client.admin('GET', `/organizations/${shop.org.id}/billing_settings?environment=sandbox`);
-    expect(settings.body).toMatchObject({ dunning: { retry_days: [2, 4], after_final_failure: 'past_due' }, proration: { downgrade: 'now_with_credit' } });
-    const bad = await owner.submit(path, { _action: 'billing', retry_days: '5, 3', after_final_failure: 'cancel', upgrade: 'prorate_now', downgrade: 'at_period_end' });
+    await owner.submit(path, {
+      _action: 'billing',
+      retry_days: '2, 4',
+      after_final_failure: 'past_due',
+      upgrade: 'prorate_now',
+      downgrade: 'now_with_credit',
+    });
+    const settings = await shop.client.admin(
+      'GET',
+      `/organizations/${shop.org.id}/billing_settings?environment=sandbox`,
+    );
+    expect(settings.body).toMatchObject({
+      dunning: { retry_days: [2, 4], after_final_failure: 'past_due' },
+      proration: { downgrade: 'now_with_credit' },
+    });
+    const bad = await owner.submit(path, {
+      _action: 'billing',
+      retry_days: '5, 3',
+      after_final_failure: 'cancel',
+      upgrade: 'prorate_now',
+      downgrade: 'at_period_end',
+    });
     expect(bad.status).toBe(422);
     expect(bad.html).toMatch(/id="error-billing">[^<]*retry_days/);
-    expect((await shop.client.admin('GET', `/organizations/${shop.org.id}/billing_settings?environment=sandbox`)).body.dunning.retry_days).toEqual([2, 4]);
+    expect(
+      (await shop.client.admin('GET', `/organizations/${shop.org.id}/billing_settings?environment=sandbox`)).body
+        .dunning.retry_days,
+    ).toEqual([2, 4]);
 
-    await owner.submit(path, { _action: 'branding', name: 'Shop', brand_color: '#0A7D5A', logo_url: '', website_url: 'https://shop.example', allowed_origins: 'https://shop.example' });
-    expect((await shop.client.admin('GET', `/organizations/${shop.org.id}`)).body).toMatchObject({ brand_color: '#0a7d5a', allowed_origins: ['https://shop.example'] });
+    await owner.submit(path, {
+      _action: 'branding',
+      name: 'Shop',
+      brand_color: '#0A7D5A',
+      logo_url: '',
+      website_url: 'https://shop.example',
+      allowed_origins: 'https://shop.example',
+    });
+    expect((await shop.client.admin('GET', `/organizations/${shop.org.id}`)).body).toMatchObject({
+      brand_color: '#0a7d5a',
+      allowed_origins: ['https://shop.example'],
+    });
 
-    await owner.submit(path, { _action: 'portal', default_return_url: 'https://shop.example/account', business_name: 'Shop', invoice_history: 'on', cancel: 'on', cancel_mode: 'immediately' });
-    const portals = await shop.client.admin('GET', `/organizations/${shop.org.id}/portal_configurations?environment=SANDBOX`);
-    expect(portals.body.data[0]).toMatchObject({ default_return_url: 'https://shop.example/account', features: { cancel: { enabled: true, mode: 'immediately' }, payment_method_update: { enabled: false } } });
+    await owner.submit(path, {
+      _action: 'portal',
+      default_return_url: 'https://shop.example/account',
+      business_name: 'Shop',
+      invoice_history: 'on',
+      cancel: 'on',
+      cancel_mode: 'immediately',
+    });
+    const portals = await shop.client.admin(
+      'GET',
+      `/organizations/${shop.org.id}/portal_configurations?environment=SANDBOX`,
+    );
+    expect(portals.body.data[0]).toMatchObject({
+      default_return_url: 'https://shop.example/account',
+      features: { cancel: { enabled: true, mode: 'immediately' }, payment_method_update: { enabled: false } },
+    });
   });
 
   it('creates and advances a test clock and shows what ran on it; Production has no clocks', async () => {
-    const created = await owner.submit(`${base}/test-clocks`, { _action: 'create', name: 'January', frozen_time: '2026-01-31T10:00' });
+    const created = await owner.submit(`${base}/test-clocks`, {
+      _action: 'create',
+      name: 'January',
+      frozen_time: '2026-01-31T10:00',
+    });
     const clockPath = created.location!;
     const clockId = clockPath.split('/').pop()!;
     await shop.subscribe('clocked@shop.example', '4242424242424242', { test_clock: clockId });
     await owner.submit(clockPath, { _action: 'advance', frozen_time: '2026-03-01T10:00' });
-    await eventually(async () => expect((await shop.send('GET', `/test_clocks/${clockId}`)).body.status).toBe('ready'), 60000);
+    await eventually(
+      async () => expect((await shop.send('GET', `/test_clocks/${clockId}`)).body.status).toBe('ready'),
+      60000,
+    );
     const page = await owner.get(clockPath);
     expect(page.html).toContain('2026-03-01 10:00 UTC');
     expect(page.html.match(/INV-\d+/g)?.length).toBeGreaterThanOrEqual(2);

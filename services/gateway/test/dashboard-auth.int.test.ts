@@ -34,14 +34,24 @@ describe('merchant dashboard sign-in and access', () => {
 
   it('creates users through the admin API only, with clear errors', async () => {
     const path = `/organizations/${acme.id}/users`;
-    expect((await client.admin('POST', path, { email: 'x@acme.example', role: 'owner', password: PASSWORD }, 'wrong')).status).toBe(401);
-    const duplicate = await client.admin('POST', path, { email: 'OWNER@acme.example', role: 'member', password: PASSWORD });
+    expect(
+      (await client.admin('POST', path, { email: 'x@acme.example', role: 'owner', password: PASSWORD }, 'wrong'))
+        .status,
+    ).toBe(401);
+    const duplicate = await client.admin('POST', path, {
+      email: 'OWNER@acme.example',
+      role: 'member',
+      password: PASSWORD,
+    });
     expect(duplicate.status).toBe(409);
     const bad = await client.admin('POST', path, { email: 'not an email', role: 'boss', password: 'short' });
     expect(bad.status).toBe(422);
     expect(bad.body.error.details.map((d: { path: string }) => d.path).sort()).toEqual(['email', 'password', 'role']);
     const listed = await client.admin('GET', path);
-    expect(listed.body.data.map((u: { email: string }) => u.email).sort()).toEqual(['member@acme.example', 'owner@acme.example']);
+    expect(listed.body.data.map((u: { email: string }) => u.email).sort()).toEqual([
+      'member@acme.example',
+      'owner@acme.example',
+    ]);
     expect(JSON.stringify(listed.body)).not.toContain('scrypt');
   });
 
@@ -68,7 +78,9 @@ describe('merchant dashboard sign-in and access', () => {
     expect((await agent.post(path, fields)).status).toBe(403);
     expect((await agent.post(path, { ...fields, _csrf: 'not-the-token' })).status).toBe(403);
     const login = new DashboardAgent(platform.gatewayUrl);
-    expect((await login.post('/dashboard/login', { email: 'owner@acme.example', password: PASSWORD })).status).toBe(403);
+    expect((await login.post('/dashboard/login', { email: 'owner@acme.example', password: PASSWORD })).status).toBe(
+      403,
+    );
     expect(await acmeProducts()).not.toContain('Forged');
 
     const created = await agent.submit(path, { ...fields, name: 'Real one', slug: 'real-one' });
@@ -107,7 +119,16 @@ describe('merchant dashboard sign-in and access', () => {
 
   it('never shows another organization, by its URL or by a record id', async () => {
     const agent = await signedIn(platform.gatewayUrl, 'owner@acme.example', PASSWORD);
-    for (const path of ['', '/products', '/customers', '/webhooks', '/api-keys', '/settings', '/team', `/products/${globexProductId}`]) {
+    for (const path of [
+      '',
+      '/products',
+      '/customers',
+      '/webhooks',
+      '/api-keys',
+      '/settings',
+      '/team',
+      `/products/${globexProductId}`,
+    ]) {
       const page = await agent.get(`/dashboard/${globex.id}/sandbox${path}`);
       expect({ path, status: page.status }).toEqual({ path, status: 404 });
       expect(page.html).not.toContain('Globex');
@@ -123,10 +144,16 @@ describe('merchant dashboard sign-in and access', () => {
       price: '1',
     });
     expect(forged.status).toBe(404);
-    const archive = await agent.post(`/dashboard/${acme.id}/sandbox/products`, { _csrf: csrf, _action: 'archive', product_id: globexProductId });
+    const archive = await agent.post(`/dashboard/${acme.id}/sandbox/products`, {
+      _csrf: csrf,
+      _action: 'archive',
+      product_id: globexProductId,
+    });
     expect(archive.status).toBe(404);
     const globexProducts = await client.get('/products', globex.api_keys.sandbox.secret_key);
-    expect(globexProducts.body.data.map((p: { name: string; active: boolean }) => [p.name, p.active])).toEqual([['Globex plan', true]]);
+    expect(globexProducts.body.data.map((p: { name: string; active: boolean }) => [p.name, p.active])).toEqual([
+      ['Globex plan', true],
+    ]);
   });
 
   it('lets an owner roll keys and manage users, and refuses a member both', async () => {
@@ -135,7 +162,15 @@ describe('merchant dashboard sign-in and access', () => {
     const refused = await member.submit(keysPath, { _action: 'roll', type: 'secret' });
     expect(refused.status).toBe(403);
     expect((await client.get('/products', acme.api_keys.sandbox.secret_key)).status).toBe(200);
-    expect((await member.submit(`/dashboard/${acme.id}/sandbox/team`, { _action: 'invite', email: 'new@acme.example', role: 'owner' })).status).toBe(403);
+    expect(
+      (
+        await member.submit(`/dashboard/${acme.id}/sandbox/team`, {
+          _action: 'invite',
+          email: 'new@acme.example',
+          role: 'owner',
+        })
+      ).status,
+    ).toBe(403);
     expect((await member.get(keysPath)).html).toContain('Only an owner can roll keys');
 
     const owner = await signedIn(platform.gatewayUrl, 'owner@acme.example', PASSWORD);
@@ -148,13 +183,19 @@ describe('merchant dashboard sign-in and access', () => {
     expect(later.html).not.toContain(key);
     expect(later.html).toContain(`sk_test_…${key.slice(-4)}`);
 
-    const invited = await owner.submit(`/dashboard/${acme.id}/sandbox/team`, { _action: 'invite', email: 'new@acme.example', role: 'member' });
+    const invited = await owner.submit(`/dashboard/${acme.id}/sandbox/team`, {
+      _action: 'invite',
+      email: 'new@acme.example',
+      role: 'member',
+    });
     expect(invited.status).toBe(200);
     const link = /(\/dashboard\/invite\/[A-Za-z0-9_-]+)/.exec(invited.html)![1]!;
     const newcomer = new DashboardAgent(platform.gatewayUrl);
     const form = await newcomer.get(link);
     expect(form.status).toBe(200);
-    expect((await newcomer.post(link, { _csrf: csrfOf(form.html), password: 'a fresh password' })).location).toBe('/dashboard/login');
+    expect((await newcomer.post(link, { _csrf: csrfOf(form.html), password: 'a fresh password' })).location).toBe(
+      '/dashboard/login',
+    );
     expect((await newcomer.get(link)).status).toBe(404);
     expect((await newcomer.signIn({ email: 'new@acme.example', password: 'a fresh password' })).status).toBe(303);
   });
@@ -181,7 +222,9 @@ describe('merchant dashboard sign-in and access', () => {
   });
 
   it('refuses a forged loopback credential', async () => {
-    const reply = await fetch(`${platform.gatewayUrl}/v1/products`, { headers: { 'x-dashboard-credential': 'e30.forged' } });
+    const reply = await fetch(`${platform.gatewayUrl}/v1/products`, {
+      headers: { 'x-dashboard-credential': 'e30.forged' },
+    });
     expect(reply.status).toBe(404);
   });
 });

@@ -56,7 +56,12 @@ describeWithBrowser('the merchant dashboard in a browser', () => {
   beforeAll(async () => {
     receiver = await startReceiver();
     [platform, browser] = await Promise.all([
-      startPlatform({ checkout: true, billing: true, notifications: true, config: { WEBHOOK_ALLOW_PRIVATE_TARGETS: 'sandbox' } }),
+      startPlatform({
+        checkout: true,
+        billing: true,
+        notifications: true,
+        config: { WEBHOOK_ALLOW_PRIVATE_TARGETS: 'sandbox' },
+      }),
       launchChromium(),
     ]);
     const client = clientOf(platform.gatewayUrl);
@@ -96,7 +101,8 @@ describeWithBrowser('the merchant dashboard in a browser', () => {
     await page.getByRole('navigation', { name: 'Sections' }).getByRole('link', { name }).click();
     await page.waitForLoadState();
     await check(page);
-    if (process.env.DASHBOARD_SCREENSHOTS) await page.screenshot({ path: `/tmp/dashboard-${name.replace(/\W+/g, '-')}.png`, fullPage: true });
+    if (process.env.DASHBOARD_SCREENSHOTS)
+      await page.screenshot({ path: `/tmp/dashboard-${name.replace(/\W+/g, '-')}.png`, fullPage: true });
   };
 
   it('runs a sale end to end and shows it, to its organization only', async () => {
@@ -140,7 +146,10 @@ describeWithBrowser('the merchant dashboard in a browser', () => {
     await page.getByRole('button', { name: 'Create payment link' }).click();
     await page.waitForLoadState();
     await check(page);
-    const linkUrl = await page.getByRole('link', { name: /\/pay\// }).first().textContent();
+    const linkUrl = await page
+      .getByRole('link', { name: /\/pay\// })
+      .first()
+      .textContent();
     expect(await page.getByRole('button', { name: 'Copy link for Pro plan' }).count()).toBe(1);
 
     const buyer = await browser.newPage();
@@ -190,8 +199,15 @@ describeWithBrowser('the merchant dashboard in a browser', () => {
     expect(await deliveries.textContent()).toContain('checkout.completed');
     await check(page);
 
-    for (const name of ['Subscriptions', 'API keys', 'Settings', 'Test clocks', 'Team', 'Overview']) await section(page, name);
-    expect(await page.getByRole('img', { name: /^(Monthly recurring revenue|Active subscriptions|New and churned|Payments and failed)/ }).count()).toBe(4);
+    for (const name of ['Subscriptions', 'API keys', 'Settings', 'Test clocks', 'Team', 'Overview'])
+      await section(page, name);
+    expect(
+      await page
+        .getByRole('img', {
+          name: /^(Monthly recurring revenue|Active subscriptions|New and churned|Payments and failed)/,
+        })
+        .count(),
+    ).toBe(4);
     expect(await page.getByRole('region', { name: 'Totals' }).textContent()).toContain('NT$299');
     await page.goto(`${platform.gatewayUrl}/dashboard/${acme.id}/production`);
     await check(page);
@@ -206,14 +222,32 @@ describeWithBrowser('the merchant dashboard in a browser', () => {
     const other = await signIn('hank@globex.example');
     await section(other.page, 'Customers');
     expect(await other.page.getByText('No customers yet.').count()).toBe(1);
-    for (const url of [customerUrl, invoiceUrl, customerUrl.replace(acme.id, globex.id), invoiceUrl.replace(acme.id, globex.id)]) {
+    for (const url of [
+      customerUrl,
+      invoiceUrl,
+      customerUrl.replace(acme.id, globex.id),
+      invoiceUrl.replace(acme.id, globex.id),
+    ]) {
       const response = await other.page.goto(url);
       expect({ url, status: response?.status() }).toEqual({ url, status: 404 });
       expect(await other.page.content()).not.toContain('buyer@example.com');
     }
     await other.context.close();
     expect([...visited].sort()).toEqual(
-      ['api-keys', 'coupons', 'customers', 'invoices', 'overview', 'payment-links', 'products', 'settings', 'subscriptions', 'team', 'test-clocks', 'webhooks'].sort(),
+      [
+        'api-keys',
+        'coupons',
+        'customers',
+        'invoices',
+        'overview',
+        'payment-links',
+        'products',
+        'settings',
+        'subscriptions',
+        'team',
+        'test-clocks',
+        'webhooks',
+      ].sort(),
     );
     expect(receiver.received.some((body) => body.includes('checkout.completed'))).toBe(true);
   });

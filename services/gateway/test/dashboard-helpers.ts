@@ -50,7 +50,12 @@ export class DashboardAgent {
       if (/Max-Age=0/.test(line)) this.cookies.delete(name!);
       else this.cookies.set(name!, value.join('='));
     }
-    return { status: response.status, location: response.headers.get('location'), html: await response.text(), setCookies };
+    return {
+      status: response.status,
+      location: response.headers.get('location'),
+      html: await response.text(),
+      setCookies,
+    };
   }
 }
 
@@ -61,8 +66,19 @@ export function csrfOf(html: string): string {
 }
 
 /** A dashboard user made by the operator through the admin API. */
-export async function createUser(baseUrl: string, orgId: string, email: string, role: 'owner' | 'member', password?: string) {
-  const created = await clientOf(baseUrl).admin('POST', `/organizations/${orgId}/users`, { email, role, password }, ADMIN_TOKEN);
+export async function createUser(
+  baseUrl: string,
+  orgId: string,
+  email: string,
+  role: 'owner' | 'member',
+  password?: string,
+) {
+  const created = await clientOf(baseUrl).admin(
+    'POST',
+    `/organizations/${orgId}/users`,
+    { email, role, password },
+    ADMIN_TOKEN,
+  );
   if (created.status !== 201) throw new Error(`user not created: ${JSON.stringify(created.body)}`);
   return created.body as { id: string; email: string; invite_path?: string };
 }

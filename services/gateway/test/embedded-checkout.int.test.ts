@@ -35,7 +35,8 @@ describe('embedded checkouts', () => {
   };
   const asPage = () => ({ 'x-recur-publishable-key': pk(), origin: 'https://shop.example' });
   const asServer = () => ({ authorization: `Bearer ${sk()}` });
-  const create = (body: Record<string, unknown>, headers: Record<string, string> = asPage()) => call('POST', '/v1/checkouts', body, headers);
+  const create = (body: Record<string, unknown>, headers: Record<string, string> = asPage()) =>
+    call('POST', '/v1/checkouts', body, headers);
   const read = (id: string, query = '', headers: Record<string, string> = asPage()) =>
     call('GET', `/v1/checkouts/${id}${query}`, undefined, headers);
   const pay = (id: string, body: Record<string, unknown> = {}, headers: Record<string, string> = asPage()) =>

@@ -24,7 +24,8 @@ describe('plan switching webhooks', () => {
 
   it('sends the switch, the proration invoice and the schedule lifecycle', async () => {
     const { org, client, send, subscribeOnClock, advance } = await lifecycleOrganization(platform, receiver);
-    const business = (await client.createProduct(org.id, plan({ slug: 'business', name: 'Business', price: 599 }))).body;
+    const business = (await client.createProduct(org.id, plan({ slug: 'business', name: 'Business', price: 599 })))
+      .body;
     const basic = (await client.createProduct(org.id, plan({ slug: 'basic', name: 'Basic', price: 199 }))).body;
     const { clock, subscription } = await subscribeOnClock('hooks@example.com', '4242424242424242');
     await advance(clock, '2026-02-05T10:00:00Z');
@@ -33,7 +34,9 @@ describe('plan switching webhooks', () => {
     expect(upgraded.status).toBe(200);
     const ofSubscription = (type: string) =>
       receiver.events.filter(
-        (e) => e.type === type && (e.data.object.id === subscription.id || e.data.object.subscription_id === subscription.id),
+        (e) =>
+          e.type === type &&
+          (e.data.object.id === subscription.id || e.data.object.subscription_id === subscription.id),
       );
     await eventually(() => {
       const updated = ofSubscription('subscription.updated').find((e) => e.data.object.price === 599);

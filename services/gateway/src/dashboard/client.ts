@@ -27,7 +27,8 @@ type Query = Record<string, string | number | boolean | undefined>;
 
 export const withQuery = (path: string, query: Query = {}) => {
   const params = new URLSearchParams();
-  for (const [name, value] of Object.entries(query)) if (value !== undefined && value !== '') params.set(name, String(value));
+  for (const [name, value] of Object.entries(query))
+    if (value !== undefined && value !== '') params.set(name, String(value));
   const text = params.toString();
   return text ? `${path}${path.includes('?') ? '&' : '?'}${text}` : path;
 };

@@ -46,7 +46,10 @@ export function mountDashboard(app: Express, options: DashboardOptions): void {
   const auth = new Authenticator(store, options.adminToken, options.now);
   const router: Router = express.Router();
   router.use(securityHeaders, express.urlencoded({ extended: false, limit: '20kb' }));
-  router.get('/assets/app.css', (_req, res) => void res.type('css').set('Cache-Control', 'max-age=300').send(STYLESHEET));
+  router.get(
+    '/assets/app.css',
+    (_req, res) => void res.type('css').set('Cache-Control', 'max-age=300').send(STYLESHEET),
+  );
   router.get('/assets/app.js', (_req, res) => void res.type('js').set('Cache-Control', 'max-age=300').send(SCRIPT));
 
   router.get('/login', (req, res) => sendLogin(req, res, {}));
@@ -73,7 +76,18 @@ export function mountDashboard(app: Express, options: DashboardOptions): void {
     const session = token ? await store.findSession(token, options.now()) : undefined;
     if (!session) {
       if (req.method === 'GET') return res.redirect(303, '/dashboard/login');
-      return res.status(401).type('html').send(String(bareDocument('Signed out', html`<h1>Signed out</h1><p>Your session ended. <a href="/dashboard/login">Sign in again</a>.</p>`)));
+      return res
+        .status(401)
+        .type('html')
+        .send(
+          String(
+            bareDocument(
+              'Signed out',
+              html`<h1>Signed out</h1>
+                <p>Your session ended. <a href="/dashboard/login">Sign in again</a>.</p>`,
+            ),
+          ),
+        );
     }
     if (req.method === 'POST' && !sameToken(req.body?._csrf, session.csrfToken)) return refuseCsrf(res);
     res.locals.dashboardSession = session;
@@ -113,11 +127,17 @@ export function mountDashboard(app: Express, options: DashboardOptions): void {
       const action = page.actions?.[form._action ?? ''];
       if (!action) return renderPage(ctx, page, { errors: { [form._action ?? '']: 'Unknown action.' } }, 400);
       if (action.ownerOnly && ctx.role === 'member') {
-        return renderPage(ctx, page, { errors: { [form._action!]: 'Only an owner of the organization may do this.' } }, 403);
+        return renderPage(
+          ctx,
+          page,
+          { errors: { [form._action!]: 'Only an owner of the organization may do this.' } },
+          403,
+        );
       }
       try {
         const outcome = await action.run(ctx, form);
-        if (outcome.reveal) return renderPage(ctx, page, { errors: {}, notice: outcome.notice, reveal: outcome.reveal });
+        if (outcome.reveal)
+          return renderPage(ctx, page, { errors: {}, notice: outcome.notice, reveal: outcome.reveal });
         setCookie(req, res, NOTICE_COOKIE, outcome.notice, 60);
         const target = outcome.redirect ?? req.originalUrl;
         res.redirect(303, target.startsWith('/') ? target : `${ctx.base}/${target}`);
@@ -143,7 +163,10 @@ async function renderPage(ctx: PageContext, page: (typeof PAGES)[number], state:
     body = html`<p class="error" role="alert">${error.explanation}</p>`;
     status = error.status >= 500 ? 502 : status;
   }
-  ctx.res.status(status).type('html').send(String(pageDocument(ctx, page.section, page.title(ctx), state, body)));
+  ctx.res
+    .status(status)
+    .type('html')
+    .send(String(pageDocument(ctx, page.section, page.title(ctx), state, body)));
 }
 
 /**
@@ -176,35 +199,67 @@ async function contextFor(req: Request, res: Response, options: DashboardOptions
     role: session.principal.kind === 'operator' ? 'operator' : session.principal.user.role,
     now: options.now,
     params: Object.fromEntries(Object.entries(req.params).map(([k, v]) => [k, String(v)])),
-    query: Object.fromEntries(Object.entries(req.query).filter(([, v]) => typeof v === 'string')) as Record<string, string>,
+    query: Object.fromEntries(Object.entries(req.query).filter(([, v]) => typeof v === 'string')) as Record<
+      string,
+      string
+    >,
   };
 }
 
 function sendLogin(req: Request, res: Response, state: { error?: string; email?: string }, status = 200) {
   const csrf = loginCsrf(req, res);
-  const body = html`<h1>Sign in</h1>${state.error ? html`<p class="error" role="alert">${state.error}</p>` : ''}
-<form class="card" method="post" action="/dashboard/login"><h2>Merchant user</h2><input type="hidden" name="_csrf" value="${csrf}">
-<label for="email">Email</label><input id="email" name="email" type="email" autocomplete="username" required value="${state.email ?? ''}">
-<label for="password">Password</label><input id="password" name="password" type="password" autocomplete="current-password" required>
-<div><button type="submit">Sign in</button></div></form>
-<form class="card" method="post" action="/dashboard/login"><h2>Operator</h2><input type="hidden" name="_csrf" value="${csrf}">
-<label for="admin_token">Admin token</label><input id="admin_token" name="admin_token" type="password" autocomplete="off" required>
-<div><button type="submit">Sign in as operator</button></div></form>`;
-  res.status(status).type('html').send(String(bareDocument('Sign in', body)));
+  const body = html`<h1>Sign in</h1>
+    ${state.error ? html`<p class="error" role="alert">${state.error}</p>` : ''}
+    <form class="card" method="post" action="/dashboard/login">
+      <h2>Merchant user</h2>
+      <input type="hidden" name="_csrf" value="${csrf}" /> <label for="email">Email</label
+      ><input id="email" name="email" type="email" autocomplete="username" required value="${state.email ?? ''}" />
+      <label for="password">Password</label
+      ><input id="password" name="password" type="password" autocomplete="current-password" required />
+      <div><button type="submit">Sign in</button></div>
+    </form>
+    <form class="card" method="post" action="/dashboard/login">
+      <h2>Operator</h2>
+      <input type="hidden" name="_csrf" value="${csrf}" /> <label for="admin_token">Admin token</label
+      ><input id="admin_token" name="admin_token" type="password" autocomplete="off" required />
+      <div><button type="submit">Sign in as operator</button></div>
+    </form>`;
+  res
+    .status(status)
+    .type('html')
+    .send(String(bareDocument('Sign in', body)));
 }
 
 function refuseCsrf(res: Response) {
   res
     .status(403)
     .type('html')
-    .send(String(bareDocument('Refused', html`<h1>Refused</h1><p class="error" role="alert">This form has expired or did not come from the dashboard. Go back, reload the page and try again.</p>`)));
+    .send(
+      String(
+        bareDocument(
+          'Refused',
+          html`<h1>Refused</h1>
+            <p class="error" role="alert">
+              This form has expired or did not come from the dashboard. Go back, reload the page and try again.
+            </p>`,
+        ),
+      ),
+    );
 }
 
 function notFoundPage(res: Response) {
   res
     .status(404)
     .type('html')
-    .send(String(bareDocument('Not found', html`<h1>Not found</h1><p>There is no such page, or it is not yours to see. <a href="/dashboard">Back to the dashboard</a>.</p>`)));
+    .send(
+      String(
+        bareDocument(
+          'Not found',
+          html`<h1>Not found</h1>
+            <p>There is no such page, or it is not yours to see. <a href="/dashboard">Back to the dashboard</a>.</p>`,
+        ),
+      ),
+    );
 }
 
 const ORGS_PER_PAGE = 25;
@@ -217,15 +272,21 @@ async function operatorHome(options: DashboardOptions, session: Session, req: Re
     [ORGS_PER_PAGE + 1, page * ORGS_PER_PAGE],
   );
   const items = rows.slice(0, ORGS_PER_PAGE);
-  const body = html`<h1>Organizations</h1>${
-    items.length
-      ? html`<ul>${items.map(
-          (o) =>
-            html`<li><a href="/dashboard/${o.id}/sandbox">${o.name}</a> <span class="muted">${o.id}</span></li>`,
-        )}</ul>`
-      : html`<p>No organizations yet.</p>`
-  }<nav class="pager" aria-label="Pages">${page > 0 ? html`<a href="/dashboard?page=${page - 1}">Previous page</a>` : ''}${
-    rows.length > ORGS_PER_PAGE ? html`<a href="/dashboard?page=${page + 1}">Next page</a>` : ''
-  }</nav>`;
+  const body = html`<h1>Organizations</h1>
+    ${
+      items.length
+        ? html`<ul>
+            ${items.map(
+              (o) =>
+                html`<li><a href="/dashboard/${o.id}/sandbox">${o.name}</a> <span class="muted">${o.id}</span></li>`,
+            )}
+          </ul>`
+        : html`<p>No organizations yet.</p>`
+    }
+    <nav class="pager" aria-label="Pages">
+      ${page > 0 ? html`<a href="/dashboard?page=${page - 1}">Previous page</a>` : ''}${
+        rows.length > ORGS_PER_PAGE ? html`<a href="/dashboard?page=${page + 1}">Next page</a>` : ''
+      }
+    </nav>`;
   return bareDocument('Organizations', body, signOutForm(session.csrfToken));
 }

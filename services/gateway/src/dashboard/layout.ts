@@ -17,13 +17,31 @@ export const SECTIONS: Array<{ section: string; label: string; path: string; san
 
 /** A page with no organization chrome: sign-in, invitations, the operator's organization list. */
 export function bareDocument(title: string, body: Html, signOut?: Html): Html {
-  return html`<!doctype html><html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width, initial-scale=1"><title>${title} · Billing dashboard</title><link rel="stylesheet" href="/dashboard/assets/app.css"><script src="/dashboard/assets/app.js" defer></script></head><body><a class="skip" href="#main">Skip to content</a><header class="top"><a class="brand" href="/dashboard">Billing dashboard</a>${
-    signOut ? html`<div class="who">${signOut}</div>` : ''
-  }</header><main id="main">${body}</main></body></html>`;
+  return html`<!doctype html>
+    <html lang="en">
+      <head>
+        <meta charset="utf-8" />
+        <meta name="viewport" content="width=device-width, initial-scale=1" />
+        <title>${title} · Billing dashboard</title>
+        <link rel="stylesheet" href="/dashboard/assets/app.css" />
+        <script src="/dashboard/assets/app.js" defer></script>
+      </head>
+      <body>
+        <a class="skip" href="#main">Skip to content</a>
+        <header class="top">
+          <a class="brand" href="/dashboard">Billing dashboard</a>${
+            signOut ? html`<div class="who">${signOut}</div>` : ''
+          }
+        </header>
+        <main id="main">${body}</main>
+      </body>
+    </html>`;
 }
 
 export function signOutForm(csrfToken: string): Html {
-  return html`<form class="inline" method="post" action="/dashboard/logout"><input type="hidden" name="_csrf" value="${csrfToken}"><button type="submit">Sign out</button></form>`;
+  return html`<form class="inline" method="post" action="/dashboard/logout">
+    <input type="hidden" name="_csrf" value="${csrfToken}" /><button type="submit">Sign out</button>
+  </form>`;
 }
 
 /** The organization's pages: who is signed in, the environment switch, the sections. */
@@ -37,21 +55,48 @@ export function pageDocument(ctx: PageContext, section: string, title: string, s
   const envLink = (slug: 'sandbox' | 'production', label: string) => {
     const current = ctx.envSlug === slug;
     const target = `/dashboard/${ctx.organization.id}/${slug}${rest && !rest.includes('/') ? `/${rest}` : ''}`;
-    return html`<a href="${target}"${current ? html` aria-current="page"` : ''}>${label}</a>`;
+    return html`<a href="${target}" ${current ? html` aria-current="page"` : ''}>${label}</a>`;
   };
   const sections = SECTIONS.filter((s) => sandbox || !s.sandboxOnly);
-  return html`<!doctype html><html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width, initial-scale=1"><title>${title} · ${
-    sandbox ? 'Sandbox · ' : ''
-  }${ctx.organization.name}</title><link rel="stylesheet" href="/dashboard/assets/app.css"><script src="/dashboard/assets/app.js" defer></script></head><body><a class="skip" href="#main">Skip to content</a><header class="top"><a class="brand" href="${ctx.base}">${
-    ctx.organization.name
-  }</a><nav class="envs" aria-label="Environment">${envLink('sandbox', 'Sandbox')}${envLink('production', 'Production')}</nav><div class="who">${who}${signOutFormFor(ctx)}</div></header>${
-    sandbox ? html`<p class="sandbox" role="note">Sandbox: test data only, no real money moves.</p>` : ''
-  }<div class="layout"><nav class="sections" aria-label="Sections"><ul>${sections.map(
-    (s) =>
-      html`<li><a href="${ctx.base}${s.path}"${s.section === section ? html` aria-current="page"` : ''}>${s.label}</a></li>`,
-  )}</ul></nav><main id="main"><h1>${title}${sandbox ? html` <span class="badge">Sandbox</span>` : ''}</h1>${
-    state.notice ? html`<p class="notice" role="status">${state.notice}</p>` : ''
-  }${state.reveal ?? ''}${body}</main></div></body></html>`;
+  return html`<!doctype html>
+    <html lang="en">
+      <head>
+        <meta charset="utf-8" />
+        <meta name="viewport" content="width=device-width, initial-scale=1" />
+        <title>${title} · ${sandbox ? 'Sandbox · ' : ''}${ctx.organization.name}</title>
+        <link rel="stylesheet" href="/dashboard/assets/app.css" />
+        <script src="/dashboard/assets/app.js" defer></script>
+      </head>
+      <body>
+        <a class="skip" href="#main">Skip to content</a>
+        <header class="top">
+          <a class="brand" href="${ctx.base}">${ctx.organization.name}</a>
+          <nav class="envs" aria-label="Environment">
+            ${envLink('sandbox', 'Sandbox')}${envLink('production', 'Production')}
+          </nav>
+          <div class="who">${who}${signOutFormFor(ctx)}</div>
+        </header>
+        ${sandbox ? html`<p class="sandbox" role="note">Sandbox: test data only, no real money moves.</p>` : ''}
+        <div class="layout">
+          <nav class="sections" aria-label="Sections">
+            <ul>
+              ${sections.map(
+                (s) =>
+                  html`<li>
+                    <a href="${ctx.base}${s.path}" ${s.section === section ? html` aria-current="page"` : ''}
+                      >${s.label}</a
+                    >
+                  </li>`,
+              )}
+            </ul>
+          </nav>
+          <main id="main">
+            <h1>${title}${sandbox ? html` <span class="badge">Sandbox</span>` : ''}</h1>
+            ${state.notice ? html`<p class="notice" role="status">${state.notice}</p>` : ''}${state.reveal ?? ''}${body}
+          </main>
+        </div>
+      </body>
+    </html>`;
 }
 
 const signOutFormFor = (ctx: PageContext) => signOutForm(ctx.session.csrfToken);

@@ -63,7 +63,11 @@ export interface DashboardPage {
 
 /** A hidden-field pair every form carries: the CSRF token, the action, and a key for idempotent POSTs. */
 export function formFields(ctx: PageContext, action: string): Html {
-  return html`<input type="hidden" name="_csrf" value="${ctx.session.csrfToken}"><input type="hidden" name="_action" value="${action}"><input type="hidden" name="_idem" value="${randomBytes(12).toString('hex')}">`;
+  return html`<input type="hidden" name="_csrf" value="${ctx.session.csrfToken}" /><input
+      type="hidden"
+      name="_action"
+      value="${action}"
+    /><input type="hidden" name="_idem" value="${randomBytes(12).toString('hex')}" />`;
 }
 
 /** The error an action left, shown where its form is. */
@@ -80,48 +84,99 @@ export function buttonForm(
   fields: Record<string, string> = {},
   options: { confirm?: string; danger?: boolean; path?: string; accessibleName?: string } = {},
 ): Html {
-  const hidden = Object.entries(fields).map(([name, value]) => html`<input type="hidden" name="${name}" value="${value}">`);
-  return html`<form class="inline" method="post" action="${options.path ?? ctx.req.baseUrl + ctx.req.path}"${
-    options.confirm ? html` data-confirm="${options.confirm}"` : ''
-  }>${formFields(ctx, action)}${hidden}<button type="submit"${options.danger ? html` class="danger"` : ''}${
-    options.accessibleName ? html` aria-label="${options.accessibleName}"` : ''
-  }>${label}</button></form>`;
+  const hidden = Object.entries(fields).map(
+    ([name, value]) => html`<input type="hidden" name="${name}" value="${value}" />`,
+  );
+  return html`<form
+    class="inline"
+    method="post"
+    action="${options.path ?? ctx.req.baseUrl + ctx.req.path}"
+    ${options.confirm ? html` data-confirm="${options.confirm}"` : ''}
+  >
+    ${formFields(ctx, action)}${hidden}<button
+      type="submit"
+      ${options.danger ? html` class="danger"` : ''}${
+        options.accessibleName ? html` aria-label="${options.accessibleName}"` : ''
+      }
+    >
+      ${label}
+    </button>
+  </form>`;
 }
 
 /** A labelled input; `id` ties the label to it. */
 export function field(
   id: string,
   label: string,
-  input: { name: string; type?: string; value?: string | number | null; required?: boolean; extra?: Html; hint?: string },
+  input: {
+    name: string;
+    type?: string;
+    value?: string | number | null;
+    required?: boolean;
+    extra?: Html;
+    hint?: string;
+  },
 ): Html {
   const hintId = input.hint ? `${id}-hint` : undefined;
-  return html`<label for="${id}">${label}</label><input id="${id}" name="${input.name}" type="${input.type ?? 'text'}"${
-    input.value !== undefined && input.value !== null ? html` value="${String(input.value)}"` : ''
-  }${input.required ? html` required` : ''}${hintId ? html` aria-describedby="${hintId}"` : ''}${input.extra ?? ''}>${
-    input.hint ? html`<div class="muted" id="${hintId}">${input.hint}</div>` : ''
-  }`;
+  return html`<label for="${id}">${label}</label
+    ><input
+      id="${id}"
+      name="${input.name}"
+      type="${input.type ?? 'text'}"
+      ${
+        input.value !== undefined && input.value !== null ? html` value="${String(input.value)}"` : ''
+      }${input.required ? html` required` : ''}${hintId ? html` aria-describedby="${hintId}"` : ''}${input.extra ?? ''}
+    />${input.hint ? html`<div class="muted" id="${hintId}">${input.hint}</div>` : ''}`;
 }
 
-export function select(id: string, label: string, name: string, options: Array<[string, string]>, selected?: string): Html {
-  return html`<label for="${id}">${label}</label><select id="${id}" name="${name}">${options.map(
-    ([value, text]) => html`<option value="${value}"${value === selected ? html` selected` : ''}>${text}</option>`,
-  )}</select>`;
+export function select(
+  id: string,
+  label: string,
+  name: string,
+  options: Array<[string, string]>,
+  selected?: string,
+): Html {
+  return html`<label for="${id}">${label}</label
+    ><select id="${id}" name="${name}">
+      ${options.map(
+        ([value, text]) => html`<option value="${value}" ${value === selected ? html` selected` : ''}>${text}</option>`,
+      )}
+    </select>`;
 }
 
 /** A table that scrolls sideways on a phone rather than overflowing the page. */
 export function table(caption: string, headers: string[], rows: Html[], empty = 'Nothing yet.'): Html {
   if (rows.length === 0) return html`<p class="muted">${empty}</p>`;
-  return html`<div class="table" role="region" aria-label="${caption}" tabindex="0"><table><caption class="muted">${caption}</caption><thead><tr>${headers.map(
-    (h) => html`<th scope="col">${h}</th>`,
-  )}</tr></thead><tbody>${rows}</tbody></table></div>`;
+  return html`<div class="table" role="region" aria-label="${caption}" tabindex="0">
+    <table>
+      <caption class="muted">
+        ${caption}
+      </caption>
+      <thead>
+        <tr>
+          ${headers.map((h) => html`<th scope="col">${h}</th>`)}
+        </tr>
+      </thead>
+      <tbody>
+        ${rows}
+      </tbody>
+    </table>
+  </div>`;
 }
 
 /** Cursor paging: a link to the next page after the last item, and back to the first. */
-export function pager(ctx: PageContext, hasMore: boolean, lastId: string | undefined, extra: Record<string, string> = {}): Html {
+export function pager(
+  ctx: PageContext,
+  hasMore: boolean,
+  lastId: string | undefined,
+  extra: Record<string, string> = {},
+): Html {
   const first = new URLSearchParams(extra).toString();
   const next = new URLSearchParams({ ...extra, after: lastId ?? '' }).toString();
   const here = ctx.req.baseUrl + ctx.req.path;
-  return html`<nav class="pager" aria-label="Pages">${ctx.query.after ? html`<a href="${here}${first ? `?${first}` : ''}">First page</a>` : ''}${
-    hasMore && lastId ? html`<a href="${here}?${next}">Next page</a>` : ''
-  }</nav>`;
+  return html`<nav class="pager" aria-label="Pages">
+    ${ctx.query.after ? html`<a href="${here}${first ? `?${first}` : ''}">First page</a>` : ''}${
+      hasMore && lastId ? html`<a href="${here}?${next}">Next page</a>` : ''
+    }
+  </nav>`;
 }

@@ -183,10 +183,10 @@ export class DashboardStore {
       operator: boolean;
       csrf_token: string;
       expires_at: Date | string;
-    }>(`SELECT user_id, operator, csrf_token, expires_at FROM ${this.t.sessions} WHERE token_hash = $1 AND expires_at > $2`, [
-      digest(token),
-      now,
-    ]);
+    }>(
+      `SELECT user_id, operator, csrf_token, expires_at FROM ${this.t.sessions} WHERE token_hash = $1 AND expires_at > $2`,
+      [digest(token), now],
+    );
     const row = rows[0];
     if (!row) return undefined;
     const base = { csrfToken: row.csrf_token, expiresAt: new Date(row.expires_at) };

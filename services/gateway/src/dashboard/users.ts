@@ -13,7 +13,10 @@ import { type DashboardStore, type DashboardUser, ROLES, digest, newSecret } fro
 const INVITATION_TTL_MS = 7 * 24 * 60 * 60_000;
 
 const CreateUserBody = z.strictObject({
-  email: z.email().max(254).transform((email) => email.toLowerCase()),
+  email: z
+    .email()
+    .max(254)
+    .transform((email) => email.toLowerCase()),
   role: z.enum(ROLES),
   password: z.string().min(MIN_PASSWORD_LENGTH).max(200).optional(),
 });
@@ -42,7 +45,11 @@ export function mountDashboardUserAdminRoutes(
   const { store } = options;
   const users = '/admin/v1/organizations/:org_id/users';
   const organizationExists = async (req: Request, _res: Response, next: (err?: unknown) => void) => {
-    next((await findOrganization(options.sql, options.schema, String(req.params.org_id))) ? undefined : notFound('Organization not found'));
+    next(
+      (await findOrganization(options.sql, options.schema, String(req.params.org_id)))
+        ? undefined
+        : notFound('Organization not found'),
+    );
   };
   app.post(users, validate({ body: CreateUserBody }), organizationExists, async (req, res) => {
     const body = req.body as z.infer<typeof CreateUserBody>;
@@ -81,15 +88,40 @@ export function inviteRoutes(
 ): void {
   const form = (req: Request, res: Response, user: DashboardUser, error?: string, status = 200) => {
     const csrf = loginCsrf(req, res);
-    const body = html`<h1>Join as ${user.email}</h1>${error ? html`<p class="error" role="alert">${error}</p>` : ''}
-<form class="card" method="post"><input type="hidden" name="_csrf" value="${csrf}">
-<label for="password">Choose a password (at least ${MIN_PASSWORD_LENGTH} characters)</label><input id="password" name="password" type="password" autocomplete="new-password" minlength="${MIN_PASSWORD_LENGTH}" required>
-<div><button type="submit">Set password</button></div></form>`;
-    res.status(status).type('html').send(String(bareDocument('Accept invitation', body)));
+    const body = html`<h1>Join as ${user.email}</h1>
+      ${error ? html`<p class="error" role="alert">${error}</p>` : ''}
+      <form class="card" method="post">
+        <input type="hidden" name="_csrf" value="${csrf}" />
+        <label for="password">Choose a password (at least ${MIN_PASSWORD_LENGTH} characters)</label
+        ><input
+          id="password"
+          name="password"
+          type="password"
+          autocomplete="new-password"
+          minlength="${MIN_PASSWORD_LENGTH}"
+          required
+        />
+        <div><button type="submit">Set password</button></div>
+      </form>`;
+    res
+      .status(status)
+      .type('html')
+      .send(String(bareDocument('Accept invitation', body)));
   };
   const invited = (req: Request) => store.userByInvite(digest(String(req.params.token)), now());
   const gone = (res: Response) =>
-    res.status(404).type('html').send(String(bareDocument('Invitation', html`<h1>Invitation not found</h1><p>This invitation was used or has expired. Ask an owner for a new one.</p>`)));
+    res
+      .status(404)
+      .type('html')
+      .send(
+        String(
+          bareDocument(
+            'Invitation',
+            html`<h1>Invitation not found</h1>
+              <p>This invitation was used or has expired. Ask an owner for a new one.</p>`,
+          ),
+        ),
+      );
   router.get('/invite/:token', async (req, res) => {
     const user = await invited(req);
     return user ? form(req, res, user) : gone(res);
@@ -99,7 +131,8 @@ export function inviteRoutes(
     const user = await invited(req);
     if (!user) return gone(res);
     const password = String(req.body?.password ?? '');
-    if (password.length < MIN_PASSWORD_LENGTH) return form(req, res, user, `Use at least ${MIN_PASSWORD_LENGTH} characters.`, 422);
+    if (password.length < MIN_PASSWORD_LENGTH)
+      return form(req, res, user, `Use at least ${MIN_PASSWORD_LENGTH} characters.`, 422);
     await store.setPassword(user.id, await hashPassword(password));
     res.redirect(303, '/dashboard/login');
   });

@@ -110,7 +110,11 @@ export async function customerNames(sql: SqlExecutor, schema: string, tenant: Te
   );
   const known = rows[0];
   if (!known) return given;
-  return { customerId: known.id, externalId: given.externalId ?? known.external_id, email: given.email ?? known.email_key };
+  return {
+    customerId: known.id,
+    externalId: given.externalId ?? known.external_id,
+    email: given.email ?? known.email_key,
+  };
 }
 
 /** A customer as billing publishes it: `customer.created` and `customer.updated` carry it whole. */
@@ -127,6 +131,13 @@ export async function upsertCustomer(
      ON CONFLICT (organization, environment, id) DO UPDATE
        SET email_key = EXCLUDED.email_key, external_id = EXCLUDED.external_id, updated_at = EXCLUDED.updated_at
      WHERE ${table}.updated_at <= EXCLUDED.updated_at`,
-    [tenant.organization, tenant.environment, customer.id, emailKey(customer.email), customer.external_id, customer.updated_at],
+    [
+      tenant.organization,
+      tenant.environment,
+      customer.id,
+      emailKey(customer.email),
+      customer.external_id,
+      customer.updated_at,
+    ],
   );
 }

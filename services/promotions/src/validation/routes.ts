@@ -122,7 +122,12 @@ export function mountValidationRoutes(app: Express, { store, now }: ServiceConte
   /** Runs a command on the stream of the caller's redemption `id`; 404 when there is none. */
   async function onRedemption(
     req: Request,
-    command: (target: { promotionCodeId: string; organization: string; environment: Environment; now: Date }) => PromotionCodeCommand,
+    command: (target: {
+      promotionCodeId: string;
+      organization: string;
+      environment: Environment;
+      now: Date;
+    }) => PromotionCodeCommand,
   ) {
     const caller = callerOf(req);
     const id = String(req.params.id);

@@ -50,40 +50,114 @@ export const couponsPage: DashboardPage = {
     const couponName = new Map(coupons.data.map((c) => [c.id, c.name]));
     const couponRows = coupons.data.map(
       (c) =>
-        html`<tr><td>${c.name}</td><td>${discountText(c)}</td><td>${durationText(c)}</td><td>${c.active ? 'Active' : 'Inactive'}</td><td>${when(c.created_at)}</td><td>${
-          c.active ? buttonForm(ctx, 'deactivate-coupon', 'Deactivate', { coupon_id: c.id }, { accessibleName: `Deactivate coupon ${c.name}`, confirm: `Deactivate ${c.name}?` }) : ''
-        }</td></tr>`,
+        html`<tr>
+          <td>${c.name}</td>
+          <td>${discountText(c)}</td>
+          <td>${durationText(c)}</td>
+          <td>${c.active ? 'Active' : 'Inactive'}</td>
+          <td>${when(c.created_at)}</td>
+          <td>
+            ${
+              c.active
+                ? buttonForm(
+                    ctx,
+                    'deactivate-coupon',
+                    'Deactivate',
+                    { coupon_id: c.id },
+                    { accessibleName: `Deactivate coupon ${c.name}`, confirm: `Deactivate ${c.name}?` },
+                  )
+                : ''
+            }
+          </td>
+        </tr>`,
     );
     const codeRows = codes.data.promotion_codes.map(
       (p) =>
-        html`<tr><td><a href="${ctx.base}/promotion-codes/${p.id}">${p.code}</a></td><td>${couponName.get(p.coupon_id) ?? p.coupon_id}</td><td>${p.current_redemptions}${
-          p.max_redemptions ? ` / ${p.max_redemptions}` : ''
-        }</td><td>${p.active ? 'Active' : 'Inactive'}</td><td>${when(p.valid_until)}</td><td>${
-          p.active ? buttonForm(ctx, 'deactivate-code', 'Deactivate', { code_id: p.id }, { accessibleName: `Deactivate code ${p.code}`, confirm: `Deactivate ${p.code}?` }) : ''
-        }</td></tr>`,
+        html`<tr>
+          <td><a href="${ctx.base}/promotion-codes/${p.id}">${p.code}</a></td>
+          <td>${couponName.get(p.coupon_id) ?? p.coupon_id}</td>
+          <td>${p.current_redemptions}${p.max_redemptions ? ` / ${p.max_redemptions}` : ''}</td>
+          <td>${p.active ? 'Active' : 'Inactive'}</td>
+          <td>${when(p.valid_until)}</td>
+          <td>
+            ${
+              p.active
+                ? buttonForm(
+                    ctx,
+                    'deactivate-code',
+                    'Deactivate',
+                    { code_id: p.id },
+                    { accessibleName: `Deactivate code ${p.code}`, confirm: `Deactivate ${p.code}?` },
+                  )
+                : ''
+            }
+          </td>
+        </tr>`,
     );
     const v = (name: string) => prefill(state.form, name);
     const activeCoupons = coupons.data.filter((c) => c.active);
-    return html`<h2 id="coupons">Coupons</h2>${errorFor(state, 'deactivate-coupon')}
-${table('Coupons', ['Name', 'Discount', 'Duration', 'Status', 'Created', ''], couponRows, 'No coupons yet.')}${pager(ctx, coupons.has_more, coupons.data.at(-1)?.id)}
-<form class="card" method="post" aria-labelledby="create-coupon"><h3 id="create-coupon">Create a coupon</h3>${formFields(ctx, 'create-coupon')}${errorFor(state, 'create-coupon')}
-${field('c-name', 'Name', { name: 'name', value: v('name'), required: true })}
-${select('c-type', 'Discount type', 'discount_type', [['PERCENTAGE', 'Percentage'], ['FIXED_AMOUNT', 'Fixed amount (TWD)'], ['FIRST_PERIOD_PRICE', 'First period price (TWD)']], v('discount_type'))}
-${field('c-amount', 'Amount (percent or whole TWD)', { name: 'discount_amount', type: 'number', value: v('discount_amount'), required: true, extra: html` min="0"` })}
-${select('c-duration', 'Duration', 'duration', [['once', 'Once'], ['repeating', 'Several months'], ['forever', 'Forever']], v('duration'))}
-${field('c-months', 'Months (when several months)', { name: 'duration_in_months', type: 'number', value: v('duration_in_months'), extra: html` min="1"` })}
-<div><button type="submit">Create coupon</button></div></form>
-<h2 id="codes">Promotion codes</h2>${errorFor(state, 'deactivate-code')}
-${table('Promotion codes', ['Code', 'Coupon', 'Redemptions', 'Status', 'Valid until', ''], codeRows, 'No promotion codes yet.')}
-<nav class="pager" aria-label="Promotion code pages">${offset > 0 ? html`<a href="${ctx.base}/coupons?codes_offset=${Math.max(0, offset - CODES_PER_PAGE)}">Previous codes</a>` : ''}${
-      offset + CODES_PER_PAGE < codes.data.total ? html`<a href="${ctx.base}/coupons?codes_offset=${offset + CODES_PER_PAGE}">More codes</a>` : ''
-    }</nav>
-<form class="card" method="post" aria-labelledby="create-code"><h3 id="create-code">Create a promotion code</h3>${formFields(ctx, 'create-code')}${errorFor(state, 'create-code')}
-${field('pc-code', 'Code (3-20 uppercase letters and digits)', { name: 'code', value: v('code'), required: true })}
-${activeCoupons.length ? select('pc-coupon', 'Coupon', 'coupon_id', activeCoupons.map((c) => [c.id, `${c.name} (${discountText(c)})`]), v('coupon_id')) : html`<p class="muted">Create a coupon first.</p>`}
-${field('pc-max', 'Maximum redemptions (optional)', { name: 'max_redemptions', type: 'number', value: v('max_redemptions'), extra: html` min="1"` })}
-${field('pc-until', 'Valid until (UTC, optional)', { name: 'valid_until', type: 'datetime-local', value: v('valid_until') })}
-<div><button type="submit"${activeCoupons.length ? '' : html` disabled`}>Create promotion code</button></div></form>`;
+    return html`<h2 id="coupons">Coupons</h2>
+      ${errorFor(state, 'deactivate-coupon')}
+      ${table('Coupons', ['Name', 'Discount', 'Duration', 'Status', 'Created', ''], couponRows, 'No coupons yet.')}${pager(ctx, coupons.has_more, coupons.data.at(-1)?.id)}
+      <form class="card" method="post" aria-labelledby="create-coupon">
+        <h3 id="create-coupon">Create a coupon</h3>
+        ${formFields(ctx, 'create-coupon')}${errorFor(state, 'create-coupon')}
+        ${field('c-name', 'Name', { name: 'name', value: v('name'), required: true })}
+        ${select(
+          'c-type',
+          'Discount type',
+          'discount_type',
+          [
+            ['PERCENTAGE', 'Percentage'],
+            ['FIXED_AMOUNT', 'Fixed amount (TWD)'],
+            ['FIRST_PERIOD_PRICE', 'First period price (TWD)'],
+          ],
+          v('discount_type'),
+        )}
+        ${field('c-amount', 'Amount (percent or whole TWD)', { name: 'discount_amount', type: 'number', value: v('discount_amount'), required: true, extra: html` min="0"` })}
+        ${select(
+          'c-duration',
+          'Duration',
+          'duration',
+          [
+            ['once', 'Once'],
+            ['repeating', 'Several months'],
+            ['forever', 'Forever'],
+          ],
+          v('duration'),
+        )}
+        ${field('c-months', 'Months (when several months)', { name: 'duration_in_months', type: 'number', value: v('duration_in_months'), extra: html` min="1"` })}
+        <div><button type="submit">Create coupon</button></div>
+      </form>
+      <h2 id="codes">Promotion codes</h2>
+      ${errorFor(state, 'deactivate-code')}
+      ${table('Promotion codes', ['Code', 'Coupon', 'Redemptions', 'Status', 'Valid until', ''], codeRows, 'No promotion codes yet.')}
+      <nav class="pager" aria-label="Promotion code pages">
+        ${offset > 0 ? html`<a href="${ctx.base}/coupons?codes_offset=${Math.max(0, offset - CODES_PER_PAGE)}">Previous codes</a>` : ''}${
+          offset + CODES_PER_PAGE < codes.data.total
+            ? html`<a href="${ctx.base}/coupons?codes_offset=${offset + CODES_PER_PAGE}">More codes</a>`
+            : ''
+        }
+      </nav>
+      <form class="card" method="post" aria-labelledby="create-code">
+        <h3 id="create-code">Create a promotion code</h3>
+        ${formFields(ctx, 'create-code')}${errorFor(state, 'create-code')}
+        ${field('pc-code', 'Code (3-20 uppercase letters and digits)', { name: 'code', value: v('code'), required: true })}
+        ${
+          activeCoupons.length
+            ? select(
+                'pc-coupon',
+                'Coupon',
+                'coupon_id',
+                activeCoupons.map((c) => [c.id, `${c.name} (${discountText(c)})`]),
+                v('coupon_id'),
+              )
+            : html`<p class="muted">Create a coupon first.</p>`
+        }
+        ${field('pc-max', 'Maximum redemptions (optional)', { name: 'max_redemptions', type: 'number', value: v('max_redemptions'), extra: html` min="1"` })}
+        ${field('pc-until', 'Valid until (UTC, optional)', { name: 'valid_until', type: 'datetime-local', value: v('valid_until') })}
+        <div><button type="submit" ${activeCoupons.length ? '' : html` disabled`}>Create promotion code</button></div>
+      </form>`;
   },
   actions: {
     'create-coupon': {
@@ -152,18 +226,38 @@ export const promotionCodePage: DashboardPage = {
     const code = (await ctx.api.v1<{ data: PromotionCode }>('GET', `/promotion-codes/${id}`)).data;
     const offset = Math.max(0, Number(ctx.query.offset) || 0);
     const redemptions = (
-      await ctx.api.v1<{ data: { redemptions: Redemption[]; total: number; active_count: number; voided_count: number } }>(
-        'GET',
-        `/promotion-codes/${id}/redemptions?limit=20&offset=${offset}`,
-      )
+      await ctx.api.v1<{
+        data: { redemptions: Redemption[]; total: number; active_count: number; voided_count: number };
+      }>('GET', `/promotion-codes/${id}/redemptions?limit=20&offset=${offset}`)
     ).data;
     const rows = redemptions.redemptions.map(
       (r) =>
-        html`<tr><td>${when(r.redeemed_at)}</td><td><a href="${ctx.base}/customers/${r.customer_id}">${r.customer_id}</a></td><td>${r.order_id}</td><td>${twd(r.discount_amount)}</td><td>${r.status}</td></tr>`,
+        html`<tr>
+          <td>${when(r.redeemed_at)}</td>
+          <td><a href="${ctx.base}/customers/${r.customer_id}">${r.customer_id}</a></td>
+          <td>${r.order_id}</td>
+          <td>${twd(r.discount_amount)}</td>
+          <td>${r.status}</td>
+        </tr>`,
     );
-    return html`<section class="card" aria-label="Promotion code"><h2>${code.code}</h2><dl class="facts"><dt>ID</dt><dd>${code.id}</dd><dt>Coupon</dt><dd>${code.coupon_id}</dd><dt>Status</dt><dd>${code.active ? 'Active' : 'Inactive'}</dd><dt>Redemptions</dt><dd>${redemptions.active_count} active, ${redemptions.voided_count} voided</dd></dl></section>
-<h2>Redemptions</h2>${table('Redemptions', ['When', 'Customer', 'Order', 'Discount', 'Status'], rows, 'Not redeemed yet.')}
-<nav class="pager" aria-label="Pages">${offset > 0 ? html`<a href="?offset=${Math.max(0, offset - 20)}">Previous page</a>` : ''}${offset + 20 < redemptions.total ? html`<a href="?offset=${offset + 20}">Next page</a>` : ''}</nav>
-${await historySection(ctx, code.id)}`;
+    return html`<section class="card" aria-label="Promotion code">
+        <h2>${code.code}</h2>
+        <dl class="facts">
+          <dt>ID</dt>
+          <dd>${code.id}</dd>
+          <dt>Coupon</dt>
+          <dd>${code.coupon_id}</dd>
+          <dt>Status</dt>
+          <dd>${code.active ? 'Active' : 'Inactive'}</dd>
+          <dt>Redemptions</dt>
+          <dd>${redemptions.active_count} active, ${redemptions.voided_count} voided</dd>
+        </dl>
+      </section>
+      <h2>Redemptions</h2>
+      ${table('Redemptions', ['When', 'Customer', 'Order', 'Discount', 'Status'], rows, 'Not redeemed yet.')}
+      <nav class="pager" aria-label="Pages">
+        ${offset > 0 ? html`<a href="?offset=${Math.max(0, offset - 20)}">Previous page</a>` : ''}${offset + 20 < redemptions.total ? html`<a href="?offset=${offset + 20}">Next page</a>` : ''}
+      </nav>
+      ${await historySection(ctx, code.id)}`;
   },
 };

@@ -40,13 +40,20 @@ interface Payment {
 export function invoiceRows(ctx: PageContext, invoices: Invoice[], lastCell?: (invoice: Invoice) => Html): Html[] {
   return invoices.map(
     (i) =>
-      html`<tr><td><a href="${ctx.base}/invoices/${i.id}">${i.number}</a></td><td>${i.status}</td><td>${twd(i.total)}</td><td>${twd(i.amount_paid)}</td><td>${twd(i.amount_refunded)}</td><td>${when(i.period_start)} – ${when(i.period_end)}</td>${
-        lastCell ? html`<td>${lastCell(i)}</td>` : ''
-      }</tr>`,
+      html`<tr>
+        <td><a href="${ctx.base}/invoices/${i.id}">${i.number}</a></td>
+        <td>${i.status}</td>
+        <td>${twd(i.total)}</td>
+        <td>${twd(i.amount_paid)}</td>
+        <td>${twd(i.amount_refunded)}</td>
+        <td>${when(i.period_start)} – ${when(i.period_end)}</td>
+        ${lastCell ? html`<td>${lastCell(i)}</td>` : ''}
+      </tr>`,
   );
 }
 
-export const refundable = (invoice: Invoice) => invoice.status === 'paid' && invoice.amount_refunded < invoice.amount_paid;
+export const refundable = (invoice: Invoice) =>
+  invoice.status === 'paid' && invoice.amount_refunded < invoice.amount_paid;
 export const INVOICE_HEADERS = ['Number', 'Status', 'Total', 'Paid', 'Refunded', 'Period'];
 
 export const customersPage: DashboardPage = {
@@ -58,10 +65,21 @@ export const customersPage: DashboardPage = {
     const list = q ? await searchCustomers(ctx, q) : await listCustomers(ctx);
     const rows = list.data.map(
       (c) =>
-        html`<tr><td><a href="${ctx.base}/customers/${c.id}">${c.email}</a></td><td>${c.name ?? '—'}</td><td>${c.external_id ?? '—'}</td><td>${c.subscriptions_count ?? '—'}</td><td>${c.status}</td><td>${when(c.created_at)}</td></tr>`,
+        html`<tr>
+          <td><a href="${ctx.base}/customers/${c.id}">${c.email}</a></td>
+          <td>${c.name ?? '—'}</td>
+          <td>${c.external_id ?? '—'}</td>
+          <td>${c.subscriptions_count ?? '—'}</td>
+          <td>${c.status}</td>
+          <td>${when(c.created_at)}</td>
+        </tr>`,
     );
-    return html`<form class="card" method="get" role="search"><label for="q">Search by email, name, external id or id</label><input id="q" name="q" type="search" value="${q}"> <button type="submit">Search</button>${q ? html` <a href="${ctx.base}/customers">Clear</a>` : ''}</form>
-${table(q ? `Customers matching ${q}` : 'Customers', ['Email', 'Name', 'External id', 'Subscriptions', 'Status', 'Created'], rows, q ? 'No customer matches.' : 'No customers yet.')}${pager(ctx, list.has_more, list.data.at(-1)?.id, q ? { q } : {})}`;
+    return html`<form class="card" method="get" role="search">
+        <label for="q">Search by email, name, external id or id</label
+        ><input id="q" name="q" type="search" value="${q}" />
+        <button type="submit">Search</button>${q ? html` <a href="${ctx.base}/customers">Clear</a>` : ''}
+      </form>
+      ${table(q ? `Customers matching ${q}` : 'Customers', ['Email', 'Name', 'External id', 'Subscriptions', 'Status', 'Created'], rows, q ? 'No customer matches.' : 'No customers yet.')}${pager(ctx, list.has_more, list.data.at(-1)?.id, q ? { q } : {})}`;
   },
 };
 
@@ -83,7 +101,8 @@ async function optional(title: string, read: () => Promise<Html>): Promise<Html>
     return await read();
   } catch (error) {
     if (!(error instanceof ApiFailure)) throw error;
-    return html`<h2>${title}</h2><p class="error" role="alert">${title} could not be read: ${error.explanation}</p>`;
+    return html`<h2>${title}</h2>
+      <p class="error" role="alert">${title} could not be read: ${error.explanation}</p>`;
   }
 }
 
@@ -99,20 +118,49 @@ export const customerPage: DashboardPage = {
     ]);
     const subscriptionRows = (customer.subscriptions ?? []).map(
       (s) =>
-        html`<tr><td><a href="${ctx.base}/subscriptions/${s.id}">${s.product.name}</a></td><td>${s.status}</td><td>${when(s.current_period_end)}</td></tr>`,
+        html`<tr>
+          <td><a href="${ctx.base}/subscriptions/${s.id}">${s.product.name}</a></td>
+          <td>${s.status}</td>
+          <td>${when(s.current_period_end)}</td>
+        </tr>`,
     );
     const payments = await optional('Payments', async () => {
-      const list = await ctx.api.admin<{ data: Payment[] }>('GET', `/customers/${id}/payments?environment=${ctx.environment}&limit=50`);
+      const list = await ctx.api.admin<{ data: Payment[] }>(
+        'GET',
+        `/customers/${id}/payments?environment=${ctx.environment}&limit=50`,
+      );
       const rows = list.data.map(
         (p) =>
-          html`<tr><td>${when(p.created_at)}</td><td>${twd(p.amount)}</td><td>${p.status}</td><td>${p.invoice_id ?? p.order_id ?? '—'}</td><td>${p.failure_message ?? ''}</td></tr>`,
+          html`<tr>
+            <td>${when(p.created_at)}</td>
+            <td>${twd(p.amount)}</td>
+            <td>${p.status}</td>
+            <td>${p.invoice_id ?? p.order_id ?? '—'}</td>
+            <td>${p.failure_message ?? ''}</td>
+          </tr>`,
       );
-      return html`<h2>Payments</h2>${table('Payments', ['When', 'Amount', 'Status', 'For', 'Failure'], rows, 'No payments.')}`;
+      return html`<h2>Payments</h2>
+        ${table('Payments', ['When', 'Amount', 'Status', 'For', 'Failure'], rows, 'No payments.')}`;
     });
-    return html`<section class="card" aria-label="Customer"><h2>${customer.email}</h2><dl class="facts"><dt>ID</dt><dd>${customer.id}</dd><dt>Name</dt><dd>${customer.name ?? '—'}</dd><dt>External id</dt><dd>${customer.external_id ?? '—'}</dd><dt>Status</dt><dd>${customer.status}</dd><dt>Created</dt><dd>${when(customer.created_at)}</dd></dl></section>
-<h2>Subscriptions</h2>${table('Subscriptions', ['Product', 'Status', 'Current period ends'], subscriptionRows, 'No subscriptions.')}
-<h2>Invoices</h2>${table('Invoices', INVOICE_HEADERS, invoiceRows(ctx, invoices.data), 'No invoices.')}
-${payments}
-${await historySection(ctx, customer.id)}`;
+    return html`<section class="card" aria-label="Customer">
+        <h2>${customer.email}</h2>
+        <dl class="facts">
+          <dt>ID</dt>
+          <dd>${customer.id}</dd>
+          <dt>Name</dt>
+          <dd>${customer.name ?? '—'}</dd>
+          <dt>External id</dt>
+          <dd>${customer.external_id ?? '—'}</dd>
+          <dt>Status</dt>
+          <dd>${customer.status}</dd>
+          <dt>Created</dt>
+          <dd>${when(customer.created_at)}</dd>
+        </dl>
+      </section>
+      <h2>Subscriptions</h2>
+      ${table('Subscriptions', ['Product', 'Status', 'Current period ends'], subscriptionRows, 'No subscriptions.')}
+      <h2>Invoices</h2>
+      ${table('Invoices', INVOICE_HEADERS, invoiceRows(ctx, invoices.data), 'No invoices.')} ${payments}
+      ${await historySection(ctx, customer.id)}`;
   },
 };

@@ -1,5 +1,6 @@
 /** Form values to API fields: empty inputs are left out, numbers parsed (a bad number is sent as text for the API to refuse). */
-export const text = (value: string | undefined) => (value === undefined || value.trim() === '' ? undefined : value.trim());
+export const text = (value: string | undefined) =>
+  value === undefined || value.trim() === '' ? undefined : value.trim();
 export const nullableText = (value: string | undefined) => text(value) ?? null;
 export function num(value: string | undefined): number | string | undefined {
   const given = text(value);

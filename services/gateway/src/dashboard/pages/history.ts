@@ -29,13 +29,26 @@ export async function historySection(ctx: PageContext, recordId: string): Promis
     hasMore = page.has_more;
   } catch (error) {
     if (!(error instanceof ApiFailure)) throw error;
-    return html`<h2 id="history">History</h2><p class="error" role="alert">The history could not be read: ${error.explanation}</p>`;
+    return html`<h2 id="history">History</h2>
+      <p class="error" role="alert">The history could not be read: ${error.explanation}</p>`;
   }
   const rows = events.map(
     (e) =>
-      html`<tr><td>${e.version}</td><td>${when(e.occurred_at)}</td><td><code>${e.type}</code></td><td>${actorText(e.actor)}</td><td><details><summary>Data</summary><pre>${JSON.stringify(e.data, null, 2)}</pre></details></td></tr>`,
+      html`<tr>
+        <td>${e.version}</td>
+        <td>${when(e.occurred_at)}</td>
+        <td><code>${e.type}</code></td>
+        <td>${actorText(e.actor)}</td>
+        <td>
+          <details>
+            <summary>Data</summary>
+            <pre>${JSON.stringify(e.data, null, 2)}</pre>
+          </details>
+        </td>
+      </tr>`,
   );
-  return html`<h2 id="history">History</h2>${table(`Event history of ${recordId}`, ['#', 'When', 'What', 'Who', 'Details'], rows, 'No events.')}${
-    hasMore ? html`<p class="muted">Showing the first 100 events.</p>` : ''
-  }`;
+  return html`<h2 id="history">History</h2>
+    ${table(`Event history of ${recordId}`, ['#', 'When', 'What', 'Who', 'Details'], rows, 'No events.')}${
+      hasMore ? html`<p class="muted">Showing the first 100 events.</p>` : ''
+    }`;
 }

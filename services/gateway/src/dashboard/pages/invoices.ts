@@ -4,7 +4,11 @@ import { type Invoice, refundable } from './customers';
 import { historySection } from './history';
 import { num } from './forms';
 
-type InvoiceWithLines = Invoice & { subtotal: number; discount_amount: number; lines: Array<{ description: string; amount: number; kind: string }> };
+type InvoiceWithLines = Invoice & {
+  subtotal: number;
+  discount_amount: number;
+  lines: Array<{ description: string; amount: number; kind: string }>;
+};
 
 export const invoicePage: DashboardPage = {
   path: 'invoices/:id',
@@ -12,18 +16,63 @@ export const invoicePage: DashboardPage = {
   title: () => 'Invoice',
   async view(ctx, state) {
     const i = await ctx.api.v1<InvoiceWithLines>('GET', `/invoices/${encodeURIComponent(ctx.params.id!)}`);
-    const lines = i.lines.map((l) => html`<tr><td>${l.description}</td><td>${l.kind}</td><td>${twd(l.amount)}</td></tr>`);
-    return html`<section class="card" aria-label="Invoice"><h2>${i.number} <span class="badge">${i.status}</span></h2><dl class="facts"><dt>ID</dt><dd>${i.id}</dd><dt>Customer</dt><dd><a href="${ctx.base}/customers/${i.customer_id}">${i.customer_id}</a></dd>${
-      i.subscription_id ? html`<dt>Subscription</dt><dd><a href="${ctx.base}/subscriptions/${i.subscription_id}">${i.subscription_id}</a></dd>` : ''
-    }<dt>Subtotal</dt><dd>${twd(i.subtotal)}</dd><dt>Discount</dt><dd>${twd(i.discount_amount)}</dd><dt>Total</dt><dd>${twd(i.total)}</dd><dt>Paid</dt><dd>${twd(i.amount_paid)} ${when(i.paid_at)}</dd><dt>Refunded</dt><dd>${twd(i.amount_refunded)}</dd><dt>Period</dt><dd>${when(i.period_start)} – ${when(i.period_end)}</dd></dl></section>
-<h2>Lines</h2>${table('Invoice lines', ['Description', 'Kind', 'Amount'], lines)}
-${refundable(i) ? html`<h2 id="refund">Refund</h2><form class="card" method="post" aria-labelledby="refund" data-confirm="Refund this invoice?">${formFields(ctx, 'refund')}${errorFor(state, 'refund')}${field('r-amount', `Amount in TWD (empty: everything not refunded yet, ${twd(i.amount_paid - i.amount_refunded)})`, { name: 'amount', type: 'number', extra: html` min="1" max="${i.amount_paid - i.amount_refunded}"` })}<div><button type="submit" class="danger">Refund</button></div></form>` : ''}
-${await historySection(ctx, i.id)}`;
+    const lines = i.lines.map(
+      (l) =>
+        html`<tr>
+          <td>${l.description}</td>
+          <td>${l.kind}</td>
+          <td>${twd(l.amount)}</td>
+        </tr>`,
+    );
+    return html`<section class="card" aria-label="Invoice">
+        <h2>${i.number} <span class="badge">${i.status}</span></h2>
+        <dl class="facts">
+          <dt>ID</dt>
+          <dd>${i.id}</dd>
+          <dt>Customer</dt>
+          <dd><a href="${ctx.base}/customers/${i.customer_id}">${i.customer_id}</a></dd>
+          ${
+            i.subscription_id
+              ? html`<dt>Subscription</dt>
+                  <dd><a href="${ctx.base}/subscriptions/${i.subscription_id}">${i.subscription_id}</a></dd>`
+              : ''
+          }
+          <dt>Subtotal</dt>
+          <dd>${twd(i.subtotal)}</dd>
+          <dt>Discount</dt>
+          <dd>${twd(i.discount_amount)}</dd>
+          <dt>Total</dt>
+          <dd>${twd(i.total)}</dd>
+          <dt>Paid</dt>
+          <dd>${twd(i.amount_paid)} ${when(i.paid_at)}</dd>
+          <dt>Refunded</dt>
+          <dd>${twd(i.amount_refunded)}</dd>
+          <dt>Period</dt>
+          <dd>${when(i.period_start)} – ${when(i.period_end)}</dd>
+        </dl>
+      </section>
+      <h2>Lines</h2>
+      ${table('Invoice lines', ['Description', 'Kind', 'Amount'], lines)}
+      ${
+        refundable(i)
+          ? html`<h2 id="refund">Refund</h2>
+              <form class="card" method="post" aria-labelledby="refund" data-confirm="Refund this invoice?">
+                ${formFields(ctx, 'refund')}${errorFor(state, 'refund')}${field('r-amount', `Amount in TWD (empty: everything not refunded yet, ${twd(i.amount_paid - i.amount_refunded)})`, { name: 'amount', type: 'number', extra: html` min="1" max="${i.amount_paid - i.amount_refunded}"` })}
+                <div><button type="submit" class="danger">Refund</button></div>
+              </form>`
+          : ''
+      }
+      ${await historySection(ctx, i.id)}`;
   },
   actions: {
     refund: {
       async run(ctx, form) {
-        await ctx.api.v1('POST', '/refunds', { invoice_id: ctx.params.id, amount: num(form.amount) }, { idempotencyKey: form._idem });
+        await ctx.api.v1(
+          'POST',
+          '/refunds',
+          { invoice_id: ctx.params.id, amount: num(form.amount) },
+          { idempotencyKey: form._idem },
+        );
         return { notice: 'Refund issued.' };
       },
     },

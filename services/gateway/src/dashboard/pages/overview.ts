@@ -22,20 +22,69 @@ const taipeiDate = (now: Date, daysBack: number) =>
 const HEIGHT = 120;
 
 /** An inline SVG line chart with its numbers in a table for screen readers and keyboards. */
-function chart(title: string, days: Day[], series: Array<{ label: string; value: (d: Day) => number; color: string }>, format = (n: number) => String(n)): Html {
+function chart(
+  title: string,
+  days: Day[],
+  series: Array<{ label: string; value: (d: Day) => number; color: string }>,
+  format = (n: number) => String(n),
+): Html {
   const max = Math.max(1, ...days.flatMap((d) => series.map((s) => s.value(d))));
   const x = (i: number) => (days.length <= 1 ? WIDTH / 2 : (i / (days.length - 1)) * WIDTH);
   const y = (v: number) => HEIGHT - (v / max) * (HEIGHT - 10);
   const lines = series.map(
-    (s) => html`<polyline fill="none" stroke="${s.color}" stroke-width="2" points="${days.map((d, i) => `${x(i).toFixed(1)},${y(s.value(d)).toFixed(1)}`).join(' ')}"/>`,
+    (s) =>
+      html`<polyline
+        fill="none"
+        stroke="${s.color}"
+        stroke-width="2"
+        points="${days.map((d, i) => `${x(i).toFixed(1)},${y(s.value(d)).toFixed(1)}`).join(' ')}"
+      />`,
   );
   const last = days.at(-1);
-  const summary = series.map((s) => `${s.label}: ${last ? format(s.value(last)) : 0} on ${last?.date ?? '—'}`).join('; ');
-  return html`<figure class="card"><figcaption>${title}</figcaption><svg class="chart" viewBox="0 -4 ${WIDTH} ${HEIGHT + 8}" role="img" aria-label="${title}. ${summary}. Highest ${format(max)}."><line x1="0" y1="${HEIGHT}" x2="${WIDTH}" y2="${HEIGHT}" stroke="#c5cad6"/>${lines}</svg>
-<p class="muted">${series.map((s) => html`<svg width="10" height="10" aria-hidden="true"><rect width="10" height="10" fill="${s.color}"/></svg> ${s.label} `)}· highest ${format(max)}</p>
-<details><summary>Numbers</summary><div class="table"><table><caption class="muted">${title} per day</caption><thead><tr><th scope="col">Day</th>${series.map((s) => html`<th scope="col">${s.label}</th>`)}</tr></thead><tbody>${days.map(
-    (d) => html`<tr><td>${d.date}</td>${series.map((s) => html`<td>${format(s.value(d))}</td>`)}</tr>`,
-  )}</tbody></table></div></details></figure>`;
+  const summary = series
+    .map((s) => `${s.label}: ${last ? format(s.value(last)) : 0} on ${last?.date ?? '—'}`)
+    .join('; ');
+  return html`<figure class="card">
+    <figcaption>${title}</figcaption>
+    <svg
+      class="chart"
+      viewBox="0 -4 ${WIDTH} ${HEIGHT + 8}"
+      role="img"
+      aria-label="${title}. ${summary}. Highest ${format(max)}."
+    >
+      <line x1="0" y1="${HEIGHT}" x2="${WIDTH}" y2="${HEIGHT}" stroke="#c5cad6" />
+      ${lines}
+    </svg>
+    <p class="muted">
+      ${series.map((s) => html`<svg width="10" height="10" aria-hidden="true"><rect width="10" height="10" fill="${s.color}" /></svg> ${s.label} `)}·
+      highest ${format(max)}
+    </p>
+    <details>
+      <summary>Numbers</summary>
+      <div class="table">
+        <table>
+          <caption class="muted">
+            ${title} per day
+          </caption>
+          <thead>
+            <tr>
+              <th scope="col">Day</th>
+              ${series.map((s) => html`<th scope="col">${s.label}</th>`)}
+            </tr>
+          </thead>
+          <tbody>
+            ${days.map(
+              (d) =>
+                html`<tr>
+                  <td>${d.date}</td>
+                  ${series.map((s) => html`<td>${format(s.value(d))}</td>`)}
+                </tr>`,
+            )}
+          </tbody>
+        </table>
+      </div>
+    </details>
+  </figure>`;
 }
 
 export const overviewPage: DashboardPage = {
@@ -46,7 +95,10 @@ export const overviewPage: DashboardPage = {
     const range = ctx.query.range === '90' ? 90 : ctx.query.range === '365' ? 365 : 30;
     let days: Day[];
     try {
-      const metrics = await ctx.api.admin<{ series: Day[] }>('GET', `/metrics?environment=${ctx.environment}&from=${taipeiDate(ctx.now(), range - 1)}&to=${taipeiDate(ctx.now(), 0)}`);
+      const metrics = await ctx.api.admin<{ series: Day[] }>(
+        'GET',
+        `/metrics?environment=${ctx.environment}&from=${taipeiDate(ctx.now(), range - 1)}&to=${taipeiDate(ctx.now(), 0)}`,
+      );
       days = metrics.series.slice(-range);
     } catch (error) {
       if (!(error instanceof ApiFailure)) throw error;
@@ -54,13 +106,38 @@ export const overviewPage: DashboardPage = {
     }
     const last = days.at(-1);
     const sum = (f: (d: Day) => number) => days.reduce((total, d) => total + f(d), 0);
-    return html`<nav aria-label="Period"><p>Period: ${[30, 90, 365].map((n) => html`<a href="?range=${n}"${n === range ? html` aria-current="page"` : ''}>${n} days</a> `)}</p></nav>
-<section class="card" aria-label="Totals"><dl class="facts"><dt>Monthly recurring revenue</dt><dd>${twd(last?.mrr ?? 0)}</dd><dt>Active subscriptions</dt><dd>${last?.active_subscriptions ?? 0}</dd><dt>New / churned (${range} days)</dt><dd>${sum((d) => d.new_subscriptions)} / ${sum((d) => d.churned_subscriptions)}</dd><dt>Payments (${range} days)</dt><dd>${sum((d) => d.payments_count)} (${twd(sum((d) => d.payments_amount))}), ${sum((d) => d.failed_payments_count)} failed</dd></dl></section>
-<div class="charts">
-${chart('Monthly recurring revenue', days, [{ label: 'MRR', value: (d) => d.mrr, color: '#1d4ed8' }], twd)}
-${chart('Active subscriptions', days, [{ label: 'Active', value: (d) => d.active_subscriptions, color: '#15803d' }])}
-${chart('New and churned subscriptions', days, [{ label: 'New', value: (d) => d.new_subscriptions, color: '#15803d' }, { label: 'Churned', value: (d) => d.churned_subscriptions, color: '#b91c1c' }])}
-${chart('Payments and failed payments', days, [{ label: 'Payments', value: (d) => d.payments_count, color: '#1d4ed8' }, { label: 'Failed', value: (d) => d.failed_payments_count, color: '#b91c1c' }])}
-</div>`;
+    return html`<nav aria-label="Period">
+        <p>
+          Period:
+          ${[30, 90, 365].map((n) => html`<a href="?range=${n}" ${n === range ? html` aria-current="page"` : ''}>${n} days</a> `)}
+        </p>
+      </nav>
+      <section class="card" aria-label="Totals">
+        <dl class="facts">
+          <dt>Monthly recurring revenue</dt>
+          <dd>${twd(last?.mrr ?? 0)}</dd>
+          <dt>Active subscriptions</dt>
+          <dd>${last?.active_subscriptions ?? 0}</dd>
+          <dt>New / churned (${range} days)</dt>
+          <dd>${sum((d) => d.new_subscriptions)} / ${sum((d) => d.churned_subscriptions)}</dd>
+          <dt>Payments (${range} days)</dt>
+          <dd>
+            ${sum((d) => d.payments_count)} (${twd(sum((d) => d.payments_amount))}),
+            ${sum((d) => d.failed_payments_count)} failed
+          </dd>
+        </dl>
+      </section>
+      <div class="charts">
+        ${chart('Monthly recurring revenue', days, [{ label: 'MRR', value: (d) => d.mrr, color: '#1d4ed8' }], twd)}
+        ${chart('Active subscriptions', days, [{ label: 'Active', value: (d) => d.active_subscriptions, color: '#15803d' }])}
+        ${chart('New and churned subscriptions', days, [
+          { label: 'New', value: (d) => d.new_subscriptions, color: '#15803d' },
+          { label: 'Churned', value: (d) => d.churned_subscriptions, color: '#b91c1c' },
+        ])}
+        ${chart('Payments and failed payments', days, [
+          { label: 'Payments', value: (d) => d.payments_count, color: '#1d4ed8' },
+          { label: 'Failed', value: (d) => d.failed_payments_count, color: '#b91c1c' },
+        ])}
+      </div>`;
   },
 };

@@ -27,19 +27,58 @@ export const paymentLinksPage: DashboardPage = {
     ]);
     const rows = links.data.map(
       (l) =>
-        html`<tr><td>${l.product.name}${l.promotion_code ? html` <span class="badge">${l.promotion_code}</span>` : ''}</td><td><a href="${l.url}">${l.url}</a> <button type="button" class="secondary" data-copy="${l.url}" aria-label="Copy link for ${l.product.name}">Copy</button></td><td>${l.view_count}</td><td>${l.session_count}</td><td>${l.completed_count}</td><td>${l.active ? 'Active' : 'Inactive'}</td><td>${when(l.created_at)}</td><td>${
-          l.active ? buttonForm(ctx, 'deactivate', 'Deactivate', { link_id: l.id }, { accessibleName: `Deactivate link for ${l.product.name}`, confirm: 'Deactivate this link? Buyers who open it will see that it ended.' }) : ''
-        }</td></tr>`,
+        html`<tr>
+          <td>${l.product.name}${l.promotion_code ? html` <span class="badge">${l.promotion_code}</span>` : ''}</td>
+          <td>
+            <a href="${l.url}">${l.url}</a>
+            <button type="button" class="secondary" data-copy="${l.url}" aria-label="Copy link for ${l.product.name}">
+              Copy
+            </button>
+          </td>
+          <td>${l.view_count}</td>
+          <td>${l.session_count}</td>
+          <td>${l.completed_count}</td>
+          <td>${l.active ? 'Active' : 'Inactive'}</td>
+          <td>${when(l.created_at)}</td>
+          <td>
+            ${
+              l.active
+                ? buttonForm(
+                    ctx,
+                    'deactivate',
+                    'Deactivate',
+                    { link_id: l.id },
+                    {
+                      accessibleName: `Deactivate link for ${l.product.name}`,
+                      confirm: 'Deactivate this link? Buyers who open it will see that it ended.',
+                    },
+                  )
+                : ''
+            }
+          </td>
+        </tr>`,
     );
     const v = (name: string) => prefill(state.form, name);
     return html`${errorFor(state, 'deactivate')}${table('Payment links', ['Product', 'Link', 'Views', 'Checkouts', 'Paid', 'Status', 'Created', ''], rows, 'No payment links yet.')}${pager(ctx, links.has_more, links.data.at(-1)?.id)}
-<h2 id="create-link">Create a payment link</h2>
-<form class="card" method="post" aria-labelledby="create-link">${formFields(ctx, 'create')}${errorFor(state, 'create')}
-${products.length ? select('l-product', 'Product', 'product_id', products.map((p) => [p.id, p.name]), v('product_id')) : html`<p class="muted">Create a product first.</p>`}
-${field('l-code', 'Promotion code applied by default (optional)', { name: 'promotion_code', value: v('promotion_code') })}
-${field('l-success', 'After payment, go to (https URL, optional)', { name: 'success_url', type: 'url', value: v('success_url') })}
-${field('l-max', 'Stop after this many payments (optional)', { name: 'max_completions', type: 'number', value: v('max_completions'), extra: html` min="1"` })}
-<div><button type="submit"${products.length ? '' : html` disabled`}>Create payment link</button></div></form>`;
+      <h2 id="create-link">Create a payment link</h2>
+      <form class="card" method="post" aria-labelledby="create-link">
+        ${formFields(ctx, 'create')}${errorFor(state, 'create')}
+        ${
+          products.length
+            ? select(
+                'l-product',
+                'Product',
+                'product_id',
+                products.map((p) => [p.id, p.name]),
+                v('product_id'),
+              )
+            : html`<p class="muted">Create a product first.</p>`
+        }
+        ${field('l-code', 'Promotion code applied by default (optional)', { name: 'promotion_code', value: v('promotion_code') })}
+        ${field('l-success', 'After payment, go to (https URL, optional)', { name: 'success_url', type: 'url', value: v('success_url') })}
+        ${field('l-max', 'Stop after this many payments (optional)', { name: 'max_completions', type: 'number', value: v('max_completions'), extra: html` min="1"` })}
+        <div><button type="submit" ${products.length ? '' : html` disabled`}>Create payment link</button></div>
+      </form>`;
   },
   actions: {
     create: {

@@ -9,7 +9,14 @@ interface Organization {
   brand_color: string | null;
   website_url: string | null;
   allowed_origins: string[];
-  api_keys: Array<{ id: string; environment: string; type: string; last4: string; created_at: string; revoked_at: string | null }>;
+  api_keys: Array<{
+    id: string;
+    environment: string;
+    type: string;
+    last4: string;
+    created_at: string;
+    revoked_at: string | null;
+  }>;
 }
 interface BillingSettings {
   dunning: { retry_days: number[]; after_final_failure: string };
@@ -32,7 +39,9 @@ interface PortalConfiguration {
 export const readOrganization = (ctx: PageContext) => ctx.api.admin<Organization>('GET', '');
 
 const checkbox = (id: string, name: string, label: string, on: boolean) =>
-  html`<div class="check"><input type="checkbox" id="${id}" name="${name}"${on ? html` checked` : ''}> <label for="${id}">${label}</label></div>`;
+  html`<div class="check">
+    <input type="checkbox" id="${id}" name="${name}" ${on ? html` checked` : ''} /> <label for="${id}">${label}</label>
+  </div>`;
 
 export const settingsPage: DashboardPage = {
   path: 'settings',
@@ -50,34 +59,80 @@ export const settingsPage: DashboardPage = {
     const f = portal?.features;
     const subscriptionProducts = products.filter((p) => p.type === 'SUBSCRIPTION');
     return html`<h2 id="branding">Branding</h2>
-<form class="card" method="post" aria-labelledby="branding">${formFields(ctx, 'branding')}${errorFor(state, 'branding')}
-<p class="muted">Shown on the hosted checkout and portal pages of both environments.</p>
-${field('b-name', 'Business name', { name: 'name', value: org.name, required: true })}
-${field('b-logo', 'Logo URL (optional)', { name: 'logo_url', type: 'url', value: org.logo_url })}
-${field('b-color', 'Brand colour (#rrggbb, optional)', { name: 'brand_color', value: org.brand_color })}
-${field('b-site', 'Website URL (optional)', { name: 'website_url', type: 'url', value: org.website_url })}
-<label for="b-origins">Origins allowed to use the Publishable Key (one a line; empty allows any)</label><textarea id="b-origins" name="allowed_origins" rows="3">${org.allowed_origins.join('\n')}</textarea>
-<div><button type="submit">Save branding</button></div></form>
-<h2 id="billing">Dunning and proration (${ctx.environment === 'SANDBOX' ? 'Sandbox' : 'Production'})</h2>
-<form class="card" method="post" aria-labelledby="billing">${formFields(ctx, 'billing')}${errorFor(state, 'billing')}
-${field('d-days', 'Retry a failed payment after these days (comma separated, increasing)', { name: 'retry_days', value: billing.dunning.retry_days.join(', '), required: true })}
-${select('d-final', 'When the last retry fails', 'after_final_failure', [['cancel', 'Cancel the subscription'], ['past_due', 'Leave it past due']], billing.dunning.after_final_failure)}
-${select('p-up', 'Upgrades', 'upgrade', [['prorate_now', 'Charge the prorated difference now'], ['bill_at_next_renewal', 'Add it to the next renewal']], billing.proration.upgrade)}
-${select('p-down', 'Downgrades', 'downgrade', [['at_period_end', 'At the end of the paid period'], ['now_with_credit', 'Now, crediting the unused part']], billing.proration.downgrade)}
-<p class="muted">Last changed: ${when(billing.updated_at)}</p>
-<div><button type="submit">Save billing settings</button></div></form>
-<h2 id="portal">Customer portal</h2>
-<form class="card" method="post" aria-labelledby="portal">${formFields(ctx, 'portal')}${errorFor(state, 'portal')}
-${portal ? html`<input type="hidden" name="configuration_id" value="${portal.id}">` : html`<p class="muted">No configuration yet: the built-in features apply until you save one.</p>`}
-${field('pc-return', 'Default return URL', { name: 'default_return_url', type: 'url', value: portal?.default_return_url })}
-${field('pc-name', 'Business name shown', { name: 'business_name', value: portal?.business_profile.name })}
-${checkbox('pc-invoices', 'invoice_history', 'Customers see their invoices', f?.invoice_history.enabled ?? true)}
-${checkbox('pc-card', 'payment_method_update', 'Customers update their card', f?.payment_method_update.enabled ?? true)}
-${checkbox('pc-cancel', 'cancel', 'Customers cancel', f?.cancel.enabled ?? true)}
-${select('pc-cancel-mode', 'Cancellation takes effect', 'cancel_mode', [['at_period_end', 'At the end of the paid period'], ['immediately', 'Immediately']], f?.cancel.mode)}
-${checkbox('pc-switch', 'subscription_update', 'Customers switch plans', f?.subscription_update.enabled ?? false)}
-<fieldset><legend>Plans customers may switch to</legend>${subscriptionProducts.length ? subscriptionProducts.map((p, i) => checkbox(`pc-prod-${i}`, `product:${p.id}`, p.name, f?.subscription_update.products.includes(p.id) ?? false)) : html`<p class="muted">No subscription products.</p>`}</fieldset>
-<div><button type="submit">Save portal</button></div></form>`;
+      <form class="card" method="post" aria-labelledby="branding">
+        ${formFields(ctx, 'branding')}${errorFor(state, 'branding')}
+        <p class="muted">Shown on the hosted checkout and portal pages of both environments.</p>
+        ${field('b-name', 'Business name', { name: 'name', value: org.name, required: true })}
+        ${field('b-logo', 'Logo URL (optional)', { name: 'logo_url', type: 'url', value: org.logo_url })}
+        ${field('b-color', 'Brand colour (#rrggbb, optional)', { name: 'brand_color', value: org.brand_color })}
+        ${field('b-site', 'Website URL (optional)', { name: 'website_url', type: 'url', value: org.website_url })}
+        <label for="b-origins">Origins allowed to use the Publishable Key (one a line; empty allows any)</label
+        ><textarea id="b-origins" name="allowed_origins" rows="3">${org.allowed_origins.join('\n')}</textarea>
+        <div><button type="submit">Save branding</button></div>
+      </form>
+      <h2 id="billing">Dunning and proration (${ctx.environment === 'SANDBOX' ? 'Sandbox' : 'Production'})</h2>
+      <form class="card" method="post" aria-labelledby="billing">
+        ${formFields(ctx, 'billing')}${errorFor(state, 'billing')}
+        ${field('d-days', 'Retry a failed payment after these days (comma separated, increasing)', { name: 'retry_days', value: billing.dunning.retry_days.join(', '), required: true })}
+        ${select(
+          'd-final',
+          'When the last retry fails',
+          'after_final_failure',
+          [
+            ['cancel', 'Cancel the subscription'],
+            ['past_due', 'Leave it past due'],
+          ],
+          billing.dunning.after_final_failure,
+        )}
+        ${select(
+          'p-up',
+          'Upgrades',
+          'upgrade',
+          [
+            ['prorate_now', 'Charge the prorated difference now'],
+            ['bill_at_next_renewal', 'Add it to the next renewal'],
+          ],
+          billing.proration.upgrade,
+        )}
+        ${select(
+          'p-down',
+          'Downgrades',
+          'downgrade',
+          [
+            ['at_period_end', 'At the end of the paid period'],
+            ['now_with_credit', 'Now, crediting the unused part'],
+          ],
+          billing.proration.downgrade,
+        )}
+        <p class="muted">Last changed: ${when(billing.updated_at)}</p>
+        <div><button type="submit">Save billing settings</button></div>
+      </form>
+      <h2 id="portal">Customer portal</h2>
+      <form class="card" method="post" aria-labelledby="portal">
+        ${formFields(ctx, 'portal')}${errorFor(state, 'portal')}
+        ${portal ? html`<input type="hidden" name="configuration_id" value="${portal.id}" />` : html`<p class="muted">No configuration yet: the built-in features apply until you save one.</p>`}
+        ${field('pc-return', 'Default return URL', { name: 'default_return_url', type: 'url', value: portal?.default_return_url })}
+        ${field('pc-name', 'Business name shown', { name: 'business_name', value: portal?.business_profile.name })}
+        ${checkbox('pc-invoices', 'invoice_history', 'Customers see their invoices', f?.invoice_history.enabled ?? true)}
+        ${checkbox('pc-card', 'payment_method_update', 'Customers update their card', f?.payment_method_update.enabled ?? true)}
+        ${checkbox('pc-cancel', 'cancel', 'Customers cancel', f?.cancel.enabled ?? true)}
+        ${select(
+          'pc-cancel-mode',
+          'Cancellation takes effect',
+          'cancel_mode',
+          [
+            ['at_period_end', 'At the end of the paid period'],
+            ['immediately', 'Immediately'],
+          ],
+          f?.cancel.mode,
+        )}
+        ${checkbox('pc-switch', 'subscription_update', 'Customers switch plans', f?.subscription_update.enabled ?? false)}
+        <fieldset>
+          <legend>Plans customers may switch to</legend>
+          ${subscriptionProducts.length ? subscriptionProducts.map((p, i) => checkbox(`pc-prod-${i}`, `product:${p.id}`, p.name, f?.subscription_update.products.includes(p.id) ?? false)) : html`<p class="muted">No subscription products.</p>`}
+        </fieldset>
+        <div><button type="submit">Save portal</button></div>
+      </form>`;
   },
   actions: {
     branding: {
@@ -94,7 +149,10 @@ ${checkbox('pc-switch', 'subscription_update', 'Customers switch plans', f?.subs
     },
     billing: {
       async run(ctx, form) {
-        const days = (form.retry_days ?? '').split(/[\s,]+/).filter(Boolean).map((d) => (/^\d+$/.test(d) ? Number(d) : d));
+        const days = (form.retry_days ?? '')
+          .split(/[\s,]+/)
+          .filter(Boolean)
+          .map((d) => (/^\d+$/.test(d) ? Number(d) : d));
         await ctx.api.admin('PATCH', `/billing_settings?environment=${ctx.envSlug}`, {
           dunning: { retry_days: days, after_final_failure: form.after_final_failure },
           proration: { upgrade: form.upgrade, downgrade: form.downgrade },
@@ -113,7 +171,9 @@ ${checkbox('pc-switch', 'subscription_update', 'Customers switch plans', f?.subs
             cancel: { enabled: form.cancel === 'on', mode: form.cancel_mode },
             subscription_update: {
               enabled: form.subscription_update === 'on',
-              products: Object.keys(form).filter((k) => k.startsWith('product:')).map((k) => k.slice(8)),
+              products: Object.keys(form)
+                .filter((k) => k.startsWith('product:'))
+                .map((k) => k.slice(8)),
             },
           },
         };
@@ -139,23 +199,46 @@ export const apiKeysPage: DashboardPage = {
     const keyRow = (type: 'secret' | 'publishable') => {
       const key = keys.find((k) => k.type === type);
       const prefix = `${type === 'secret' ? 'sk' : 'pk'}_${ctx.environment === 'SANDBOX' ? 'test' : 'live'}_`;
-      return html`<section class="card" aria-labelledby="key-${type}"><h2 id="key-${type}">${type === 'secret' ? 'Secret key' : 'Publishable key'}</h2><p><code>${prefix}…${key?.last4 ?? '????'}</code> <span class="muted">created ${when(key?.created_at)}</span></p>${
-        owner
-          ? html`<form method="post" data-confirm="Roll this key? The current one stops working at once.">${formFields(ctx, 'roll')}<input type="hidden" name="type" value="${type}"><button type="submit" class="danger">Roll ${type} key</button></form>`
-          : html`<p class="muted">Only an owner can roll keys.</p>`
-      }</section>`;
+      return html`<section class="card" aria-labelledby="key-${type}">
+        <h2 id="key-${type}">${type === 'secret' ? 'Secret key' : 'Publishable key'}</h2>
+        <p>
+          <code>${prefix}…${key?.last4 ?? '????'}</code> <span class="muted">created ${when(key?.created_at)}</span>
+        </p>
+        ${
+          owner
+            ? html`<form method="post" data-confirm="Roll this key? The current one stops working at once.">
+                ${formFields(ctx, 'roll')}<input type="hidden" name="type" value="${type}" /><button
+                  type="submit"
+                  class="danger"
+                >
+                  Roll ${type} key
+                </button>
+              </form>`
+            : html`<p class="muted">Only an owner can roll keys.</p>`
+        }
+      </section>`;
     };
-    return html`<p>Keys are shown in full only once, when rolled; afterwards only their last four characters.</p>${errorFor(state, 'roll')}${keyRow('secret')}${keyRow('publishable')}`;
+    return html`<p>Keys are shown in full only once, when rolled; afterwards only their last four characters.</p>
+      ${errorFor(state, 'roll')}${keyRow('secret')}${keyRow('publishable')}`;
   },
   actions: {
     roll: {
       ownerOnly: true,
       async run(ctx, form) {
         const type = form.type === 'publishable' ? 'publishable' : 'secret';
-        const rolled = await ctx.api.admin<{ key: string }>('POST', '/api_keys/roll', { environment: ctx.environment, type });
+        const rolled = await ctx.api.admin<{ key: string }>('POST', '/api_keys/roll', {
+          environment: ctx.environment,
+          type,
+        });
         return {
           notice: `The ${type} key was rolled; the old one no longer works.`,
-          reveal: html`<div class="reveal" role="status"><p><strong>New ${type} key</strong>: shown only now, copy it.</p><p><code id="new-key">${rolled.key}</code> <button type="button" class="secondary" data-copy="${rolled.key}">Copy</button></p></div>`,
+          reveal: html`<div class="reveal" role="status">
+            <p><strong>New ${type} key</strong>: shown only now, copy it.</p>
+            <p>
+              <code id="new-key">${rolled.key}</code>
+              <button type="button" class="secondary" data-copy="${rolled.key}">Copy</button>
+            </p>
+          </div>`,
         };
       },
     },

@@ -47,16 +47,26 @@ export const subscriptionsPage: DashboardPage = {
     const page = { limit: 20, starting_after: ctx.query.after };
     // The public list has no status filter; the admin list has.
     const list = status
-      ? await ctx.api.admin<SubscriptionPage>('GET', withQuery('/subscriptions', { environment: ctx.environment, status, ...page }))
+      ? await ctx.api.admin<SubscriptionPage>(
+          'GET',
+          withQuery('/subscriptions', { environment: ctx.environment, status, ...page }),
+        )
       : await ctx.api.v1<SubscriptionPage>('GET', withQuery('/subscriptions', page));
     const rows = list.data.map(
       (s) =>
-        html`<tr><td><a href="${ctx.base}/subscriptions/${s.id}">${s.product.name}</a></td><td><a href="${ctx.base}/customers/${s.customer_id}">${s.customer_id}</a></td><td>${s.status}${
-          s.cancel_at_period_end ? ' (ends at period end)' : ''
-        }</td><td>${twd(s.price)}</td><td>${when(s.current_period_end)}</td></tr>`,
+        html`<tr>
+          <td><a href="${ctx.base}/subscriptions/${s.id}">${s.product.name}</a></td>
+          <td><a href="${ctx.base}/customers/${s.customer_id}">${s.customer_id}</a></td>
+          <td>${s.status}${s.cancel_at_period_end ? ' (ends at period end)' : ''}</td>
+          <td>${twd(s.price)}</td>
+          <td>${when(s.current_period_end)}</td>
+        </tr>`,
     );
-    return html`<form class="card" method="get">${select('status', 'Status', 'status', [['', 'All'], ...STATUSES.map((s): [string, string] => [s, s])], status)} <button type="submit">Filter</button></form>
-${table(status ? `${status} subscriptions` : 'Subscriptions', ['Product', 'Customer', 'Status', 'Price', 'Period ends'], rows, 'No subscriptions.')}${pager(ctx, list.has_more, list.data.at(-1)?.id, status ? { status } : {})}`;
+    return html`<form class="card" method="get">
+        ${select('status', 'Status', 'status', [['', 'All'], ...STATUSES.map((s): [string, string] => [s, s])], status)}
+        <button type="submit">Filter</button>
+      </form>
+      ${table(status ? `${status} subscriptions` : 'Subscriptions', ['Product', 'Customer', 'Status', 'Price', 'Period ends'], rows, 'No subscriptions.')}${pager(ctx, list.has_more, list.data.at(-1)?.id, status ? { status } : {})}`;
   },
 };
 
@@ -78,54 +88,158 @@ export const subscriptionPage: DashboardPage = {
     const target = ctx.query.target_product_id;
     let preview = html``;
     if (target) {
-      const p = await ctx.api.v1<SwitchPreview>('GET', `/subscriptions/${id}/switch-preview?target_product_id=${encodeURIComponent(target)}`);
-      preview = html`<section class="card" aria-labelledby="preview-title"><h3 id="preview-title">Switch preview</h3><dl class="facts"><dt>Change</dt><dd>${p.current_plan.product_name} → ${p.new_plan.product_name} (${p.switch_type}, ${p.execution_mode})</dd><dt>Credit for unused days</dt><dd>${twd(p.proration?.credit_amount ?? 0)}</dd><dt>Charge now</dt><dd>${twd(p.proration?.charge_amount ?? 0)}</dd><dt>Net</dt><dd>${twd(p.proration?.net_amount ?? 0)}</dd><dt>Takes effect</dt><dd>${when(p.effective_date)}</dd><dt>Next billing</dt><dd>${when(p.next_billing_date)}</dd></dl>${
-        p.can_proceed
-          ? html`<form method="post">${formFields(ctx, 'switch')}<input type="hidden" name="target_product_id" value="${target}"><button type="submit">Switch to ${p.new_plan.product_name}</button></form>`
-          : html`<p class="error" role="alert">This switch cannot proceed: ${p.blocking_reason ?? 'not allowed'}.</p>`
-      }</section>`;
+      const p = await ctx.api.v1<SwitchPreview>(
+        'GET',
+        `/subscriptions/${id}/switch-preview?target_product_id=${encodeURIComponent(target)}`,
+      );
+      preview = html`<section class="card" aria-labelledby="preview-title">
+        <h3 id="preview-title">Switch preview</h3>
+        <dl class="facts">
+          <dt>Change</dt>
+          <dd>${p.current_plan.product_name} → ${p.new_plan.product_name} (${p.switch_type}, ${p.execution_mode})</dd>
+          <dt>Credit for unused days</dt>
+          <dd>${twd(p.proration?.credit_amount ?? 0)}</dd>
+          <dt>Charge now</dt>
+          <dd>${twd(p.proration?.charge_amount ?? 0)}</dd>
+          <dt>Net</dt>
+          <dd>${twd(p.proration?.net_amount ?? 0)}</dd>
+          <dt>Takes effect</dt>
+          <dd>${when(p.effective_date)}</dd>
+          <dt>Next billing</dt>
+          <dd>${when(p.next_billing_date)}</dd>
+        </dl>
+        ${
+          p.can_proceed
+            ? html`<form method="post">
+                ${formFields(ctx, 'switch')}<input type="hidden" name="target_product_id" value="${target}" /><button
+                  type="submit"
+                >
+                  Switch to ${p.new_plan.product_name}
+                </button>
+              </form>`
+            : html`<p class="error" role="alert">This switch cannot proceed: ${p.blocking_reason ?? 'not allowed'}.</p>`
+        }
+      </section>`;
     }
-    return html`<section class="card" aria-label="Subscription"><h2>${s.product.name} <span class="badge">${s.status}</span></h2><dl class="facts"><dt>ID</dt><dd>${s.id}</dd><dt>Customer</dt><dd><a href="${ctx.base}/customers/${s.customer_id}">${s.customer_id}</a></dd><dt>Price</dt><dd>${twd(s.price)} every ${s.interval_count} ${s.interval}</dd><dt>Current period</dt><dd>${when(s.current_period_start)} – ${when(s.current_period_end)}</dd><dt>Trial ends</dt><dd>${when(s.trial_end)}</dd><dt>Cancels at period end</dt><dd>${s.cancel_at_period_end ? 'Yes' : 'No'}</dd><dt>Canceled</dt><dd>${when(s.canceled_at)}</dd>${
-      s.test_clock ? html`<dt>Test clock</dt><dd><a href="${ctx.base}/test-clocks?clock=${s.test_clock}">${s.test_clock}</a></dd>` : ''
-    }</dl>
-${errorFor(state, 'cancel')}${errorFor(state, 'resume')}
-${live && !s.cancel_at_period_end ? html`${buttonForm(ctx, 'cancel', 'Cancel at period end', { at_period_end: 'true' }, { confirm: 'Cancel at the end of the paid period?' })}${buttonForm(ctx, 'cancel', 'Cancel now', { at_period_end: 'false' }, { confirm: 'Cancel now? Nothing is refunded.', danger: true })}` : ''}
-${s.cancel_at_period_end ? buttonForm(ctx, 'resume', 'Resume') : ''}</section>
-${live ? html`<h2 id="switch-plan">Switch plan</h2><form class="card" method="get" aria-labelledby="switch-plan">${errorFor(state, 'switch')}${
-      targets.length ? html`${select('target', 'New plan', 'target_product_id', targets.map((p) => [p.id, `${p.name} (${twd(p.price)})`]), target)}<div><button type="submit">Preview the switch</button></div>` : html`<p class="muted">No other subscription product to switch to.</p>`
-    }</form>${preview}` : ''}
-<h2 id="invoices">Invoices</h2>${errorFor(state, 'refund')}${table('Invoices of this subscription', [...INVOICE_HEADERS, 'Refund'], invoiceRows(ctx, invoices.data, (invoice) =>
-      refundable(invoice)
-        ? buttonForm(ctx, 'refund', 'Refund', { invoice_id: invoice.id }, { confirm: `Refund ${invoice.number} in full?`, accessibleName: `Refund ${invoice.number}` })
-        : html``,
-    ), 'No invoices.')}
-${await historySection(ctx, s.id)}`;
+    return html`<section class="card" aria-label="Subscription">
+        <h2>${s.product.name} <span class="badge">${s.status}</span></h2>
+        <dl class="facts">
+          <dt>ID</dt>
+          <dd>${s.id}</dd>
+          <dt>Customer</dt>
+          <dd><a href="${ctx.base}/customers/${s.customer_id}">${s.customer_id}</a></dd>
+          <dt>Price</dt>
+          <dd>${twd(s.price)} every ${s.interval_count} ${s.interval}</dd>
+          <dt>Current period</dt>
+          <dd>${when(s.current_period_start)} – ${when(s.current_period_end)}</dd>
+          <dt>Trial ends</dt>
+          <dd>${when(s.trial_end)}</dd>
+          <dt>Cancels at period end</dt>
+          <dd>${s.cancel_at_period_end ? 'Yes' : 'No'}</dd>
+          <dt>Canceled</dt>
+          <dd>${when(s.canceled_at)}</dd>
+          ${
+            s.test_clock
+              ? html`<dt>Test clock</dt>
+                  <dd><a href="${ctx.base}/test-clocks?clock=${s.test_clock}">${s.test_clock}</a></dd>`
+              : ''
+          }
+        </dl>
+        ${errorFor(state, 'cancel')}${errorFor(state, 'resume')}
+        ${live && !s.cancel_at_period_end ? html`${buttonForm(ctx, 'cancel', 'Cancel at period end', { at_period_end: 'true' }, { confirm: 'Cancel at the end of the paid period?' })}${buttonForm(ctx, 'cancel', 'Cancel now', { at_period_end: 'false' }, { confirm: 'Cancel now? Nothing is refunded.', danger: true })}` : ''}
+        ${s.cancel_at_period_end ? buttonForm(ctx, 'resume', 'Resume') : ''}
+      </section>
+      ${
+        live
+          ? html`<h2 id="switch-plan">Switch plan</h2>
+              <form class="card" method="get" aria-labelledby="switch-plan">
+                ${errorFor(state, 'switch')}${
+                  targets.length
+                    ? html`${select(
+                          'target',
+                          'New plan',
+                          'target_product_id',
+                          targets.map((p) => [p.id, `${p.name} (${twd(p.price)})`]),
+                          target,
+                        )}
+                        <div><button type="submit">Preview the switch</button></div>`
+                    : html`<p class="muted">No other subscription product to switch to.</p>`
+                }
+              </form>
+              ${preview}`
+          : ''
+      }
+      <h2 id="invoices">Invoices</h2>
+      ${errorFor(state, 'refund')}${table(
+        'Invoices of this subscription',
+        [...INVOICE_HEADERS, 'Refund'],
+        invoiceRows(ctx, invoices.data, (invoice) =>
+          refundable(invoice)
+            ? buttonForm(
+                ctx,
+                'refund',
+                'Refund',
+                { invoice_id: invoice.id },
+                { confirm: `Refund ${invoice.number} in full?`, accessibleName: `Refund ${invoice.number}` },
+              )
+            : html``,
+        ),
+        'No invoices.',
+      )}
+      ${await historySection(ctx, s.id)}`;
   },
   actions: {
     cancel: {
       async run(ctx, form) {
-        await ctx.api.v1('POST', `/subscriptions/${encodeURIComponent(ctx.params.id!)}/cancel`, { at_period_end: form.at_period_end !== 'false' }, { idempotencyKey: form._idem });
-        return { notice: form.at_period_end === 'false' ? 'Subscription canceled.' : 'Subscription will end at the end of its period.' };
+        await ctx.api.v1(
+          'POST',
+          `/subscriptions/${encodeURIComponent(ctx.params.id!)}/cancel`,
+          { at_period_end: form.at_period_end !== 'false' },
+          { idempotencyKey: form._idem },
+        );
+        return {
+          notice:
+            form.at_period_end === 'false'
+              ? 'Subscription canceled.'
+              : 'Subscription will end at the end of its period.',
+        };
       },
     },
     resume: {
       async run(ctx, form) {
-        await ctx.api.v1('POST', `/subscriptions/${encodeURIComponent(ctx.params.id!)}/resume`, {}, { idempotencyKey: form._idem });
+        await ctx.api.v1(
+          'POST',
+          `/subscriptions/${encodeURIComponent(ctx.params.id!)}/resume`,
+          {},
+          { idempotencyKey: form._idem },
+        );
         return { notice: 'Subscription resumed.' };
       },
     },
     switch: {
       async run(ctx, form) {
-        await ctx.api.v1('POST', `/subscriptions/${encodeURIComponent(ctx.params.id!)}/switch`, { target_product_id: form.target_product_id }, { idempotencyKey: form._idem });
-        return { notice: 'Plan switched.', redirect: `${ctx.base}/subscriptions/${encodeURIComponent(ctx.params.id!)}` };
+        await ctx.api.v1(
+          'POST',
+          `/subscriptions/${encodeURIComponent(ctx.params.id!)}/switch`,
+          { target_product_id: form.target_product_id },
+          { idempotencyKey: form._idem },
+        );
+        return {
+          notice: 'Plan switched.',
+          redirect: `${ctx.base}/subscriptions/${encodeURIComponent(ctx.params.id!)}`,
+        };
       },
     },
     refund: {
       async run(ctx, form) {
-        await ctx.api.v1('POST', '/refunds', { invoice_id: form.invoice_id, amount: num(form.amount) }, { idempotencyKey: form._idem });
+        await ctx.api.v1(
+          'POST',
+          '/refunds',
+          { invoice_id: form.invoice_id, amount: num(form.amount) },
+          { idempotencyKey: form._idem },
+        );
         return { notice: 'Refund issued.' };
       },
     },
   },
 };
-

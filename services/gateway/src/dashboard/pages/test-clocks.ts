@@ -39,20 +39,43 @@ export const testClocksPage: DashboardPage = {
       return html``;
     }
     const clocks = [...new Set((await subscriptionsOnClocks(ctx)).map((s) => s.test_clock!))];
-    return html`<p>A test clock lets Sandbox subscriptions live on simulated time: advance it to run renewals, retries and trial ends now.</p>
-${clocks.length ? html`<h2>Clocks with subscriptions</h2><ul>${clocks.map((id) => html`<li><a href="${ctx.base}/test-clocks/${id}">${id}</a></li>`)}</ul>` : ''}
-<form class="card" method="get" role="search"><label for="clock">Open a clock by id</label><input id="clock" name="clock" type="search" placeholder="clock_…"> <button type="submit">Open</button></form>
-<h2 id="create-clock">Create a test clock</h2>
-<form class="card" method="post" aria-labelledby="create-clock">${formFields(ctx, 'create')}${errorFor(state, 'create')}
-${field('t-name', 'Name (optional)', { name: 'name', value: state.form?.name })}
-${field('t-time', 'Start time (UTC)', { name: 'frozen_time', type: 'datetime-local', value: state.form?.frozen_time ?? localInput(ctx.now().toISOString()), required: true })}
-<div><button type="submit">Create clock</button></div></form>`;
+    return html`<p>
+        A test clock lets Sandbox subscriptions live on simulated time: advance it to run renewals, retries and trial
+        ends now.
+      </p>
+      ${
+        clocks.length
+          ? html`<h2>Clocks with subscriptions</h2>
+              <ul>
+                ${clocks.map((id) => html`<li><a href="${ctx.base}/test-clocks/${id}">${id}</a></li>`)}
+              </ul>`
+          : ''
+      }
+      <form class="card" method="get" role="search">
+        <label for="clock">Open a clock by id</label
+        ><input id="clock" name="clock" type="search" placeholder="clock_…" /> <button type="submit">Open</button>
+      </form>
+      <h2 id="create-clock">Create a test clock</h2>
+      <form class="card" method="post" aria-labelledby="create-clock">
+        ${formFields(ctx, 'create')}${errorFor(state, 'create')}
+        ${field('t-name', 'Name (optional)', { name: 'name', value: state.form?.name })}
+        ${field('t-time', 'Start time (UTC)', { name: 'frozen_time', type: 'datetime-local', value: state.form?.frozen_time ?? localInput(ctx.now().toISOString()), required: true })}
+        <div><button type="submit">Create clock</button></div>
+      </form>`;
   },
   actions: {
     create: {
       async run(ctx, form) {
-        const clock = await ctx.api.v1<TestClock>('POST', '/test_clocks', { name: text(form.name), frozen_time: isoFrom(form.frozen_time) }, { idempotencyKey: form._idem });
-        return { notice: 'Test clock created. Create checkout sessions with test_clock to put subscriptions on it.', redirect: `${ctx.base}/test-clocks/${clock.id}` };
+        const clock = await ctx.api.v1<TestClock>(
+          'POST',
+          '/test_clocks',
+          { name: text(form.name), frozen_time: isoFrom(form.frozen_time) },
+          { idempotencyKey: form._idem },
+        );
+        return {
+          notice: 'Test clock created. Create checkout sessions with test_clock to put subscriptions on it.',
+          redirect: `${ctx.base}/test-clocks/${clock.id}`,
+        };
       },
     },
   },
@@ -67,27 +90,65 @@ export const testClockPage: DashboardPage = {
     const clock = await ctx.api.v1<TestClock>('GET', `/test_clocks/${encodeURIComponent(ctx.params.id!)}`);
     const subscriptions = (await subscriptionsOnClocks(ctx)).filter((s) => s.test_clock === clock.id);
     const invoices = (
-      await Promise.all(subscriptions.map((s) => ctx.api.v1<{ data: Invoice[] }>('GET', `/invoices?subscription_id=${s.id}&limit=20`)))
+      await Promise.all(
+        subscriptions.map((s) => ctx.api.v1<{ data: Invoice[] }>('GET', `/invoices?subscription_id=${s.id}&limit=20`)),
+      )
     ).flatMap((list) => list.data);
     const subscriptionRows = subscriptions.map(
-      (s) => html`<tr><td><a href="${ctx.base}/subscriptions/${s.id}">${s.product.name}</a></td><td>${s.customer_id}</td><td>${s.status}</td><td>${when(s.current_period_end)}</td></tr>`,
+      (s) =>
+        html`<tr>
+          <td><a href="${ctx.base}/subscriptions/${s.id}">${s.product.name}</a></td>
+          <td>${s.customer_id}</td>
+          <td>${s.status}</td>
+          <td>${when(s.current_period_end)}</td>
+        </tr>`,
     );
     const ran = invoices
       .sort((a, b) => a.created_at.localeCompare(b.created_at))
-      .map((i) => html`<tr><td><a href="${ctx.base}/invoices/${i.id}">${i.number}</a></td><td>${i.status}</td><td>${twd(i.total)}</td><td>${when(i.period_start)} – ${when(i.period_end)}</td><td>${when(i.paid_at)}</td></tr>`);
-    return html`<section class="card" aria-label="Test clock"><h2>${clock.name ?? clock.id}</h2><dl class="facts"><dt>ID</dt><dd>${clock.id}</dd><dt>Clock time</dt><dd>${when(clock.frozen_time)}</dd><dt>Status</dt><dd>${clock.status === 'advancing' ? html`<span role="status">Advancing: what fell due is running… <a href="">refresh</a></span>` : 'Ready'}</dd></dl></section>
-<h2 id="advance">Advance</h2>
-<form class="card" method="post" aria-labelledby="advance">${formFields(ctx, 'advance')}${errorFor(state, 'advance')}
-${field('t-to', 'Advance to (UTC)', { name: 'frozen_time', type: 'datetime-local', value: state.form?.frozen_time ?? localInput(new Date(Date.parse(clock.frozen_time) + 31 * 86_400_000).toISOString()), required: true })}
-<div><button type="submit">Advance clock</button></div></form>
-<h2>Subscriptions on this clock</h2>${table('Subscriptions on this clock', ['Product', 'Customer', 'Status', 'Period ends'], subscriptionRows, 'None yet: create a checkout session with this test_clock.')}
-<h2>What ran</h2>${table('Invoices of subscriptions on this clock', ['Invoice', 'Status', 'Total', 'Period', 'Paid'], ran, 'Nothing has run yet.')}
-${await historySection(ctx, clock.id)}`;
+      .map(
+        (i) =>
+          html`<tr>
+            <td><a href="${ctx.base}/invoices/${i.id}">${i.number}</a></td>
+            <td>${i.status}</td>
+            <td>${twd(i.total)}</td>
+            <td>${when(i.period_start)} – ${when(i.period_end)}</td>
+            <td>${when(i.paid_at)}</td>
+          </tr>`,
+      );
+    return html`<section class="card" aria-label="Test clock">
+        <h2>${clock.name ?? clock.id}</h2>
+        <dl class="facts">
+          <dt>ID</dt>
+          <dd>${clock.id}</dd>
+          <dt>Clock time</dt>
+          <dd>${when(clock.frozen_time)}</dd>
+          <dt>Status</dt>
+          <dd>
+            ${clock.status === 'advancing' ? html`<span role="status">Advancing: what fell due is running… <a href="">refresh</a></span>` : 'Ready'}
+          </dd>
+        </dl>
+      </section>
+      <h2 id="advance">Advance</h2>
+      <form class="card" method="post" aria-labelledby="advance">
+        ${formFields(ctx, 'advance')}${errorFor(state, 'advance')}
+        ${field('t-to', 'Advance to (UTC)', { name: 'frozen_time', type: 'datetime-local', value: state.form?.frozen_time ?? localInput(new Date(Date.parse(clock.frozen_time) + 31 * 86_400_000).toISOString()), required: true })}
+        <div><button type="submit">Advance clock</button></div>
+      </form>
+      <h2>Subscriptions on this clock</h2>
+      ${table('Subscriptions on this clock', ['Product', 'Customer', 'Status', 'Period ends'], subscriptionRows, 'None yet: create a checkout session with this test_clock.')}
+      <h2>What ran</h2>
+      ${table('Invoices of subscriptions on this clock', ['Invoice', 'Status', 'Total', 'Period', 'Paid'], ran, 'Nothing has run yet.')}
+      ${await historySection(ctx, clock.id)}`;
   },
   actions: {
     advance: {
       async run(ctx, form) {
-        await ctx.api.v1('POST', `/test_clocks/${encodeURIComponent(ctx.params.id!)}/advance`, { frozen_time: isoFrom(form.frozen_time) }, { idempotencyKey: form._idem });
+        await ctx.api.v1(
+          'POST',
+          `/test_clocks/${encodeURIComponent(ctx.params.id!)}/advance`,
+          { frozen_time: isoFrom(form.frozen_time) },
+          { idempotencyKey: form._idem },
+        );
         return { notice: 'Clock advanced; what fell due is running.' };
       },
     },
