@@ -5,7 +5,7 @@ import { CheckoutSession } from './checkout';
 import { RefundedOrder } from './checkout-events';
 import { ErrorEnvelope } from './errors';
 import { Environment } from './events';
-import { limitParam, listEnvelope } from './list';
+import { limitParam, listEnvelope, startingAfterParam } from './list';
 import type { OpenApiRegistry } from './openapi';
 import { Redemption } from './promotions';
 import { Refund } from './refunds';
@@ -212,6 +212,7 @@ export type WebhookDelivery = z.infer<typeof WebhookDelivery>;
 export const ListWebhookDeliveriesQuery = z.object({
   status: WebhookDeliveryStatus.optional(),
   limit: limitParam(20),
+  starting_after: startingAfterParam('delivery'),
 });
 
 // ---------------------------------------------------------------- OpenAPI

@@ -97,6 +97,25 @@ describe('webhook delivery', () => {
     });
   });
 
+  it('pages the delivery log newest first with starting_after, and refuses an unknown cursor', async () => {
+    const org = newOrg();
+    const hook = await endpoint(org, '/paged', ['checkout.completed']);
+    for (let i = 0; i < 3; i++) await publish(running, CHECKOUT_TOPIC, completed(org));
+    await eventually(async () => expect(await deliveriesOf(org, hook.id)).toHaveLength(3));
+    const all = (await deliveriesOf(org, hook.id)).map((d) => d.id);
+    const log = `/webhook_endpoints/${hook.id}/deliveries`;
+    const first = await api.admin(org, 'GET', `${log}?limit=2`);
+    expect([first.body.data.map((d: any) => d.id), first.body.has_more]).toEqual([all.slice(0, 2), true]);
+    const second = await api.admin(org, 'GET', `${log}?limit=2&starting_after=${all[1]}`);
+    expect([second.body.data.map((d: any) => d.id), second.body.has_more]).toEqual([all.slice(2), false]);
+    const unknown = await api.admin(org, 'GET', `${log}?starting_after=whd_missing`);
+    expect([unknown.status, unknown.body.error.details[0].code]).toEqual([400, 'unknown_cursor']);
+    // Another organization's delivery is no cursor here.
+    expect((await api.admin(newOrg(), 'GET', `/webhook_events/x/deliveries?starting_after=${all[0]}`)).status).toBe(
+      400,
+    );
+  });
+
   it('reaches only active endpoints of the organization and environment that subscribe to the type', async () => {
     const org = newOrg();
     const paths = ['/iso-a', '/iso-b', '/iso-c', '/iso-d', '/iso-e', '/iso-f'];

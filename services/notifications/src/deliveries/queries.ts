@@ -1,4 +1,10 @@
-import { type WebhookAttempt, type WebhookDelivery, type WebhookDeliveryStatus, livemodeOf } from '@billing/contracts';
+import {
+  type WebhookAttempt,
+  type WebhookDelivery,
+  type WebhookDeliveryStatus,
+  livemodeOf,
+  unknownCursor,
+} from '@billing/contracts';
 import type { SqlExecutor } from '@billing/eventstore';
 import { deliveryTables } from './read-model';
 
@@ -15,10 +21,29 @@ interface DeliveryRow {
   attempts: (WebhookAttempt & { attempted_at: string })[];
 }
 
+/** `starting_after`: the id of the last delivery of the previous page (newest first). */
+type Page = { status?: WebhookDeliveryStatus; limit: number; starting_after?: string };
 export type DeliveryFilter =
-  | { organization: string; endpointId: string; status?: WebhookDeliveryStatus; limit: number }
-  | { organization: string; eventId: string; status?: WebhookDeliveryStatus; limit: number }
-  | { organization: string; deliveryId: string; status?: WebhookDeliveryStatus; limit: number };
+  | ({ organization: string; endpointId: string } & Page)
+  | ({ organization: string; eventId: string } & Page)
+  | ({ organization: string; deliveryId: string } & Page);
+
+/** One page of deliveries, newest first, and whether more follow; an unknown cursor is a 400. */
+export async function pageOfDeliveries(
+  sql: SqlExecutor,
+  schema: string,
+  filter: DeliveryFilter,
+): Promise<{ deliveries: WebhookDelivery[]; hasMore: boolean }> {
+  const after = filter.starting_after;
+  if (
+    after &&
+    (await listDeliveries(sql, schema, { organization: filter.organization, deliveryId: after, limit: 1 })).length === 0
+  ) {
+    throw unknownCursor(after, 'webhook delivery');
+  }
+  const rows = await listDeliveries(sql, schema, { ...filter, limit: filter.limit + 1 });
+  return { deliveries: rows.slice(0, filter.limit), hasMore: rows.length > filter.limit };
+}
 
 /** Newest first, each with its attempts in order. */
 export async function listDeliveries(
@@ -45,8 +70,10 @@ export async function listDeliveries(
                       FROM ${t.attempts} a WHERE a.delivery_id = d.id), '[]'::json) AS attempts
      FROM ${t.deliveries} d
      WHERE d.organization = $1 AND d.${column} = $2 AND ($3::text IS NULL OR d.status = $3::text)
+       AND ($5::text IS NULL OR (d.created_at, d.id) <
+            (SELECT c.created_at, c.id FROM ${t.deliveries} c WHERE c.id = $5::text AND c.organization = $1))
      ORDER BY d.created_at DESC, d.id DESC LIMIT $4`,
-    [filter.organization, value, filter.status ?? null, filter.limit],
+    [filter.organization, value, filter.status ?? null, filter.limit, filter.starting_after ?? null],
   );
   return rows.map((row) => ({
     object: 'webhook_delivery',

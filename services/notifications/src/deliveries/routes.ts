@@ -1,4 +1,4 @@
-import { ListWebhookDeliveriesQuery, idText, notFound, toList } from '@billing/contracts';
+import { ListWebhookDeliveriesQuery, type WebhookDelivery, idText, notFound, toList } from '@billing/contracts';
 import { handleCommand } from '@billing/eventstore';
 import type { ServiceContext } from '@billing/runtime';
 import { validate } from '@billing/service';
@@ -8,10 +8,15 @@ import { findEndpoint } from '../endpoints/queries';
 import { adminOrganizationOf } from '@billing/service';
 import { deliveryAggregate } from './decide';
 import { deliveryStream } from './delivery';
-import { listDeliveries } from './queries';
+import { listDeliveries, pageOfDeliveries } from './queries';
 import { projectDeliveries } from './read-model';
 
 const Id = z.object({ id: idText().min(1) });
+
+const listPage = ({ deliveries, hasMore }: { deliveries: WebhookDelivery[]; hasMore: boolean }) => ({
+  ...toList(deliveries, deliveries[0]?.livemode ?? false),
+  has_more: hasMore,
+});
 
 /** The delivery log (admin API): every attempt per endpoint and per event, and replays. */
 export function mountDeliveryRoutes(app: Express, { store, now }: ServiceContext, wake: () => void): void {
@@ -27,8 +32,8 @@ export function mountDeliveryRoutes(app: Express, { store, now }: ServiceContext
       if (!(await findEndpoint(db, schema, { organization }, params.id))) {
         throw notFound(`No such webhook endpoint: ${params.id}`);
       }
-      const deliveries = await listDeliveries(db, schema, { organization, endpointId: params.id, ...query });
-      res.json(toList(deliveries, deliveries[0]?.livemode ?? false));
+      const page = await pageOfDeliveries(db, schema, { organization, endpointId: params.id, ...query });
+      res.json(listPage(page));
     },
   );
 
@@ -37,12 +42,12 @@ export function mountDeliveryRoutes(app: Express, { store, now }: ServiceContext
     validate({ params: Id, query: ListWebhookDeliveriesQuery }),
     async (req, res) => {
       const { params, query } = res.locals.input;
-      const deliveries = await listDeliveries(db, schema, {
+      const page = await pageOfDeliveries(db, schema, {
         organization: adminOrganizationOf(req),
         eventId: params.id,
         ...query,
       });
-      res.json(toList(deliveries, deliveries[0]?.livemode ?? false));
+      res.json(listPage(page));
     },
   );
 

@@ -1,6 +1,6 @@
 import { ALL_WEBHOOK_EVENTS, PUBLIC_EVENT_TYPES } from '@billing/contracts';
 import { type Html, html, when } from '../html';
-import { type DashboardPage, type PageState, buttonForm, errorFor, field, formFields, table } from '../page';
+import { type DashboardPage, type PageState, buttonForm, errorFor, field, formFields, pager, table } from '../page';
 import { historySection } from './history';
 import { text } from './forms';
 
@@ -99,9 +99,13 @@ export const webhookPage: DashboardPage = {
     const status = ['PENDING', 'SUCCEEDED', 'FAILED'].includes(ctx.query.status ?? '') ? ctx.query.status : undefined;
     const [endpoint, deliveries] = await Promise.all([
       ctx.api.admin<Endpoint>('GET', `/webhook_endpoints/${id}`),
-      ctx.api.admin<{ data: Delivery[] }>(
+      ctx.api.admin<{ data: Delivery[]; has_more: boolean }>(
         'GET',
-        `/webhook_endpoints/${id}/deliveries?limit=50${status ? `&status=${status}` : ''}`,
+        `/webhook_endpoints/${id}/deliveries?${new URLSearchParams({
+          limit: '50',
+          ...(status ? { status } : {}),
+          ...(ctx.query.after ? { starting_after: ctx.query.after } : {}),
+        })}`,
       ),
     ]);
     const rows = deliveries.data.map((d) => {
@@ -174,7 +178,7 @@ export const webhookPage: DashboardPage = {
         Show: <a href="?">all</a> · <a href="?status=FAILED">failed</a> · <a href="?status=PENDING">pending</a> ·
         <a href="?status=SUCCEEDED">succeeded</a>
       </p>
-      ${table('Deliveries', ['Created', 'Event', 'Status', 'Attempts', 'Last answer', 'Details', ''], rows, 'No deliveries yet.')}
+      ${table('Deliveries', ['Created', 'Event', 'Status', 'Attempts', 'Last answer', 'Details', ''], rows, 'No deliveries yet.')}${pager(ctx, deliveries.has_more, deliveries.data.at(-1)?.id, status ? { status } : {})}
       ${await historySection(ctx, endpoint.id)}`;
   },
   actions: {
