@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import { ErrorEnvelope } from './errors';
 import { type OpenApiRegistry, invalidParametersResponse } from './openapi';
+import { cursorListEnvelope, limitParam, startingAfterParam } from './list';
 import { idText } from './text';
 
 const timestamp = z.iso.datetime();
@@ -38,6 +39,12 @@ export const AdvanceTestClockBody = z
   .meta({ id: 'AdvanceTestClockBody' });
 export type AdvanceTestClockBody = z.infer<typeof AdvanceTestClockBody>;
 
+export const TestClockList = cursorListEnvelope(TestClock).meta({ id: 'TestClockList' });
+export const ListTestClocksQuery = z.object({
+  limit: limitParam(20),
+  starting_after: startingAfterParam('test clock'),
+});
+
 export const TestClockIdParams = z
   .object({ id: idText().describe('Test clock id, prefix clock_') })
   .meta({ id: 'TestClockIdParams' });
@@ -60,6 +67,18 @@ export function registerTestClockRoutes(registry: OpenApiRegistry): OpenApiRegis
         400: sandboxOnly,
         401: unauthorized,
         422: error('validation_error: the body'),
+      },
+    })
+    .route({
+      method: 'get',
+      path: '/test_clocks',
+      summary: 'List test clocks, newest first (Sandbox)',
+      ...common,
+      query: ListTestClocksQuery,
+      responses: {
+        200: { description: 'A page of test clocks', schema: TestClockList },
+        400: error('bad_request: test clocks exist in Sandbox only; or a bad parameter (unknown_cursor)'),
+        401: unauthorized,
       },
     })
     .route({

@@ -25,6 +25,30 @@ async function streamOf(id: string) {
 }
 
 describe('Sandbox test clocks', () => {
+  it('lists the organization’s clocks newest first, in pages, and refuses bad cursors and Production', async () => {
+    const org = newOrg();
+    const ids: string[] = [];
+    for (const name of ['one', 'two', 'three']) {
+      ids.push(
+        (await call('POST', '/v1/test_clocks', caller(org), { frozen_time: '2026-01-01T00:00:00Z', name })).body.id,
+      );
+    }
+    const first = await call('GET', '/v1/test_clocks?limit=2', caller(org));
+    expect(first.status).toBe(200);
+    expect(first.body).toMatchObject({ object: 'list', has_more: true, livemode: false });
+    const second = await call('GET', `/v1/test_clocks?limit=2&starting_after=${first.body.data[1].id}`, caller(org));
+    expect(second.body.has_more).toBe(false);
+    const listed = [...first.body.data, ...second.body.data];
+    expect(listed.map((c: { id: string }) => c.id).sort()).toEqual([...ids].sort());
+    expect(listed[0]).toMatchObject({ object: 'test_clock', frozen_time: '2026-01-01T00:00:00.000Z', status: 'ready' });
+    const unknown = await call('GET', '/v1/test_clocks?starting_after=clock_missing', caller(org));
+    expect([unknown.status, unknown.body.error.details[0].code]).toEqual([400, 'unknown_cursor']);
+    expect((await call('GET', '/v1/test_clocks?limit=0', caller(org))).status).toBe(400);
+    expect((await call('GET', '/v1/test_clocks', caller(newOrg()))).body.data).toEqual([]);
+    expect((await call('GET', `/v1/test_clocks?starting_after=${ids[0]}`, caller(newOrg()))).status).toBe(400);
+    expect((await call('GET', '/v1/test_clocks', caller(org, 'PRODUCTION'))).status).toBe(400);
+  });
+
   it('start a subscription at the clock time and run its trial end and period-end cancellation in order on advance', async () => {
     const org = newOrg();
     const clock = await call('POST', '/v1/test_clocks', caller(org), {

@@ -205,6 +205,8 @@ describe('merchant dashboard actions', () => {
     const page = await owner.get(clockPath);
     expect(page.html).toContain('2026-03-01 10:00 UTC');
     expect(page.html.match(/INV-\d+/g)?.length).toBeGreaterThanOrEqual(2);
+    const list = await owner.get(`${base}/test-clocks`);
+    expect(list.html).toContain(`<a href="${base}/test-clocks/${clockId}">January</a>`);
     expect((await owner.get(`/dashboard/${shop.org.id}/production/test-clocks`)).status).toBe(404);
   });
 });

@@ -1,5 +1,5 @@
-import type { TestClock } from '@billing/contracts';
-import type { EventStore, RecordedEvent, SqlExecutor } from '@billing/eventstore';
+import { type TestClock, unknownCursor } from '@billing/contracts';
+import { type EventStore, type RecordedEvent, type SqlExecutor, cursorPage } from '@billing/eventstore';
 import type { Tenant } from '@billing/service';
 import { TEST_CLOCK_EVENT_TYPES, type TestClockEvent } from './clock';
 
@@ -17,6 +17,11 @@ export async function migrateTestClocksReadModel(store: EventStore): Promise<voi
       document jsonb NOT NULL
     );
     CREATE INDEX IF NOT EXISTS test_clocks_advancing ON ${testClocksTable(store.tables.schema)} (id) WHERE status = 'advancing';
+    ALTER TABLE ${testClocksTable(store.tables.schema)} ADD COLUMN IF NOT EXISTS created_at timestamptz;
+    UPDATE ${testClocksTable(store.tables.schema)} SET created_at = (document->>'created_at')::timestamptz
+      WHERE created_at IS NULL;
+    CREATE INDEX IF NOT EXISTS test_clocks_by_tenant
+      ON ${testClocksTable(store.tables.schema)} (organization, environment, created_at DESC, id DESC);
   `);
 }
 
@@ -32,8 +37,8 @@ export async function projectTestClocks(sql: SqlExecutor, schema: string, events
     }
     const clock = event.data.object;
     await sql.query(
-      `INSERT INTO ${table} (id, organization, environment, status, stream_version, document)
-       VALUES ($1, $2, $3, $4, $5, $6)
+      `INSERT INTO ${table} (id, organization, environment, status, stream_version, document, created_at)
+       VALUES ($1, $2, $3, $4, $5, $6, $7)
        ON CONFLICT (id) DO UPDATE SET status = EXCLUDED.status, stream_version = EXCLUDED.stream_version,
          document = EXCLUDED.document
        WHERE ${table}.stream_version < EXCLUDED.stream_version`,
@@ -44,6 +49,7 @@ export async function projectTestClocks(sql: SqlExecutor, schema: string, events
         clock.status,
         recorded.stream_version,
         JSON.stringify(clock),
+        clock.created_at,
       ],
     );
   }
@@ -60,6 +66,22 @@ export async function findTestClock(
     [id, tenant.organization, tenant.environment],
   );
   return rows[0]?.document;
+}
+
+/** One page of the tenant's clocks, newest first; an unknown `starting_after` is a 400. */
+export async function listTestClocks(
+  sql: SqlExecutor,
+  schema: string,
+  tenant: Tenant,
+  page: { limit: number; starting_after?: string },
+): Promise<{ documents: TestClock[]; hasMore: boolean }> {
+  const after = page.starting_after ? await findTestClock(sql, schema, tenant, page.starting_after) : null;
+  if (page.starting_after && !after) throw unknownCursor(page.starting_after, 'test clock');
+  return cursorPage<TestClock>(sql, testClocksTable(schema), {
+    where: { organization: tenant.organization, environment: tenant.environment },
+    after: after ? { created_at: after.created_at, id: after.id } : null,
+    limit: page.limit,
+  });
 }
 
 /**

@@ -1,6 +1,7 @@
 import {
   AdvanceTestClockBody,
   CreateTestClockBody,
+  ListTestClocksQuery,
   TestClockIdParams,
   badRequest,
   newId,
@@ -12,7 +13,7 @@ import { type Tenant, secretCallerOf, validate } from '@billing/service';
 import type { Express, Request } from 'express';
 import { runClock } from './advance';
 import { type TestClockCommand, testClockAggregate, testClockStream } from './clock';
-import { findTestClock, projectTestClocks } from './read-model';
+import { findTestClock, listTestClocks, projectTestClocks } from './read-model';
 
 /** Advances running in the background of this service, awaited on shutdown. */
 const running = new WeakMap<ServiceContext, Set<Promise<void>>>();
@@ -53,6 +54,11 @@ export function mountTestClockRoutes(app: Express, context: ServiceContext): voi
     const data = { ...tenant, clockId, now: now(), frozenTime: new Date(frozen_time), name: name ?? null };
     await run(tenant, clockId, { type: 'CreateTestClock', data });
     res.status(201).json(await read(tenant, clockId));
+  });
+
+  app.get('/v1/test_clocks', validate({ query: ListTestClocksQuery }), async (req, res) => {
+    const page = await listTestClocks(store.database, schema, sandboxCaller(req), res.locals.input.query);
+    res.json({ object: 'list', data: page.documents, has_more: page.hasMore, livemode: false });
   });
 
   app.get('/v1/test_clocks/:id', validate({ params: TestClockIdParams }), async (req, res) => {

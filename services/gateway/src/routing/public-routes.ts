@@ -104,6 +104,7 @@ export const PUBLIC_ROUTES: readonly PublicRoute[] = [
   { method: 'get', path: '/v1/invoices', upstream: 'billing', keys: SECRET },
   { method: 'get', path: '/v1/invoices/:id', upstream: 'billing', keys: SECRET },
   { method: 'post', path: '/v1/test_clocks', upstream: 'billing', keys: SECRET },
+  { method: 'get', path: '/v1/test_clocks', upstream: 'billing', keys: SECRET },
   { method: 'get', path: '/v1/test_clocks/:id', upstream: 'billing', keys: SECRET },
   { method: 'delete', path: '/v1/test_clocks/:id', upstream: 'billing', keys: SECRET },
   { method: 'post', path: '/v1/test_clocks/:id/advance', upstream: 'billing', keys: SECRET },

@@ -1,5 +1,5 @@
 import { html, twd, when } from '../html';
-import { type DashboardPage, type PageContext, errorFor, field, formFields, table } from '../page';
+import { type DashboardPage, type PageContext, errorFor, field, formFields, pager, table } from '../page';
 import type { Invoice } from './customers';
 import { historySection } from './history';
 import { isoFrom, text } from './forms';
@@ -26,6 +26,12 @@ async function subscriptionsOnClocks(ctx: PageContext): Promise<ClockSubscriptio
   return list.data.filter((s) => s.test_clock);
 }
 
+/** One page of the organization's clocks, newest first. */
+function pageOfClocks(ctx: PageContext) {
+  const after = ctx.query.after ? `&starting_after=${encodeURIComponent(ctx.query.after)}` : '';
+  return ctx.api.v1<{ data: TestClock[]; has_more: boolean }>('GET', `/test_clocks?limit=20${after}`);
+}
+
 const localInput = (iso: string) => iso.slice(0, 16);
 
 export const testClocksPage: DashboardPage = {
@@ -38,19 +44,21 @@ export const testClocksPage: DashboardPage = {
       ctx.res.redirect(303, `${ctx.base}/test-clocks/${encodeURIComponent(ctx.query.clock)}`);
       return html``;
     }
-    const clocks = [...new Set((await subscriptionsOnClocks(ctx)).map((s) => s.test_clock!))];
+    const clocks = await pageOfClocks(ctx);
+    const rows = clocks.data.map(
+      (c) =>
+        html`<tr>
+          <td><a href="${ctx.base}/test-clocks/${c.id}">${c.name ?? c.id}</a></td>
+          <td>${when(c.frozen_time)}</td>
+          <td>${c.status}</td>
+          <td>${when(c.created_at)}</td>
+        </tr>`,
+    );
     return html`<p>
         A test clock lets Sandbox subscriptions live on simulated time: advance it to run renewals, retries and trial
         ends now.
       </p>
-      ${
-        clocks.length
-          ? html`<h2>Clocks with subscriptions</h2>
-              <ul>
-                ${clocks.map((id) => html`<li><a href="${ctx.base}/test-clocks/${id}">${id}</a></li>`)}
-              </ul>`
-          : ''
-      }
+      ${table('Test clocks', ['Clock', 'Frozen time', 'Status', 'Created'], rows, 'No test clocks yet.')}${pager(ctx, clocks.has_more, clocks.data.at(-1)?.id)}
       <form class="card" method="get" role="search">
         <label for="clock">Open a clock by id</label
         ><input id="clock" name="clock" type="search" placeholder="clock_…" /> <button type="submit">Open</button>
