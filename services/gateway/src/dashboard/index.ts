@@ -5,7 +5,7 @@ import { STYLESHEET, SCRIPT } from './assets';
 import { Authenticator, LOGIN_CSRF_COOKIE, SESSION_COOKIE, loginCsrf, readCookie, sameToken, setCookie } from './auth';
 import { ApiFailure, GatewayClient } from './client';
 import { type Html, html } from './html';
-import { bareDocument, pageDocument, signOutForm } from './layout';
+import { bareDocument, pageDocument, sendBareDocument, signOutForm } from './layout';
 import type { CredentialSigner } from './loopback';
 import { ENVIRONMENTS, type EnvSlug, type PageContext, type PageState } from './page';
 import { PAGES } from './pages';
@@ -76,18 +76,13 @@ export function mountDashboard(app: Express, options: DashboardOptions): void {
     const session = token ? await store.findSession(token, options.now()) : undefined;
     if (!session) {
       if (req.method === 'GET') return res.redirect(303, '/dashboard/login');
-      return res
-        .status(401)
-        .type('html')
-        .send(
-          String(
-            bareDocument(
-              'Signed out',
-              html`<h1>Signed out</h1>
-                <p>Your session ended. <a href="/dashboard/login">Sign in again</a>.</p>`,
-            ),
-          ),
-        );
+      return sendBareDocument(
+        res,
+        401,
+        'Signed out',
+        html`<h1>Signed out</h1>
+          <p>Your session ended. <a href="/dashboard/login">Sign in again</a>.</p>`,
+      );
     }
     if (req.method === 'POST' && !sameToken(req.body?._csrf, session.csrfToken)) return refuseCsrf(res);
     res.locals.dashboardSession = session;
@@ -224,42 +219,29 @@ function sendLogin(req: Request, res: Response, state: { error?: string; email?:
       ><input id="admin_token" name="admin_token" type="password" autocomplete="off" required />
       <div><button type="submit">Sign in as operator</button></div>
     </form>`;
-  res
-    .status(status)
-    .type('html')
-    .send(String(bareDocument('Sign in', body)));
+  sendBareDocument(res, status, 'Sign in', body);
 }
 
 function refuseCsrf(res: Response) {
-  res
-    .status(403)
-    .type('html')
-    .send(
-      String(
-        bareDocument(
-          'Refused',
-          html`<h1>Refused</h1>
-            <p class="error" role="alert">
-              This form has expired or did not come from the dashboard. Go back, reload the page and try again.
-            </p>`,
-        ),
-      ),
-    );
+  sendBareDocument(
+    res,
+    403,
+    'Refused',
+    html`<h1>Refused</h1>
+      <p class="error" role="alert">
+        This form has expired or did not come from the dashboard. Go back, reload the page and try again.
+      </p>`,
+  );
 }
 
 function notFoundPage(res: Response) {
-  res
-    .status(404)
-    .type('html')
-    .send(
-      String(
-        bareDocument(
-          'Not found',
-          html`<h1>Not found</h1>
-            <p>There is no such page, or it is not yours to see. <a href="/dashboard">Back to the dashboard</a>.</p>`,
-        ),
-      ),
-    );
+  sendBareDocument(
+    res,
+    404,
+    'Not found',
+    html`<h1>Not found</h1>
+      <p>There is no such page, or it is not yours to see. <a href="/dashboard">Back to the dashboard</a>.</p>`,
+  );
 }
 
 const ORGS_PER_PAGE = 25;

@@ -1,3 +1,4 @@
+import type { Response } from 'express';
 import { type Html, html } from './html';
 import type { PageContext, PageState } from './page';
 
@@ -15,17 +16,22 @@ export const SECTIONS: Array<{ section: string; label: string; path: string; san
   { section: 'team', label: 'Team', path: '/team' },
 ];
 
+/** Every dashboard page's head: the one stylesheet and the one script, both served by the gateway. */
+function head(title: string): Html {
+  return html`<head>
+    <meta charset="utf-8" />
+    <meta name="viewport" content="width=device-width, initial-scale=1" />
+    <title>${title}</title>
+    <link rel="stylesheet" href="/dashboard/assets/app.css" />
+    <script src="/dashboard/assets/app.js" defer></script>
+  </head>`;
+}
+
 /** A page with no organization chrome: sign-in, invitations, the operator's organization list. */
 export function bareDocument(title: string, body: Html, signOut?: Html): Html {
   return html`<!doctype html>
     <html lang="en">
-      <head>
-        <meta charset="utf-8" />
-        <meta name="viewport" content="width=device-width, initial-scale=1" />
-        <title>${title} · Billing dashboard</title>
-        <link rel="stylesheet" href="/dashboard/assets/app.css" />
-        <script src="/dashboard/assets/app.js" defer></script>
-      </head>
+      ${head(`${title} · Billing dashboard`)}
       <body>
         <a class="skip" href="#main">Skip to content</a>
         <header class="top">
@@ -36,6 +42,14 @@ export function bareDocument(title: string, body: Html, signOut?: Html): Html {
         <main id="main">${body}</main>
       </body>
     </html>`;
+}
+
+/** Answers with a bare page (sign-in, refusals, invitations). */
+export function sendBareDocument(res: Response, status: number, title: string, body: Html): void {
+  res
+    .status(status)
+    .type('html')
+    .send(String(bareDocument(title, body)));
 }
 
 export function signOutForm(csrfToken: string): Html {
@@ -60,13 +74,7 @@ export function pageDocument(ctx: PageContext, section: string, title: string, s
   const sections = SECTIONS.filter((s) => sandbox || !s.sandboxOnly);
   return html`<!doctype html>
     <html lang="en">
-      <head>
-        <meta charset="utf-8" />
-        <meta name="viewport" content="width=device-width, initial-scale=1" />
-        <title>${title} · ${sandbox ? 'Sandbox · ' : ''}${ctx.organization.name}</title>
-        <link rel="stylesheet" href="/dashboard/assets/app.css" />
-        <script src="/dashboard/assets/app.js" defer></script>
-      </head>
+      ${head(`${title} · ${sandbox ? 'Sandbox · ' : ''}${ctx.organization.name}`)}
       <body>
         <a class="skip" href="#main">Skip to content</a>
         <header class="top">

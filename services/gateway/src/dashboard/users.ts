@@ -6,7 +6,7 @@ import type { SqlExecutor } from '@billing/eventstore';
 import { findOrganization } from '../organizations/read-model';
 import { LOGIN_CSRF_COOKIE, readCookie, sameToken } from './auth';
 import { html } from './html';
-import { bareDocument } from './layout';
+import { sendBareDocument } from './layout';
 import { MIN_PASSWORD_LENGTH, hashPassword } from './passwords';
 import { type DashboardStore, type DashboardUser, ROLES, digest, newSecret } from './store';
 
@@ -103,25 +103,17 @@ export function inviteRoutes(
         />
         <div><button type="submit">Set password</button></div>
       </form>`;
-    res
-      .status(status)
-      .type('html')
-      .send(String(bareDocument('Accept invitation', body)));
+    sendBareDocument(res, status, 'Accept invitation', body);
   };
   const invited = (req: Request) => store.userByInvite(digest(String(req.params.token)), now());
   const gone = (res: Response) =>
-    res
-      .status(404)
-      .type('html')
-      .send(
-        String(
-          bareDocument(
-            'Invitation',
-            html`<h1>Invitation not found</h1>
-              <p>This invitation was used or has expired. Ask an owner for a new one.</p>`,
-          ),
-        ),
-      );
+    sendBareDocument(
+      res,
+      404,
+      'Invitation',
+      html`<h1>Invitation not found</h1>
+        <p>This invitation was used or has expired. Ask an owner for a new one.</p>`,
+    );
   router.get('/invite/:token', async (req, res) => {
     const user = await invited(req);
     return user ? form(req, res, user) : gone(res);
