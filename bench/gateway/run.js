@@ -2,13 +2,15 @@
 // GET /v1/products through the gateway beside the same request sent straight to the catalog, in
 // the same run: throughput at saturation (autocannon, closed loop) and the latency the gateway
 // adds at half its load (open loop, fixed rate), the sides taking turns in rounds; with the
-// in-memory rate-limit store and, when REDIS_URL is set, with Redis. Prints JSON; see README.md.
-const { execFile } = require('node:child_process');
+// in-memory rate-limit store and, when REDIS_URL is set, with Redis. On PostgreSQL the catalog
+// runs in a process of its own, as in the distributed topology; embedded, everything shares one
+// process, as `npm start` runs it. Prints JSON; see README.md.
+const { execFile, fork } = require('node:child_process');
 const { createInfrastructure, runService } = require('@billing/runtime');
 const { signInternalCall } = require('@billing/contracts');
 const { catalogService } = require('@billing/catalog');
 const { createGatewayService } = require('@billing/gateway');
-const { positiveSetting } = require('../settings');
+const { positiveSetting, setting } = require('../settings');
 const {
   adminPost,
   machine,
@@ -22,9 +24,22 @@ const {
 
 const AUTOCANNON = require.resolve('autocannon/autocannon.js');
 const OPEN_LOOP = require.resolve('../open-loop.js');
+const CATALOG_PROCESS = require.resolve('./catalog-process.js');
 const PRODUCTS = 20;
+const TOPOLOGIES = ['one-process', 'catalog-process'];
+
+/** PostgreSQL: the catalog in a process of its own by default; embedded PGlite lives in one process. */
+function readTopology() {
+  const topology = setting('topology', 'BENCH_TOPOLOGY', process.env.DATABASE_URL ? 'catalog-process' : 'one-process');
+  if (!TOPOLOGIES.includes(topology)) throw new Error(`BENCH_TOPOLOGY must be one of ${TOPOLOGIES}, got ${topology}`);
+  if (topology === 'catalog-process' && !process.env.DATABASE_URL) {
+    throw new Error('BENCH_TOPOLOGY=catalog-process needs DATABASE_URL: an embedded database lives in one process');
+  }
+  return topology;
+}
 
 const readParameters = () => ({
+  topology: readTopology(),
   rounds: positiveSetting('rounds', 'BENCH_ROUNDS', 3),
   round_s: positiveSetting('duration', 'BENCH_DURATION', 4),
   connections: positiveSetting('connections', 'BENCH_CONNECTIONS', 16),
@@ -36,8 +51,53 @@ const readParameters = () => ({
 
 const round = (n, digits = 3) => Number(n.toFixed(digits));
 
-/** The catalog, and one gateway per rate-limit store, on loopback port 0, each in a schema of its own. */
-async function startPlatform(stores) {
+/** The catalog in a child process (catalog-process.js), once it listens: its URL, its CPU time, stop. */
+function startCatalogProcess() {
+  const catalogProcess = fork(CATALOG_PROCESS, [], {
+    env: { ...process.env, BENCH_INTERNAL_SECRET: internalSecret },
+    stdio: ['ignore', 'ignore', 'inherit', 'ipc'],
+  });
+  const exited = new Promise((resolve) => catalogProcess.once('exit', resolve));
+  const nextMessage = (key) =>
+    new Promise((resolve, reject) => {
+      const onMessage = (message) => {
+        if (message?.[key] === undefined) return;
+        catalogProcess.off('exit', onExit);
+        catalogProcess.off('message', onMessage);
+        resolve(message[key]);
+      };
+      const onExit = (code) => {
+        catalogProcess.off('message', onMessage);
+        reject(new Error(`the catalog process exited (${code})`));
+      };
+      catalogProcess.on('message', onMessage);
+      catalogProcess.once('exit', onExit);
+    });
+  return nextMessage('url').then(
+    (url) => ({
+      url,
+      cpuUsage: () => {
+        const answer = nextMessage('cpu');
+        catalogProcess.send('cpu');
+        return answer;
+      },
+      shutdown: async () => {
+        if (catalogProcess.connected) catalogProcess.send('stop');
+        await exited;
+      },
+    }),
+    async (error) => {
+      catalogProcess.kill();
+      throw error;
+    },
+  );
+}
+
+/**
+ * The catalog (in this process or its own, by `topology`), and one gateway per rate-limit store
+ * in this process, on loopback port 0, each in a schema of its own.
+ */
+async function startPlatform({ rate_limit_stores: stores, topology }) {
   const env = { DATABASE_URL: process.env.DATABASE_URL, DATABASE_POOL_SIZE: process.env.DATABASE_POOL_SIZE };
   const infrastructure = await createInfrastructure({ clientId: 'bench-gateway', dataDir: 'memory', env });
   const platform = { infrastructure, services: [], schemas: [], adminToken: random('adm'), gateways: {} };
@@ -55,7 +115,12 @@ async function startPlatform(stores) {
     return service;
   };
   try {
-    platform.catalog = await start(catalogService, {});
+    if (topology === 'catalog-process') {
+      platform.catalog = await startCatalogProcess();
+      platform.services.push(platform.catalog); // stopped last, after the gateways
+    } else {
+      platform.catalog = await start(catalogService, {});
+    }
     for (const store of stores) {
       platform.gateways[store] = await start(createGatewayService(), {
         ADMIN_TOKEN: platform.adminToken,
@@ -128,11 +193,24 @@ function runChild(args) {
   });
 }
 
+/**
+ * CPU time (user + system, microseconds) so far of each process that serves requests: this one
+ * (the gateways, and in one process also the catalog) and the catalog's own when it has one.
+ */
+async function cpuTimes(platform) {
+  const total = ({ user, system }) => user + system;
+  const times = { this_process: total(process.cpuUsage()) };
+  if (platform.catalog.cpuUsage) times.catalog_process = total(await platform.catalog.cpuUsage());
+  return times;
+}
+
 /** autocannon, closed loop: `connections` clients each sending its next request on an answer. */
-async function saturate({ url, headers }, connections, seconds) {
+async function saturate(platform, { url, headers }, connections, seconds) {
   const args = [AUTOCANNON, '--json', '-c', String(connections), '-d', String(seconds)];
   for (const [name, value] of Object.entries(headers)) args.push('-H', `${name}=${value}`);
+  const cpuBefore = await cpuTimes(platform);
   const r = await runChild([...args, url]);
+  const cpuAfter = await cpuTimes(platform);
   return {
     requests: r.requests.total,
     seconds: r.duration,
@@ -140,6 +218,7 @@ async function saturate({ url, headers }, connections, seconds) {
     latency_p50_ms: r.latency.p50,
     latency_p99_ms: r.latency.p99,
     failed: r.errors + r.timeouts + r.non2xx,
+    cpu: { before: cpuBefore, after: cpuAfter },
   };
 }
 
@@ -156,13 +235,21 @@ async function inRounds(names, rounds, measure) {
   return results;
 }
 
+/** CPU microseconds per request of each process over `runs`. */
+function cpuOfRuns(runs, requests) {
+  const spent = {};
+  for (const { cpu } of runs) {
+    for (const name of Object.keys(cpu.after)) spent[name] = (spent[name] ?? 0) + cpu.after[name] - cpu.before[name];
+  }
+  return Object.fromEntries(Object.entries(spent).map(([name, us]) => [name, Math.round(us / requests)]));
+}
+
 /** Throughput at saturation: each side's requests over its seconds, summed over the rounds. */
-async function saturation(targets, params) {
+async function saturation(platform, targets, params) {
   const names = Object.keys(targets);
-  const warmup = await inRounds(names, 1, (name) => saturate(targets[name], params.connections, params.warmup_s));
-  const runs = await inRounds(names, params.rounds, (name) =>
-    saturate(targets[name], params.connections, params.round_s),
-  );
+  const run = (name, seconds) => saturate(platform, targets[name], params.connections, seconds);
+  const warmup = await inRounds(names, 1, (name) => run(name, params.warmup_s));
+  const runs = await inRounds(names, params.rounds, (name) => run(name, params.round_s));
   const sides = {};
   for (const name of names) {
     const requests = runs[name].reduce((sum, run) => sum + run.requests, 0);
@@ -174,6 +261,7 @@ async function saturation(targets, params) {
       round_latency_p99_ms: runs[name].map((run) => run.latency_p99_ms),
       failed: runs[name].reduce((sum, run) => sum + run.failed, 0),
       warmup_rps: warmup[name][0].rps,
+      cpu_us_per_request: cpuOfRuns(runs[name], requests),
     };
   }
   const ratios = {};
@@ -230,11 +318,11 @@ async function halfLoad(targets, saturated, params) {
 async function main() {
   const startedAt = new Date().toISOString();
   const params = readParameters();
-  const platform = await startPlatform(params.rate_limit_stores);
+  const platform = await startPlatform(params);
   try {
     const targets = await seed(platform);
     for (const [name, target] of Object.entries(targets)) await checkTarget(name, target);
-    const saturated = await saturation(targets, params);
+    const saturated = await saturation(platform, targets, params);
     const half = await halfLoad(targets, saturated, params);
     const failed =
       Object.values(saturated.sides).some((side) => side.failed > 0) ||

@@ -13,7 +13,9 @@ import {
   type Position,
   type RecordedEvent as StoredEvent,
 } from '@eventstore/db-client';
-import type { Environment } from '@billing/contracts';
+import { Actor, type Environment, SYSTEM_ACTOR } from '@billing/contracts';
+import { currentActor } from './acting';
+import type { HistoryEvent } from './event-store';
 import {
   type AppendOptions,
   type AppendResult,
@@ -28,6 +30,8 @@ interface EnvelopeMetadata {
   organization: string;
   environment: Environment;
   occurred_at: string;
+  /** Who appended it, as the SQL store's `metadata` column keeps it; absent outside a request. */
+  actor?: Actor;
 }
 
 export interface EventStoreDbOptions {
@@ -68,6 +72,8 @@ export class EventStoreDbStreams {
       environment: options.environment,
       occurred_at: options.occurredAt.toISOString(),
     };
+    const actor = currentActor();
+    if (actor) metadata.actor = actor;
     const written = events.map((e) =>
       jsonEvent({
         id: e.id ?? randomUUID(),
@@ -108,6 +114,25 @@ export class EventStoreDbStreams {
       throw error;
     }
     return events;
+  }
+
+  /** One page of a stream's history for people, as the SQL store's `readHistory` gives it. */
+  async readHistory(
+    stream: string,
+    page: { afterVersion: number; limit: number },
+  ): Promise<{ events: HistoryEvent[]; hasMore: boolean }> {
+    const events: HistoryEvent[] = [];
+    try {
+      for await (const resolved of this.client.readStream(this.prefix + stream, {
+        fromRevision: BigInt(page.afterVersion),
+        maxCount: page.limit + 1,
+      })) {
+        if (resolved.event) events.push(this.toHistory(resolved.event));
+      }
+    } catch (error) {
+      if (!(error instanceof StreamNotFoundError)) throw error;
+    }
+    return { events: events.slice(0, page.limit), hasMore: events.length > page.limit };
   }
 
   /**
@@ -157,6 +182,20 @@ export class EventStoreDbStreams {
       environment: metadata.environment,
       data: event.data as Record<string, unknown>,
       transaction_id: '',
+    };
+  }
+
+  private toHistory(event: StoredEvent): HistoryEvent {
+    const recorded = this.toRecorded(event);
+    const actor = Actor.safeParse((event.metadata as unknown as EnvelopeMetadata).actor);
+    return {
+      version: recorded.stream_version,
+      type: recorded.type,
+      data: recorded.data,
+      organization: recorded.organization,
+      environment: recorded.environment,
+      occurredAt: recorded.occurred_at,
+      actor: actor.success ? actor.data : SYSTEM_ACTOR,
     };
   }
 }

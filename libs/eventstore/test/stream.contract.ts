@@ -1,7 +1,7 @@
-import { type AppendOptions, type EventStore, ExpectedVersionConflictError } from '../src';
+import { type AppendOptions, type EventStore, ExpectedVersionConflictError, actingAs } from '../src';
 
 /** The part of the event store every adapter offers: streams, appends at an expected version. */
-export type StreamStore = Pick<EventStore, 'append' | 'readStream'>;
+export type StreamStore = Pick<EventStore, 'append' | 'readStream' | 'readHistory'>;
 
 /** The time, tenant and expected version the contract's appends are made with. */
 export const at = new Date('2026-11-21T08:00:00.000Z');
@@ -61,6 +61,35 @@ export function streamContract(store: () => StreamStore) {
     const read = await store().readStream('shape-1');
     expect(result.events).toStrictEqual(read);
     expect(result.events[0]!.data).toStrictEqual({ at: '2026-11-21T08:00:00.000Z', nested: { b: 1, a: [1, null] } });
+  });
+
+  it("keeps each event's actor for the record's history, and pages it", async () => {
+    await actingAs({ type: 'api_key', id: 'key_contract' }, () =>
+      store().append('history-1', [event('Created', 1), event('Renamed', 2)], options(0)),
+    );
+    await store().append('history-1', [event('Swept', 3)], options(2));
+
+    const first = await store().readHistory('history-1', { afterVersion: 0, limit: 2 });
+    expect(first.hasMore).toBe(true);
+    expect(first.events.map((e) => [e.version, e.type, e.actor])).toEqual([
+      [1, 'Created', { type: 'api_key', id: 'key_contract' }],
+      [2, 'Renamed', { type: 'api_key', id: 'key_contract' }],
+    ]);
+    expect(first.events[0]).toMatchObject({
+      data: { n: 1 },
+      organization: 'org_test',
+      environment: 'SANDBOX',
+      occurredAt: '2026-11-21T08:00:00.000Z',
+    });
+    const rest = await store().readHistory('history-1', { afterVersion: 2, limit: 2 });
+    expect(rest).toEqual({
+      hasMore: false,
+      events: [expect.objectContaining({ version: 3, type: 'Swept', actor: { type: 'system' } })],
+    });
+    expect(await store().readHistory('history-absent', { afterVersion: 0, limit: 2 })).toEqual({
+      events: [],
+      hasMore: false,
+    });
   });
 
   describe('optimistic concurrency', () => {
