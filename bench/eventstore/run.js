@@ -2,6 +2,7 @@
 // Appends per second through the event store's PostgreSQL adapter, beside raw single-row INSERTs
 // on the same database in the same run. Prints one JSON object to stdout; see README.md.
 const os = require('node:os');
+const { randomUUID } = require('node:crypto');
 const { performance } = require('node:perf_hooks');
 const { Pool } = require('pg');
 const { EventStore, postgresDatabase } = require('@billing/eventstore');
@@ -155,6 +156,26 @@ async function insertBatches(client, table, stream, size, count, state) {
 }
 
 /**
+ * `count` multi-row INSERTs into a table of the event store's shape and indexes (global position,
+ * event id, stream and version, log order): what any store of these events pays for its indexes,
+ * without the adapter's version check, JSON input and returned positions.
+ */
+async function insertIndexedBatches(client, table, stream, size, count, state) {
+  const values = Array.from(
+    { length: size },
+    (_, r) => `($${r * 3 + 6}, $1, $${r * 3 + 7}, $2, 1, $${r * 3 + 8}, $3, $4, $5)`,
+  ).join(', ');
+  const text = `INSERT INTO ${table} (event_id, stream_id, stream_version, type, schema_version, data, organization,
+    environment, occurred_at) VALUES ${values}`;
+  for (let i = 0; i < count; i++) {
+    throwIfStopped();
+    const params = [stream, 'BenchEvent', 'org_bench', 'SANDBOX', new Date()];
+    for (let r = 0; r < size; r++) params.push(randomUUID(), ++state.version, PAYLOAD);
+    await client.query({ name: `raw_indexed_batch_${size}`, text, values: params });
+  }
+}
+
+/**
  * Batches of `batchSize` events, one writer: the adapter's append and a raw multi-row INSERT
  * take turns in rounds (the side that goes first alternates), so both meet the same load on
  * this shared machine. The first round of each side is a warm-up, reported but not counted.
@@ -162,29 +183,26 @@ async function insertBatches(client, table, stream, size, count, state) {
 async function batchScenario(ctx) {
   const { batchSize: size, batchRounds: rounds, batchesPerRound: count } = ctx.params;
   const client = await ctx.rawPool.connect();
-  const adapterState = { version: 0 };
-  const rawState = { version: 0 };
-  const seconds = { adapter: 0, raw: 0 };
+  const states = { adapter: { version: 0 }, raw: { version: 0 }, raw_indexed: { version: 0 } };
+  const seconds = { adapter: 0, raw: 0, raw_indexed: 0 };
   const warmup = {};
+  const runs = {
+    adapter: () => appendBatches(ctx.store, 'bench-batch-adapter', size, count, states.adapter),
+    raw: () => insertBatches(client, ctx.rawTable, 'bench-batch-raw', size, count, states.raw),
+    raw_indexed: () =>
+      insertIndexedBatches(client, ctx.indexedTable, 'bench-batch-raw-indexed', size, count, states.raw_indexed),
+  };
+  const sides = Object.keys(runs);
   try {
-    const timed = async (side, fn, round) => {
-      const started = performance.now();
-      await fn();
-      const elapsed = (performance.now() - started) / 1000;
-      if (round === 0) warmup[side] = round3(elapsed);
-      else seconds[side] += elapsed;
-    };
-    const adapter = (round) =>
-      timed('adapter', () => appendBatches(ctx.store, 'bench-batch-adapter', size, count, adapterState), round);
-    const raw = (round) =>
-      timed('raw', () => insertBatches(client, ctx.rawTable, 'bench-batch-raw', size, count, rawState), round);
     for (let round = 0; round <= rounds; round++) {
-      if (round % 2 === 0) {
-        await adapter(round);
-        await raw(round);
-      } else {
-        await raw(round);
-        await adapter(round);
+      // Each round another side goes first.
+      for (let i = 0; i < sides.length; i++) {
+        const side = sides[(i + round) % sides.length];
+        const started = performance.now();
+        await runs[side]();
+        const elapsed = (performance.now() - started) / 1000;
+        if (round === 0) warmup[side] = round3(elapsed);
+        else seconds[side] += elapsed;
       }
     }
   } finally {
@@ -199,6 +217,7 @@ async function batchScenario(ctx) {
   });
   const adapterResult = side('adapter');
   const rawResult = side('raw');
+  const indexedResult = side('raw_indexed');
   return {
     batch_size: size,
     rounds,
@@ -206,8 +225,13 @@ async function batchScenario(ctx) {
     warmup_seconds: warmup,
     adapter: adapterResult,
     raw: rawResult,
+    raw_indexed: indexedResult,
+    // The issue's baseline: a plain table with one index.
     ratio: round(adapterResult.events_per_sec / rawResult.events_per_sec, 3),
-    valid: adapterState.version === size * count * (rounds + 1) && rawState.version === size * count * (rounds + 1),
+    // The same rows into a table with the event store's four indexes: the adapter's own cost.
+    ratio_over_raw_indexed: round(adapterResult.events_per_sec / indexedResult.events_per_sec, 3),
+    raw_indexed_over_raw: round(indexedResult.events_per_sec / rawResult.events_per_sec, 3),
+    valid: Object.values(states).every((state) => state.version === size * count * (rounds + 1)),
   };
 }
 const round3 = (n) => round(n, 3);
@@ -216,6 +240,27 @@ async function createRawTable(pool, schema) {
   const table = `"${schema}".raw_events`;
   await pool.query(`CREATE TABLE ${table} (id bigserial PRIMARY KEY, stream_id text NOT NULL,
     version integer NOT NULL, payload jsonb NOT NULL, occurred_at timestamptz NOT NULL)`);
+  return table;
+}
+
+/** The event store's events table (eventStoreDdl), under another name: the same columns and indexes. */
+async function createIndexedRawTable(pool, schema) {
+  const table = `"${schema}".raw_indexed_events`;
+  await pool.query(`CREATE TABLE ${table} (
+    global_position bigserial PRIMARY KEY,
+    transaction_id xid8 NOT NULL DEFAULT pg_current_xact_id(),
+    event_id uuid NOT NULL UNIQUE,
+    stream_id text NOT NULL,
+    stream_version integer NOT NULL,
+    type text NOT NULL,
+    schema_version integer NOT NULL,
+    data jsonb NOT NULL,
+    organization text NOT NULL,
+    environment text NOT NULL,
+    occurred_at timestamptz NOT NULL,
+    metadata jsonb,
+    UNIQUE (stream_id, stream_version))`);
+  await pool.query(`CREATE INDEX raw_indexed_log_order ON ${table} (transaction_id, global_position)`);
   return table;
 }
 
@@ -245,7 +290,13 @@ async function main() {
     const store = new EventStore(database, { schema });
     schemaMayExist = true;
     await store.migrate();
-    const ctx = { params, store, rawPool, rawTable: await createRawTable(rawPool, schema) };
+    const ctx = {
+      params,
+      store,
+      rawPool,
+      rawTable: await createRawTable(rawPool, schema),
+      indexedTable: await createIndexedRawTable(rawPool, schema),
+    };
     const single = await scenario('single', 1, ctx);
     const concurrent = await scenario('concurrent', params.concurrency, ctx);
     const batch = await batchScenario(ctx);
@@ -259,7 +310,12 @@ async function main() {
       cpu_model: os.cpus()[0]?.model,
       parameters: { ...params, databaseUrl: redact(params.databaseUrl), schema },
       scenarios: { single_stream: single, concurrent_streams: concurrent, batch },
-      ratios: { single_stream: single.ratio, concurrent_streams: concurrent.ratio, batch: batch.ratio },
+      ratios: {
+        single_stream: single.ratio,
+        concurrent_streams: concurrent.ratio,
+        batch: batch.ratio,
+        batch_over_raw_indexed: batch.ratio_over_raw_indexed,
+      },
       valid: batch.valid,
     };
   } finally {

@@ -32,9 +32,13 @@ interface EventRow {
 const EVENT_COLUMNS = `global_position, transaction_id::text AS transaction_id, event_id::text AS event_id,
   stream_id, stream_version, type, schema_version, data, organization, environment, occurred_at`;
 
-/** What an append reads back: only what the database assigned. */
-type AppendedRow = Pick<EventRow, 'global_position' | 'transaction_id' | 'stream_version'>;
-const APPENDED_COLUMNS = 'global_position, transaction_id::text AS transaction_id, stream_version';
+/** What an append reads back, in one row: only what the database assigned. */
+interface AppendedRow {
+  first_version: number | string | null;
+  /** The events' global positions in stream order, comma-separated; null when nothing was appended. */
+  positions: string | null;
+  transaction_id: string;
+}
 
 const UNIQUE_VIOLATION = '23505';
 
@@ -324,18 +328,24 @@ export class EventStore {
     let rows: AppendedRow[];
     try {
       ({ rows } = await sql.query<AppendedRow>(
+        // One row back for the whole batch (the positions in stream order), not one per event.
         `WITH current AS (
            SELECT coalesce(max(stream_version), 0) AS version FROM ${this.tables.events} WHERE stream_id = $1
+         ), appended AS (
+           INSERT INTO ${this.tables.events}
+             (event_id, stream_id, stream_version, type, schema_version, data, organization, environment, occurred_at,
+              metadata)
+           SELECT e.event_id, $1, current.version + e.ord, e.type, e.schema_version, e.data, $3, $4, $5, $7::jsonb
+           FROM current, jsonb_to_recordset($2::jsonb)
+             AS e(ord integer, event_id uuid, type text, schema_version integer, data jsonb)
+           WHERE $6::integer IS NULL OR current.version = $6::integer
+           ORDER BY e.ord
+           RETURNING global_position, stream_version
          )
-         INSERT INTO ${this.tables.events}
-           (event_id, stream_id, stream_version, type, schema_version, data, organization, environment, occurred_at,
-            metadata)
-         SELECT e.event_id, $1, current.version + e.ord, e.type, e.schema_version, e.data, $3, $4, $5, $7::jsonb
-         FROM current, jsonb_to_recordset($2::jsonb)
-           AS e(ord integer, event_id uuid, type text, schema_version integer, data jsonb)
-         WHERE $6::integer IS NULL OR current.version = $6::integer
-         ORDER BY e.ord
-         RETURNING ${APPENDED_COLUMNS}`,
+         SELECT min(stream_version) AS first_version,
+           string_agg(global_position::text, ',' ORDER BY stream_version) AS positions,
+           pg_current_xact_id()::text AS transaction_id
+         FROM appended`,
         [
           stream,
           json,
@@ -353,29 +363,32 @@ export class EventStore {
       }
       throw error;
     }
-    if (rows.length === 0) throw new ExpectedVersionConflictError(stream, options.expectedVersion);
+    const appended = rows[0];
+    if (!appended?.positions) throw new ExpectedVersionConflictError(stream, options.expectedVersion);
     // The events are built from what was sent rather than sent back: the data parsed from the
     // JSON that was inserted (no Date or undefined survives), without a second trip of every
-    // payload through the database and the driver.
+    // payload through the database and the driver. Built directly: spreading a row object into
+    // a wider one cost about 10 µs an event.
     const sent = JSON.parse(json) as typeof input;
-    const first = Math.min(...rows.map((row) => row.stream_version));
-    const recorded = rows
-      .map((row) => {
-        const event = sent[row.stream_version - first]!;
-        return this.toRecorded({
-          ...row,
-          event_id: event.event_id,
-          stream_id: stream,
-          type: event.type,
-          schema_version: event.schema_version,
-          data: event.data,
-          organization: options.organization,
-          environment: options.environment,
-          occurred_at: options.occurredAt,
-        });
-      })
-      .sort((a, b) => a.stream_version - b.stream_version);
-    return { nextExpectedVersion: recorded[recorded.length - 1]!.stream_version, events: recorded };
+    const positions = appended.positions.split(',');
+    const firstVersion = Number(appended.first_version);
+    const occurredAt = options.occurredAt.toISOString();
+    const recorded = sent.map((event, index) =>
+      this.upcast({
+        id: event.event_id,
+        type: event.type,
+        schema_version: event.schema_version,
+        stream,
+        stream_version: firstVersion + index,
+        global_position: Number(positions[index]),
+        occurred_at: occurredAt,
+        organization: options.organization,
+        environment: options.environment,
+        data: event.data,
+        transaction_id: appended.transaction_id,
+      }),
+    );
+    return { nextExpectedVersion: firstVersion + recorded.length - 1, events: recorded };
   }
 
   private async appendManyIn(sql: SqlExecutor, appends: StreamAppend[]): Promise<AppendResult[]> {
@@ -476,7 +489,7 @@ export class EventStore {
   }
 
   private toRecorded(row: EventRow): RecordedEvent {
-    const event: RecordedEvent = {
+    return this.upcast({
       id: row.event_id,
       type: row.type,
       schema_version: row.schema_version,
@@ -488,7 +501,10 @@ export class EventStore {
       environment: row.environment,
       data: row.data,
       transaction_id: row.transaction_id,
-    };
+    });
+  }
+
+  private upcast(event: RecordedEvent): RecordedEvent {
     return this.options.upcast ? this.options.upcast(event) : event;
   }
 }
