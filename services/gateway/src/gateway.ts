@@ -184,6 +184,8 @@ export class Gateway {
     app.use(stripIdentityHeaders, dashboardIdentity(this.dashboardSigner));
     app.get('/v1/openapi.json', (_req, res) => void res.json(publicApiDocument()));
     app.get('/v1/asyncapi.json', (_req, res) => void res.json(eventsApiDocument()));
+    // The public API first: express tries its layers in turn, and it carries nearly all the traffic.
+    this.mountPublicApi(app);
     // The admin API reads its own bodies: the services' one reading and text check (docs/errors.md).
     app.use('/admin/v1', ...jsonBodies(DEFAULT_BODY_LIMIT), refuseInvalidText);
     mountAdminRoutes(app, {
@@ -213,6 +215,10 @@ export class Gateway {
     for (const path of PORTAL_PAGE_PATHS) {
       app.all(path, this.hostedPageLimits(), vouchAs('page'), this.upstream('billing'));
     }
+  }
+
+  /** `/v1`: CORS, the API key, its limits, idempotency, and the routes to the services. */
+  private mountPublicApi(app: Express): void {
     const apiKeyFailures = this.failedAuthentication(
       'api-key',
       FAILED_AUTHENTICATION_LIMITS.apiKeyPerAddress,
