@@ -29,6 +29,13 @@ const BENCHMARKS = [
     }),
   },
   {
+    name: 'eventstore_read_log',
+    script: 'eventstore/read-log.js',
+    args: ['--log-events=2000', '--rounds=2'],
+    needs: 'DATABASE_URL',
+    headline: (r) => ({ growth_for_10x_events: r.growth_for_10x_events, linear: r.linear }),
+  },
+  {
     name: 'gateway',
     script: 'gateway/run.js',
     args: ['--rounds=2', '--duration=2', '--warmup=1', '--half-load=2'],

@@ -44,10 +44,22 @@ const round = (n, digits = 1) => Number(n.toFixed(digits));
 function countStatements(database) {
   const query = database.query.bind(database);
   // The bench's own polling goes around the count.
-  const counts = { statements: 0, transactions: 0, uncounted: query };
+  const counts = {
+    statements: 0,
+    transactions: 0,
+    uncounted: query,
+    byText: process.env.BENCH_STATEMENTS_BY_TEXT ? new Map() : null,
+  };
+  const note = (text) => {
+    counts.statements++;
+    if (counts.byText) {
+      const key = String(typeof text === 'string' ? text : text?.text).replace(/\s+/g, ' ');
+      counts.byText.set(key, (counts.byText.get(key) ?? 0) + 1);
+    }
+  };
   const transaction = database.transaction.bind(database);
   database.query = (...args) => {
-    counts.statements++;
+    note(args[0]);
     return query(...args);
   };
   database.transaction = (fn) => {
@@ -57,13 +69,22 @@ function countStatements(database) {
       fn({
         ...tx,
         query: (...args) => {
-          counts.statements++;
+          note(args[0]);
           return tx.query(...args);
         },
       }),
     );
   };
   return counts;
+}
+
+/** With BENCH_STATEMENTS_BY_TEXT set: each statement text sent in the phase, per paid checkout, most first. */
+function statementsByText(before, after, paidCount) {
+  return [...after]
+    .map(([text, n]) => [text, round((n - (before.get(text) ?? 0)) / Math.max(1, paidCount), 2)])
+    .filter(([, n]) => n > 0)
+    .sort((a, b) => b[1] - a[1])
+    .map(([text, n]) => `${n} ${text.length > 240 ? `${text.slice(0, 150)} … ${text.slice(-90)}` : text}`);
 }
 
 /** Every service a paid checkout passes through, on loopback port 0, each in a schema of its own. */
@@ -186,7 +207,7 @@ function rateKept(lags, rate) {
 
 /** One phase of buyers; then billing's lag and the webhooks. */
 async function phase(platform, receiver, settings, provisionedBefore) {
-  const before = { ...platform.statements };
+  const before = { ...platform.statements, byText: platform.statements.byText && new Map(platform.statements.byText) };
   const timings = await runBuyers({ ...settings, prefix: random('buyer') });
   const paidCount = timings.pay.length;
   const lagMs = await provisioned(platform, provisionedBefore + paidCount);
@@ -198,6 +219,8 @@ async function phase(platform, receiver, settings, provisionedBefore) {
     checkouts_per_s: round(paidCount / (timings.duration_ms / 1000)),
     create_session_ms: percentiles(timings.create),
     pay_ms: percentiles(timings.pay),
+    // Both steps are writes: at --rate=50 this is issue 17's "100 writes/s sustained" row.
+    write_ms: percentiles([...timings.create, ...timings.pay]),
     ...(settings.rate ? rateKept(timings.send_lag, settings.rate) : {}),
     paid_to_webhook_ms: await webhookLatencies(receiver, timings.paid_at),
     subscriptions_complete_after_last_payment_ms: round(lagMs),
@@ -206,6 +229,7 @@ async function phase(platform, receiver, settings, provisionedBefore) {
     per_paid_checkout: {
       sql_statements: round((platform.statements.statements - before.statements) / Math.max(1, paidCount)),
       sql_transactions: round((platform.statements.transactions - before.transactions) / Math.max(1, paidCount)),
+      ...(before.byText && { by_text: statementsByText(before.byText, platform.statements.byText, paidCount) }),
     },
   };
 }

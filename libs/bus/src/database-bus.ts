@@ -1,7 +1,15 @@
 import { randomBytes } from 'node:crypto';
 import { EventEmitter } from 'node:events';
 import { type Database, quoteIdentifier } from '@billing/eventstore';
-import { type DeliveryContext, type RawMessage, StoppedError, deliver, retryPolicy, stoppableSleep } from './delivery';
+import {
+  type DeliveryContext,
+  type RawMessage,
+  StoppedError,
+  deliver,
+  deliverBatch,
+  retryPolicy,
+  stoppableSleep,
+} from './delivery';
 import { partitionOf } from './partition';
 import { type Bus, type OutgoingMessage, type SubscribeOptions, type Subscription, dlqTopicOf } from './types';
 
@@ -276,6 +284,7 @@ export class DatabaseBus implements Bus {
       context: {
         groupId: options.groupId,
         handler: options.handler,
+        batch: options.handler.batch,
         retry: retryPolicy(options.retry),
         sleep: stoppableSleep(controller.signal),
         park: (raw, headers) =>
@@ -392,7 +401,9 @@ export class DatabaseBus implements Bus {
     const byPartition = new Map<number, typeof messages>();
     for (const message of messages) {
       const partition = partitionOf(message.key, count);
-      byPartition.set(partition, [...(byPartition.get(partition) ?? []), message]);
+      const list = byPartition.get(partition);
+      if (list) list.push(message);
+      else byPartition.set(partition, [message]);
     }
     const partitions = [...byPartition.keys()].sort((a, b) => a - b);
     const rows = partitions.flatMap((partition) => byPartition.get(partition)!.map((m) => ({ ...m, partition })));
@@ -658,16 +669,24 @@ export class DatabaseBus implements Bus {
           read = false;
           worker.pending = false;
           const rows = this.takeRecent(worker) ?? (await this.fetch(worker));
-          for (const row of rows) {
-            if (!active()) break;
-            try {
-              await deliver(toRaw(this.fromBus(worker.topic), worker.partition, row), context);
-            } catch (error) {
-              if (error instanceof StoppedError) break;
-              throw error; // the DLQ could not be written: the message stays, tried again below
-            }
+          const done = (raw: RawMessage) => {
             if (worker.next === committed) dirtySince = Date.now();
-            worker.next = Number(row.offset) + 1;
+            worker.next = Number(raw.offset) + 1;
+          };
+          const raws = rows.map((row) => toRaw(this.fromBus(worker.topic), worker.partition, row));
+          try {
+            // A batch handler takes the rows at once (one by one if that fails).
+            if (context.batch) await deliverBatch(raws, context, done, active);
+            else {
+              for (const raw of raws) {
+                if (!active()) break;
+                await deliver(raw, context);
+                done(raw);
+              }
+            }
+          } catch (error) {
+            // Otherwise the DLQ could not be written: the message stays, tried again below.
+            if (!(error instanceof StoppedError)) throw error;
           }
           read = rows.length === this.batchSize || worker.recent.has(worker.next);
         } catch (error) {

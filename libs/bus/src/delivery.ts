@@ -1,5 +1,12 @@
 import { DomainEventEnvelope } from '@billing/contracts';
-import { type ConsumedMessage, DEFAULT_RETRY, DLQ_HEADERS, type MessageHandler, type RetryPolicy } from './types';
+import {
+  type BatchHandler,
+  type ConsumedMessage,
+  DEFAULT_RETRY,
+  DLQ_HEADERS,
+  type MessageHandler,
+  type RetryPolicy,
+} from './types';
 
 /** A message as an adapter read it, before its value is known to be an event. */
 export interface RawMessage {
@@ -14,6 +21,8 @@ export interface RawMessage {
 export interface DeliveryContext {
   groupId: string;
   handler: MessageHandler;
+  /** Takes several messages at once when given (`deliverBatch`). */
+  batch?: BatchHandler;
   retry: RetryPolicy;
   /** Parks the message on `<topic>.dlq` with these extra headers. */
   park: (message: RawMessage, headers: Record<string, string>) => Promise<void>;
@@ -76,6 +85,43 @@ export async function deliver(raw: RawMessage, context: DeliveryContext): Promis
     }
   }
   await context.park(raw, dlqHeaders(raw, context.groupId, reasonOf(lastError), context.retry.maxAttempts));
+}
+
+/** Messages a batch handler is given at most at once. */
+export const MAX_BATCH = 100;
+
+/**
+ * Hands messages of one partition over in order, each counted as done (`onDone`) once handled
+ * or parked. With a batch handler, all of them at once first: if that fails (or a message is not
+ * an event), one by one through `deliver`, so a poison message is retried and parked alone.
+ * Rejects only with StoppedError; the messages not yet done are left for redelivery, as they
+ * are when `active` turns false.
+ */
+export async function deliverBatch(
+  raws: RawMessage[],
+  context: DeliveryContext,
+  onDone: (raw: RawMessage) => void,
+  /** Checked before each message handed over alone: false once the partition is no longer ours. */
+  active: () => boolean = () => true,
+): Promise<void> {
+  if (context.batch && raws.length > 1) {
+    const messages = raws.map(parse);
+    if (messages.every((m): m is ConsumedMessage => typeof m !== 'string')) {
+      try {
+        await context.batch(messages);
+        for (const raw of raws) onDone(raw);
+        return;
+      } catch (error) {
+        if (error instanceof StoppedError) throw error;
+        // Nothing of the batch was kept: one by one below.
+      }
+    }
+  }
+  for (const raw of raws) {
+    if (!active()) return;
+    await deliver(raw, context);
+    onDone(raw);
+  }
 }
 
 /**

@@ -1,5 +1,22 @@
-import { type Consumer, Kafka, type KafkaConfig, type LogEntry, type Producer, Partitioners, logLevel } from 'kafkajs';
-import { type RawMessage, deliver, retryPolicy, stoppableSleep } from './delivery';
+import {
+  type Consumer,
+  Kafka,
+  type KafkaConfig,
+  type KafkaMessage,
+  type LogEntry,
+  type Producer,
+  Partitioners,
+  logLevel,
+} from 'kafkajs';
+import {
+  type DeliveryContext,
+  MAX_BATCH,
+  type RawMessage,
+  deliver,
+  deliverBatch,
+  retryPolicy,
+  stoppableSleep,
+} from './delivery';
 import { type Bus, type OutgoingMessage, type SubscribeOptions, type Subscription, dlqTopicOf } from './types';
 
 export interface KafkaBusOptions {
@@ -92,9 +109,10 @@ export class KafkaBus implements Bus {
       // crash to recover from, and a restart after it would reconnect and keep the process alive.
       retry: { restartOnFailure: async () => !controller.signal.aborted },
     });
-    const context = {
+    const context: DeliveryContext = {
       groupId: options.groupId,
       handler: options.handler,
+      batch: options.handler.batch,
       retry: retryPolicy(options.retry),
       sleep: stoppableSleep(controller.signal),
       park: (raw: RawMessage, headers: Record<string, string>) =>
@@ -103,22 +121,41 @@ export class KafkaBus implements Bus {
     const joined = new Promise<void>((resolve) => consumer.on(consumer.events.GROUP_JOIN, () => resolve()));
     await consumer.connect();
     await consumer.subscribe({ topics: options.topics.map((t) => this.onBroker(t)), fromBeginning: true });
-    await consumer.run({
-      partitionsConsumedConcurrently: 3,
-      // Throwing StoppedError leaves the offset uncommitted; kafkajs then stops on disconnect.
-      eachMessage: async ({ topic, partition, message }) =>
-        deliver(
-          {
-            topic: this.fromBroker(topic),
-            partition,
-            offset: message.offset,
-            key: message.key?.toString() ?? '',
-            value: message.value?.toString() ?? '',
-            headers: headersOf(message.headers),
-          },
-          context,
-        ),
+    const rawOf = (topic: string, partition: number, message: KafkaMessage): RawMessage => ({
+      topic: this.fromBroker(topic),
+      partition,
+      offset: message.offset,
+      key: message.key?.toString() ?? '',
+      value: message.value?.toString() ?? '',
+      headers: headersOf(message.headers),
     });
+    if (context.batch) {
+      await consumer.run({
+        partitionsConsumedConcurrently: 3,
+        eachBatchAutoResolve: false,
+        // An offset is resolved (and then committed) only once its message is handled or parked.
+        // A batch taken from this member by a rebalance stops: the rest goes to the new owner.
+        eachBatch: async ({ batch, resolveOffset, heartbeat, isRunning, isStale }) => {
+          const raws = batch.messages.map((message) => rawOf(batch.topic, batch.partition, message));
+          for (let i = 0; i < raws.length; i += MAX_BATCH) {
+            if (!isRunning() || isStale()) return;
+            await deliverBatch(
+              raws.slice(i, i + MAX_BATCH),
+              context,
+              (raw) => resolveOffset(raw.offset),
+              () => isRunning() && !isStale(),
+            );
+            await heartbeat();
+          }
+        },
+      });
+    } else {
+      await consumer.run({
+        partitionsConsumedConcurrently: 3,
+        // Throwing StoppedError leaves the offset uncommitted; kafkajs then stops on disconnect.
+        eachMessage: async ({ topic, partition, message }) => deliver(rawOf(topic, partition, message), context),
+      });
+    }
     this.consumers.add(consumer);
     await joined;
     return {

@@ -18,6 +18,16 @@ export interface ConsumedMessage {
 
 export type MessageHandler = (message: ConsumedMessage) => Promise<void>;
 
+/**
+ * Handles several messages of one partition at once, in their order, all or nothing: when it
+ * throws, none of them counts as handled and the bus hands them to the `MessageHandler` one by
+ * one (with its retries, and the DLQ for a message that keeps failing).
+ */
+export type BatchHandler = (messages: ConsumedMessage[]) => Promise<void>;
+
+/** A message handler that can also take a batch (`exactlyOnce` returns one); buses use `batch` when they have several messages. */
+export type BatchingMessageHandler = MessageHandler & { batch?: BatchHandler };
+
 export interface RetryPolicy {
   /** Tries in all, the first included, before the message is parked on the DLQ. */
   maxAttempts: number;
@@ -31,7 +41,8 @@ export interface SubscribeOptions {
   /** One consumer group per service: each message reaches one member of the group. */
   groupId: string;
   topics: string[];
-  handler: MessageHandler;
+  /** With a `batch`, the bus hands it the messages of a partition it has at once (at most 100). */
+  handler: BatchingMessageHandler;
   retry?: Partial<RetryPolicy>;
 }
 

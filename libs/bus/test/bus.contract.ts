@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import type { DomainEventEnvelope } from '@billing/contracts';
-import type { EventStore } from '@billing/eventstore';
+import type { EventStore, EventStoreTransaction } from '@billing/eventstore';
 import { eventually, uniqueName } from '@billing/testing';
 import {
   type Bus,
@@ -18,6 +18,8 @@ export interface BusFixture {
   readTopic: (topic: string, expectedCount: number) => Promise<RawMessage[]>;
   /** An event store for the consumer-side dedupe tests. */
   store: EventStore;
+  /** The adapter hands a batching handler the messages it has at once (the in-process bus does not). */
+  batches?: boolean;
   close: () => Promise<void>;
 }
 
@@ -172,6 +174,102 @@ export function busContract(makeFixture: () => Promise<BusFixture>) {
       [DLQ_HEADERS.reason]: 'card processor exploded',
       [DLQ_HEADERS.originalTopic]: topic,
       [DLQ_HEADERS.attempts]: '3',
+    });
+  });
+
+  describe('batches (exactlyOnce)', () => {
+    let effects: string;
+
+    beforeEach(async () => {
+      effects = `${fixture.store.tables.schema}.batch_effects_${uniqueName('t')}`;
+      await fixture.store.database.exec(`CREATE TABLE ${effects} (event_id text NOT NULL, n integer NOT NULL)`);
+    });
+
+    const effectRows = async () =>
+      (await fixture.store.database.query<{ event_id: string; n: number }>(`SELECT event_id, n FROM ${effects}`)).rows;
+
+    /** An exactlyOnce handler whose effect writes a row; `poison` ids always fail. Counts batches of more than one. */
+    const recording = (consumer: string, poison = new Set<string>()) => {
+      const counts = { batches: 0, effects: 0 };
+      const effect = async (event: DomainEventEnvelope, tx: EventStoreTransaction) => {
+        counts.effects++;
+        if (poison.has(event.id)) throw new Error(`poison ${event.stream_version}`);
+        await tx.query(`INSERT INTO ${effects} VALUES ($1, $2)`, [event.id, event.stream_version]);
+      };
+      const handler = exactlyOnce(fixture.store, consumer, effect);
+      const batch = handler.batch;
+      const counted = Object.assign((m: ConsumedMessage) => handler(m), {
+        batch: async (messages: ConsumedMessage[]) => {
+          if (messages.length > 1) counts.batches++;
+          await batch(messages);
+        },
+      });
+      return { counted, counts, handler };
+    };
+
+    it('applies a batch once, in order, and a redelivered batch changes nothing', async () => {
+      const consumer = uniqueName('consumer');
+      const { handler, counts } = recording(consumer);
+      const sent = Array.from({ length: 5 }, (_, i) => eventOf('k', i + 1));
+      const messages = sent.map((value, i) => ({
+        topic,
+        partition: 0,
+        offset: String(i),
+        key: 'k',
+        value,
+        headers: {},
+      }));
+      await handler.batch(messages);
+      await handler.batch(messages); // redelivered whole
+      await handler.batch([...messages.slice(2), ...messages.slice(0, 2)]); // and out of a crash's order
+      expect(await effectRows()).toEqual(sent.map((e) => ({ event_id: e.id, n: e.stream_version })));
+      expect(counts.effects).toBe(5);
+      const inbox = await fixture.store.database.query(
+        `SELECT event_id FROM ${fixture.store.tables.processedMessages} WHERE consumer = $1`,
+        [consumer],
+      );
+      expect(inbox.rows).toHaveLength(5);
+    });
+
+    it('hands a partition over in batches through the bus, each event once, redeliveries ignored', async () => {
+      const consumer = uniqueName('consumer');
+      const { counted, counts } = recording(consumer);
+      const sent = Array.from({ length: 20 }, (_, i) => eventOf('same-key', i + 1));
+      // Published before anyone consumes: the first read finds them all.
+      await fixture.bus.publish(
+        topic,
+        sent.map((value) => ({ key: 'same-key', value })),
+      );
+      await subscribe(uniqueName('g'), counted);
+      await eventually(async () => expect(await effectRows()).toHaveLength(20), 20000);
+      await fixture.bus.publish(
+        topic,
+        sent.slice(0, 10).map((value) => ({ key: 'same-key', value })),
+      );
+      const marker = eventOf('same-key', 21);
+      await fixture.bus.publish(topic, [{ key: 'same-key', value: marker }]);
+      await eventually(async () => expect(await effectRows()).toHaveLength(21), 20000);
+      expect((await effectRows()).map((r) => r.n)).toEqual(Array.from({ length: 21 }, (_, i) => i + 1));
+      expect(counts.effects).toBe(21);
+      if (fixture.batches) expect(counts.batches).toBeGreaterThan(0);
+    });
+
+    it('parks a poison message of a batch on the DLQ alone, and applies the others once, in order', async () => {
+      const consumer = uniqueName('consumer');
+      const sent = Array.from({ length: 6 }, (_, i) => eventOf('same-key', i + 1));
+      const { counted, counts } = recording(consumer, new Set([sent[2]!.id]));
+      await fixture.bus.publish(
+        topic,
+        sent.map((value) => ({ key: 'same-key', value })),
+      );
+      await subscribe(uniqueName('g'), counted);
+      await eventually(async () => expect(await effectRows()).toHaveLength(5), 20000);
+      expect((await effectRows()).map((r) => r.n)).toEqual([1, 2, 4, 5, 6]);
+      const parked = await fixture.readTopic(dlqTopicOf(topic), 1);
+      expect(parked).toHaveLength(1);
+      expect(JSON.parse(parked[0]!.value).stream_version).toBe(3);
+      expect(parked[0]!.headers).toMatchObject({ [DLQ_HEADERS.reason]: 'poison 3', [DLQ_HEADERS.attempts]: '3' });
+      if (fixture.batches) expect(counts.batches).toBeGreaterThan(0);
     });
   });
 

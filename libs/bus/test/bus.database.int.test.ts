@@ -14,6 +14,7 @@ async function onDatabase(database: Database, schema: string, options: DatabaseB
   return {
     bus,
     store,
+    batches: true,
     readTopic: (topic: string, expectedCount: number) =>
       eventually(async () => {
         const messages = await bus.messages(topic);

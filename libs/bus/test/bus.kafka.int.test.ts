@@ -19,6 +19,7 @@ describeWithServer('KAFKA_BROKERS', 'KafkaBus on Apache Kafka', (brokerList) => 
     return {
       bus,
       store,
+      batches: true,
       readTopic: (topic, expectedCount) => readKafkaTopic(brokers, topic, expectedCount),
       close: async () => {
         await bus.close();

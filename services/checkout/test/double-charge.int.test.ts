@@ -6,6 +6,8 @@ import { dependenciesOf } from '../src/dependencies';
 import { sandboxChargesTable } from '../src/payments/ledger';
 import type { ChargeRequest, PaymentProcessor } from '../src/payments/processor';
 import { STALE_ATTEMPT_MS } from '../src/sessions/decide';
+import { paySession } from '../src/sessions/pay';
+import { findSessionRow } from '../src/sessions/queries';
 import { admin, call, caller, card, ebook, newOrg, urls } from './helpers';
 
 /**
@@ -25,9 +27,13 @@ const advance = (ms: number) => (clock = new Date(clock.getTime() + ms));
 /** What the processor was asked, and the failures injected around it. */
 const asked: ChargeRequest[] = [];
 let loseNextAnswer = false;
-/** The n-th event-store write after the next charge fails (1: recording it, 2: completing). */
-let failWriteAfterCharge = 0;
-let writesSinceCharge = Number.POSITIVE_INFINITY;
+/**
+ * Every event-store write after the next charge that appends this event type fails, until the
+ * next pay call: `PaymentAttemptSucceeded` (recording the charge, alone or with the completion)
+ * or `CheckoutSessionCompleted` (completing).
+ */
+let failAppendsOf: string | null = null;
+let failingWrites = false;
 
 beforeAll(async () => {
   infrastructure = await testInfrastructure('checkout-double-charge');
@@ -54,7 +60,7 @@ beforeAll(async () => {
     charge: async (request) => {
       asked.push(request);
       const result = await sandbox.charge(request);
-      writesSinceCharge = 0;
+      failingWrites = failAppendsOf !== null;
       if (loseNextAnswer) {
         loseNextAnswer = false;
         throw new Error('injected: the processor charged, but its answer was lost');
@@ -65,14 +71,18 @@ beforeAll(async () => {
   deps.processor = wrapped;
   const { store } = context;
   const transaction = store.transaction.bind(store);
-  store.transaction = (async (fn: Parameters<typeof transaction>[0]) => {
-    writesSinceCharge += 1;
-    if (writesSinceCharge === failWriteAfterCharge) {
-      failWriteAfterCharge = 0;
-      throw new Error('injected: the database failed after the charge');
-    }
-    return transaction(fn);
-  }) as typeof store.transaction;
+  store.transaction = (async (fn: Parameters<typeof transaction>[0]) =>
+    transaction((tx) =>
+      fn({
+        ...tx,
+        append: async (stream, events, options) => {
+          if (failingWrites && events.some((event) => event.type === failAppendsOf)) {
+            throw new Error('injected: the database failed after the charge');
+          }
+          return tx.append(stream, events, options);
+        },
+      }),
+    )) as typeof store.transaction;
 });
 afterAll(async () => {
   await checkout?.stop();
@@ -83,7 +93,8 @@ afterAll(async () => {
 beforeEach(() => {
   asked.length = 0;
   loseNextAnswer = false;
-  failWriteAfterCharge = 0;
+  failAppendsOf = null;
+  failingWrites = false;
 });
 
 const url = () => checkout.service.url;
@@ -115,8 +126,9 @@ describe('the double-charge replay', () => {
   it('completes from the recorded charge when the completion failed after the charge: the next pay call charges nothing', async () => {
     const org = newOrg();
     const { id } = await session(org);
-    failWriteAfterCharge = 2; // the charge is recorded, the completion fails
+    failAppendsOf = 'CheckoutSessionCompleted'; // the charge is recorded, the completion fails
     const first = await pay(id, card(undefined, { email: 'buyer@example.com', name: 'Mei' }));
+    failAppendsOf = null;
     expect(first.status).toBe(500);
     expect((await read(org, id)).body.status).toBe('OPEN');
     expect(await chargesOf(org, id)).toBe(1);
@@ -145,8 +157,9 @@ describe('the double-charge replay', () => {
   it('asks the processor under the same key when recording the charge failed: the retry gets the first charge', async () => {
     const org = newOrg();
     const { id } = await session(org);
-    failWriteAfterCharge = 1; // recording the charge fails
+    failAppendsOf = 'PaymentAttemptSucceeded'; // recording the charge fails
     expect((await pay(id, card(undefined, { email: 'buyer@example.com' }))).status).toBe(500);
+    failAppendsOf = null;
     expect(await chargesOf(org, id)).toBe(1);
     // At once: the attempt is still under way, so nothing is charged.
     const during = await pay(id, card(undefined, { email: 'buyer@example.com' }));
@@ -175,6 +188,29 @@ describe('the double-charge replay', () => {
     expect(await chargesOf(org, id)).toBe(1);
   });
 
+  it('pays from a stale read of the session as from the stream: the version check sends it back to the stream', async () => {
+    const org = newOrg();
+    const { id } = await session(org);
+    const { context } = checkout.service;
+    const stale = (await findSessionRow(context.store.database, context.store.tables.schema, id))!;
+    expect((await pay(id, card('4000000000000002', { email: 'buyer@example.com' }))).status).toBe(402);
+    // The page read the session before the decline was written: StartPayment is decided again on the stream.
+    const body = { email: 'buyer@example.com', card_number: '4242424242424242', exp: '12/34', cvc: '123' };
+    const outcome = await paySession(context, id, body, { uiMode: 'hosted' }, stale);
+    expect(outcome).toMatchObject({ status: 'complete', session: { status: 'COMPLETE' } });
+    expect(new Set(asked.map((request) => request.idempotencyKey)).size).toBe(2);
+    expect(await chargesOf(org, id)).toBe(1);
+    expect(await typesOf(id)).toEqual([
+      'CheckoutSessionCreated',
+      'PaymentAttemptStarted',
+      'PaymentAttemptFailed',
+      'PaymentAttemptStarted',
+      'PaymentAttemptSucceeded',
+      'CheckoutSessionCompleted',
+    ]);
+    expect((await read(org, id)).body.status).toBe('COMPLETE');
+  });
+
   it('gives a declined card a new key, so another card can pay', async () => {
     const org = newOrg();
     const { id } = await session(org);
@@ -187,8 +223,9 @@ describe('the double-charge replay', () => {
   it('completes, never expires, a session charged and left: the sweep finds the charge under its key', async () => {
     const org = newOrg();
     const { id } = await session(org);
-    failWriteAfterCharge = 1;
+    failAppendsOf = 'PaymentAttemptSucceeded';
     expect((await pay(id, card(undefined, { email: 'gone@example.com', name: 'Gone' }))).status).toBe(500);
+    failAppendsOf = null;
     advance(30 * 60_000 + 1_000);
     expect(await expireDueSessions(checkout.service.context)).not.toContain(id);
     expect((await read(org, id)).body).toMatchObject({ status: 'COMPLETE', customer_email: 'gone@example.com' });
@@ -204,7 +241,6 @@ describe('the double-charge replay', () => {
     dependenciesOf(checkout.service.context).processor.charge = async () => {
       throw Object.assign(new Error('injected: the process died before charging'), { crash: true });
     };
-    failWriteAfterCharge = 0;
     try {
       expect((await pay(id, card(undefined, { email: 'x@example.com' }))).status).toBe(500);
     } finally {

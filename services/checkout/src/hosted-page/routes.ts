@@ -2,7 +2,7 @@ import { ApiError, PayCheckoutSessionBody, detailsFromZodIssues } from '@billing
 import type { ServiceContext } from '@billing/runtime';
 import { findTextProblems } from '@billing/service';
 import express, { type Express, type Request, type Response } from 'express';
-import { findSession } from '../sessions/queries';
+import { findSessionRow } from '../sessions/queries';
 import { statusAt } from '../sessions/resource';
 import { openedBySoldOutLink } from '../payment-links/queries';
 import { paySession } from '../sessions/pay';
@@ -163,10 +163,11 @@ function refusalText(error: ApiError, t: Messages): string {
 export function mountHostedPage(app: Express, context: ServiceContext): void {
   const { store, now } = context;
   // An embedded checkout is paid on the merchant's page only: it has no hosted page.
-  const load = async (req: Request) => {
-    const session = await findSession(store.database, store.tables.schema, String(req.params.session_id));
-    return session?.ui_mode === 'embedded' ? null : session;
+  const loadRow = async (req: Request) => {
+    const row = await findSessionRow(store.database, store.tables.schema, String(req.params.session_id));
+    return row?.session.ui_mode === 'embedded' ? null : row;
   };
+  const load = async (req: Request) => (await loadRow(req))?.session ?? null;
   const pageOf = async (req: Request, session: Session | null): Promise<PageContext> => ({
     t: messagesFor(chooseLocale(session?.locale, req.get('accept-language'))),
     merchant: session ? await findMerchant(store.database, store.tables.schema, session.organization) : null,
@@ -185,7 +186,8 @@ export function mountHostedPage(app: Express, context: ServiceContext): void {
   });
 
   app.post('/checkout/:session_id', express.urlencoded({ extended: false, limit: '10kb' }), async (req, res) => {
-    const session = await load(req);
+    const row = await loadRow(req);
+    const session = row?.session ?? null;
     const page = await pageOf(req, session);
     // A sold-out link is checked by paySession itself; its 409 then shows the page below.
     if (unpayablePage(res, session, now(), false, page)) return;
@@ -212,7 +214,7 @@ export function mountHostedPage(app: Express, context: ServiceContext): void {
       return;
     }
     try {
-      const outcome = await paySession(context, session!.id, parsed.data);
+      const outcome = await paySession(context, session!.id, parsed.data, { uiMode: 'hosted' }, row!);
       if (outcome.status === 'complete') return res.redirect(303, outcome.redirectUrl!);
       again(200, { challenge: true });
     } catch (error) {

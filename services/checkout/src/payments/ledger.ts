@@ -55,11 +55,13 @@ export function sandboxChargeLedger(store: EventStore): ChargeLedger {
   return {
     find,
     remember: async (key, result) => {
-      await store.database.query(
-        `INSERT INTO ${table} (idempotency_key, result) VALUES ($1, $2) ON CONFLICT (idempotency_key) DO NOTHING`,
+      const { rows } = await store.database.query(
+        `INSERT INTO ${table} (idempotency_key, result) VALUES ($1, $2) ON CONFLICT (idempotency_key) DO NOTHING
+         RETURNING 1`,
         [key, JSON.stringify(result)],
       );
-      return (await find(key)) ?? result;
+      // Inserted: this is the key's answer. Otherwise the one kept first is.
+      return rows.length > 0 ? result : ((await find(key)) ?? result);
     },
     findMany,
     rememberMany: async (entries) => {

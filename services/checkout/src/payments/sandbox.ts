@@ -135,19 +135,19 @@ export class SandboxProcessor implements PaymentProcessor {
     return 'Live payments need a real payment processor; the sandbox simulator does not charge in Production';
   }
 
+  /**
+   * The answer kept under the key, else this one (kept when final). `remember` answers with the
+   * kept one, so a final answer costs one write and no read when it is the first.
+   */
   async charge(request: ChargeRequest): Promise<ChargeResult> {
-    const earlier = await this.ledger.find(request.idempotencyKey);
-    if (earlier) return earlier;
     const result = this.decide(request);
     // A challenge is answered by a new attempt; only final answers are remembered.
-    if (result.status === 'requires_action') return result;
+    if (result.status === 'requires_action') return (await this.ledger.find(request.idempotencyKey)) ?? result;
     return this.ledger.remember(request.idempotencyKey, result);
   }
 
   /** Deterministic by the reference's behaviour: `...0341` cards are declined, others succeed. */
   async chargeSavedCard(request: SavedCardChargeRequest): Promise<ChargeResult> {
-    const earlier = await this.ledger.find(request.idempotencyKey);
-    if (earlier) return earlier;
     return this.ledger.remember(request.idempotencyKey, this.decideSaved(request));
   }
 

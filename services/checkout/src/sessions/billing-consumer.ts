@@ -62,10 +62,12 @@ async function onBillingEvent(context: ServiceContext, tx: EventStoreTransaction
   if (event.type === BILLING_PUBLIC_EVENTS.SubscriptionActivated) {
     const subscriptionId = (event.data.object as { id?: unknown } | undefined)?.id;
     if (typeof subscriptionId !== 'string') return;
-    return onSession(context, tx, event, sessionId, () => ({
-      type: 'LinkSubscription',
-      data: { subscriptionId, now: context.now() },
-    }));
+    // A session completed with the subscription's id (the usual case) is linked already.
+    return onSession(context, tx, event, sessionId, (session) =>
+      session.subscription_id === subscriptionId
+        ? null
+        : { type: 'LinkSubscription', data: { subscriptionId, now: context.now() } },
+    );
   }
   if (event.type === DUPLICATE_SUBSCRIPTION_PAID) {
     return onSession(context, tx, event, sessionId, async (session) => {

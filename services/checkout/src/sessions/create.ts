@@ -14,14 +14,14 @@ import {
   normalizeCheckoutSessionBody,
 } from '@billing/contracts';
 import type { Product, ReservedRedemption } from '@billing/contracts';
-import { type EventStoreTransaction, type RecordedEvent, handleCommand } from '@billing/eventstore';
+import type { EventStoreTransaction } from '@billing/eventstore';
 import type { ServiceContext } from '@billing/runtime';
 import type { z } from 'zod';
 import { dependenciesOf } from '../dependencies';
 import { einvoiceViolations } from './einvoice';
-import { sessionAggregate, sessionProjector } from './routes';
+import { runSessionCommands } from './command';
 import { modeFor, redirectUrlViolation } from './rules';
-import { type CheckoutSessionCreatedData, type Session, sessionStream } from './session';
+import type { CheckoutSessionCreatedData, Session } from './session';
 import { lookUpProduct, refuseLiveSubscription, releasePromotion, reservePromotion, resolveBuyer } from './upstream';
 
 export const SESSION_LIFETIME_MS = 30 * 60_000;
@@ -205,9 +205,8 @@ export async function createSession(
   request: SessionRequest,
   options: CreateSessionOptions = {},
 ): Promise<Session> {
-  const { store, now } = context;
+  const { now } = context;
   const deps = dependenciesOf(context);
-  const sessionProject = sessionProjector(store.tables.schema);
   const product = await lookUpProduct(deps.catalog(), caller, request);
   const mode = checkedMode(request, product);
   const buyer = await buyerAtCreation(context, caller, request, product.id, mode);
@@ -235,17 +234,19 @@ export async function createSession(
     redemption,
     now: at,
   });
-  const project = async (tx: EventStoreTransaction, events: RecordedEvent[]) => {
-    await sessionProject(tx, events);
-    await options.alsoProject?.(tx, sessionId);
-  };
   try {
-    const { state } = await handleCommand(
-      store,
-      sessionStream(sessionId),
-      sessionAggregate,
-      { type: 'CreateSession', data },
-      { organization: caller.organization, environment: caller.environment, occurredAt: at, project },
+    // A new id: its stream is empty, so nothing is read before the append.
+    const { state } = await runSessionCommands(
+      context,
+      sessionId,
+      { session: null, version: 0 },
+      [{ type: 'CreateSession', data }],
+      {
+        organization: caller.organization,
+        environment: caller.environment,
+        occurredAt: at,
+        alsoProject: options.alsoProject && ((tx) => options.alsoProject!(tx, sessionId)),
+      },
     );
     if (state.status === 'Empty') throw new Error('session not created');
     return state.session;

@@ -10,7 +10,6 @@ import {
   validationError,
   type ErrorDetail,
 } from '@billing/contracts';
-import { handleCommand } from '@billing/eventstore';
 import type { ServiceContext } from '@billing/runtime';
 import { validate } from '@billing/service';
 import type { Express } from 'express';
@@ -19,11 +18,11 @@ import { SOLD_OUT_MESSAGE } from '../payment-links/link';
 import { openedBySoldOutLink } from '../payment-links/queries';
 import type { ChargeResult, CollectedCard } from '../payments/processor';
 import type { SessionCommand } from './decide';
-import { findSession } from './queries';
+import { type KnownSession, runSessionCommands } from './command';
+import { findSessionRow } from './queries';
 import { statusAt } from './resource';
-import { sessionAggregate, sessionProjector } from './routes';
 import { successRedirect } from './rules';
-import { type Session, chargeKeyOf, sessionStream } from './session';
+import { type Session, chargeKeyOf } from './session';
 import { assignRedemption, refuseLiveSubscription, resolveBuyer } from './upstream';
 
 const paymentRequired = (message: string, details?: ErrorDetail[]) => ApiError.of('payment_required', message, details);
@@ -63,22 +62,28 @@ export async function paySession(
   id: string,
   body: PayCheckoutSessionBody,
   through: PaidThrough = { uiMode: 'hosted' },
+  loaded?: KnownSession & { session: Session },
 ): Promise<PayOutcome> {
   const { store, now } = context;
   const { processor } = dependenciesOf(context);
-  const project = sessionProjector(store.tables.schema);
-  const run = (session: Session, command: SessionCommand) =>
-    handleCommand(store, sessionStream(session.id), sessionAggregate, command, {
+  const found = loaded ?? (await findSessionRow(store.database, store.tables.schema, id));
+  const session = found?.session;
+  if (!found || !session || (session.ui_mode ?? 'hosted') !== through.uiMode) {
+    throw notFound(`No such checkout session: ${id}`);
+  }
+  // Each command starts from the session as the last one left it: no read of the stream or row.
+  let known: KnownSession | null = found;
+  const run = async (...commands: SessionCommand[]) => {
+    const result = await runSessionCommands(context, id, known, commands, {
       organization: session.organization,
       environment: session.environment,
       occurredAt: now(),
-      project,
     });
-
-  const session = await findSession(store.database, store.tables.schema, id);
-  if (!session || (session.ui_mode ?? 'hosted') !== through.uiMode) throw notFound(`No such checkout session: ${id}`);
+    known = result.known;
+    return result;
+  };
   if (session.status === 'COMPLETE') throw conflict('This checkout session is already paid');
-  if (session.charge) return completeCharged(context, session);
+  if (session.charge) return completeCharged(context, session, found);
   if (statusAt(session, now()) === 'EXPIRED') throw conflict('This checkout session has expired');
   if (await openedBySoldOutLink(store.database, store.tables.schema, id)) throw conflict(SOLD_OUT_MESSAGE);
   const card = checkedInput(session, body, through);
@@ -90,7 +95,7 @@ export async function paySession(
   const customerId = await buyerAtPayment(context, session, body);
   const attemptId = `pay_${randomBase62(24)}`;
   const buyer = { email: body.email ?? null, name: body.name ?? null, customer_id: customerId };
-  const started = await run(session, { type: 'StartPayment', data: { sessionId: id, attemptId, buyer, now: now() } });
+  const started = await run({ type: 'StartPayment', data: { sessionId: id, attemptId, buyer, now: now() } });
   const chargeKey = chargeKeyOf(started.state.status === 'Exists' ? started.state.session : session);
   let result: ChargeResult;
   try {
@@ -107,7 +112,7 @@ export async function paySession(
   } catch (error) {
     // No answer: the charge may have happened. The next attempt asks under the same key.
     const message = 'The payment processor did not answer; paying again cannot charge twice';
-    await run(session, {
+    await run({
       type: 'FailPayment',
       data: { attemptId, code: 'processing_error', message, requiresAction: false, outcomeUnknown: true, now: now() },
     });
@@ -116,24 +121,75 @@ export async function paySession(
 
   if (result.status === 'succeeded') {
     const paymentMethod = card ? result.payment_method : null;
-    const recorded = await run(session, {
+    const recordCharge: SessionCommand = {
       type: 'RecordCharge',
       data: { attemptId, chargeKey, paymentMethod, buyer, now: now() },
+    };
+    const completedAtOnce = await recordAndComplete(context, session, known, recordCharge);
+    if (completedAtOnce) return completedAtOnce;
+    const recorded = await runSessionCommands(context, id, null, [recordCharge], {
+      organization: session.organization,
+      environment: session.environment,
+      occurredAt: now(),
     }).catch((error: unknown) => {
       // The processor keeps the charge under `chargeKey`: the next attempt gets it, never a second.
       context.logger.error({ err: error, session: id, attempt: attemptId }, 'charge not recorded; a retry answers it');
       throw error;
     });
-    return completeCharged(context, recorded.state.status === 'Exists' ? recorded.state.session : session);
+    const charged = recorded.state.status === 'Exists' ? recorded.state.session : session;
+    return completeCharged(context, charged, recorded.known);
   }
   const requiresAction = result.status === 'requires_action';
   const { code, message } =
     result.status === 'requires_action'
       ? { code: 'authentication_required', message: 'The card asks for a challenge step (3-D Secure)' }
       : result;
-  await run(session, { type: 'FailPayment', data: { attemptId, code, message, requiresAction, now: now() } });
+  await run({ type: 'FailPayment', data: { attemptId, code, message, requiresAction, now: now() } });
   if (requiresAction) return { status: 'requires_action' };
   throw paymentRequired(message, [{ path: 'card_number', code, message }]);
+}
+
+/**
+ * The charge recorded and the session completed in one transaction, the usual case. When that
+ * fails for any reason (nothing of it is then written), null: the caller records the charge on
+ * its own first and completes after, so that a completion that cannot be written never keeps
+ * the charge from being recorded.
+ */
+async function recordAndComplete(
+  context: ServiceContext,
+  session: Session,
+  known: KnownSession | null,
+  recordCharge: SessionCommand,
+): Promise<PayOutcome | null> {
+  if (!known) return null;
+  const { now } = context;
+  try {
+    const { state } = await runSessionCommands(
+      context,
+      session.id,
+      known,
+      [recordCharge, completeCommand(session, now())],
+      { organization: session.organization, environment: session.environment, occurredAt: now() },
+    );
+    if (state.status !== 'Exists' || state.session.status !== 'COMPLETE') return null;
+    return completedOutcome(state.session);
+  } catch (error) {
+    context.logger.warn({ err: error, session: session.id }, 'charge and completion not written together; one by one');
+    return null;
+  }
+}
+
+const completedOutcome = (session: Session): PayOutcome => ({
+  status: 'complete',
+  redirectUrl: session.success_url ? successRedirect(session.success_url, session.id) : null,
+  session,
+});
+
+/** The completion of a charged session; a subscription gets its id now (or the one billing reserved). */
+function completeCommand(session: Session, at: Date): SessionCommand {
+  const subscriptionId =
+    session.mode === 'SUBSCRIPTION' ? (reservedSubscriptionId(session) ?? newId('subscription')) : null;
+  return { type: 'CompleteSession', data: { subscriptionId, now: at } };
 }
 
 /**
@@ -154,31 +210,24 @@ export function mountPayRoute(app: Express, context: ServiceContext): void {
  * after that completion failed, or the sweep. Completing twice is a no-op; either way the
  * buyer goes to the success URL.
  */
-export async function completeCharged(context: ServiceContext, session: Session): Promise<PayOutcome> {
-  const { store, now } = context;
-  const subscriptionId =
-    session.mode === 'SUBSCRIPTION' ? (reservedSubscriptionId(session) ?? newId('subscription')) : null;
-  await handleCommand(
-    store,
-    sessionStream(session.id),
-    sessionAggregate,
-    { type: 'CompleteSession', data: { subscriptionId, now: now() } },
-    {
-      organization: session.organization,
-      environment: session.environment,
-      occurredAt: now(),
-      project: sessionProjector(store.tables.schema),
-    },
-  ).catch((error: unknown) => {
+export async function completeCharged(
+  context: ServiceContext,
+  session: Session,
+  known: KnownSession | null = null,
+): Promise<PayOutcome> {
+  const { now } = context;
+  const { state } = await runSessionCommands(context, session.id, known, [completeCommand(session, now())], {
+    organization: session.organization,
+    environment: session.environment,
+    occurredAt: now(),
+  }).catch((error: unknown) => {
     context.logger.error(
       { err: error, session: session.id },
       'charged session not completed yet; the next pay call or sweep completes it',
     );
     throw error;
   });
-  const completed = await findSession(store.database, store.tables.schema, session.id);
-  const redirectUrl = session.success_url ? successRedirect(session.success_url, session.id) : null;
-  return { status: 'complete', redirectUrl, session: completed ?? session };
+  return completedOutcome(state.status === 'Exists' ? state.session : session);
 }
 
 /**

@@ -2,6 +2,7 @@ import type { CallerIdentity, Environment } from '@billing/contracts';
 import type { SqlExecutor } from '@billing/eventstore';
 import { sessionsTable } from './read-model';
 import type { Session } from './session';
+import type { KnownSession } from './command';
 
 export async function findSession(sql: SqlExecutor, schema: string, id: string): Promise<Session | null> {
   const { rows } = await sql.query<{ document: Session }>(
@@ -9,6 +10,20 @@ export async function findSession(sql: SqlExecutor, schema: string, id: string):
     [id],
   );
   return rows[0]?.document ?? null;
+}
+
+/** The session with the stream version its row is at: what a command on it can start from. */
+export async function findSessionRow(
+  sql: SqlExecutor,
+  schema: string,
+  id: string,
+): Promise<(KnownSession & { session: Session }) | null> {
+  const { rows } = await sql.query<{ document: Session; stream_version: number }>(
+    `SELECT document, stream_version FROM ${sessionsTable(schema)} WHERE id = $1`,
+    [id],
+  );
+  const row = rows[0];
+  return row ? { session: row.document, version: row.stream_version } : null;
 }
 
 /** Another organization's or environment's session is absent to the caller. */

@@ -55,21 +55,19 @@ export async function projectSessions(sql: SqlExecutor, schema: string, events: 
     if (current && current.stream_version >= event.stream_version) continue;
     const view = sessionsProjection.evolve(current?.document ?? null, sessionEvent);
     if (!view) continue;
-    await sql.query(
-      `INSERT INTO ${table} (id, organization, environment, status, expires_at, stream_version, document)
-       VALUES ($1, $2, $3, $4, $5, $6, $7)
-       ON CONFLICT (id) DO UPDATE SET status = EXCLUDED.status, stream_version = EXCLUDED.stream_version,
-         document = EXCLUDED.document
-       WHERE ${table}.stream_version < EXCLUDED.stream_version`,
-      [
-        view.id,
-        view.organization,
-        view.environment,
-        view.status,
-        view.expires_at,
-        event.stream_version,
-        JSON.stringify(view),
-      ],
-    );
+    await writeSessionRow(sql, schema, view, event.stream_version);
   }
+}
+
+/** The session's row at `streamVersion`; a row already at or past it is left as it is. */
+export async function writeSessionRow(sql: SqlExecutor, schema: string, view: Session, streamVersion: number) {
+  const table = sessionsTable(schema);
+  await sql.query(
+    `INSERT INTO ${table} (id, organization, environment, status, expires_at, stream_version, document)
+     VALUES ($1, $2, $3, $4, $5, $6, $7)
+     ON CONFLICT (id) DO UPDATE SET status = EXCLUDED.status, stream_version = EXCLUDED.stream_version,
+       document = EXCLUDED.document
+     WHERE ${table}.stream_version < EXCLUDED.stream_version`,
+    [view.id, view.organization, view.environment, view.status, view.expires_at, streamVersion, JSON.stringify(view)],
+  );
 }

@@ -50,98 +50,141 @@ export async function migrateDeliveriesReadModel(store: EventStore): Promise<voi
   `);
 }
 
-/** Applies delivery events in the append's transaction, guarded by stream version. */
+/**
+ * Applies delivery events in the append's transaction, guarded by stream version. Runs of
+ * `WebhookDeliveryScheduled` or `WebhookDeliveryAttempted` events of distinct deliveries (a
+ * batch of new deliveries, a batch of recorded attempts) are written with one statement each.
+ */
 export async function projectDeliveries(sql: SqlExecutor, schema: string, events: RecordedEvent[]): Promise<void> {
-  const t = deliveryTables(schema);
+  let run: RecordedEvent[] = [];
+  const flush = async () => {
+    if (run.length > 0) await projectRun(sql, schema, run);
+    run = [];
+  };
   for (const event of events) {
     if (!(DELIVERY_EVENT_TYPES as readonly string[]).includes(event.type)) continue;
-    const e = asDeliveryEvent(event);
-    const guard = `id = $1 AND stream_version < $2`;
-    switch (e.type) {
-      case 'WebhookDeliveryScheduled': {
-        const d = e.data;
-        await sql.query(
-          `INSERT INTO ${t.deliveries} (id, endpoint_id, organization, environment, event_id, event_type, status,
-             attempt_count, next_attempt_at, created_at, stream_version, body)
-           VALUES ($1, $2, $3, $4, $5, $6, 'PENDING', 0, $7, $8, $9, $10) ON CONFLICT (id) DO NOTHING`,
-          [
-            d.delivery_id,
-            d.endpoint_id,
-            event.organization,
-            event.environment,
-            d.event_id,
-            d.event_type,
-            d.next_attempt_at,
-            d.created_at,
-            event.stream_version,
-            d.body,
-          ],
-        );
-        break;
-      }
-      case 'WebhookDeliveryAttempted': {
-        const d = e.data;
-        const status = d.outcome === 'succeeded' ? 'SUCCEEDED' : d.outcome === 'failed' ? 'FAILED' : 'PENDING';
-        const updated = await sql.query(
-          `UPDATE ${t.deliveries} SET status = $3, attempt_count = $4, next_attempt_at = $5, lease_until = NULL,
-             stream_version = $2 WHERE ${guard}`,
-          [d.delivery_id, event.stream_version, status, d.attempt, d.next_attempt_at],
-        );
-        if (updated.rowCount === 0) break;
-        await sql.query(
-          `INSERT INTO ${t.attempts} (delivery_id, attempt, attempted_at, status, response_status, duration_ms, error)
-           VALUES ($1, $2, $3, $4, $5, $6, $7) ON CONFLICT DO NOTHING`,
-          [
-            d.delivery_id,
-            d.attempt,
-            d.attempted_at,
-            d.outcome === 'succeeded' ? 'succeeded' : 'failed',
-            d.response_status,
-            d.duration_ms,
-            d.error,
-          ],
-        );
-        break;
-      }
-      case 'WebhookDeliveryReplayed':
-        await sql.query(
-          `UPDATE ${t.deliveries} SET status = 'PENDING', next_attempt_at = $3, lease_until = NULL, stream_version = $2
-           WHERE ${guard}`,
-          [e.data.delivery_id, event.stream_version, e.data.next_attempt_at],
-        );
-        break;
-      case 'WebhookDeliveryCanceled':
-        await sql.query(
-          `UPDATE ${t.deliveries} SET status = 'CANCELED', next_attempt_at = NULL, lease_until = NULL,
-             stream_version = $2 WHERE ${guard}`,
-          [e.data.delivery_id, event.stream_version],
-        );
-        break;
-      default: {
-        const _unknown: never = e;
-      }
-    }
+    const batchable = event.type === 'WebhookDeliveryScheduled' || event.type === 'WebhookDeliveryAttempted';
+    const joins =
+      batchable && run.length > 0 && run[0]!.type === event.type && run.every((e) => e.stream !== event.stream);
+    if (!joins) await flush();
+    if (batchable) run.push(event);
+    else await projectOne(sql, schema, event);
+  }
+  await flush();
+}
+
+/** Events of one type (Scheduled or Attempted), each of another delivery. */
+async function projectRun(sql: SqlExecutor, schema: string, events: RecordedEvent[]): Promise<void> {
+  const t = deliveryTables(schema);
+  const data = events.map((event) => asDeliveryEvent(event).data as Record<string, unknown>);
+  const column = (name: string) => data.map((d) => d[name] ?? null);
+  const versions = events.map((event) => event.stream_version);
+  if (events[0]!.type === 'WebhookDeliveryScheduled') {
+    await sql.query(
+      `INSERT INTO ${t.deliveries} (id, endpoint_id, organization, environment, event_id, event_type, status,
+         attempt_count, next_attempt_at, created_at, stream_version, body)
+       SELECT id, endpoint_id, organization, environment, event_id, event_type, 'PENDING', 0, next_attempt_at,
+         created_at, stream_version, body
+       FROM unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::text[], $6::text[], $7::timestamptz[],
+         $8::timestamptz[], $9::integer[], $10::text[])
+         AS s(id, endpoint_id, organization, environment, event_id, event_type, next_attempt_at, created_at,
+           stream_version, body)
+       ON CONFLICT (id) DO NOTHING`,
+      [
+        column('delivery_id'),
+        column('endpoint_id'),
+        events.map((e) => e.organization),
+        events.map((e) => e.environment),
+        column('event_id'),
+        column('event_type'),
+        column('next_attempt_at'),
+        column('created_at'),
+        versions,
+        column('body'),
+      ],
+    );
+    return;
+  }
+  const outcomes = column('outcome') as string[];
+  // The attempt is logged only for a delivery the update moved (not one applied already).
+  await sql.query(
+    `WITH a AS (
+       SELECT * FROM unnest($1::text[], $2::integer[], $3::text[], $4::integer[], $5::timestamptz[], $6::text[],
+         $7::integer[], $8::integer[], $9::text[], $10::timestamptz[])
+         AS a(delivery_id, stream_version, status, attempt, next_attempt_at, outcome, response_status, duration_ms,
+           error, attempted_at)
+     ), updated AS (
+       UPDATE ${t.deliveries} d SET status = a.status, attempt_count = a.attempt, next_attempt_at = a.next_attempt_at,
+         lease_until = NULL, stream_version = a.stream_version
+       FROM a WHERE d.id = a.delivery_id AND d.stream_version < a.stream_version
+       RETURNING d.id
+     )
+     INSERT INTO ${t.attempts} (delivery_id, attempt, attempted_at, status, response_status, duration_ms, error)
+     SELECT a.delivery_id, a.attempt, a.attempted_at, a.outcome, a.response_status, a.duration_ms, a.error
+     FROM a JOIN updated u ON u.id = a.delivery_id
+     ON CONFLICT DO NOTHING`,
+    [
+      column('delivery_id'),
+      versions,
+      outcomes.map((o) => (o === 'succeeded' ? 'SUCCEEDED' : o === 'failed' ? 'FAILED' : 'PENDING')),
+      column('attempt'),
+      column('next_attempt_at'),
+      outcomes.map((o) => (o === 'succeeded' ? 'succeeded' : 'failed')),
+      column('response_status'),
+      column('duration_ms'),
+      column('error'),
+      column('attempted_at'),
+    ],
+  );
+}
+
+/** A replay or a cancel: one statement each. */
+async function projectOne(sql: SqlExecutor, schema: string, event: RecordedEvent): Promise<void> {
+  const t = deliveryTables(schema);
+  const e = asDeliveryEvent(event);
+  const guard = `id = $1 AND stream_version < $2`;
+  if (e.type === 'WebhookDeliveryReplayed') {
+    await sql.query(
+      `UPDATE ${t.deliveries} SET status = 'PENDING', next_attempt_at = $3, lease_until = NULL, stream_version = $2
+       WHERE ${guard}`,
+      [e.data.delivery_id, event.stream_version, e.data.next_attempt_at],
+    );
+  } else if (e.type === 'WebhookDeliveryCanceled') {
+    await sql.query(
+      `UPDATE ${t.deliveries} SET status = 'CANCELED', next_attempt_at = NULL, lease_until = NULL,
+         stream_version = $2 WHERE ${guard}`,
+      [e.data.delivery_id, event.stream_version],
+    );
   }
 }
 
 /**
- * Claims the (endpoint, event id) pair for the next hour. Returns false when the same event
- * was scheduled for the endpoint less than an hour ago: the caller then sends nothing.
+ * Claims (endpoint, event id) pairs for the next hour, in one statement. Returns the pairs
+ * claimed, as `endpoint\0event`; a pair scheduled for the endpoint less than an hour ago is
+ * left out (the caller sends nothing for it), and a pair given twice is claimed once.
  */
-export async function claimDedupe(
+export async function claimDedupes(
   sql: SqlExecutor,
   schema: string,
-  endpointId: string,
-  eventId: string,
+  pairs: Array<{ endpointId: string; eventId: string }>,
   now: Date,
   windowMs: number,
-): Promise<boolean> {
-  const { rows } = await sql.query(
-    `INSERT INTO ${deliveryTables(schema).dedupe} AS d (endpoint_id, event_id, scheduled_at) VALUES ($1, $2, $3)
+): Promise<Set<string>> {
+  const keyOf = (endpointId: string, eventId: string) => `${endpointId}\u0000${eventId}`;
+  const distinct = [...new Map(pairs.map((p) => [keyOf(p.endpointId, p.eventId), p])).values()];
+  if (distinct.length === 0) return new Set();
+  const { rows } = await sql.query<{ endpoint_id: string; event_id: string }>(
+    `INSERT INTO ${deliveryTables(schema).dedupe} AS d (endpoint_id, event_id, scheduled_at)
+     SELECT endpoint_id, event_id, $3 FROM unnest($1::text[], $2::text[]) AS p(endpoint_id, event_id)
      ON CONFLICT (endpoint_id, event_id) DO UPDATE SET scheduled_at = EXCLUDED.scheduled_at
      WHERE d.scheduled_at <= $4
-     RETURNING 1`,
-    [endpointId, eventId, now.toISOString(), new Date(now.getTime() - windowMs).toISOString()],
+     RETURNING d.endpoint_id, d.event_id`,
+    [
+      distinct.map((p) => p.endpointId),
+      distinct.map((p) => p.eventId),
+      now.toISOString(),
+      new Date(now.getTime() - windowMs).toISOString(),
+    ],
   );
-  return rows.length > 0;
+  return new Set(rows.map((row) => keyOf(row.endpoint_id, row.event_id)));
 }

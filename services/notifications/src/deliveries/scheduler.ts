@@ -1,7 +1,7 @@
-import { handleCommand } from '@billing/eventstore';
+import { type StreamAppend, handleCommand } from '@billing/eventstore';
 import { type ServiceContext, positiveNumberSetting } from '@billing/runtime';
 import { endpointTables } from '../endpoints/read-model';
-import { type DeliveryCommand, deliveryAggregate } from './decide';
+import { type DeliveryCommand, type RecordAttempt, deliveryAggregate } from './decide';
 import { deliveryStream } from './delivery';
 import { projectDeliveries, deliveryTables } from './read-model';
 import { type TargetPolicy, targetPolicyFromConfig } from '../targets/address-policy';
@@ -11,9 +11,9 @@ import { signWebhook } from './sign';
 export interface SchedulerOptions {
   /** Deadline of one attempt. */
   timeoutMs: number;
-  /** Attempts in flight in all. */
+  /** Attempts in flight in all, from the claim until the attempt is recorded. */
   concurrency: number;
-  /** Attempts in flight per endpoint, so that a slow endpoint holds at most this many slots. */
+  /** Requests in flight per endpoint, so that a slow endpoint holds at most this many slots. */
   perEndpoint: number;
   /**
    * Attempts in flight per organization, so that one organization's slow endpoints together
@@ -99,6 +99,76 @@ export function startScheduler(context: ServiceContext, options: SchedulerOption
       project: (tx, events) => projectDeliveries(tx, schema, events),
     });
 
+  /** Attempts waiting to be recorded, and whether a recording is under way. */
+  const toRecord: Array<{ delivery: Claimed; command: RecordAttempt; done: (error?: unknown) => void }> = [];
+  let recording = false;
+
+  /**
+   * Records an attempt together with those that finished meanwhile: one read of their streams,
+   * one transaction with one append and one projection for all. Should that fail (a concurrent
+   * replay or cancel moved a stream), each is recorded on its own, with the command's retries.
+   */
+  function record(delivery: Claimed, command: RecordAttempt): Promise<void> {
+    return new Promise<void>((resolve, reject) => {
+      toRecord.push({ delivery, command, done: (error) => (error === undefined ? resolve() : reject(error)) });
+      if (!recording) void recordQueued();
+    });
+  }
+
+  async function recordQueued(): Promise<void> {
+    recording = true;
+    try {
+      while (toRecord.length > 0) {
+        const batch = toRecord.splice(0, 200);
+        try {
+          await recordTogether(batch.map((entry) => ({ delivery: entry.delivery, command: entry.command })));
+          for (const entry of batch) entry.done();
+        } catch {
+          for (const entry of batch) {
+            await run(entry.delivery, entry.command).then(
+              () => entry.done(),
+              (error) => entry.done(error ?? new Error('not recorded')),
+            );
+          }
+        }
+      }
+    } finally {
+      recording = false;
+    }
+  }
+
+  async function recordTogether(entries: Array<{ delivery: Claimed; command: RecordAttempt }>): Promise<void> {
+    const streams = entries.map((entry) => deliveryStream(entry.delivery.id));
+    const recorded = await store.readStreams(streams);
+    const occurredAt = now();
+    const appends: StreamAppend[] = [];
+    entries.forEach(({ delivery, command }, index) => {
+      const history = recorded.get(streams[index]!) ?? [];
+      const state = history.reduce(deliveryAggregate.evolve, deliveryAggregate.initialState());
+      const events = deliveryAggregate.decide(command, state);
+      if (events.length === 0) return; // a stale claim: recorded already
+      appends.push({
+        stream: streams[index]!,
+        events,
+        options: {
+          expectedVersion: history.at(-1)?.stream_version ?? 0,
+          organization: delivery.organization,
+          environment: delivery.environment,
+          occurredAt,
+        },
+      });
+    });
+    if (appends.length === 0) return;
+    await store.transaction(async (tx) => {
+      const results = await tx.appendMany(appends);
+      await projectDeliveries(
+        tx,
+        schema,
+        results.flatMap((result) => result.events),
+      );
+    });
+  }
+
   async function claim(limit: number, at: Date): Promise<Claimed[]> {
     // Each endpoint gets at most perEndpoint attempts in flight, and each organization at most
     // perOrganization, counting those already running.
@@ -148,12 +218,14 @@ export function startScheduler(context: ServiceContext, options: SchedulerOption
     return rows;
   }
 
-  async function attempt(delivery: Claimed): Promise<void> {
+  /** Sends, calls `sent` once the endpoint answered (or the attempt failed), then records the attempt. */
+  async function attempt(delivery: Claimed, sent: () => void): Promise<void> {
     const attemptedAt = now();
     // The timestamp is for the receiver's replay check against its own clock: real time.
     const headers = signWebhook(delivery.secret, delivery.event_id, Math.floor(Date.now() / 1000), delivery.body);
     const result = await sender.send(delivery.url, delivery.environment, delivery.body, headers);
-    await run(delivery, {
+    sent();
+    await record(delivery, {
       type: 'RecordAttempt',
       data: { deliveryId: delivery.id, attempt: delivery.attempt_count + 1, attemptedAt, ...result },
     });
@@ -177,16 +249,28 @@ export function startScheduler(context: ServiceContext, options: SchedulerOption
     else counts.delete(key);
   };
 
+  /**
+   * The endpoint's and organization's slots are held while the request is out; the attempt
+   * counts against `concurrency` until it is recorded. The lease keeps the delivery from being
+   * claimed again in between.
+   */
   function launch(delivery: Claimed) {
     count(perEndpoint, delivery.endpoint_id, 1);
     count(perOrganization, delivery.organization, 1);
-    const running: Promise<void> = attempt(delivery)
+    let slotsHeld = true;
+    const releaseSlots = () => {
+      if (!slotsHeld) return;
+      slotsHeld = false;
+      count(perEndpoint, delivery.endpoint_id, -1);
+      count(perOrganization, delivery.organization, -1);
+      wake();
+    };
+    const running: Promise<void> = attempt(delivery, releaseSlots)
       .catch((err) =>
         logger.error({ err, delivery: delivery.id }, 'webhook attempt not recorded; retried after its lease'),
       )
       .finally(() => {
-        count(perEndpoint, delivery.endpoint_id, -1);
-        count(perOrganization, delivery.organization, -1);
+        releaseSlots();
         inFlight.delete(running);
         wake();
       });

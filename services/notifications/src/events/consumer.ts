@@ -1,19 +1,40 @@
-import { type DomainEventEnvelope, WEBHOOK_DEDUPE_WINDOW_MS, newId } from '@billing/contracts';
-import { exactlyOnce } from '@billing/bus';
-import type { EventStore, EventStoreTransaction } from '@billing/eventstore';
+import { type DomainEventEnvelope, WEBHOOK_DEDUPE_WINDOW_MS, type WebhookEvent, newId } from '@billing/contracts';
+import { type ConsumedMessage, recordInInbox } from '@billing/bus';
+import type { EventStore, EventStoreTransaction, RecordedEvent, StreamAppend } from '@billing/eventstore';
 import { type ServiceContext, topicOf } from '@billing/runtime';
 import type { WebhookDeliveryScheduled } from '../deliveries/delivery';
 import { deliveryStream } from '../deliveries/delivery';
-import { claimDedupe, projectDeliveries } from '../deliveries/read-model';
+import { claimDedupes, projectDeliveries } from '../deliveries/read-model';
 import { endpointTables } from '../endpoints/read-model';
 import { toWebhookEvent, webhookObjectOf } from './to-webhook-event';
 
 /** The services whose public events become webhooks. */
 export const SOURCE_TOPICS = [topicOf('checkout'), topicOf('billing'), topicOf('promotions')];
 
+/** An active endpoint as the consumer matches events against it. */
+interface ActiveEndpoint {
+  id: string;
+  organization: string;
+  environment: string;
+  events: string[];
+}
+
+/** A public event for merchants and the endpoints that subscribe to it. */
+interface Concerned {
+  envelope: DomainEventEnvelope;
+  event: WebhookEvent;
+  endpointIds: string[];
+}
+
 /**
  * Turns public events into scheduled deliveries, one per subscribed endpoint, in the inbox
  * transaction: a redelivered event schedules nothing twice. `onScheduled` wakes the sender.
+ *
+ * Messages come one at a time or in batches (one partition's, in order). A batch costs one read
+ * of the endpoints of its organizations, and, if any event concerns one, one transaction: one
+ * inbox INSERT, one dedupe claim, one append of every delivery and one projection. Events no
+ * endpoint subscribes to are skipped without a transaction, which keeps catching up on a
+ * topic's history cheap.
  */
 export async function startEventConsumer(
   context: ServiceContext,
@@ -22,75 +43,119 @@ export async function startEventConsumer(
   const { store, infrastructure, now } = context;
   // The group is the service's schema: `notifications` in production, one per test schema.
   const groupId = store.tables.schema.replaceAll('"', '');
-  const handle = exactlyOnce(store, groupId, async (event, tx) => {
-    await scheduleDeliveries(store, tx, event, now());
-  });
+  const consume = async (messages: ConsumedMessage[]) => {
+    const concerned = await concernedEvents(store, messages);
+    if (concerned.length === 0) return;
+    const scheduled = await store.transaction(async (tx) => {
+      const ids = concerned.map((c) => c.envelope.id);
+      const fresh = await recordInInbox(tx, store, groupId, ids);
+      const left = new Set(fresh);
+      return scheduleAll(
+        store,
+        tx,
+        concerned.filter((c) => left.delete(c.envelope.id)),
+        now(),
+      );
+    });
+    if (scheduled > 0) onScheduled();
+  };
   const subscription = await infrastructure.bus.subscribe({
     groupId,
     topics: SOURCE_TOPICS,
-    handler: async (message) => {
-      // Most messages are internal events or belong to tenants without endpoints: they are
-      // skipped without a transaction, which keeps catching up on a topic's history cheap.
-      if (!(await mayConcernAnEndpoint(store, message.value))) return;
-      await handle(message);
-      onScheduled();
-    },
+    handler: Object.assign((message: ConsumedMessage) => consume([message]), { batch: consume }),
   });
   return () => subscription.stop();
 }
 
-async function mayConcernAnEndpoint(store: EventStore, envelope: DomainEventEnvelope): Promise<boolean> {
-  if (!webhookObjectOf(envelope)) return false;
-  const { rows } = await store.database.query(
-    `SELECT 1 FROM ${endpointTables(store.tables.schema).endpoints}
-     WHERE organization = $1 AND environment = $2 AND is_active AND NOT deleted LIMIT 1`,
-    [envelope.organization, envelope.environment],
-  );
-  return rows.length > 0;
+/** The messages that are public events with at least one active endpoint subscribed, in order. */
+async function concernedEvents(store: EventStore, messages: ConsumedMessage[]): Promise<Concerned[]> {
+  const candidates = messages.map((m) => m.value).filter((envelope) => webhookObjectOf(envelope));
+  if (candidates.length === 0) return [];
+  const endpoints = await activeEndpoints(store, candidates);
+  if (endpoints.length === 0) return [];
+  const concerned: Concerned[] = [];
+  for (const envelope of candidates) {
+    const event = toWebhookEvent(envelope);
+    if (!event) continue;
+    const endpointIds = endpoints
+      .filter(
+        (e) =>
+          e.organization === envelope.organization &&
+          e.environment === envelope.environment &&
+          (e.events.includes(event.type) || e.events.includes('*')),
+      )
+      .map((e) => e.id);
+    if (endpointIds.length > 0) concerned.push({ envelope, event, endpointIds });
+  }
+  return concerned;
 }
 
-/** Active endpoints of the event's organization and environment that subscribe to its type. */
-export async function scheduleDeliveries(
+/** Active endpoints of the organizations and environments of `envelopes`, by id. */
+async function activeEndpoints(store: EventStore, envelopes: DomainEventEnvelope[]): Promise<ActiveEndpoint[]> {
+  const tenants = [...new Set(envelopes.map((e) => `${e.organization}\u0000${e.environment}`))].map((t) =>
+    t.split('\u0000'),
+  );
+  const { rows } = await store.database.query<ActiveEndpoint>(
+    `SELECT e.id, e.organization, e.environment, e.events FROM ${endpointTables(store.tables.schema).endpoints} e
+     JOIN unnest($1::text[], $2::text[]) AS t(organization, environment)
+       ON e.organization = t.organization AND e.environment = t.environment
+     WHERE e.is_active AND NOT e.deleted
+     ORDER BY e.id`,
+    [tenants.map((t) => t[0]), tenants.map((t) => t[1])],
+  );
+  return rows;
+}
+
+/**
+ * Schedules a delivery of each event to each of its endpoints, unless the same event id was
+ * scheduled for that endpoint within the dedupe window. Returns how many were scheduled.
+ */
+async function scheduleAll(
   store: EventStore,
   tx: EventStoreTransaction,
-  envelope: DomainEventEnvelope,
+  concerned: Concerned[],
   at: Date,
 ): Promise<number> {
-  const event = toWebhookEvent(envelope);
-  if (!event) return 0;
+  if (concerned.length === 0) return 0;
   const schema = store.tables.schema;
-  const { rows } = await tx.query<{ id: string }>(
-    `SELECT id FROM ${endpointTables(schema).endpoints}
-     WHERE organization = $1 AND environment = $2 AND is_active AND NOT deleted
-       AND ($3 = ANY(events) OR '*' = ANY(events))
-     ORDER BY id`,
-    [envelope.organization, envelope.environment, event.type],
+  const pairs = concerned.flatMap((c) => c.endpointIds.map((endpointId) => ({ endpointId, concerned: c })));
+  const claimed = await claimDedupes(
+    tx,
+    schema,
+    pairs.map((p) => ({ endpointId: p.endpointId, eventId: p.concerned.event.id })),
+    at,
+    WEBHOOK_DEDUPE_WINDOW_MS,
   );
-  const body = JSON.stringify(event);
-  let scheduled = 0;
-  for (const { id: endpointId } of rows) {
-    if (!(await claimDedupe(tx, schema, endpointId, event.id, at, WEBHOOK_DEDUPE_WINDOW_MS))) continue;
+  const appends: StreamAppend[] = [];
+  for (const { endpointId, concerned: c } of pairs) {
+    if (!claimed.delete(`${endpointId}\u0000${c.event.id}`)) continue;
     const deliveryId = newId('webhookDelivery');
     const scheduledEvent: WebhookDeliveryScheduled = {
       type: 'WebhookDeliveryScheduled',
       data: {
         delivery_id: deliveryId,
         endpoint_id: endpointId,
-        event_id: event.id,
-        event_type: event.type,
-        body,
+        event_id: c.event.id,
+        event_type: c.event.type,
+        body: JSON.stringify(c.event),
         created_at: at.toISOString(),
         next_attempt_at: at.toISOString(),
       },
     };
-    const result = await tx.append(deliveryStream(deliveryId), [scheduledEvent], {
-      expectedVersion: 0,
-      organization: envelope.organization,
-      environment: envelope.environment,
-      occurredAt: at,
+    appends.push({
+      stream: deliveryStream(deliveryId),
+      events: [scheduledEvent],
+      options: {
+        expectedVersion: 0,
+        organization: c.envelope.organization,
+        environment: c.envelope.environment,
+        occurredAt: at,
+      },
     });
-    await projectDeliveries(tx, schema, result.events);
-    scheduled++;
   }
-  return scheduled;
+  if (appends.length === 0) return 0;
+  const results = await tx.appendMany(appends);
+  const events: RecordedEvent[] = results.flatMap((r) => r.events);
+  await projectDeliveries(tx, schema, events);
+  return appends.length;
 }
