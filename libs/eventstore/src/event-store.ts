@@ -433,9 +433,10 @@ export class EventStore {
       if (rows[0]!.stale > 0) throw conflict();
       return Promise.all(appends.map(({ stream, options }) => this.unchanged(sql, stream, options)));
     }
-    let rows: EventRow[];
+    const inputJson = JSON.stringify(input);
+    let rows: Array<Pick<EventRow, 'global_position' | 'transaction_id' | 'event_id' | 'stream_version'>>;
     try {
-      ({ rows } = await sql.query<EventRow>(
+      ({ rows } = await sql.query(
         `WITH streams AS (${streams}),
          input AS (
            SELECT row_number() OVER () AS idx, r.*
@@ -450,8 +451,8 @@ export class EventStore {
          FROM input i JOIN streams s ON s.stream_id = i.stream_id
          WHERE NOT EXISTS (SELECT 1 FROM streams WHERE expected IS NOT NULL AND version <> expected)
          ORDER BY i.idx
-         RETURNING ${EVENT_COLUMNS}`,
-        [JSON.stringify(expectations), JSON.stringify(input), eventMetadata()],
+         RETURNING global_position, transaction_id::text AS transaction_id, event_id::text AS event_id, stream_version`,
+        [JSON.stringify(expectations), inputJson, eventMetadata()],
       ));
     } catch (error) {
       // A concurrent writer took one of the stream versions first.
@@ -459,8 +460,27 @@ export class EventStore {
       throw error;
     }
     if (rows.length !== input.length) throw conflict();
+    // Built from what was sent, as in `append`: only the positions come back, not every payload.
+    const sent = new Map((JSON.parse(inputJson) as typeof input).map((event) => [event.event_id.toLowerCase(), event]));
     const recorded = new Map<string, RecordedEvent[]>(appends.map(({ stream }) => [stream, []]));
-    for (const row of rows) recorded.get(row.stream_id)!.push(this.toRecorded(row));
+    for (const row of rows) {
+      const event = sent.get(row.event_id)!;
+      recorded.get(event.stream_id)!.push(
+        this.upcast({
+          id: row.event_id,
+          type: event.type,
+          schema_version: event.schema_version,
+          stream: event.stream_id,
+          stream_version: row.stream_version,
+          global_position: Number(row.global_position),
+          occurred_at: event.occurred_at,
+          organization: event.organization,
+          environment: event.environment as Environment,
+          data: event.data,
+          transaction_id: row.transaction_id,
+        }),
+      );
+    }
     return Promise.all(
       appends.map(async ({ stream, options }) => {
         const events = recorded.get(stream)!.sort((a, b) => a.stream_version - b.stream_version);

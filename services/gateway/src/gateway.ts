@@ -8,7 +8,14 @@ import {
 } from '@billing/contracts';
 import { DEFAULT_SERVICE_URLS, type ServiceContext, positiveNumberSetting, startPeriodic } from '@billing/runtime';
 import { DEFAULT_BODY_LIMIT, jsonBodies, refuseInvalidText, refuseUnreadableBodies } from '@billing/service';
-import type { ErrorRequestHandler, Express, RequestHandler } from 'express';
+import {
+  type ErrorRequestHandler,
+  type Express,
+  type Request,
+  type RequestHandler,
+  type Response,
+  Router,
+} from 'express';
 import { mountAdminRoutes } from './admin/routes';
 import {
   ABANDONED_AFTER_MS,
@@ -21,6 +28,7 @@ import {
 import { API_KEY_CACHE_TTL_MS, ApiKeyAuthenticator, presentsApiKey } from './auth/authenticate';
 import { OriginAllowList, enforceAllowedOrigin, mountCors } from './cors/cors';
 import { FailedAuthenticationLimiter } from './auth/failed-authentication';
+import { knownKeyFirst } from './auth/known-key';
 import { CredentialSigner, createDashboardTables, dashboardIdentity, mountDashboard } from './dashboard';
 import { eventsApiDocument, publicApiDocument } from './openapi';
 import { Organizations } from './organizations/organizations';
@@ -31,6 +39,7 @@ import {
   FAILED_AUTHENTICATION_LIMITS,
   PUBLISHABLE_ENTITLEMENT_LIMITS,
   RATE_LIMITS,
+  RATE_LIMIT_WINDOW_MS,
   createRateLimitStore,
   hostedPageLimits,
   promotionValidationLimits,
@@ -175,6 +184,8 @@ export class Gateway {
     app.use(stripIdentityHeaders, dashboardIdentity(this.dashboardSigner));
     app.get('/v1/openapi.json', (_req, res) => void res.json(publicApiDocument()));
     app.get('/v1/asyncapi.json', (_req, res) => void res.json(eventsApiDocument()));
+    // The public API first: express tries its layers in turn, and it carries nearly all the traffic.
+    this.mountPublicApi(app);
     // The admin API reads its own bodies: the services' one reading and text check (docs/errors.md).
     app.use('/admin/v1', ...jsonBodies(DEFAULT_BODY_LIMIT), refuseInvalidText);
     mountAdminRoutes(app, {
@@ -204,19 +215,22 @@ export class Gateway {
     for (const path of PORTAL_PAGE_PATHS) {
       app.all(path, this.hostedPageLimits(), vouchAs('page'), this.upstream('billing'));
     }
+  }
+
+  /** `/v1`: CORS, the API key, its limits, idempotency, and the routes to the services. */
+  private mountPublicApi(app: Express): void {
     const apiKeyFailures = this.failedAuthentication(
       'api-key',
       FAILED_AUTHENTICATION_LIMITS.apiKeyPerAddress,
       presentsApiKey,
     );
     mountCors(app, PUBLIC_ROUTES);
-    app.use(
-      '/v1',
+    const authenticateAndLimit = Router().use(
       apiKeyFailures.protect(this.authenticate()),
       enforceAllowedOrigin(this.originAllowList),
       this.limitRate(),
-      refuseUnreadableBodies,
     );
+    app.use('/v1', this.knownKeyFirst(apiKeyFailures, authenticateAndLimit), refuseUnreadableBodies);
     // Only on routes that exist: a POST to an unknown path answers 404 without claiming its key.
     app.post(publicPostPaths(), this.idempotency());
     app.post(VALIDATE_PROMOTION_CODE_PATH, ...this.validationLimits());
@@ -243,12 +257,28 @@ export class Gateway {
   private authenticate(): RequestHandler {
     return async (req, res, next) => {
       // The dashboard's own calls carry the identity of their organization's Secret Key (src/dashboard/loopback.ts).
-      const identity =
-        (res.locals.dashboardCaller as CallerIdentity | undefined) ?? (await this.authenticator.authenticate(req));
-      res.locals.caller = identity;
-      Object.assign(req.headers, identityHeaders(identity), { [IDENTITY_HEADERS.scope]: 'key' });
+      actAs(req, res, dashboardCaller(res) ?? (await this.authenticator.authenticate(req)));
       next();
     };
+  }
+
+  /** A caller known without I/O takes one round trip to the rate-limit store; others, `otherwise`. */
+  private knownKeyFirst(failures: FailedAuthenticationLimiter, otherwise: RequestHandler): RequestHandler {
+    const override = this.limitOverride();
+    return knownKeyFirst({
+      known: (req, res) => dashboardCaller(res) ?? this.authenticator.cached(req),
+      failures,
+      store: this.rateLimits,
+      limitOf: (caller) => ({
+        bucket: keyBucket(caller),
+        limit: override ?? RATE_LIMITS[caller.environment],
+        windowMs: RATE_LIMIT_WINDOW_MS,
+      }),
+      actAs,
+      otherwise,
+      now: () => this.context.now().getTime(),
+      onError: (err) => this.context.logger.error({ err }, 'rate-limit store failed; letting the request through'),
+    });
   }
 
   private idempotency(): RequestHandler {
@@ -294,9 +324,10 @@ export class Gateway {
     return rateLimit({
       store: this.rateLimits,
       now: () => this.context.now().getTime(),
+      windowMs: RATE_LIMIT_WINDOW_MS,
       limitFor: (_req, res) => {
         const caller = res.locals.caller as CallerIdentity;
-        return { bucket: `key:${caller.keyId}`, limit: override ?? RATE_LIMITS[caller.environment] };
+        return { bucket: keyBucket(caller), limit: override ?? RATE_LIMITS[caller.environment] };
       },
       onError: (err) => this.context.logger.error({ err }, 'rate-limit store failed; letting the request through'),
     });
@@ -317,6 +348,19 @@ export class Gateway {
     });
   }
 }
+
+/** The caller the dashboard's own loopback calls carry (src/dashboard/loopback.ts). */
+const dashboardCaller = (res: Response): CallerIdentity | undefined =>
+  res.locals.dashboardCaller as CallerIdentity | undefined;
+
+/** Hands the caller to the routes (`res.locals.caller`) and to the services (identity headers). */
+function actAs(req: Request, res: Response, caller: CallerIdentity): void {
+  res.locals.caller = caller;
+  Object.assign(req.headers, identityHeaders(caller), { [IDENTITY_HEADERS.scope]: 'key' });
+}
+
+/** Each API key's own budget of requests. */
+const keyBucket = (caller: CallerIdentity) => `key:${caller.keyId}`;
 
 /** Errors the gateway raises on a portal-session route, as the spec shows them there. */
 const portalErrorCodes: ErrorRequestHandler = (err, _req, _res, next) =>

@@ -1,6 +1,6 @@
 import type { AddressInfo } from 'node:net';
 import express, { type Express } from 'express';
-import { rateLimit, type RateLimitOptions, type RateLimitStore } from '../src/rate-limit';
+import { type CountingRateLimitStore, rateLimit, type RateLimitOptions, type RateLimitStore } from '../src/rate-limit';
 
 /** 2030-01-01T00:00:00Z: on a minute boundary, so windows of 60 s start here. */
 export const T0 = Date.UTC(2030, 0, 1, 0, 0, 0);
@@ -153,5 +153,51 @@ export function itLimitsOverHttp(makeStore: () => RateLimitStore & { close?(): P
     const response = await ping(server, 'k1');
     expect(response.status).toBe(200);
     expect(limitHeaders(response)).toEqual({ limit: '3', remaining: '2', reset: String(T0 / 1000 + 120) });
+  });
+}
+
+/**
+ * `hitUnlessSpent`, the one round trip of a request whose key is known: the guard (an address's
+ * failures) is read, not counted; while it is under its limit the hit counts as `hit` would,
+ * once it is spent nothing is counted. Run against the memory store and against Redis.
+ */
+export function itHitsUnlessTheGuardIsSpent(
+  makeStore: () => CountingRateLimitStore & { close(): Promise<void> },
+): void {
+  const MINUTE = 60_000;
+  const guard = { bucket: 'failures', limit: 2, windowMs: MINUTE };
+  let store: CountingRateLimitStore & { close(): Promise<void> };
+  beforeEach(() => {
+    store = makeStore();
+  });
+  afterEach(() => store.close());
+
+  it('counts the hit while the guard is under its limit, and nothing once it is spent', async () => {
+    expect(await store.hitUnlessSpent(guard, 'key', 5, MINUTE, T0)).toEqual({
+      guardCount: 0,
+      result: { allowed: true, limit: 5, remaining: 4, resetAt: T0 / 1000 + 60 },
+    });
+    await store.hit('failures', 2, MINUTE, T0);
+    expect((await store.hitUnlessSpent(guard, 'key', 5, MINUTE, T0)).result?.remaining).toBe(3);
+    await store.hit('failures', 2, MINUTE, T0);
+    expect(await store.hitUnlessSpent(guard, 'key', 5, MINUTE, T0 + 1)).toEqual({ guardCount: 2 });
+    expect(await store.count('failures', MINUTE, T0 + 2)).toBe(2);
+    // Refused by the guard: the key's budget was not touched.
+    expect(await store.count('key', MINUTE, T0 + 2)).toBe(2);
+    // The guard's window passes: the hit counts again, in its own new window.
+    expect(await store.hitUnlessSpent(guard, 'key', 5, MINUTE, T0 + MINUTE)).toEqual({
+      guardCount: 0,
+      result: { allowed: true, limit: 5, remaining: 4, resetAt: T0 / 1000 + 120 },
+    });
+  });
+
+  it('refuses the hit past its own limit, as hit does', async () => {
+    const results = [];
+    for (let i = 0; i < 3; i++) results.push((await store.hitUnlessSpent(guard, 'key', 2, MINUTE, T0)).result);
+    expect(results.map((r) => [r?.allowed, r?.remaining])).toEqual([
+      [true, 1],
+      [true, 0],
+      [false, 0],
+    ]);
   });
 }

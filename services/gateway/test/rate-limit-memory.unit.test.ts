@@ -1,5 +1,5 @@
 import { MemoryRateLimitStore, RATE_LIMITS, fixedWindow } from '../src/rate-limit';
-import { T0 } from './rate-limit-helpers';
+import { T0, itHitsUnlessTheGuardIsSpent } from './rate-limit-helpers';
 
 const MINUTE = 60_000;
 
@@ -14,6 +14,10 @@ describe('fixedWindow', () => {
 });
 
 describe('MemoryRateLimitStore', () => {
+  describe('hitUnlessSpent', () => {
+    itHitsUnlessTheGuardIsSpent(() => new MemoryRateLimitStore());
+  });
+
   it('allows up to the limit in one window, then refuses', async () => {
     const store = new MemoryRateLimitStore();
     const results = [];

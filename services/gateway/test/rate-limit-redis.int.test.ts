@@ -1,7 +1,15 @@
 import { Redis } from 'ioredis';
 import { describeWithServer, uniqueName } from '@billing/testing';
 import { RedisRateLimitStore } from '../src/rate-limit';
-import { T0, fakeClock, itLimitsOverHttp, limitedApp, listen, ping } from './rate-limit-helpers';
+import {
+  T0,
+  fakeClock,
+  itHitsUnlessTheGuardIsSpent,
+  itLimitsOverHttp,
+  limitedApp,
+  listen,
+  ping,
+} from './rate-limit-helpers';
 
 const MINUTE = 60_000;
 
@@ -28,6 +36,10 @@ describeWithServer('REDIS_URL', 'rateLimit with the Redis store', (url) => {
 
   describe('over HTTP', () => {
     itLimitsOverHttp(() => new RedisRateLimitStore({ url, prefix: freshPrefix() }));
+  });
+
+  describe('hitUnlessSpent, in one round trip', () => {
+    itHitsUnlessTheGuardIsSpent(() => new RedisRateLimitStore({ url, prefix: freshPrefix() }));
   });
 
   describe('the store', () => {

@@ -48,6 +48,8 @@ export class ApiKeyAuthenticator {
   private readonly cache = new Map<string, { identity: CallerIdentity; expiresAt: number }>();
   /** Bumped by every `forget`: a lookup that a change overtook is answered but not cached. */
   private generation = 0;
+  /** Lookups in flight, by key hash, with the generation they started in. */
+  private readonly lookups = new Map<string, { generation: number; lookup: Promise<CallerIdentity | undefined> }>();
 
   constructor(
     private readonly sql: SqlExecutor,
@@ -59,20 +61,52 @@ export class ApiKeyAuthenticator {
     const hash = hashApiKey(apiKeyFrom(req));
     const cached = this.cache.get(hash);
     if (cached && cached.expiresAt > performance.now()) return cached.identity;
+    const identity = await this.lookUp(hash);
+    if (!identity) throw unauthorized('Invalid API key');
+    return identity;
+  }
+
+  /**
+   * One database lookup per key at a time: the requests that miss the cache together (every
+   * `cacheTtlMs`, under load) share it, unless a change came between (a new generation).
+   */
+  private lookUp(hash: string): Promise<CallerIdentity | undefined> {
+    const pending = this.lookups.get(hash);
+    if (pending && pending.generation === this.generation) return pending.lookup;
     const generation = this.generation;
     const lookedUpAt = performance.now();
-    const key = await findActiveKey(this.sql, this.schema, hash);
-    if (!key) throw unauthorized('Invalid API key');
-    const identity: CallerIdentity = {
-      organization: key.organization,
-      environment: key.environment,
-      keyKind: key.kind,
-      keyId: key.keyId,
-    };
-    if (generation !== this.generation) return identity;
-    if (this.cache.size > 10_000) this.cache.clear();
-    this.cache.set(hash, { identity, expiresAt: lookedUpAt + this.cacheTtlMs });
-    return identity;
+    const lookup = findActiveKey(this.sql, this.schema, hash)
+      .then((key) => {
+        if (!key) return undefined;
+        const identity: CallerIdentity = {
+          organization: key.organization,
+          environment: key.environment,
+          keyKind: key.kind,
+          keyId: key.keyId,
+        };
+        if (generation === this.generation) {
+          if (this.cache.size > 10_000) this.cache.clear();
+          this.cache.set(hash, { identity, expiresAt: lookedUpAt + this.cacheTtlMs });
+        }
+        return identity;
+      })
+      .finally(() => {
+        if (this.lookups.get(hash)?.lookup === lookup) this.lookups.delete(hash);
+      });
+    this.lookups.set(hash, { generation, lookup });
+    return lookup;
+  }
+
+  /** The caller of a cached key, without I/O; undefined when the key is not cached (or not valid). */
+  cached(req: Request): CallerIdentity | undefined {
+    let key: string;
+    try {
+      key = apiKeyFrom(req);
+    } catch {
+      return undefined;
+    }
+    const cached = this.cache.get(hashApiKey(key));
+    return cached && cached.expiresAt > performance.now() ? cached.identity : undefined;
   }
 
   forget(): void {

@@ -2,7 +2,7 @@ import { isIPv4, isIPv6 } from 'node:net';
 import { ApiError } from '@billing/contracts';
 import type { NextFunction, Request, RequestHandler, Response } from 'express';
 import { RATE_LIMIT_HEADERS } from '../rate-limit/middleware';
-import { type CountingRateLimitStore, fixedWindow } from '../rate-limit/store';
+import { type CountingRateLimitStore, type RateLimitGuard, fixedWindow } from '../rate-limit/store';
 
 export interface FailedAuthenticationRule {
   /** What is authenticated, in the bucket's name: `api-key`, `admin-token`, `sign-in`. */
@@ -84,7 +84,18 @@ export class FailedAuthenticationLimiter {
       return true;
     }
     if (failures < rule.limit) return true;
-    const resetAt = fixedWindow(now, rule.windowMs).resetAt;
+    this.refuse(res, now);
+    return false;
+  }
+
+  /** The address's budget, as a guard for `hitUnlessSpent`: its failures, spent at the limit. */
+  guardOf(req: Request): RateLimitGuard {
+    return { bucket: this.bucketOf(req), limit: this.options.rule.limit, windowMs: this.options.rule.windowMs };
+  }
+
+  /** Writes the 429 of an address whose budget is spent, with `Retry-After` and the budget's headers. */
+  refuse(res: Response, now: number): void {
+    const resetAt = fixedWindow(now, this.options.rule.windowMs).resetAt;
     const retryAfter = Math.max(1, resetAt - Math.floor(now / 1000));
     this.setHeaders(res, 0, resetAt);
     res.setHeader(RATE_LIMIT_HEADERS.retryAfter, String(retryAfter));
@@ -93,7 +104,6 @@ export class FailedAuthenticationLimiter {
       `Too many failed authentication attempts from this address; retry in ${retryAfter} s`,
     );
     res.status(refused.status).json(refused.toEnvelope());
-    return false;
   }
 
   /** Counts one failed authentication of the address, and shows what is left of its budget. */

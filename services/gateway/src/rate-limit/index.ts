@@ -3,6 +3,8 @@ export {
   fixedWindow,
   type ClosableRateLimitStore,
   type CountingRateLimitStore,
+  type GuardedHit,
+  type RateLimitGuard,
   type FixedWindow,
   type RateLimitResult,
   type RateLimitStore,
@@ -10,7 +12,7 @@ export {
 export { MemoryRateLimitStore, type MemoryRateLimitStoreOptions } from './memory-store';
 export { RedisRateLimitStore, type RedisRateLimitStoreOptions } from './redis-store';
 export { createRateLimitStore, type CreateRateLimitStoreOptions } from './create-store';
-export { rateLimit, RATE_LIMIT_HEADERS, type RateLimitOptions, type RateLimitRule } from './middleware';
+export { rateLimit, showLimit, RATE_LIMIT_HEADERS, type RateLimitOptions, type RateLimitRule } from './middleware';
 export {
   FAILED_AUTHENTICATION_LIMITS,
   HOSTED_PAGE_LIMITS,

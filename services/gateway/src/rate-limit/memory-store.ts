@@ -1,4 +1,12 @@
-import { checkHitArguments, fixedWindow, resultOf, type ClosableRateLimitStore, type RateLimitResult } from './store';
+import {
+  checkHitArguments,
+  fixedWindow,
+  resultOf,
+  type ClosableRateLimitStore,
+  type GuardedHit,
+  type RateLimitGuard,
+  type RateLimitResult,
+} from './store';
 
 export interface MemoryRateLimitStoreOptions {
   /** How often (by the injected clock) expired buckets are swept out. Default 60 s. */
@@ -62,6 +70,18 @@ export class MemoryRateLimitStore implements ClosableRateLimitStore {
     checkHitArguments(0, windowMs, now);
     const entry = this.buckets.get(`${windowMs}:${bucket}`);
     return entry && entry.windowId === fixedWindow(now, windowMs).id ? entry.count : 0;
+  }
+
+  async hitUnlessSpent(
+    guard: RateLimitGuard,
+    bucket: string,
+    limit: number,
+    windowMs: number,
+    now: number,
+  ): Promise<GuardedHit> {
+    const guardCount = await this.count(guard.bucket, guard.windowMs, now);
+    if (guardCount >= guard.limit) return { guardCount };
+    return { guardCount, result: await this.hit(bucket, limit, windowMs, now) };
   }
 
   /** Drops every bucket whose window has ended by `now`. */

@@ -1,6 +1,6 @@
 import type { Request, RequestHandler, Response } from 'express';
 import { ApiError } from '@billing/contracts';
-import type { RateLimitStore } from './store';
+import type { RateLimitResult, RateLimitStore } from './store';
 
 export const RATE_LIMIT_HEADERS = {
   limit: 'X-RateLimit-Limit',
@@ -64,19 +64,27 @@ export function rateLimit(options: RateLimitOptions): RequestHandler {
       return next();
     }
 
-    res.setHeader(RATE_LIMIT_HEADERS.limit, String(result.limit));
-    res.setHeader(RATE_LIMIT_HEADERS.remaining, String(result.remaining));
-    res.setHeader(RATE_LIMIT_HEADERS.reset, String(result.resetAt));
-    if (result.allowed) return next();
-
-    const retryAfter = Math.max(1, result.resetAt - Math.floor(now / 1000));
-    res.setHeader(RATE_LIMIT_HEADERS.retryAfter, String(retryAfter));
-    const error = ApiError.of(
-      'rate_limit_exceeded',
-      `Rate limit of ${result.limit} requests per ${describeWindow(windowMs)} exceeded; retry in ${retryAfter} s`,
-    );
+    const error = showLimit(res, result, windowMs, now);
+    if (!error) return next();
     (options.refuse ?? refuseWithJson)(req, res, error);
   };
+}
+
+/**
+ * Sets the `X-RateLimit-*` headers of a counted hit; past the limit also `Retry-After`, and
+ * returns the 429 to answer.
+ */
+export function showLimit(res: Response, result: RateLimitResult, windowMs: number, now: number): ApiError | undefined {
+  res.setHeader(RATE_LIMIT_HEADERS.limit, String(result.limit));
+  res.setHeader(RATE_LIMIT_HEADERS.remaining, String(result.remaining));
+  res.setHeader(RATE_LIMIT_HEADERS.reset, String(result.resetAt));
+  if (result.allowed) return undefined;
+  const retryAfter = Math.max(1, result.resetAt - Math.floor(now / 1000));
+  res.setHeader(RATE_LIMIT_HEADERS.retryAfter, String(retryAfter));
+  return ApiError.of(
+    'rate_limit_exceeded',
+    `Rate limit of ${result.limit} requests per ${describeWindow(windowMs)} exceeded; retry in ${retryAfter} s`,
+  );
 }
 
 function describeWindow(windowMs: number): string {

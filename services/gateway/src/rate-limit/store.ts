@@ -27,10 +27,36 @@ export interface RateLimitStore {
   close?(): Promise<void>;
 }
 
+/** A budget that another hit needs unspent: e.g. an address's failed authentications. */
+export interface RateLimitGuard {
+  bucket: string;
+  /** Spent when its count has reached this. */
+  limit: number;
+  windowMs: number;
+}
+
+/** What `hitUnlessSpent` found: the guard's count, and the hit's result unless the guard was spent. */
+export interface GuardedHit {
+  guardCount: number;
+  /** Absent when the guard was spent: nothing was counted. */
+  result?: RateLimitResult;
+}
+
 /** A store that can also read a bucket without counting (for limits on failures, counted apart). */
 export interface CountingRateLimitStore extends RateLimitStore {
   /** The hits counted on `bucket` in the window containing `now`, without counting one. */
   count(bucket: string, windowMs: number, now: number): Promise<number>;
+  /**
+   * `count` of the guard and, unless it has reached its limit, `hit` on `bucket`: in one round
+   * trip (and atomically) where the store is remote, so that a request pays one, not two.
+   */
+  hitUnlessSpent(
+    guard: RateLimitGuard,
+    bucket: string,
+    limit: number,
+    windowMs: number,
+    now: number,
+  ): Promise<GuardedHit>;
 }
 
 /** A store that holds resources (a Redis connection); the gateway closes it on shutdown. */
