@@ -8,10 +8,11 @@ import {
   type TestClock,
   newId,
 } from '@billing/contracts';
-import { type EventStore, type SqlExecutor, handleCommand } from '@billing/eventstore';
+import type { EventStore, SqlExecutor } from '@billing/eventstore';
 import type { ServiceContext } from '@billing/runtime';
 import { type Tenant, callerOf, validate } from '@billing/service';
 import type { Express } from 'express';
+import { startStream } from '../shared/commands';
 import { liveSubscriptions } from '../subscriptions/queries';
 import { findTestClock } from '../test-clocks/read-model';
 import { customerStream } from './customer';
@@ -58,13 +59,13 @@ export async function findOrCreateBuyer(
   tenant: Tenant,
   buyer: BuyerNames & { email: string; name?: string; testClock?: TestClock },
   now: Date,
-): Promise<Customer> {
+): Promise<{ customer: Customer; created: boolean }> {
   const { schema } = store.tables;
   for (let attempt = 1; ; attempt++) {
     const found = await findBuyer(store.database, schema, tenant, buyer);
-    if (found) return found;
+    if (found) return { customer: found, created: false };
     try {
-      return await createBuyer(store, tenant, buyer, now);
+      return { customer: await createBuyer(store, tenant, buyer, now), created: true };
     } catch (error) {
       if (!isUniqueViolation(error) || attempt >= CREATE_ATTEMPTS) throw error;
     }
@@ -83,24 +84,27 @@ async function createBuyer(
   if (buyer.testClock) now = new Date(buyer.testClock.frozen_time);
   const externalId = usableExternalId(buyer.external_id ?? null);
   const holder = externalId ? await externalIdHolder(store.database, schema, tenant, externalId) : null;
-  const { state } = await handleCommand(
-    store,
-    customerStream(customerId),
-    customerAggregate,
-    {
-      type: 'CreateCustomer',
-      data: {
-        customerId,
-        ...tenant,
-        now,
-        email: buyer.email.trim(),
-        name: usableName(buyer.name),
-        externalId,
-        externalIdTakenBy: holder,
-        testClock: buyer.testClock?.id ?? null,
+  // A new id: the stream is started without reading it.
+  const { state } = await store.transaction((tx) =>
+    startStream(
+      tx,
+      customerStream(customerId),
+      customerAggregate,
+      {
+        type: 'CreateCustomer',
+        data: {
+          customerId,
+          ...tenant,
+          now,
+          email: buyer.email.trim(),
+          name: usableName(buyer.name),
+          externalId,
+          externalIdTakenBy: holder,
+          testClock: buyer.testClock?.id ?? null,
+        },
       },
-    },
-    { ...tenant, occurredAt: now, project: (tx, events) => projectCustomers(tx, schema, events) },
+      { ...tenant, occurredAt: now, project: (inner, events) => projectCustomers(inner, schema, events) },
+    ),
   );
   if (state.status === 'Empty') throw new Error(`customer ${customerId} not created`);
   return state.customer;
@@ -132,12 +136,13 @@ export function mountResolveRoute(app: Express, { store, now }: ServiceContext):
     const email = names.email;
     const testClock =
       create && test_clock ? await findTestClock(store.database, schema, tenant, test_clock) : undefined;
-    const customer =
+    const { customer, created } =
       create && email !== undefined
         ? await findOrCreateBuyer(store, tenant, { ...names, email, name, testClock }, now())
-        : await findBuyer(store.database, schema, tenant, names);
+        : { customer: await findBuyer(store.database, schema, tenant, names), created: false };
+    // A customer made just now has no subscriptions yet.
     const live =
-      customer && product_id
+      customer && product_id && !created
         ? (await liveSubscriptions(store.database, schema, customer.id, product_id))[0]
         : undefined;
     const answer: ResolvedCustomer = {

@@ -13,6 +13,7 @@ import { type CustomerCommand, customerAggregate } from '../customers/decide';
 import { externalIdHolder, findCustomer } from '../customers/queries';
 import { projectCustomers } from '../customers/read-model';
 import { usableExternalId, usableName } from '../customers/resolve';
+import { inSequence, startStream } from '../shared/commands';
 import { invoiceAggregate, invoiceStream } from '../invoices/invoice';
 import { nextInvoiceNumber, projectInvoices } from '../invoices/read-model';
 import { type PlanFacts, type SubscriptionCommand, subscriptionAggregate } from '../subscriptions/decide';
@@ -64,8 +65,6 @@ export async function provisionFromCheckout(
       occurredAt: now,
       project: (inner, events) => project(inner, schema, events),
     });
-  const onCustomer = (customerId: string, command: CustomerCommand) =>
-    run(customerStream(customerId), customerAggregate, command, projectCustomers);
   const who = (customerId: string) => ({ customerId, ...tenant, now });
 
   const externalId = usableExternalId(d.external_customer_id);
@@ -80,18 +79,11 @@ export async function provisionFromCheckout(
   const clockId = found?.test_clock ?? d.test_clock;
   const clock = clockId ? await findTestClock(tx, schema, tenant, clockId) : undefined;
   if (clock) now = new Date(clock.frozen_time);
-  let customerId: string;
-  if (found) {
-    customerId = found.id;
-    if (externalId && holder !== customerId) {
-      await onCustomer(customerId, {
-        type: 'LinkExternalId',
-        data: { ...who(customerId), externalId, externalIdTakenBy: holder },
-      });
-    }
-  } else {
-    customerId = newId('customer');
-    await onCustomer(customerId, {
+  const customerId = found?.id ?? newId('customer');
+  // Everything the checkout does to the customer, decided in turn and appended at once.
+  const customerCommands: CustomerCommand[] = [];
+  if (!found) {
+    customerCommands.push({
       type: 'CreateCustomer',
       data: {
         ...who(customerId),
@@ -102,19 +94,41 @@ export async function provisionFromCheckout(
         testClock: clock?.id ?? null,
       },
     });
+  } else if (externalId && holder !== customerId) {
+    customerCommands.push({
+      type: 'LinkExternalId',
+      data: { ...who(customerId), externalId, externalIdTakenBy: holder },
+    });
   }
-  await onCustomer(customerId, {
+  customerCommands.push({
     type: 'RecordOrder',
     data: { ...who(customerId), orderId: d.order_id, checkoutSessionId: d.session_id },
   });
-
   // The card paid with becomes the one renewals charge (the processor's reference, never the number).
   const card = d.payment_method;
   if (card?.id && d.mode !== 'PAYMENT') {
-    await onCustomer(customerId, {
+    customerCommands.push({
       type: 'SavePaymentMethod',
       data: { ...who(customerId), paymentMethod: { ...card, id: card.id } },
     });
+  }
+  const customerOptions = {
+    ...tenant,
+    occurredAt: now,
+    project: (inner: EventStoreTransaction, events: RecordedEvent[]) => projectCustomers(inner, schema, events),
+  };
+  const customerCommandsAggregate = inSequence(customerAggregate);
+  if (found) {
+    await handleCommandInTransaction(
+      tx,
+      store,
+      customerStream(customerId),
+      customerCommandsAggregate,
+      customerCommands,
+      customerOptions,
+    );
+  } else {
+    await startStream(tx, customerStream(customerId), customerCommandsAggregate, customerCommands, customerOptions);
   }
 
   // The plan as the session sold it: later catalog changes do not move a sale.
@@ -167,7 +181,9 @@ export async function provisionFromCheckout(
   if (state.status === 'Empty') return;
   const invoiceId = newId('invoice');
   const period = { start: state.subscription.current_period_start, end: state.subscription.current_period_end };
-  await run(
+  // A new invoice id: its stream is started without reading it.
+  await startStream(
+    tx,
     invoiceStream(invoiceId),
     invoiceAggregate,
     {
@@ -189,7 +205,7 @@ export async function provisionFromCheckout(
         now,
       },
     },
-    projectInvoices,
+    { ...tenant, occurredAt: now, project: (inner, events) => projectInvoices(inner, schema, events) },
   );
 }
 

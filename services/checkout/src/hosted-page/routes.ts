@@ -173,7 +173,7 @@ export function mountHostedPage(app: Express, context: ServiceContext): void {
     merchant: session ? await findMerchant(store.database, store.tables.schema, session.organization) : null,
   });
   const soldOut = (session: Session | null) =>
-    session ? openedBySoldOutLink(store.database, store.tables.schema, session.id) : Promise.resolve(false);
+    session ? openedBySoldOutLink(store.database, store.tables.schema, session) : Promise.resolve(false);
   const refused = async (res: Response, session: Session | null, page: PageContext) =>
     unpayablePage(res, session, now(), await soldOut(session), page);
   const action = (req: Request) => req.originalUrl.split('?')[0]!;

@@ -17,7 +17,13 @@ export async function findLinkByUrlId(sql: SqlExecutor, schema: string, urlId: s
  * Whether the session was opened by a payment link that has since sold out (reached
  * `max_completions`): such a session is not paid, so a link never sells more than its limit.
  */
-export async function openedBySoldOutLink(sql: SqlExecutor, schema: string, sessionId: string): Promise<boolean> {
+export async function openedBySoldOutLink(
+  sql: SqlExecutor,
+  schema: string,
+  session: { id: string; payment_link_id?: string | null },
+): Promise<boolean> {
+  if (session.payment_link_id === null) return false;
+  const sessionId = session.id;
   const { rows } = await sql.query<{ document: PaymentLinkView }>(
     `SELECT l.document FROM ${paymentLinkSessionsTable(schema)} s JOIN ${paymentLinksTable(schema)} l ON l.id = s.link_id
      WHERE s.session_id = $1`,

@@ -251,13 +251,21 @@ export function mountPaymentLinkRoutes(app: Express, context: ServiceContext): v
       recordLinkSession(tx, schema, sessionId, link.id);
     let session;
     try {
-      session = await createSession(context, caller, request, { alsoProject }).catch(async (error: unknown) => {
-        // A promotion code that cannot be applied does not stop the sale: the session opens at full price.
-        const refusedPromo = error instanceof ApiError && error.status === 422 && request.promotion_code !== undefined;
-        if (!refusedPromo) throw error;
-        context.logger.warn({ link: link.id, code: request.promotion_code }, 'payment link promotion code refused');
-        return createSession(context, caller, { ...request, promotion_code: undefined }, { alsoProject });
-      });
+      session = await createSession(context, caller, request, { alsoProject, paymentLinkId: link.id }).catch(
+        async (error: unknown) => {
+          // A promotion code that cannot be applied does not stop the sale: the session opens at full price.
+          const refusedPromo =
+            error instanceof ApiError && error.status === 422 && request.promotion_code !== undefined;
+          if (!refusedPromo) throw error;
+          context.logger.warn({ link: link.id, code: request.promotion_code }, 'payment link promotion code refused');
+          return createSession(
+            context,
+            caller,
+            { ...request, promotion_code: undefined },
+            { alsoProject, paymentLinkId: link.id },
+          );
+        },
+      );
     } catch (error) {
       // The buyer is in a browser: a product gone from the catalog or a service down is a page, not JSON.
       if (!(error instanceof ApiError)) throw error;

@@ -84,7 +84,8 @@ async function appendFromKnown(
     const state = events.reduce(sessionAggregate.evolve, stateOf(known));
     if (events.length > 0 && state.status === 'Exists') {
       await writeSessionRow(tx, schema, state.session, nextExpectedVersion);
-      await countLinkCompletions(tx, schema, events);
+      // A session no link opened has no link to count its completion on.
+      if (state.session.payment_link_id !== null) await countLinkCompletions(tx, schema, events);
       await alsoProject?.(tx, events);
     }
     const next = state.status === 'Exists' ? { session: state.session, version: nextExpectedVersion } : null;

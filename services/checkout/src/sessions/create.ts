@@ -190,6 +190,8 @@ export function sessionCreatedData({
 }
 
 export interface CreateSessionOptions {
+  /** The payment link that opens the session (its `alsoProject` records the pair). */
+  paymentLinkId?: string;
   /** Written in the session's creation transaction, after the session's own read model. */
   alsoProject?: (tx: EventStoreTransaction, sessionId: string) => Promise<void>;
 }
@@ -234,6 +236,7 @@ export async function createSession(
     redemption,
     now: at,
   });
+  data.payment_link_id = options.paymentLinkId ?? null;
   try {
     // A new id: its stream is empty, so nothing is read before the append.
     const { state } = await runSessionCommands(

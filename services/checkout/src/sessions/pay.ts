@@ -85,7 +85,7 @@ export async function paySession(
   if (session.status === 'COMPLETE') throw conflict('This checkout session is already paid');
   if (session.charge) return completeCharged(context, session, found);
   if (statusAt(session, now()) === 'EXPIRED') throw conflict('This checkout session has expired');
-  if (await openedBySoldOutLink(store.database, store.tables.schema, id)) throw conflict(SOLD_OUT_MESSAGE);
+  if (await openedBySoldOutLink(store.database, store.tables.schema, session)) throw conflict(SOLD_OUT_MESSAGE);
   const card = checkedInput(session, body, through);
   if (card) {
     const refusal = processor.refusal(session.environment);

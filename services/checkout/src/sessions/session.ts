@@ -83,6 +83,11 @@ export type CheckoutSessionCreatedData = {
   customer_id?: string | null;
   /** Sandbox: the test clock its subscription lives on; absent in sessions made before. */
   test_clock?: string | null;
+  /**
+   * The payment link that opened the session, null for none: a session of no link skips the
+   * link's sold-out check and completion count. Absent in sessions made before (the link tables say).
+   */
+  payment_link_id?: string | null;
   /** SUBSCRIPTION mode: free days (plan and code) before the first charge; the card is only saved today. */
   trial_days?: number;
   /** The coupon of the reserved code, for billing's later invoices. */
