@@ -23,6 +23,8 @@ interface ActiveEndpoint {
 interface Concerned {
   envelope: DomainEventEnvelope;
   event: WebhookEvent;
+  /** The event as sent: serialized once for all of its endpoints. */
+  body: string;
   endpointIds: string[];
 }
 
@@ -85,7 +87,7 @@ async function concernedEvents(store: EventStore, messages: ConsumedMessage[]): 
           (e.events.includes(event.type) || e.events.includes('*')),
       )
       .map((e) => e.id);
-    if (endpointIds.length > 0) concerned.push({ envelope, event, endpointIds });
+    if (endpointIds.length > 0) concerned.push({ envelope, event, body: JSON.stringify(event), endpointIds });
   }
   return concerned;
 }
@@ -137,7 +139,7 @@ async function scheduleAll(
         endpoint_id: endpointId,
         event_id: c.event.id,
         event_type: c.event.type,
-        body: JSON.stringify(c.event),
+        body: c.body,
         created_at: at.toISOString(),
         next_attempt_at: at.toISOString(),
       },
