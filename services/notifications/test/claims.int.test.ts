@@ -118,6 +118,39 @@ describe('claiming due webhook deliveries', () => {
     expect((await deliveriesOf(org, hook.id)).map((d) => d.status)).toEqual(Array(10).fill('SUCCEEDED'));
   });
 
+  it('sends none of its queued deliveries to an endpoint deleted or deactivated after the claim', async () => {
+    const org = newOrg();
+    const [deleted, paused] = [await endpoint(org, '/deleted-queued'), await endpoint(org, '/paused-queued')];
+    receiver.answer('/deleted-queued', 'hold');
+    receiver.answer('/paused-queued', 'hold');
+    await publishCompleted(org, 4);
+    // The organization's 3 requests are out, its other 5 deliveries claimed and queued.
+    await eventually(async () => expect(await leased([deleted.id, paused.id])).toBe(8));
+    await eventually(() => expect(arrived('/deleted-queued', '/paused-queued')).toBe(3));
+
+    expect((await api.admin(org, 'DELETE', `/webhook_endpoints/${deleted.id}`)).status).toBe(200);
+    expect((await api.admin(org, 'PATCH', `/webhook_endpoints/${paused.id}`, { is_active: false })).status).toBe(200);
+    await pause(200);
+    receiver.release('/deleted-queued', 200);
+    receiver.release('/paused-queued', 200);
+    await pause(300);
+    await scheduler().idle();
+    expect(arrived('/deleted-queued', '/paused-queued')).toBe(3);
+    const { rows: canceled } = await store().database.query<{ status: string }>(
+      `SELECT status FROM ${schema}.webhook_deliveries WHERE endpoint_id = $1`,
+      [deleted.id],
+    );
+    expect(canceled).toEqual(Array(4).fill({ status: 'CANCELED' }));
+    // The deactivated endpoint's deliveries wait, unleased, and go out once it is active again.
+    const waiting = (await deliveriesOf(org, paused.id)).filter((d) => d.status === 'PENDING');
+    expect(waiting.length).toBeGreaterThan(0);
+    expect(await leased([paused.id])).toBe(0);
+    expect((await api.admin(org, 'PATCH', `/webhook_endpoints/${paused.id}`, { is_active: true })).status).toBe(200);
+    await eventually(() => expect(receiver.at('/paused-queued')).toHaveLength(4));
+    await scheduler().idle();
+    expect(new Set(receiver.at('/paused-queued').map((r) => r.headers['webhook-id'])).size).toBe(4);
+  });
+
   it("does not let one organization's slow endpoints, claimed ahead, delay another organization", async () => {
     const slowOrg = newOrg();
     const slow = [await endpoint(slowOrg, '/slow-1'), await endpoint(slowOrg, '/slow-2')];

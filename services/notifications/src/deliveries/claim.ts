@@ -101,6 +101,17 @@ export async function claimDue(
     .map(({ next_attempt_at: _due, ...claimed }) => claimed);
 }
 
+/** Of these endpoints, those deleted or deactivated: their queued deliveries are not to be sent. */
+export async function stoppedEndpoints(store: EventStore, endpointIds: string[]): Promise<Set<string>> {
+  if (endpointIds.length === 0) return new Set();
+  const { rows } = await store.database.query<{ id: string }>(
+    `SELECT id FROM ${endpointTables(store.tables.schema).endpoints}
+     WHERE id = ANY($1) AND (deleted OR NOT is_active)`,
+    [endpointIds],
+  );
+  return new Set(rows.map((row) => row.id));
+}
+
 /**
  * Gives back leases this scheduler holds and will not use (it stops), so that another takes
  * the deliveries now rather than after the lease. A lease that still has this value and has not

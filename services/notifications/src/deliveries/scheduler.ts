@@ -1,6 +1,6 @@
 import { type ServiceContext, positiveNumberSetting } from '@billing/runtime';
 import { type TargetPolicy, targetPolicyFromConfig } from '../targets/address-policy';
-import { type Claimed, type ClaimLimits, type Held, claimDue, releaseLeases } from './claim';
+import { type Claimed, type ClaimLimits, type Held, claimDue, releaseLeases, stoppedEndpoints } from './claim';
 import { createAttemptRecorder, runDeliveryCommand } from './record';
 import { endpointTables } from '../endpoints/read-model';
 import { deliveryTables } from './read-model';
@@ -214,7 +214,20 @@ export function startScheduler(context: ServiceContext, options: SchedulerOption
         type: 'CancelDelivery',
         data: { deliveryId: delivery.id, now: now() },
       });
+    await dropQueuedOfStoppedEndpoints();
     return rows.length;
+  }
+
+  /**
+   * An endpoint deleted or deactivated since its deliveries were claimed (here or in another
+   * process) gets none of those still queued; their leases are given back.
+   */
+  async function dropQueuedOfStoppedEndpoints(): Promise<void> {
+    const gone = await stoppedEndpoints(store, [...queues.keys()]);
+    const dropped = [...gone].flatMap((endpointId) => queues.get(endpointId) ?? []);
+    for (const endpointId of gone) queues.delete(endpointId);
+    for (const delivery of dropped) unhold(delivery);
+    await releaseLeases(store, dropped, now());
   }
 
   async function tick(): Promise<void> {
@@ -226,8 +239,10 @@ export function startScheduler(context: ServiceContext, options: SchedulerOption
     try {
       do {
         again = false;
-        if (stopped || held.total >= limits.total) break;
+        if (stopped) break;
         if (now().getTime() - lastOrphanSweep >= ORPHAN_SWEEP_MS) await cancelOrphans();
+        else await dropQueuedOfStoppedEndpoints();
+        if (held.total >= limits.total) break;
         const at = now();
         const room = limits.total - held.total;
         const claimed = await claimDue(store, held, limits, at, new Date(at.getTime() + leaseMs));
