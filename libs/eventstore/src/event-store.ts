@@ -1,4 +1,4 @@
-import { randomUUID } from 'node:crypto';
+import { newEventId } from './event-id';
 import { EventEmitter } from 'node:events';
 import { Actor, type Environment, SYSTEM_ACTOR } from '@billing/contracts';
 import { currentActor } from './acting';
@@ -319,7 +319,7 @@ export class EventStore {
     }
     const input = events.map((event, index) => ({
       ord: index + 1,
-      event_id: event.id ?? randomUUID(),
+      event_id: event.id ?? newEventId(),
       type: event.type,
       schema_version: event.schemaVersion ?? 1,
       data: event.data,
@@ -404,7 +404,7 @@ export class EventStore {
       events.map((event, index) => ({
         stream_id: stream,
         ord: index + 1,
-        event_id: event.id ?? randomUUID(),
+        event_id: event.id ?? newEventId(),
         type: event.type,
         schema_version: event.schemaVersion ?? 1,
         data: event.data,
