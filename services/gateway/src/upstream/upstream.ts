@@ -429,14 +429,14 @@ const HOP_BY_HOP = new Set([
 const isHopByHop = (name: string, connectionTokens: readonly string[]): boolean =>
   HOP_BY_HOP.has(name) || connectionTokens.includes(name);
 
-/** Header names a `Connection` header lists: hop-by-hop too. */
+/** Header names a `Connection` header lists: hop-by-hop too (`keep-alive` and `close`, the usual values, list none). */
 const connectionTokens = (value: string | string[] | undefined): string[] =>
-  typeof value === 'string'
-    ? value
+  typeof value !== 'string' || value === 'keep-alive' || value === 'close'
+    ? []
+    : value
         .toLowerCase()
         .split(',')
-        .map((token) => token.trim())
-    : [];
+        .map((token) => token.trim());
 
 /**
  * The client's headers without the hop-by-hop ones, with the `X-Forwarded-*` a proxy adds and
