@@ -111,6 +111,9 @@ export class IsolatedBreaker<A extends unknown[], R> {
       ...this.tuning(),
       name: options.name,
       group: options.name,
+      // Nothing reads its latency percentiles or snapshots: not recorded on every call.
+      enableSnapshots: false,
+      rollingPercentilesEnabled: false,
       // Not counted: the other callers' breakers already did, and the upstream is fine.
       errorFilter: (error: unknown) =>
         !(error !== null && typeof error === 'object' && this.againstUpstream.has(error)),

@@ -53,16 +53,18 @@ export const refuseUnreadableBodies: RequestHandler = (req, _res, next) => {
 
 /**
  * The services' JSON body parser: `refuseUnreadableBodies`, then express.json with nothing
- * inflated and a leading BOM refused (400, as malformed JSON).
+ * inflated and a leading BOM refused (400, as malformed JSON). `keepRawBody`, for a proxy that
+ * reads a body and forwards it: its bytes are kept as `req.rawBody`, to be sent as they came.
  */
-export function jsonBodies(limit: string | number): RequestHandler[] {
+export function jsonBodies(limit: string | number, { keepRawBody = false } = {}): RequestHandler[] {
   return [
     refuseUnreadableBodies,
     express.json({
       limit,
       inflate: false,
-      verify: (_req, _res, body) => {
+      verify: (req, _res, body) => {
         if (startsWithByteOrderMark(body)) throw byteOrderMarkRefusal();
+        if (keepRawBody) (req as { rawBody?: Buffer }).rawBody = body;
       },
     }),
   ];

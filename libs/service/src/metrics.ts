@@ -37,14 +37,31 @@ export class ServiceMetrics {
   /** Records every request when its response ends; probes and scrapes included. */
   middleware(): RequestHandler {
     return (req, res, next) => {
-      const stop = this.durations.startTimer();
+      const started = process.hrtime.bigint();
       res.once('finish', () => {
-        const labels = { method: req.method, route: routeOf(req), status: String(res.statusCode) };
-        this.requests.inc(labels);
-        stop(labels);
+        const series = this.seriesOf(req.method, routeOf(req), res.statusCode);
+        series.requests.inc();
+        series.durations.observe(Number(process.hrtime.bigint() - started) / 1e9);
       });
       next();
     };
+  }
+
+  /** One label set's series, looked up once: prom-client hashes the labels on every call otherwise. */
+  private readonly series = new Map<
+    string,
+    { requests: Counter.Internal; durations: Histogram.Internal<'method' | 'route' | 'status'> }
+  >();
+
+  private seriesOf(method: string, route: string, status: number) {
+    const key = `${method} ${status} ${route}`;
+    let found = this.series.get(key);
+    if (!found) {
+      const labels = { method, route, status: String(status) };
+      found = { requests: this.requests.labels(labels), durations: this.durations.labels(labels) };
+      this.series.set(key, found);
+    }
+    return found;
   }
 
   mount(app: Express): void {

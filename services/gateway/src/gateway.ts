@@ -186,8 +186,9 @@ export class Gateway {
     app.get('/v1/asyncapi.json', (_req, res) => void res.json(eventsApiDocument()));
     // The public API first: express tries its layers in turn, and it carries nearly all the traffic.
     this.mountPublicApi(app);
-    // The admin API reads its own bodies: the services' one reading and text check (docs/errors.md).
-    app.use('/admin/v1', ...jsonBodies(DEFAULT_BODY_LIMIT), refuseInvalidText);
+    // The admin API reads its own bodies: the services' one reading and text check (docs/errors.md);
+    // the bytes are kept to be forwarded as they came.
+    app.use('/admin/v1', ...jsonBodies(DEFAULT_BODY_LIMIT, { keepRawBody: true }), refuseInvalidText);
     mountAdminRoutes(app, {
       adminToken: this.adminToken,
       adminTokenFailures: this.failedAuthentication('admin-token', FAILED_AUTHENTICATION_LIMITS.adminTokenPerAddress),

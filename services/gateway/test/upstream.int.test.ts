@@ -1,5 +1,5 @@
 import type { AddressInfo } from 'node:net';
-import type { Server } from 'node:http';
+import http, { type Server } from 'node:http';
 import express, { type Express, type Request } from 'express';
 import { eventually } from '@billing/testing';
 import { createUpstream, type UpstreamHandler, type UpstreamOptions } from '../src/upstream';
@@ -53,6 +53,10 @@ function upstreamApp(hits: Hit[], events: string[] = []): Express {
   app.get('/echo', (req, res) => void res.json({ method: req.method, url: req.originalUrl, query: req.query }));
   app.post('/echo', express.json(), (req, res) => void res.status(201).json({ body: req.body as unknown }));
   app.post('/raw', express.text(), (req, res) => void res.json({ text: req.body as unknown }));
+  app.post('/bytes', express.raw({ type: () => true }), (req, res) => {
+    res.json({ bytes: (req.body as Buffer).toString('utf8'), length: req.get('content-length') ?? null });
+  });
+  app.get('/socket', (req, res) => void res.json({ port: req.socket.remotePort, headers: req.headers }));
   app.get('/headers', (req, res) => void res.json({ headers: req.headers }));
   app.get(
     '/missing',
@@ -158,6 +162,70 @@ describe('createUpstream', () => {
       body: 'plain text body',
     });
     expect(await response.json()).toEqual({ text: 'plain text body' });
+  });
+
+  it('sends a body read ahead of it (rawBody) byte for byte, not re-serialised', async () => {
+    const hits: Hit[] = [];
+    const service = await start(upstreamApp(hits));
+    cleanup.push(() => service.close());
+    const upstream = createUpstream({ name: 'catalog', target: service.url });
+    cleanup.push(() => upstream.close());
+    const app = express();
+    // As the idempotency check does: reads the body, keeps its bytes, and parses it.
+    app.use(async (req, _res, next) => {
+      const chunks: Buffer[] = [];
+      for await (const chunk of req) chunks.push(chunk as Buffer);
+      Object.assign(req, { rawBody: Buffer.concat(chunks), body: JSON.parse(Buffer.concat(chunks).toString()) });
+      next();
+    });
+    app.use(upstream);
+    const gateway = await start(app);
+    cleanup.push(() => gateway.close());
+    const sent = '{ "name":"Ada",\n  "name": "Bob", "n": 1.50 }';
+    const response = await fetch(`${gateway.url}/bytes`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: sent,
+    });
+    expect(await response.json()).toEqual({ bytes: sent, length: String(Buffer.byteLength(sent)) });
+  });
+
+  it('drops hop-by-hop headers, keeps its upstream connection alive, and forwards the request id', async () => {
+    const hits: Hit[] = [];
+    const service = await start(upstreamApp(hits));
+    cleanup.push(() => service.close());
+    const upstream = createUpstream({ name: 'catalog', target: service.url });
+    cleanup.push(() => upstream.close());
+    const app = express();
+    app.use((_req, res, next) => {
+      res.locals.requestId = 'req_gateway_1';
+      next();
+    });
+    app.use(upstream);
+    const gateway = await start(app);
+    cleanup.push(() => gateway.close());
+    // A client that closes its own connection each time, naming a header meant for this hop only.
+    const call = () =>
+      new Promise<{ port: number; headers: Record<string, string> }>((resolve, reject) => {
+        const request = http.get(
+          `${gateway.url}/socket`,
+          { agent: false, headers: { connection: 'close, x-hop', 'x-hop': 'for the gateway', 'keep-alive': '5' } },
+          (response) => {
+            const chunks: Buffer[] = [];
+            response.on('data', (chunk: Buffer) => chunks.push(chunk));
+            response.on('end', () => resolve(JSON.parse(Buffer.concat(chunks).toString())));
+          },
+        );
+        request.on('error', reject);
+      });
+    const first = await call();
+    const second = await call();
+    expect(first.headers).not.toHaveProperty('x-hop');
+    expect(first.headers).not.toHaveProperty('keep-alive');
+    expect(first.headers['connection']).not.toMatch(/close/);
+    expect(first.headers['x-request-id']).toBe('req_gateway_1');
+    // One pooled connection served both, though the client closed its own each time.
+    expect(second.port).toBe(first.port);
   });
 
   it('sends the headers that onProxyReq sets', async () => {

@@ -1,7 +1,6 @@
 import http, { type ClientRequest, type IncomingMessage } from 'node:http';
 import https from 'node:https';
 import type { NextFunction, Request, Response } from 'express';
-import { createProxyMiddleware, fixRequestBody, type Options } from 'http-proxy-middleware';
 import type CircuitBreaker from 'opossum';
 import { ApiError } from '@billing/contracts';
 import { type FailureBlame, IsolatedBreaker } from '@billing/runtime';
@@ -98,7 +97,7 @@ export interface UpstreamOptions {
    * to the mount point (`app.use('/v1/customers', upstream)` forwards `/v1/customers/cus_1` as
    * `/cus_1`); use `(_path, req) => req.originalUrl` to forward the full path.
    */
-  pathRewrite?: Options<Request, Response>['pathRewrite'];
+  pathRewrite?: (path: string, req: Request) => string;
   /** Runs before the request leaves, e.g. to set identity headers. Must not write the body. */
   onProxyReq?: (proxyReq: ClientRequest, req: Request) => void;
   /** Every failure that ended in a 503 (or counted against the breaker); for logging. */
@@ -147,7 +146,7 @@ interface Attempt {
 }
 
 /**
- * Forwards requests to one internal service through http-proxy-middleware, behind opossum
+ * Forwards requests to one internal service (`http.request` on a keep-alive agent), behind opossum
  * circuit breakers that one caller cannot open for the others (`IsolatedBreaker`): a breaker per
  * caller (`callerOf`: a tenant, or a client address) in front of one for the whole upstream.
  *
@@ -168,8 +167,10 @@ interface Attempt {
  *   the upstream request is left to finish (up to `lateAnswerMs`) and its answer handed over.
  * - While the breaker is open, requests answer 503 at once without reaching the upstream; after
  *   `resetTimeoutMs` one trial request goes through and closes the breaker if it succeeds.
- * - A body already parsed by `express.json()` (or urlencoded/text) is re-serialised with
- *   `fixRequestBody`; otherwise the raw body is streamed.
+ * - The request goes out with the client's end-to-end headers (hop-by-hop ones dropped),
+ *   `X-Forwarded-For/Port/Proto/Host`, the gateway's `X-Request-Id`, and what `onProxyReq` sets.
+ *   Its body is never re-serialised when its bytes are at hand (`writeBody`); the answer's status,
+ *   end-to-end headers and body are relayed as they come.
  * - A client that goes away aborts the upstream request; that is not counted as a failure.
  * - If the upstream dies while its body is streaming, the client connection is destroyed rather
  *   than ending a truncated response that would look complete.
@@ -184,7 +185,6 @@ export function createUpstream(options: UpstreamOptions): UpstreamHandler {
   const resetTimeoutMs = options.resetTimeoutMs ?? 1000;
   const isFailureStatus = options.isFailureStatus ?? defaultIsFailureStatus;
 
-  const attempts = new WeakMap<IncomingMessage, Attempt>();
   /** Responses already answered (503 written or upstream answer relayed). */
   const answered = new WeakSet<Response>();
   const inFlight = new Set<ClientRequest>();
@@ -211,75 +211,77 @@ export function createUpstream(options: UpstreamOptions): UpstreamHandler {
     res.status(timedOut.status).json(timedOut.toEnvelope());
   };
 
-  const proxy = createProxyMiddleware<Request, Response>({
-    target,
-    agent,
-    xfwd: true,
-    // No proxyTimeout: the socket idle limit is set per request in `proxyReq`, by method.
-    pathRewrite: options.pathRewrite,
-    on: {
-      proxyReq: (proxyReq, req) => {
-        const attempt = attempts.get(req);
-        if (!attempt || attempt.settled) {
-          // Timed out (or the client left) before the socket was even assigned.
-          proxyReq.destroy();
-          // Nothing reached the upstream: the write was not applied.
-          lateAnswers.get(req)?.(undefined);
-          return;
-        }
-        // Socket idle limit, also while the response body streams (http-proxy's proxyTimeout);
-        // a write's covers the time its late answer is awaited.
-        const idleMs = isWrite(req.method) ? writeTimeoutMs + lateAnswerMs : timeoutMs;
-        proxyReq.setTimeout(idleMs, () => proxyReq.destroy());
-        attempt.proxyReq = proxyReq;
-        inFlight.add(proxyReq);
-        proxyReq.once('close', () => inFlight.delete(proxyReq));
-        try {
-          // Headers first: fixRequestBody writes the body, which sends the headers.
-          onProxyReq?.(proxyReq, req);
-          fixRequestBody(proxyReq, req);
-          writeRawBody(proxyReq, req);
-        } catch (error) {
-          attempt.fail(toError(error));
-        }
-      },
-      proxyRes: (proxyRes, req, res) => {
-        const attempt = attempts.get(req);
-        if (!attempt || attempt.settled) {
-          // A late answer after the 503 or 504 went out: http-proxy will not pipe it (the
-          // response is finished). Read it for `awaitLateAnswer`, or drop the upstream socket.
-          const late = lateAnswers.get(req);
-          if (late && res.writableEnded) {
-            readLateAnswer(proxyRes, late);
-          } else {
-            proxyRes.destroy();
-            late?.(undefined);
-          }
-          return;
-        }
-        answered.add(res);
-        proxyRes.once('close', () => {
-          if (!proxyRes.complete && !res.writableEnded) res.destroy();
-        });
-        const status = proxyRes.statusCode ?? 502;
-        if (isFailureStatus(status)) {
-          attempt.fail(new UpstreamError(name, `${name} answered ${status}`, 'EUPSTREAMSTATUS'), true);
-        } else {
-          attempt.succeed();
-        }
-      },
-      error: (error, req, res) => {
-        const attempt = attempts.get(req);
-        if (attempt && !attempt.settled) {
-          attempt.fail(error);
-          return;
-        }
-        // After the attempt settled: the 503 is already out, or the body was streaming.
-        lateAnswers.get(req)?.(undefined);
-        if (res instanceof http.ServerResponse && res.headersSent && !res.writableEnded) res.destroy();
-      },
-    },
-  });
+  const targetUrl = new URL(target);
+  const request = targetUrl.protocol === 'https:' ? https.request : http.request;
+  const basePath = targetUrl.pathname === '/' ? '' : targetUrl.pathname.replace(/\/$/, '');
+
+  /** Sends `req` upstream and relays the answer into `res`, settling `attempt` on the answer's headers. */
+  const send = (req: Request, res: Response, attempt: Attempt): void => {
+    const proxyReq = request({
+      agent,
+      protocol: targetUrl.protocol,
+      hostname: targetUrl.hostname,
+      port: targetUrl.port,
+      method: req.method,
+      path: basePath + (options.pathRewrite ? options.pathRewrite(req.url, req) : req.url),
+      headers: forwardedHeaders(req, res),
+    });
+    attempt.proxyReq = proxyReq;
+    inFlight.add(proxyReq);
+    proxyReq.once('close', () => inFlight.delete(proxyReq));
+    // Socket idle limit, also while the response body streams; a write's covers the time its
+    // late answer is awaited.
+    proxyReq.setTimeout(isWrite(req.method) ? writeTimeoutMs + lateAnswerMs : timeoutMs, () => proxyReq.destroy());
+    proxyReq.on('error', (error) => onUpstreamError(error, req, res, attempt));
+    proxyReq.once('response', (proxyRes) => onUpstreamResponse(proxyRes, req, res, attempt));
+    // The client left while the answer streamed: stop reading it, freeing the upstream socket.
+    res.once('close', () => {
+      if (!res.writableFinished && !lateAnswers.has(req)) proxyReq.destroy();
+    });
+    try {
+      // Headers first: writing the body sends them.
+      onProxyReq?.(proxyReq, req);
+      writeBody(proxyReq, req);
+    } catch (error) {
+      attempt.fail(toError(error));
+    }
+  };
+
+  const onUpstreamResponse = (proxyRes: IncomingMessage, req: Request, res: Response, attempt: Attempt): void => {
+    if (attempt.settled) {
+      // A late answer after the 503 or 504 went out: read it for `awaitLateAnswer`, or drop the
+      // upstream socket.
+      const late = lateAnswers.get(req);
+      if (late && res.writableEnded) {
+        readLateAnswer(proxyRes, late);
+      } else {
+        proxyRes.destroy();
+        late?.(undefined);
+      }
+      return;
+    }
+    answered.add(res);
+    proxyRes.once('close', () => {
+      if (!proxyRes.complete && !res.writableEnded) res.destroy();
+    });
+    const status = proxyRes.statusCode ?? 502;
+    if (isFailureStatus(status)) {
+      attempt.fail(new UpstreamError(name, `${name} answered ${status}`, 'EUPSTREAMSTATUS'), true);
+    } else {
+      attempt.succeed();
+    }
+    relayResponse(proxyRes, res);
+  };
+
+  const onUpstreamError = (error: Error, req: Request, res: Response, attempt: Attempt): void => {
+    if (!attempt.settled) {
+      attempt.fail(error);
+      return;
+    }
+    // After the attempt settled: the 503 is already out, or the body was streaming.
+    lateAnswers.get(req)?.(undefined);
+    if (res.headersSent && !res.writableEnded) res.destroy();
+  };
 
   const forward = (req: Request, res: Response): Promise<void> =>
     new Promise<void>((resolve, reject) => {
@@ -321,11 +323,8 @@ export function createUpstream(options: UpstreamOptions): UpstreamHandler {
         () => attempt.fail(new UpstreamError(name, `${name} did not answer within ${limit} ms`, 'ETIMEDOUT')),
         limit,
       );
-      attempts.set(req, attempt);
       res.once('close', onClientGone);
-      void proxy(req, res, (error?: unknown) => {
-        attempt.fail(toError(error ?? new Error('the proxy did not handle the request')));
-      });
+      send(req, res, attempt);
     });
 
   /**
@@ -369,9 +368,6 @@ export function createUpstream(options: UpstreamOptions): UpstreamHandler {
   const callerOf = options.callerOf ?? clientAddress;
 
   const handler = (req: Request, res: Response, _next: NextFunction): void => {
-    // Node already answered `100 Continue` to the client; forwarded, the header would also stop
-    // http-proxy from emitting `proxyReq`, which sets the identity headers.
-    delete req.headers.expect;
     breakers.fire(callerOf(req, res), req, res).catch((error: unknown) => {
       // Attempt failures have answered already; this answers an open breaker, the caller's or the
       // upstream's (EOPENBREAKER), or a closed upstream (ESHUTDOWN).
@@ -414,10 +410,103 @@ function toError(error: unknown): Error {
   return error instanceof Error ? error : new Error(String(error));
 }
 
-/** A body read ahead of the proxy (`rawBody`, by the idempotency check) is sent as it came. */
-function writeRawBody(proxyReq: ClientRequest, req: Request & { rawBody?: Buffer }) {
-  if (!Buffer.isBuffer(req.rawBody) || req.rawBody.length === 0) return;
-  proxyReq.removeHeader('transfer-encoding');
-  proxyReq.setHeader('content-length', req.rawBody.length);
-  proxyReq.write(req.rawBody);
+/**
+ * Headers that describe one connection, not the request (RFC 9110 7.6.1), and `expect`: Node
+ * already answered `100 Continue`. Never forwarded, either way: a client's `Connection: close`
+ * would otherwise close a pooled upstream socket, and the upstream's would close the client's.
+ */
+const HOP_BY_HOP = new Set([
+  'connection',
+  'keep-alive',
+  'proxy-connection',
+  'te',
+  'trailer',
+  'transfer-encoding',
+  'upgrade',
+  'expect',
+]);
+
+const isHopByHop = (name: string, connectionTokens: readonly string[]): boolean =>
+  HOP_BY_HOP.has(name) || connectionTokens.includes(name);
+
+/** Header names a `Connection` header lists: hop-by-hop too (`keep-alive` and `close`, the usual values, list none). */
+const connectionTokens = (value: string | string[] | undefined): string[] =>
+  typeof value !== 'string' || value === 'keep-alive' || value === 'close'
+    ? []
+    : value
+        .toLowerCase()
+        .split(',')
+        .map((token) => token.trim());
+
+/**
+ * The client's headers without the hop-by-hop ones, with the `X-Forwarded-*` a proxy adds and
+ * the gateway's request id, so that the service's log lines carry the same id.
+ */
+function forwardedHeaders(req: Request, res: Response): http.OutgoingHttpHeaders {
+  const incoming = req.headers;
+  const listed = connectionTokens(incoming.connection);
+  const headers: http.OutgoingHttpHeaders = {};
+  for (const name in incoming) {
+    if (!isHopByHop(name, listed)) headers[name] = incoming[name];
+  }
+  const encrypted = (req.socket as { encrypted?: boolean }).encrypted === true;
+  const append = (name: string, value: string) => {
+    const given = incoming[name];
+    headers[name] = typeof given === 'string' && given !== '' ? `${given},${value}` : value;
+  };
+  append('x-forwarded-for', req.socket.remoteAddress ?? '');
+  append('x-forwarded-port', /:(\d+)$/.exec(incoming.host ?? '')?.[1] ?? (encrypted ? '443' : '80'));
+  append('x-forwarded-proto', encrypted ? 'https' : 'http');
+  headers['x-forwarded-host'] = incoming['x-forwarded-host'] ?? incoming.host ?? '';
+  const requestId: unknown = res.locals?.requestId;
+  if (typeof requestId === 'string') headers['x-request-id'] = requestId;
+  return headers;
+}
+
+/**
+ * The request body, never re-serialised when its bytes are at hand: read ahead (`rawBody`, by
+ * the idempotency check or the admin API's JSON parser) it is sent as it came; unread, it is
+ * streamed. Only a body some other parser consumed without keeping its bytes is written again
+ * from its parsed form.
+ */
+function writeBody(proxyReq: ClientRequest, req: Request & { rawBody?: unknown }): void {
+  if (Buffer.isBuffer(req.rawBody)) return endWith(proxyReq, req.rawBody);
+  // Read by someone else: its bytes are gone, so what `Content-Length` announced must not be awaited.
+  if (req.readableEnded) return endWith(proxyReq, reserialisedBody(req) ?? '');
+  if (!hasBody(req)) return void proxyReq.end();
+  req.pipe(proxyReq);
+}
+
+function endWith(proxyReq: ClientRequest, body: Buffer | string): void {
+  proxyReq.setHeader('content-length', Buffer.byteLength(body));
+  proxyReq.end(body);
+}
+
+/** HTTP/1.1 framing: a request has a body only with `Transfer-Encoding` or a non-zero `Content-Length`. */
+const hasBody = (req: Request): boolean =>
+  req.headers['transfer-encoding'] !== undefined ||
+  (req.headers['content-length'] !== undefined && req.headers['content-length'] !== '0');
+
+function reserialisedBody(req: Request): string | undefined {
+  const body: unknown = req.body;
+  const type = req.headers['content-type'] ?? '';
+  if (body === undefined || body === null) return undefined;
+  if (type.includes('application/json') || type.includes('+json')) return JSON.stringify(body);
+  if (type.includes('application/x-www-form-urlencoded')) {
+    return new URLSearchParams(body as Record<string, string>).toString();
+  }
+  if (type.includes('text/plain') && typeof body === 'string') return body;
+  return undefined;
+}
+
+/** The upstream's status and end-to-end headers (over any the gateway set), then its body, streamed. */
+function relayResponse(proxyRes: IncomingMessage, res: Response): void {
+  const listed = connectionTokens(proxyRes.headers.connection);
+  res.statusCode = proxyRes.statusCode ?? 502;
+  if (proxyRes.statusMessage) res.statusMessage = proxyRes.statusMessage;
+  for (const name in proxyRes.headers) {
+    const value = proxyRes.headers[name];
+    if (value !== undefined && !isHopByHop(name, listed)) res.setHeader(name, value);
+  }
+  proxyRes.pipe(res);
 }
