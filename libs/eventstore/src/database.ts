@@ -14,14 +14,22 @@ export interface SqlExecutor {
   query<Row = Record<string, unknown>>(sql: string, params?: unknown[]): Promise<QueryResult<Row>>;
 }
 
+export interface TransactionOptions {
+  firstStatement?: string;
+}
+
 /**
  * The one seam between our code and PostgreSQL. Two adapters share the same SQL: `pg` against
  * a server, and PGlite (PostgreSQL compiled to WebAssembly) embedded in the process.
  */
 export interface Database extends SqlExecutor {
   readonly kind: 'postgres' | 'pglite';
-  /** Runs `fn` in one transaction: committed when it resolves, rolled back when it throws. */
-  transaction<T>(fn: (tx: SqlExecutor) => Promise<T>): Promise<T>;
+  /**
+   * Runs `fn` in one transaction: committed when it resolves, rolled back when it throws.
+   * `firstStatement` (no parameters) runs right after BEGIN, before anything of `fn`; on
+   * PostgreSQL it travels with BEGIN in one round trip.
+   */
+  transaction<T>(fn: (tx: SqlExecutor) => Promise<T>, options?: TransactionOptions): Promise<T>;
   /** Several statements at once, without parameters (schema set-up). */
   exec(sql: string): Promise<void>;
   /**
@@ -66,7 +74,7 @@ export function postgresDatabase(config: string | PoolConfig): Database {
       const result = await pool.query(prepared(sql, params));
       return { rows: result.rows as Row[], rowCount: result.rowCount ?? 0 };
     },
-    async transaction<T>(fn: (tx: SqlExecutor) => Promise<T>): Promise<T> {
+    async transaction<T>(fn: (tx: SqlExecutor) => Promise<T>, options?: TransactionOptions): Promise<T> {
       const client = await pool.connect();
       // A connection lost between two statements is reported as an event, not a rejection;
       // the next statement then fails and the transaction rolls back.
@@ -74,7 +82,8 @@ export function postgresDatabase(config: string | PoolConfig): Database {
       client.on('error', onConnectionError);
       let broken: Error | undefined;
       try {
-        await client.query('BEGIN');
+        // Without parameters the text goes as a simple query, which may hold two statements.
+        await client.query(options?.firstStatement ? `BEGIN; ${options.firstStatement}` : 'BEGIN');
         const result = await fn({
           async query<Row>(sql: string, params?: unknown[]) {
             const r = await client.query(prepared(sql, params));
@@ -162,7 +171,11 @@ export async function pgliteDatabase(dataDir?: string): Promise<Database> {
   return {
     kind: 'pglite',
     query: executor.query,
-    transaction: (fn) => db.transaction((tx) => fn(wrap(tx))),
+    transaction: (fn, options) =>
+      db.transaction(async (tx) => {
+        if (options?.firstStatement) await tx.exec(options.firstStatement);
+        return fn(wrap(tx));
+      }),
     async exec(sql: string) {
       await db.exec(sql);
     },

@@ -1,4 +1,4 @@
-import { randomUUID } from 'node:crypto';
+import { newEventId } from './event-id';
 import { EventEmitter } from 'node:events';
 import { Actor, type Environment, SYSTEM_ACTOR } from '@billing/contracts';
 import { currentActor } from './acting';
@@ -31,6 +31,11 @@ interface EventRow {
 
 const EVENT_COLUMNS = `global_position, transaction_id::text AS transaction_id, event_id::text AS event_id,
   stream_id, stream_version, type, schema_version, data, organization, environment, occurred_at`;
+
+/** A row of a log page: the horizon, then an event's columns (all null when none is left). */
+type PageRow = { now_complete: string; then_complete: string } & {
+  [Column in keyof EventRow]: EventRow[Column] | null;
+};
 
 /** What an append reads back, in one row: only what the database assigned. */
 interface AppendedRow {
@@ -117,11 +122,15 @@ export class EventStore {
   readonly tables: ReturnType<typeof tablesOf>;
   private readonly appended = new EventEmitter();
 
+  /** SQL for the transaction id below which the log is complete: see `logHorizon`. */
+  private readonly horizon: string;
+
   constructor(
     readonly database: Database,
     private readonly options: EventStoreOptions,
   ) {
     this.tables = tablesOf(options.schema);
+    this.horizon = logHorizon(database.kind, this.tables.events);
     this.appended.setMaxListeners(0);
   }
 
@@ -145,20 +154,23 @@ export class EventStore {
    */
   async transaction<T>(fn: (tx: EventStoreTransaction) => Promise<T>): Promise<T> {
     let appendedAny = false;
-    const result = await this.database.transaction((sql) =>
-      fn({
-        query: (text, params) => sql.query(text, params),
-        append: async (stream, events, options) => {
-          const appended = await this.appendIn(sql, stream, events, options);
-          appendedAny ||= appended.events.length > 0;
-          return appended;
-        },
-        appendMany: async (appends) => {
-          const appended = await this.appendManyIn(sql, appends);
-          appendedAny ||= appended.some((result) => result.events.length > 0);
-          return appended;
-        },
-      }),
+    const result = await this.database.transaction(
+      (sql) =>
+        fn({
+          query: (text, params) => sql.query(text, params),
+          append: async (stream, events, options) => {
+            const appended = await this.appendIn(sql, stream, events, options);
+            appendedAny ||= appended.events.length > 0;
+            return appended;
+          },
+          appendMany: async (appends) => {
+            const appended = await this.appendManyIn(sql, appends);
+            appendedAny ||= appended.some((result) => result.events.length > 0);
+            return appended;
+          },
+        }),
+      // Before anything can give the transaction an id: readers count on it (logHorizon).
+      { firstStatement: `LOCK TABLE ${this.tables.events} IN ROW EXCLUSIVE MODE` },
     );
     if (appendedAny) this.appended.emit('appended');
     return result;
@@ -213,21 +225,11 @@ export class EventStore {
   }
 
   /**
-   * Events after `after` in log order. Only transactions older than the oldest one still
-   * running are visible, so a reader never moves past an event that has yet to commit.
+   * Events after `after` in log order. Only transactions older than the oldest one that may
+   * still append are visible, so a reader never moves past an event that has yet to commit.
    */
   async readAll(after: LogPosition, limit = 500): Promise<RecordedEvent[]> {
-    // `e.` matters: a bare ORDER BY name means the output column, here the text form, which
-    // sorts '10' before '9' and cannot use the (transaction_id, global_position) index.
-    const { rows } = await this.database.query<EventRow>(
-      `SELECT ${EVENT_COLUMNS} FROM ${this.tables.events} e
-       WHERE (e.transaction_id, e.global_position) > ($1::xid8, $2::bigint)
-         AND e.transaction_id < pg_snapshot_xmin(pg_current_snapshot())
-       ORDER BY e.transaction_id, e.global_position
-       LIMIT $3`,
-      [after.transactionId, after.globalPosition, limit],
-    );
-    return rows.map((row) => this.toRecorded(row));
+    return this.readLog('($1::xid8, $2::bigint)', [after.transactionId, after.globalPosition], limit);
   }
 
   /**
@@ -235,19 +237,41 @@ export class EventStore {
    * statement: a subscriber's poll is one round trip, not two.
    */
   async readAfterCheckpoint(name: string, limit = 500): Promise<RecordedEvent[]> {
-    const { rows } = await this.database.query<EventRow>(
-      // The position as two scalar subqueries, which the planner evaluates first and uses as the
-      // index condition; a join with the checkpoint row would filter the whole log instead.
-      `SELECT ${EVENT_COLUMNS} FROM ${this.tables.events} e
-       WHERE (e.transaction_id, e.global_position) > (
-           coalesce((SELECT transaction_id FROM ${this.tables.checkpoints} WHERE name = $1), $2::xid8),
-           coalesce((SELECT global_position FROM ${this.tables.checkpoints} WHERE name = $1), $3::bigint))
-         AND e.transaction_id < pg_snapshot_xmin(pg_current_snapshot())
-       ORDER BY e.transaction_id, e.global_position
-       LIMIT $4`,
-      [name, START_OF_LOG.transactionId, START_OF_LOG.globalPosition, limit],
-    );
-    return rows.map((row) => this.toRecorded(row));
+    // The position as two scalar subqueries, which the planner evaluates first and uses as the
+    // index condition; a join with the checkpoint row would filter the whole log instead.
+    const position = `(
+      coalesce((SELECT transaction_id FROM ${this.tables.checkpoints} WHERE name = $1), $2::xid8),
+      coalesce((SELECT global_position FROM ${this.tables.checkpoints} WHERE name = $1), $3::bigint))`;
+    return this.readLog(position, [name, START_OF_LOG.transactionId, START_OF_LOG.globalPosition], limit);
+  }
+
+  /**
+   * One page of the log after `position` (SQL over `params`), below the log's horizon.
+   * A transaction that ends while the statement runs can hold the page back although it
+   * committed; the statement then says how far the log is complete for any later statement,
+   * and one more read goes that far (logHorizon).
+   */
+  private async readLog(position: string, params: unknown[], limit: number): Promise<RecordedEvent[]> {
+    const n = params.length;
+    // `e.` matters: a bare ORDER BY name means the output column, here the text form, which
+    // sorts '10' before '9' and cannot use the (transaction_id, global_position) index.
+    const text = `WITH ${this.horizon}
+      SELECT h.now_complete::text AS now_complete, h.then_complete::text AS then_complete, page.*
+      FROM horizon h LEFT JOIN LATERAL (
+        SELECT ${EVENT_COLUMNS} FROM ${this.tables.events} e
+         WHERE (e.transaction_id, e.global_position) > ${position}
+           AND e.transaction_id < greatest(h.now_complete, $${n + 2}::xid8)
+         ORDER BY e.transaction_id, e.global_position
+         LIMIT $${n + 1}) page ON true`;
+    let completeBefore = '0';
+    for (let read = 1; ; read++) {
+      const { rows } = await this.database.query<PageRow>(text, [...params, limit, completeBefore]);
+      const events = rows.filter((row) => row.event_id !== null).map((row) => this.toRecorded(row as EventRow));
+      const { now_complete: now, then_complete: then } = rows[0]!;
+      const readTo = BigInt(now) > BigInt(completeBefore) ? BigInt(now) : BigInt(completeBefore);
+      if (events.length === limit || read === 2 || BigInt(then) <= readTo) return events;
+      completeBefore = then;
+    }
   }
 
   async loadCheckpoint(name: string, sql: SqlExecutor = this.database): Promise<LogPosition | undefined> {
@@ -319,7 +343,7 @@ export class EventStore {
     }
     const input = events.map((event, index) => ({
       ord: index + 1,
-      event_id: event.id ?? randomUUID(),
+      event_id: event.id ?? newEventId(),
       type: event.type,
       schema_version: event.schemaVersion ?? 1,
       data: event.data,
@@ -404,7 +428,7 @@ export class EventStore {
       events.map((event, index) => ({
         stream_id: stream,
         ord: index + 1,
-        event_id: event.id ?? randomUUID(),
+        event_id: event.id ?? newEventId(),
         type: event.type,
         schema_version: event.schemaVersion ?? 1,
         data: event.data,
@@ -527,4 +551,47 @@ export class EventStore {
   private upcast(event: RecordedEvent): RecordedEvent {
     return this.options.upcast ? this.options.upcast(event) : event;
   }
+}
+
+/**
+ * A CTE `horizon`: transaction ids below which the log is complete, that is every transaction
+ * older than it that appended has committed or rolled back, so a reader may move past
+ * everything before it. `now_complete` holds for the statement's own snapshot,
+ * `then_complete` for any statement that starts after this one.
+ *
+ * `pg_snapshot_xmin`, the oldest transaction running anywhere in the cluster, would do for
+ * both, but then one long write in any schema or database (a bulk update, another service's
+ * slow transaction) holds back every relay and projection. So on PostgreSQL a running
+ * transaction is passed over when it is known not to append here: it holds its own id
+ * (ExclusiveLock on its transactionid, which only the owner holds) and no lock on this events
+ * table. That holds because every appender locks the table before it can have an id: a single
+ * append through the INSERT itself, a transaction through `LOCK TABLE` sent with BEGIN
+ * (`transaction`). Anything else that writes to the table must do the same.
+ *
+ * pg_locks reads the per-backend fast-path locks (where a table's ROW EXCLUSIVE usually is)
+ * before the shared lock table (where transaction ids are), so an appender whose id is seen
+ * there was seen holding the table too. A transaction in the snapshot whose id is no longer
+ * held has ended after the snapshot: its events may be invisible to this statement, so it
+ * bounds `now_complete`, but a later statement sees them, so it does not bound
+ * `then_complete`. PGlite runs one transaction at a time: the oldest running one is exact.
+ */
+function logHorizon(kind: Database['kind'], events: string): string {
+  if (kind === 'pglite') {
+    return `horizon AS (SELECT pg_snapshot_xmin(pg_current_snapshot()) AS now_complete,
+      pg_snapshot_xmin(pg_current_snapshot()) AS then_complete)`;
+  }
+  return `locks AS MATERIALIZED (
+      SELECT locktype, transactionid, pid FROM pg_locks
+       WHERE granted AND pid IS NOT NULL
+         AND ((locktype = 'transactionid' AND mode = 'ExclusiveLock')
+           OR (locktype = 'relation' AND relation = '${events}'::regclass))),
+    running AS (
+      SELECT running.xid, owner.pid IS NULL AS ended,
+        EXISTS (SELECT 1 FROM locks held WHERE held.locktype = 'relation' AND held.pid = owner.pid) AS appender
+      FROM pg_snapshot_xip(pg_current_snapshot()) AS running(xid)
+      LEFT JOIN locks owner ON owner.locktype = 'transactionid' AND owner.transactionid = running.xid::xid),
+    horizon AS (
+      SELECT least(pg_snapshot_xmax(pg_current_snapshot()),
+          (SELECT min(xid) FROM running WHERE appender OR ended)) AS now_complete,
+        least(pg_snapshot_xmax(pg_current_snapshot()), (SELECT min(xid) FROM running WHERE appender)) AS then_complete)`;
 }

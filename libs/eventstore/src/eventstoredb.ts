@@ -1,4 +1,4 @@
-import { randomUUID } from 'node:crypto';
+import { newEventId } from './event-id';
 import {
   ANY,
   EventStoreDBClient,
@@ -76,7 +76,7 @@ export class EventStoreDbStreams {
     if (actor) metadata.actor = actor;
     const written = events.map((e) =>
       jsonEvent({
-        id: e.id ?? randomUUID(),
+        id: e.id ?? newEventId(),
         type: e.type,
         // As the SQL store keeps it: JSON, so dates become strings and undefined fields go.
         data: JSON.parse(JSON.stringify(e.data)) as Record<string, unknown>,

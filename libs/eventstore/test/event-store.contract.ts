@@ -374,6 +374,98 @@ export function eventStoreContract(makeFixture: () => Promise<EventStoreFixture>
       expect(await recordingSubscriber('flaky', seen).catchUp()).toBe(1);
     });
 
+    it('never skips an event whose transaction wrote something else first and appended last', async () => {
+      await fixture.database.exec(`CREATE TABLE ${schema}.read_model (id text PRIMARY KEY)`);
+      const seen: RecordedEvent[] = [];
+      const subscriber = recordingSubscriber('wrote-first', seen);
+      const wrote = deferred();
+      const appendNow = deferred();
+      // Transaction L gets its transaction id from a read-model row, long before it appends.
+      const late = store.transaction(async (tx) => {
+        await tx.query(`INSERT INTO ${schema}.read_model (id) VALUES ('row')`);
+        wrote.resolve();
+        await appendNow.promise;
+        await tx.append('late-1', [event('Late')], options(0));
+      });
+      await wrote.promise;
+      try {
+        if (fixture.concurrentTransactions) {
+          await store.append('early-1', [event('Early')], options(0));
+          await subscriber.catchUp();
+          expect(seen.map((e) => e.type)).toEqual([]);
+        }
+      } finally {
+        appendNow.resolve();
+        await late;
+      }
+      await subscriber.catchUp();
+      if (!fixture.concurrentTransactions) await store.append('early-1', [event('Early')], options(0));
+      await subscriber.catchUp();
+      expect(seen.map((e) => e.type)).toEqual(['Late', 'Early']);
+    });
+
+    it('is not held back by a transaction that writes elsewhere', async () => {
+      if (!fixture.concurrentTransactions) return; // one connection: nothing else can be open
+      await fixture.database.exec(`CREATE TABLE ${schema}.elsewhere (id text PRIMARY KEY)`);
+      const seen: RecordedEvent[] = [];
+      const subscriber = recordingSubscriber('elsewhere', seen);
+      const wrote = deferred();
+      const finish = deferred();
+      // Another service's transaction: it has a transaction id and stays open, but never
+      // touches this store's events.
+      const elsewhere = fixture.database.transaction(async (tx) => {
+        await tx.query(`INSERT INTO ${schema}.elsewhere (id) VALUES ('row')`);
+        wrote.resolve();
+        await finish.promise;
+      });
+      await wrote.promise;
+      try {
+        await store.append('after-1', [event('After')], options(0));
+        await subscriber.catchUp();
+        expect(seen.map((e) => e.type)).toEqual(['After']);
+      } finally {
+        finish.resolve();
+        await elsewhere;
+      }
+    });
+
+    it('loses no event while writers of every kind race a reader', async () => {
+      await fixture.database.exec(`CREATE TABLE ${schema}.side (id text PRIMARY KEY)`);
+      const seen: RecordedEvent[] = [];
+      const subscriber = recordingSubscriber('race', seen);
+      const pause = () => new Promise((resolve) => setTimeout(resolve, Math.random() * 3));
+      // Three kinds of appender: one statement; a transaction that writes elsewhere first and
+      // appends later; a transaction that appends first and stays open a little.
+      const write = async (writer: number, op: number) => {
+        const stream = `race-${writer}-${op}`;
+        if (op % 3 === 0) return store.append(stream, [event('Single')], options(0));
+        return store.transaction(async (tx) => {
+          if (op % 3 === 1) {
+            await tx.query(`INSERT INTO ${schema}.side (id) VALUES ($1)`, [stream]);
+            await pause();
+          }
+          await tx.append(stream, [event('InTransaction')], options(0));
+          await pause();
+        });
+      };
+      let writing = true;
+      const reading = (async () => {
+        while (writing) await subscriber.catchUp();
+      })();
+      const writers = fixture.concurrentTransactions ? 6 : 1;
+      await Promise.all(
+        Array.from({ length: writers }, async (_, writer) => {
+          for (let op = 0; op < 30; op++) await write(writer, op);
+        }),
+      );
+      writing = false;
+      await reading;
+      await subscriber.catchUp();
+      const logged = (await store.readAll(START_OF_LOG, 10_000)).map((e) => e.id);
+      expect(logged).toHaveLength(writers * 30);
+      expect(seen.map((e) => e.id)).toEqual(logged);
+    });
+
     it('never skips an event whose transaction began earlier and committed later than another', async () => {
       await store.append('before-1', [event('Before')], options(0));
       const seen: RecordedEvent[] = [];
