@@ -6,3 +6,4 @@ export * from './subscriber';
 export * from './types';
 export * from './cursor-page';
 export * from './acting';
+export * from './event-id';

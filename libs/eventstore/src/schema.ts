@@ -13,6 +13,26 @@ export function tablesOf(schema: string) {
 }
 
 /**
+ * Tables made before the log order became the key had `global_position` as key and a separate
+ * `events_log_order` index: one index more for every append to keep (docs/decisions/0016).
+ * Re-checked under the table's lock, so services that start together convert it once.
+ */
+function logOrderKeyMigration(events: string, schema: string): string {
+  const oldKey = `EXISTS (SELECT 1 FROM pg_constraint
+    WHERE conrelid = '${events}'::regclass AND contype = 'p' AND conname = 'events_pkey')`;
+  return `DO $$ BEGIN
+      IF ${oldKey} THEN
+        LOCK TABLE ${events} IN ACCESS EXCLUSIVE MODE;
+        IF ${oldKey} THEN
+          ALTER TABLE ${events} DROP CONSTRAINT events_pkey;
+          DROP INDEX IF EXISTS ${schema}.events_log_order;
+          ALTER TABLE ${events} ADD CONSTRAINT events_log_order PRIMARY KEY (transaction_id, global_position);
+        END IF;
+      END IF;
+    END $$;`;
+}
+
+/**
  * `transaction_id` records which transaction appended each event. Readers of the whole log
  * order by (transaction_id, global_position) and only read transactions older than every
  * transaction still running, so an event whose transaction commits late is never skipped.
@@ -22,7 +42,7 @@ export function eventStoreDdl(schema: string): string {
   return `
     CREATE SCHEMA IF NOT EXISTS ${t.schema};
     CREATE TABLE IF NOT EXISTS ${t.events} (
-      global_position bigserial PRIMARY KEY,
+      global_position bigserial NOT NULL,
       transaction_id xid8 NOT NULL DEFAULT pg_current_xact_id(),
       event_id uuid NOT NULL UNIQUE,
       stream_id text NOT NULL,
@@ -33,11 +53,13 @@ export function eventStoreDdl(schema: string): string {
       organization text NOT NULL,
       environment text NOT NULL,
       occurred_at timestamptz NOT NULL,
-      UNIQUE (stream_id, stream_version)
+      UNIQUE (stream_id, stream_version),
+      -- The log's read order is the key: one index, not a key on global_position beside it.
+      CONSTRAINT events_log_order PRIMARY KEY (transaction_id, global_position)
     );
     -- Who appended each event ({"actor": ...}, docs/dashboard-api.md); null before it was recorded.
     ALTER TABLE ${t.events} ADD COLUMN IF NOT EXISTS metadata jsonb;
-    CREATE INDEX IF NOT EXISTS events_log_order ON ${t.events} (transaction_id, global_position);
+    ${logOrderKeyMigration(t.events, t.schema)}
     CREATE TABLE IF NOT EXISTS ${t.checkpoints} (
       name text PRIMARY KEY,
       transaction_id xid8 NOT NULL,

@@ -291,6 +291,49 @@ export function eventStoreContract(makeFixture: () => Promise<EventStoreFixture>
     });
   });
 
+  describe('schema', () => {
+    const keyOf = async () => {
+      const { rows } = await fixture.database.query<{ name: string; columns: string }>(
+        `SELECT c.conname AS name, pg_get_constraintdef(c.oid) AS columns FROM pg_constraint c
+          WHERE c.conrelid = '${schema}.events'::regclass AND c.contype = 'p'`,
+      );
+      return rows;
+    };
+    const indexesOf = async () =>
+      (
+        await fixture.database.query<{ indexname: string }>(
+          `SELECT indexname FROM pg_indexes WHERE schemaname = $1 AND tablename = 'events' ORDER BY 1`,
+          [schema],
+        )
+      ).rows.map((row) => row.indexname);
+
+    it('keys the events table by log order, with three indexes in all', async () => {
+      expect(await keyOf()).toEqual([
+        { name: 'events_log_order', columns: 'PRIMARY KEY (transaction_id, global_position)' },
+      ]);
+      expect(await indexesOf()).toHaveLength(3);
+    });
+
+    it('converts a table keyed by global position, keeping its events, and does it once', async () => {
+      await fixture.database.exec(`
+        ALTER TABLE ${schema}.events DROP CONSTRAINT events_log_order;
+        ALTER TABLE ${schema}.events ADD CONSTRAINT events_pkey PRIMARY KEY (global_position);
+        CREATE INDEX events_log_order ON ${schema}.events (transaction_id, global_position);`);
+      await store.append('old-1', [event('Old'), event('Older')], options(0));
+      expect(await indexesOf()).toHaveLength(4);
+
+      await store.migrate();
+      await store.migrate();
+
+      expect(await keyOf()).toEqual([
+        { name: 'events_log_order', columns: 'PRIMARY KEY (transaction_id, global_position)' },
+      ]);
+      expect(await indexesOf()).toHaveLength(3);
+      await store.append('old-1', [event('New')], options(2));
+      expect((await store.readAll(START_OF_LOG)).map((e) => e.type)).toEqual(['Old', 'Older', 'New']);
+    });
+  });
+
   describe('reading the whole log', () => {
     it('reads every stream in commit order from a position, in pages', async () => {
       await store.append('a-1', [event('A1'), event('A2')], options(0));
