@@ -208,9 +208,11 @@ function rateKept(lags, rate) {
 /** One phase of buyers; then billing's lag and the webhooks. */
 async function phase(platform, receiver, settings, provisionedBefore) {
   const before = { ...platform.statements, byText: platform.statements.byText && new Map(platform.statements.byText) };
+  const cpuBefore = process.cpuUsage();
   const timings = await runBuyers({ ...settings, prefix: random('buyer') });
   const paidCount = timings.pay.length;
   const lagMs = await provisioned(platform, provisionedBefore + paidCount);
+  const cpu = process.cpuUsage(cpuBefore);
   return {
     checkouts_paid: paidCount,
     errors: timings.errors.length,
@@ -229,6 +231,9 @@ async function phase(platform, receiver, settings, provisionedBefore) {
     per_paid_checkout: {
       sql_statements: round((platform.statements.statements - before.statements) / Math.max(1, paidCount)),
       sql_transactions: round((platform.statements.transactions - before.transactions) / Math.max(1, paidCount)),
+      // CPU of the services' process (user + system), refusals included: comparable across runs
+      // on a shared machine, where throughput is not.
+      cpu_ms: round((cpu.user + cpu.system) / 1000 / Math.max(1, paidCount)),
       ...(before.byText && { by_text: statementsByText(before.byText, platform.statements.byText, paidCount) }),
     },
   };

@@ -1,5 +1,6 @@
 import { ApiError, type CallerIdentity } from '@billing/contracts';
-import { InternalClient, type ServiceContext } from '@billing/runtime';
+import { InternalClient, type ServiceContext, positiveNumberSetting } from '@billing/runtime';
+import { DEFAULT_PRODUCT_CACHE_TTL_MS, ProductCache } from './sessions/product-cache';
 import type { PaymentProcessor } from './payments/processor';
 import { sandboxChargeLedger, sandboxRefundLedger } from './payments/ledger';
 import { SandboxProcessor } from './payments/sandbox';
@@ -11,6 +12,8 @@ export const DEFAULT_SWEEP_INTERVAL_MS = 30_000;
 /** What the routes and the sweep share: built once per service from `context.config`. */
 export interface CheckoutDependencies {
   catalog: () => InternalClient;
+  /** Products the catalog answered, until they change (docs/decisions/0015-checkout-catalog-reads.md). */
+  products: ProductCache;
   promotions: () => InternalClient;
   /** Null when billing is not configured: the duplicate check then waits for the payment. */
   readonly billing: InternalClient | null;
@@ -39,6 +42,7 @@ export function dependenciesOf(context: ServiceContext): CheckoutDependencies {
   };
   const deps: CheckoutDependencies = {
     catalog: required(catalog, 'catalog'),
+    products: new ProductCache(positiveNumberSetting(config, 'PRODUCT_CACHE_TTL_MS', DEFAULT_PRODUCT_CACHE_TTL_MS)),
     promotions: required(promotions, 'promotions'),
     get billing() {
       return billing();

@@ -14,6 +14,7 @@ import { mountRefundRoutes } from './refunds/routes';
 import { checkoutMetrics } from './metrics/checkout-metrics';
 import { startRefundSweep } from './refunds/sweep';
 import { startBillingConsumer } from './sessions/billing-consumer';
+import { startProductCacheInvalidation } from './sessions/product-cache';
 import { startExpirySweep } from './sessions/expiry';
 import { mountPayRoute } from './sessions/pay';
 import { migrateSessionsReadModel } from './sessions/read-model';
@@ -47,9 +48,11 @@ export const checkoutService: ServiceDefinition = {
     const stopRefundSweep = startRefundSweep(context);
     const stopBillingConsumer = await startBillingConsumer(context);
     const stopMerchantsConsumer = await startMerchantsConsumer(context);
+    const stopProductCacheInvalidation = await startProductCacheInvalidation(context, dependenciesOf(context).products);
     return [
       stopBillingConsumer,
       stopMerchantsConsumer,
+      stopProductCacheInvalidation,
       async () => {
         await stopSweep();
         await stopRefundSweep();

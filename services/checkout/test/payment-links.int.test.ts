@@ -1,6 +1,7 @@
 import { catalogService } from '@billing/catalog';
 import { promotionsService } from '@billing/promotions';
 import { type Infrastructure, type ServiceUnderTest, startServiceForTest, testInfrastructure } from '@billing/runtime';
+import { eventually } from '@billing/testing';
 import { checkoutService } from '../src';
 import { admin, call, caller, card, ebook, newOrg, signedFetch } from './helpers';
 
@@ -319,8 +320,16 @@ describe('GET /pay/:url_id', () => {
     const gone = await link(org);
     const goneProduct = (await read(org, gone.id)).body.product_id;
     await call(catalog.service.url, 'PATCH', `/admin/products/${goneProduct}`, admin(org), { active: false });
-    const archived = await visit(gone.url_id);
-    expect(archived.status).toBe(410);
+    // Checkout learns of the archive from the catalog's events (docs/decisions/0015-checkout-catalog-reads.md).
+    const archived = await eventually(
+      async () => {
+        const visited = await visit(gone.url_id);
+        expect(visited.status).toBe(410);
+        return visited;
+      },
+      2000,
+      20,
+    );
     expect(archived.type).toMatch(/html/);
     expect((await read(org, l.id)).body).toMatchObject({ view_count: 1, session_count: 1 });
   });

@@ -25,6 +25,8 @@ beforeAll(async () => {
     PROMOTIONS_SERVICE_URL: promotions.service.url,
     CHECKOUT_URL,
     CHECKOUT_SWEEP_INTERVAL_MS: '3600000',
+    // An hour: a product change reaches these sessions only by the catalog's events.
+    PRODUCT_CACHE_TTL_MS: '3600000',
   };
   checkout = await startServiceForTest(checkoutService, { infrastructure, config, now: () => clock });
   demo = await startServiceForTest(checkoutService, {
@@ -79,6 +81,31 @@ async function session(org: string, body: Record<string, unknown> = {}) {
 const streamOf = (id: string, service = checkout) => service.service.context.store.readStream(`checkout_session-${id}`);
 const typesOf = async (id: string, service = checkout) => (await streamOf(id, service)).map((e) => e.type);
 const detailsOf = (res: { body: any }) => res.body.error.details.map((d: any) => `${d.path}: ${d.code}`);
+
+describe('the product as the catalog has it (docs/decisions/0015-checkout-catalog-reads.md)', () => {
+  const patchProduct = (org: string, id: string, changes: Record<string, unknown>) =>
+    call(catalog.service.url, 'PATCH', `/admin/products/${id}`, admin(org), changes);
+
+  it('sells the new price once the catalog changed it, and nothing once archived, within two seconds', async () => {
+    const org = newOrg();
+    const p = await product(org, ebook({ slug: 'the-ebook' }));
+    const first = await create(org, { product_id: p.id, ...urls });
+    expect(first.body.amount).toBe(p.price);
+    expect((await create(org, { product_slug: p.slug, ...urls })).body.amount).toBe(p.price);
+
+    // By id and by slug in one check: either may be asked again without the change having arrived
+    // (an answer that raced an earlier change is not kept), so only both at once show the cache was dropped.
+    const amounts = async () =>
+      [await create(org, { product_id: p.id, ...urls }), await create(org, { product_slug: p.slug, ...urls })].map(
+        (res) => (res.status === 201 ? res.body.amount : res.status),
+      );
+    expect((await patchProduct(org, p.id, { price: p.price + 100 })).status).toBe(200);
+    await eventually(async () => expect(await amounts()).toEqual([p.price + 100, p.price + 100]), 2000, 20);
+
+    expect((await patchProduct(org, p.id, { active: false })).status).toBe(200);
+    await eventually(async () => expect(await amounts()).toEqual([404, 404]), 2000, 20);
+  });
+});
 
 describe('GET /v1/checkout/sessions/:id', () => {
   it('is 404 when absent, or of another organization or environment; a Publishable Key reads it', async () => {

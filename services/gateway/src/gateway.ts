@@ -17,6 +17,7 @@ import {
   Router,
 } from 'express';
 import { mountAdminRoutes } from './admin/routes';
+import { DEFAULT_ADMISSION, limitInFlight } from './admission/in-flight-limit';
 import {
   ABANDONED_AFTER_MS,
   AWAIT_OUTCOME,
@@ -182,6 +183,8 @@ export class Gateway {
     const trustProxy = trustProxySetting(this.context.config.TRUST_PROXY);
     if (trustProxy !== undefined) app.set('trust proxy', trustProxy);
     app.use(stripIdentityHeaders, dashboardIdentity(this.dashboardSigner));
+    // Operators keep the admin API and the dashboard while the platform is at capacity.
+    app.use(this.admission());
     app.get('/v1/openapi.json', (_req, res) => void res.json(publicApiDocument()));
     app.get('/v1/asyncapi.json', (_req, res) => void res.json(eventsApiDocument()));
     // The public API first: express tries its layers in turn, and it carries nearly all the traffic.
@@ -248,6 +251,24 @@ export class Gateway {
     await this.organizationChanges.stop();
     await Promise.all([...this.upstreams.values()].map((upstream) => upstream.close()));
     await this.rateLimits.close();
+  }
+
+  private admission(): RequestHandler {
+    const config = this.context.config;
+    const settings = {
+      targetLatencyMs: positiveNumberSetting(config, 'GATEWAY_TARGET_LATENCY_MS', DEFAULT_ADMISSION.targetLatencyMs),
+      minInFlight: positiveNumberSetting(config, 'GATEWAY_MIN_IN_FLIGHT', DEFAULT_ADMISSION.minInFlight),
+      maxInFlight: positiveNumberSetting(config, 'GATEWAY_MAX_IN_FLIGHT', DEFAULT_ADMISSION.maxInFlight),
+    };
+    let refused = 0;
+    const limit = limitInFlight(settings, {
+      finishing: (req) => req.method === 'POST' && PAYMENT_PATH.test(req.path),
+      onRefused: (bound) => {
+        // One line per thousand refusals: at capacity, a line per refusal would add to the load.
+        if (refused++ % 1000 === 0) this.context.logger.warn({ bound, refused }, 'at capacity: refusing requests');
+      },
+    });
+    return (req, res, next) => (OPERATOR_PATHS.test(req.path) ? next() : limit(req, res, next));
   }
 
   private upstream(name: UpstreamName): RequestHandler {
@@ -349,6 +370,12 @@ export class Gateway {
     });
   }
 }
+
+/** Operators keep the admin API and the dashboard while the platform is at capacity. */
+const OPERATOR_PATHS = /^\/(admin|dashboard)(\/|$)/;
+
+/** The hosted page's payment of an open session (its form post). */
+const PAYMENT_PATH = /^\/checkout\/[^/]+(\/pay)?$/;
 
 /** The caller the dashboard's own loopback calls carry (src/dashboard/loopback.ts). */
 const dashboardCaller = (res: Response): CallerIdentity | undefined =>

@@ -110,6 +110,7 @@ export function mountPaymentLinkRoutes(app: Express, context: ServiceContext): v
     successUrlViolation(body.successUrl, caller);
     const product = await lookUpProduct(
       deps.catalog(),
+      deps.products,
       caller,
       body.productId ? { product_id: body.productId } : { product_slug: body.productSlug },
     );

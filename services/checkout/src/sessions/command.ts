@@ -70,10 +70,12 @@ async function appendFromKnown(
 ): Promise<SessionCommandResult> {
   const { store } = context;
   const { schema } = store.tables;
-  let decidedState = stateOf(known);
+  // Each command is decided on the state the earlier ones lead to; that fold is also the state
+  // after the append, which records these very events.
+  let state = stateOf(known);
   const decided = commands.flatMap((command) => {
-    const events = sessionAggregate.decide(command, decidedState);
-    decidedState = events.reduce(evolve, decidedState);
+    const events = sessionAggregate.decide(command, state);
+    state = events.reduce(evolve, state);
     return events;
   });
   return store.transaction(async (tx) => {
@@ -81,7 +83,6 @@ async function appendFromKnown(
       ...appendOptions,
       expectedVersion: known.version,
     });
-    const state = events.reduce(sessionAggregate.evolve, stateOf(known));
     if (events.length > 0 && state.status === 'Exists') {
       await writeSessionRow(tx, schema, state.session, nextExpectedVersion);
       // A session no link opened has no link to count its completion on.

@@ -209,7 +209,7 @@ export async function createSession(
 ): Promise<Session> {
   const { now } = context;
   const deps = dependenciesOf(context);
-  const product = await lookUpProduct(deps.catalog(), caller, request);
+  const product = await lookUpProduct(deps.catalog(), deps.products, caller, request);
   const mode = checkedMode(request, product);
   const buyer = await buyerAtCreation(context, caller, request, product.id, mode);
   if (request.test_clock) await requireTestClock(context, caller, request.test_clock);

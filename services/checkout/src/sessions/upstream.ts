@@ -9,21 +9,26 @@ import {
   validationError,
 } from '@billing/contracts';
 import type { InternalClient } from '@billing/runtime';
+import type { ProductCache, ProductRef } from './product-cache';
 
 /**
- * The product as the catalog has it now. Absent, archived or another organization's (the
- * catalog confines reads to the caller) are all 404. The catalog's by-id read takes a
- * Secret Key only, so checkout asks with the caller's tenancy and keyKind `secret`.
+ * The product as the catalog has it (from `products`, which drops a product as soon as the
+ * catalog's log shows it changed). Absent, archived or another organization's (the catalog
+ * confines reads to the caller) are all 404. The catalog's by-id read takes a Secret Key only,
+ * so checkout asks with the caller's tenancy and keyKind `secret`.
  */
 export async function lookUpProduct(
   catalog: InternalClient,
+  products: ProductCache,
   caller: CallerIdentity,
-  ref: { product_id?: string; product_slug?: string },
+  ref: ProductRef,
 ): Promise<Product> {
   const path = ref.product_id
     ? `/v1/products/${encodeURIComponent(ref.product_id)}`
     : `/v1/products/by-slug/${encodeURIComponent(ref.product_slug ?? '')}`;
-  const { status, body } = await catalog.get<Product>(path, { ...caller, keyKind: 'secret' });
+  const { status, body } = await products.lookUp(caller, ref, () =>
+    catalog.get<Product>(path, { ...caller, keyKind: 'secret' }),
+  );
   const name = ref.product_id ?? ref.product_slug;
   if (status === 404 || (status === 200 && !body.active)) throw notFound(`No such product: ${name}`);
   if (status !== 200) throw new ApiError(503, 'service_unavailable', `catalog answered ${status}`);
