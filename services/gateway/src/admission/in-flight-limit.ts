@@ -4,7 +4,7 @@ import type { Request, RequestHandler } from 'express';
 export interface AdmissionSettings {
   /** Responses slower than this (ms, admission to the last byte) mean the gateway admits too many. */
   targetLatencyMs: number;
-  /** The bound never goes below this, nor above `maxInFlight`; it starts at twice the minimum. */
+  /** The bound never goes below this, nor above `maxInFlight`, where it starts. */
   minInFlight: number;
   maxInFlight: number;
 }
@@ -37,7 +37,9 @@ export class AdaptiveInFlightLimit {
   private lastCut = -Infinity;
 
   constructor(private readonly settings: AdmissionSettings) {
-    this.bound = Math.min(settings.maxInFlight, settings.minInFlight * 2);
+    // From the top: the bound is for overload, which slow responses show. Started at twice the
+    // minimum (64), it refused requests at half load when a pause of 150 ms held 64 in flight.
+    this.bound = settings.maxInFlight;
   }
 
   get limit(): number {

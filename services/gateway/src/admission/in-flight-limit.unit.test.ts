@@ -1,6 +1,6 @@
 import { AdaptiveInFlightLimit } from './in-flight-limit';
 
-const settings = { targetLatencyMs: 500, minInFlight: 8, maxInFlight: 16 };
+const settings = { targetLatencyMs: 500, minInFlight: 4, maxInFlight: 16 };
 
 const fill = (limit: AdaptiveInFlightLimit) => {
   let admitted = 0;
@@ -9,6 +9,10 @@ const fill = (limit: AdaptiveInFlightLimit) => {
 };
 
 describe('AdaptiveInFlightLimit', () => {
+  it('starts at the maximum: it refuses nothing until responses are slow', () => {
+    expect(new AdaptiveInFlightLimit(settings).limit).toBe(16);
+  });
+
   it('admits up to the bound and refuses the next until one is released', () => {
     const limit = new AdaptiveInFlightLimit(settings);
     expect(fill(limit)).toBe(16);
@@ -37,7 +41,7 @@ describe('AdaptiveInFlightLimit', () => {
       limit.admit();
       limit.release(900, at);
     }
-    expect(limit.limit).toBe(8);
+    expect(limit.limit).toBe(4);
   });
 
   it('grows back with rounds of fast responses while the bound is in use, up to the maximum', () => {
