@@ -8,6 +8,8 @@ import { SandboxProcessor } from './payments/sandbox';
 export const DEFAULT_CHECKOUT_URL = 'http://127.0.0.1:8080/checkout';
 export const DEFAULT_PAYMENT_LINK_URL = 'http://127.0.0.1:8080/pay';
 export const DEFAULT_SWEEP_INTERVAL_MS = 30_000;
+/** How long checkout waits for the catalog, promotions or billing before answering 503. */
+export const DEFAULT_INTERNAL_CALL_TIMEOUT_MS = 1500;
 
 /** What the routes and the sweep share: built once per service from `context.config`. */
 export interface CheckoutDependencies {
@@ -76,7 +78,8 @@ function clientFromConfig({ config, internalSecret }: ServiceContext, name: stri
     if (lazy.built) return lazy.built;
     const baseUrl = config[`${name.toUpperCase()}_SERVICE_URL`];
     if (!baseUrl) return null;
-    lazy.built = new InternalClient({ name, baseUrl, secret: internalSecret });
+    const timeoutMs = positiveNumberSetting(config, 'INTERNAL_CALL_TIMEOUT_MS', DEFAULT_INTERNAL_CALL_TIMEOUT_MS);
+    lazy.built = new InternalClient({ name, baseUrl, secret: internalSecret, timeoutMs });
     return lazy.built;
   };
   lazy.built = null as InternalClient | null;

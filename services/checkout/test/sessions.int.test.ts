@@ -308,3 +308,32 @@ describe('POST /checkout/:id/pay', () => {
     }, 30_000);
   });
 });
+
+describe('a catalog that does not answer', () => {
+  it('is waited for INTERNAL_CALL_TIMEOUT_MS, then the session is refused with 503', async () => {
+    const { createServer } = await import('node:http');
+    const silent = createServer(() => undefined);
+    await new Promise<void>((resolve) => silent.listen(0, '127.0.0.1', resolve));
+    const port = (silent.address() as { port: number }).port;
+    const patient = await startServiceForTest(checkoutService, {
+      infrastructure,
+      config: { CATALOG_SERVICE_URL: `http://127.0.0.1:${port}`, INTERNAL_CALL_TIMEOUT_MS: '2500' },
+    });
+    try {
+      const org = newOrg();
+      const started = Date.now();
+      const res = await call(patient.service.url, 'POST', '/v1/checkout/sessions', caller(org), {
+        product_slug: 'pro',
+        ...urls,
+      });
+      // Past the 1.5 s default: only the setting makes it wait this long.
+      expect(Date.now() - started).toBeGreaterThanOrEqual(2400);
+      expect(res.status).toBe(503);
+      expect(res.body.error).toMatchObject({ code: 'service_unavailable', message: 'catalog is unavailable' });
+    } finally {
+      await patient.stop();
+      silent.closeAllConnections();
+      silent.close();
+    }
+  });
+});

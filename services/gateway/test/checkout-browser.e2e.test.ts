@@ -25,8 +25,9 @@ describeWithBrowser('a buyer in a real browser', () => {
         cancel_url: `${merchant.url}/cancel`,
       }),
     });
-    expect(response.status).toBe(201);
-    return (await response.json()) as { id: string; url: string };
+    const body = (await response.json()) as { id: string; url: string };
+    expect({ status: response.status, body }).toMatchObject({ status: 201 });
+    return body;
   }
 
   async function payWith(cardNumber: string, sessionUrl: string) {

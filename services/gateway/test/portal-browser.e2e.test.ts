@@ -39,6 +39,7 @@ describeWithBrowser('a customer in the portal in a real browser', () => {
       customer_email: email,
       ...(options.testClock ? { test_clock: options.testClock } : {}),
     });
+    expect({ status: session.status, body: session.body }).toMatchObject({ status: 201 });
     const paid = await fetch(`${platform.gatewayUrl}/checkout/${session.body.id}`, {
       method: 'POST',
       redirect: 'manual',
