@@ -50,18 +50,33 @@ export async function claimDue(
   const endpoints = [...held.byEndpoint.keys()];
   const organizations = [...held.byOrganization.keys()];
   const { rows } = await store.database.query<Claimed>(
-    `WITH held_endpoints AS (SELECT * FROM unnest($2::text[], $3::int[]) AS h(endpoint_id, held)),
+    // Cost by the endpoints with pending deliveries, not by the backlog: `pending_endpoints`
+    // walks the pending index from one endpoint id to the next (a loose index scan; ordered as
+    // that index, so that no other index on endpoint_id is walked through delivered rows), and
+    // each endpoint gives only its earliest due rows up to its room, read in index order.
+    `WITH RECURSIVE pending_endpoints AS (
+       (SELECT endpoint_id FROM ${t.deliveries} WHERE status = 'PENDING'
+        ORDER BY endpoint_id, next_attempt_at, id LIMIT 1)
+       UNION ALL
+       SELECT (SELECT d.endpoint_id FROM ${t.deliveries} d
+               WHERE d.status = 'PENDING' AND d.endpoint_id > p.endpoint_id
+               ORDER BY d.endpoint_id, d.next_attempt_at, d.id LIMIT 1)
+       FROM pending_endpoints p WHERE p.endpoint_id IS NOT NULL
+     ),
+     held_endpoints AS (SELECT * FROM unnest($2::text[], $3::int[]) AS h(endpoint_id, held)),
      held_organizations AS (SELECT * FROM unnest($4::text[], $5::int[]) AS h(organization, held)),
      by_endpoint AS (
-       SELECT ranked.id, ranked.organization, ranked.next_attempt_at FROM (
-         SELECT d.id, d.endpoint_id, d.organization, d.next_attempt_at,
-                row_number() OVER (PARTITION BY d.endpoint_id ORDER BY d.next_attempt_at, d.id) AS rank
-         FROM ${t.deliveries} d JOIN ${t.endpoints} e ON e.id = d.endpoint_id
-         WHERE d.status = 'PENDING' AND d.next_attempt_at <= $1
+       SELECT due.id, due.organization, due.next_attempt_at
+       FROM pending_endpoints p
+       JOIN ${t.endpoints} e ON e.id = p.endpoint_id AND e.is_active AND NOT e.deleted
+       LEFT JOIN held_endpoints h ON h.endpoint_id = p.endpoint_id
+       CROSS JOIN LATERAL (
+         SELECT d.id, d.organization, d.next_attempt_at FROM ${t.deliveries} d
+         WHERE d.endpoint_id = p.endpoint_id AND d.status = 'PENDING' AND d.next_attempt_at <= $1
            AND (d.lease_until IS NULL OR d.lease_until <= $1)
-           AND e.is_active AND NOT e.deleted
-       ) ranked LEFT JOIN held_endpoints h ON h.endpoint_id = ranked.endpoint_id
-       WHERE ranked.rank <= $6 - coalesce(h.held, 0)
+         ORDER BY d.next_attempt_at, d.id
+         LIMIT greatest($6 - coalesce(h.held, 0), 0)
+       ) due
      ),
      due AS (
        SELECT ranked.id FROM (

@@ -28,7 +28,10 @@ export async function migrateDeliveriesReadModel(store: EventStore): Promise<voi
       stream_version integer NOT NULL,
       body text NOT NULL
     );
-    CREATE INDEX IF NOT EXISTS webhook_deliveries_due ON ${t.deliveries} (next_attempt_at) WHERE status = 'PENDING';
+    -- The scheduler's claims (./claim.ts): pending deliveries by endpoint, earliest due first.
+    CREATE INDEX IF NOT EXISTS webhook_deliveries_pending ON ${t.deliveries} (endpoint_id, next_attempt_at, id)
+      WHERE status = 'PENDING';
+    DROP INDEX IF EXISTS ${store.tables.schema}.webhook_deliveries_due;
     CREATE INDEX IF NOT EXISTS webhook_deliveries_endpoint ON ${t.deliveries} (endpoint_id, created_at DESC);
     CREATE INDEX IF NOT EXISTS webhook_deliveries_event ON ${t.deliveries} (organization, event_id);
     CREATE TABLE IF NOT EXISTS ${t.attempts} (
