@@ -52,10 +52,11 @@ const BENCHMARKS = [
   {
     name: 'webhooks',
     script: 'webhooks/run.js',
-    args: ['--rate=50', '--rate-duration=3', '--events=300', '--warmup=3'],
+    args: ['--rate=50', '--rate-duration=3', '--events=300', '--backlog=300', '--warmup=3'],
     headline: (r) => ({
       fixed_rate: { events_per_s: r.parameters.rate_per_s, latency_ms: r.fixed_rate.latency_ms },
       burst: { deliveries_per_s: r.burst.deliveries_per_s, latency_ms: r.burst.latency_ms },
+      backlog: { deliveries_per_s: r.backlog.deliveries_per_s, after_all_scheduled: r.backlog.after_all_scheduled },
     }),
   },
   {

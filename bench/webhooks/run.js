@@ -24,6 +24,7 @@ const readParameters = () => ({
   rate_s: positiveSetting('rate-duration', 'BENCH_RATE_DURATION', 10),
   burst_events: positiveSetting('events', 'BENCH_EVENTS', 2000),
   burst_concurrency: positiveSetting('concurrency', 'BENCH_CONCURRENCY', 16),
+  backlog_events: positiveSetting('backlog', 'BENCH_BACKLOG_EVENTS', 2000),
   warmup_events: positiveSetting('warmup', 'BENCH_WARMUP', 5),
 });
 
@@ -168,20 +169,26 @@ async function fixedRatePhase(ctx) {
   };
 }
 
-/** Every event appended at once (`burst_concurrency` appends in flight), then wait for every delivery. */
-async function burstPhase(ctx) {
-  const { store, organization, receiver, parameters: p } = ctx;
-  receiver.arrivals.clear();
+/** `count` events appended as fast as the store takes them (`burst_concurrency` appends in flight). */
+async function appendBurst(store, organization, count, concurrency) {
   const appended = [];
-  const started = performance.now();
   let next = 0;
-  const workers = Array.from({ length: p.burst_concurrency }, async () => {
-    while (next < p.burst_events) {
+  const workers = Array.from({ length: concurrency }, async () => {
+    while (next < count) {
       next++;
       appended.push(await appendCompleted(store, organization));
     }
   });
   await Promise.all(workers);
+  return appended;
+}
+
+/** Every event appended at once, then wait for every delivery. */
+async function burstPhase(ctx) {
+  const { store, organization, receiver, parameters: p } = ctx;
+  receiver.arrivals.clear();
+  const started = performance.now();
+  const appended = await appendBurst(store, organization, p.burst_events, p.burst_concurrency);
   const appendedAfter = performance.now() - started;
   const expected = p.burst_events * p.endpoints;
   await receiver.waitFor(expected, 600_000);
@@ -194,6 +201,76 @@ async function burstPhase(ctx) {
     deliveries_per_s: round(expected / seconds, 1),
     latency_ms: percentiles(latencies(receiver, appended, p.endpoints)),
   };
+}
+
+/** Resolves once the producer's relay has published every event its store holds. */
+async function relayed(infrastructure, schema) {
+  const behind = () =>
+    infrastructure.database.query(
+      `SELECT count(*)::int AS n FROM "${schema}".events e, "${schema}".checkpoints c
+       WHERE c.name LIKE 'relay:%' AND (e.transaction_id, e.global_position) > (c.transaction_id, c.global_position)`,
+    );
+  for (;;) {
+    if ((await behind()).rows[0].n === 0) return;
+    await new Promise((resolve) => setTimeout(resolve, 50));
+  }
+}
+
+/**
+ * The scheduler's own ceiling, which the burst cannot show (the producer's appends share the
+ * process and the pool): notifications is stopped, `backlog_events` are appended and published,
+ * and notifications starts again on the same schema and consumer group. The rate runs from the
+ * first delivery to the last, so the consumer group's join is reported, not counted.
+ */
+async function backlogPhase(ctx) {
+  const { store, organization, receiver, parameters: p } = ctx;
+  await ctx.notifications.stop();
+  receiver.arrivals.clear();
+  const appendStarted = performance.now();
+  await appendBurst(store, organization, p.backlog_events, p.burst_concurrency);
+  await relayed(ctx.infrastructure, ctx.producerSchema);
+  const published = performance.now();
+  const expected = p.backlog_events * p.endpoints;
+  const scheduled = deliveriesScheduled(ctx.infrastructure, ctx.notificationsSchema, expected);
+  const cpuBefore = process.cpuUsage();
+  await ctx.notifications.start();
+  const restarted = performance.now();
+  await receiver.waitFor(expected, 600_000);
+  const cpu = process.cpuUsage(cpuBefore);
+  const allScheduledAt = await scheduled;
+
+  const arrivals = [...receiver.arrivals.values()];
+  const first = Math.min(...arrivals);
+  const last = Math.max(...arrivals);
+  const afterScheduled = arrivals.filter((at) => at > allScheduledAt).length;
+  return {
+    events: p.backlog_events,
+    deliveries: expected,
+    appended_and_published_in_s: round((published - appendStarted) / 1000),
+    restart_in_s: round((restarted - published) / 1000),
+    first_delivery_after_restart_s: round((first - restarted) / 1000),
+    drained_in_s: round((last - first) / 1000),
+    // This process's CPU from the restart to the last delivery (notifications and the receiver).
+    process_cpu_s: round((cpu.user + cpu.system) / 1e6),
+    deliveries_per_s: round(expected / ((last - first) / 1000), 1),
+    // The consumer turning the events into deliveries, and the scheduler alone once it is done.
+    all_scheduled_after_s: round((allScheduledAt - first) / 1000),
+    after_all_scheduled: {
+      deliveries: afterScheduled,
+      deliveries_per_s: last > allScheduledAt ? round(afterScheduled / ((last - allScheduledAt) / 1000), 1) : null,
+    },
+  };
+}
+
+/** When (performance.now()) the notifications schema first holds `count` more deliveries than now. */
+async function deliveriesScheduled(infrastructure, schema, count) {
+  const total = async () =>
+    (await infrastructure.database.query(`SELECT count(*)::int AS n FROM "${schema}".webhook_deliveries`)).rows[0].n;
+  const target = (await total()) + count;
+  for (;;) {
+    if ((await total()) >= target) return performance.now();
+    await new Promise((resolve) => setTimeout(resolve, 20));
+  }
 }
 
 async function main() {
@@ -218,19 +295,39 @@ async function main() {
       logger: logger('checkout'),
     });
     services.push(source);
-    const notifications = await runService(notificationsService, infrastructure, {
-      port: 0,
-      schema: schemas[1],
-      internalSecret,
-      logger: logger('notifications'),
-      // The product's defaults (poll, concurrency), except that the receiver is on 127.0.0.1.
-      config: { WEBHOOK_ALLOW_PRIVATE_TARGETS: 'sandbox' },
-    });
-    services.unshift(notifications);
+    const notifications = {
+      running: null,
+      start: async () => {
+        notifications.running = await runService(notificationsService, infrastructure, {
+          port: 0,
+          schema: schemas[1],
+          internalSecret,
+          logger: logger('notifications'),
+          // The product's defaults (poll, concurrency), except that the receiver is on 127.0.0.1.
+          config: { WEBHOOK_ALLOW_PRIVATE_TARGETS: 'sandbox' },
+        });
+      },
+      stop: async () => {
+        const running = notifications.running;
+        notifications.running = null;
+        await running?.shutdown();
+      },
+    };
+    await notifications.start();
+    services.unshift({ shutdown: () => notifications.stop() });
 
     const organization = newId('organization');
-    await createEndpoints(notifications, receiver, organization, parameters.endpoints);
-    const ctx = { store: source.context.store, organization, receiver, parameters };
+    await createEndpoints(notifications.running, receiver, organization, parameters.endpoints);
+    const ctx = {
+      store: source.context.store,
+      organization,
+      receiver,
+      parameters,
+      infrastructure,
+      producerSchema: schemas[0],
+      notificationsSchema: schemas[1],
+      notifications,
+    };
 
     const warmupStarted = performance.now();
     for (let i = 0; i < parameters.warmup_events; i++) await appendCompleted(ctx.store, organization);
@@ -239,6 +336,7 @@ async function main() {
 
     const fixedRate = await fixedRatePhase(ctx);
     const burst = await burstPhase(ctx);
+    const backlog = await backlogPhase(ctx);
     const badSignatures = receiver.rejected.bad_signature;
     return {
       benchmark: 'webhooks',
@@ -256,6 +354,7 @@ async function main() {
       signatures_verified: receiver.verified(),
       fixed_rate: fixedRate,
       burst,
+      backlog,
       machine: machine(),
     };
   } finally {
