@@ -28,6 +28,12 @@ export class ProductCache {
   private readonly keysOfProduct = new Map<string, Set<string>>();
   /** Bumped on every change seen: an answer asked for before a change is not kept. */
   private changes = 0;
+  /**
+   * Lookups on their way to the catalog, per key: concurrent misses of one product (a cold start
+   * under load) share one call. Cleared by any change, so a lookup that starts after a change
+   * never gets an answer asked for before it.
+   */
+  private readonly asking = new Map<string, Promise<CatalogAnswer>>();
 
   constructor(
     private readonly ttlMs: number,
@@ -38,17 +44,39 @@ export class ProductCache {
     const key = cacheKey(caller, ref);
     const cached = this.entries.get(key);
     if (cached && cached.until > this.now()) return { status: 200, body: cached.product };
+    if (cached) this.drop(key, cached.product.id);
+    const pending = this.asking.get(key);
+    if (pending) return pending;
+    const asked = this.ask(key, ask);
+    this.asking.set(key, asked);
+    try {
+      return await asked;
+    } finally {
+      if (this.asking.get(key) === asked) this.asking.delete(key);
+    }
+  }
+
+  /** Any event of a product's stream: its next lookup asks the catalog. */
+  forget(productId: string): void {
+    this.changes++;
+    this.asking.clear();
+    for (const key of this.keysOfProduct.get(productId) ?? []) this.entries.delete(key);
+    this.keysOfProduct.delete(productId);
+  }
+
+  private async ask(key: string, ask: () => Promise<CatalogAnswer>): Promise<CatalogAnswer> {
     const changesBefore = this.changes;
     const answer = await ask();
     if (answer.status === 200 && answer.body.active && this.changes === changesBefore) this.keep(key, answer.body);
     return answer;
   }
 
-  /** Any event of a product's stream: its next lookup asks the catalog. */
-  forget(productId: string): void {
-    this.changes++;
-    for (const key of this.keysOfProduct.get(productId) ?? []) this.entries.delete(key);
-    this.keysOfProduct.delete(productId);
+  /** An expired entry, so that products no longer asked for do not stay in memory. */
+  private drop(key: string, productId: string): void {
+    this.entries.delete(key);
+    const keys = this.keysOfProduct.get(productId);
+    keys?.delete(key);
+    if (keys?.size === 0) this.keysOfProduct.delete(productId);
   }
 
   private keep(key: string, product: Product): void {

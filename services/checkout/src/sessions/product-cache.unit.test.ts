@@ -63,4 +63,48 @@ describe('ProductCache', () => {
     await cache.lookUp(caller, { product_id: 'prod_1' }, ask);
     expect(ask).toHaveBeenCalledTimes(2);
   });
+
+  it('asks the catalog once for concurrent lookups of one product, and again after a failure', async () => {
+    const cache = new ProductCache(60_000);
+    let answerNow: () => void = () => undefined;
+    const ask = jest.fn(
+      () =>
+        new Promise<{ status: number; body: Product }>((resolve) => {
+          answerNow = () => resolve({ status: 200, body: product() });
+        }),
+    );
+    const lookups = Array.from({ length: 5 }, () => cache.lookUp(caller, { product_slug: 'ebook' }, ask));
+    answerNow();
+    expect((await Promise.all(lookups)).map((answer) => answer.status)).toEqual([200, 200, 200, 200, 200]);
+    expect(ask).toHaveBeenCalledTimes(1);
+
+    const failing = jest.fn(async () => {
+      throw new Error('catalog is unavailable');
+    });
+    const other = { product_slug: 'other' };
+    await expect(
+      Promise.all([cache.lookUp(caller, other, failing), cache.lookUp(caller, other, failing)]),
+    ).rejects.toThrow('catalog is unavailable');
+    expect(failing).toHaveBeenCalledTimes(1);
+    await expect(cache.lookUp(caller, other, failing)).rejects.toThrow();
+    expect(failing).toHaveBeenCalledTimes(2);
+  });
+
+  it('does not give a lookup that starts after a change the answer asked for before it', async () => {
+    const cache = new ProductCache(60_000);
+    let answerOld: () => void = () => undefined;
+    const before = cache.lookUp(
+      caller,
+      { product_id: 'prod_1' },
+      () => new Promise((resolve) => (answerOld = () => resolve({ status: 200, body: product() }))),
+    );
+    cache.forget('prod_1'); // archived while the first answer is on its way
+    const after = cache.lookUp(caller, { product_id: 'prod_1' }, async () => ({
+      status: 200,
+      body: product({ active: false }),
+    }));
+    answerOld();
+    expect((await before).body.active).toBe(true);
+    expect((await after).body.active).toBe(false);
+  });
 });
