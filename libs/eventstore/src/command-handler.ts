@@ -36,22 +36,25 @@ interface Loaded<State> {
   snapshotAt: number;
 }
 
-type TailReader = (fromVersion: number) => Promise<Pick<RecordedEvent, 'stream_version'>[]>;
+/** Reads a whole stream, for aggregates without snapshots. */
+type StreamReader = () => Promise<RecordedEvent[]>;
 
-/** The snapshot (when the aggregate opts in and one of its version exists), then the events after it. */
+/**
+ * The snapshot (when the aggregate opts in and one of its version exists) and the events after
+ * it, read together; without snapshots, the whole stream.
+ */
 async function load<State>(
   store: EventStore,
   sql: SqlExecutor | undefined,
   stream: string,
   aggregate: Aggregate<State, unknown, NewEvent>,
-  readTail: TailReader,
+  readWhole: StreamReader,
 ): Promise<Loaded<State>> {
-  const snapshot =
+  const { snapshot, events: tail } =
     aggregate.snapshotVersion === undefined
-      ? undefined
-      : await store.readSnapshot<State>(stream, aggregate.snapshotVersion, sql);
+      ? { snapshot: undefined, events: await readWhole() }
+      : await store.readFromSnapshot<State>(stream, aggregate.snapshotVersion, sql);
   const snapshotAt = snapshot?.streamVersion ?? 0;
-  const tail = (await readTail(snapshotAt)) as RecordedEvent[];
   const state = tail.reduce(aggregate.evolve, snapshot ? snapshot.state : aggregate.initialState());
   return { state, version: tail.at(-1)?.stream_version ?? snapshotAt, snapshotAt };
 }
@@ -153,10 +156,9 @@ export async function handleCommand<State, Command, Event extends NewEvent>(
     ...retry,
   };
   const anyAggregate = aggregate as Aggregate<State, unknown, NewEvent>;
-  const readTail: TailReader = (fromVersion) =>
-    fromVersion === 0 ? store.readStream(stream) : store.readStream(stream, fromVersion);
+  const readWhole: StreamReader = () => store.readStream(stream);
   for (let attempt = 1; ; attempt++) {
-    const loaded = await load(store, undefined, stream, anyAggregate, readTail);
+    const loaded = await load(store, undefined, stream, anyAggregate, readWhole);
     const decided = aggregate.decide(command, loaded.state);
     try {
       const appended = await store.transaction(async (tx) => {
@@ -193,16 +195,15 @@ export async function handleCommandInTransaction<State, Command, Event extends N
     project?: (tx: EventStoreTransaction, events: RecordedEvent[]) => Promise<void>;
   },
 ): Promise<{ state: State; events: RecordedEvent[] }> {
-  const readTail: TailReader = async (fromVersion) => {
+  const readWhole: StreamReader = async () => {
     const { rows } = await tx.query<{ type: string; data: Record<string, unknown>; stream_version: number }>(
-      `SELECT type, data, stream_version FROM ${store.tables.events}
-       WHERE stream_id = $1 AND stream_version > $2 ORDER BY stream_version`,
-      [stream, fromVersion],
+      `SELECT type, data, stream_version FROM ${store.tables.events} WHERE stream_id = $1 ORDER BY stream_version`,
+      [stream],
     );
     return rows.map((row) => ({ ...row }) as unknown as RecordedEvent);
   };
   const anyAggregate = aggregate as Aggregate<State, unknown, NewEvent>;
-  const loaded = await load(store, tx, stream, anyAggregate, readTail);
+  const loaded = await load(store, tx, stream, anyAggregate, readWhole);
   const decided = aggregate.decide(command, loaded.state);
   const { project, ...appendOptions } = options;
   const result = await tx.append(stream, decided, { ...appendOptions, expectedVersion: loaded.version });

@@ -265,10 +265,10 @@ export function eventStoreContract(makeFixture: () => Promise<EventStoreFixture>
       // Another writer appends after each of the first reads of ours, so our appends conflict and retry.
       let rivals = 3;
       const racing: EventStore = Object.assign(Object.create(store) as EventStore, {
-        readStream: async (stream: string, fromVersion?: number) => {
-          const tail = await store.readStream(stream, fromVersion);
+        readFromSnapshot: async (stream: string, snapshotVersion: number) => {
+          const read = await store.readFromSnapshot(stream, snapshotVersion);
           if (rivals-- > 0) await store.append(stream, [event('Rival', 1000 + rivals)], options('any'));
-          return tail;
+          return read;
         },
       });
       const retry = { sleep: async () => undefined };
