@@ -38,6 +38,13 @@ function readTopology() {
   return topology;
 }
 
+/** A setting that must be an integer of 0 or more. */
+function countSetting(flag, envName, fallback) {
+  const value = Number(setting(flag, envName, fallback));
+  if (!Number.isInteger(value) || value < 0) throw new Error(`${envName} must be an integer >= 0, got ${value}`);
+  return value;
+}
+
 const readParameters = () => ({
   topology: readTopology(),
   rounds: positiveSetting('rounds', 'BENCH_ROUNDS', 3),
@@ -45,6 +52,7 @@ const readParameters = () => ({
   connections: positiveSetting('connections', 'BENCH_CONNECTIONS', 16),
   warmup_s: positiveSetting('warmup', 'BENCH_WARMUP', 2),
   half_load_s: positiveSetting('half-load', 'BENCH_HALF_LOAD_DURATION', 4),
+  slowest: countSetting('slowest', 'BENCH_SLOWEST', 0),
   products: PRODUCTS,
   rate_limit_stores: process.env.REDIS_URL ? ['memory', 'redis'] : ['memory'],
 });
@@ -222,9 +230,67 @@ async function saturate(platform, { url, headers }, connections, seconds) {
   };
 }
 
-/** Open loop at `rate` requests per second for `seconds`. */
-const fixedRate = ({ url, headers }, rate, seconds) =>
-  runChild([OPEN_LOOP, JSON.stringify({ url, headers, rate, seconds })]);
+/** A timer's lateness past this (ms) counts as a stall of this process's event loop. */
+const STALL_MS = 50;
+const PROBE_MS = 10;
+
+/**
+ * Watches this process's event loop (the gateways', and in one process also the catalog's)
+ * while `work` runs: every time a 10 ms timer fired more than STALL_MS late, when it was due
+ * (wall clock) and by how much.
+ */
+async function watchingStalls(work) {
+  const stalls = [];
+  let due = performance.now() + PROBE_MS;
+  const probe = setInterval(() => {
+    const now = performance.now();
+    if (now - due > STALL_MS) {
+      stalls.push({ at: new Date(performance.timeOrigin + due).toISOString(), late_ms: round(now - due, 1) });
+    }
+    due = now + PROBE_MS;
+  }, PROBE_MS);
+  try {
+    return { result: await work(), stalls };
+  } finally {
+    clearInterval(probe);
+  }
+}
+
+/**
+ * The machine's TCP counters that show dropped connection attempts (Linux, /proc/net/netstat;
+ * every process's, not only the bench's): connections refused for a full accept queue, and SYNs
+ * sent again (after 1 s, then 3 s, 7 s, ... in all) because none was answered.
+ */
+function tcpCounters() {
+  let lines;
+  try {
+    lines = require('node:fs').readFileSync('/proc/net/netstat', 'utf8').split('\n');
+  } catch {
+    return undefined;
+  }
+  const names = lines.find((line) => line.startsWith('TcpExt:'))?.split(/\s+/);
+  const values = lines.filter((line) => line.startsWith('TcpExt:'))[1]?.split(/\s+/);
+  if (!names || !values) return undefined;
+  const of = (name) => Number(values[names.indexOf(name)]);
+  return { listen_overflows: of('ListenOverflows'), syn_retransmits: of('TCPSynRetrans') };
+}
+
+/**
+ * Open loop at `rate` requests per second for `seconds`. With `slowest` > 0 also the slowest
+ * requests, when this run went (wall clock), the stalls of this process's event loop and how
+ * the machine's TCP counters moved.
+ */
+async function fixedRate({ url, headers }, rate, seconds, slowest) {
+  const run = () => runChild([OPEN_LOOP, JSON.stringify({ url, headers, rate, seconds, slowest })]);
+  if (!slowest) return run();
+  const from = new Date().toISOString();
+  const tcpBefore = tcpCounters();
+  const { result, stalls } = await watchingStalls(run);
+  const tcpAfter = tcpCounters();
+  const tcp =
+    tcpBefore && tcpAfter && Object.fromEntries(Object.keys(tcpAfter).map((k) => [k, tcpAfter[k] - tcpBefore[k]]));
+  return { ...result, window: { from, to: new Date().toISOString() }, stalls, machine_tcp: tcp ?? null };
+}
 
 /** Runs `measure(name)` for every target in `rounds` rounds, the order reversed every other round. */
 async function inRounds(names, rounds, measure) {
@@ -281,7 +347,9 @@ async function halfLoad(targets, saturated, params) {
   for (const name of Object.keys(targets).filter((n) => n !== 'direct')) {
     const rate = Math.max(1, Math.floor(saturated.sides[name].rps / 2));
     const names = [name, 'direct'];
-    const runs = await inRounds(names, params.rounds, (side) => fixedRate(targets[side], rate, params.half_load_s));
+    const runs = await inRounds(names, params.rounds, (side) =>
+      fixedRate(targets[side], rate, params.half_load_s, params.slowest),
+    );
     const side = (s) => {
       const all = runs[s];
       const sent = all.reduce((sum, run) => sum + run.sent, 0);
@@ -295,6 +363,16 @@ async function halfLoad(targets, saturated, params) {
         errors: all.reduce((sum, run) => sum + run.failures.errors, 0),
         non_2xx: all.reduce((sum, run) => sum + run.failures.non_2xx, 0),
         first_failure: all.find((run) => run.failures.first)?.failures.first ?? null,
+        ...(params.slowest && {
+          // Wall-clock times, to set beside GC traces, PostgreSQL's checkpoint log and the like.
+          runs: all.map((run) => run.window),
+          slowest: all
+            .flatMap((run) => run.slowest)
+            .sort((a, b) => b.latency_ms - a.latency_ms)
+            .slice(0, params.slowest),
+          this_process_stalls: all.flatMap((run) => run.stalls),
+          machine_tcp_by_run: all.map((run) => run.machine_tcp),
+        }),
       };
     };
     const withRateKept = (s) => {
