@@ -38,14 +38,18 @@ export const API_KEY_CACHE_TTL_MS = 1000;
 
 /**
  * Looks keys up by hash. Found keys are cached for `cacheTtlMs`, counted from the start of the
- * lookup, to keep the database off the hot path. A roll must be refused at once by every gateway:
- * `OrganizationChanges` clears the caches of every gateway of the process before the roll is
- * answered, and those of other processes when its NOTIFY arrives; since that can come after the
- * answer, a roll on PostgreSQL is answered only once `cacheTtlMs` has passed since its commit,
- * when no gateway holds an entry looked up before it.
+ * lookup, to keep the database off the hot path. A key in use is looked up again in the
+ * background once its entry is half that old, so under steady use it never expires and no
+ * request waits for the lookup: when every request of a key waited on it once a second, a
+ * lookup slowed by a busy machine held them all (issue 17's half-load p99). A roll must be
+ * refused at once by every gateway: `OrganizationChanges` clears the caches of every gateway of
+ * the process before the roll is answered, and those of other processes when its NOTIFY
+ * arrives; since that can come after the answer, a roll on PostgreSQL is answered only once
+ * `cacheTtlMs` has passed since its commit, when no gateway holds an entry looked up before it
+ * (a background lookup started before the change is not cached, as any other).
  */
 export class ApiKeyAuthenticator {
-  private readonly cache = new Map<string, { identity: CallerIdentity; expiresAt: number }>();
+  private readonly cache = new Map<string, { identity: CallerIdentity; refreshAt: number; expiresAt: number }>();
   /** Bumped by every `forget`: a lookup that a change overtook is answered but not cached. */
   private generation = 0;
   /** Lookups in flight, by key hash, with the generation they started in. */
@@ -55,29 +59,50 @@ export class ApiKeyAuthenticator {
     private readonly sql: SqlExecutor,
     private readonly schema: string,
     private readonly cacheTtlMs = API_KEY_CACHE_TTL_MS,
+    private readonly now: () => number = () => performance.now(),
   ) {}
 
   async authenticate(req: Request): Promise<CallerIdentity> {
     const hash = hashApiKey(apiKeyFrom(req));
-    const cached = this.cache.get(hash);
-    if (cached && cached.expiresAt > performance.now()) return cached.identity;
+    const cached = this.fresh(hash);
+    if (cached) return cached;
     const identity = await this.lookUp(hash);
     if (!identity) throw unauthorized('Invalid API key');
     return identity;
   }
 
   /**
-   * One database lookup per key at a time: the requests that miss the cache together (every
-   * `cacheTtlMs`, under load) share it, unless a change came between (a new generation).
+   * The cached caller of `hash` while its entry is valid; past half its life, a lookup starts in
+   * the background (one at a time) to replace the entry before it expires. The entry is never
+   * trusted past `cacheTtlMs` from the start of its own lookup, so a roll is refused as before.
+   */
+  private fresh(hash: string): CallerIdentity | undefined {
+    const cached = this.cache.get(hash);
+    if (!cached) return undefined;
+    const now = this.now();
+    if (cached.expiresAt <= now) return undefined;
+    if (cached.refreshAt <= now && !this.lookups.has(hash)) {
+      // Nobody waits on it: a failure leaves the entry to expire, and the next lookup reports it.
+      this.lookUp(hash).catch(() => undefined);
+    }
+    return cached.identity;
+  }
+
+  /**
+   * One database lookup per key at a time: the requests that miss the cache together share it,
+   * unless a change came between (a new generation). A key no longer found leaves the cache.
    */
   private lookUp(hash: string): Promise<CallerIdentity | undefined> {
     const pending = this.lookups.get(hash);
     if (pending && pending.generation === this.generation) return pending.lookup;
     const generation = this.generation;
-    const lookedUpAt = performance.now();
+    const lookedUpAt = this.now();
     const lookup = findActiveKey(this.sql, this.schema, hash)
       .then((key) => {
-        if (!key) return undefined;
+        if (!key) {
+          if (generation === this.generation) this.cache.delete(hash);
+          return undefined;
+        }
         const identity: CallerIdentity = {
           organization: key.organization,
           environment: key.environment,
@@ -86,7 +111,11 @@ export class ApiKeyAuthenticator {
         };
         if (generation === this.generation) {
           if (this.cache.size > 10_000) this.cache.clear();
-          this.cache.set(hash, { identity, expiresAt: lookedUpAt + this.cacheTtlMs });
+          this.cache.set(hash, {
+            identity,
+            refreshAt: lookedUpAt + this.cacheTtlMs / 2,
+            expiresAt: lookedUpAt + this.cacheTtlMs,
+          });
         }
         return identity;
       })
@@ -105,8 +134,7 @@ export class ApiKeyAuthenticator {
     } catch {
       return undefined;
     }
-    const cached = this.cache.get(hashApiKey(key));
-    return cached && cached.expiresAt > performance.now() ? cached.identity : undefined;
+    return this.fresh(hashApiKey(key));
   }
 
   forget(): void {
