@@ -18,7 +18,15 @@ function setUp(ttlMs = 1000) {
   const clock = { now: 0 };
   const authenticator = new ApiKeyAuthenticator(sql, 'gateway', ttlMs, () => clock.now);
   const settle = () => new Promise((resolve) => setImmediate(resolve));
-  return { pending, clock, authenticator, settle };
+  /** The key cached at 0, then asked for at 600: its refresh is on its way, not answered. */
+  const refreshing = async () => {
+    const first = authenticator.authenticate(request);
+    pending.shift()!.resolve([row]);
+    await first;
+    clock.now = 600;
+    authenticator.cached(request);
+  };
+  return { pending, clock, authenticator, settle, refreshing };
 }
 
 describe('ApiKeyAuthenticator', () => {
@@ -66,24 +74,16 @@ describe('ApiKeyAuthenticator', () => {
   });
 
   it('drops the entry when the refresh no longer finds the key', async () => {
-    const { pending, clock, authenticator, settle } = setUp();
-    const first = authenticator.authenticate(request);
-    pending.shift()!.resolve([row]);
-    await first;
-    clock.now = 600;
-    authenticator.cached(request);
+    const { pending, authenticator, settle, refreshing } = setUp();
+    await refreshing();
     pending.shift()!.resolve([]);
     await settle();
     expect(authenticator.cached(request)).toBeUndefined();
   });
 
   it('does not cache a refresh that a change overtook', async () => {
-    const { pending, clock, authenticator, settle } = setUp();
-    const first = authenticator.authenticate(request);
-    pending.shift()!.resolve([row]);
-    await first;
-    clock.now = 600;
-    authenticator.cached(request);
+    const { pending, authenticator, settle, refreshing } = setUp();
+    await refreshing();
     authenticator.forget();
     pending.shift()!.resolve([row]);
     await settle();
@@ -91,12 +91,8 @@ describe('ApiKeyAuthenticator', () => {
   });
 
   it('a failed refresh leaves the entry to expire, and the next lookup reports the failure', async () => {
-    const { pending, clock, authenticator, settle } = setUp();
-    const first = authenticator.authenticate(request);
-    pending.shift()!.resolve([row]);
-    await first;
-    clock.now = 600;
-    authenticator.cached(request);
+    const { pending, clock, authenticator, settle, refreshing } = setUp();
+    await refreshing();
     pending.shift()!.reject(new Error('database down'));
     await settle();
     expect(authenticator.cached(request)?.keyId).toBe('key_1');
