@@ -95,7 +95,22 @@ const benchTopicPrefix = () => `bench-${randomBytes(4).toString('hex')}.`;
 /** Milliseconds since the epoch with sub-millisecond resolution, comparable across processes. */
 const epochMs = () => performance.timeOrigin + performance.now();
 
+/**
+ * Resolves with performance.now() once `done()` (sync or async) is true, asked every `everyMs`;
+ * past `timeoutMs` it fails with `what`, so that a stuck pipeline stops the bench instead of
+ * hanging it.
+ */
+async function pollUntil(done, what, { everyMs = 20, timeoutMs = 300_000 } = {}) {
+  const started = performance.now();
+  while (!(await done())) {
+    if (performance.now() - started > timeoutMs) throw new Error(`${what} (waited ${timeoutMs / 1000} s)`);
+    await new Promise((resolve) => setTimeout(resolve, everyMs));
+  }
+  return performance.now();
+}
+
 module.exports = {
+  pollUntil,
   randomName,
   internalSecret,
   serviceLogger,

@@ -21,6 +21,7 @@ const {
   machine,
   percentiles,
   internalSecret,
+  pollUntil,
   randomName: random,
   runBenchmark,
   serviceLogger: logger,
@@ -175,23 +176,19 @@ async function subscriptionsOf(platform) {
 }
 
 /** Milliseconds until billing holds `count` subscriptions, polled every 20 ms. */
-async function provisioned(platform, count, timeoutMs = 300_000) {
+async function provisioned(platform, count) {
   const started = performance.now();
-  while ((await subscriptionsOf(platform)) < count) {
-    if (performance.now() - started > timeoutMs) throw new Error(`billing did not provision ${count} subscriptions`);
-    await new Promise((resolve) => setTimeout(resolve, 20));
-  }
-  return performance.now() - started;
+  const done = async () => (await subscriptionsOf(platform)) >= count;
+  return (await pollUntil(done, `billing did not provision ${count} subscriptions`)) - started;
 }
 
 /** Waits for every paid session's webhook; the time from each payment's answer to its webhook. */
 async function webhookLatencies(receiver, paidAt) {
   const sessions = Object.keys(paidAt);
-  const started = performance.now();
-  while (sessions.some((id) => !receiver.epochArrivals.has(id))) {
-    if (performance.now() - started > 300_000) throw new Error('some checkout.completed webhooks never came');
-    await new Promise((resolve) => setTimeout(resolve, 20));
-  }
+  await pollUntil(
+    () => sessions.every((id) => receiver.epochArrivals.has(id)),
+    'some checkout.completed webhooks never came',
+  );
   return percentiles(sessions.map((id) => receiver.epochArrivals.get(id) - paidAt[id]));
 }
 

@@ -10,7 +10,7 @@ const { createInfrastructure, runService } = require('@billing/runtime');
 const { signInternalCall } = require('@billing/contracts');
 const { catalogService } = require('@billing/catalog');
 const { createGatewayService } = require('@billing/gateway');
-const { positiveSetting, setting } = require('../settings');
+const { countSetting, positiveSetting, setting } = require('../settings');
 const {
   adminPost,
   machine,
@@ -36,13 +36,6 @@ function readTopology() {
     throw new Error('BENCH_TOPOLOGY=catalog-process needs DATABASE_URL: an embedded database lives in one process');
   }
   return topology;
-}
-
-/** A setting that must be an integer of 0 or more. */
-function countSetting(flag, envName, fallback) {
-  const value = Number(setting(flag, envName, fallback));
-  if (!Number.isInteger(value) || value < 0) throw new Error(`${envName} must be an integer >= 0, got ${value}`);
-  return value;
 }
 
 const readParameters = () => ({

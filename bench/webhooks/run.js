@@ -13,6 +13,7 @@ const {
   internalSecret,
   machine,
   percentiles,
+  pollUntil,
   randomName: random,
   runBenchmark,
   serviceLogger: logger,
@@ -205,15 +206,14 @@ async function burstPhase(ctx) {
 
 /** Resolves once the producer's relay has published every event its store holds. */
 async function relayed(infrastructure, schema) {
-  const behind = () =>
-    infrastructure.database.query(
-      `SELECT count(*)::int AS n FROM "${schema}".events e, "${schema}".checkpoints c
-       WHERE c.name LIKE 'relay:%' AND (e.transaction_id, e.global_position) > (c.transaction_id, c.global_position)`,
-    );
-  for (;;) {
-    if ((await behind()).rows[0].n === 0) return;
-    await new Promise((resolve) => setTimeout(resolve, 50));
-  }
+  const behind = async () =>
+    (
+      await infrastructure.database.query(
+        `SELECT count(*)::int AS n FROM "${schema}".events e, "${schema}".checkpoints c
+         WHERE c.name LIKE 'relay:%' AND (e.transaction_id, e.global_position) > (c.transaction_id, c.global_position)`,
+      )
+    ).rows[0].n;
+  await pollUntil(async () => (await behind()) === 0, 'the relay did not publish the backlog', { everyMs: 50 });
 }
 
 /**
@@ -267,10 +267,7 @@ async function deliveriesScheduled(infrastructure, schema, count) {
   const total = async () =>
     (await infrastructure.database.query(`SELECT count(*)::int AS n FROM "${schema}".webhook_deliveries`)).rows[0].n;
   const target = (await total()) + count;
-  for (;;) {
-    if ((await total()) >= target) return performance.now();
-    await new Promise((resolve) => setTimeout(resolve, 20));
-  }
+  return pollUntil(async () => (await total()) >= target, `notifications did not schedule ${count} deliveries`);
 }
 
 async function main() {
