@@ -1,3 +1,4 @@
+import { createServer } from 'node:http';
 import { catalogService } from '@billing/catalog';
 import { promotionsService } from '@billing/promotions';
 import { type Infrastructure, type ServiceUnderTest, startServiceForTest, testInfrastructure } from '@billing/runtime';
@@ -311,7 +312,6 @@ describe('POST /checkout/:id/pay', () => {
 
 describe('a catalog that does not answer', () => {
   it('is waited for INTERNAL_CALL_TIMEOUT_MS, then the session is refused with 503', async () => {
-    const { createServer } = await import('node:http');
     const silent = createServer(() => undefined);
     await new Promise<void>((resolve) => silent.listen(0, '127.0.0.1', resolve));
     const port = (silent.address() as { port: number }).port;

@@ -126,7 +126,10 @@ export class ApiKeyAuthenticator {
     return lookup;
   }
 
-  /** The caller of a cached key, without I/O; undefined when the key is not cached (or not valid). */
+  /**
+   * The caller of a cached key without waiting on I/O (past half its entry's life it starts the
+   * background lookup, as `authenticate` does); undefined when the key is not cached (or not valid).
+   */
   cached(req: Request): CallerIdentity | undefined {
     let key: string;
     try {
