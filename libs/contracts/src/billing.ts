@@ -247,6 +247,13 @@ export const Invoice = z
       .min(0)
       .default(0)
       .describe('TWD given back so far by refunds of its payment; at most amount_paid'),
+    amount_credited: z
+      .int()
+      .min(0)
+      .default(0)
+      .describe(
+        'TWD of its payment given back as credit by a plan switch (the unused time, credited to the customer balance or into a proration); a refund can give back at most amount_paid - amount_refunded - amount_credited',
+      ),
     lines: z.array(InvoiceLine),
     period_start: timestamp,
     period_end: timestamp,

@@ -31,6 +31,30 @@ export const SavedCardCharge = z
   .meta({ id: 'SavedCardCharge' });
 export type SavedCardCharge = z.infer<typeof SavedCardCharge>;
 
+/**
+ * Internal, billing to checkout: what the processor answered the charge under `idempotency_key`
+ * (the status query by the platform's key, docs/lost-answers.md). `release_if_absent` closes a
+ * key that was never answered: a charge under it asked later charges nothing and answers the
+ * release (`attempt_released`), so an attempt given up is given up at the processor too.
+ */
+export const ChargeStatusBody = z
+  .strictObject({
+    idempotency_key: z.string().min(1).max(255),
+    release_if_absent: z.boolean().default(false),
+  })
+  .meta({ id: 'ChargeStatusBody' });
+export type ChargeStatusBody = z.input<typeof ChargeStatusBody>;
+
+/** The answer kept under a key (as `SavedCardCharge`), or `not_found`: nothing was ever charged under it. */
+export const ChargeStatus = z
+  .discriminatedUnion('status', [
+    z.object({ status: z.literal('succeeded') }),
+    z.object({ status: z.literal('declined'), code: z.string(), message: z.string() }),
+    z.object({ status: z.literal('not_found') }),
+  ])
+  .meta({ id: 'ChargeStatus' });
+export type ChargeStatus = z.infer<typeof ChargeStatus>;
+
 /** A card saved at checkout, as billing keeps it on the customer: never the number. */
 export const SavedPaymentMethod = z
   .object({

@@ -130,6 +130,7 @@ export const InvoicePayment = z
     invoice_id: z.string(),
     status: z.enum(['draft', 'open', 'paid', 'void', 'uncollectible']),
     amount_paid: z.int().min(0),
+    amount_credited: z.int().min(0).default(0).describe('Of amount_paid, what a plan switch gave back as credit'),
     order_id: z.string().nullable(),
     checkout_session_id: z.string().nullable(),
     charge_key: z.string().nullable(),

@@ -22,6 +22,7 @@ import { migrateBalancesReadModel } from './switching/balance';
 import { migrateSwitchingReadModel } from './switching/read-model';
 import { mountSwitchingRoutes } from './switching/routes';
 import { migrateDirectCreationReadModel } from './direct/read-model';
+import { migratePendingCharges } from './charges/pending';
 import { mountDirectCreationRoutes } from './direct/routes';
 import { migrateTestClocksReadModel } from './test-clocks/read-model';
 import { mountTestClockRoutes } from './test-clocks/routes';
@@ -68,6 +69,7 @@ export const billingService: ServiceDefinition = {
     await migrateTestClocksReadModel(context.store);
     await migrateSwitchingReadModel(context.store);
     await migrateBalancesReadModel(context.store);
+    await migratePendingCharges(context.store);
     await migrateDirectCreationReadModel(context.store);
     await migratePortalSessionsReadModel(context.store);
     await migratePortalConfigurationsReadModel(context.store);

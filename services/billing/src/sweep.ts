@@ -1,4 +1,5 @@
 import { type ServiceContext, positiveNumberSetting, startPeriodic } from '@billing/runtime';
+import { reconcilePendingCharges } from './reconcile';
 import { runDueWork } from './subscriptions/due-work';
 import { settleHeldSwitches } from './switching/perform';
 import { resumeAdvancingClocks } from './test-clocks/advance';
@@ -9,7 +10,8 @@ export const DEFAULT_SWEEP_INTERVAL_MS = 30_000;
 /**
  * The background sweep of time-driven work: what fell due by the service clock (trial ends,
  * period-end cancellations), and what a crash left unfinished: test-clock advances, and plan
- * switches that held their subscription past BILLING_SWITCH_HOLD_MS. Every
+ * switches that held their subscription past BILLING_SWITCH_HOLD_MS, and charges whose outcome
+ * was never recorded (`reconcile.ts`). Every
  * `BILLING_TRIAL_SWEEP_INTERVAL_MS` (default 30 s; the name predates the other work).
  */
 export function startBillingSweep(context: ServiceContext): () => Promise<void> {
@@ -22,6 +24,7 @@ export function startBillingSweep(context: ServiceContext): () => Promise<void> 
     await runDueWork(context);
     await resumeAdvancingClocks(context);
     await settleHeldSwitches(context);
+    await reconcilePendingCharges(context);
   }, intervalMs);
   return async () => {
     await stop();

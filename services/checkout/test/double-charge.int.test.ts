@@ -55,6 +55,7 @@ beforeAll(async () => {
     name: sandbox.name,
     refusal: (environment) => sandbox.refusal(environment),
     lookup: (key) => sandbox.lookup(key),
+    release: (key) => sandbox.release(key),
     refund: (request) => sandbox.refund(request),
     chargeSavedCard: (request) => sandbox.chargeSavedCard(request),
     charge: async (request) => {

@@ -45,6 +45,7 @@ beforeAll(async () => {
     name: sandbox.name,
     refusal: (environment) => sandbox.refusal(environment),
     lookup: (key) => sandbox.lookup(key),
+    release: (key) => sandbox.release(key),
     charge: (request) => sandbox.charge(request),
     chargeSavedCard: (request) => sandbox.chargeSavedCard(request),
     refund: async (request) => {

@@ -1,5 +1,6 @@
 import { eventually } from '@billing/testing';
-import { chargeCard, onSubscription, savedCardOf } from '@billing/billing/dist/switching/perform';
+import { chargeSavedCard, savedCardOf } from '@billing/billing/dist/charges/charge';
+import { onSubscription } from '@billing/billing/dist/switching/perform';
 import { clientOf, type CreatedOrganization, jsonApi, type Platform, plan, startPlatform } from './platform';
 
 jest.setTimeout(180000);
@@ -88,7 +89,8 @@ describe('a plan switch interrupted between its hold and its recording', () => {
     });
     if (charged) {
       const card = await savedCardOf(context, subscription.customer_id);
-      expect(await chargeCard(context, tenant, card!, 400, invoiceId)).toEqual({ status: 'succeeded' });
+      const charge = { card: card!, amount: 400, key: `${invoiceId}:1`, pending: null };
+      expect(await chargeSavedCard(context, tenant, charge)).toEqual({ status: 'succeeded' });
     }
     return invoiceId;
   }

@@ -514,5 +514,38 @@ describe('plan switching through the gateway', () => {
       ]);
       expect(await balanceOf(subscription.customer_id)).toBe(1);
     });
+
+    it('a refund after a downgrade credited the unused time gives back only what was not credited', async () => {
+      const { clock, subscription } = await subscribeOnClock('refund-down@example.com', 'business', '2026-04-01T00:00:00Z');
+      await advance(clock, '2026-04-10T12:00:00Z');
+      expect((await switchTo(subscription.id, policyProducts.basic!)).status).toBe(200);
+      expect(await balanceOf(subscription.customer_id)).toBe(200);
+      const [first] = await invoicesOf(subscription.id);
+      expect(first).toMatchObject({ total: 599, amount_paid: 599, amount_credited: 399 });
+
+      const full = await send('POST', '/refunds', { invoice_id: first.id, amount: 599 });
+      expect(full.status).toBe(422);
+      expect(full.body.error.details).toEqual([expect.objectContaining({ path: 'amount', code: 'amount_too_large' })]);
+      expect(full.body.error.message).toContain('200 TWD of 599 TWD paid, 399 TWD of it given back as credit');
+      const byOrder = await send('POST', '/refunds', { order_id: first.order_id, amount: 201 });
+      expect(byOrder.status).toBe(422);
+      const rest = await send('POST', '/refunds', { invoice_id: first.id });
+      expect(rest.status).toBe(201);
+      expect(rest.body).toMatchObject({ amount: 200, status: 'succeeded' });
+      expect((await send('POST', '/refunds', { invoice_id: first.id, amount: 1 })).status).toBe(422);
+    });
+  });
+
+  it('a refund after an upgrade prorated the unused time gives back only what the proration did not use', async () => {
+    const { clock, subscription } = await subscribeOnClock('refund-up@example.com', 'pro', '2026-04-01T00:00:00Z');
+    await advance(clock, '2026-04-10T12:00:00Z');
+    const switched = await switchTo(subscription.id, 'business');
+    expect(switched.body).toMatchObject({ proration: { credit_amount: 199 }, invoice: { total: 400 } });
+    const [first] = await invoicesOf(subscription.id);
+    expect(first).toMatchObject({ total: 299, amount_credited: 199 });
+    const full = await send('POST', '/refunds', { invoice_id: first.id, amount: 299 });
+    expect(full.status).toBe(422);
+    const rest = await send('POST', '/refunds', { order_id: first.order_id });
+    expect(rest.body).toMatchObject({ amount: 100 });
   });
 });

@@ -34,6 +34,8 @@ export interface PlatformOptions {
   notifications?: boolean;
   /** The clock of the gateway and checkout. */
   now?: () => Date;
+  /** Puts something between the services and checkout (a fault-injecting proxy): answers the address to call. */
+  checkoutVia?: (checkoutUrl: string) => Promise<string>;
   /** Each service's logger (silent unless LOG_LEVEL is set), e.g. to capture every log line. */
   logger?: (service: string) => Logger;
 }
@@ -70,7 +72,8 @@ export async function startPlatform(options: PlatformOptions = {}): Promise<Plat
         logger: logger('checkout'),
       })
     : undefined;
-  config.CHECKOUT_SERVICE_URL = checkout?.service.url;
+  config.CHECKOUT_SERVICE_URL =
+    checkout && options.checkoutVia ? await options.checkoutVia(checkout.service.url) : checkout?.service.url;
   const notifications = options.notifications
     ? await startServiceForTest(notificationsService, {
         infrastructure,

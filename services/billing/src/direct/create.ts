@@ -18,14 +18,16 @@ import type { ServiceContext } from '@billing/runtime';
 import type { Tenant } from '@billing/service';
 import { findBuyer } from '../customers/resolve';
 import { checkoutClient } from '../dependencies';
+import { chargeSavedCard, chargesRecorded, paymentPending, savedCardOf } from '../charges/charge';
 import { invoiceAggregate, invoiceStream } from '../invoices/invoice';
 import { nextInvoiceNumber, projectInvoices } from '../invoices/read-model';
+import { invoiceChargeKey } from '../invoices/payment';
 import { renewalInvoiceId } from '../renewals/renew';
 import { subscriptionAggregate } from '../subscriptions/decide';
 import { findSubscription, liveSubscriptions } from '../subscriptions/queries';
 import { projectSubscriptions } from '../subscriptions/read-model';
 import { subscriptionStream } from '../subscriptions/subscription';
-import { chargeCard, currentSubscription, savedCardOf, subscriptionPlanOf } from '../switching/perform';
+import { currentSubscription, subscriptionPlanOf } from '../switching/perform';
 import { timeOn } from '../test-clocks/read-model';
 import { type IncompleteRecord, claimCreation, findIncomplete, recordIncomplete, releaseCreation } from './read-model';
 
@@ -161,87 +163,164 @@ async function startPaid(
       { blocking_reason: 'creating' },
     ]);
   }
+  let keepClaim = false;
   try {
     const now = await clockOfCustomer(context, tenant, customer);
     const invoiceId = renewalInvoiceId(subscriptionId, 'first-period');
     const amount = trialDays > 0 ? 0 : plan.price;
     if (amount > 0) {
-      const outcome = await chargeCard(context, tenant, card, amount, invoiceId);
-      if (outcome.status === 'declined')
-        return { status: 'declined', failure: { code: outcome.code, message: outcome.message } };
-    }
-    await store.transaction(async (tx) => {
-      const options = (project: typeof projectSubscriptions) => ({
-        ...tenant,
-        occurredAt: now,
-        project: (inner: Parameters<typeof project>[0], events: Parameters<typeof project>[2]) =>
-          project(inner, schema, events),
+      const outcome = await chargeSavedCard(context, tenant, {
+        card,
+        amount,
+        key: invoiceChargeKey(invoiceId, 1),
+        pending: {
+          purpose: 'first_period',
+          subject: subscriptionId,
+          attempt: 1,
+          detail: { customer_id: customer.id, plan } satisfies FirstPeriodDetail,
+        },
       });
-      const { state } = await handleCommandInTransaction(
-        tx,
-        store,
-        subscriptionStream(subscriptionId),
-        subscriptionAggregate,
-        {
-          type: 'StartSubscription',
-          data: {
-            subscriptionId,
-            ...tenant,
-            now,
-            customerId: customer.id,
-            plan: { ...plan },
-            checkoutSessionId: null,
-            orderId: null,
-            testClock: customer.test_clock ?? null,
-            trialDays,
-            coupon: null,
-          },
-        },
-        options(projectSubscriptions),
-      );
-      if (state.status === 'Empty') throw new Error(`subscription ${subscriptionId} not started`);
-      const { subscription } = state;
-      const every = plan.interval_count === 1 ? plan.interval : `${plan.interval_count} ${plan.interval}s`;
-      const period = { start: subscription.current_period_start, end: subscription.current_period_end };
-      await handleCommandInTransaction(
-        tx,
-        store,
-        invoiceStream(invoiceId),
-        invoiceAggregate,
-        {
-          type: 'RecordPaidInvoice',
-          data: {
-            invoiceId,
-            number: await nextInvoiceNumber(tx, schema, tenant),
-            ...tenant,
-            customerId: customer.id,
-            subscriptionId,
-            orderId: null,
-            checkoutSessionId: null,
-            lines: [
-              {
-                description:
-                  trialDays > 0 ? `${plan.name} (${trialDays}-day free trial)` : `${plan.name} (every ${every})`,
-                amount,
-                period,
-                kind: 'subscription',
-              },
-            ],
-            amountDiscount: 0,
-            amountTotal: amount,
-            periodStart: period.start,
-            periodEnd: period.end,
-            paidAt: now.toISOString(),
-            now,
-          },
-        },
-        options(projectInvoices),
-      );
-    });
+      if (outcome.status === 'unknown') {
+        // The claim stays until the reconciler completes or gives up the charge: no second creation charges.
+        keepClaim = true;
+        throw paymentPending(
+          `The first charge of ${subscriptionId} got no answer from the processor; it is being confirmed, and nothing more will be charged`,
+          [{ subscription_id: subscriptionId }],
+        );
+      }
+      if (outcome.status === 'declined') {
+        await chargesRecorded(context, [invoiceChargeKey(invoiceId, 1)]);
+        return { status: 'declined', failure: { code: outcome.code, message: outcome.message } };
+      }
+    }
+    await recordFirstPeriod(context, tenant, { customer, plan, subscriptionId, trialDays, amount, invoiceId, now });
+    await chargesRecorded(context, [invoiceChargeKey(invoiceId, 1)]);
     return { status: 'started', subscription: await currentSubscription(context, tenant, subscriptionId) };
   } finally {
-    await releaseCreation(store.database, schema, customer.id, plan.id, subscriptionId);
+    if (!keepClaim) await releaseCreation(store.database, schema, customer.id, plan.id, subscriptionId);
   }
+}
+
+/** What the reconciler needs to record a first period whose charge answered late. */
+export type FirstPeriodDetail = { customer_id: string; plan: Plan };
+
+/**
+ * The reconciler learned that the first charge of the directly created `subscriptionId`
+ * succeeded after its answer was lost: the subscription starts as the request meant, dated when
+ * the reconciler records it (the customer's clock), and the creation claim is released. Once.
+ */
+export async function recordLateFirstCharge(
+  context: ServiceContext,
+  tenant: Tenant,
+  subscriptionId: string,
+  amount: number,
+  detail: FirstPeriodDetail,
+): Promise<void> {
+  const { store } = context;
+  const { schema } = store.tables;
+  if (await findSubscription(store.database, schema, tenant, subscriptionId)) return;
+  const customer = await findBuyer(store.database, schema, tenant, { customer_id: detail.customer_id });
+  if (!customer) throw new Error(`the customer of ${subscriptionId} is gone`);
+  const now = await clockOfCustomer(context, tenant, customer);
+  const invoiceId = renewalInvoiceId(subscriptionId, 'first-period');
+  await recordFirstPeriod(context, tenant, { customer, plan: detail.plan, subscriptionId, trialDays: 0, amount, invoiceId, now });
+  await releaseCreation(store.database, schema, customer.id, detail.plan.id, subscriptionId);
+}
+
+/** A first charge that was never made (or declined) after all: the creation claim is released. */
+export async function releaseLateFirstCharge(context: ServiceContext, detail: FirstPeriodDetail, subscriptionId: string) {
+  const { store } = context;
+  await releaseCreation(store.database, store.tables.schema, detail.customer_id, detail.plan.id, subscriptionId);
+}
+
+/**
+ * Starts the subscription and records its paid first-period invoice (`invoiceId`, `amount`) in
+ * one transaction. Also the reconciler's, for a first charge whose answer came late.
+ */
+export async function recordFirstPeriod(
+  context: ServiceContext,
+  tenant: Tenant,
+  input: {
+    customer: Customer;
+    plan: Plan;
+    subscriptionId: string;
+    trialDays: number;
+    amount: number;
+    invoiceId: string;
+    now: Date;
+  },
+): Promise<void> {
+  const { store } = context;
+  const { schema } = store.tables;
+  const { customer, plan, subscriptionId, trialDays, amount, invoiceId, now } = input;
+await store.transaction(async (tx) => {
+    const options = (project: typeof projectSubscriptions) => ({
+      ...tenant,
+      occurredAt: now,
+      project: (inner: Parameters<typeof project>[0], events: Parameters<typeof project>[2]) =>
+        project(inner, schema, events),
+    });
+    const { state } = await handleCommandInTransaction(
+      tx,
+      store,
+      subscriptionStream(subscriptionId),
+      subscriptionAggregate,
+      {
+        type: 'StartSubscription',
+        data: {
+          subscriptionId,
+          ...tenant,
+          now,
+          customerId: customer.id,
+          plan: { ...plan },
+          checkoutSessionId: null,
+          orderId: null,
+          testClock: customer.test_clock ?? null,
+          trialDays,
+          coupon: null,
+        },
+      },
+      options(projectSubscriptions),
+    );
+    if (state.status === 'Empty') throw new Error(`subscription ${subscriptionId} not started`);
+    const { subscription } = state;
+    const every = plan.interval_count === 1 ? plan.interval : `${plan.interval_count} ${plan.interval}s`;
+    const period = { start: subscription.current_period_start, end: subscription.current_period_end };
+    await handleCommandInTransaction(
+      tx,
+      store,
+      invoiceStream(invoiceId),
+      invoiceAggregate,
+      {
+        type: 'RecordPaidInvoice',
+        data: {
+          invoiceId,
+          number: await nextInvoiceNumber(tx, schema, tenant),
+          ...tenant,
+          customerId: customer.id,
+          subscriptionId,
+          orderId: null,
+          checkoutSessionId: null,
+          lines: [
+            {
+              description:
+                trialDays > 0 ? `${plan.name} (${trialDays}-day free trial)` : `${plan.name} (every ${every})`,
+              amount,
+              period,
+              kind: 'subscription',
+            },
+          ],
+          amountDiscount: 0,
+          amountTotal: amount,
+          periodStart: period.start,
+          periodEnd: period.end,
+          paidAt: now.toISOString(),
+          now,
+        },
+      },
+      options(projectInvoices),
+    );
+  });
 }
 
 /** Opens the checkout session the buyer pays on, naming the subscription id, and keeps the INCOMPLETE subscription. */

@@ -1,6 +1,7 @@
 import type { IncompleteSubscription, ScheduledPlan } from '@billing/contracts';
 import type { EventStore, SqlExecutor } from '@billing/eventstore';
 import type { Tenant } from '@billing/service';
+import { pendingChargesTable } from '../charges/pending';
 
 // What direct creation keeps (docs/plan-switching.md, "Creating a subscription directly"): the
 // INCOMPLETE subscriptions waiting for their hosted page, and short claims that keep two
@@ -75,7 +76,10 @@ export async function claimCreation(
     `INSERT INTO ${creationsTable(schema)} (customer_id, product_id, subscription_id) VALUES ($1, $2, $3)
      ON CONFLICT (customer_id, product_id) DO UPDATE SET subscription_id = EXCLUDED.subscription_id, claimed_at = now()
        WHERE ${creationsTable(schema)}.subscription_id = EXCLUDED.subscription_id
-          OR ${creationsTable(schema)}.claimed_at < now() - interval '${CLAIM_TTL_SECONDS} seconds'
+          OR (${creationsTable(schema)}.claimed_at < now() - interval '${CLAIM_TTL_SECONDS} seconds'
+              -- a claim whose first charge has no known outcome holds until the reconciler ends it
+              AND NOT EXISTS (SELECT 1 FROM ${pendingChargesTable(schema)} p
+                               WHERE p.subject = ${creationsTable(schema)}.subscription_id))
      RETURNING subscription_id`,
     [customerId, productId, subscriptionId],
   );

@@ -11,6 +11,7 @@ import {
   livemodeOf,
 } from '@billing/contracts';
 import type { RecordedEvent } from '@billing/eventstore';
+import { type InvoiceCredited, type RecordInvoiceCredit, recordCredit } from './credit';
 import { type RecordInvoiceRefund, recordRefund } from './refund';
 
 export const invoiceStream = (invoiceId: string) => `invoice-${invoiceId}`;
@@ -21,7 +22,12 @@ export type InvoicePaymentFailed = { type: 'InvoicePaymentFailed'; data: Invoice
 export type InvoiceMarkedUncollectible = { type: 'InvoiceMarkedUncollectible'; data: InvoiceMarkedUncollectibleData };
 export type InvoiceRefunded = { type: 'InvoiceRefunded'; data: InvoiceRefundedData };
 export type InvoiceEvent =
-  InvoicePaid | InvoiceOpened | InvoicePaymentFailed | InvoiceMarkedUncollectible | InvoiceRefunded;
+  | InvoicePaid
+  | InvoiceOpened
+  | InvoicePaymentFailed
+  | InvoiceMarkedUncollectible
+  | InvoiceRefunded
+  | InvoiceCredited;
 
 export const INVOICE_EVENT_TYPES: ReadonlyArray<InvoiceEvent['type']> = [
   'InvoicePaid',
@@ -29,6 +35,7 @@ export const INVOICE_EVENT_TYPES: ReadonlyArray<InvoiceEvent['type']> = [
   'InvoicePaymentFailed',
   'InvoiceMarkedUncollectible',
   'InvoiceRefunded',
+  'InvoiceCredited',
 ];
 
 export type InvoiceState =
@@ -40,6 +47,8 @@ export type InvoiceState =
       environment: Environment;
       /** Checkout's refunds recorded on the invoice, each once. */
       refunds?: string[];
+      /** The keys of the switch credits drawn from its payment, each once. */
+      credits?: string[];
     };
 
 export const initialState = (): InvoiceState => ({ status: 'Empty' });
@@ -55,11 +64,13 @@ export function evolve(state: InvoiceState, event: InvoiceEvent): InvoiceState {
       organization,
       environment,
       refunds: state.status === 'Empty' ? [] : state.refunds,
+      credits: state.status === 'Empty' ? [] : state.credits,
     };
   }
   if (state.status === 'Empty') return state;
   if (event.type === 'InvoiceRefunded')
     return { ...state, invoice, refunds: [...(state.refunds ?? []), event.data.refund_id] };
+  if (event.type === 'InvoiceCredited') return { ...state, invoice, credits: [...(state.credits ?? []), event.data.key] };
   return { ...state, invoice };
 }
 
@@ -123,7 +134,12 @@ export type RecordPaymentAttempt = {
 export type MarkUncollectible = { type: 'MarkUncollectible'; data: { now: Date } };
 
 export type InvoiceCommand =
-  RecordPaidInvoice | OpenInvoice | RecordPaymentAttempt | MarkUncollectible | RecordInvoiceRefund;
+  | RecordPaidInvoice
+  | OpenInvoice
+  | RecordPaymentAttempt
+  | MarkUncollectible
+  | RecordInvoiceRefund
+  | RecordInvoiceCredit;
 
 export function decide(command: InvoiceCommand, state: InvoiceState): InvoiceEvent[] {
   switch (command.type) {
@@ -141,6 +157,8 @@ export function decide(command: InvoiceCommand, state: InvoiceState): InvoiceEve
     }
     case 'RecordInvoiceRefund':
       return recordRefund(command, state);
+    case 'RecordInvoiceCredit':
+      return recordCredit(command, state);
     default: {
       const _exhaustive: never = command;
       throw new Error(`Unknown command ${(_exhaustive as { type: string }).type}`);
@@ -174,6 +192,7 @@ function recordPaid(command: RecordPaidInvoice, state: InvoiceState): InvoiceEve
     next_payment_attempt: null,
     paid_at: data.paidAt,
     amount_refunded: 0,
+    amount_credited: 0,
     created_at: at,
     updated_at: at,
     livemode: livemodeOf(data.environment),
@@ -218,6 +237,7 @@ function open({ data }: OpenInvoice, state: InvoiceState): InvoiceEvent[] {
     next_payment_attempt: at,
     paid_at: null,
     amount_refunded: 0,
+    amount_credited: 0,
     created_at: at,
     updated_at: at,
     livemode: livemodeOf(data.environment),
@@ -259,9 +279,11 @@ type FirstShapeInvoice = Omit<Invoice, 'number' | 'status' | 'subtotal' | 'disco
 
 /** Upcasts an invoice of the first shape to the current one; a current one is returned as it is. */
 export function currentInvoice(invoice: Invoice | FirstShapeInvoice): Invoice {
-  // Invoices recorded before refunds have no `amount_refunded`: nothing was refunded then.
+  // Invoices recorded before refunds (or switch credits) have no `amount_refunded` (`amount_credited`): none then.
   if (invoice.status !== 'PAID') {
-    return (invoice.amount_refunded === undefined ? { ...invoice, amount_refunded: 0 } : invoice) as Invoice;
+    const current = invoice as Invoice;
+    if (current.amount_refunded !== undefined && current.amount_credited !== undefined) return current;
+    return { ...current, amount_refunded: current.amount_refunded ?? 0, amount_credited: current.amount_credited ?? 0 };
   }
   const { amount_subtotal, amount_discount, amount_total, ...rest } = invoice as FirstShapeInvoice;
   return {
@@ -277,6 +299,7 @@ export function currentInvoice(invoice: Invoice | FirstShapeInvoice): Invoice {
     attempt_count: 1,
     next_payment_attempt: null,
     amount_refunded: 0,
+    amount_credited: 0,
   } as Invoice;
 }
 

@@ -47,6 +47,7 @@ const invoice: Invoice = {
   next_payment_attempt: null,
   paid_at: '2026-02-28T23:59:00.000Z',
   amount_refunded: 0,
+  amount_credited: 0,
   created_at: at.toISOString(),
   updated_at: at.toISOString(),
   livemode: true,

@@ -1,8 +1,9 @@
-import { type Invoice, type InvoicePayment, InvoiceIdParams, notFound } from '@billing/contracts';
+import { type Invoice, type InvoicePayment, InvoiceIdParams, idText, notFound } from '@billing/contracts';
 import type { ServiceContext } from '@billing/runtime';
 import { callerOf, validate } from '@billing/service';
 import type { Express } from 'express';
-import { findInvoice } from './read-model';
+import { z } from 'zod';
+import { findInvoice, findInvoiceByOrder } from './read-model';
 
 /**
  * The processor key of an invoice's charge attempt, as renewals and retries charge it through
@@ -21,6 +22,7 @@ export function invoicePaymentOf(invoice: Invoice): InvoicePayment {
     invoice_id: invoice.id,
     status: invoice.status,
     amount_paid: invoice.amount_paid,
+    amount_credited: invoice.amount_credited ?? 0,
     order_id: invoice.order_id,
     checkout_session_id: invoice.checkout_session_id,
     charge_key: charged ? invoiceChargeKey(invoice.id, invoice.attempt_count) : null,
@@ -35,4 +37,18 @@ export function mountInvoicePaymentRoute(app: Express, { store }: ServiceContext
     if (!invoice) throw notFound(`No such invoice: ${id}`);
     res.json(invoicePaymentOf(invoice));
   });
+
+  /**
+   * `GET /internal/orders/:id/invoice-payment`: the first-period invoice a subscription's checkout
+   * order paid, as above, so that a refund of the order counts what switches credited from it.
+   * 404 for an order that paid no invoice (a one-time purchase).
+   */
+  app.get('/internal/orders/:id/invoice-payment', validate({ params: OrderIdParams }), async (req, res) => {
+    const { id } = res.locals.input.params;
+    const invoice = await findInvoiceByOrder(store.database, store.tables.schema, callerOf(req), id);
+    if (!invoice) throw notFound(`No invoice was paid by order ${id}`);
+    res.json(invoicePaymentOf(invoice));
+  });
 }
+
+const OrderIdParams = z.object({ id: idText() });

@@ -1,16 +1,9 @@
-import type {
-  ChargeSavedCardsBody,
-  Invoice,
-  SavedCardCharge,
-  SavedCardCharges,
-  SavedPaymentMethod,
-  Subscription,
-} from '@billing/contracts';
+import type { Invoice, SavedPaymentMethod, Subscription } from '@billing/contracts';
 import { type RecordedEvent, type StreamAppend, isRetryableWriteError } from '@billing/eventstore';
 import type { ServiceContext } from '@billing/runtime';
 import type { Tenant } from '@billing/service';
 import { customersTable } from '../customers/read-model';
-import { checkoutClient } from '../dependencies';
+import { type ChargeOutcome, chargeSavedCards, chargesRecorded } from '../charges/charge';
 import { type InvoiceCommand, type InvoiceState, invoiceAggregate, invoiceStream } from '../invoices/invoice';
 import { invoicesTable, nextInvoiceNumbers, projectInvoices } from '../invoices/read-model';
 import { type SubscriptionCommand, subscriptionAggregate } from '../subscriptions/decide';
@@ -18,6 +11,7 @@ import type { DueSubscription } from '../subscriptions/queries';
 import { projectSubscriptions, subscriptionsTable } from '../subscriptions/read-model';
 import { subscriptionStream } from '../subscriptions/subscription';
 import { offThePlainPath, offThePlainPathIds } from '../switching/renewal';
+import { invoiceChargeKey } from '../invoices/payment';
 import { isDue, openRenewalInvoice, renewalInvoiceId } from './renew';
 
 /** At most this many renewals in one batch: one charge call (checkout takes 100), a few transactions. */
@@ -82,6 +76,11 @@ export async function renewDueBatch(
 
   try {
     const renewed = await recordAndRenew(context, paid, at, leftover);
+    const recorded = paid.filter((o) => renewed.includes(o.subscription.id) && o.invoice.amount_due > 0);
+    await chargesRecorded(
+      context,
+      recorded.map((o) => invoiceChargeKey(o.invoice.id, o.invoice.attempt_count + 1)),
+    );
     return { renewed, leftover };
   } catch (error) {
     handBack('recording the payments', paid, error);
@@ -192,28 +191,22 @@ async function openInvoices(context: ServiceContext, candidates: Candidate[], at
 }
 
 /** The first attempt of each invoice of one tenant, in one call; an invoice with nothing due is paid as it is. */
-async function charge(context: ServiceContext, group: Opened[]): Promise<SavedCardCharge[]> {
+async function charge(context: ServiceContext, group: Opened[]): Promise<ChargeOutcome[]> {
   const toCharge = group.filter((o) => o.invoice.amount_due > 0);
-  const answers = new Map<string, SavedCardCharge>();
+  const answers = new Map<string, ChargeOutcome>();
   if (toCharge.length > 0) {
-    const checkout = checkoutClient(context);
-    if (!checkout) throw new Error('checkout is not configured; renewals wait');
-    const body: ChargeSavedCardsBody = {
-      charges: toCharge.map((o) => ({
-        payment_method_id: o.card.id,
+    const attempt = (o: Opened) => o.invoice.attempt_count + 1;
+    const outcomes = await chargeSavedCards(
+      context,
+      group[0]!.tenant,
+      toCharge.map((o) => ({
+        card: o.card,
         amount: o.invoice.amount_due,
-        idempotency_key: `${o.invoice.id}:${o.invoice.attempt_count + 1}`,
+        key: invoiceChargeKey(o.invoice.id, attempt(o)),
+        pending: { purpose: 'invoice' as const, subject: o.invoice.id, attempt: attempt(o) },
       })),
-    };
-    const { status, body: answer } = await checkout.post<SavedCardCharges>('/internal/charges/batch', body, {
-      ...group[0]!.tenant,
-      keyKind: 'secret',
-      keyId: 'billing',
-    });
-    if (status !== 200 || answer.results?.length !== toCharge.length) {
-      throw new Error(`checkout answered ${status} to a batch of charges`);
-    }
-    toCharge.forEach((o, i) => answers.set(o.invoice.id, answer.results[i]!));
+    );
+    toCharge.forEach((o, i) => answers.set(o.invoice.id, outcomes[i]!));
   }
   return group.map((o) => answers.get(o.invoice.id) ?? { status: 'succeeded' });
 }

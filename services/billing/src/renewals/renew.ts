@@ -12,15 +12,16 @@ import { type EventStoreTransaction, handleCommand, handleCommandInTransaction }
 import type { ServiceContext } from '@billing/runtime';
 import type { Tenant } from '@billing/service';
 import { addInterval } from '../calendar/period';
-import { customersTable } from '../customers/read-model';
-import { checkoutClient } from '../dependencies';
+import { type ChargeOutcome, chargeSavedCard, chargesRecorded, paymentPending, savedCardOf } from '../charges/charge';
 import { type InvoiceCommand, type OpenInvoice, invoiceAggregate, invoiceStream } from '../invoices/invoice';
+import { invoiceChargeKey } from '../invoices/payment';
 import { findInvoice, nextInvoiceNumber, projectInvoices } from '../invoices/read-model';
 import { type SubscriptionCommand, nextPeriodEndOf, subscriptionAggregate } from '../subscriptions/decide';
 import { type DueSubscription, findSubscription } from '../subscriptions/queries';
 import { projectSubscriptions } from '../subscriptions/read-model';
 import { subscriptionStream } from '../subscriptions/subscription';
 import { billingSettingsOf } from '../settings/settings';
+import { timeOn } from '../test-clocks/read-model';
 import { afterSwitch, heldBySwitch, withCustomerBalance } from '../switching/renewal';
 
 const DAY_MS = 24 * 3600 * 1000;
@@ -87,6 +88,7 @@ export async function renewDue(context: ServiceContext, item: DueSubscription, a
 
   const attempt = invoice.attempt_count + 1;
   const outcome = await charge(context, tenant, subscription.customer_id, invoice, attempt);
+  if (outcome.status === 'unknown') throw unknownOutcome(invoiceId, attempt);
   const settings =
     outcome.status === 'declined'
       ? await billingSettingsOf(context.store, tenant.organization, tenant.environment)
@@ -96,6 +98,7 @@ export async function renewDue(context: ServiceContext, item: DueSubscription, a
     type: 'RecordPaymentAttempt',
     data: { attempt, outcome, nextAttemptAt, now: at },
   });
+  await chargesRecorded(context, [invoiceChargeKey(invoiceId, attempt)]);
   const recorded = state.status === 'Existing' ? state.invoice : invoice;
   if (recorded.status === 'paid') return settle(context, tenant, subscription, recorded, at);
   if (nextAttemptAt === null && settings?.dunning.after_final_failure !== 'past_due') {
@@ -126,15 +129,23 @@ export async function retryOpenInvoice(
   if (invoice.status !== 'open' || subscription.status !== 'PAST_DUE') return invoice;
   const attempt = invoice.attempt_count + 1;
   const outcome = await charge(context, tenant, subscription.customer_id, invoice, attempt);
+  // Left open as it was: the reconciler records the charge once its outcome is known.
+  if (outcome.status === 'unknown') return invoice;
   const nextAttemptAt =
     outcome.status === 'declined' && invoice.next_payment_attempt ? new Date(invoice.next_payment_attempt) : null;
   const { state } = await onInvoice(context, tenant, invoice.id, {
     type: 'RecordPaymentAttempt',
     data: { attempt, outcome, nextAttemptAt, now: at },
   });
+  await chargesRecorded(context, [invoiceChargeKey(invoice.id, attempt)]);
   const recorded = state.status === 'Existing' ? state.invoice : invoice;
   if (recorded.status === 'paid') await settle(context, tenant, subscription, recorded, at);
   return recorded;
+}
+
+/** The renewal's charge got no answer: nothing is recorded, and the scheduler asks the same key again. */
+function unknownOutcome(invoiceId: string, attempt: number): ApiError {
+  return paymentPending(`The charge of invoice ${invoiceId}, attempt ${attempt}, got no answer; it is asked again`);
 }
 
 /** Live, not canceling at period end, and its period over (PAST_DUE: its open invoice decides). */
@@ -264,39 +275,57 @@ export function isBonusPeriod(subscription: Subscription, periodStart: string, p
   return Date.parse(periodStart) >= firstPaidEnd.getTime() && Date.parse(periodEnd) <= bonusEnd.getTime();
 }
 
-/** Charges the customer's saved card for attempt `attempt`, keyed `<invoice>:<attempt>`. */
+/**
+ * Charges the customer's saved card for attempt `attempt`, keyed `<invoice>:<attempt>`, noted
+ * as pending until its outcome is recorded. An outcome that is not known is never "declined":
+ * `unknown`, and the invoice is left as it was for the reconciler (docs/lost-answers.md).
+ */
 async function charge(
   context: ServiceContext,
   tenant: Tenant,
   customerId: string,
   invoice: Invoice,
   attempt: number,
-): Promise<{ status: 'succeeded' } | { status: 'declined'; code: string; message: string }> {
+): Promise<ChargeOutcome> {
   if (invoice.amount_due === 0) return { status: 'succeeded' };
   const card = await savedCardOf(context, customerId);
   if (!card) return { status: 'declined', code: 'no_payment_method', message: 'The customer has no saved card' };
-  const checkout = checkoutClient(context);
-  if (!checkout) throw new ApiError(503, 'service_unavailable', 'checkout is not configured; renewals wait');
-  const body: ChargeSavedCardBody = {
-    payment_method_id: card.id,
+  return chargeSavedCard(context, tenant, {
+    card,
     amount: invoice.amount_due,
-    idempotency_key: `${invoice.id}:${attempt}`,
-  };
-  const { status, body: answer } = await checkout.post<SavedCardCharge>('/internal/charges', body, {
-    ...tenant,
-    keyKind: 'secret',
-    keyId: 'billing',
+    key: invoiceChargeKey(invoice.id, attempt),
+    pending: { purpose: 'invoice', subject: invoice.id, attempt },
   });
-  if (status !== 200) throw new ApiError(503, 'service_unavailable', `checkout answered ${status} to a charge`);
-  return answer;
 }
 
-async function savedCardOf(context: ServiceContext, customerId: string): Promise<SavedPaymentMethod | null> {
-  const { rows } = await context.store.database.query<{ payment_method: SavedPaymentMethod | null }>(
-    `SELECT payment_method FROM ${customersTable(context.store.tables.schema)} WHERE id = $1`,
-    [customerId],
-  );
-  return rows[0]?.payment_method ?? null;
+/**
+ * The reconciler learned the outcome of attempt `attempt` of invoice `invoiceId` after its
+ * answer was lost: a charge that succeeded is recorded as that attempt, and the subscription
+ * enters the paid period, as a paid renewal; a decline is left for the next scheduled attempt,
+ * which asks the same key and records it with its dunning step. An attempt recorded meanwhile
+ * (the scheduler asked again) changes nothing.
+ */
+export async function recordLateInvoiceCharge(
+  context: ServiceContext,
+  tenant: Tenant,
+  invoiceId: string,
+  attempt: number,
+  outcome: { status: 'succeeded' } | { status: 'declined'; code: string; message: string },
+): Promise<void> {
+  const { database, tables } = context.store;
+  const invoice = await findInvoice(database, tables.schema, tenant, invoiceId);
+  if (!invoice || invoice.status !== 'open' || invoice.attempt_count >= attempt || outcome.status !== 'succeeded') return;
+  const subscription = invoice.subscription_id
+    ? await findSubscription(database, tables.schema, tenant, invoice.subscription_id)
+    : null;
+  const at = subscription ? await timeOn(database, tables.schema, tenant, subscription.test_clock, context.now) : context.now();
+  const { state } = await onInvoice(context, tenant, invoiceId, {
+    type: 'RecordPaymentAttempt',
+    data: { attempt, outcome, nextAttemptAt: null, now: at },
+  });
+  if (subscription && state.status === 'Existing' && state.invoice.status === 'paid') {
+    await settle(context, tenant, subscription, state.invoice, at);
+  }
 }
 
 /** The invoice of the next period is paid: the subscription enters it (once). */

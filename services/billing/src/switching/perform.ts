@@ -24,12 +24,14 @@ import {
   handleCommand,
   handleCommandInTransaction,
   isRetryableWriteError,
+  type SqlExecutor,
 } from '@billing/eventstore';
 import { InternalClient, type ServiceContext, positiveNumberSetting } from '@billing/runtime';
 import type { Tenant } from '@billing/service';
 import { periodEnd } from '../calendar/period';
 import { customersTable } from '../customers/read-model';
-import { checkoutClient } from '../dependencies';
+import { type ChargeOutcome, chargeSavedCard, chargeStatus, paymentPending, savedCardOf } from '../charges/charge';
+import { apportionCredit } from '../invoices/credit';
 import { invoiceAggregate, invoiceStream } from '../invoices/invoice';
 import { findInvoice, invoicesTable, nextInvoiceNumber, projectInvoices } from '../invoices/read-model';
 import { discountFor, renewalInvoiceId } from '../renewals/renew';
@@ -120,6 +122,8 @@ export async function performSwitch(
         data: { ...who, switchId: null, target, newPeriod: false, periodStart },
       });
       await recordBalance(tx, context, tenant, state.subscription, planned, switchId, null, now);
+      const credit = preview.proration?.credit_amount ?? 0;
+      await recordSwitchCredit(tx, context, tenant, state.subscription, credit, switchId, now);
     });
     return answer(null, null);
   }
@@ -169,19 +173,28 @@ export async function performSwitch(
       data: { ...who, switchId, invoiceId, target, amount: planned.chargeNow, periodStart, recording },
     });
   });
-  let outcome: SavedCardCharge;
+  let outcome: ChargeOutcome;
   try {
-    // Keyed: asking again after a lost answer gets the first answer, never a second charge.
-    outcome = await chargeCard(context, tenant, card!, planned.chargeNow, invoiceId).catch(() =>
-      chargeCard(context, tenant, card!, planned.chargeNow, invoiceId),
-    );
+    outcome = await chargeSavedCard(context, tenant, {
+      card: card!,
+      amount: planned.chargeNow,
+      key: switchChargeKey(invoiceId),
+      pending: null,
+    });
   } catch (error) {
-    // Not charged, as far as we know: release the hold; the same key is never asked again.
+    // Refused before anything was charged (checkout answered 4xx, or is not configured).
     await onSubscription(context, tenant, {
       type: 'FailSwitch',
       data: { ...who, switchId, failure: { code: 'processor_unavailable', message: 'The charge could not be made' } },
     });
     throw error;
+  }
+  if (outcome.status === 'unknown') {
+    // Never read as "not charged": the hold stays until the sweep learns the outcome (settleHeldSwitch).
+    throw paymentPending(
+      `The charge for switching ${subscriptionId} got no answer from the processor; it is being confirmed, and nothing more will be charged`,
+      [{ switch_id: switchId, invoice_id: invoiceId }],
+    );
   }
   if (outcome.status === 'declined') {
     await onSubscription(context, tenant, {
@@ -219,6 +232,8 @@ async function recordProratedSwitch(
   },
 ): Promise<void> {
   const { subscription, switchId, invoiceId, now } = input;
+  const credit = creditOfLines(input.recording.lines);
+  await recordSwitchCredit(tx, context, tenant, subscription, credit, switchId, now);
   const { state: switched } = await run(tx, context, tenant, {
     type: 'SwitchPlanNow',
     data: {
@@ -310,10 +325,9 @@ export async function settleHeldSwitch(
     });
     return true;
   }
-  const card = await savedCardOf(context, state.subscription.customer_id);
-  const outcome: SavedCardCharge = card
-    ? await chargeCard(context, tenant, card, held.amount, held.invoice_id)
-    : { status: 'declined', code: 'no_payment_method', message: 'The customer has no saved card' };
+  // Asked, not charged again: a key never answered is given up at the processor, so this is final.
+  const outcome = await chargeStatus(context, tenant, switchChargeKey(held.invoice_id), { release: true });
+  if (outcome.status === 'unknown') return false;
   if (outcome.status === 'declined') {
     await onSubscription(context, tenant, {
       type: 'FailSwitch',
@@ -512,32 +526,68 @@ export async function subscriptionPlanOf(
 
 /**
  * What the customer paid for the current period: over the subscription's paid invoices of the
- * period (its start), the plan lines after the coupon's discount, less refunds, never below 0.
- * Customer balance applied to an invoice counts as paid (it was the customer's money).
+ * period (its start), the plan lines after the coupon's discount, less refunds and what earlier
+ * switches credited from them, never below 0. Customer balance applied to an invoice counts as
+ * paid (it was the customer's money).
  */
 export async function paidForPeriod(context: ServiceContext, tenant: Tenant, subscription: Subscription) {
-  const { rows } = await context.store.database.query<{ document: Invoice }>(
-    `SELECT document FROM ${invoicesTable(context.store.tables.schema)}
+  const invoices = await paidInvoicesOfPeriod(context.store.database, context.store.tables.schema, tenant, subscription);
+  return invoices.reduce((sum, invoice) => sum + paidForPlan(invoice), 0);
+}
+
+/** The subscription's paid invoices of its current period (by its start). */
+async function paidInvoicesOfPeriod(
+  sql: SqlExecutor,
+  schema: string,
+  tenant: Tenant,
+  subscription: Subscription,
+): Promise<Invoice[]> {
+  const { rows } = await sql.query<{ document: Invoice }>(
+    `SELECT document FROM ${invoicesTable(schema)}
      WHERE subscription_id = $1 AND organization = $2 AND environment = $3 AND status = 'paid'
        AND (document->>'period_start')::timestamptz = $4::timestamptz`,
     [subscription.id, tenant.organization, tenant.environment, subscription.current_period_start],
   );
-  return rows.reduce((sum, { document }) => sum + paidForPlan(document), 0);
+  return rows.map((row) => row.document);
 }
 
-/** One invoice's part for the plan: its plan lines (or subtotal, for the first shape) - discount - refunded. */
+/**
+ * The switch credited `credit` TWD of the unused period: the paid invoices of that period give
+ * it, so that none of it can be refunded as well (`apportionCredit`), in the switch's transaction.
+ */
+async function recordSwitchCredit(
+  tx: EventStoreTransaction,
+  context: ServiceContext,
+  tenant: Tenant,
+  subscription: Subscription,
+  credit: number,
+  switchId: string,
+  now: Date,
+): Promise<void> {
+  if (credit <= 0) return;
+  const { schema } = context.store.tables;
+  const invoices = await paidInvoicesOfPeriod(tx, schema, tenant, subscription);
+  for (const part of apportionCredit(invoices, credit)) {
+    await handleCommandInTransaction(
+      tx,
+      context.store,
+      invoiceStream(part.invoiceId),
+      invoiceAggregate,
+      { type: 'RecordInvoiceCredit', data: { key: `switch:${switchId}`, amount: part.amount, now } },
+      { ...tenant, occurredAt: now, project: (inner, events) => projectInvoices(inner, schema, events) },
+    );
+  }
+}
+
+/** The credit of the unused period a proration invoice's lines carry (its `proration` line). */
+const creditOfLines = (lines: InvoiceLine[]) =>
+  -lines.filter((line) => line.kind === 'proration' && line.amount < 0).reduce((sum, line) => sum + line.amount, 0);
+
 export function paidForPlan(invoice: Invoice): number {
   const planLines = invoice.lines.filter((line) => line.kind === 'subscription');
   const plan = planLines.length > 0 ? planLines.reduce((sum, line) => sum + line.amount, 0) : invoice.subtotal;
-  return Math.max(0, plan - invoice.discount_amount - (invoice.amount_refunded ?? 0));
-}
-
-export async function savedCardOf(context: ServiceContext, customerId: string): Promise<SavedPaymentMethod | null> {
-  const { rows } = await context.store.database.query<{ payment_method: SavedPaymentMethod | null }>(
-    `SELECT payment_method FROM ${customersTable(context.store.tables.schema)} WHERE id = $1`,
-    [customerId],
-  );
-  return rows[0]?.payment_method ?? null;
+  const givenBack = (invoice.amount_refunded ?? 0) + (invoice.amount_credited ?? 0);
+  return Math.max(0, plan - invoice.discount_amount - givenBack);
 }
 
 // ---------------------------------------------------------------- doing it
@@ -556,7 +606,13 @@ function refuseUnlessProceeding(state: Existing, preview: SwitchPreview): void {
     details.schedule_id = state.schedule.id;
     message = `Subscription ${state.subscription.id} has a pending schedule ${state.schedule.id}: cancel it before switching again`;
   }
-  if (reason === 'switch_in_progress' && state.switching) details.switch_id = state.switching.switch_id;
+  if (reason === 'switch_in_progress' && state.switching) {
+    details.switch_id = state.switching.switch_id;
+    throw paymentPending(
+      `Subscription ${state.subscription.id} is switching: its charge is being confirmed, and nothing more will be charged`,
+      [details],
+    );
+  }
   throw conflict(message, [details]);
 }
 
@@ -671,24 +727,8 @@ function prorationLines(
   return lines;
 }
 
-export async function chargeCard(
-  context: ServiceContext,
-  tenant: Tenant,
-  card: SavedPaymentMethod,
-  amount: number,
-  invoiceId: string,
-): Promise<SavedCardCharge> {
-  const checkout = checkoutClient(context);
-  if (!checkout) throw new ApiError(503, 'service_unavailable', 'checkout is not configured; switches cannot charge');
-  const body: ChargeSavedCardBody = { payment_method_id: card.id, amount, idempotency_key: `${invoiceId}:1` };
-  const { status, body: answer } = await checkout.post<SavedCardCharge>('/internal/charges', body, {
-    ...tenant,
-    keyKind: 'secret',
-    keyId: 'billing',
-  });
-  if (status !== 200) throw new ApiError(503, 'service_unavailable', `checkout answered ${status} to a charge`);
-  return answer;
-}
+/** The processor idempotency key of a switch's one charge: its proration invoice, attempt 1. */
+export const switchChargeKey = (invoiceId: string) => `${invoiceId}:1`;
 
 export async function currentSubscription(context: ServiceContext, tenant: Tenant, id: string): Promise<Subscription> {
   const { rows } = await context.store.database.query<{ document: Subscription }>(

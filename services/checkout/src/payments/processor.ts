@@ -91,6 +91,13 @@ export interface PaymentProcessor {
    * charge has no recorded outcome.
    */
   lookup(idempotencyKey: string): Promise<ChargeResult | null>;
+  /**
+   * Gives up a key that has no final answer: a charge asked under it later charges nothing and
+   * answers the release (declined, `attempt_released`). Returns the key's final answer, which
+   * is the charge's when the charge came first. Only for an attempt old enough that no call of
+   * its own can still be under way (docs/lost-answers.md).
+   */
+  release(idempotencyKey: string): Promise<ChargeResult>;
   refund(request: RefundRequest): Promise<RefundResult>;
   /**
    * The provider's card form (embedded checkouts): checks a card entered there and keeps what

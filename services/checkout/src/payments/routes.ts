@@ -1,4 +1,6 @@
 import {
+  type ChargeStatus,
+  ChargeStatusBody,
   ChargeSavedCardBody,
   ChargeSavedCardsBody,
   CreatePaymentMethodBody,
@@ -26,6 +28,19 @@ export function mountChargeRoutes(app: Express, context: ServiceContext): void {
     const refusal = processor.refusal(caller.environment);
     if (refusal) throw ApiError.of('payment_required', refusal);
     res.json(await chargeSavedCard(context, caller.environment, res.locals.input.body));
+  });
+
+  /**
+   * `POST /internal/charges/status`: the status query by the platform's key, for billing's
+   * reconciler (docs/lost-answers.md). With `release_if_absent`, a key never answered is given
+   * up at the processor, so the answer is final either way.
+   */
+  app.post('/internal/charges/status', requireCaller, validate({ body: ChargeStatusBody }), async (req, res) => {
+    const { processor } = dependenciesOf(context);
+    const { idempotency_key: key, release_if_absent: release } = res.locals.input.body as Required<ChargeStatusBody>;
+    const kept = release ? await processor.release(key) : await processor.lookup(key);
+    const answer: ChargeStatus = kept ? answerOf(kept) : { status: 'not_found' };
+    res.json(answer);
   });
 
   /**

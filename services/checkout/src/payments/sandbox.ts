@@ -37,6 +37,13 @@ const SAVED_CARD_DECLINES: Record<string, { code: string; message: string }> = {
   declines: { code: 'card_declined', message: 'Your card was declined.' },
 };
 
+/** What a released key answers (`PaymentProcessor.release`): nothing was charged under it, nor will be. */
+const RELEASED: ChargeResult = {
+  status: 'declined',
+  code: 'attempt_released',
+  message: 'The attempt was given up before it was charged',
+};
+
 const DECLINES: Record<string, { code: string; message: string }> = {
   [TEST_CARDS.genericDecline]: { code: 'card_declined', message: 'Your card was declined.' },
   [TEST_CARDS.insufficientFunds]: { code: 'insufficient_funds', message: 'Your card has insufficient funds.' },
@@ -183,6 +190,10 @@ export class SandboxProcessor implements PaymentProcessor {
 
   lookup(idempotencyKey: string): Promise<ChargeResult | null> {
     return this.ledger.find(idempotencyKey);
+  }
+
+  release(idempotencyKey: string): Promise<ChargeResult> {
+    return this.ledger.remember(idempotencyKey, RELEASED);
   }
 
   /**

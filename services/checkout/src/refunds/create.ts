@@ -28,9 +28,10 @@ import type { RequestRefund, SettleRefund } from './refund';
 type Tenant = Pick<CallerIdentity, 'organization' | 'environment'>;
 
 /** The payment a request names: an order (by `order_id`, or an invoice its order paid), or an invoice's charge. */
-type Target =
+type Target = (
   | { kind: 'order'; session: Session; invoiceId: string | null; field: 'order_id' | 'invoice_id' }
-  | { kind: 'invoice'; invoice: InvoicePaid };
+  | { kind: 'invoice'; invoice: InvoicePaid }
+) & { /** What billing gave back from the payment as credit (`RequestRefund`'s `credited`). */ credited: number };
 
 /**
  * `POST /v1/refunds`: holds the amount on the payment's stream (decided against every other
@@ -54,6 +55,7 @@ export async function createRefund(
     reason: body.reason ?? null,
     field: target.kind === 'order' ? target.field : 'invoice_id',
     invoiceId: target.kind === 'order' ? target.invoiceId : target.invoice.invoiceId,
+    credited: target.credited,
     now: context.now(),
   };
   const [stream, chargeKey] =
@@ -86,21 +88,18 @@ async function resolveTarget(context: ServiceContext, caller: CallerIdentity, bo
   if (body.order_id !== undefined) {
     const session = await findCallerSessionByOrder(store.database, store.tables.schema, caller, body.order_id);
     if (!session) throw notFound(`No such order: ${body.order_id}`);
-    return { kind: 'order', session, invoiceId: null, field: 'order_id' };
+    const credited = session.mode === 'SUBSCRIPTION' ? await creditedFromOrder(context, caller, session) : 0;
+    return { kind: 'order', session, invoiceId: null, field: 'order_id', credited };
   }
   const invoiceId = body.invoice_id!;
-  const billing = dependenciesOf(context).billing;
-  if (!billing) throw new ApiError(503, 'service_unavailable', 'billing is not configured');
-  const path = `/internal/invoices/${encodeURIComponent(invoiceId)}/payment`;
-  const answer = await billing.get<InvoicePayment>(path, serviceCaller(caller.organization, caller.environment));
-  if (answer.status === 404) throw notFound(`No such invoice: ${invoiceId}`);
-  if (answer.status !== 200) throw new ApiError(503, 'service_unavailable', `billing answered ${answer.status}`);
-  const payment = answer.body;
+  const payment = await billingPayment(context, caller, `/internal/invoices/${encodeURIComponent(invoiceId)}/payment`);
+  if (!payment) throw notFound(`No such invoice: ${invoiceId}`);
+  const credited = payment.amount_credited ?? 0;
   if (payment.order_id !== null) {
     // The first invoice of a subscription was paid by the checkout order: one payment, one limit.
     const session = await findCallerSessionByOrder(store.database, store.tables.schema, caller, payment.order_id);
     if (!session) throw notFound(`No such invoice: ${invoiceId}`);
-    return { kind: 'order', session, invoiceId, field: 'invoice_id' };
+    return { kind: 'order', session, invoiceId, field: 'invoice_id', credited };
   }
   const charged = payment.status === 'paid' && payment.charge_key !== null;
   return {
@@ -111,7 +110,26 @@ async function resolveTarget(context: ServiceContext, caller: CallerIdentity, bo
       chargeKey: payment.charge_key ?? '',
       environment: caller.environment,
     },
+    credited,
   };
+}
+
+/** Billing's word on an invoice's payment (null: no such invoice); 503 when billing cannot answer. */
+async function billingPayment(context: ServiceContext, caller: CallerIdentity, path: string) {
+  const billing = dependenciesOf(context).billing;
+  if (!billing) throw new ApiError(503, 'service_unavailable', 'billing is not configured');
+  const answer = await billing.get<InvoicePayment>(path, serviceCaller(caller.organization, caller.environment));
+  if (answer.status === 404) return null;
+  if (answer.status !== 200) throw new ApiError(503, 'service_unavailable', `billing answered ${answer.status}`);
+  return answer.body;
+}
+
+/** What switches credited from the invoice a subscription's order paid (0 before billing recorded it). */
+async function creditedFromOrder(context: ServiceContext, caller: CallerIdentity, session: Session) {
+  // Checkout run without billing has no subscriptions, so nothing was credited.
+  if (!dependenciesOf(context).billing) return 0;
+  const path = `/internal/orders/${encodeURIComponent(session.order.id)}/invoice-payment`;
+  return (await billingPayment(context, caller, path))?.amount_credited ?? 0;
 }
 
 /**

@@ -12,23 +12,29 @@ import {
 export const refused = (detail: ErrorDetail) => validationError([detail], detail.message);
 
 /**
- * A refund of `payment`: never more than was paid, counting every refund that succeeded or is
- * still pending (a pending one's amount is held until the processor answers, so two refunds
- * asked at once cannot both pass). The amount defaults to all that is left. Refusals are 422
+ * A refund of `payment`: never more than is left of it, which is what was paid, less every
+ * refund that succeeded or is still pending (a pending one's amount is held until the processor
+ * answers, so two refunds asked at once cannot both pass), less what billing already gave back
+ * from it as credit (`credited`: a plan switch credited its unused time to the customer balance
+ * or into a proration). The amount defaults to all that is left. Refusals are 422
  * `validation_error` at the field at fault: `not_paid` (nothing was paid), `already_refunded`
  * (nothing is left), `amount_too_large`. The same refund id again decides nothing.
+ *
+ * Example: 599 paid, a switch to a cheaper plan a day later credited 580, 0 refunded: 19 left.
  */
 export function decideRefund(payment: Payment, { data }: RequestRefund): RefundEvent[] {
   if (payment.refunds.some((refund) => refund.id === data.refundId)) return [];
   if (payment.paid <= 0) {
     throw refused({ path: data.field, code: 'not_paid', message: 'Nothing was paid that could be refunded' });
   }
-  const left = payment.paid - heldAmount(payment.refunds);
+  const credited = data.credited ?? 0;
+  const left = payment.paid - heldAmount(payment.refunds) - credited;
+  const creditNote = credited > 0 ? `, ${credited} TWD of it given back as credit by a plan switch` : '';
   if (left <= 0) {
     throw refused({
       path: data.field,
       code: 'already_refunded',
-      message: `All ${payment.paid} TWD paid has been refunded`,
+      message: `All ${payment.paid} TWD paid has been ${credited > 0 ? 'refunded or credited' : 'refunded'}${creditNote}`,
     });
   }
   const amount = data.amount ?? left;
@@ -36,7 +42,7 @@ export function decideRefund(payment: Payment, { data }: RequestRefund): RefundE
     throw refused({
       path: 'amount',
       code: 'amount_too_large',
-      message: `Refund amount (${amount} TWD) is more than is left to refund (${left} TWD of ${payment.paid} TWD paid)`,
+      message: `Refund amount (${amount} TWD) is more than is left to refund (${left} TWD of ${payment.paid} TWD paid${creditNote})`,
     });
   }
   const at = data.now.toISOString();

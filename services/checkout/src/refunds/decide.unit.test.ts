@@ -166,6 +166,39 @@ describe('Invoice payment (refunds of a renewal charge)', () => {
     });
   });
 
+  describe('when a plan switch credited part of the payment', () => {
+    const credited = (refundId: string, credit: number, amount?: number): InvoicePaymentCommand => ({
+      type: 'RefundInvoice',
+      data: { ...request(refundId, amount), credited: credit, invoice: paid },
+    });
+
+    it('holds only what was neither refunded nor credited, by default', () => {
+      spec
+        .given([])
+        .when(credited('re_1', 199))
+        .then([created('re_1', 100)]);
+    });
+
+    it('refuses the full amount paid once the switch credited its unused time', () => {
+      spec
+        .given([])
+        .when(credited('re_1', 199, 299))
+        .thenThrows(/left to refund \(100 TWD of 299 TWD paid, 199 TWD of it given back as credit by a plan switch\)/);
+    });
+
+    it('counts refunds and credit together', () => {
+      spec
+        .given([created('re_1', 50), succeeded('re_1', 50)])
+        .when(credited('re_2', 199, 51))
+        .thenThrows(/left to refund \(50 TWD/);
+    });
+
+    it('says already_refunded when credit took everything paid', () => {
+      const error = refusal(() => invoicePaymentDecider.decide(credited('re_1', 299), { refunds: [] }));
+      expect(error.details).toEqual([expect.objectContaining({ path: 'invoice_id', code: 'already_refunded' })]);
+    });
+  });
+
   describe('when the processor answers', () => {
     it('records a success once', () => {
       spec

@@ -71,6 +71,11 @@ export type RequestRefund = {
     field: 'order_id' | 'invoice_id';
     /** The invoice the request named, kept on the refund (an order's first-period invoice too). */
     invoiceId: string | null;
+    /**
+     * TWD of the payment that billing already gave back as credit (a plan switch credited its
+     * unused time), asked of billing with each request: it cannot be refunded as well.
+     */
+    credited?: number;
     now: Date;
   };
 };

@@ -1,0 +1,178 @@
+import { eventually } from '@billing/testing';
+import { FaultProxy } from './fault-proxy';
+import { clientOf, type CreatedOrganization, jsonApi, type Platform, plan, startPlatform } from './platform';
+
+jest.setTimeout(240000);
+
+/**
+ * Charges whose answer is lost between billing and checkout (docs/lost-answers.md): a proxy
+ * between the services holds the answer past billing's 5 s timeout or cuts the connection once
+ * checkout has charged. The outcome is never read as "not charged": the request answers 409
+ * `payment_pending`, a retry is 409 too and charges nothing, and the reconciler records the
+ * charge once it has asked the processor. Afterwards the processor's ledger and billing's
+ * records agree: every succeeded charge is on exactly one paid invoice.
+ */
+describe('a charge whose answer is lost is recorded once, never charged again', () => {
+  let platform: Platform;
+  let proxy: FaultProxy;
+  let org: CreatedOrganization;
+  let sk: string;
+  const products: Record<string, string> = {};
+  const send = jsonApi(
+    () => platform.gatewayUrl,
+    () => sk,
+  );
+  const urls = { success_url: 'https://shop.example/ok', cancel_url: 'https://shop.example/no' };
+
+  beforeAll(async () => {
+    platform = await startPlatform({
+      checkout: true,
+      billing: true,
+      config: {
+        RATE_LIMIT_PER_MINUTE_OVERRIDE: '100000',
+        BILLING_SWITCH_HOLD_MS: '7000',
+        BILLING_PENDING_CHARGE_MS: '1000',
+        BILLING_TRIAL_SWEEP_INTERVAL_MS: '200',
+      },
+      checkoutVia: async (url) => {
+        proxy = new FaultProxy(url);
+        return proxy.start();
+      },
+    });
+    const client = clientOf(platform.gatewayUrl);
+    org = await client.createOrganization();
+    sk = org.api_keys.sandbox.secret_key;
+    for (const [slug, price] of [['pro', 299], ['business', 599], ['basic', 199]] as const) {
+      products[slug] = (await client.createProduct(org.id, plan({ slug, name: slug, price }))).body.id;
+    }
+  });
+  afterAll(async () => {
+    await platform?.stop();
+    await proxy?.stop();
+  });
+
+  /** Pays a `pro` checkout on a test clock at 1 April; the subscription once billing has it. */
+  async function subscribe(email: string) {
+    const clock = (await send('POST', '/test_clocks', { frozen_time: '2026-04-01T00:00:00Z' })).body.id as string;
+    const session = await send('POST', '/checkout/sessions', {
+      product_slug: 'pro',
+      ...urls,
+      customer_email: email,
+      test_clock: clock,
+    });
+    await fetch(`${platform.gatewayUrl}/checkout/${session.body.id}`, {
+      method: 'POST',
+      redirect: 'manual',
+      body: new URLSearchParams({ card_number: '4242424242424242', exp: '12/34', cvc: '123' }),
+    });
+    const subscription = await eventually(async () => {
+      const read = await send('GET', `/checkout/sessions/${session.body.id}`);
+      const found = await send('GET', `/subscriptions/${read.body.subscription_id}`);
+      expect(found.status).toBe(200);
+      return found.body;
+    });
+    return { clock, subscription };
+  }
+
+  async function advance(clock: string, to: string) {
+    await send('POST', `/test_clocks/${clock}/advance`, { frozen_time: to });
+    await eventually(async () => expect((await send('GET', `/test_clocks/${clock}`)).body.status).toBe('ready'));
+  }
+
+  /** The processor's succeeded charges by invoice (keys `<invoice>:<attempt>`). */
+  async function succeededCharges(): Promise<Map<string, number>> {
+    const store = platform.checkout!.service.context.store;
+    const { rows } = await store.database.query<{ invoice: string; count: string }>(
+      `SELECT split_part(idempotency_key, ':', 1) AS invoice, count(*) AS count
+         FROM ${store.tables.schema}.sandbox_charges
+        WHERE result->>'status' = 'succeeded' AND idempotency_key LIKE 'in\\_%:%' GROUP BY 1`,
+    );
+    return new Map(rows.map((row) => [row.invoice, Number(row.count)]));
+  }
+
+  /** Every succeeded charge is on exactly one paid invoice of the amount, and no invoice was charged twice. */
+  async function expectLedgerAndRecordsAgree() {
+    for (const [invoiceId, count] of await succeededCharges()) {
+      expect({ invoiceId, count }).toEqual({ invoiceId, count: 1 });
+      const invoice = await send('GET', `/invoices/${invoiceId}`);
+      expect({ invoiceId, status: invoice.body.status }).toEqual({ invoiceId, status: 'paid' });
+    }
+  }
+
+  /** The next charge's answer is lost, and so is the answer to the status query that follows it. */
+  function loseChargeAndStatus(kind: 'hold' | 'drop') {
+    proxy.arm(kind === 'hold' ? { path: /^\/internal\/charges$/, kind, ms: 6000 } : { path: /^\/internal\/charges$/, kind });
+    proxy.arm({ path: /^\/internal\/charges\/status$/, kind: 'drop' });
+  }
+
+  it('a switch whose charge answer is held past the timeout is answered from the status query: 200, one charge', async () => {
+    const { clock, subscription } = await subscribe('asked-switch@example.com');
+    await advance(clock, '2026-04-10T12:00:00Z');
+    proxy.arm({ path: /^\/internal\/charges$/, kind: 'hold', ms: 6000 });
+    const switched = await send('POST', `/subscriptions/${subscription.id}/switch`, { target_product_id: products.business });
+    expect(switched.status).toBe(200);
+    expect(switched.body).toMatchObject({ subscription: { price: 599 }, invoice: { total: 400, status: 'paid' } });
+    await expectLedgerAndRecordsAgree();
+  });
+
+  it('a switch whose outcome stays unknown is 409, a retry charges nothing, the reconciler records the charge', async () => {
+    const { clock, subscription } = await subscribe('held-switch@example.com');
+    await advance(clock, '2026-04-10T12:00:00Z');
+    loseChargeAndStatus('hold');
+    const first = await send('POST', `/subscriptions/${subscription.id}/switch`, { target_product_id: products.business });
+    expect(first.status).toBe(409);
+    expect(first.body.error.code).toBe('payment_pending');
+    const retry = await send('POST', `/subscriptions/${subscription.id}/switch`, { target_product_id: products.business });
+    expect(retry.status).toBe(409);
+    expect(retry.body.error.code).toBe('payment_pending');
+
+    const switched = await eventually(async () => {
+      const read = await send('GET', `/subscriptions/${subscription.id}`);
+      expect(read.body.price).toBe(599);
+      return read.body;
+    }, 30_000);
+    expect(switched.current_period_start).toBe('2026-04-10T12:00:00.000Z');
+    const invoices = await send('GET', `/invoices?subscription_id=${subscription.id}`);
+    const proration = invoices.body.data.filter((i: any) => i.total === 400);
+    expect(proration).toHaveLength(1);
+    expect(proration[0].status).toBe('paid');
+    await expectLedgerAndRecordsAgree();
+  });
+
+  it('a direct creation whose charge answer is lost is 409, a retry charges nothing, the subscription starts once', async () => {
+    const { subscription } = await subscribe('direct@example.com');
+    loseChargeAndStatus('drop');
+    const body = { customer_id: subscription.customer_id, product_id: products.basic, ...urls };
+    const first = await send('POST', '/subscriptions', body);
+    expect(first.status).toBe(409);
+    expect(first.body.error.code).toBe('payment_pending');
+    const retry = await send('POST', '/subscriptions', body);
+    expect(retry.status).toBe(409);
+
+    const started = await eventually(async () => {
+      const list = await send('GET', `/subscriptions?customer_id=${subscription.customer_id}`);
+      const basic = list.body.data.filter((s: any) => s.product.id === products.basic);
+      expect(basic).toHaveLength(1);
+      return basic[0];
+    }, 30_000);
+    expect(started.status).toBe('ACTIVE');
+    const again = await send('POST', '/subscriptions', body);
+    expect(again.status).toBe(409);
+    await expectLedgerAndRecordsAgree();
+  });
+
+  it('a renewal whose charge answer is lost renews once, charged once', async () => {
+    const { clock, subscription } = await subscribe('renewal@example.com');
+    proxy.arm({ path: /^\/internal\/charges/, kind: 'drop' });
+    proxy.arm({ path: /^\/internal\/charges\/status$/, kind: 'drop' });
+    await advance(clock, '2026-05-01T06:00:00Z');
+    const renewed = await eventually(async () => {
+      const read = await send('GET', `/subscriptions/${subscription.id}`);
+      expect(read.body.current_period_start).toBe('2026-05-01T00:00:00.000Z');
+      return read.body;
+    }, 30_000);
+    expect(renewed.status).toBe('ACTIVE');
+    expect(proxy.lost.some((path) => path.startsWith('/internal/charges'))).toBe(true);
+    await expectLedgerAndRecordsAgree();
+  });
+});
