@@ -282,6 +282,22 @@ export function registerAdminRoutes(registry: OpenApiRegistry): OpenApiRegistry 
     },
   });
   route({
+    method: 'get',
+    path: `${org}/pending_charges`,
+    summary: 'Charges whose outcome is not recorded yet (docs/lost-answers.md), oldest first',
+    tags: ['Dashboard'],
+    params,
+    query: AdminPendingChargesQuery,
+    responses: {
+      200: {
+        description: 'Every such charge of the environment',
+        schema: z.object({ object: z.literal('list'), data: z.array(PendingCharge), has_more: z.literal(false) }),
+      },
+      400: invalidParametersResponse,
+      404: missing,
+    },
+  });
+  route({
     method: 'post',
     path: `${org}/products`,
     summary: 'Create a product',
@@ -530,6 +546,31 @@ export const AdminCustomersQuery = z
   })
   .meta({ id: 'AdminCustomersQuery' });
 export type AdminCustomersQuery = z.infer<typeof AdminCustomersQuery>;
+
+export const AdminPendingChargesQuery = z
+  .object({ environment: Environment })
+  .meta({ id: 'AdminPendingChargesQuery' });
+export type AdminPendingChargesQuery = z.infer<typeof AdminPendingChargesQuery>;
+
+/**
+ * A charge asked of the processor whose outcome billing has not recorded yet: its answer was
+ * lost, or billing stopped between the charge and its record. The reconciler asks the processor
+ * for it by `idempotency_key`; one listed for long means the processor cannot be reached.
+ */
+export const PendingCharge = z
+  .object({
+    object: z.literal('pending_charge'),
+    idempotency_key: z.string().describe('The processor idempotency key: <invoice>:<attempt>'),
+    purpose: z
+      .enum(['invoice', 'first_period', 'switch'])
+      .describe('invoice: a renewal, dunning or new-card attempt; first_period: a direct creation; switch: a plan switch holding its subscription'),
+    subject: z.string().describe('The invoice (invoice), or the subscription (first_period, switch)'),
+    attempt: z.int().min(1),
+    amount: z.int().min(0).describe('TWD'),
+    asked_at: z.string().describe('When the charge was asked (ISO 8601, UTC)'),
+  })
+  .meta({ id: 'PendingCharge' });
+export type PendingCharge = z.infer<typeof PendingCharge>;
 
 export const AdminSubscriptionsQuery = z
   .object({

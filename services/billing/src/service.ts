@@ -29,6 +29,7 @@ import { mountTestClockRoutes } from './test-clocks/routes';
 import { requireAdminOrganization, requireCaller } from '@billing/service';
 import { mountBillingSettingsRoutes } from './settings/routes';
 import { billingMetrics } from './metrics/daily';
+import { mountPendingChargesRoute } from './charges/routes';
 import { mountDashboardReads } from './dashboard/routes';
 
 /** The billing service: customers, subscriptions, invoices, entitlements, test clocks, the customer portal. */
@@ -58,6 +59,7 @@ export const billingService: ServiceDefinition = {
     mountBillingSettingsRoutes(app, context);
     mountMetricsPart(app, context, billingMetrics);
     mountDashboardReads(app, context);
+    mountPendingChargesRoute(app, context);
     // After the customer routes: their errors leave with the customer endpoints' own codes.
     app.use('/v1/customers', customerErrorCodes);
   },

@@ -1,4 +1,5 @@
 import { eventually } from '@billing/testing';
+import { createUser, signedIn } from './dashboard-helpers';
 import { FaultProxy } from './fault-proxy';
 import { clientOf, type CreatedOrganization, jsonApi, type Platform, plan, startPlatform } from './platform';
 
@@ -79,6 +80,13 @@ describe('a charge whose answer is lost is recorded once, never charged again', 
     await eventually(async () => expect((await send('GET', `/test_clocks/${clock}`)).body.status).toBe('ready'));
   }
 
+  /** What the admin API lists as pending (`GET /admin/v1/organizations/{id}/pending_charges`). */
+  async function pendingCharges() {
+    const listed = await clientOf(platform.gatewayUrl).admin('GET', `/organizations/${org.id}/pending_charges?environment=SANDBOX`);
+    expect(listed.status).toBe(200);
+    return listed.body.data as Array<Record<string, unknown>>;
+  }
+
   /** The processor's succeeded charges by invoice (keys `<invoice>:<attempt>`). */
   async function succeededCharges(): Promise<Map<string, number>> {
     const store = platform.checkout!.service.context.store;
@@ -125,6 +133,14 @@ describe('a charge whose answer is lost is recorded once, never charged again', 
     const retry = await send('POST', `/subscriptions/${subscription.id}/switch`, { target_product_id: products.business });
     expect(retry.status).toBe(409);
     expect(retry.body.error.code).toBe('payment_pending');
+    expect(await pendingCharges()).toContainEqual(
+      expect.objectContaining({ purpose: 'switch', subject: subscription.id, amount: 400 }),
+    );
+    await createUser(platform.gatewayUrl, org.id, 'owner@lost-answers.example', 'owner', 'a long enough password 1');
+    const owner = await signedIn(platform.gatewayUrl, 'owner@lost-answers.example', 'a long enough password 1');
+    const overview = (await owner.get(`/dashboard/${org.id}/sandbox`)).html;
+    expect(overview).toContain('Charges being confirmed with the processor');
+    expect(overview).toContain(subscription.id);
 
     const switched = await eventually(async () => {
       const read = await send('GET', `/subscriptions/${subscription.id}`);
@@ -136,6 +152,7 @@ describe('a charge whose answer is lost is recorded once, never charged again', 
     const proration = invoices.body.data.filter((i: any) => i.total === 400);
     expect(proration).toHaveLength(1);
     expect(proration[0].status).toBe('paid');
+    expect(await pendingCharges()).not.toContainEqual(expect.objectContaining({ subject: subscription.id }));
     await expectLedgerAndRecordsAgree();
   });
 
@@ -148,6 +165,9 @@ describe('a charge whose answer is lost is recorded once, never charged again', 
     expect(first.body.error.code).toBe('payment_pending');
     const retry = await send('POST', '/subscriptions', body);
     expect(retry.status).toBe(409);
+    expect(await pendingCharges()).toContainEqual(
+      expect.objectContaining({ purpose: 'first_period', subject: first.body.error.details[0].subscription_id }),
+    );
 
     const started = await eventually(async () => {
       const list = await send('GET', `/subscriptions?customer_id=${subscription.customer_id}`);

@@ -183,6 +183,7 @@ export function mountAdminRoutes(app: Express, options: AdminRoutesOptions): voi
   app.get(`${org}/customers`, ...billing);
   app.get(`${org}/customers/:customer_id/payments`, ...billing);
   app.get(`${org}/subscriptions`, ...billing);
+  app.get(`${org}/pending_charges`, ...billing);
   app.get(`${org}/billing_settings`, ...billing);
   app.patch(`${org}/billing_settings`, ...billing);
   app.post(`${org}/portal_configurations`, ...billing);

@@ -1,6 +1,7 @@
 import { ApiFailure } from '../client';
-import { type Html, html, twd } from '../html';
-import type { DashboardPage } from '../page';
+import type { PendingCharge } from '@billing/contracts';
+import { type Html, html, twd, when } from '../html';
+import type { DashboardPage, PageContext } from '../page';
 
 interface Day {
   date: string;
@@ -106,7 +107,7 @@ export const overviewPage: DashboardPage = {
     }
     const last = days.at(-1);
     const sum = (f: (d: Day) => number) => days.reduce((total, d) => total + f(d), 0);
-    return html`<nav aria-label="Period">
+    return html`${await pendingChargesSection(ctx)}<nav aria-label="Period">
         <p>
           Period:
           ${[30, 90, 365].map((n) => html`<a href="?range=${n}" ${n === range ? html` aria-current="page"` : ''}>${n} days</a> `)}
@@ -141,3 +142,48 @@ export const overviewPage: DashboardPage = {
       </div>`;
   },
 };
+
+const PURPOSES: Record<PendingCharge['purpose'], string> = {
+  invoice: 'Invoice attempt',
+  first_period: 'First period of a new subscription',
+  switch: 'Plan switch',
+};
+
+/**
+ * Charges whose outcome is not recorded yet (docs/lost-answers.md): shown only when there are
+ * some, since one listed for long means the processor cannot be reached.
+ */
+async function pendingChargesSection(ctx: PageContext): Promise<Html | string> {
+  let pending: PendingCharge[];
+  try {
+    pending = (await ctx.api.admin<{ data: PendingCharge[] }>('GET', `/pending_charges?environment=${ctx.environment}`))
+      .data;
+  } catch (error) {
+    if (!(error instanceof ApiFailure)) throw error;
+    return html`<p class="error" role="alert">The pending charges could not be read: ${error.explanation}</p>`;
+  }
+  if (pending.length === 0) return '';
+  return html`<section class="card" aria-label="Charges being confirmed">
+    <h2>Charges being confirmed with the processor</h2>
+    <p>Their answer was lost; they are asked about until their outcome is known, and never charged again.</p>
+    <div class="table">
+      <table>
+        <thead>
+          <tr><th scope="col">Asked at</th><th scope="col">For</th><th scope="col">Record</th><th scope="col">Amount</th><th scope="col">Processor key</th></tr>
+        </thead>
+        <tbody>
+          ${pending.map(
+            (charge) =>
+              html`<tr>
+                <td>${when(charge.asked_at)}</td>
+                <td>${PURPOSES[charge.purpose]}</td>
+                <td><code>${charge.subject}</code></td>
+                <td>${twd(charge.amount)}</td>
+                <td><code>${charge.idempotency_key}</code></td>
+              </tr>`,
+          )}
+        </tbody>
+      </table>
+    </div>
+  </section>`;
+}
