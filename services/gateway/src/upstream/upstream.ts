@@ -4,6 +4,7 @@ import type { NextFunction, Request, Response } from 'express';
 import type CircuitBreaker from 'opossum';
 import { ApiError } from '@billing/contracts';
 import { type FailureBlame, IsolatedBreaker } from '@billing/runtime';
+import { SERVICE_KEEP_ALIVE_TIMEOUT_MS } from '@billing/service';
 
 /** A failure of the upstream itself: refused, reset, timed out, or a 502/503/504 answer. */
 export class UpstreamError extends Error {
@@ -49,6 +50,13 @@ export const DEFAULT_BREAKER_OPTIONS: Required<UpstreamBreakerOptions> = {
  * A 500 is not: it is a bug answering, usually for one request's input, and the service is up.
  */
 export const defaultIsFailureStatus = (status: number): boolean => status === 502 || status === 503 || status === 504;
+
+/**
+ * How long a pooled upstream socket may sit idle before the gateway closes it: well within the
+ * services' keep-alive timeout, so the gateway never sends a request on a socket that the
+ * service is closing at that moment (which answered ECONNRESET, and the client 503).
+ */
+export const UPSTREAM_FREE_SOCKET_TIMEOUT_MS = SERVICE_KEEP_ALIVE_TIMEOUT_MS / 2;
 
 /** Errors of a connection that was never made: nothing of the request reached the upstream. */
 const NOT_REACHED = new Set(['ECONNREFUSED', 'EHOSTUNREACH', 'ENETUNREACH', 'ENOTFOUND', 'EAI_AGAIN', 'EADDRNOTAVAIL']);
@@ -188,8 +196,8 @@ export function createUpstream(options: UpstreamOptions): UpstreamHandler {
   /** Responses already answered (503 written or upstream answer relayed). */
   const answered = new WeakSet<Response>();
   const inFlight = new Set<ClientRequest>();
-  const agent =
-    new URL(target).protocol === 'https:' ? new https.Agent({ keepAlive: true }) : new http.Agent({ keepAlive: true });
+  const agentOptions = { keepAlive: true, timeout: UPSTREAM_FREE_SOCKET_TIMEOUT_MS };
+  const agent = new URL(target).protocol === 'https:' ? new https.Agent(agentOptions) : new http.Agent(agentOptions);
 
   const unavailable = ApiError.of('service_unavailable', `${name} is unavailable`);
   const respondUnavailable = (res: Response): void => {
@@ -215,10 +223,15 @@ export function createUpstream(options: UpstreamOptions): UpstreamHandler {
   const request = targetUrl.protocol === 'https:' ? https.request : http.request;
   const basePath = targetUrl.pathname === '/' ? '' : targetUrl.pathname.replace(/\/$/, '');
 
-  /** Sends `req` upstream and relays the answer into `res`, settling `attempt` on the answer's headers. */
-  const send = (req: Request, res: Response, attempt: Attempt): void => {
+  /**
+   * Sends `req` upstream and relays the answer into `res`, settling `attempt` on the answer's
+   * headers. A request that met a pooled socket the service had just closed is sent once more,
+   * on a connection of its own (`resend`).
+   */
+  const send = (req: Request, res: Response, attempt: Attempt, resend = false): void => {
     const proxyReq = request({
-      agent,
+      // `false`: a new connection, closed after the answer.
+      agent: resend ? false : agent,
       protocol: targetUrl.protocol,
       hostname: targetUrl.hostname,
       port: targetUrl.port,
@@ -232,7 +245,15 @@ export function createUpstream(options: UpstreamOptions): UpstreamHandler {
     // Socket idle limit, also while the response body streams; a write's covers the time its
     // late answer is awaited.
     proxyReq.setTimeout(isWrite(req.method) ? writeTimeoutMs + lateAnswerMs : timeoutMs, () => proxyReq.destroy());
-    proxyReq.on('error', (error) => onUpstreamError(error, req, res, attempt));
+    // Decided before the body is written: a streamed body is gone once sent.
+    const resendable = !resend && bodyAtHand(req);
+    const unanswered = noAnswerYet(proxyReq);
+    proxyReq.on('error', (error) => {
+      if (resendable && !attempt.settled && isStaleSocket(proxyReq, error) && unanswered()) {
+        return send(req, res, attempt, true);
+      }
+      onUpstreamError(error, req, res, attempt);
+    });
     proxyReq.once('response', (proxyRes) => onUpstreamResponse(proxyRes, req, res, attempt));
     // The client left while the answer streamed: stop reading it, freeing the upstream socket.
     res.once('close', () => {
@@ -405,6 +426,28 @@ function readLateAnswer(proxyRes: IncomingMessage, done: (answer: LateAnswer | u
   });
   proxyRes.once('error', () => done(undefined));
 }
+
+/**
+ * A pooled socket that the service closed as the request went out: reused, and reset (or its
+ * write refused). Sending again is safe only when nothing of the answer came (`noAnswerYet`)
+ * and the body can be sent again (`bodyAtHand`): the service never read the request. This is
+ * the retry that Node's undici and Go's HTTP client make on a stale keep-alive socket.
+ */
+function isStaleSocket(proxyReq: ClientRequest, error: Error): boolean {
+  const { code } = error as { code?: unknown };
+  return proxyReq.reusedSocket && (code === 'ECONNRESET' || code === 'EPIPE');
+}
+
+/** Whether no byte of an answer has arrived on the request's socket since the request got it. */
+function noAnswerYet(proxyReq: ClientRequest): () => boolean {
+  let readBefore: number | undefined;
+  proxyReq.once('socket', (socket) => (readBefore = socket.bytesRead));
+  return () => readBefore !== undefined && proxyReq.socket?.bytesRead === readBefore;
+}
+
+/** A body that can be written again: read ahead (`rawBody`), parsed, or none at all; not a stream. */
+const bodyAtHand = (req: Request & { rawBody?: unknown }): boolean =>
+  Buffer.isBuffer(req.rawBody) || req.readableEnded || !hasBody(req);
 
 function toError(error: unknown): Error {
   return error instanceof Error ? error : new Error(String(error));
