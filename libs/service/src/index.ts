@@ -25,6 +25,7 @@ export {
   actorOf,
   adminOrganizationOf,
   callerOf,
+  checkSignedBody,
   requireAdminOrganization,
   requireCaller,
   requireInternalSignature,
@@ -47,6 +48,7 @@ export {
 export {
   bodyHeadersRefusal,
   byteOrderMarkRefusal,
+  formBodies,
   jsonBodies,
   refuseUnreadableBodies,
   startsWithByteOrderMark,
