@@ -4,8 +4,8 @@
 // organization beside it; DATA_DIR=memory keeps nothing on disk. The first start creates an
 // admin token and a demo organization; later starts reuse them, and print them again only with
 // `--show-secrets` (or SHOW_SECRETS=1). Services listen on 127.0.0.1 whatever HOST says (only
-// the gateway takes HOST) and answer only calls signed with INTERNAL_SECRET, made for this
-// process unless set. It says what it is doing (the build, the database, each service) and
+// the gateway takes HOST) and answer only calls signed with INTERNAL_SECRET, made on the first
+// start and kept in DATA_DIR/internal-secret unless set. It says what it is doing (the build, the database, each service) and
 // prints the banner last; logs are warnings and errors unless LOG_LEVEL is set, pretty on a
 // terminal and JSON otherwise (LOG_FORMAT).
 const { spawn } = require('node:child_process');
@@ -48,12 +48,15 @@ async function buildPackages() {
 
 /** Where this run keeps its data: absolute paths, or null for each when DATA_DIR=memory. */
 function dataPaths(setting = process.env.DATA_DIR) {
-  if (setting === 'memory') return { root: null, pglite: null, adminToken: null, demoOrganization: null };
+  if (setting === 'memory') {
+    return { root: null, pglite: null, adminToken: null, internalSecret: null, demoOrganization: null };
+  }
   const root = resolve(setting || '.data');
   return {
     root,
     pglite: join(root, 'pglite'),
     adminToken: join(root, 'admin-token'),
+    internalSecret: join(root, 'internal-secret'),
     demoOrganization: join(root, 'demo-organization.json'),
   };
 }
@@ -70,6 +73,20 @@ function adminToken() {
   if (existsSync(paths.adminToken)) return { token: readFileSync(paths.adminToken, 'utf8').trim(), created: false };
   writeFileSync(paths.adminToken, `${made}\n`, { mode: 0o600 });
   return { token: made, created: true };
+}
+
+/**
+ * INTERNAL_SECRET from the environment, else the one kept in DATA_DIR (made on first start).
+ * Kept, not made per start: portal links are derived from it, and a new one would end every
+ * open link at each restart.
+ */
+function internalSecret() {
+  if (process.env.INTERNAL_SECRET) return process.env.INTERNAL_SECRET;
+  const made = randomBytes(32).toString('base64url');
+  if (!paths.internalSecret) return made;
+  if (existsSync(paths.internalSecret)) return readFileSync(paths.internalSecret, 'utf8').trim();
+  writeFileSync(paths.internalSecret, `${made}\n`, { mode: 0o600 });
+  return made;
 }
 
 /** The demo organization's Sandbox keys, kept in DATA_DIR (`created` when this start made it). */
@@ -211,8 +228,8 @@ async function main() {
   const config = {
     ...process.env,
     ADMIN_TOKEN: admin.token,
-    // Every service runs in this process, so a secret made now is shared by all of them.
-    INTERNAL_SECRET: process.env.INTERNAL_SECRET || randomBytes(32).toString('base64url'),
+    // Every service runs in this process, so one secret, kept in DATA_DIR, is shared by all of them.
+    INTERNAL_SECRET: internalSecret(),
   };
   // The embedded default is a developer's machine: its Sandbox webhooks may reach localhost and
   // private networks. On real servers (DATABASE_URL or KAFKA_BROKERS) only when the operator

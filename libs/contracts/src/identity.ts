@@ -17,6 +17,8 @@ export const IDENTITY_HEADERS = {
   scope: 'x-billing-scope',
   timestamp: 'x-billing-timestamp',
   signature: 'x-billing-signature',
+  /** SHA-256 (hex) of the body bytes as sent, signed with the rest; checked against the bytes received. */
+  bodyHash: 'x-billing-body-sha256',
 } as const;
 
 export const KeyKind = z.enum(['secret', 'publishable']);

@@ -1,4 +1,4 @@
-import { createHmac, timingSafeEqual } from 'node:crypto';
+import { createHash, createHmac, timingSafeEqual } from 'node:crypto';
 import { z } from 'zod';
 import { type Actor, actorFromHeaderValue, actorHeaderValue } from './actors';
 import { type CallerIdentity, IDENTITY_HEADERS, identityFromHeaders } from './identity';
@@ -28,6 +28,8 @@ export interface InternalCall {
   method: string;
   /** The request target exactly as sent: path and query string. */
   path: string;
+  /** The body exactly as sent; none when absent. */
+  body?: Uint8Array | string;
   /** `key` and `service`: the caller; `admin`: the organization alone; `page`: nothing. */
   identity?: Partial<CallerIdentity>;
   /** Who the call acts for (recorded on the events it appends); absent: the system. */
@@ -37,15 +39,36 @@ export interface InternalCall {
 /** What a service may believe about a call whose signature checked out. */
 export type VerifiedCall = (
   { scope: 'key' | 'service'; identity: CallerIdentity } | { scope: 'admin'; organization: string } | { scope: 'page' }
-) & { actor?: Actor };
+) & {
+  actor?: Actor;
+  /** SHA-256 (hex) of the body signed: what the body read must hash to (`isSignedBody`). */
+  bodyHash: string;
+};
+
+/** SHA-256 (hex) of a body; the empty body's is computed once. */
+export function bodyHashOf(body: Uint8Array | string | undefined): string {
+  if (body === undefined || body.length === 0) return EMPTY_BODY_HASH;
+  return createHash('sha256').update(body).digest('hex');
+}
+const EMPTY_BODY_HASH = createHash('sha256').digest('hex');
+
+/** Whether `body` is the body a verified call was signed with (constant time). */
+export function isSignedBody(call: Pick<VerifiedCall, 'bodyHash'>, body: Uint8Array | string): boolean {
+  const given = Buffer.from(bodyHashOf(body));
+  const signed = Buffer.from(call.bodyHash);
+  return given.length === signed.length && timingSafeEqual(given, signed);
+}
 
 export type InternalCallVerification = { ok: true; call: VerifiedCall } | { ok: false; reason: string };
 
 /** Unambiguous (a JSON array) so that no field can shift into its neighbour. */
-function canonical(call: Omit<InternalCall, 'actor'> & { actor?: string }, timestamp: string): string {
+function canonical(
+  call: Omit<InternalCall, 'actor' | 'body'> & { actor?: string; bodyHash: string },
+  timestamp: string,
+): string {
   const id = call.identity ?? {};
   return JSON.stringify([
-    'billing-internal-v1',
+    'billing-internal-v2',
     call.scope,
     id.organization ?? '',
     id.environment ?? '',
@@ -55,22 +78,26 @@ function canonical(call: Omit<InternalCall, 'actor'> & { actor?: string }, times
     call.path,
     timestamp,
     call.actor ?? '',
+    call.bodyHash,
   ]);
 }
 
 const mac = (secret: string, text: string) => `v1=${createHmac('sha256', secret).update(text).digest('hex')}`;
 
 /**
- * The headers of a signed internal call: the identity fields given, the scope, the time and an
- * HMAC-SHA256 over all of them with the method and path, keyed by the shared INTERNAL_SECRET.
+ * The headers of a signed internal call: the identity fields given, the scope, the time, the
+ * body's SHA-256 and an HMAC-SHA256 over all of them with the method, path and query, keyed by
+ * the shared INTERNAL_SECRET.
  */
 export function signInternalCall(secret: string, call: InternalCall, nowMs = Date.now()): Record<string, string> {
   const timestamp = String(Math.floor(nowMs));
   const actorText = call.actor && actorHeaderValue(call.actor);
+  const bodyHash = bodyHashOf(call.body);
   const headers: Record<string, string> = {
     [IDENTITY_HEADERS.scope]: call.scope,
     [IDENTITY_HEADERS.timestamp]: timestamp,
-    [IDENTITY_HEADERS.signature]: mac(secret, canonical({ ...call, actor: actorText }, timestamp)),
+    [IDENTITY_HEADERS.bodyHash]: bodyHash,
+    [IDENTITY_HEADERS.signature]: mac(secret, canonical({ ...call, actor: actorText, bodyHash }, timestamp)),
   };
   if (actorText !== undefined) headers[IDENTITY_HEADERS.actor] = actorText;
   const id = call.identity ?? {};
@@ -85,7 +112,8 @@ type Headers = Record<string, string | string[] | undefined>;
 
 /**
  * Checks a received call's signature (constant time), its age against `nowMs` and that its
- * scope carries what the scope needs. Anything missing, repeated, altered or stale fails.
+ * scope carries what the scope needs. Anything missing, repeated, altered or stale fails. The
+ * body is not read here: the call's `bodyHash` is what the body, once read, must hash to.
  */
 export function verifyInternalCall(
   secret: string,
@@ -101,7 +129,8 @@ export function verifyInternalCall(
   const scopeHeader = one(IDENTITY_HEADERS.scope);
   const timestamp = one(IDENTITY_HEADERS.timestamp);
   const signature = one(IDENTITY_HEADERS.signature);
-  if (!scopeHeader || !timestamp || !signature) {
+  const bodyHash = one(IDENTITY_HEADERS.bodyHash);
+  if (!scopeHeader || !timestamp || !signature || !bodyHash) {
     return fail('Missing internal signature: services are reached through the gateway');
   }
   const scope = CallScope.safeParse(scopeHeader);
@@ -114,14 +143,14 @@ export function verifyInternalCall(
   } as Partial<CallerIdentity>;
   const actorText = one(IDENTITY_HEADERS.actor);
   const expected = Buffer.from(
-    mac(secret, canonical({ ...request, scope: scope.data, identity, actor: actorText }, timestamp)),
+    mac(secret, canonical({ ...request, scope: scope.data, identity, actor: actorText, bodyHash }, timestamp)),
   );
   const given = Buffer.from(signature);
   if (given.length !== expected.length || !timingSafeEqual(given, expected)) return fail('Invalid internal signature');
   if (Math.abs(nowMs - Number(timestamp)) > maxAgeMs) return fail('Expired internal signature');
   const actor = actorText === undefined ? undefined : actorFromHeaderValue(actorText);
   if (actorText !== undefined && !actor) return fail('Invalid actor');
-  const acting = actor ? { actor } : {};
+  const acting = { ...(actor ? { actor } : {}), bodyHash };
 
   switch (scope.data) {
     case 'key':

@@ -1,10 +1,17 @@
 import { IDENTITY_HEADERS } from './identity';
-import { type InternalCall, signInternalCall, verifyInternalCall } from './internal-signature';
+import {
+  type InternalCall,
+  bodyHashOf,
+  isSignedBody,
+  signInternalCall,
+  verifyInternalCall,
+} from './internal-signature';
 
 const SECRET = 'a-test-secret-that-is-long-enough-000';
 const NOW = Date.parse('2026-03-01T00:00:00Z');
 const caller = { organization: 'org_a', environment: 'SANDBOX', keyKind: 'secret', keyId: 'key_1' } as const;
 const call: InternalCall = { scope: 'key', method: 'GET', path: '/v1/customers?limit=2', identity: caller };
+const noBody = bodyHashOf(undefined);
 
 const verify = (headers: Record<string, string | string[]>, overrides: Partial<InternalCall> = {}, now = NOW) =>
   verifyInternalCall(
@@ -15,7 +22,10 @@ const verify = (headers: Record<string, string | string[]>, overrides: Partial<I
 
 describe('internal call signatures', () => {
   it('verifies what was signed, with the identity it carries', () => {
-    expect(verify(signInternalCall(SECRET, call, NOW))).toEqual({ ok: true, call: { scope: 'key', identity: caller } });
+    expect(verify(signInternalCall(SECRET, call, NOW))).toEqual({
+      ok: true,
+      call: { scope: 'key', identity: caller, bodyHash: noBody },
+    });
     const admin = signInternalCall(
       SECRET,
       { scope: 'admin', method: 'POST', path: '/admin/products', identity: { organization: 'org_a' } },
@@ -23,10 +33,10 @@ describe('internal call signatures', () => {
     );
     expect(verify(admin, { method: 'POST', path: '/admin/products' })).toEqual({
       ok: true,
-      call: { scope: 'admin', organization: 'org_a' },
+      call: { scope: 'admin', organization: 'org_a', bodyHash: noBody },
     });
     const page = signInternalCall(SECRET, { scope: 'page', method: 'GET', path: '/checkout/cs_1' }, NOW);
-    expect(verify(page, { path: '/checkout/cs_1' })).toEqual({ ok: true, call: { scope: 'page' } });
+    expect(verify(page, { path: '/checkout/cs_1' })).toEqual({ ok: true, call: { scope: 'page', bodyHash: noBody } });
   });
 
   it.each([
@@ -37,6 +47,7 @@ describe('internal call signatures', () => {
     ['scope', IDENTITY_HEADERS.scope, 'service'],
     ['timestamp', IDENTITY_HEADERS.timestamp, String(NOW + 1)],
     ['signature', IDENTITY_HEADERS.signature, `v1=${'0'.repeat(64)}`],
+    ['body hash', IDENTITY_HEADERS.bodyHash, bodyHashOf('{"amount":999}')],
   ])('refuses a call with its %s changed', (_what, header, value) => {
     expect(verify({ ...signInternalCall(SECRET, call, NOW), [header]: value })).toMatchObject({ ok: false });
   });
@@ -46,6 +57,18 @@ describe('internal call signatures', () => {
     expect(verify(signed, { method: 'POST' })).toMatchObject({ ok: false, reason: 'Invalid internal signature' });
     expect(verify(signed, { path: '/v1/customers?limit=3' })).toMatchObject({ ok: false });
     expect(verify(signInternalCall(`${SECRET}x`, call, NOW))).toMatchObject({ ok: false });
+  });
+
+  it('signs the body by its SHA-256: the body read must be the one signed, byte for byte', () => {
+    const refund = { ...call, method: 'POST', path: '/v1/refunds', body: '{"order_id":"ord_1","amount":1}' };
+    const verified = verify(signInternalCall(SECRET, refund, NOW), refund);
+    expect(verified).toMatchObject({ ok: true, call: { bodyHash: bodyHashOf(refund.body) } });
+    const signed = (verified as { call: { bodyHash: string } }).call;
+    expect(isSignedBody(signed, Buffer.from(refund.body))).toBe(true);
+    expect(isSignedBody(signed, '{"order_id":"ord_2","amount":999}')).toBe(false);
+    expect(isSignedBody(signed, `${refund.body} `)).toBe(false);
+    expect(isSignedBody(signed, '')).toBe(false);
+    expect(isSignedBody({ bodyHash: noBody }, Buffer.alloc(0))).toBe(true);
   });
 
   it('accepts a minute either way of the clock, and refuses beyond', () => {

@@ -116,20 +116,23 @@ export class InternalClient {
     caller: CallerIdentity,
   ): Promise<InternalResponse<unknown>> {
     const url = new URL(`${this.options.baseUrl}${path}`);
-    // Signed as sent: fetch sends the URL's normalised path, which is what the service checks.
+    const text = method === 'POST' ? JSON.stringify(body) : undefined;
+    // Signed as sent: fetch sends the URL's normalised path, which is what the service checks,
+    // and this very text as the body.
     const signed = signInternalCall(this.options.secret, {
       scope: 'service',
       method,
       path: `${url.pathname}${url.search}`,
       identity: caller,
+      body: text,
     });
     const response = await fetch(url, {
       method,
       headers: {
-        ...(method === 'POST' ? { 'content-type': 'application/json' } : {}),
+        ...(text !== undefined ? { 'content-type': 'application/json' } : {}),
         ...signed,
       },
-      body: method === 'POST' ? JSON.stringify(body) : undefined,
+      body: text,
       signal: AbortSignal.timeout(this.options.timeoutMs ?? 1500),
     });
     const parsed = (await response.json().catch(() => undefined)) as unknown;

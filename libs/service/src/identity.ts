@@ -5,6 +5,7 @@ import {
   type Environment,
   type VerifiedCall,
   INTERNAL_SIGNATURE_MAX_AGE_MS,
+  isSignedBody,
   SYSTEM_ACTOR,
   unauthorized,
   verifyInternalCall,
@@ -46,7 +47,9 @@ export function scopesForPath(path: string): readonly CallScope[] {
 /**
  * Mounted before every route of a service (after `/healthz`, `/readyz`, `/metrics`): a call
  * not signed with the internal secret, signed for another method, path or identity, older than
- * a minute, or of a scope the path does not admit, answers 401 before anything is read.
+ * a minute, or of a scope the path does not admit, answers 401 before anything is read. A call
+ * without a body must have been signed without one; a body is checked where it is read
+ * (`checkSignedBody`, in the services' body parsers).
  */
 export function requireInternalSignature(options: InternalAuthOptions): RequestHandler {
   const now = options.now ?? Date.now;
@@ -62,9 +65,26 @@ export function requireInternalSignature(options: InternalAuthOptions): RequestH
     if (!scopesForPath(req.path).includes(verified.call.scope)) {
       return next(unauthorized(`A ${verified.call.scope} call cannot reach ${req.method} ${req.path}`));
     }
+    if (!hasBody(req) && !isSignedBody(verified.call, '')) return next(anotherBody());
     verifiedCalls.set(req, verified.call);
     next();
   };
+}
+
+/** HTTP/1.1 framing: a request has a body only with `Transfer-Encoding` or a non-zero `Content-Length`. */
+const hasBody = (req: Request): boolean =>
+  req.headers['transfer-encoding'] !== undefined || Number(req.headers['content-length'] ?? 0) > 0;
+
+const anotherBody = () => unauthorized('Invalid internal signature: the body is not the one signed');
+
+/**
+ * For a body parser's `verify`, with the bytes it read: a signed call's body must be the one
+ * its signature covers (401 otherwise), so a captured call cannot be replayed with another
+ * body. Calls nobody signed (the gateway's own admin API, which faces the network) pass.
+ */
+export function checkSignedBody(req: Request, body: Buffer): void {
+  const call = verifiedCalls.get(req);
+  if (call && !isSignedBody(call, body)) throw anotherBody();
 }
 
 /** The caller the gateway (or a calling service) vouched for; 401 when none did. */

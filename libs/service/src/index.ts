@@ -6,6 +6,7 @@ export { logFormat, prettyLogLine, type LogFormat } from './pretty-log';
 export { DEFAULT_READINESS_TIMEOUT_MS, Readiness, type ReadinessCheck, type ReadinessResult } from './readiness';
 export {
   DEFAULT_SHUTDOWN_TIMEOUT_MS,
+  SERVICE_KEEP_ALIVE_TIMEOUT_MS,
   startService,
   type Closer,
   type ServiceHandle,
@@ -24,6 +25,7 @@ export {
   actorOf,
   adminOrganizationOf,
   callerOf,
+  checkSignedBody,
   requireAdminOrganization,
   requireCaller,
   requireInternalSignature,
@@ -46,6 +48,7 @@ export {
 export {
   bodyHeadersRefusal,
   byteOrderMarkRefusal,
+  formBodies,
   jsonBodies,
   refuseUnreadableBodies,
   startsWithByteOrderMark,

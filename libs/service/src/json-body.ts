@@ -1,6 +1,7 @@
 import type { IncomingHttpHeaders } from 'node:http';
 import express, { type RequestHandler } from 'express';
 import { ApiError } from '@billing/contracts';
+import { checkSignedBody } from './identity';
 
 /**
  * One way to read a JSON body, for the gateway and every service (docs/errors.md, "One reading
@@ -53,8 +54,9 @@ export const refuseUnreadableBodies: RequestHandler = (req, _res, next) => {
 
 /**
  * The services' JSON body parser: `refuseUnreadableBodies`, then express.json with nothing
- * inflated and a leading BOM refused (400, as malformed JSON). `keepRawBody`, for a proxy that
- * reads a body and forwards it: its bytes are kept as `req.rawBody`, to be sent as they came.
+ * inflated and a leading BOM refused (400, as malformed JSON), and a signed call's bytes checked
+ * against its signature (`checkSignedBody`, 401). `keepRawBody`, for a proxy that reads a body
+ * and forwards it: its bytes are kept as `req.rawBody`, to be sent as they came.
  */
 export function jsonBodies(limit: string | number, { keepRawBody = false } = {}): RequestHandler[] {
   return [
@@ -63,9 +65,23 @@ export function jsonBodies(limit: string | number, { keepRawBody = false } = {})
       limit,
       inflate: false,
       verify: (req, _res, body) => {
+        checkSignedBody(req as express.Request, body);
         if (startsWithByteOrderMark(body)) throw byteOrderMarkRefusal();
         if (keepRawBody) (req as { rawBody?: Buffer }).rawBody = body;
       },
     }),
   ];
+}
+
+/**
+ * The services' form parser (hosted pages, the portal, the card form): URL-encoded fields, a
+ * signed call's bytes checked against its signature as `jsonBodies` does. Every parser a
+ * service mounts comes from here, so no route reads a body its signature does not cover.
+ */
+export function formBodies(limit: string | number): RequestHandler {
+  return express.urlencoded({
+    extended: false,
+    limit,
+    verify: (req, _res, body) => checkSignedBody(req as express.Request, body),
+  });
 }

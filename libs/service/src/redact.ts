@@ -70,6 +70,8 @@ const TOKENS = [
   /\badm_[A-Za-z0-9_-]{16,}/g,
   /\b[A-Za-z0-9]+_secret_[A-Za-z0-9]+/g,
   /\bwhsec_[A-Za-z0-9+/=]+/g,
+  // An embedded checkout's card-form token (`cft_<session id>_<random>`).
+  /\bcft_[A-Za-z0-9_]+/g,
 ];
 /** 13 to 19 digits, spaces or dashes between: masked when they pass the Luhn check. */
 const CARD_CANDIDATE = /\b\d(?:[ -]?\d){12,18}\b/g;
@@ -86,9 +88,41 @@ function luhn(digits: string): boolean {
   return sum % 10 === 0;
 }
 
-/** A free-text value with every email, secret-shaped token, card number and SHA-256 masked. */
+/**
+ * Where a URL's path itself is the credential, the segment after these prefixes: the customer
+ * portal (`/portal/<session id>/<access token>/...`), a dashboard invitation
+ * (`/dashboard/invite/<token>`) and an embedded checkout's card form
+ * (`/sandbox/card-form/<card-form token>`). By prefix, so every route under one is covered. Only
+ * at the root of a path (start, after a space, quote, `=` or a URL's host): a stack trace's
+ * `.../src/portal/page/routes.ts` is not a URL.
+ */
+const PATH_ROOT = String.raw`(?<=^|[\s"'(=]|\/\/[^/\s"'?#]+)`;
+const SEGMENT = String.raw`[^/?#\s"']+`;
+const CAPABILITY_PREFIXES = [String.raw`/portal/${SEGMENT}/`, '/dashboard/invite/', '/sandbox/card-form/'];
+const CAPABILITY_PATHS = CAPABILITY_PREFIXES.map((prefix) => new RegExp(`${PATH_ROOT}(${prefix})${SEGMENT}`, 'g'));
+/** 32 random bytes or an HMAC-SHA256 in base64url, as our URL tokens are made, as a whole path segment. */
+const BASE64URL_TOKEN_SEGMENT = /(?<=\/)[A-Za-z0-9_-]{43}(?=$|[/?#\s"'])/g;
+/** A query parameter: its value is masked when its name is a secret's (`token`, `client_secret`, ...). */
+const QUERY_PARAMETER = /([?&])([^=&#\s"']+)=([^&#\s"']*)/g;
+const QUERY_CREDENTIALS = new Set(['key', 'accesstoken', 'code', 'signature', 'sig', 'invite']);
+const isCredentialParameter = (name: string) => isSecretField(name) || QUERY_CREDENTIALS.has(normalise(name));
+
+/** Every credential a URL in the text carries, in its path or its query, masked. */
+function redactUrlCredentials(text: string): string {
+  let out = text;
+  for (const path of CAPABILITY_PATHS) out = out.replace(path, `$1${REDACTED}`);
+  out = out.replace(BASE64URL_TOKEN_SEGMENT, REDACTED);
+  return out.replace(QUERY_PARAMETER, (match, separator: string, name: string) =>
+    isCredentialParameter(name) ? `${separator}${name}=${REDACTED}` : match,
+  );
+}
+
+/**
+ * A free-text value with every email, secret-shaped token, card number, SHA-256 and credential
+ * in a URL masked.
+ */
 export function redactText(text: string): string {
-  let out = text.replace(EMAIL, REDACTED);
+  let out = redactUrlCredentials(text).replace(EMAIL, REDACTED);
   for (const token of TOKENS) out = out.replace(token, REDACTED);
   out = out.replace(SHA256_HEX, REDACTED);
   return out.replace(CARD_CANDIDATE, (match) => (luhn(match.replace(/\D/g, '')) ? REDACTED : match));

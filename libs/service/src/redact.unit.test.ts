@@ -1,3 +1,4 @@
+import { randomBytes } from 'node:crypto';
 import { createLogger } from './logger';
 import { REDACTED, pathForLog, redactText } from './redact';
 
@@ -100,5 +101,28 @@ describe('log redaction', () => {
     expect(pathForLog('/v1/customers/entitlements?email=ada@example.com')).toBe('/v1/customers/entitlements');
     expect(pathForLog('/v1/customers/external/ada@example.com')).toBe(`/v1/customers/external/${REDACTED}`);
     expect(pathForLog('/checkout/cs_abc/pay')).toBe('/checkout/cs_abc/pay');
+  });
+
+  it('masks the credential of every URL that carries one, in its path or its query, wherever it is logged', () => {
+    const token = randomBytes(32).toString('base64url');
+    expect(pathForLog(`/portal/portal_session_1/${token}`)).toBe(`/portal/portal_session_1/${REDACTED}`);
+    expect(pathForLog(`/portal/portal_session_1/short/subscriptions/sub_1/cancel`)).toBe(
+      `/portal/portal_session_1/${REDACTED}/subscriptions/sub_1/cancel`,
+    );
+    expect(pathForLog('/dashboard/invite/abc/more')).toBe(`/dashboard/invite/${REDACTED}/more`);
+    expect(pathForLog('/sandbox/card-form/cft_cs_1_abc')).toBe(`/sandbox/card-form/${REDACTED}`);
+    expect(pathForLog('/sandbox/card-form.js')).toBe('/sandbox/card-form.js');
+    // By shape: a new route whose path carries one of our 32-byte tokens.
+    expect(pathForLog(`/dashboard/reset/${token}`)).toBe(`/dashboard/reset/${REDACTED}`);
+    expect(redactText(`No route for GET /portal/ps_1/${token}/x`)).toBe(`No route for GET /portal/ps_1/${REDACTED}/x`);
+    expect(redactText(`see http://127.0.0.1:8080/dashboard/invite/abc`)).toBe(
+      `see http://127.0.0.1:8080/dashboard/invite/${REDACTED}`,
+    );
+    expect(redactText('/embed/checkout?id=cs_1&client_secret=abc&token=def&page=2')).toBe(
+      `/embed/checkout?id=cs_1&client_secret=${REDACTED}&token=${REDACTED}&page=2`,
+    );
+    // A stack trace's source paths are not URLs.
+    const frame = 'at handler (/srv/services/billing/dist/portal/page/routes.js:12:3)';
+    expect(redactText(frame)).toBe(frame);
   });
 });

@@ -36,6 +36,12 @@ export interface ServiceHandle {
 }
 
 export const DEFAULT_SHUTDOWN_TIMEOUT_MS = 10_000;
+/**
+ * How long a service keeps an idle keep-alive connection open. Longer than the gateway keeps an
+ * idle pooled socket (its upstreams' free-socket timeout, half of this), so that the gateway
+ * closes first and never reuses a socket the service is closing.
+ */
+export const SERVICE_KEEP_ALIVE_TIMEOUT_MS = 10_000;
 /** Responses that finish during the drain leave idle keep-alive sockets that must be swept. */
 const IDLE_SWEEP_MS = 50;
 
@@ -43,6 +49,7 @@ export async function startService(options: StartServiceOptions): Promise<Servic
   const { app, logger, host = '127.0.0.1' } = options;
   const timeoutMs = options.shutdownTimeoutMs ?? DEFAULT_SHUTDOWN_TIMEOUT_MS;
   const server = createServer();
+  server.keepAliveTimeout = SERVICE_KEEP_ALIVE_TIMEOUT_MS;
   // Node's own 400, 408, 417 and 431 answers leave in the error envelope too.
   answerProtocolErrorsInEnvelope(server, logger);
   const pending = new Set<ServerResponse>();

@@ -33,15 +33,17 @@ export function scopeForTestPath(path: string): CallScope {
 }
 
 /**
- * `headers` with the internal signature added, as the gateway would send them to `url`: the
- * identity headers among them are signed, with the scope the path needs (`scopeForTestPath`)
- * unless `scope` is given. Headers that already carry a signature are left as they are.
+ * `headers` with the internal signature added, as the gateway would send them to `url` with
+ * `body`: the identity headers among them are signed, with the scope the path needs
+ * (`scopeForTestPath`) unless `scope` is given. Headers that already carry a signature are left
+ * as they are.
  */
 export function signedHeaders(
   url: string,
   method = 'GET',
   headers: Record<string, string> = {},
   scope?: CallScope,
+  body?: string | Uint8Array,
 ): Record<string, string> {
   if (headers[IDENTITY_HEADERS.signature] !== undefined) return headers;
   const { pathname, search } = new URL(url);
@@ -56,15 +58,28 @@ export function signedHeaders(
     method,
     path: `${pathname}${search}`,
     identity,
+    body,
   });
   return { ...headers, ...signed };
 }
 
-/** `fetch` straight to a service, signed as the gateway would sign it (`signedHeaders`). */
+/**
+ * `fetch` straight to a service, signed as the gateway would sign it (`signedHeaders`), body
+ * included: a string, bytes or form fields (sent as the string that was signed).
+ */
 export function signedFetch(url: string, init: RequestInit = {}): Promise<Response> {
   const method = init.method ?? 'GET';
   const headers = Object.fromEntries(new Headers(init.headers).entries());
-  return fetch(url, { ...init, headers: signedHeaders(url, method, headers) });
+  const body = bytesOf(init.body);
+  if (init.body instanceof URLSearchParams) headers['content-type'] ??= 'application/x-www-form-urlencoded';
+  return fetch(url, { ...init, body, headers: signedHeaders(url, method, headers, undefined, body) });
+}
+
+function bytesOf(body: RequestInit['body']): string | Uint8Array | undefined {
+  if (body === undefined || body === null) return undefined;
+  if (typeof body === 'string' || body instanceof Uint8Array) return body;
+  if (body instanceof URLSearchParams) return body.toString();
+  throw new Error('signedFetch signs string, byte and form bodies only');
 }
 
 /**

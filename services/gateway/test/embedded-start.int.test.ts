@@ -1,6 +1,6 @@
 import { type ChildProcess, spawn, spawnSync } from 'node:child_process';
 import { createHash } from 'node:crypto';
-import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, realpathSync, rmSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, realpathSync, rmSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { eventually } from '@billing/testing';
@@ -149,9 +149,9 @@ describe('npm start on the embedded default', () => {
     }
   });
 
-  it('wires the services together: a paid plan is a subscription, and a second checkout for it is 409', async () => {
+  it('wires the services together: a paid plan is a subscription, a second checkout for it is 409, its portal link outlives a restart', async () => {
     const own = mkdtempSync(join(tmpdir(), 'billing-start-'));
-    const started = await startEmbedded(own);
+    let started = await startEmbedded(own);
     const { gateway, adminToken, organization, secretKey } = started.printed;
     const call = (path: string, token: string, body?: unknown) => callGateway(gateway, path, token, body);
     try {
@@ -190,6 +190,22 @@ describe('npm start on the embedded default', () => {
           error: { code: 'conflict', details: [{ existing_subscription_id: subscriptions[0].id, status: 'ACTIVE' }] },
         },
       });
+
+      // Issue 26, item 8: the portal link is derived from INTERNAL_SECRET, which is kept in
+      // DATA_DIR (owner only), so a restart does not end it. The port is new: only the path is kept.
+      const portal = await call('/v1/portal/sessions', secretKey, {
+        customer_id: subscriptions[0].customer_id,
+        return_url: 'https://shop.example/account',
+      });
+      expect(portal.status).toBe(201);
+      const portalPath = new URL(portal.body.url).pathname;
+      expect((await fetch(`${gateway}${portalPath}`)).status).toBe(200);
+      expect(await stop(started.child)).toBe(0);
+      started = await startEmbedded(own);
+      expect((await fetch(`${started.printed.gateway}${portalPath}`)).status).toBe(200);
+      const secretFile = join(own, '.data', 'internal-secret');
+      expect(statSync(secretFile).mode & 0o777).toBe(0o600);
+      expect(started.output()).not.toContain(readFileSync(secretFile, 'utf8').trim());
     } finally {
       expect(await stop(started.child)).toBe(0);
       rmSync(own, { recursive: true, force: true });
@@ -220,7 +236,12 @@ describe('npm start on the embedded default', () => {
       }
       expect(readdirSync(cwd)).toEqual([]);
       expect(existsSync(join(cwd, '.data'))).toBe(false);
-      expect(readdirSync(dataDir).sort()).toEqual(['admin-token', 'demo-organization.json', 'pglite']);
+      expect(readdirSync(dataDir).sort()).toEqual([
+        'admin-token',
+        'demo-organization.json',
+        'internal-secret',
+        'pglite',
+      ]);
       expect(existsSync(join(dataDir, 'pglite', 'PG_VERSION'))).toBe(true);
       expect(readFileSync(join(dataDir, 'admin-token'), 'utf8').trim()).toBe(first.printed.adminToken);
       expect(JSON.parse(readFileSync(join(dataDir, 'demo-organization.json'), 'utf8')).id).toBe(

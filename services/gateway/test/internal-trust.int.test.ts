@@ -309,4 +309,66 @@ describe('calls straight to a service port', () => {
     expect(paid.status).toBe(401);
     expect((await gateway('GET', `/v1/checkout/sessions/${session.body.id}`)).body.status).toBe('OPEN');
   });
+
+  /**
+   * Issue 26, item 6: a signed 1 TWD refund replayed to checkout's port within the minute with
+   * another body answered 201. The signature covers the body's SHA-256, and the service checks
+   * the bytes it reads against it.
+   */
+  describe('a captured call replayed with another body', () => {
+    const sendRaw = async (base: string, path: string, headers: Record<string, string>, body?: string) => {
+      const response = await fetch(`${base}${path}`, { method: 'POST', headers, body });
+      const text = await response.text();
+      return { status: response.status, body: text.startsWith('{') ? JSON.parse(text) : text } as Reply;
+    };
+    const signedPost = (path: string, body: string | undefined, scope: 'key' | 'page' = 'key') =>
+      signInternalCall(testInternalSecret(), {
+        scope,
+        method: 'POST',
+        path,
+        identity: scope === 'key' ? victimIdentity() : undefined,
+        body,
+      });
+    const coupon = (amount: number) =>
+      JSON.stringify({
+        name: `Replay ${amount}`,
+        discount_type: 'PERCENTAGE',
+        discount_amount: amount,
+        duration: 'once',
+      });
+    const json = { 'content-type': 'application/json' };
+
+    it('refuses a JSON call with another body, or with the body added or left out, and accepts the body signed', async () => {
+      const headers = { ...json, ...signedPost('/v1/coupons', coupon(1)) };
+      const replays = [
+        await sendRaw(url('promotions'), '/v1/coupons', headers, coupon(99)),
+        await sendRaw(url('promotions'), '/v1/coupons', headers, `${coupon(1)} `),
+        await sendRaw(url('promotions'), '/v1/coupons', headers),
+        await sendRaw(
+          url('promotions'),
+          '/v1/coupons',
+          { ...json, ...signedPost('/v1/coupons', undefined) },
+          coupon(99),
+        ),
+      ];
+      for (const replay of replays) {
+        expect(replay).toMatchObject({ status: 401, body: { error: { code: 'unauthorized' } } });
+      }
+      const signed = await sendRaw(url('promotions'), '/v1/coupons', headers, coupon(1));
+      expect(signed).toMatchObject({ status: 201, body: { name: 'Replay 1' } });
+      const names = (await gateway('GET', '/v1/coupons')).body.data.map((c: { name: string }) => c.name);
+      expect(names.filter((name: string) => name.startsWith('Replay'))).toEqual(['Replay 1']);
+    });
+
+    it('refuses a hosted-page form replayed with other fields', async () => {
+      const path = '/checkout/cs_replayed';
+      const form = { 'content-type': 'application/x-www-form-urlencoded' };
+      const fields = 'card_number=4242424242424242&exp=12%2F34&cvc=123';
+      const headers = { ...form, ...signedPost(path, fields, 'page') };
+      const replay = await sendRaw(url('checkout'), path, headers, 'card_number=4000000000000002&exp=12%2F34&cvc=123');
+      expect(replay).toMatchObject({ status: 401, body: { error: { code: 'unauthorized' } } });
+      // The body signed reaches the page, which knows no such session.
+      expect((await sendRaw(url('checkout'), path, headers, fields)).status).not.toBe(401);
+    });
+  });
 });

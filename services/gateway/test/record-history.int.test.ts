@@ -196,7 +196,7 @@ describe('the actor in the forwarded signature', () => {
       },
       res: { locals },
     } as unknown as Request;
-    signForwarded(secret)(proxyReq, req);
+    signForwarded(secret)(proxyReq, req, Buffer.alloc(0));
     const verified = verifyInternalCall(secret, { method: 'GET', path: '/admin/events?record_id=cus_1', headers });
     if (!verified.ok) throw new Error(verified.reason);
     return { actor: verified.call.actor, headers };

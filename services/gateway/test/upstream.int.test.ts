@@ -154,14 +154,28 @@ describe('createUpstream', () => {
     expect(await response.json()).toEqual({ body });
   });
 
-  it('streams a body that no parser consumed', async () => {
-    const { gateway } = await setUp();
+  it('reads a body that no parser consumed, hands its bytes to onProxyReq and sends them', async () => {
+    const signed: string[] = [];
+    const { gateway } = await setUp({ onProxyReq: (_proxyReq, _req, body) => void signed.push(body.toString()) });
     const response = await fetch(`${gateway.url}/raw`, {
       method: 'POST',
       headers: { 'content-type': 'text/plain' },
       body: 'plain text body',
     });
     expect(await response.json()).toEqual({ text: 'plain text body' });
+    expect(signed).toEqual(['plain text body']);
+  });
+
+  it('answers 413 in the envelope for an unread body over 1 MB, without calling the upstream', async () => {
+    const { gateway, hits } = await setUp();
+    const response = await fetch(`${gateway.url}/raw`, {
+      method: 'POST',
+      headers: { 'content-type': 'text/plain' },
+      body: 'x'.repeat(1024 * 1024 + 1),
+    });
+    expect(response.status).toBe(413);
+    expect(await response.json()).toMatchObject({ error: { code: 'payload_too_large' } });
+    expect(hits).toEqual([]);
   });
 
   it('sends a body read ahead of it (rawBody) byte for byte, not re-serialised', async () => {

@@ -1,6 +1,7 @@
 import { createHash, timingSafeEqual } from 'node:crypto';
 import type { ServiceContext } from '@billing/runtime';
-import express, { type Express, type Response } from 'express';
+import { formBodies } from '@billing/service';
+import type { Express, Response } from 'express';
 import { dependenciesOf } from '../dependencies';
 import { CardForms } from '../payments/card-form';
 import { sessionOfCardFormToken } from '../sessions/create';
@@ -94,7 +95,7 @@ export function mountCardFormRoutes(app: Express, context: ServiceContext): void
     res.status(204).end();
   });
 
-  app.post('/sandbox/card-form/:sdk_token', express.urlencoded({ extended: false, limit: '2kb' }), async (req, res) => {
+  app.post('/sandbox/card-form/:sdk_token', formBodies('2kb'), async (req, res) => {
     fromAnyOrigin(res);
     const token = String(req.params.sdk_token);
     const sessionId = sessionOfCardFormToken(token);

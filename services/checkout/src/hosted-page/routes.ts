@@ -1,7 +1,7 @@
 import { ApiError, PayCheckoutSessionBody, detailsFromZodIssues } from '@billing/contracts';
 import type { ServiceContext } from '@billing/runtime';
-import { findTextProblems } from '@billing/service';
-import express, { type Express, type Request, type Response } from 'express';
+import { findTextProblems, formBodies } from '@billing/service';
+import type { Express, Request, Response } from 'express';
 import { findSessionRow } from '../sessions/queries';
 import { statusAt } from '../sessions/resource';
 import { openedBySoldOutLink } from '../payment-links/queries';
@@ -185,7 +185,7 @@ export function mountHostedPage(app: Express, context: ServiceContext): void {
     res.type('html').send(renderCheckoutPage(viewOf(session!, action(req), page)));
   });
 
-  app.post('/checkout/:session_id', express.urlencoded({ extended: false, limit: '10kb' }), async (req, res) => {
+  app.post('/checkout/:session_id', formBodies('10kb'), async (req, res) => {
     const row = await loadRow(req);
     const session = row?.session ?? null;
     const page = await pageOf(req, session);

@@ -9,12 +9,24 @@ export const SESSION_TTL_MS = 12 * 60 * 60_000;
 /** Five wrong passwords (or admin tokens from one address) within 15 minutes lock it for 15 minutes. */
 export const LOCKOUT = { limit: 5, windowMs: 15 * 60_000, lockMs: 15 * 60_000 };
 
+/**
+ * A cookie's value, or `undefined` when it is absent or cannot be decoded: a cookie is the
+ * client's to write, so a malformed one is no cookie (a signed-out visitor), never an error.
+ */
 export function readCookie(req: Request, name: string): string | undefined {
   for (const part of (req.get('cookie') ?? '').split(';')) {
     const [key, ...value] = part.trim().split('=');
-    if (key === name) return decodeURIComponent(value.join('='));
+    if (key === name) return decodedOrUndefined(value.join('='));
   }
   return undefined;
+}
+
+function decodedOrUndefined(value: string): string | undefined {
+  try {
+    return decodeURIComponent(value);
+  } catch {
+    return undefined;
+  }
 }
 
 export function setCookie(req: Request, res: Response, name: string, value: string, maxAgeSeconds?: number): void {

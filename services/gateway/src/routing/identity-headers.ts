@@ -32,10 +32,11 @@ const isCallScope = (value: unknown): value is CallScope => typeof value === 'st
 
 /**
  * The upstreams' `onProxyReq`: signs the request as it is sent (method, path after rewriting,
- * identity headers and scope) with the internal secret, at the process's clock.
+ * identity headers and scope, and the body's bytes) with the internal secret, at the process's
+ * clock.
  */
 export function signForwarded(secret: string, now: () => number = Date.now) {
-  return (proxyReq: ClientRequest, req: Request): void => {
+  return (proxyReq: ClientRequest, req: Request, body: Buffer): void => {
     const scope = req.headers[IDENTITY_HEADERS.scope];
     if (!isCallScope(scope)) return;
     const header = (name: string) => {
@@ -55,6 +56,7 @@ export function signForwarded(secret: string, now: () => number = Date.now) {
           keyId: header(IDENTITY_HEADERS.keyId),
         },
         actor: actorOf(req, scope, header(IDENTITY_HEADERS.keyId)),
+        body,
       },
       now(),
     );

@@ -4,6 +4,7 @@ export {
   blameUpstreamFailure,
   defaultIsFailureStatus,
   UpstreamError,
+  UPSTREAM_FREE_SOCKET_TIMEOUT_MS,
   type LateAnswer,
   type UpstreamBreakerOptions,
   type UpstreamHandler,

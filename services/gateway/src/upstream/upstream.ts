@@ -4,6 +4,7 @@ import type { NextFunction, Request, Response } from 'express';
 import type CircuitBreaker from 'opossum';
 import { ApiError } from '@billing/contracts';
 import { type FailureBlame, IsolatedBreaker } from '@billing/runtime';
+import { SERVICE_KEEP_ALIVE_TIMEOUT_MS } from '@billing/service';
 
 /** A failure of the upstream itself: refused, reset, timed out, or a 502/503/504 answer. */
 export class UpstreamError extends Error {
@@ -49,6 +50,13 @@ export const DEFAULT_BREAKER_OPTIONS: Required<UpstreamBreakerOptions> = {
  * A 500 is not: it is a bug answering, usually for one request's input, and the service is up.
  */
 export const defaultIsFailureStatus = (status: number): boolean => status === 502 || status === 503 || status === 504;
+
+/**
+ * How long a pooled upstream socket may sit idle before the gateway closes it: well within the
+ * services' keep-alive timeout, so the gateway never sends a request on a socket that the
+ * service is closing at that moment (which answered ECONNRESET, and the client 503).
+ */
+export const UPSTREAM_FREE_SOCKET_TIMEOUT_MS = SERVICE_KEEP_ALIVE_TIMEOUT_MS / 2;
 
 /** Errors of a connection that was never made: nothing of the request reached the upstream. */
 const NOT_REACHED = new Set(['ECONNREFUSED', 'EHOSTUNREACH', 'ENETUNREACH', 'ENOTFOUND', 'EAI_AGAIN', 'EADDRNOTAVAIL']);
@@ -98,8 +106,11 @@ export interface UpstreamOptions {
    * `/cus_1`); use `(_path, req) => req.originalUrl` to forward the full path.
    */
   pathRewrite?: (path: string, req: Request) => string;
-  /** Runs before the request leaves, e.g. to set identity headers. Must not write the body. */
-  onProxyReq?: (proxyReq: ClientRequest, req: Request) => void;
+  /**
+   * Runs before the request leaves, e.g. to set identity headers, with the body as it will be
+   * sent (to sign). Must not write the body.
+   */
+  onProxyReq?: (proxyReq: ClientRequest, req: Request, body: Buffer) => void;
   /** Every failure that ended in a 503 (or counted against the breaker); for logging. */
   onError?: (error: Error, req: Request, res: Response) => void;
   /** Upstream statuses that count as breaker failures (still passed through). */
@@ -169,7 +180,9 @@ interface Attempt {
  *   `resetTimeoutMs` one trial request goes through and closes the breaker if it succeeds.
  * - The request goes out with the client's end-to-end headers (hop-by-hop ones dropped),
  *   `X-Forwarded-For/Port/Proto/Host`, the gateway's `X-Request-Id`, and what `onProxyReq` sets.
- *   Its body is never re-serialised when its bytes are at hand (`writeBody`); the answer's status,
+ *   Its body is held in full before it leaves (`bodyOf`; read first if nothing read it ahead),
+ *   so that `onProxyReq` can sign its bytes and a request met by a stale pooled socket can be
+ *   sent again; it is never re-serialised when its bytes are at hand. The answer's status,
  *   end-to-end headers and body are relayed as they come.
  * - A client that goes away aborts the upstream request; that is not counted as a failure.
  * - If the upstream dies while its body is streaming, the client connection is destroyed rather
@@ -188,8 +201,8 @@ export function createUpstream(options: UpstreamOptions): UpstreamHandler {
   /** Responses already answered (503 written or upstream answer relayed). */
   const answered = new WeakSet<Response>();
   const inFlight = new Set<ClientRequest>();
-  const agent =
-    new URL(target).protocol === 'https:' ? new https.Agent({ keepAlive: true }) : new http.Agent({ keepAlive: true });
+  const agentOptions = { keepAlive: true, timeout: UPSTREAM_FREE_SOCKET_TIMEOUT_MS };
+  const agent = new URL(target).protocol === 'https:' ? new https.Agent(agentOptions) : new http.Agent(agentOptions);
 
   const unavailable = ApiError.of('service_unavailable', `${name} is unavailable`);
   const respondUnavailable = (res: Response): void => {
@@ -215,10 +228,15 @@ export function createUpstream(options: UpstreamOptions): UpstreamHandler {
   const request = targetUrl.protocol === 'https:' ? https.request : http.request;
   const basePath = targetUrl.pathname === '/' ? '' : targetUrl.pathname.replace(/\/$/, '');
 
-  /** Sends `req` upstream and relays the answer into `res`, settling `attempt` on the answer's headers. */
-  const send = (req: Request, res: Response, attempt: Attempt): void => {
+  /**
+   * Sends `req` upstream and relays the answer into `res`, settling `attempt` on the answer's
+   * headers. A request that met a pooled socket the service had just closed is sent once more,
+   * on a connection of its own (`resend`).
+   */
+  const send = (req: Request, res: Response, attempt: Attempt, resend = false): void => {
     const proxyReq = request({
-      agent,
+      // `false`: a new connection, closed after the answer.
+      agent: resend ? false : agent,
       protocol: targetUrl.protocol,
       hostname: targetUrl.hostname,
       port: targetUrl.port,
@@ -232,7 +250,13 @@ export function createUpstream(options: UpstreamOptions): UpstreamHandler {
     // Socket idle limit, also while the response body streams; a write's covers the time its
     // late answer is awaited.
     proxyReq.setTimeout(isWrite(req.method) ? writeTimeoutMs + lateAnswerMs : timeoutMs, () => proxyReq.destroy());
-    proxyReq.on('error', (error) => onUpstreamError(error, req, res, attempt));
+    const unanswered = noAnswerYet(proxyReq);
+    proxyReq.on('error', (error) => {
+      if (!resend && !attempt.settled && isStaleSocket(proxyReq, error) && unanswered()) {
+        return send(req, res, attempt, true);
+      }
+      onUpstreamError(error, req, res, attempt);
+    });
     proxyReq.once('response', (proxyRes) => onUpstreamResponse(proxyRes, req, res, attempt));
     // The client left while the answer streamed: stop reading it, freeing the upstream socket.
     res.once('close', () => {
@@ -240,8 +264,9 @@ export function createUpstream(options: UpstreamOptions): UpstreamHandler {
     });
     try {
       // Headers first: writing the body sends them.
-      onProxyReq?.(proxyReq, req);
-      writeBody(proxyReq, req);
+      const body = bodyOf(req);
+      onProxyReq?.(proxyReq, req, body);
+      writeBody(proxyReq, req, body);
     } catch (error) {
       attempt.fail(toError(error));
     }
@@ -367,13 +392,19 @@ export function createUpstream(options: UpstreamOptions): UpstreamHandler {
   });
   const callerOf = options.callerOf ?? clientAddress;
 
-  const handler = (req: Request, res: Response, _next: NextFunction): void => {
+  const fire = (req: Request, res: Response): void => {
     breakers.fire(callerOf(req, res), req, res).catch((error: unknown) => {
       // Attempt failures have answered already; this answers an open breaker, the caller's or the
       // upstream's (EOPENBREAKER), or a closed upstream (ESHUTDOWN).
       respondUnavailable(res);
       onError?.(toError(error), req, res);
     });
+  };
+  // A body still unread is read first, outside the upstream's timeout and breakers: a slow
+  // upload is the client's doing, not the service's.
+  const handler = (req: Request, res: Response, _next: NextFunction): void => {
+    if (!isUnread(req)) return fire(req, res);
+    void readBody(req, res).then((read) => read && fire(req, res));
   };
 
   return Object.assign(handler, {
@@ -404,6 +435,24 @@ function readLateAnswer(proxyRes: IncomingMessage, done: (answer: LateAnswer | u
     if (!proxyRes.complete) done(undefined);
   });
   proxyRes.once('error', () => done(undefined));
+}
+
+/**
+ * A pooled socket that the service closed as the request went out: reused, and reset (or its
+ * write refused). Sending again is safe only when nothing of the answer came (`noAnswerYet`):
+ * the service never read the request, and its body is held (`bodyOf`) to be sent again. This is
+ * the retry that Node's undici and Go's HTTP client make on a stale keep-alive socket.
+ */
+function isStaleSocket(proxyReq: ClientRequest, error: Error): boolean {
+  const { code } = error as { code?: unknown };
+  return proxyReq.reusedSocket && (code === 'ECONNRESET' || code === 'EPIPE');
+}
+
+/** Whether no byte of an answer has arrived on the request's socket since the request got it. */
+function noAnswerYet(proxyReq: ClientRequest): () => boolean {
+  let readBefore: number | undefined;
+  proxyReq.once('socket', (socket) => (readBefore = socket.bytesRead));
+  return () => readBefore !== undefined && proxyReq.socket?.bytesRead === readBefore;
 }
 
 function toError(error: unknown): Error {
@@ -463,23 +512,56 @@ function forwardedHeaders(req: Request, res: Response): http.OutgoingHttpHeaders
   return headers;
 }
 
+type RequestWithBody = Request & { rawBody?: unknown };
+
+const NO_BODY = Buffer.alloc(0);
+
+/** The most the gateway holds of a body it forwards; the services take far less. */
+const MAX_FORWARDED_BODY_BYTES = 1024 * 1024;
+
 /**
- * The request body, never re-serialised when its bytes are at hand: read ahead (`rawBody`, by
- * the idempotency check or the admin API's JSON parser) it is sent as it came; unread, it is
- * streamed. Only a body some other parser consumed without keeping its bytes is written again
- * from its parsed form.
+ * The body as it is sent, held in full before the request leaves, so that its signature can
+ * cover its SHA-256 and a request can be sent again: read ahead (`rawBody`, by the idempotency
+ * check, the admin API's JSON parser or `readBody`) it is sent as it came. Only a body that
+ * some other parser consumed without keeping its bytes is written again from its parsed form.
  */
-function writeBody(proxyReq: ClientRequest, req: Request & { rawBody?: unknown }): void {
-  if (Buffer.isBuffer(req.rawBody)) return endWith(proxyReq, req.rawBody);
-  // Read by someone else: its bytes are gone, so what `Content-Length` announced must not be awaited.
-  if (req.readableEnded) return endWith(proxyReq, reserialisedBody(req) ?? '');
-  if (!hasBody(req)) return void proxyReq.end();
-  req.pipe(proxyReq);
+function bodyOf(req: RequestWithBody): Buffer {
+  if (Buffer.isBuffer(req.rawBody)) return req.rawBody;
+  if (req.readableEnded) return Buffer.from(reserialisedBody(req) ?? '');
+  return NO_BODY;
 }
 
-function endWith(proxyReq: ClientRequest, body: Buffer | string): void {
-  proxyReq.setHeader('content-length', Buffer.byteLength(body));
+/** A request without a body is ended at once, as it came (no `Content-Length: 0` added). */
+function writeBody(proxyReq: ClientRequest, req: Request, body: Buffer): void {
+  if (body.length === 0 && !hasBody(req)) return void proxyReq.end();
+  proxyReq.setHeader('content-length', body.length);
   proxyReq.end(body);
+}
+
+const isUnread = (req: RequestWithBody): boolean => !Buffer.isBuffer(req.rawBody) && !req.readableEnded && hasBody(req);
+
+/**
+ * Reads a body nothing read ahead into `rawBody` (hosted-page and portal forms, PATCH and
+ * DELETE bodies); false when the client went away or the body is too large (answered 413).
+ */
+async function readBody(req: RequestWithBody, res: Response): Promise<boolean> {
+  const chunks: Buffer[] = [];
+  let size = 0;
+  try {
+    for await (const chunk of req) {
+      size += (chunk as Buffer).length;
+      if (size > MAX_FORWARDED_BODY_BYTES) {
+        const tooLarge = new ApiError(413, 'payload_too_large', 'The request body exceeds 1 MB');
+        res.status(tooLarge.status).set('connection', 'close').json(tooLarge.toEnvelope());
+        return false;
+      }
+      chunks.push(chunk as Buffer);
+    }
+  } catch {
+    return false; // The client went away while sending it.
+  }
+  req.rawBody = Buffer.concat(chunks);
+  return true;
 }
 
 /** HTTP/1.1 framing: a request has a body only with `Transfer-Encoding` or a non-zero `Content-Length`. */

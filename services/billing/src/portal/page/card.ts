@@ -6,8 +6,8 @@ import {
   detailsFromZodIssues,
 } from '@billing/contracts';
 import type { ServiceContext } from '@billing/runtime';
-import { findTextProblems } from '@billing/service';
-import express, { type Express, type Response } from 'express';
+import { findTextProblems, formBodies } from '@billing/service';
+import type { Express, Response } from 'express';
 import { setDefaultPaymentMethod } from '../../customers/payment-method';
 import { checkoutClient } from '../../dependencies';
 import { listInvoices } from '../../invoices/read-model';
@@ -17,7 +17,7 @@ import { renderCardForm } from './render-card';
 import { backToPortal, notFoundPage } from './routes';
 
 const PATH = '/portal/:session_id/:token/payment_method';
-const form = express.urlencoded({ extended: false, limit: '10kb' });
+const form = formBodies('10kb');
 
 /** The open invoices of the customer's PAST_DUE subscriptions: the new card pays them at once. */
 async function overdueInvoices(context: ServiceContext, portal: OpenPortal): Promise<Invoice[]> {

@@ -1,6 +1,7 @@
 import { ApiError, type Invoice, type Subscription } from '@billing/contracts';
 import type { ServiceContext } from '@billing/runtime';
-import express, { type Express, type Request, type Response } from 'express';
+import { formBodies } from '@billing/service';
+import type { Express, Request, Response } from 'express';
 import { findCustomer } from '../../customers/queries';
 import { findInvoice, listInvoices } from '../../invoices/read-model';
 import { discountFor, isBonusPeriod } from '../../renewals/renew';
@@ -15,7 +16,7 @@ import { mountPortalCardPages } from './card';
 import { type SubscriptionView, renderCancelPage, renderMessagePage, renderPortalPage, renderReceipt } from './render';
 
 const BASE = '/portal/:session_id/:token';
-const form = express.urlencoded({ extended: false, limit: '10kb' });
+const form = formBodies('10kb');
 
 /** Notices the main page shows after an action redirected to it (`?notice=`). */
 export const NOTICES = [

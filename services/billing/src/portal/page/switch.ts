@@ -1,6 +1,7 @@
 import { ApiError, type Subscription, type SwitchPreview } from '@billing/contracts';
 import type { ServiceContext } from '@billing/runtime';
-import express, { type Express, type Response } from 'express';
+import { formBodies } from '@billing/service';
+import type { Express, Response } from 'express';
 import { cancelSchedule, performSwitch, previewSwitch } from '../../switching/perform';
 import { findSchedule } from '../../switching/read-model';
 import { type OpenPortal, openPortal, ownSubscription } from './access';
@@ -9,7 +10,7 @@ import { renderSwitchChoices, renderSwitchConfirm } from './render-switch';
 import { backToPortal, notFoundPage } from './routes';
 
 const BASE = '/portal/:session_id/:token/subscriptions/:subscription_id';
-const form = express.urlencoded({ extended: false, limit: '10kb' });
+const form = formBodies('10kb');
 
 /** The subscription's pending plan switch, as the main page shows it with its cancel form. */
 export async function scheduledSwitchOf(
