@@ -1,4 +1,4 @@
-import { eventually } from '@billing/testing';
+import { callService, caller, eventually } from '@billing/testing';
 import { createUser, signedIn } from './dashboard-helpers';
 import { FaultProxy } from './fault-proxy';
 import { clientOf, type CreatedOrganization, jsonApi, type Platform, plan, startPlatform } from './platform';
@@ -46,6 +46,11 @@ describe('a charge whose answer is lost is recorded once, never charged again', 
     for (const [slug, price] of [['pro', 299], ['business', 599], ['basic', 199]] as const) {
       products[slug] = (await client.createProduct(org.id, plan({ slug, name: slug, price }))).body.id;
     }
+    const portal = await client.admin('POST', `/organizations/${org.id}/portal_configurations`, {
+      environment: 'SANDBOX',
+      features: { subscription_update: { enabled: true, products: [products.pro, products.business] } },
+    });
+    expect(portal.status).toBe(201);
   });
   afterAll(async () => {
     await platform?.stop();
@@ -53,7 +58,7 @@ describe('a charge whose answer is lost is recorded once, never charged again', 
   });
 
   /** Pays a `pro` checkout on a test clock at 1 April; the subscription once billing has it. */
-  async function subscribe(email: string) {
+  async function subscribe(email: string, card = '4242424242424242') {
     const clock = (await send('POST', '/test_clocks', { frozen_time: '2026-04-01T00:00:00Z' })).body.id as string;
     const session = await send('POST', '/checkout/sessions', {
       product_slug: 'pro',
@@ -64,7 +69,7 @@ describe('a charge whose answer is lost is recorded once, never charged again', 
     await fetch(`${platform.gatewayUrl}/checkout/${session.body.id}`, {
       method: 'POST',
       redirect: 'manual',
-      body: new URLSearchParams({ card_number: '4242424242424242', exp: '12/34', cvc: '123' }),
+      body: new URLSearchParams({ card_number: card, exp: '12/34', cvc: '123' }),
     });
     const subscription = await eventually(async () => {
       const read = await send('GET', `/checkout/sessions/${session.body.id}`);
@@ -156,6 +161,27 @@ describe('a charge whose answer is lost is recorded once, never charged again', 
     await expectLedgerAndRecordsAgree();
   });
 
+  it("the portal's switch whose outcome stays unknown tells the buyer it is being confirmed; charged once", async () => {
+    const { clock, subscription } = await subscribe('portal-switch@example.com');
+    await advance(clock, '2026-04-10T12:00:00Z');
+    const session = await send('POST', '/portal/sessions', {
+      customer_id: subscription.customer_id,
+      return_url: 'https://shop.example/account',
+    });
+    const confirm = `${session.body.url}/subscriptions/${subscription.id}/switch/${products.business}`;
+    const preview = await (await fetch(confirm)).text();
+    const csrf = /name="csrf_token" value="([^"]+)"/.exec(preview)![1]!;
+    loseChargeAndStatus('drop');
+    const posted = await fetch(confirm, { method: 'POST', body: new URLSearchParams({ csrf_token: csrf }), redirect: 'manual' });
+    expect(posted.status).toBe(409);
+    expect(await posted.text()).toMatch(/Your payment is being confirmed with the bank|您的付款正在向銀行確認中/);
+
+    await eventually(async () => {
+      expect((await send('GET', `/subscriptions/${subscription.id}`)).body.price).toBe(599);
+    }, 30_000);
+    await expectLedgerAndRecordsAgree();
+  });
+
   it('a direct creation whose charge answer is lost is 409, a retry charges nothing, the subscription starts once', async () => {
     const { subscription } = await subscribe('direct@example.com');
     loseChargeAndStatus('drop');
@@ -178,6 +204,34 @@ describe('a charge whose answer is lost is recorded once, never charged again', 
     expect(started.status).toBe('ACTIVE');
     const again = await send('POST', '/subscriptions', body);
     expect(again.status).toBe(409);
+    await expectLedgerAndRecordsAgree();
+  });
+
+  it("a new card's retry whose answer is lost leaves the invoice open; the reconciler records it paid, once", async () => {
+    const { clock, subscription } = await subscribe('new-card@example.com', '4000000000000341');
+    await advance(clock, '2026-05-01T06:00:00Z');
+    expect((await send('GET', `/subscriptions/${subscription.id}`)).body.status).toBe('PAST_DUE');
+    const [open] = (await send('GET', `/invoices?subscription_id=${subscription.id}&status=open`)).body.data;
+    const card = (
+      await callService(platform.checkout!.service.url, 'POST', '/internal/payment_methods', caller(org.id), {
+        card_number: '4242424242424242',
+        exp: '12/34',
+        cvc: '123',
+      })
+    ).body;
+
+    loseChargeAndStatus('drop');
+    const path = `/internal/customers/${subscription.customer_id}/default_payment_method`;
+    const set = await callService(platform.billing!.service.url, 'PUT', path, caller(org.id), { payment_method: card });
+    expect(set.status).toBe(200);
+    expect(set.body.retried_invoices).toEqual([expect.objectContaining({ id: open.id, status: 'open', attempt_count: 1 })]);
+    expect(await pendingCharges()).toContainEqual(expect.objectContaining({ purpose: 'invoice', subject: open.id }));
+
+    await eventually(async () => {
+      expect((await send('GET', `/invoices/${open.id}`)).body).toMatchObject({ status: 'paid', attempt_count: 2 });
+      expect((await send('GET', `/subscriptions/${subscription.id}`)).body.status).toBe('ACTIVE');
+    }, 30_000);
+    expect((await succeededCharges()).get(open.id)).toBe(1);
     await expectLedgerAndRecordsAgree();
   });
 

@@ -146,6 +146,8 @@ const MESSAGES = {
     saveCard: 'Save card',
     sandboxCard: 'Sandbox: use test card 4242 4242 4242 4242, any future expiry and any CVC.',
     cardDeclined: 'Your card was declined. Please use another card.',
+    paymentPending:
+      'Your payment is being confirmed with the bank. Nothing more will be charged; please look again in a few minutes.',
     cardRetryFailed: 'Your card was saved, but the overdue payment was declined. Please use another card.',
     checkFields: (fields: string) => `Please check: ${fields}`,
     switchTitle: 'Change plan',
@@ -252,6 +254,7 @@ const MESSAGES = {
     saveCard: '儲存信用卡',
     sandboxCard: '測試環境：請使用測試卡號 4242 4242 4242 4242，任一未來到期日及任一安全碼。',
     cardDeclined: '您的信用卡遭拒，請改用其他信用卡。',
+    paymentPending: '您的付款正在向銀行確認中，不會重複扣款，請幾分鐘後再查看。',
     cardRetryFailed: '您的信用卡已儲存，但逾期款項扣款失敗，請改用其他信用卡。',
     checkFields: (fields: string) => `請檢查：${fields}`,
     switchTitle: '變更方案',

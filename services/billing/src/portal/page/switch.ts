@@ -118,7 +118,12 @@ export function mountPortalSwitchPages(app: Express, context: ServiceContext): v
       // A declined card or a refusal: the preview again, as it is now, with the reason.
       const offer = await preview(context, portal, subscription, productId);
       if (!offer) return notFoundPage(res, portal);
-      const reason = error.status === 402 ? portal.t.cardDeclined : portal.t.notAllowed;
+      const reason =
+        error.code === 'payment_pending'
+          ? portal.t.paymentPending
+          : error.status === 402
+            ? portal.t.cardDeclined
+            : portal.t.notAllowed;
       res
         .status(error.status)
         .type('html')
