@@ -1,6 +1,7 @@
 export * from './command-handler';
 export * from './database';
 export * from './event-store';
+export * from './migration';
 export * from './schema';
 export * from './subscriber';
 export * from './types';
