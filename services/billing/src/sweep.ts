@@ -2,16 +2,15 @@ import { type ServiceContext, positiveNumberSetting, startPeriodic } from '@bill
 import { reconcilePendingCharges } from './reconcile';
 import { runDueWork } from './subscriptions/due-work';
 import { settleHeldSwitches } from './switching/perform';
-import { resumeAdvancingClocks } from './test-clocks/advance';
-import { drainClockRuns } from './test-clocks/routes';
+import { drainClockRuns, resumeAdvancingClocks } from './test-clocks/advance';
 
 export const DEFAULT_SWEEP_INTERVAL_MS = 30_000;
 
 /**
  * The background sweep of time-driven work: what fell due by the service clock (trial ends,
- * period-end cancellations), and what a crash left unfinished: test-clock advances, and plan
- * switches that held their subscription past BILLING_SWITCH_HOLD_MS, and charges whose outcome
- * was never recorded (`reconcile.ts`). Every
+ * period-end cancellations), and what a crash left unfinished: test-clock advances (also
+ * resumed at once on start), plan switches that held their subscription past
+ * BILLING_SWITCH_HOLD_MS, and charges whose outcome was never recorded (`reconcile.ts`). Every
  * `BILLING_TRIAL_SWEEP_INTERVAL_MS` (default 30 s; the name predates the other work).
  */
 export function startBillingSweep(context: ServiceContext): () => Promise<void> {
@@ -19,6 +18,10 @@ export function startBillingSweep(context: ServiceContext): () => Promise<void> 
     context.config,
     'BILLING_TRIAL_SWEEP_INTERVAL_MS',
     DEFAULT_SWEEP_INTERVAL_MS,
+  );
+  // An advance that a restart cut off runs again now, not a sweep interval later.
+  const resumed = resumeAdvancingClocks(context).catch((err) =>
+    context.logger.error({ err }, 'resuming test clock advances failed; the sweep retries'),
   );
   const stop = startPeriodic(async () => {
     await runDueWork(context);
@@ -28,6 +31,7 @@ export function startBillingSweep(context: ServiceContext): () => Promise<void> 
   }, intervalMs);
   return async () => {
     await stop();
+    await resumed;
     await drainClockRuns(context);
   };
 }

@@ -29,7 +29,7 @@ export type PendingCharge = {
 
 export async function migratePendingCharges(store: EventStore): Promise<void> {
   const { schema } = store.tables;
-  await store.database.exec(`
+  await store.migrateSchema(`
     CREATE SCHEMA IF NOT EXISTS ${schema};
     CREATE TABLE IF NOT EXISTS ${pendingChargesTable(schema)} (
       idempotency_key text PRIMARY KEY,

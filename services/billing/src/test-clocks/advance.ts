@@ -13,7 +13,7 @@ type ClockRef = { id: string; organization: string; environment: 'SANDBOX' | 'PR
  * What falls due at one instant runs together (`runDueEntries`: renewals in batches, the rest up
  * to `BILLING_DUE_WORK_CONCURRENCY` subscriptions at a time, each subscription's items in the
  * order of `DUE_WORK`); the next instant starts when it is done. A failing item stops the run (after the items already
- * started); the clock stays `advancing` and the sweep runs it again.
+ * started); the clock stays `advancing` and the sweep (or the next start) runs it again.
  */
 export async function runClock(context: ServiceContext, clock: ClockRef): Promise<void> {
   const { store } = context;
@@ -69,12 +69,42 @@ async function dueAtEarliest(context: ServiceContext, clockId: string, target: D
   return found.filter(({ item }) => new Date(item.due_at).getTime() === earliest);
 }
 
-/** After a crash (or a failed item), clocks left `advancing` are run again by the sweep. */
+/** Advances this service is running, by clock id: awaited on shutdown, and never run twice at once here. */
+const runs = new WeakMap<ServiceContext, Map<string, Promise<void>>>();
+
+function runsOf(context: ServiceContext): Map<string, Promise<void>> {
+  let inProcess = runs.get(context);
+  if (!inProcess) runs.set(context, (inProcess = new Map()));
+  return inProcess;
+}
+
+/**
+ * Runs the clock's advance in the background, or joins the run this process has under way. A
+ * failure is logged; the clock stays `advancing` for the sweep to run again.
+ */
+export function startClockRun(context: ServiceContext, clock: ClockRef): Promise<void> {
+  const inProcess = runsOf(context);
+  const current = inProcess.get(clock.id);
+  if (current) return current;
+  const run = runClock(context, clock)
+    .catch((err) => context.logger.error({ err, clock: clock.id }, 'advancing a test clock failed; the sweep retries'))
+    .finally(() => inProcess.delete(clock.id));
+  inProcess.set(clock.id, run);
+  return run;
+}
+
+export async function drainClockRuns(context: ServiceContext): Promise<void> {
+  await Promise.allSettled([...runsOf(context).values()]);
+}
+
+/**
+ * Runs again, one after another, the clocks left `advancing` by a restart, a crash or a failed
+ * item: at start-up (so a restart during an advance does not leave the clock waiting for the
+ * sweep) and on every sweep.
+ */
 export async function resumeAdvancingClocks(context: ServiceContext): Promise<void> {
-  const { store, logger } = context;
+  const { store } = context;
   for (const clock of await findAdvancingClocks(store.database, store.tables.schema)) {
-    await runClock(context, clock).catch((err) =>
-      logger.error({ err, clock: clock.id }, 'advancing a test clock failed'),
-    );
+    await startClockRun(context, clock);
   }
 }

@@ -11,16 +11,9 @@ import { handleCommand } from '@billing/eventstore';
 import type { ServiceContext } from '@billing/runtime';
 import { type Tenant, secretCallerOf, validate } from '@billing/service';
 import type { Express, Request } from 'express';
-import { runClock } from './advance';
+import { startClockRun } from './advance';
 import { type TestClockCommand, testClockAggregate, testClockStream } from './clock';
 import { findTestClock, listTestClocks, projectTestClocks } from './read-model';
-
-/** Advances running in the background of this service, awaited on shutdown. */
-const running = new WeakMap<ServiceContext, Set<Promise<void>>>();
-
-export async function drainClockRuns(context: ServiceContext): Promise<void> {
-  await Promise.allSettled([...(running.get(context) ?? [])]);
-}
 
 /** Test clocks are a Sandbox tool: a Production key gets 400 on every test-clock route. */
 function sandboxCaller(req: Request): Tenant {
@@ -31,7 +24,7 @@ function sandboxCaller(req: Request): Tenant {
 
 /** `/v1/test_clocks` (Secret Key, Sandbox): create, read, delete and advance. */
 export function mountTestClockRoutes(app: Express, context: ServiceContext): void {
-  const { store, now, logger } = context;
+  const { store, now } = context;
   const { schema } = store.tables;
 
   async function run(tenant: Tenant, clockId: string, command: TestClockCommand) {
@@ -82,12 +75,7 @@ export function mountTestClockRoutes(app: Express, context: ServiceContext): voi
       const targetTime = new Date(res.locals.input.body.frozen_time);
       await run(tenant, clockId, { type: 'StartAdvance', data: { ...tenant, clockId, now: now(), targetTime } });
       res.json(await read(tenant, clockId));
-      const runs = running.get(context) ?? new Set();
-      running.set(context, runs);
-      const advance = runClock(context, { id: clockId, ...tenant })
-        .catch((err) => logger.error({ err, clock: clockId }, 'advancing a test clock failed; the sweep retries'))
-        .finally(() => runs.delete(advance));
-      runs.add(advance);
+      void startClockRun(context, { id: clockId, ...tenant });
     },
   );
 }

@@ -1,0 +1,54 @@
+import { handleCommand } from '@billing/eventstore';
+import { type ServiceUnderTest, startServiceForTest, testInfrastructure } from '@billing/runtime';
+import { eventually } from '@billing/testing';
+import { billingService } from '../src';
+import { testClockAggregate, testClockStream } from '../src/test-clocks/clock';
+import { projectTestClocks } from '../src/test-clocks/read-model';
+import { caller, client, newOrg } from './helpers';
+
+jest.setTimeout(60000);
+
+const now = () => new Date('2026-11-21T08:00:00.000Z');
+
+describe('A test clock advance cut off by a restart', () => {
+  it('resumes within seconds of the next start, long before the sweep, and the clock becomes ready', async () => {
+    const infrastructure = await testInfrastructure('billing-clock-restart');
+    const schema = `billing_clock_restart_${Date.now().toString(36)}`;
+    // The sweep's default interval (30 s): it is not what may bring the clock back here.
+    const start = () => startServiceForTest(billingService, { infrastructure, schema, now });
+    let running: ServiceUnderTest = await start();
+    const { call } = client(() => running);
+    try {
+      const org = newOrg();
+      const clock = await call('POST', '/v1/test_clocks', caller(org), { frozen_time: '2026-01-31T10:00:00Z' });
+      const clockId: string = clock.body.id;
+      // What the advance route records before it runs the advance, then the process dies.
+      const tenant = { organization: org, environment: 'SANDBOX' as const };
+      const { store } = running.service.context;
+      const startAdvance = { ...tenant, clockId, now: now(), targetTime: new Date('2026-03-01T00:00:00Z') };
+      await handleCommand(
+        store,
+        testClockStream(clockId),
+        testClockAggregate,
+        { type: 'StartAdvance', data: startAdvance },
+        {
+          ...tenant,
+          occurredAt: now(),
+          project: (tx, events) => projectTestClocks(tx, store.tables.schema, events),
+        },
+      );
+      await running.service.shutdown();
+
+      running = await start();
+      const restartedAt = Date.now();
+      await eventually(async () => {
+        const { body } = await call('GET', `/v1/test_clocks/${clockId}`, caller(org));
+        expect(body).toMatchObject({ status: 'ready', frozen_time: '2026-03-01T00:00:00.000Z' });
+      }, 10000);
+      expect(Date.now() - restartedAt).toBeLessThan(5000);
+    } finally {
+      await running.stop();
+      await infrastructure.close();
+    }
+  });
+});
