@@ -3,6 +3,7 @@ export * from './database';
 export * from './event-store';
 export * from './migration';
 export * from './schema';
+export * from './session-lock';
 export * from './subscriber';
 export * from './types';
 export * from './cursor-page';
