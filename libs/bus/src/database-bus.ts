@@ -1,6 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import { EventEmitter } from 'node:events';
-import { type Database, quoteIdentifier } from '@billing/eventstore';
+import { type Database, migrateSchema, quoteIdentifier } from '@billing/eventstore';
 import {
   type DeliveryContext,
   type RawMessage,
@@ -228,21 +228,22 @@ export class DatabaseBus implements Bus {
     const { migrations } = sharedOf(this.database);
     let migration = migrations.get(this.schema);
     if (!migration) {
-      migration = this.database.transaction(async (tx) => {
-        if (this.database.kind === 'postgres') {
-          // Processes starting together would otherwise race on CREATE ... IF NOT EXISTS.
-          await tx.query(`SELECT pg_advisory_xact_lock(hashtext($1))`, [`bus-migrate:${this.schema}`]);
-        }
-        for (const statement of databaseBusDdl(this.schema)) await tx.query(statement);
-        if (this.database.kind === 'pglite') {
-          await tx.query(`DELETE FROM ${this.t.members}`);
-          await tx.query(`UPDATE ${this.t.offsets} SET owner = NULL, lease_until = NULL WHERE owner IS NOT NULL`);
-        }
-      });
+      migration = (async () => {
+        await migrateSchema(this.database, this.schema, databaseBusDdl(this.schema).join(';\n'));
+        if (this.database.kind === 'pglite') await this.forgetPreviousProcess();
+      })();
       migrations.set(this.schema, migration);
       migration.catch(() => migrations.delete(this.schema));
     }
     return migration;
+  }
+
+  /** PGlite's data belongs to one process at a time: members and leases left are a dead one's. */
+  private async forgetPreviousProcess(): Promise<void> {
+    await this.database.transaction(async (tx) => {
+      await tx.query(`DELETE FROM ${this.t.members}`);
+      await tx.query(`UPDATE ${this.t.offsets} SET owner = NULL, lease_until = NULL WHERE owner IS NOT NULL`);
+    });
   }
 
   async publish(topic: string, messages: OutgoingMessage[]): Promise<void> {

@@ -25,9 +25,10 @@ export interface KafkaBusOptions {
   /** Partitions of topics this bus creates. */
   partitions?: number;
   /**
-   * Put before every topic name on the broker (`<prefix>billing.events`), so that several
-   * deployments, or test files, can share one Kafka without reading each other's events.
-   * Handlers and callers see the names without it.
+   * Put before every topic name and consumer group id on the broker (`<prefix>billing.events`,
+   * `<prefix>billing`), so that several deployments, or test files, can share one Kafka without
+   * reading each other's events or taking each other's partitions. Handlers, callers and DLQ
+   * headers see the names without it.
    */
   topicPrefix?: string;
   kafka?: Partial<KafkaConfig>;
@@ -102,7 +103,8 @@ export class KafkaBus implements Bus {
     await this.ensureTopics([...options.topics, ...options.topics.map(dlqTopicOf)]);
     const controller = new AbortController();
     const consumer = this.kafka.consumer({
-      groupId: options.groupId,
+      // Deployments that share a broker share group names too: one group per deployment and name.
+      groupId: this.onBroker(options.groupId),
       sessionTimeout: 10_000,
       heartbeatInterval: 1000,
       // kafkajs restarts a crashed consumer; a stop (StoppedError out of a backoff) is not a

@@ -14,20 +14,36 @@ export interface RelayOptions {
   publicTypes?: Readonly<Record<string, string>>;
   /** CloudEvents `source` of the messages; defaults to `/<service>` from `<service>.events`. */
   source?: string;
+  /** How often a standby relay (another replica holds the log's lock) tries to take over; default 1 s. */
+  standbyRetryMs?: number;
 }
 
 /**
  * Publishes a service's event log to its Kafka topic, keyed by stream id. The checkpoint is
  * saved only after the broker acknowledged the batch: a crash in between publishes the batch
  * again on restart (consumers deduplicate), and nothing is ever lost.
+ *
+ * Of the relays of one log (one per replica of the service), only the holder of the log's relay
+ * lock publishes; the others stand by and take over within seconds of the holder stopping,
+ * crashing or losing its database connection. Two relays reading one checkpoint would publish
+ * every event twice.
  */
 export class EventRelay {
   private readonly subscriber: EventLogSubscriber;
+  private readonly lockName: string;
+  private running: Promise<void> | undefined;
+  private stopRequested: (() => void) | undefined;
 
-  constructor(store: EventStore, bus: Bus, options: RelayOptions) {
+  constructor(
+    private readonly store: EventStore,
+    bus: Bus,
+    private readonly options: RelayOptions,
+  ) {
     const source = options.source ?? `/${options.topic.replace(/\.events$/, '')}`;
+    const checkpoint = `relay:${options.topic}`;
+    this.lockName = `${store.tables.checkpoints}/${checkpoint}`;
     this.subscriber = new EventLogSubscriber(store, {
-      name: `relay:${options.topic}`,
+      name: checkpoint,
       batchSize: options.batchSize ?? 200,
       pollIntervalMs: options.pollIntervalMs ?? 100,
       onError: options.onError,
@@ -44,18 +60,48 @@ export class EventRelay {
     });
   }
 
+  /** Relays while this relay holds the log's lock, and stands by while another one does. */
   start(): void {
-    this.subscriber.start();
+    if (this.running) return;
+    const stopped = new Promise<void>((resolve) => (this.stopRequested = resolve));
+    this.running = this.relayWhileHolding(stopped);
   }
 
-  stop(): Promise<void> {
-    return this.subscriber.stop();
+  /** Finishes the batch in hand and releases the lock, so that a standby takes over at once. */
+  async stop(): Promise<void> {
+    this.stopRequested?.();
+    await this.running;
+    this.running = undefined;
   }
 
-  /** Publishes everything not yet published; returns how many events. */
+  /** Publishes everything not yet published; returns how many events. Takes no lock: for tests and one-shot tools. */
   catchUp(): Promise<number> {
     return this.subscriber.catchUp();
   }
+
+  private async relayWhileHolding(stopped: Promise<void>): Promise<void> {
+    let isStopped = false;
+    void stopped.then(() => (isStopped = true));
+    while (!isStopped) {
+      const lock = await this.store.database.tryLock(this.lockName).catch((error: unknown) => {
+        this.options.onError?.(error);
+        return undefined;
+      });
+      if (!lock) {
+        await Promise.race([stopped, unrefDelay(this.options.standbyRetryMs ?? 1000)]);
+        continue;
+      }
+      this.subscriber.start();
+      await Promise.race([lock.lost, stopped]);
+      await this.subscriber.stop();
+      await lock.release();
+    }
+  }
+}
+
+/** A pause that does not keep the process alive on its own. */
+function unrefDelay(ms: number): Promise<void> {
+  return new Promise((resolve) => setTimeout(resolve, ms).unref());
 }
 
 function publicEnvelope(event: RecordedEvent, publicTypes: RelayOptions['publicTypes']) {

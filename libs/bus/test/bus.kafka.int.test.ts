@@ -87,4 +87,32 @@ describeWithServer('KAFKA_BROKERS', 'KafkaBus on Apache Kafka', (brokerList) => 
     for (const s of subscriptions) await s.stop();
     await Promise.all([one!.close(), other!.close()]);
   });
+
+  it('runs one consumer group per prefix: two deployments with the same group name each get their own messages', async () => {
+    const groupId = uniqueName('billing');
+    const topic = uniqueName('checkout_events');
+    const deployments = [uniqueName('blue'), uniqueName('green')].map((name) => ({
+      bus: new KafkaBus({ brokers, clientId: name, topicPrefix: `${name}.` }),
+      seen: [] as string[],
+    }));
+    try {
+      await Promise.all(
+        deployments.map(({ bus, seen }) =>
+          bus.subscribe({ groupId, topics: [topic], handler: async (m) => void seen.push(m.key) }),
+        ),
+      );
+      const keys = Array.from({ length: 12 }, (_, i) => `cs_${i}`);
+      for (const [i, { bus }] of deployments.entries()) {
+        await bus.publish(
+          topic,
+          keys.map((key) => ({ key: `${i}-${key}`, value: eventOf(`${i}-${key}`, 1) })),
+        );
+      }
+      for (const [i, { seen }] of deployments.entries()) {
+        await eventually(async () => expect(seen.sort()).toEqual(keys.map((key) => `${i}-${key}`).sort()), 15000);
+      }
+    } finally {
+      await Promise.all(deployments.map(({ bus }) => bus.close()));
+    }
+  });
 });

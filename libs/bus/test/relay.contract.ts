@@ -18,6 +18,21 @@ const appendOptions = (expectedVersion: number) => ({
 
 const idsOf = (messages: RawMessage[]) => messages.map((m) => (JSON.parse(m.value) as { id: string }).id);
 
+/** The bus, noting the id of every event published through it, once per publish. */
+function countingBus(bus: Bus, published: string[]): Bus {
+  return {
+    publish: async (topic, messages) => {
+      await bus.publish(topic, messages);
+      published.push(...messages.map((m) => m.value.id));
+    },
+    publishRaw: (topic, key, value) => bus.publishRaw(topic, key, value),
+    subscribe: (options) => bus.subscribe(options),
+    close: async () => undefined,
+  };
+}
+
+const pause = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+
 /** The relay must behave the same on every pair of store and bus adapters. */
 export function relayContract(makeFixture: () => Promise<RelayFixture>) {
   let fixture: RelayFixture;
@@ -109,6 +124,50 @@ export function relayContract(makeFixture: () => Promise<RelayFixture>) {
 
     const published = idsOf((await fixture.readTopic(topic, 8)).filter((m) => m.key === stream));
     expect(published).toEqual([...firstIds, ...firstIds, ...laterIds]);
+  });
+
+  it('publishes each event once while two relays of one log run at once: one relays, the other stands by', async () => {
+    const published: string[] = [];
+    const bus = countingBus(fixture.bus, published);
+    const relays = [1, 2].map(() => new EventRelay(fixture.store, bus, { topic, pollIntervalMs: 20, standbyRetryMs: 50 }));
+    for (const relay of relays) relay.start();
+    try {
+      const stream = uniqueName('invoice');
+      const ids: string[] = [];
+      for (let batch = 0; batch < 4; batch++) {
+        ids.push(...(await appendSome(stream, ids.length + 1, 5)));
+        await pause(30);
+      }
+      const ours = () => published.filter((id) => ids.includes(id));
+      await eventually(async () => expect(new Set(ours())).toEqual(new Set(ids)), 20000);
+      await pause(300); // time for a second relay's copies, were there one
+      expect(ours()).toEqual(ids);
+    } finally {
+      await Promise.all(relays.map((relay) => relay.stop()));
+    }
+  });
+
+  it('hands the log over to a standby relay when the one relaying stops, losing nothing', async () => {
+    const published: string[] = [];
+    const bus = countingBus(fixture.bus, published);
+    const relayOf = () => new EventRelay(fixture.store, bus, { topic, pollIntervalMs: 20, standbyRetryMs: 50 });
+    const stream = uniqueName('payment');
+    const ours = (ids: string[]) => published.filter((id) => ids.includes(id));
+    const first = relayOf();
+    const standby = relayOf();
+    first.start();
+    try {
+      const before = await appendSome(stream, 1, 2);
+      await eventually(async () => expect(ours(before)).toEqual(before), 20000);
+      standby.start();
+      await first.stop();
+      const after = await appendSome(stream, 3, 2);
+      const stoppedAt = Date.now();
+      await eventually(async () => expect(ours([...before, ...after])).toEqual([...before, ...after]), 20000);
+      expect(Date.now() - stoppedAt).toBeLessThan(3000);
+    } finally {
+      await Promise.all([first.stop(), standby.stop()]);
+    }
   });
 
   it('follows the log while running', async () => {

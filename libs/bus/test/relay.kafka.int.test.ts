@@ -1,21 +1,26 @@
 import { spawn } from 'node:child_process';
 import { join } from 'node:path';
 import { EventStore, postgresDatabase } from '@billing/eventstore';
-import { describeWithServer, serverUrl, uniqueName } from '@billing/testing';
-import { KafkaBus } from '../src';
+import { describeWithServer, eventually, serverUrl, uniqueName } from '@billing/testing';
+import { EventRelay, KafkaBus, type RawMessage } from '../src';
 import { readKafkaTopic } from './kafka-topic-reader';
 import { relayContract } from './relay.contract';
 
 jest.setTimeout(90000);
 
+const idsOf = (messages: RawMessage[]) => messages.map((m) => (JSON.parse(m.value) as { id: string }).id);
+
+const spawnRelayProcess = (env: Record<string, string>) =>
+  spawn(process.execPath, [join(__dirname, 'relay-child.js')], {
+    env: { ...process.env, NODE_OPTIONS: '', ...env },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+
 function runRelayProcess(
   env: Record<string, string>,
 ): Promise<{ code: number | null; signal: NodeJS.Signals | null; output: string }> {
   return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, [join(__dirname, 'relay-child.js')], {
-      env: { ...process.env, NODE_OPTIONS: '', ...env },
-      stdio: ['ignore', 'pipe', 'pipe'],
-    });
+    const child = spawnRelayProcess(env);
     let output = '';
     child.stdout.on('data', (chunk) => (output += chunk));
     child.stderr.on('data', (chunk) => (output += chunk));
@@ -83,6 +88,57 @@ describeWithServer('KAFKA_BROKERS', 'EventRelay on PostgreSQL and Kafka', (broke
     } finally {
       await killDb.exec(`DROP SCHEMA IF EXISTS ${killSchema} CASCADE`);
       await killDb.close();
+    }
+  });
+
+  it('hands the log over to a standby relay within seconds when the process relaying it is killed, losing nothing', async () => {
+    const crashSchema = uniqueName('relay_takeover');
+    const crashDb = postgresDatabase({ connectionString: databaseUrl, max: 2 });
+    const crashStore = new EventStore(crashDb, { schema: crashSchema });
+    await crashStore.migrate();
+    const topic = uniqueName('relay_takeover_events');
+    const bus = new KafkaBus({ brokers, clientId: 'relay-standby' });
+    await bus.ensureTopics([topic]);
+    const standby = new EventRelay(crashStore, bus, { topic, pollIntervalMs: 20, standbyRetryMs: 200 });
+    const holder = spawnRelayProcess({
+      DATABASE_URL: databaseUrl,
+      KAFKA_BROKERS: brokerList,
+      RELAY_SCHEMA: crashSchema,
+      RELAY_TOPIC: topic,
+      RELAY_FOLLOW: '1',
+    });
+    const exited = new Promise((resolve) => holder.on('exit', resolve));
+    const append = async (from: number) => {
+      const { events } = await crashStore.append(
+        'invoice-in_2',
+        [from, from + 1].map((n) => ({ type: 'InvoiceCounted', data: { n } })),
+        { expectedVersion: from - 1, organization: 'org_test', environment: 'SANDBOX', occurredAt: new Date() },
+      );
+      return events;
+    };
+    try {
+      const before = await append(1);
+      // Only the child runs yet: once these are on the topic, it holds the log's lock.
+      expect(idsOf(await readKafkaTopic(brokers, topic, 2))).toEqual(before.map((e) => e.id));
+      standby.start();
+      holder.kill('SIGKILL');
+      await exited;
+      const killedAt = Date.now();
+      const after = await append(3);
+      await eventually(async () => {
+        expect(await crashStore.loadCheckpoint(`relay:${topic}`)).toMatchObject({
+          globalPosition: after[1]!.global_position,
+        });
+      }, 15000);
+      expect(Date.now() - killedAt).toBeLessThan(5000);
+      const published = new Set(idsOf(await readKafkaTopic(brokers, topic, 4)));
+      expect(published).toEqual(new Set([...before, ...after].map((e) => e.id)));
+    } finally {
+      holder.kill('SIGKILL');
+      await standby.stop();
+      await bus.close();
+      await crashDb.exec(`DROP SCHEMA IF EXISTS ${crashSchema} CASCADE`);
+      await crashDb.close();
     }
   });
 });

@@ -3,6 +3,7 @@ import { mkdirSync } from 'node:fs';
 import { dirname } from 'node:path';
 import { PGlite } from '@electric-sql/pglite';
 import { Client, Pool, type PoolConfig } from 'pg';
+import { type HeldLock, tryAdvisoryLock } from './session-lock';
 
 export interface QueryResult<Row> {
   rows: Row[];
@@ -39,6 +40,12 @@ export interface Database extends SqlExecutor {
    * code can signal itself.
    */
   listen?(channel: string, onNotify: (payload: string | undefined) => void): Promise<() => Promise<void>>;
+  /**
+   * Takes the lock `name` unless another holder has it (then undefined): one holder at a time
+   * across every process on this database. Held until released, or lost with the holder's
+   * connection (PostgreSQL): then another process may take it within seconds.
+   */
+  tryLock(name: string): Promise<HeldLock | undefined>;
   close(): Promise<void>;
 }
 
@@ -105,6 +112,7 @@ export function postgresDatabase(config: string | PoolConfig): Database {
       await pool.query(sql);
     },
     listen: (channel, onNotify) => listenOn(options, channel, onNotify),
+    tryLock: (name) => tryAdvisoryLock(options, name),
     async close() {
       await pool.end();
     },
@@ -168,6 +176,7 @@ export async function pgliteDatabase(dataDir?: string): Promise<Database> {
     },
   });
   const executor = wrap(db);
+  const locks = inProcessLocks();
   return {
     kind: 'pglite',
     query: executor.query,
@@ -179,8 +188,27 @@ export async function pgliteDatabase(dataDir?: string): Promise<Database> {
     async exec(sql: string) {
       await db.exec(sql);
     },
+    tryLock: async (name) => locks.tryLock(name),
     async close() {
       await db.close();
+    },
+  };
+}
+
+/**
+ * PGlite's data belongs to one process, so the holders of a lock can only be in this one. (Its
+ * advisory locks would not do: every caller shares its one session, in which they are re-entrant.)
+ */
+function inProcessLocks() {
+  const held = new Set<string>();
+  return {
+    tryLock(name: string): HeldLock | undefined {
+      if (held.has(name)) return undefined;
+      held.add(name);
+      return {
+        lost: new Promise<void>(() => undefined),
+        release: async () => void held.delete(name),
+      };
     },
   };
 }

@@ -3,6 +3,7 @@ import { EventEmitter } from 'node:events';
 import { Actor, type Environment, SYSTEM_ACTOR } from '@billing/contracts';
 import { currentActor } from './acting';
 import type { Database, SqlExecutor } from './database';
+import { migrateSchema } from './migration';
 import { eventStoreDdl, tablesOf } from './schema';
 import {
   START_OF_LOG,
@@ -135,7 +136,12 @@ export class EventStore {
   }
 
   async migrate(): Promise<void> {
-    await this.database.exec(eventStoreDdl(this.options.schema));
+    await this.migrateSchema(eventStoreDdl(this.options.schema));
+  }
+
+  /** Runs DDL of tables in this store's schema (a read model's), under the schema's migration lock. */
+  migrateSchema(ddl: string): Promise<void> {
+    return migrateSchema(this.database, this.options.schema, ddl);
   }
 
   /**

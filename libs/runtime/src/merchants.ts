@@ -19,7 +19,7 @@ export type Merchant = {
 export const merchantsTable = (schema: string) => `${schema}.merchants`;
 
 export async function migrateMerchants(store: EventStore): Promise<void> {
-  await store.database.exec(`
+  await store.migrateSchema(`
     CREATE SCHEMA IF NOT EXISTS ${store.tables.schema};
     CREATE TABLE IF NOT EXISTS ${merchantsTable(store.tables.schema)} (
       organization text PRIMARY KEY,

@@ -128,9 +128,9 @@ export class Gateway {
     if (!adminToken) throw new Error('ADMIN_TOKEN is required to run the gateway');
     const schema = context.store.tables.schema;
     const sql = context.infrastructure.database;
-    await sql.exec(organizationsDdl(schema));
-    await sql.exec(idempotencyDdl(schema));
-    await createDashboardTables(sql, schema);
+    await context.store.migrateSchema(organizationsDdl(schema));
+    await context.store.migrateSchema(idempotencyDdl(schema));
+    await createDashboardTables(context.store);
     const authenticator = new ApiKeyAuthenticator(sql, schema);
     const originAllowList = new OriginAllowList(sql, schema);
     const changes = await OrganizationChanges.start(sql, schema, API_KEY_CACHE_TTL_MS, () => {

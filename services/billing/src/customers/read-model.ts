@@ -6,7 +6,7 @@ export const customersTable = (schema: string) => `${schema}.customers`;
 
 export async function migrateCustomersReadModel(store: EventStore): Promise<void> {
   const table = customersTable(store.tables.schema);
-  await store.database.exec(`
+  await store.migrateSchema(`
     CREATE SCHEMA IF NOT EXISTS ${store.tables.schema};
     CREATE TABLE IF NOT EXISTS ${table} (
       id text PRIMARY KEY,

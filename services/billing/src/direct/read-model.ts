@@ -20,7 +20,7 @@ export type IncompleteRecord = IncompleteSubscription & {
 
 export async function migrateDirectCreationReadModel(store: EventStore): Promise<void> {
   const { schema } = store.tables;
-  await store.database.exec(`
+  await store.migrateSchema(`
     CREATE SCHEMA IF NOT EXISTS ${schema};
     CREATE TABLE IF NOT EXISTS ${incompleteTable(schema)} (
       id text PRIMARY KEY,

@@ -15,7 +15,7 @@ const numbersTable = (schema: string) => `${schema}.invoice_numbers`;
 
 export async function migrateInvoicesReadModel(store: EventStore): Promise<void> {
   const table = invoicesTable(store.tables.schema);
-  await store.database.exec(`
+  await store.migrateSchema(`
     CREATE SCHEMA IF NOT EXISTS ${store.tables.schema};
     CREATE TABLE IF NOT EXISTS ${table} (
       id text PRIMARY KEY,

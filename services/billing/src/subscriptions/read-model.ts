@@ -6,7 +6,7 @@ export const subscriptionsTable = (schema: string) => `${schema}.subscriptions`;
 
 export async function migrateSubscriptionsReadModel(store: EventStore): Promise<void> {
   const table = subscriptionsTable(store.tables.schema);
-  await store.database.exec(`
+  await store.migrateSchema(`
     CREATE SCHEMA IF NOT EXISTS ${store.tables.schema};
     CREATE TABLE IF NOT EXISTS ${table} (
       id text PRIMARY KEY,

@@ -49,7 +49,7 @@ function decide(command: ChangeBalance, state: BalanceState): BalanceEvent[] {
 export const balanceAggregate = { initialState, evolve, decide };
 
 export async function migrateBalancesReadModel(store: EventStore): Promise<void> {
-  await store.database.exec(`
+  await store.migrateSchema(`
     CREATE SCHEMA IF NOT EXISTS ${store.tables.schema};
     CREATE TABLE IF NOT EXISTS ${balancesTable(store.tables.schema)} (
       customer_id text PRIMARY KEY,

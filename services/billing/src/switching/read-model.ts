@@ -8,7 +8,7 @@ export const switchesTable = (schema: string) => `${schema}.subscription_switche
 
 export async function migrateSwitchingReadModel(store: EventStore): Promise<void> {
   const { schema } = store.tables;
-  await store.database.exec(`
+  await store.migrateSchema(`
     CREATE SCHEMA IF NOT EXISTS ${schema};
     CREATE TABLE IF NOT EXISTS ${schedulesTable(schema)} (
       id text PRIMARY KEY,

@@ -6,7 +6,7 @@ import { TEST_CLOCK_EVENT_TYPES, type TestClockEvent } from './clock';
 export const testClocksTable = (schema: string) => `${schema}.test_clocks`;
 
 export async function migrateTestClocksReadModel(store: EventStore): Promise<void> {
-  await store.database.exec(`
+  await store.migrateSchema(`
     CREATE SCHEMA IF NOT EXISTS ${store.tables.schema};
     CREATE TABLE IF NOT EXISTS ${testClocksTable(store.tables.schema)} (
       id text PRIMARY KEY,

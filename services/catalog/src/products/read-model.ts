@@ -21,7 +21,7 @@ const UNIQUE_VIOLATION = '23505';
 export async function migrateProductsReadModel(store: EventStore): Promise<void> {
   const { schema } = store.tables;
   const table = productsTable(schema);
-  await store.database.exec(`
+  await store.migrateSchema(`
     CREATE SCHEMA IF NOT EXISTS ${schema};
     CREATE TABLE IF NOT EXISTS ${table} (
       id text PRIMARY KEY,

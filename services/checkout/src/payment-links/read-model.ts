@@ -14,7 +14,7 @@ export const paymentLinkSessionsTable = (schema: string) => `${schema}.payment_l
 
 export async function migratePaymentLinksReadModel(store: EventStore): Promise<void> {
   const { schema } = store.tables;
-  await store.database.exec(`
+  await store.migrateSchema(`
     CREATE SCHEMA IF NOT EXISTS ${schema};
     CREATE TABLE IF NOT EXISTS ${paymentLinksTable(schema)} (
       id text PRIMARY KEY,

@@ -10,7 +10,7 @@ export const sandboxCardFormsTable = (schema: string) => `${schema}.sandbox_card
 /** The simulator's answers by idempotency key, in checkout's own schema. */
 export async function migrateSandboxChargeLedger(store: EventStore): Promise<void> {
   const { schema } = store.tables;
-  await store.database.exec(`
+  await store.migrateSchema(`
     CREATE SCHEMA IF NOT EXISTS ${schema};
     CREATE TABLE IF NOT EXISTS ${sandboxChargesTable(schema)} (
       idempotency_key text PRIMARY KEY,

@@ -18,7 +18,7 @@ export const refundsTable = (schema: string) => `${schema}.refunds`;
 export async function migrateRefundsReadModel(store: EventStore): Promise<void> {
   const { schema } = store.tables;
   const table = refundsTable(schema);
-  await store.database.exec(`
+  await store.migrateSchema(`
     CREATE SCHEMA IF NOT EXISTS ${schema};
     CREATE TABLE IF NOT EXISTS ${table} (
       id text PRIMARY KEY,

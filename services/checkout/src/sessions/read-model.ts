@@ -8,7 +8,7 @@ export const sessionsTable = (schema: string) => `${schema}.checkout_sessions`;
 export async function migrateSessionsReadModel(store: EventStore): Promise<void> {
   const { schema } = store.tables;
   const table = sessionsTable(schema);
-  await store.database.exec(`
+  await store.migrateSchema(`
     CREATE SCHEMA IF NOT EXISTS ${schema};
     CREATE TABLE IF NOT EXISTS ${table} (
       id text PRIMARY KEY,

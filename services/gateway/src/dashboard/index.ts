@@ -1,4 +1,4 @@
-import type { SqlExecutor } from '@billing/eventstore';
+import type { EventStore, SqlExecutor } from '@billing/eventstore';
 import express, { type Express, type NextFunction, type Request, type Response, type Router } from 'express';
 import { findOrganization } from '../organizations/read-model';
 import { STYLESHEET, SCRIPT } from './assets';
@@ -22,8 +22,8 @@ export interface DashboardOptions {
   signer: CredentialSigner;
 }
 
-export async function createDashboardTables(sql: { exec(sql: string): Promise<void> }, schema: string) {
-  await sql.exec(dashboardDdl(schema));
+export async function createDashboardTables(store: EventStore) {
+  await store.migrateSchema(dashboardDdl(store.tables.schema));
 }
 
 const NOTICE_COOKIE = 'dashboard_notice';

@@ -10,7 +10,7 @@ export const deliveryTables = (schema: string) => ({
 
 export async function migrateDeliveriesReadModel(store: EventStore): Promise<void> {
   const t = deliveryTables(store.tables.schema);
-  await store.database.exec(`
+  await store.migrateSchema(`
     CREATE SCHEMA IF NOT EXISTS ${store.tables.schema};
     CREATE TABLE IF NOT EXISTS ${t.deliveries} (
       id text PRIMARY KEY,

@@ -9,7 +9,7 @@ export const endpointTables = (schema: string) => ({
 
 export async function migrateEndpointsReadModel(store: EventStore): Promise<void> {
   const t = endpointTables(store.tables.schema);
-  await store.database.exec(`
+  await store.migrateSchema(`
     CREATE SCHEMA IF NOT EXISTS ${store.tables.schema};
     CREATE TABLE IF NOT EXISTS ${t.endpoints} (
       id text PRIMARY KEY,

@@ -5,7 +5,7 @@ export const couponsTable = (schema: string) => `${schema}.coupons`;
 
 export async function migrateCouponsReadModel(store: EventStore): Promise<void> {
   const table = couponsTable(store.tables.schema);
-  await store.database.exec(`
+  await store.migrateSchema(`
     CREATE SCHEMA IF NOT EXISTS ${store.tables.schema};
     CREATE TABLE IF NOT EXISTS ${table} (
       id text PRIMARY KEY,

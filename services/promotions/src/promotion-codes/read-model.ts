@@ -34,7 +34,7 @@ const CODE_INDEX = 'promotion_codes_code_unique';
 
 export async function migratePromotionCodesReadModel(store: EventStore): Promise<void> {
   const t = tablesOf(store.tables.schema);
-  await store.database.exec(`
+  await store.migrateSchema(`
     CREATE SCHEMA IF NOT EXISTS ${store.tables.schema};
     CREATE TABLE IF NOT EXISTS ${t.codes} (
       id text PRIMARY KEY,

@@ -18,7 +18,7 @@ export const replicaTables = (schema: string) => ({
 
 export async function migrateReplicas(store: EventStore): Promise<void> {
   const t = replicaTables(store.tables.schema);
-  await store.database.exec(`
+  await store.migrateSchema(`
     CREATE SCHEMA IF NOT EXISTS ${store.tables.schema};
     CREATE TABLE IF NOT EXISTS ${t.products} (
       organization text NOT NULL,

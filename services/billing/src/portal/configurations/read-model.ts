@@ -6,7 +6,7 @@ export const portalConfigurationsTable = (schema: string) => `${schema}.portal_c
 
 export async function migratePortalConfigurationsReadModel(store: EventStore): Promise<void> {
   const table = portalConfigurationsTable(store.tables.schema);
-  await store.database.exec(`
+  await store.migrateSchema(`
     CREATE SCHEMA IF NOT EXISTS ${store.tables.schema};
     CREATE TABLE IF NOT EXISTS ${table} (
       id text PRIMARY KEY,

@@ -6,7 +6,7 @@ export const portalSessionsTable = (schema: string) => `${schema}.portal_session
 
 export async function migratePortalSessionsReadModel(store: EventStore): Promise<void> {
   const table = portalSessionsTable(store.tables.schema);
-  await store.database.exec(`
+  await store.migrateSchema(`
     CREATE SCHEMA IF NOT EXISTS ${store.tables.schema};
     CREATE TABLE IF NOT EXISTS ${table} (
       id text PRIMARY KEY,
