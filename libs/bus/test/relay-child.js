@@ -5,7 +5,8 @@ const { EventStore, postgresDatabase } = require('@billing/eventstore');
 const { EventRelay, KafkaBus } = require('../dist');
 
 async function main() {
-  const { DATABASE_URL, KAFKA_BROKERS, RELAY_SCHEMA, RELAY_TOPIC, RELAY_KILL_AFTER_PUBLISH, RELAY_FOLLOW } = process.env;
+  const { DATABASE_URL, KAFKA_BROKERS, RELAY_SCHEMA, RELAY_TOPIC, RELAY_KILL_AFTER_PUBLISH, RELAY_FOLLOW } =
+    process.env;
   const database = postgresDatabase(DATABASE_URL);
   const store = new EventStore(database, { schema: RELAY_SCHEMA });
   const bus = new KafkaBus({ brokers: KAFKA_BROKERS.split(','), clientId: 'relay-child' });

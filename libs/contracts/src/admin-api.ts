@@ -547,9 +547,7 @@ export const AdminCustomersQuery = z
   .meta({ id: 'AdminCustomersQuery' });
 export type AdminCustomersQuery = z.infer<typeof AdminCustomersQuery>;
 
-export const AdminPendingChargesQuery = z
-  .object({ environment: Environment })
-  .meta({ id: 'AdminPendingChargesQuery' });
+export const AdminPendingChargesQuery = z.object({ environment: Environment }).meta({ id: 'AdminPendingChargesQuery' });
 export type AdminPendingChargesQuery = z.infer<typeof AdminPendingChargesQuery>;
 
 /**
@@ -563,7 +561,9 @@ export const PendingCharge = z
     idempotency_key: z.string().describe('The processor idempotency key: <invoice>:<attempt>'),
     purpose: z
       .enum(['invoice', 'first_period', 'switch'])
-      .describe('invoice: a renewal, dunning or new-card attempt; first_period: a direct creation; switch: a plan switch holding its subscription'),
+      .describe(
+        'invoice: a renewal, dunning or new-card attempt; first_period: a direct creation; switch: a plan switch holding its subscription',
+      ),
     subject: z.string().describe('The invoice (invoice), or the subscription (first_period, switch)'),
     attempt: z.int().min(1),
     amount: z.int().min(0).describe('TWD'),

@@ -49,6 +49,9 @@ async function reconcile(context: ServiceContext, pending: PendingCharge): Promi
     }
   }
   await chargesRecorded(context, [pending.key]);
-  context.logger.info({ key: pending.key, purpose: pending.purpose, outcome: outcome.status }, 'pending charge settled');
+  context.logger.info(
+    { key: pending.key, purpose: pending.purpose, outcome: outcome.status },
+    'pending charge settled',
+  );
   return true;
 }

@@ -43,7 +43,11 @@ describe('a charge whose answer is lost is recorded once, never charged again', 
     const client = clientOf(platform.gatewayUrl);
     org = await client.createOrganization();
     sk = org.api_keys.sandbox.secret_key;
-    for (const [slug, price] of [['pro', 299], ['business', 599], ['basic', 199]] as const) {
+    for (const [slug, price] of [
+      ['pro', 299],
+      ['business', 599],
+      ['basic', 199],
+    ] as const) {
       products[slug] = (await client.createProduct(org.id, plan({ slug, name: slug, price }))).body.id;
     }
     const portal = await client.admin('POST', `/organizations/${org.id}/portal_configurations`, {
@@ -87,7 +91,10 @@ describe('a charge whose answer is lost is recorded once, never charged again', 
 
   /** What the admin API lists as pending (`GET /admin/v1/organizations/{id}/pending_charges`). */
   async function pendingCharges() {
-    const listed = await clientOf(platform.gatewayUrl).admin('GET', `/organizations/${org.id}/pending_charges?environment=SANDBOX`);
+    const listed = await clientOf(platform.gatewayUrl).admin(
+      'GET',
+      `/organizations/${org.id}/pending_charges?environment=SANDBOX`,
+    );
     expect(listed.status).toBe(200);
     return listed.body.data as Array<Record<string, unknown>>;
   }
@@ -114,7 +121,9 @@ describe('a charge whose answer is lost is recorded once, never charged again', 
 
   /** The next charge's answer is lost, and so is the answer to the status query that follows it. */
   function loseChargeAndStatus(kind: 'hold' | 'drop') {
-    proxy.arm(kind === 'hold' ? { path: /^\/internal\/charges$/, kind, ms: 6000 } : { path: /^\/internal\/charges$/, kind });
+    proxy.arm(
+      kind === 'hold' ? { path: /^\/internal\/charges$/, kind, ms: 6000 } : { path: /^\/internal\/charges$/, kind },
+    );
     proxy.arm({ path: /^\/internal\/charges\/status$/, kind: 'drop' });
   }
 
@@ -122,7 +131,9 @@ describe('a charge whose answer is lost is recorded once, never charged again', 
     const { clock, subscription } = await subscribe('asked-switch@example.com');
     await advance(clock, '2026-04-10T12:00:00Z');
     proxy.arm({ path: /^\/internal\/charges$/, kind: 'hold', ms: 6000 });
-    const switched = await send('POST', `/subscriptions/${subscription.id}/switch`, { target_product_id: products.business });
+    const switched = await send('POST', `/subscriptions/${subscription.id}/switch`, {
+      target_product_id: products.business,
+    });
     expect(switched.status).toBe(200);
     expect(switched.body).toMatchObject({ subscription: { price: 599 }, invoice: { total: 400, status: 'paid' } });
     await expectLedgerAndRecordsAgree();
@@ -132,10 +143,14 @@ describe('a charge whose answer is lost is recorded once, never charged again', 
     const { clock, subscription } = await subscribe('held-switch@example.com');
     await advance(clock, '2026-04-10T12:00:00Z');
     loseChargeAndStatus('hold');
-    const first = await send('POST', `/subscriptions/${subscription.id}/switch`, { target_product_id: products.business });
+    const first = await send('POST', `/subscriptions/${subscription.id}/switch`, {
+      target_product_id: products.business,
+    });
     expect(first.status).toBe(409);
     expect(first.body.error.code).toBe('payment_pending');
-    const retry = await send('POST', `/subscriptions/${subscription.id}/switch`, { target_product_id: products.business });
+    const retry = await send('POST', `/subscriptions/${subscription.id}/switch`, {
+      target_product_id: products.business,
+    });
     expect(retry.status).toBe(409);
     expect(retry.body.error.code).toBe('payment_pending');
     expect(await pendingCharges()).toContainEqual(
@@ -172,7 +187,11 @@ describe('a charge whose answer is lost is recorded once, never charged again', 
     const preview = await (await fetch(confirm)).text();
     const csrf = /name="csrf_token" value="([^"]+)"/.exec(preview)![1]!;
     loseChargeAndStatus('drop');
-    const posted = await fetch(confirm, { method: 'POST', body: new URLSearchParams({ csrf_token: csrf }), redirect: 'manual' });
+    const posted = await fetch(confirm, {
+      method: 'POST',
+      body: new URLSearchParams({ csrf_token: csrf }),
+      redirect: 'manual',
+    });
     expect(posted.status).toBe(409);
     expect(await posted.text()).toMatch(/Your payment is being confirmed with the bank|您的付款正在向銀行確認中/);
 
@@ -224,7 +243,9 @@ describe('a charge whose answer is lost is recorded once, never charged again', 
     const path = `/internal/customers/${subscription.customer_id}/default_payment_method`;
     const set = await callService(platform.billing!.service.url, 'PUT', path, caller(org.id), { payment_method: card });
     expect(set.status).toBe(200);
-    expect(set.body.retried_invoices).toEqual([expect.objectContaining({ id: open.id, status: 'open', attempt_count: 1 })]);
+    expect(set.body.retried_invoices).toEqual([
+      expect.objectContaining({ id: open.id, status: 'open', attempt_count: 1 }),
+    ]);
     expect(await pendingCharges()).toContainEqual(expect.objectContaining({ purpose: 'invoice', subject: open.id }));
 
     await eventually(async () => {

@@ -516,7 +516,11 @@ describe('plan switching through the gateway', () => {
     });
 
     it('a refund after a downgrade credited the unused time gives back only what was not credited', async () => {
-      const { clock, subscription } = await subscribeOnClock('refund-down@example.com', 'business', '2026-04-01T00:00:00Z');
+      const { clock, subscription } = await subscribeOnClock(
+        'refund-down@example.com',
+        'business',
+        '2026-04-01T00:00:00Z',
+      );
       await advance(clock, '2026-04-10T12:00:00Z');
       expect((await switchTo(subscription.id, policyProducts.basic!)).status).toBe(200);
       expect(await balanceOf(subscription.customer_id)).toBe(200);

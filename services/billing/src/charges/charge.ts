@@ -86,7 +86,8 @@ export async function chargeSavedCards(
     // Not found yet may be a charge still under way: not known.
     return known.map((outcome) => (outcome.status === 'not_found' ? { status: 'unknown' } : outcome));
   }
-  if (answered.length !== asks.length) throw new Error(`checkout answered ${answered.length} of ${asks.length} charges`);
+  if (answered.length !== asks.length)
+    throw new Error(`checkout answered ${answered.length} of ${asks.length} charges`);
   return answered;
 }
 
@@ -107,7 +108,9 @@ async function postCharge<T = SavedCardCharge>(
   if (status === 200) return answer;
   const envelope = answer as { error?: { code?: string; message?: string } } | undefined;
   const code = envelope?.error?.code ?? 'service_unavailable';
-  throw new RefusedCharge(new ApiError(status, code, envelope?.error?.message ?? `checkout answered ${status} to a charge`));
+  throw new RefusedCharge(
+    new ApiError(status, code, envelope?.error?.message ?? `checkout answered ${status} to a charge`),
+  );
 }
 
 /**
@@ -149,9 +152,7 @@ export async function savedCardOf(context: ServiceContext, customerId: string): 
 }
 
 function pendingOf(tenant: Tenant, asks: SavedCardChargeAsk[]) {
-  return asks.flatMap((ask) =>
-    ask.pending ? [{ key: ask.key, ...tenant, ...ask.pending, amount: ask.amount }] : [],
-  );
+  return asks.flatMap((ask) => (ask.pending ? [{ key: ask.key, ...tenant, ...ask.pending, amount: ask.amount }] : []));
 }
 
 const pendingKeys = (asks: SavedCardChargeAsk[]) => asks.filter((ask) => ask.pending).map((ask) => ask.key);

@@ -18,17 +18,15 @@ export function mountPendingChargesRoute(app: Express, context: ServiceContext):
     const { environment } = res.locals.input.query as AdminPendingChargesQuery;
     const tenant: Tenant = { organization: adminOrganizationOf(req), environment };
     const { database, tables } = context.store;
-    const noted = (await listPendingCharges(database, tables.schema, tenant)).map(
-      (row): PendingCharge => ({
-        object: 'pending_charge',
-        idempotency_key: row.key,
-        purpose: row.purpose,
-        subject: row.subject,
-        attempt: row.attempt,
-        amount: row.amount,
-        asked_at: row.asked_at,
-      }),
-    );
+    const noted = (await listPendingCharges(database, tables.schema, tenant)).map((row): PendingCharge => ({
+      object: 'pending_charge',
+      idempotency_key: row.key,
+      purpose: row.purpose,
+      subject: row.subject,
+      attempt: row.attempt,
+      amount: row.amount,
+      asked_at: row.asked_at,
+    }));
     const held = await heldSwitches(database, tables.schema, tenant);
     const data = [...noted, ...held].sort((a, b) => a.asked_at.localeCompare(b.asked_at));
     res.json({ object: 'list', data, has_more: false });

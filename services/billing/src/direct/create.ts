@@ -223,12 +223,24 @@ export async function recordLateFirstCharge(
   if (!customer) throw new Error(`the customer of ${subscriptionId} is gone`);
   const now = await clockOfCustomer(context, tenant, customer);
   const invoiceId = renewalInvoiceId(subscriptionId, 'first-period');
-  await recordFirstPeriod(context, tenant, { customer, plan: detail.plan, subscriptionId, trialDays: 0, amount, invoiceId, now });
+  await recordFirstPeriod(context, tenant, {
+    customer,
+    plan: detail.plan,
+    subscriptionId,
+    trialDays: 0,
+    amount,
+    invoiceId,
+    now,
+  });
   await releaseCreation(store.database, schema, customer.id, detail.plan.id, subscriptionId);
 }
 
 /** A first charge that was never made (or declined) after all: the creation claim is released. */
-export async function releaseLateFirstCharge(context: ServiceContext, detail: FirstPeriodDetail, subscriptionId: string) {
+export async function releaseLateFirstCharge(
+  context: ServiceContext,
+  detail: FirstPeriodDetail,
+  subscriptionId: string,
+) {
   const { store } = context;
   await releaseCreation(store.database, store.tables.schema, detail.customer_id, detail.plan.id, subscriptionId);
 }
@@ -253,7 +265,7 @@ export async function recordFirstPeriod(
   const { store } = context;
   const { schema } = store.tables;
   const { customer, plan, subscriptionId, trialDays, amount, invoiceId, now } = input;
-await store.transaction(async (tx) => {
+  await store.transaction(async (tx) => {
     const options = (project: typeof projectSubscriptions) => ({
       ...tenant,
       occurredAt: now,

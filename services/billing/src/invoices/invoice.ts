@@ -22,12 +22,7 @@ export type InvoicePaymentFailed = { type: 'InvoicePaymentFailed'; data: Invoice
 export type InvoiceMarkedUncollectible = { type: 'InvoiceMarkedUncollectible'; data: InvoiceMarkedUncollectibleData };
 export type InvoiceRefunded = { type: 'InvoiceRefunded'; data: InvoiceRefundedData };
 export type InvoiceEvent =
-  | InvoicePaid
-  | InvoiceOpened
-  | InvoicePaymentFailed
-  | InvoiceMarkedUncollectible
-  | InvoiceRefunded
-  | InvoiceCredited;
+  InvoicePaid | InvoiceOpened | InvoicePaymentFailed | InvoiceMarkedUncollectible | InvoiceRefunded | InvoiceCredited;
 
 export const INVOICE_EVENT_TYPES: ReadonlyArray<InvoiceEvent['type']> = [
   'InvoicePaid',
@@ -70,7 +65,8 @@ export function evolve(state: InvoiceState, event: InvoiceEvent): InvoiceState {
   if (state.status === 'Empty') return state;
   if (event.type === 'InvoiceRefunded')
     return { ...state, invoice, refunds: [...(state.refunds ?? []), event.data.refund_id] };
-  if (event.type === 'InvoiceCredited') return { ...state, invoice, credits: [...(state.credits ?? []), event.data.key] };
+  if (event.type === 'InvoiceCredited')
+    return { ...state, invoice, credits: [...(state.credits ?? []), event.data.key] };
   return { ...state, invoice };
 }
 

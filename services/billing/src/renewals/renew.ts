@@ -314,11 +314,14 @@ export async function recordLateInvoiceCharge(
 ): Promise<void> {
   const { database, tables } = context.store;
   const invoice = await findInvoice(database, tables.schema, tenant, invoiceId);
-  if (!invoice || invoice.status !== 'open' || invoice.attempt_count >= attempt || outcome.status !== 'succeeded') return;
+  if (!invoice || invoice.status !== 'open' || invoice.attempt_count >= attempt || outcome.status !== 'succeeded')
+    return;
   const subscription = invoice.subscription_id
     ? await findSubscription(database, tables.schema, tenant, invoice.subscription_id)
     : null;
-  const at = subscription ? await timeOn(database, tables.schema, tenant, subscription.test_clock, context.now) : context.now();
+  const at = subscription
+    ? await timeOn(database, tables.schema, tenant, subscription.test_clock, context.now)
+    : context.now();
   const { state } = await onInvoice(context, tenant, invoiceId, {
     type: 'RecordPaymentAttempt',
     data: { attempt, outcome, nextAttemptAt: null, now: at },

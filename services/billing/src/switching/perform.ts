@@ -531,7 +531,12 @@ export async function subscriptionPlanOf(
  * paid (it was the customer's money).
  */
 export async function paidForPeriod(context: ServiceContext, tenant: Tenant, subscription: Subscription) {
-  const invoices = await paidInvoicesOfPeriod(context.store.database, context.store.tables.schema, tenant, subscription);
+  const invoices = await paidInvoicesOfPeriod(
+    context.store.database,
+    context.store.tables.schema,
+    tenant,
+    subscription,
+  );
   return invoices.reduce((sum, invoice) => sum + paidForPlan(invoice), 0);
 }
 

@@ -81,9 +81,11 @@ export function renderSwitchConfirm(
   if (proration && proration.net_amount > 0 && offer.execution_mode === 'immediate')
     notes.push(t.switchCharged(formatTwd(proration.net_amount)));
   if (proration && proration.net_amount < 0) notes.push(t.switchBalance(formatTwd(-proration.net_amount)));
-  const blocked = offer.can_proceed
-    ? ''
-    : `<p class="error" role="alert" id="blocked">${escapeHtml(t.switchBlocked[offer.blocking_reason ?? ''] ?? t.notAllowed)}</p>`;
+  // A refusal's own reason says it better than the preview's blocking reason: one message, not two.
+  const blocked =
+    offer.can_proceed || error
+      ? ''
+      : `<p class="error" role="alert" id="blocked">${escapeHtml(t.switchBlocked[offer.blocking_reason ?? ''] ?? t.notAllowed)}</p>`;
   const failed = error ? `<p class="error" role="alert" id="error">${escapeHtml(error)}</p>` : '';
   const confirm = offer.can_proceed
     ? postForm(

@@ -107,7 +107,8 @@ export const overviewPage: DashboardPage = {
     }
     const last = days.at(-1);
     const sum = (f: (d: Day) => number) => days.reduce((total, d) => total + f(d), 0);
-    return html`${await pendingChargesSection(ctx)}<nav aria-label="Period">
+    return html`${await pendingChargesSection(ctx)}
+      <nav aria-label="Period">
         <p>
           Period:
           ${[30, 90, 365].map((n) => html`<a href="?range=${n}" ${n === range ? html` aria-current="page"` : ''}>${n} days</a> `)}
@@ -169,7 +170,13 @@ async function pendingChargesSection(ctx: PageContext): Promise<Html | string> {
     <div class="table">
       <table>
         <thead>
-          <tr><th scope="col">Asked at</th><th scope="col">For</th><th scope="col">Record</th><th scope="col">Amount</th><th scope="col">Processor key</th></tr>
+          <tr>
+            <th scope="col">Asked at</th>
+            <th scope="col">For</th>
+            <th scope="col">Record</th>
+            <th scope="col">Amount</th>
+            <th scope="col">Processor key</th>
+          </tr>
         </thead>
         <tbody>
           ${pending.map(
