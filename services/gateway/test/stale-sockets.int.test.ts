@@ -45,7 +45,8 @@ const readAhead = async (req: Request & { rawBody?: Buffer }, _res: unknown, nex
  * Issue 26, item 10: about 5 in 800 requests through the gateway answered 503 because the
  * keep-alive socket they were sent on had just been closed by the service (ECONNRESET). A
  * request that fails that way, on a reused socket before any byte of its answer, with its body
- * at hand, is sent once more on a new connection: none of 800 may answer 503.
+ * at hand, is sent once more on a new connection (a POST only with an Idempotency-Key): none of
+ * 800 may answer 503, and a POST without a key is never done twice.
  */
 describe('the forwarder on keep-alive sockets that the service closes', () => {
   let service: Server;
@@ -79,7 +80,7 @@ describe('the forwarder on keep-alive sockets that the service closes', () => {
             ? await fetch(`${gatewayUrl}/ok`)
             : await fetch(`${gatewayUrl}/echo`, {
                 method: 'POST',
-                headers: { 'content-type': 'application/json' },
+                headers: { 'content-type': 'application/json', 'idempotency-key': `echo-${n}` },
                 body: JSON.stringify({ n }),
               });
         await response.arrayBuffer();
@@ -88,6 +89,52 @@ describe('the forwarder on keep-alive sockets that the service closes', () => {
     };
     await Promise.all(Array.from({ length: 16 }, worker));
     expect(Object.fromEntries(statuses)).toEqual({ 200: 400, 201: 400 });
+  });
+
+  it('never sends twice a POST without an Idempotency-Key whose service died after doing it', async () => {
+    // A service that keeps its connections, and whose POST does what it was asked, then dies
+    // before answering: the gateway's reused socket is reset with nothing answered.
+    let effects = 0;
+    const dying = express();
+    dying.get('/ok', (_req, res) => void res.json({ ok: true }));
+    dying.post('/effect', (_req, res) => {
+      effects++;
+      res.socket?.destroy();
+    });
+    const service = http.createServer(dying);
+    const forward = createUpstream({ name: 'dying', target: await listen(service), timeoutMs: 5000 });
+    const front = express();
+    front.get('/ok', forward);
+    front.post('/effect', readAhead, forward);
+    const gateway = http.createServer(front);
+    const url = await listen(gateway);
+    const agent = new http.Agent({ keepAlive: true, maxSockets: 1 });
+    const stop = async () => {
+      agent.destroy();
+      await forward.close();
+      await close(gateway);
+      await close(service);
+    };
+    const call = (method: string, path: string) =>
+      new Promise<number>((resolve, reject) => {
+        const req = http.request(`${url}${path}`, { method, agent }, (res) => {
+          res.resume();
+          res.once('end', () => resolve(res.statusCode ?? 0));
+        });
+        req.once('error', reject);
+        req.end(method === 'POST' ? '{}' : undefined);
+      });
+    try {
+      for (let round = 0; round < 20; round++) {
+        // A GET first, so that the POST goes out on a socket the gateway reuses.
+        await call('GET', '/ok');
+        const before = effects;
+        expect(await call('POST', '/effect')).toBeGreaterThanOrEqual(500);
+        expect(effects - before).toBe(1);
+      }
+    } finally {
+      await stop();
+    }
   });
 
   it('closes an idle pooled socket well before a service would close it', async () => {

@@ -252,7 +252,7 @@ export function createUpstream(options: UpstreamOptions): UpstreamHandler {
     proxyReq.setTimeout(isWrite(req.method) ? writeTimeoutMs + lateAnswerMs : timeoutMs, () => proxyReq.destroy());
     const unanswered = noAnswerYet(proxyReq);
     proxyReq.on('error', (error) => {
-      if (!resend && !attempt.settled && isStaleSocket(proxyReq, error) && unanswered()) {
+      if (!resend && !attempt.settled && isStaleSocket(proxyReq, error) && unanswered() && mayResend(req)) {
         return send(req, res, attempt, true);
       }
       onUpstreamError(error, req, res, attempt);
@@ -439,14 +439,27 @@ function readLateAnswer(proxyRes: IncomingMessage, done: (answer: LateAnswer | u
 
 /**
  * A pooled socket that the service closed as the request went out: reused, and reset (or its
- * write refused). Sending again is safe only when nothing of the answer came (`noAnswerYet`):
- * the service never read the request, and its body is held (`bodyOf`) to be sent again. This is
+ * write refused). Sent again only when nothing of the answer came (`noAnswerYet`) and the
+ * request may be repeated (`mayResend`); its body is held (`bodyOf`) to be sent again. This is
  * the retry that Node's undici and Go's HTTP client make on a stale keep-alive socket.
  */
 function isStaleSocket(proxyReq: ClientRequest, error: Error): boolean {
   const { code } = error as { code?: unknown };
   return proxyReq.reusedSocket && (code === 'ECONNRESET' || code === 'EPIPE');
 }
+
+/**
+ * Whether a request may be sent a second time. A reset without an answer cannot tell a socket
+ * the service had closed (it never read the request) from a service that read it, did it and
+ * died before answering. So: methods that are idempotent by definition (RFC 9110 9.2.2), and
+ * a POST or PATCH only when it carries an `Idempotency-Key`, under which the services that
+ * move money do it once (a refund's id derives from it; switches and creations hold first).
+ */
+function mayResend(req: Request): boolean {
+  return IDEMPOTENT_METHODS.has(req.method) || req.get('idempotency-key') !== undefined;
+}
+
+const IDEMPOTENT_METHODS = new Set(['GET', 'HEAD', 'OPTIONS', 'PUT', 'DELETE']);
 
 /** Whether no byte of an answer has arrived on the request's socket since the request got it. */
 function noAnswerYet(proxyReq: ClientRequest): () => boolean {
