@@ -22,7 +22,7 @@ import { chargeSavedCard, chargesRecorded, paymentPending, savedCardOf } from '.
 import { invoiceAggregate, invoiceStream } from '../invoices/invoice';
 import { nextInvoiceNumber, projectInvoices } from '../invoices/read-model';
 import { invoiceChargeKey } from '../invoices/payment';
-import { renewalInvoiceId } from '../renewals/renew';
+import { renewalInvoiceId } from '../invoices/ids';
 import { subscriptionAggregate } from '../subscriptions/decide';
 import { findSubscription, liveSubscriptions } from '../subscriptions/queries';
 import { projectSubscriptions } from '../subscriptions/read-model';

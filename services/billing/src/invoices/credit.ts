@@ -1,5 +1,5 @@
 import type { Invoice } from '@billing/contracts';
-import type { InvoiceEvent, InvoiceState } from './invoice';
+import type { InvoiceState } from './state';
 
 /** Part of the invoice's payment given back as credit by a plan switch (`key`: the switch's). */
 export type InvoiceCredited = {
@@ -22,7 +22,7 @@ export function refundableOf(invoice: Invoice): number {
   return Math.max(0, invoice.amount_paid - (invoice.amount_refunded ?? 0) - (invoice.amount_credited ?? 0));
 }
 
-export function recordCredit({ data }: RecordInvoiceCredit, state: InvoiceState): InvoiceEvent[] {
+export function recordCredit({ data }: RecordInvoiceCredit, state: InvoiceState): InvoiceCredited[] {
   if (state.status === 'Empty' || data.amount <= 0 || state.credits?.includes(data.key)) return [];
   const { invoice } = state;
   // Never above what is left of the payment, whatever the switch computed.

@@ -6,13 +6,13 @@ import {
   type InvoiceOpenedData,
   type InvoicePaidData,
   type InvoicePaymentFailedData,
-  type InvoiceRefundedData,
   conflict,
   livemodeOf,
 } from '@billing/contracts';
 import type { RecordedEvent } from '@billing/eventstore';
 import { type InvoiceCredited, type RecordInvoiceCredit, recordCredit } from './credit';
-import { type RecordInvoiceRefund, recordRefund } from './refund';
+import { type InvoiceRefunded, type RecordInvoiceRefund, recordRefund } from './refund';
+import type { InvoiceState } from './state';
 
 export const invoiceStream = (invoiceId: string) => `invoice-${invoiceId}`;
 
@@ -20,7 +20,7 @@ export type InvoicePaid = { type: 'InvoicePaid'; data: InvoicePaidData };
 export type InvoiceOpened = { type: 'InvoiceOpened'; data: InvoiceOpenedData };
 export type InvoicePaymentFailed = { type: 'InvoicePaymentFailed'; data: InvoicePaymentFailedData };
 export type InvoiceMarkedUncollectible = { type: 'InvoiceMarkedUncollectible'; data: InvoiceMarkedUncollectibleData };
-export type InvoiceRefunded = { type: 'InvoiceRefunded'; data: InvoiceRefundedData };
+export type { InvoiceCredited, InvoiceRefunded };
 export type InvoiceEvent =
   InvoicePaid | InvoiceOpened | InvoicePaymentFailed | InvoiceMarkedUncollectible | InvoiceRefunded | InvoiceCredited;
 
@@ -33,18 +33,7 @@ export const INVOICE_EVENT_TYPES: ReadonlyArray<InvoiceEvent['type']> = [
   'InvoiceCredited',
 ];
 
-export type InvoiceState =
-  | { status: 'Empty' }
-  | {
-      status: 'Existing';
-      invoice: Invoice;
-      organization: string;
-      environment: Environment;
-      /** Checkout's refunds recorded on the invoice, each once. */
-      refunds?: string[];
-      /** The keys of the switch credits drawn from its payment, each once. */
-      credits?: string[];
-    };
+export type { InvoiceState } from './state';
 
 export const initialState = (): InvoiceState => ({ status: 'Empty' });
 

@@ -1,5 +1,7 @@
-import type { Invoice } from '@billing/contracts';
-import type { InvoiceEvent, InvoiceState } from './invoice';
+import type { Invoice, InvoiceRefundedData } from '@billing/contracts';
+import type { InvoiceState } from './state';
+
+export type InvoiceRefunded = { type: 'InvoiceRefunded'; data: InvoiceRefundedData };
 
 /**
  * Checkout refunded part or all of the invoice's payment (`refund.updated`, succeeded): the
@@ -11,7 +13,7 @@ export type RecordInvoiceRefund = {
   data: { refundId: string; amount: number; now: Date };
 };
 
-export function recordRefund({ data }: RecordInvoiceRefund, state: InvoiceState): InvoiceEvent[] {
+export function recordRefund({ data }: RecordInvoiceRefund, state: InvoiceState): InvoiceRefunded[] {
   if (state.status === 'Empty' || state.refunds?.includes(data.refundId)) return [];
   const { invoice } = state;
   const object: Invoice = {

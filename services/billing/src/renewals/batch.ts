@@ -12,7 +12,8 @@ import { projectSubscriptions, subscriptionsTable } from '../subscriptions/read-
 import { subscriptionStream } from '../subscriptions/subscription';
 import { offThePlainPath, offThePlainPathIds } from '../switching/renewal';
 import { invoiceChargeKey } from '../invoices/payment';
-import { isDue, openRenewalInvoice, renewalInvoiceId } from './renew';
+import { renewalInvoiceId } from '../invoices/ids';
+import { isDue, openRenewalInvoice } from './renew';
 
 /** At most this many renewals in one batch: one charge call (checkout takes 100), a few transactions. */
 export const RENEWAL_BATCH_SIZE = 100;

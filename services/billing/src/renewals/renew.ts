@@ -1,22 +1,14 @@
-import { createHash } from 'node:crypto';
-import {
-  type ChargeSavedCardBody,
-  type Invoice,
-  type SavedCardCharge,
-  type SavedPaymentMethod,
-  type Subscription,
-  ApiError,
-  discountOf,
-} from '@billing/contracts';
+import { type Invoice, type Subscription, ApiError } from '@billing/contracts';
 import { type EventStoreTransaction, handleCommand, handleCommandInTransaction } from '@billing/eventstore';
 import type { ServiceContext } from '@billing/runtime';
 import type { Tenant } from '@billing/service';
-import { addInterval } from '../calendar/period';
 import { type ChargeOutcome, chargeSavedCard, chargesRecorded, paymentPending, savedCardOf } from '../charges/charge';
 import { type InvoiceCommand, type OpenInvoice, invoiceAggregate, invoiceStream } from '../invoices/invoice';
+import { renewalInvoiceId } from '../invoices/ids';
 import { invoiceChargeKey } from '../invoices/payment';
 import { findInvoice, nextInvoiceNumber, projectInvoices } from '../invoices/read-model';
 import { type SubscriptionCommand, nextPeriodEndOf, subscriptionAggregate } from '../subscriptions/decide';
+import { discountFor, isBonusPeriod } from '../subscriptions/discount';
 import { type DueSubscription, findSubscription } from '../subscriptions/queries';
 import { projectSubscriptions } from '../subscriptions/read-model';
 import { subscriptionStream } from '../subscriptions/subscription';
@@ -34,18 +26,6 @@ const DAY_MS = 24 * 3600 * 1000;
 export function nextRetryAt(openedAt: string, attempt: number, retryDays: readonly number[]): Date | null {
   const days = retryDays[attempt - 1];
   return days === undefined ? null : new Date(Date.parse(openedAt) + days * DAY_MS);
-}
-
-/**
- * The renewal invoice of a subscription's period has one id, derived from the subscription and
- * the period start, so that two engines, or one after a crash, open the same invoice, never two.
- */
-export function renewalInvoiceId(subscriptionId: string, periodStart: string): string {
-  const digest = createHash('sha256').update(`${subscriptionId}|${periodStart}`).digest();
-  const alphabet = '0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz';
-  let id = '';
-  for (let i = 0; i < 24; i++) id += alphabet[digest[i]! % 62];
-  return `in_${id}`;
 }
 
 /**
@@ -230,49 +210,6 @@ export function openRenewalInvoice(
       now: at,
     },
   };
-}
-
-/**
- * The coupon's discount of the invoice for the period starting at `periodStart`, by its
- * duration counted from the first paid period (`discount.starts_at`): `once` and
- * `FIRST_PERIOD_PRICE`, that period only; `repeating`, periods that start within
- * `duration_in_months`; `forever`, all. The rounding rule is `discountOf`'s.
- */
-export function discountFor(subscription: Subscription, periodStart: string): number {
-  const discount = subscription.discount;
-  if (!discount) return 0;
-  const first = discount.starts_at === periodStart;
-  const applies =
-    discount.discount_type === 'FIRST_PERIOD_PRICE' || discount.duration === 'once'
-      ? first
-      : discount.duration === 'forever' ||
-        Date.parse(periodStart) <
-          addInterval(new Date(discount.starts_at), 'month', discount.duration_in_months ?? 0).getTime();
-  return applies ? discountOf(discount, subscription.price) : 0;
-}
-
-/**
- * Whether the period `[periodStart, periodEnd)` is one of the coupon's bonus months: free
- * billing periods right after the first paid period (`discount.starts_at`). A period is free
- * when it lies wholly within `bonus_months` calendar months after the first paid period ends,
- * so a monthly plan gets `bonus_months` free periods, a plan billed every 3 months one per 3
- * bonus months, a yearly plan one free year per 12 (a shorter bonus gives it nothing), a
- * weekly plan the weeks that fit. Months are counted from the anchor by the calendar rule
- * (`calendar/period.ts`), so 31 Jan + 1 paid + 2 bonus months ends on 30 Apr. The coupon's
- * `duration` keeps counting calendar months from `starts_at` through them, as a Stripe
- * `repeating` coupon counts months, not invoices.
- */
-export function isBonusPeriod(subscription: Subscription, periodStart: string, periodEnd: string): boolean {
-  const bonusMonths = subscription.discount?.bonus_months ?? 0;
-  if (!subscription.discount || bonusMonths <= 0) return false;
-  const { interval, interval_count: count } = subscription;
-  const anchor = new Date(subscription.discount.starts_at);
-  const firstPaidEnd = addInterval(anchor, interval, count);
-  const bonusEnd =
-    interval === 'month' || interval === 'year'
-      ? addInterval(anchor, 'month', (interval === 'year' ? 12 : 1) * count + bonusMonths)
-      : addInterval(firstPaidEnd, 'month', bonusMonths);
-  return Date.parse(periodStart) >= firstPaidEnd.getTime() && Date.parse(periodEnd) <= bonusEnd.getTime();
 }
 
 /**

@@ -1,5 +1,7 @@
 import type { Subscription } from '@billing/contracts';
-import { discountFor, isBonusPeriod, nextRetryAt, renewalInvoiceId } from './renew';
+import { renewalInvoiceId } from '../invoices/ids';
+import { discountFor, isBonusPeriod } from '../subscriptions/discount';
+import { nextRetryAt } from './renew';
 
 describe('dunning schedule', () => {
   it('retries 3, 5 and 7 days after the first failure, then never', () => {

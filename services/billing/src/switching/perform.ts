@@ -1,11 +1,8 @@
 import {
-  type ChargeSavedCardBody,
   type Environment,
   type Invoice,
   type InvoiceLine,
   type Product,
-  type SavedCardCharge,
-  type SavedPaymentMethod,
   type ScheduledPlan,
   type Subscription,
   type SubscriptionSchedule,
@@ -29,12 +26,12 @@ import {
 import { InternalClient, type ServiceContext, positiveNumberSetting } from '@billing/runtime';
 import type { Tenant } from '@billing/service';
 import { periodEnd } from '../calendar/period';
-import { customersTable } from '../customers/read-model';
 import { type ChargeOutcome, chargeSavedCard, chargeStatus, paymentPending, savedCardOf } from '../charges/charge';
 import { apportionCredit } from '../invoices/credit';
 import { invoiceAggregate, invoiceStream } from '../invoices/invoice';
 import { findInvoice, invoicesTable, nextInvoiceNumber, projectInvoices } from '../invoices/read-model';
-import { discountFor, renewalInvoiceId } from '../renewals/renew';
+import { renewalInvoiceId } from '../invoices/ids';
+import { discountFor } from '../subscriptions/discount';
 import { projectSubscriptions, subscriptionsTable } from '../subscriptions/read-model';
 import { type SubscriptionState, subscriptionStream } from '../subscriptions/subscription';
 import { timeOn } from '../test-clocks/read-model';

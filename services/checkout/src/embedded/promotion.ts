@@ -3,7 +3,7 @@ import { handleCommand } from '@billing/eventstore';
 import type { ServiceContext } from '@billing/runtime';
 import { dependenciesOf, serviceCaller } from '../dependencies';
 import { isPayable } from '../sessions/decide';
-import { sessionAggregate, sessionProjector } from '../sessions/routes';
+import { sessionAggregate, sessionProjector } from '../sessions/aggregate';
 import { type Session, sessionStream } from '../sessions/session';
 import { releasePromotion, reservePromotion } from '../sessions/upstream';
 

@@ -13,7 +13,7 @@ import type { ServiceContext } from '@billing/runtime';
 import { dependenciesOf, serviceCaller } from '../dependencies';
 import type { SessionCommand } from '../sessions/decide';
 import { findCallerSessionByOrder } from '../sessions/queries';
-import { sessionAggregate, sessionProjector } from '../sessions/routes';
+import { sessionAggregate, sessionProjector } from '../sessions/aggregate';
 import { type Session, sessionStream } from '../sessions/session';
 import {
   type InvoicePaid,

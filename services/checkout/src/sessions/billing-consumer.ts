@@ -7,7 +7,7 @@ import { chargeKeyOfPaid } from '../refunds/order';
 import { heldAmount } from '../refunds/refund';
 import type { SessionCommand } from './decide';
 import { findSession } from './queries';
-import { sessionAggregate, sessionProjector } from './routes';
+import { sessionAggregate, sessionProjector } from './aggregate';
 import { DUPLICATE_SUBSCRIPTION, type Session, sessionStream } from './session';
 
 export const BILLING_TOPIC = topicOf('billing');

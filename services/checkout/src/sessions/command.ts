@@ -9,7 +9,7 @@ import type { ServiceContext } from '@billing/runtime';
 import { countLinkCompletions } from '../payment-links/read-model';
 import type { SessionCommand } from './decide';
 import { writeSessionRow } from './read-model';
-import { sessionAggregate, sessionProjector } from './routes';
+import { sessionAggregate, sessionProjector } from './aggregate';
 import { type Session, type SessionState, evolve, sessionStream } from './session';
 
 /**

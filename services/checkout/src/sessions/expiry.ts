@@ -3,7 +3,7 @@ import { type ServiceContext, startPeriodic } from '@billing/runtime';
 import { dependenciesOf, serviceCaller } from '../dependencies';
 import { completeCharged } from './pay';
 import { findChargedOpenSessions, findDueSessions, findSession } from './queries';
-import { sessionAggregate, sessionProjector } from './routes';
+import { sessionAggregate, sessionProjector } from './aggregate';
 import { type Session, sessionStream } from './session';
 import { releasePromotion } from './upstream';
 

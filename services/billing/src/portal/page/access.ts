@@ -1,13 +1,11 @@
 import {
   DEFAULT_PORTAL_FEATURES,
   type PortalBusinessProfile,
-  type PortalFeatures,
   type PortalLocale,
   type Subscription,
 } from '@billing/contracts';
 import { handleCommand } from '@billing/eventstore';
 import { type ServiceContext, findMerchant } from '@billing/runtime';
-import type { Tenant } from '@billing/service';
 import type { Request, Response } from 'express';
 import { findSubscription } from '../../subscriptions/queries';
 import { findPortalConfiguration } from '../configurations/read-model';
@@ -15,22 +13,9 @@ import { accessTokenOf, csrfTokenOf, sameToken } from '../sessions/capability';
 import { portalSessionAggregate } from '../sessions/decide';
 import { type StoredPortalSession, findPortalSession, projectPortalSessions } from '../sessions/read-model';
 import { portalSessionStream, statusAt } from '../sessions/session';
-import { type Messages, localeFor, messagesFor } from './i18n';
+import { localeFor, messagesFor } from './i18n';
+import type { OpenPortal } from './open-portal';
 import { renderMessagePage } from './render';
-
-/** An open, active portal session and what its pages need. */
-export interface OpenPortal {
-  session: StoredPortalSession;
-  tenant: Tenant;
-  locale: PortalLocale;
-  t: Messages;
-  csrfToken: string;
-  /** The page's own path, `/portal/<id>/<token>`; actions are under it. */
-  base: string;
-  features: PortalFeatures;
-  businessProfile: PortalBusinessProfile;
-  livemode: boolean;
-}
 
 const NO_PROFILE: PortalBusinessProfile = { name: null, privacy_policy_url: null, terms_of_service_url: null };
 

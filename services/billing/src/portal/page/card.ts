@@ -12,9 +12,10 @@ import { setDefaultPaymentMethod } from '../../customers/payment-method';
 import { checkoutClient } from '../../dependencies';
 import { listInvoices } from '../../invoices/read-model';
 import { listSubscriptions } from '../../subscriptions/queries';
-import { type OpenPortal, openPortal } from './access';
+import { openPortal } from './access';
+import type { OpenPortal } from './open-portal';
 import { renderCardForm } from './render-card';
-import { backToPortal, notFoundPage } from './routes';
+import { backToPortal, notFoundPage } from './respond';
 
 const PATH = '/portal/:session_id/:token/payment_method';
 const form = formBodies('10kb');

@@ -1,5 +1,5 @@
 import type { Invoice } from '@billing/contracts';
-import type { OpenPortal } from './access';
+import type { OpenPortal } from './open-portal';
 import { escapeHtml, formatTwd, postForm } from './html';
 import { portalPage } from './render';
 

@@ -1,5 +1,5 @@
 import type { ProductInterval, Subscription } from '@billing/contracts';
-import type { OpenPortal } from './access';
+import type { OpenPortal } from './open-portal';
 import { escapeHtml, formatTwd, postForm } from './html';
 import { billingPeriod, formatDate } from './i18n';
 import { portalPage } from './render';

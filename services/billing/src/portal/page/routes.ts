@@ -4,32 +4,21 @@ import { formBodies } from '@billing/service';
 import type { Express, Request, Response } from 'express';
 import { findCustomer } from '../../customers/queries';
 import { findInvoice, listInvoices } from '../../invoices/read-model';
-import { discountFor, isBonusPeriod } from '../../renewals/renew';
+import { discountFor, isBonusPeriod } from '../../subscriptions/discount';
 import { nextPeriodEndOf } from '../../subscriptions/decide';
 import { cancelSubscription, resumeSubscription } from '../../subscriptions/commands';
 import { listSubscriptions } from '../../subscriptions/queries';
-import { type OpenPortal, openPortal, ownSubscription } from './access';
+import { openPortal, ownSubscription } from './access';
+import type { OpenPortal } from './open-portal';
+import { type Notice, backToPortal, notFoundPage } from './respond';
 import { formatDate } from './i18n';
 import { savedPaymentMethod } from './queries';
 import { mountPortalSwitchPages, scheduledSwitchOf } from './switch';
 import { mountPortalCardPages } from './card';
-import { type SubscriptionView, renderCancelPage, renderMessagePage, renderPortalPage, renderReceipt } from './render';
+import { type SubscriptionView, renderCancelPage, renderPortalPage, renderReceipt } from './render';
 
 const BASE = '/portal/:session_id/:token';
 const form = formBodies('10kb');
-
-/** Notices the main page shows after an action redirected to it (`?notice=`). */
-export const NOTICES = [
-  'canceled',
-  'canceling',
-  'resumed',
-  'card_updated',
-  'card_paid',
-  'switched',
-  'scheduled',
-  'schedule_canceled',
-] as const;
-type Notice = (typeof NOTICES)[number];
 
 function noticeText(portal: OpenPortal, notice: unknown, subscriptions: SubscriptionView[]): string | undefined {
   const { t } = portal;
@@ -112,27 +101,6 @@ export async function mainPageView(context: ServiceContext, portal: OpenPortal, 
     notice: noticeText(portal, query.notice, subscriptions),
     error: query.error === 'not_allowed' ? portal.t.notAllowed : undefined,
   };
-}
-
-/** After a POST, back to the main page (303, so a reload does not post again). */
-export const backToPortal = (res: Response, portal: OpenPortal, outcome: { notice?: Notice; error?: 'not_allowed' }) =>
-  res.redirect(
-    303,
-    `${portal.base}?${new URLSearchParams(outcome.notice ? { notice: outcome.notice } : { error: outcome.error ?? '' })}`,
-  );
-
-export function notFoundPage(res: Response, portal: OpenPortal) {
-  res
-    .status(404)
-    .type('html')
-    .send(
-      renderMessagePage({
-        locale: portal.locale,
-        title: portal.t.invalidTitle,
-        message: portal.t.notAllowed,
-        back: { href: portal.base, text: portal.t.back },
-      }),
-    );
 }
 
 /** A refused change (a 4xx of the domain, such as a canceled subscription) goes back with a notice. */

@@ -4,10 +4,11 @@ import { formBodies } from '@billing/service';
 import type { Express, Response } from 'express';
 import { cancelSchedule, performSwitch, previewSwitch } from '../../switching/perform';
 import { findSchedule } from '../../switching/read-model';
-import { type OpenPortal, openPortal, ownSubscription } from './access';
+import { openPortal, ownSubscription } from './access';
+import type { OpenPortal } from './open-portal';
 import type { SubscriptionView } from './render';
 import { renderSwitchChoices, renderSwitchConfirm } from './render-switch';
-import { backToPortal, notFoundPage } from './routes';
+import { backToPortal, notFoundPage } from './respond';
 
 const BASE = '/portal/:session_id/:token/subscriptions/:subscription_id';
 const form = formBodies('10kb');
