@@ -85,6 +85,7 @@ describe('a plan switch interrupted between its hold and its recording', () => {
           amount_discount: 0,
           balance_change: 0,
         },
+        heldAt: new Date(),
       },
     });
     if (charged) {

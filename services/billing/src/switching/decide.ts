@@ -38,6 +38,8 @@ export type StartSwitch = {
     periodStart: string;
     /** What recording the switch needs (kept with the hold for `settleHeldSwitch`). */
     recording: NonNullable<SubscriptionSwitchStartedData['recording']>;
+    /** Real time, not the subscription's clock: how long the hold has lasted is measured from it. */
+    heldAt: Date;
   };
 };
 
@@ -89,8 +91,7 @@ export function decideSwitching(command: SwitchingCommand, state: SubscriptionSt
             amount: data.amount,
             recording: data.recording,
             started_at: data.now.toISOString(),
-            // Real time, not the subscription's clock: how long the hold has lasted.
-            held_at: new Date().toISOString(),
+            held_at: data.heldAt.toISOString(),
           },
         },
       ];

@@ -46,12 +46,14 @@ describe('switching decider', () => {
       amount: 400,
       periodStart,
       recording: { lines: [], amount_discount: 0, balance_change: 0 },
+      heldAt: new Date('2026-11-26T08:00:00.000Z'),
     },
   };
 
   it('holds the subscription, then switches it into a new period and releases it', () => {
     const held = run([activated], start);
     expect(held.events.map((e) => e.type)).toEqual(['SubscriptionSwitchStarted']);
+    expect(held.events[0]!.data).toMatchObject({ held_at: '2026-11-26T08:00:00.000Z' });
     const done = run(held.history, {
       type: 'SwitchPlanNow',
       data: { ...who, switchId: 'sw_1', target: business, newPeriod: true, periodStart },

@@ -167,7 +167,17 @@ export async function performSwitch(
     await lockForSwitch(tx, context, state.subscription);
     await run(tx, context, tenant, {
       type: 'StartSwitch',
-      data: { ...who, switchId, invoiceId, target, amount: planned.chargeNow, periodStart, recording },
+      // Real time, not the subscription's clock (a test clock may stand still): the hold's age.
+      data: {
+        ...who,
+        switchId,
+        invoiceId,
+        target,
+        amount: planned.chargeNow,
+        periodStart,
+        recording,
+        heldAt: new Date(),
+      },
     });
   });
   let outcome: ChargeOutcome;
