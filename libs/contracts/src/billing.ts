@@ -250,9 +250,9 @@ export const Invoice = z
     amount_credited: z
       .int()
       .min(0)
-      .default(0)
+      .optional()
       .describe(
-        'TWD of its payment given back as credit by a plan switch (the unused time, credited to the customer balance or into a proration); a refund can give back at most amount_paid - amount_refunded - amount_credited',
+        'TWD of its payment given back as credit by a plan switch (the unused time, credited to the customer balance or into a proration); a refund can give back at most amount_paid - amount_refunded - amount_credited; absent on invoices from before it was kept (0)',
       ),
     lines: z.array(InvoiceLine),
     period_start: timestamp,
