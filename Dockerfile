@@ -3,7 +3,7 @@ FROM node:20-bookworm-slim AS build
 ARG SERVICE
 WORKDIR /app
 COPY . .
-RUN npm install --no-audit --no-fund && npx turbo run build --filter=@billing/${SERVICE}
+RUN npm ci --no-audit --no-fund && npx turbo run build --filter=@billing/${SERVICE}
 
 FROM node:20-bookworm-slim
 ARG SERVICE
