@@ -6,9 +6,9 @@ import { clientOf, type CreatedOrganization, jsonApi, type Platform, plan, start
 jest.setTimeout(240000);
 
 /**
- * Charges whose answer is lost between billing and checkout (docs/lost-answers.md): a proxy
- * between the services holds the answer past billing's 5 s timeout or cuts the connection once
- * checkout has charged. The outcome is never read as "not charged": the request answers 409
+ * Charges whose answer is lost between the services and checkout (docs/lost-answers.md): a
+ * proxy in front of checkout holds the answer past billing's 5 s timeout or cuts the connection
+ * once checkout has charged (or refunded). The outcome is never read as "not charged": the request answers 409
  * `payment_pending`, a retry is 409 too and charges nothing, and the reconciler records the
  * charge once it has asked the processor. Afterwards the processor's ledger and billing's
  * records agree: every succeeded charge is on exactly one paid invoice.
@@ -254,6 +254,63 @@ describe('a charge whose answer is lost is recorded once, never charged again', 
     }, 30_000);
     expect((await succeededCharges()).get(open.id)).toBe(1);
     await expectLedgerAndRecordsAgree();
+  });
+
+  it("a hosted page's payment whose answer is lost between the gateway and checkout is charged once; paying again charges nothing", async () => {
+    const session = await send('POST', '/checkout/sessions', {
+      product_slug: 'pro',
+      ...urls,
+      customer_email: 'page@example.com',
+    });
+    proxy.arm({ path: new RegExp(`^/checkout/${session.body.id}$`), kind: 'drop' });
+    const pay = () =>
+      fetch(`${platform.gatewayUrl}/checkout/${session.body.id}`, {
+        method: 'POST',
+        redirect: 'manual',
+        body: new URLSearchParams({ card_number: '4242424242424242', exp: '12/34', cvc: '123' }),
+      });
+    expect((await pay()).status).toBeGreaterThanOrEqual(500);
+    // The buyer pays again: the page says it is paid already (with the receipt), charging nothing.
+    expect((await pay()).status).toBe(409);
+    const paid = await send('GET', `/checkout/sessions/${session.body.id}`);
+    expect(paid.body.status).toBe('COMPLETE');
+    const store = platform.checkout!.service.context.store;
+    const { rows } = await store.database.query<{ status: string }>(
+      `SELECT result->>'status' AS status FROM ${store.tables.schema}.sandbox_charges WHERE idempotency_key LIKE $1`,
+      [`${paid.body.payment_intent_id}-%`],
+    );
+    expect(rows).toEqual([{ status: 'succeeded' }]);
+  });
+
+  it('a refund whose answer is lost, asked again under its Idempotency-Key, gives back once', async () => {
+    const { subscription } = await subscribe('refund@example.com');
+    const [invoice] = (await send('GET', `/invoices?subscription_id=${subscription.id}`)).body.data;
+    const refund = async () => {
+      const response = await fetch(`${platform.gatewayUrl}/v1/refunds`, {
+        method: 'POST',
+        headers: {
+          authorization: `Bearer ${sk}`,
+          'content-type': 'application/json',
+          'idempotency-key': `refund-${invoice.id}`,
+        },
+        body: JSON.stringify({ invoice_id: invoice.id, amount: 50 }),
+      });
+      return { status: response.status, body: (await response.json()) as any };
+    };
+    proxy.arm({ path: /^\/v1\/refunds$/, kind: 'drop' });
+    const first = await refund();
+    const again = first.status === 201 ? first : await refund();
+    expect(again.status).toBe(201);
+    expect(again.body).toMatchObject({ amount: 50, status: 'succeeded' });
+    const refunds = (await send('GET', `/refunds?invoice_id=${invoice.id}`)).body.data;
+    expect(refunds).toHaveLength(1);
+    const store = platform.checkout!.service.context.store;
+    const { rows } = await store.database.query<{ amount: number }>(
+      `SELECT amount FROM ${store.tables.schema}.sandbox_refunds WHERE idempotency_key = $1`,
+      [refunds[0].id],
+    );
+    expect(rows).toEqual([{ amount: 50 }]);
+    expect(proxy.lost).toContain('/v1/refunds');
   });
 
   it('a renewal whose charge answer is lost renews once, charged once', async () => {
