@@ -1,7 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import { CHECKOUT_TOPIC } from '@billing/contracts';
 import { type Infrastructure, type ServiceUnderTest, startServiceForTest, testInfrastructure } from '@billing/runtime';
-import { eventually } from '@billing/testing';
+import { eventually, serverUrl } from '@billing/testing';
 import { notificationsService, schedulerOf } from '../src';
 import { type Claimed, claimDue, releaseLeases } from '../src/deliveries/claim';
 import { type Receiver, client, completedSession, envelope, newOrg, publish, startReceiver } from './helpers';
@@ -36,6 +36,14 @@ describe('claiming due webhook deliveries', () => {
         WEBHOOK_ALLOW_PRIVATE_TARGETS: 'sandbox',
       },
     });
+  /**
+   * A second notifications process on the same database. On PostgreSQL a pool of its own, as a
+   * second process has; PGlite lives in one process, so there the second shares the first's.
+   */
+  const startSecond = async () => {
+    if (serverUrl('DATABASE_URL')) secondInfrastructure = await testInfrastructure('notifications-claims-second');
+    return start(secondInfrastructure ?? infrastructure);
+  };
   const scheduler = () => schedulerOf(running.service.context)!;
   const store = () => running.service.context.store;
 
@@ -202,8 +210,7 @@ describe('claiming due webhook deliveries', () => {
   });
 
   it('never lets two claims take the same delivery, and two schedulers send each delivery once', async () => {
-    secondInfrastructure = await testInfrastructure('notifications-claims-second');
-    second = await start(secondInfrastructure);
+    second = await startSecond();
     const { ids } = await failedOnce('/contended', 30);
     await schedulerOf(second.service.context)!.idle();
 
