@@ -54,3 +54,4 @@ export {
   startsWithByteOrderMark,
 } from './json-body';
 export { PROTOCOL_ERRORS, answerProtocolErrorsInEnvelope, rawErrorResponse } from './protocol-errors';
+export { escapeHtml, formatTwd, languageOf } from './html';

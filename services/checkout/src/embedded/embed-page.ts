@@ -1,13 +1,14 @@
 import { createHash, timingSafeEqual } from 'node:crypto';
 import type { ServiceContext } from '@billing/runtime';
 import type { Express } from 'express';
-import { escapeHtml, formatTwd, page } from '../hosted-page/html';
+import { page } from '../hosted-page/html';
 import { type Messages, chooseLocale, messagesFor, priceSchedule } from '../hosted-page/messages';
 import { merchantHeader, renderMessagePage } from '../hosted-page/render';
 import { findMerchant } from '@billing/runtime';
 import { findSession } from '../sessions/queries';
 import { statusAt } from '../sessions/resource';
 import type { Session } from '../sessions/session';
+import { escapeHtml, formatTwd } from '@billing/service';
 
 const sameSecret = (a: string, b: string) => {
   const digest = (value: string) => createHash('sha256').update(value).digest();

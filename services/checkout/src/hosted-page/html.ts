@@ -1,17 +1,4 @@
-/** Escapes text for HTML element content and double-quoted attributes. */
-export function escapeHtml(value: string): string {
-  return value
-    .replaceAll('&', '&amp;')
-    .replaceAll('<', '&lt;')
-    .replaceAll('>', '&gt;')
-    .replaceAll('"', '&quot;')
-    .replaceAll("'", '&#39;');
-}
-
-/** Whole TWD, as buyers in Taiwan read prices: NT$1,299. */
-export function formatTwd(amount: number): string {
-  return `NT$${amount.toLocaleString('en-US')}`;
-}
+import { escapeHtml } from '@billing/service';
 
 const STYLE = `
   body { font-family: system-ui, sans-serif; background: #f6f7f9; color: #1a1f36; margin: 0; }

@@ -1,7 +1,6 @@
-import { formatTwd } from './html';
-
 /** The hosted pages' languages: Traditional Chinese (Taiwan) and English. */
 export const LOCALES = ['zh-TW', 'en'] as const;
+import { formatTwd, languageOf } from '@billing/service';
 export type Locale = (typeof LOCALES)[number];
 
 type Interval = 'day' | 'week' | 'month' | 'year';
@@ -239,30 +238,12 @@ export const messagesFor = (locale: Locale): Messages => MESSAGES[locale];
 
 /**
  * The page's language: the session's (or link's) `locale`, else the browser's first supported
- * `Accept-Language` (any `zh` but Simplified-only tags reads Traditional; `en-*` is English),
+ * `Accept-Language` (`languageOf`: any `zh` reads Traditional Chinese, any `en` English),
  * else English (what a client that names no language, such as a script, gets).
  */
 export function chooseLocale(explicit: string | null | undefined, acceptLanguage: string | undefined): Locale {
   if (explicit === 'zh-TW' || explicit === 'en') return explicit;
-  const ranked = (acceptLanguage ?? '')
-    .split(',')
-    .map((part, index) => {
-      const [tag, ...params] = part.trim().split(';');
-      const q = Number(
-        params
-          .find((p) => p.trim().startsWith('q='))
-          ?.trim()
-          .slice(2) ?? '1',
-      );
-      return { tag: (tag ?? '').toLowerCase(), q: Number.isFinite(q) ? q : 0, index };
-    })
-    .filter((entry) => entry.tag && entry.q > 0)
-    .sort((a, b) => b.q - a.q || a.index - b.index);
-  for (const { tag } of ranked) {
-    if (tag === 'en' || tag.startsWith('en-')) return 'en';
-    if (tag === 'zh' || tag.startsWith('zh-')) return 'zh-TW';
-  }
-  return 'en';
+  return languageOf(acceptLanguage) ?? 'en';
 }
 
 /** What will be charged and when, in words: "NT$240 today, then NT$299 per month". */

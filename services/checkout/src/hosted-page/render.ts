@@ -1,6 +1,7 @@
 import type { Merchant } from '@billing/runtime';
-import { escapeHtml, formatTwd, page } from './html';
+import { page } from './html';
 import { type Messages, messagesFor } from './messages';
+import { escapeHtml, formatTwd } from '@billing/service';
 
 export interface CheckoutPageView {
   sessionId: string;

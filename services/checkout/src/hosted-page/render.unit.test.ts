@@ -1,6 +1,6 @@
-import { escapeHtml, formatTwd } from './html';
 import { chooseLocale, messagesFor, priceSchedule } from './messages';
 import { type CheckoutPageView, renderCheckoutPage, renderMessagePage } from './render';
+import { escapeHtml, formatTwd } from '@billing/service';
 
 const view: CheckoutPageView = {
   sessionId: 'cs_1',

@@ -1,3 +1,5 @@
+import { escapeHtml, formatTwd } from '@billing/service';
+
 /** A fragment of HTML that is already safe to send; everything else interpolated is escaped. */
 export class Html {
   constructor(readonly value: string) {}
@@ -5,9 +7,6 @@ export class Html {
     return this.value;
   }
 }
-
-const ESCAPES: Record<string, string> = { '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&#39;' };
-export const escapeHtml = (text: string) => text.replace(/[&<>"']/g, (c) => ESCAPES[c]!);
 
 function render(value: unknown): string {
   if (value instanceof Html) return value.value;
@@ -27,9 +26,9 @@ export function html(strings: TemplateStringsArray, ...values: unknown[]): Html 
 
 export const raw = (text: string) => new Html(text);
 
-/** Whole TWD, as merchants read it. */
+/** Whole TWD, as merchants read it (`formatTwd`); a dash for none. */
 export const twd = (amount: number | null | undefined) =>
-  amount === null || amount === undefined ? '—' : `NT$${amount.toLocaleString('en-US')}`;
+  amount === null || amount === undefined ? '—' : formatTwd(amount);
 
 /** An ISO time as a short UTC date and time, inside a <time> element. */
 export const when = (iso: string | null | undefined) =>

@@ -1,22 +1,8 @@
 import type { PortalLocale } from '@billing/contracts';
+import { escapeHtml } from '@billing/service';
 
 // The portal's HTML kit, after checkout's hosted page (services/checkout/src/hosted-page/html.ts):
 // server-rendered, one inline stylesheet, no script, no external assets.
-
-/** Escapes text for HTML element content and double-quoted attributes. */
-export function escapeHtml(value: string): string {
-  return value
-    .replaceAll('&', '&amp;')
-    .replaceAll('<', '&lt;')
-    .replaceAll('>', '&gt;')
-    .replaceAll('"', '&quot;')
-    .replaceAll("'", '&#39;');
-}
-
-/** Whole TWD, as customers in Taiwan read prices: NT$1,299. */
-export function formatTwd(amount: number): string {
-  return `${amount < 0 ? '−' : ''}NT$${Math.abs(amount).toLocaleString('en-US')}`;
-}
 
 const STYLE = `
   * { box-sizing: border-box; }

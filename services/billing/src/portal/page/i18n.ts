@@ -1,25 +1,12 @@
 import type { InvoiceStatus, PortalLocale, ProductInterval, SubscriptionStatus } from '@billing/contracts';
+import { languageOf } from '@billing/service';
 
 /**
  * The session's `locale` when the merchant set one, else the browser's Accept-Language (its
  * first Chinese or English range by weight), else English.
  */
 export function localeFor(sessionLocale: PortalLocale | null, acceptLanguage: string | undefined): PortalLocale {
-  if (sessionLocale) return sessionLocale;
-  const ranges = (acceptLanguage ?? '')
-    .split(',')
-    .map((part, index) => {
-      const [tag = '', ...params] = part.trim().toLowerCase().split(';');
-      const q = params.map((p) => p.trim()).find((p) => p.startsWith('q='));
-      return { tag, q: q ? Number(q.slice(2)) || 0 : 1, index };
-    })
-    .filter((r) => r.q > 0)
-    .sort((a, b) => b.q - a.q || a.index - b.index);
-  for (const { tag } of ranges) {
-    if (tag === 'zh' || tag.startsWith('zh-')) return 'zh-TW';
-    if (tag === 'en' || tag.startsWith('en-')) return 'en';
-  }
-  return 'en';
+  return sessionLocale ?? languageOf(acceptLanguage) ?? 'en';
 }
 
 /** Dates as customers in Taiwan read them: the calendar day in Taipei. */

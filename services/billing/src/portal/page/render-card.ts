@@ -1,7 +1,8 @@
 import type { Invoice } from '@billing/contracts';
 import type { OpenPortal } from './open-portal';
-import { escapeHtml, formatTwd, postForm } from './html';
+import { postForm } from './html';
 import { portalPage } from './render';
+import { escapeHtml, formatTwd } from '@billing/service';
 
 function field(label: string, name: string, autocomplete: string, extra: string) {
   const id = `field-${name}`;

@@ -1,8 +1,9 @@
 import type { ProductInterval, Subscription } from '@billing/contracts';
 import type { OpenPortal } from './open-portal';
-import { escapeHtml, formatTwd, postForm } from './html';
+import { postForm } from './html';
 import { billingPeriod, formatDate } from './i18n';
 import { portalPage } from './render';
+import { escapeHtml, formatTwd } from '@billing/service';
 
 /** What the portal shows of a switch preview (the spec's switch_preview, the fields it uses). */
 export interface SwitchOffer {

@@ -1,7 +1,8 @@
 import type { Invoice, PortalLocale, SavedPaymentMethod, Subscription } from '@billing/contracts';
-import { escapeHtml, formatTwd, page, postForm } from './html';
+import { page, postForm } from './html';
 import { billingPeriod, brandName, formatDate, invoiceStatusText, messagesFor, subscriptionStatusText } from './i18n';
 import type { OpenPortal } from './open-portal';
+import { escapeHtml, formatTwd } from '@billing/service';
 
 /** A subscription as the portal shows it, with what its next invoice will charge. */
 export interface SubscriptionView {
