@@ -356,11 +356,14 @@ export function busContract(makeFixture: () => Promise<BusFixture>) {
         { key: 'k', value: wanted },
       ]);
       await eventually(() => expect(seen).toEqual([wanted.id]), 20000);
-      const inbox = await fixture.store.database.query(
-        `SELECT event_id FROM ${fixture.store.tables.processedMessages} WHERE consumer = $1`,
-        [consumer],
-      );
-      expect(inbox.rows).toEqual([{ event_id: wanted.id }]);
+      // The handler runs inside the transaction that writes the inbox row: wait for its commit.
+      await eventually(async () => {
+        const inbox = await fixture.store.database.query(
+          `SELECT event_id FROM ${fixture.store.tables.processedMessages} WHERE consumer = $1`,
+          [consumer],
+        );
+        expect(inbox.rows).toEqual([{ event_id: wanted.id }]);
+      });
     });
   });
 }
