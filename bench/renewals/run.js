@@ -70,8 +70,9 @@ async function startPlatform() {
  */
 function callBilling(platform, organization, method, path, body) {
   const identity = { organization, environment: 'SANDBOX', keyKind: 'secret', keyId: 'key_bench' };
-  const signed = signInternalCall(internalSecret, { scope: 'key', method, path, identity });
   const payload = body === undefined ? undefined : JSON.stringify(body);
+  // The signature covers the exact bytes sent.
+  const signed = signInternalCall(internalSecret, { scope: 'key', method, path, identity, body: payload });
   return new Promise((resolve, reject) => {
     const request = http.request(
       `${platform.billing.url}${path}`,

@@ -140,14 +140,19 @@ function appendAtRate(store, organization, rate, seconds) {
 async function createEndpoints(notifications, receiver, organization, count) {
   for (let i = 0; i < count; i++) {
     const path = '/admin/webhook_endpoints';
+    const body = JSON.stringify({
+      environment: 'SANDBOX',
+      url: receiver.url(`/hook-${i}`),
+      events: ['checkout.completed'],
+    });
     const response = await fetch(`${notifications.url}${path}`, {
       method: 'POST',
-      // As the gateway's admin API sends it: the organization, signed with the internal secret.
+      // As the gateway's admin API sends it: the organization and the body, signed with the internal secret.
       headers: {
         'content-type': 'application/json',
-        ...signInternalCall(internalSecret, { scope: 'admin', method: 'POST', path, identity: { organization } }),
+        ...signInternalCall(internalSecret, { scope: 'admin', method: 'POST', path, identity: { organization }, body }),
       },
-      body: JSON.stringify({ environment: 'SANDBOX', url: receiver.url(`/hook-${i}`), events: ['checkout.completed'] }),
+      body,
     });
     if (response.status !== 201) throw new Error(`endpoint not created: ${await response.text()}`);
     receiver.secrets.set(`/hook-${i}`, (await response.json()).secret);
