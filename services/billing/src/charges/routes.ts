@@ -3,6 +3,7 @@ import type { SqlExecutor } from '@billing/eventstore';
 import type { ServiceContext } from '@billing/runtime';
 import { type Tenant, adminOrganizationOf, validate } from '@billing/service';
 import type { Express } from 'express';
+import { invoiceChargeKey } from '../invoices/payment';
 import { subscriptionsTable } from '../subscriptions/read-model';
 import { switchesTable } from '../switching/read-model';
 import { listPendingCharges } from './pending';
@@ -41,7 +42,7 @@ async function heldSwitches(sql: SqlExecutor, schema: string, tenant: Tenant): P
   );
   return rows.map(({ document: held }) => ({
     object: 'pending_charge',
-    idempotency_key: `${held.invoice_id}:1`,
+    idempotency_key: invoiceChargeKey(held.invoice_id, 1),
     purpose: 'switch',
     subject: held.subscription_id,
     attempt: 1,

@@ -28,6 +28,7 @@ import type { Tenant } from '@billing/service';
 import { periodEnd } from '../calendar/period';
 import { type ChargeOutcome, chargeSavedCard, chargeStatus, paymentPending, savedCardOf } from '../charges/charge';
 import { apportionCredit } from '../invoices/credit';
+import { invoiceChargeKey } from '../invoices/payment';
 import { invoiceAggregate, invoiceStream } from '../invoices/invoice';
 import { findInvoice, invoicesTable, nextInvoiceNumber, projectInvoices } from '../invoices/read-model';
 import { renewalInvoiceId } from '../invoices/ids';
@@ -740,7 +741,7 @@ function prorationLines(
 }
 
 /** The processor idempotency key of a switch's one charge: its proration invoice, attempt 1. */
-export const switchChargeKey = (invoiceId: string) => `${invoiceId}:1`;
+export const switchChargeKey = (invoiceId: string) => invoiceChargeKey(invoiceId, 1);
 
 export async function currentSubscription(context: ServiceContext, tenant: Tenant, id: string): Promise<Subscription> {
   const { rows } = await context.store.database.query<{ document: Subscription }>(
