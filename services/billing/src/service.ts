@@ -18,7 +18,7 @@ import { customerErrorCodes } from './shared/customer-errors';
 import { migrateSubscriptionsReadModel } from './subscriptions/read-model';
 import { mountSubscriptionRoutes } from './subscriptions/routes';
 import { startBillingSweep } from './sweep';
-import { migrateBalancesReadModel } from './switching/balance';
+import { migrateBalancesReadModel } from './customers/balance';
 import { migrateSwitchingReadModel } from './switching/read-model';
 import { mountSwitchingRoutes } from './switching/routes';
 import { migrateDirectCreationReadModel } from './direct/read-model';

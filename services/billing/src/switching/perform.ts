@@ -36,7 +36,7 @@ import { discountFor } from '../subscriptions/discount';
 import { projectSubscriptions, subscriptionsTable } from '../subscriptions/read-model';
 import { type SubscriptionState, subscriptionStream } from '../subscriptions/subscription';
 import { timeOn } from '../test-clocks/read-model';
-import { changeBalance } from './balance';
+import { changeBalance } from '../customers/balance';
 import { billingSettingsOf } from '../settings/settings';
 import type { ProrationBehavior, ProrationPolicy } from './classify';
 import { type SwitchingCommand, blockingReasonOf, switchingAggregate } from './decide';

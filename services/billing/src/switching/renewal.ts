@@ -3,7 +3,7 @@ import type { ServiceContext } from '@billing/runtime';
 import type { Tenant } from '@billing/service';
 import type { OpenInvoice } from '../invoices/invoice';
 import { subscriptionsTable } from '../subscriptions/read-model';
-import { balancesTable, takeBalanceForInvoice } from './balance';
+import { balancesTable, takeBalanceForInvoice } from '../customers/balance';
 import { settleHeldSwitch } from './perform';
 import { switchesTable } from './read-model';
 

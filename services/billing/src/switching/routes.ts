@@ -10,7 +10,7 @@ import type { ServiceContext } from '@billing/runtime';
 import { secretCallerOf, validate } from '@billing/service';
 import type { Express } from 'express';
 import { customersTable } from '../customers/read-model';
-import { balanceOf } from './balance';
+import { balanceOf } from '../customers/balance';
 import { cancelSchedule, getSchedule, performSwitch, previewSwitch } from './perform';
 
 /** Switch preview, switch, the pending schedule (Secret Key), and the customer's balance. */
