@@ -19,7 +19,7 @@ import { migrateSubscriptionsReadModel } from './subscriptions/read-model';
 import { mountSubscriptionRoutes } from './subscriptions/routes';
 import { startBillingSweep } from './sweep';
 import { migrateBalancesReadModel } from './customers/balance';
-import { migrateSwitchingReadModel } from './switching/read-model';
+import { migrateSwitchingReadModel } from './subscriptions/switch-read-model';
 import { mountSwitchingRoutes } from './switching/routes';
 import { migrateDirectCreationReadModel } from './direct/read-model';
 import { migratePendingCharges } from './charges/pending';

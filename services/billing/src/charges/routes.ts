@@ -5,7 +5,7 @@ import { type Tenant, adminOrganizationOf, validate } from '@billing/service';
 import type { Express } from 'express';
 import { invoiceChargeKey } from '../invoices/payment';
 import { subscriptionsTable } from '../subscriptions/read-model';
-import { switchesTable } from '../switching/read-model';
+import { switchesTable } from '../subscriptions/switch-read-model';
 import { listPendingCharges } from './pending';
 
 /**

@@ -24,10 +24,10 @@ import { nextInvoiceNumber, projectInvoices } from '../invoices/read-model';
 import { invoiceChargeKey } from '../invoices/payment';
 import { renewalInvoiceId } from '../invoices/ids';
 import { subscriptionAggregate } from '../subscriptions/decide';
-import { findSubscription, liveSubscriptions } from '../subscriptions/queries';
+import { currentSubscription, findSubscription, liveSubscriptions } from '../subscriptions/queries';
 import { projectSubscriptions } from '../subscriptions/read-model';
 import { subscriptionStream } from '../subscriptions/subscription';
-import { currentSubscription, subscriptionPlanOf } from '../switching/perform';
+import { subscriptionPlanOf } from '../switching/perform';
 import { timeOn } from '../test-clocks/read-model';
 import { type IncompleteRecord, claimCreation, findIncomplete, recordIncomplete, releaseCreation } from './read-model';
 

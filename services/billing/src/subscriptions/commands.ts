@@ -1,10 +1,10 @@
-import { Subscription, inSchemaOrder, notFound } from '@billing/contracts';
+import type { Subscription } from '@billing/contracts';
 import { handleCommand } from '@billing/eventstore';
 import type { ServiceContext } from '@billing/runtime';
 import type { Tenant } from '@billing/service';
 import { type CancelSubscription, type ResumeSubscription, subscriptionAggregate } from './decide';
 import { timeOn } from '../test-clocks/read-model';
-import { findSubscription } from './queries';
+import { currentSubscription, findSubscription } from './queries';
 import { projectSubscriptions } from './read-model';
 import { subscriptionStream } from './subscription';
 
@@ -14,11 +14,12 @@ import { subscriptionStream } from './subscription';
  * events and webhooks.
  */
 async function change(
-  { store }: ServiceContext,
+  context: ServiceContext,
   tenant: Tenant,
   id: string,
   command: CancelSubscription | ResumeSubscription,
 ): Promise<Subscription> {
+  const { store } = context;
   const { schema } = store.tables;
   await handleCommand(store, subscriptionStream(id), subscriptionAggregate, command, {
     organization: tenant.organization,
@@ -26,9 +27,7 @@ async function change(
     occurredAt: command.data.now,
     project: (tx, events) => projectSubscriptions(tx, schema, events),
   });
-  const subscription = await findSubscription(store.database, schema, tenant, id);
-  if (!subscription) throw notFound(`No such subscription: ${id}`);
-  return inSchemaOrder(Subscription, subscription);
+  return currentSubscription(context, tenant, id);
 }
 
 /** Who asks, and when: on the subscription's test clock when it is on one. */

@@ -3,12 +3,13 @@ import { type ServiceContext, positiveNumberSetting } from '@billing/runtime';
 import { findDueRetries } from '../invoices/read-model';
 import { RENEWAL_BATCH_SIZE, renewDueBatch } from '../renewals/batch';
 import { renewDue } from '../renewals/renew';
-import { applyDueSchedule, findDueSchedules } from '../switching/due';
+import { applyDueSchedule } from '../switching/due';
 import { type SubscriptionCommand, subscriptionAggregate } from './decide';
 import {
   type ClockScope,
   type DueSubscription,
   findDueRenewals,
+  findDueSchedules,
   findEndedCanceledPeriods,
   findEndedTrials,
   findTrialsEndingSoon,

@@ -1,6 +1,8 @@
-import { LIVE_SUBSCRIPTION_STATUSES, Subscription, inSchemaOrder, unknownCursor } from '@billing/contracts';
+import { LIVE_SUBSCRIPTION_STATUSES, Subscription, inSchemaOrder, notFound, unknownCursor } from '@billing/contracts';
 import { type SqlExecutor, cursorPage } from '@billing/eventstore';
+import type { ServiceContext } from '@billing/runtime';
 import { subscriptionsTable } from './read-model';
+import { schedulesTable } from './switch-read-model';
 import type { Tenant } from '@billing/service';
 
 export async function findSubscription(
@@ -14,6 +16,13 @@ export async function findSubscription(
     [id, tenant.organization, tenant.environment],
   );
   return rows[0]?.document;
+}
+
+/** The subscription as the API answers it (fields in schema order); `404` when the tenant has no such subscription. */
+export async function currentSubscription(context: ServiceContext, tenant: Tenant, id: string): Promise<Subscription> {
+  const subscription = await findSubscription(context.store.database, context.store.tables.schema, tenant, id);
+  if (!subscription) throw notFound(`No such subscription: ${id}`);
+  return inSchemaOrder(Subscription, subscription);
 }
 
 /** Newest first (`created_at` desc, then `id` desc), cursor-paged by the last id seen. */
@@ -115,3 +124,21 @@ export const findTrialsEndingSoon = dueFinder(
    AND trial_will_end_sent_for IS DISTINCT FROM (document->>'trial_end')::timestamptz`,
   `GREATEST((document->>'trial_end')::timestamptz - interval '3 days', created_at)`,
 );
+
+/** Subscriptions whose pending schedule's effective date has come by `now` on a clock, the earliest first. */
+export async function findDueSchedules(
+  sql: SqlExecutor,
+  schema: string,
+  now: Date,
+  clock: ClockScope = null,
+  limit = 500,
+): Promise<DueSubscription[]> {
+  const { rows } = await sql.query<DueSubscription>(
+    `SELECT s.id, s.organization, s.environment, sc.effective_date AS due_at
+     FROM ${schedulesTable(schema)} sc JOIN ${subscriptionsTable(schema)} s ON s.id = sc.subscription_id
+     WHERE sc.status = 'pending' AND sc.effective_date <= $1 AND s.test_clock_id IS NOT DISTINCT FROM $2
+     ORDER BY sc.effective_date LIMIT $3`,
+    [now.toISOString(), clock, limit],
+  );
+  return rows;
+}

@@ -1,5 +1,5 @@
 import type { EventStore, RecordedEvent, SqlExecutor } from '@billing/eventstore';
-import { projectSwitching } from '../switching/read-model';
+import { projectSwitching } from './switch-read-model';
 import { SUBSCRIPTION_EVENT_TYPES, asSubscriptionEvent } from './subscription';
 
 export const subscriptionsTable = (schema: string) => `${schema}.subscriptions`;
@@ -82,6 +82,6 @@ export async function projectSubscriptions(sql: SqlExecutor, schema: string, eve
         break;
     }
   }
-  // Schedules and switches under way (switching/), from the same streams.
+  // Schedules and switches under way (switch-read-model.ts), from the same streams.
   await projectSwitching(sql, schema, events);
 }

@@ -9,8 +9,8 @@ import type {
   SubscriptionTrialWillEndData,
   SubscriptionUpdatedData,
 } from '@billing/contracts';
-import type { SwitchingEvent, SwitchingState } from '../switching/events';
-import { SWITCHING_EVENT_TYPES, evolveSwitching } from '../switching/events';
+import type { SwitchingEvent, SwitchingState } from './switch-events';
+import { SWITCHING_EVENT_TYPES, evolveSwitching } from './switch-events';
 import type { RecordedEvent } from '@billing/eventstore';
 
 export const subscriptionStream = (subscriptionId: string) => `subscription-${subscriptionId}`;
@@ -58,7 +58,7 @@ export type SubscriptionState =
  * Version of this module's `evolve` and state shape for snapshots (docs/decisions/0010-snapshots.md):
  * bump it whenever either changes, so snapshots folded by the old `evolve` are ignored. The state
  * must stay plain JSON (strings, finite numbers, booleans, null, arrays, plain objects).
- * Shared by every decider of the subscription stream (subscriptions, switching): they fold with this `evolve`.
+ * Shared by every decider of the subscription stream (`decide.ts`, `switch-decide.ts`): they fold with this `evolve`.
  */
 export const SUBSCRIPTION_SNAPSHOT_VERSION = 1;
 
@@ -87,7 +87,7 @@ export function evolve(state: SubscriptionState, event: SubscriptionEvent): Subs
     case 'SubscriptionScheduleCreated':
     case 'SubscriptionScheduleCanceled':
     case 'SubscriptionScheduleCompleted':
-      // Plan switching (switching/): the pending schedule and the switch in progress.
+      // Plan switching (switch-events.ts): the pending schedule and the switch in progress.
       return state.status === 'Empty' ? state : { ...state, ...evolveSwitching(state, event) };
     default: {
       const _unknown: never = event;

@@ -11,10 +11,8 @@ import {
   ApiError,
   badRequest,
   conflict,
-  inSchemaOrder,
   newId,
   notFound,
-  Subscription as SubscriptionSchema,
 } from '@billing/contracts';
 import {
   type EventStoreTransaction,
@@ -33,15 +31,16 @@ import { invoiceAggregate, invoiceStream } from '../invoices/invoice';
 import { findInvoice, invoicesTable, nextInvoiceNumber, projectInvoices } from '../invoices/read-model';
 import { renewalInvoiceId } from '../invoices/ids';
 import { discountFor } from '../subscriptions/discount';
+import { currentSubscription } from '../subscriptions/queries';
 import { projectSubscriptions, subscriptionsTable } from '../subscriptions/read-model';
 import { type SubscriptionState, subscriptionStream } from '../subscriptions/subscription';
 import { timeOn } from '../test-clocks/read-model';
 import { changeBalance } from '../customers/balance';
 import { billingSettingsOf } from '../settings/settings';
 import type { ProrationBehavior, ProrationPolicy } from './classify';
-import { type SwitchingCommand, blockingReasonOf, switchingAggregate } from './decide';
+import { type SwitchingCommand, blockingReasonOf, switchingAggregate } from '../subscriptions/switch-decide';
 import { type PlannedSwitch, planSwitch } from './preview';
-import { findSchedule, switchesTable } from './read-model';
+import { findSchedule, switchesTable } from '../subscriptions/switch-read-model';
 
 // Plan switching as billing does it (docs/plan-switching.md). The exported functions are the
 // in-process API the routes and the customer portal call.
@@ -742,12 +741,3 @@ function prorationLines(
 
 /** The processor idempotency key of a switch's one charge: its proration invoice, attempt 1. */
 export const switchChargeKey = (invoiceId: string) => invoiceChargeKey(invoiceId, 1);
-
-export async function currentSubscription(context: ServiceContext, tenant: Tenant, id: string): Promise<Subscription> {
-  const { rows } = await context.store.database.query<{ document: Subscription }>(
-    `SELECT document FROM ${subscriptionsTable(context.store.tables.schema)} WHERE id = $1 AND organization = $2 AND environment = $3`,
-    [id, tenant.organization, tenant.environment],
-  );
-  if (!rows[0]) throw notFound(`No such subscription: ${id}`);
-  return inSchemaOrder(SubscriptionSchema, rows[0].document);
-}

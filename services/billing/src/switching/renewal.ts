@@ -5,7 +5,7 @@ import type { OpenInvoice } from '../invoices/invoice';
 import { subscriptionsTable } from '../subscriptions/read-model';
 import { balancesTable, takeBalanceForInvoice } from '../customers/balance';
 import { settleHeldSwitch } from './perform';
-import { switchesTable } from './read-model';
+import { switchesTable } from '../subscriptions/switch-read-model';
 
 // What renewals ask of plan switching (renewals/renew.ts and batch.ts), in the transaction that
 // opens a renewal invoice.

@@ -3,7 +3,7 @@ import type { ServiceContext } from '@billing/runtime';
 import { formBodies } from '@billing/service';
 import type { Express, Response } from 'express';
 import { cancelSchedule, performSwitch, previewSwitch } from '../../switching/perform';
-import { findSchedule } from '../../switching/read-model';
+import { findSchedule } from '../../subscriptions/switch-read-model';
 import { openPortal, ownSubscription } from './access';
 import type { OpenPortal } from './open-portal';
 import type { SubscriptionView } from './render';

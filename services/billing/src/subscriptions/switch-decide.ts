@@ -18,8 +18,8 @@ import {
   evolve,
   initialState,
   SUBSCRIPTION_SNAPSHOT_VERSION,
-} from '../subscriptions/subscription';
-import type { SwitchType } from './classify';
+} from './subscription';
+import type { SwitchType } from '../switching/classify';
 
 // Switching's commands on the subscription's stream, decided on its history, so that two
 // switches, a switch and a schedule, or a switch and a renewal are ordered by its version.

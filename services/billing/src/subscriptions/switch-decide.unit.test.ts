@@ -1,8 +1,8 @@
 import type { Subscription } from '@billing/contracts';
 import { ApiError } from '@billing/contracts';
-import type { SubscriptionEvent, SubscriptionState } from '../subscriptions/subscription';
-import { evolve, initialState } from '../subscriptions/subscription';
-import { type SwitchingCommand, decideSwitching } from './decide';
+import type { SubscriptionEvent, SubscriptionState } from './subscription';
+import { evolve, initialState } from './subscription';
+import { type SwitchingCommand, decideSwitching } from './switch-decide';
 import { basic, business, subscription } from '../../test/switching-fixtures';
 
 const now = new Date('2026-04-10T12:00:00.000Z');
