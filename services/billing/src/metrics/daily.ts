@@ -3,7 +3,7 @@ import type { SqlExecutor } from '@billing/eventstore';
 import type { Tenant } from '@billing/service';
 import { invoicesTable } from '../invoices/read-model';
 import { subscriptionsTable } from '../subscriptions/read-model';
-import { monthlyEquivalent } from '../switching/proration';
+import { monthlyEquivalent } from '../proration/proration';
 
 /** A subscription's life as the read model knows it (its current price). */
 interface SubscriptionLife {

@@ -19,7 +19,7 @@ import {
   initialState,
   SUBSCRIPTION_SNAPSHOT_VERSION,
 } from './subscription';
-import type { SwitchType } from '../switching/classify';
+import type { SwitchType } from '../proration/classify';
 
 // Switching's commands on the subscription's stream, decided on its history, so that two
 // switches, a switch and a schedule, or a switch and a renewal are ordered by its version.

@@ -37,9 +37,9 @@ import { type SubscriptionState, subscriptionStream } from '../subscriptions/sub
 import { timeOn } from '../test-clocks/read-model';
 import { changeBalance } from '../customers/balance';
 import { billingSettingsOf } from '../settings/settings';
-import type { ProrationBehavior, ProrationPolicy } from './classify';
+import type { ProrationBehavior, ProrationPolicy } from '../proration/classify';
 import { type SwitchingCommand, blockingReasonOf, switchingAggregate } from '../subscriptions/switch-decide';
-import { type PlannedSwitch, planSwitch } from './preview';
+import { type PlannedSwitch, planSwitch } from '../proration/preview';
 import { findSchedule, switchesTable } from '../subscriptions/switch-read-model';
 
 // Plan switching as billing does it (docs/plan-switching.md). The exported functions are the
