@@ -8,7 +8,7 @@ import { renewalInvoiceId } from '../invoices/ids';
 import { invoiceChargeKey } from '../invoices/payment';
 import { findInvoice, nextInvoiceNumber, projectInvoices } from '../invoices/read-model';
 import { type SubscriptionCommand, nextPeriodEndOf, subscriptionAggregate } from '../subscriptions/decide';
-import { discountFor, isBonusPeriod } from '../subscriptions/discount';
+import { periodDiscount } from '../subscriptions/discount';
 import { type DueSubscription, findSubscription } from '../subscriptions/queries';
 import { projectSubscriptions } from '../subscriptions/read-model';
 import { subscriptionStream } from '../subscriptions/subscription';
@@ -204,7 +204,7 @@ export function openRenewalInvoice(
           kind: 'subscription',
         },
       ],
-      discountAmount: isBonusPeriod(subscription, start, end) ? subscription.price : discountFor(subscription, start),
+      discountAmount: periodDiscount(subscription, start, end),
       periodStart: start,
       periodEnd: end,
       now: at,

@@ -2,6 +2,7 @@ import { type Subscription, discountOf } from '@billing/contracts';
 import { addInterval } from '../calendar/period';
 
 // The coupon's rules over a subscription's periods, pure: what each period's invoice takes off.
+// Renewals, plan switches and the portal's "next invoice" all ask here.
 
 /**
  * The coupon's discount of the invoice for the period starting at `periodStart`, by its
@@ -44,4 +45,23 @@ export function isBonusPeriod(subscription: Subscription, periodStart: string, p
       ? addInterval(anchor, 'month', (interval === 'year' ? 12 : 1) * count + bonusMonths)
       : addInterval(firstPaidEnd, 'month', bonusMonths);
   return Date.parse(periodStart) >= firstPaidEnd.getTime() && Date.parse(periodEnd) <= bonusEnd.getTime();
+}
+
+/**
+ * What the invoice of the period `[periodStart, periodEnd)` takes off the plan's price: all of
+ * it in one of the coupon's bonus periods (`isBonusPeriod`), else the coupon's discount
+ * (`discountFor`).
+ */
+export function periodDiscount(subscription: Subscription, periodStart: string, periodEnd: string): number {
+  return isBonusPeriod(subscription, periodStart, periodEnd)
+    ? subscription.price
+    : discountFor(subscription, periodStart);
+}
+
+/**
+ * `price` (another plan's: a switch's target) after the subscription's coupon, as the coupon
+ * would take it off a period starting at `periodStart` (`discountFor`, on that price).
+ */
+export function priceAfterCoupon(subscription: Subscription, price: number, periodStart: string): number {
+  return price - discountFor({ ...subscription, price }, periodStart);
 }

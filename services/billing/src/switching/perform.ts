@@ -30,7 +30,7 @@ import { invoiceChargeKey } from '../invoices/payment';
 import { invoiceAggregate, invoiceStream } from '../invoices/invoice';
 import { findInvoice, invoicesTable, nextInvoiceNumber, projectInvoices } from '../invoices/read-model';
 import { renewalInvoiceId } from '../invoices/ids';
-import { discountFor } from '../subscriptions/discount';
+import { priceAfterCoupon } from '../subscriptions/discount';
 import { currentSubscription } from '../subscriptions/queries';
 import { projectSubscriptions, subscriptionsTable } from '../subscriptions/read-model';
 import { type SubscriptionState, subscriptionStream } from '../subscriptions/subscription';
@@ -417,7 +417,7 @@ async function planFor(context: ServiceContext, tenant: Tenant, subscriptionId: 
     savedCardOf(context, subscription.customer_id),
     policyOf(context, tenant),
   ]);
-  const charge = target.price - discountFor({ ...subscription, price: target.price }, now.toISOString());
+  const charge = priceAfterCoupon(subscription, target.price, now.toISOString());
   const planned: PlannedSwitch = planSwitch({
     subscription,
     target,

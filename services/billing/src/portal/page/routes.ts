@@ -4,7 +4,7 @@ import { formBodies } from '@billing/service';
 import type { Express, Request, Response } from 'express';
 import { findCustomer } from '../../customers/queries';
 import { findInvoice, listInvoices } from '../../invoices/read-model';
-import { discountFor, isBonusPeriod } from '../../subscriptions/discount';
+import { periodDiscount } from '../../subscriptions/discount';
 import { nextPeriodEndOf } from '../../subscriptions/decide';
 import { cancelSubscription, resumeSubscription } from '../../subscriptions/commands';
 import { listSubscriptions } from '../../subscriptions/queries';
@@ -48,11 +48,11 @@ function noticeText(portal: OpenPortal, notice: unknown, subscriptions: Subscrip
   }
 }
 
-/** What the renewal at `current_period_end` will invoice, by the renewals' own rules (renewals/renew.ts). */
+/** What the renewal at `current_period_end` will invoice, by the renewals' own discount rule (`periodDiscount`). */
 function nextInvoiceAmount(subscription: Subscription): number {
-  const start = subscription.current_period_end;
-  if (isBonusPeriod(subscription, start, nextPeriodEndOf(subscription))) return 0;
-  return subscription.price - discountFor(subscription, start);
+  return (
+    subscription.price - periodDiscount(subscription, subscription.current_period_end, nextPeriodEndOf(subscription))
+  );
 }
 
 /** Live subscriptions first, then ended ones; each with what its next invoice charges. */

@@ -1,0 +1,11 @@
+import { renewalInvoiceId } from './ids';
+
+describe('renewal invoice id', () => {
+  it('is one id per subscription and period, unguessable in form', () => {
+    const id = renewalInvoiceId('sub_1', '2026-02-28T10:00:00.000Z');
+    expect(id).toMatch(/^in_[0-9A-Za-z]{24}$/);
+    expect(renewalInvoiceId('sub_1', '2026-02-28T10:00:00.000Z')).toBe(id);
+    expect(renewalInvoiceId('sub_1', '2026-03-31T10:00:00.000Z')).not.toBe(id);
+    expect(renewalInvoiceId('sub_2', '2026-02-28T10:00:00.000Z')).not.toBe(id);
+  });
+});
