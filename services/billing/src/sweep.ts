@@ -1,8 +1,8 @@
 import { type ServiceContext, positiveNumberSetting, startPeriodic } from '@billing/runtime';
 import { reconcilePendingCharges } from './reconcile';
-import { runDueWork } from './subscriptions/due-work';
+import { runDueWork } from './engine/due-work';
 import { settleHeldSwitches } from './switching/perform';
-import { drainClockRuns, resumeAdvancingClocks } from './test-clocks/advance';
+import { drainClockRuns, resumeAdvancingClocks } from './engine/test-clock-advance';
 
 export const DEFAULT_SWEEP_INTERVAL_MS = 30_000;
 

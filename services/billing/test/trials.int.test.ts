@@ -1,7 +1,7 @@
 import { type ServiceUnderTest, startServiceForTest } from '@billing/runtime';
 import { eventually } from '@billing/testing';
 import { billingService } from '../src';
-import { runDueWork } from '../src/subscriptions/due-work';
+import { runDueWork } from '../src/engine/due-work';
 import { caller, client, eventsOf, feeds, newOrg } from './helpers';
 
 jest.setTimeout(120000);

@@ -11,7 +11,7 @@ import { handleCommand } from '@billing/eventstore';
 import type { ServiceContext } from '@billing/runtime';
 import { type Tenant, secretCallerOf, validate } from '@billing/service';
 import type { Express, Request } from 'express';
-import { startClockRun } from './advance';
+import { startClockRun } from '../engine/test-clock-advance';
 import { type TestClockCommand, testClockAggregate, testClockStream } from './clock';
 import { findTestClock, listTestClocks, projectTestClocks } from './read-model';
 

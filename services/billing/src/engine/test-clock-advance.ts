@@ -1,9 +1,9 @@
 import { handleCommand } from '@billing/eventstore';
 import type { ServiceContext } from '@billing/runtime';
-import { DUE_WORK, dueWorkConcurrency, runDueEntries } from '../subscriptions/due-work';
+import { DUE_WORK, dueWorkConcurrency, runDueEntries } from './due-work';
 import type { DueSubscription } from '../subscriptions/queries';
-import { testClockAggregate, testClockStream } from './clock';
-import { findAdvancingClocks, projectTestClocks } from './read-model';
+import { testClockAggregate, testClockStream } from '../test-clocks/clock';
+import { findAdvancingClocks, projectTestClocks } from '../test-clocks/read-model';
 
 type ClockRef = { id: string; organization: string; environment: 'SANDBOX' | 'PRODUCTION' };
 

@@ -4,7 +4,7 @@ import { findDueRetries } from '../invoices/read-model';
 import { RENEWAL_BATCH_SIZE, renewDueBatch } from '../renewals/batch';
 import { renewDue } from '../renewals/renew';
 import { applyDueSchedule } from '../switching/due';
-import { type SubscriptionCommand, subscriptionAggregate } from './decide';
+import { type SubscriptionCommand, subscriptionAggregate } from '../subscriptions/decide';
 import {
   type ClockScope,
   type DueSubscription,
@@ -13,9 +13,9 @@ import {
   findEndedCanceledPeriods,
   findEndedTrials,
   findTrialsEndingSoon,
-} from './queries';
-import { projectSubscriptions } from './read-model';
-import { subscriptionStream } from './subscription';
+} from '../subscriptions/queries';
+import { projectSubscriptions } from '../subscriptions/read-model';
+import { subscriptionStream } from '../subscriptions/subscription';
 
 /**
  * One kind of work that falls due at a time: what finds it, and what does it at `at`. Safe to
