@@ -1,3 +1,4 @@
 export { billingService } from './service';
 export { type DefaultPaymentMethodSet, setDefaultPaymentMethod } from './customers/payment-method';
-export { cancelSchedule, getSchedule, performSwitch, previewSwitch } from './switching/perform';
+export { performSwitch, previewSwitch } from './engine/switching/perform';
+export { cancelSchedule, getSchedule } from './engine/switching/schedules';

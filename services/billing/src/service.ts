@@ -3,7 +3,7 @@ import { type ServiceDefinition, migrateMerchants, mountMetricsPart, startMercha
 import { migrateCustomersReadModel } from './customers/read-model';
 import { mountResolveRoute } from './customers/resolve';
 import { mountDefaultPaymentMethodRoute } from './customers/payment-method';
-import { mountCustomerRoutes } from './customers/routes';
+import { mountCustomerBalanceRoute, mountCustomerRoutes } from './customers/routes';
 import { mountEntitlementRoutes } from './entitlements/routes';
 import { migrateInvoicesReadModel } from './invoices/read-model';
 import { mountInvoicePaymentRoute } from './invoices/payment';
@@ -16,11 +16,10 @@ import { mountPortalSessionRoutes } from './portal/sessions/routes';
 import { startConsumers } from './provisioning/consumer';
 import { customerErrorCodes } from './shared/customer-errors';
 import { migrateSubscriptionsReadModel } from './subscriptions/read-model';
-import { mountSubscriptionRoutes } from './subscriptions/routes';
+import { mountSubscriptionRoutes, mountSwitchingRoutes } from './subscriptions/routes';
 import { startBillingSweep } from './sweep';
 import { migrateBalancesReadModel } from './customers/balance';
 import { migrateSwitchingReadModel } from './subscriptions/switch-read-model';
-import { mountSwitchingRoutes } from './switching/routes';
 import { migrateDirectCreationReadModel } from './direct/read-model';
 import { migratePendingCharges } from './charges/pending';
 import { mountDirectCreationRoutes } from './direct/routes';
@@ -45,6 +44,7 @@ export const billingService: ServiceDefinition = {
     mountEntitlementRoutes(app, context);
     // Before `/v1/subscriptions/:id` and `/v1/customers/:id`'s error codes.
     mountSwitchingRoutes(app, context);
+    mountCustomerBalanceRoute(app, context);
     mountDirectCreationRoutes(app, context);
     mountCustomerRoutes(app, context);
     mountSubscriptionRoutes(app, context);

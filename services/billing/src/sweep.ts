@@ -1,7 +1,7 @@
 import { type ServiceContext, positiveNumberSetting, startPeriodic } from '@billing/runtime';
 import { reconcilePendingCharges } from './reconcile';
 import { runDueWork } from './engine/due-work';
-import { settleHeldSwitches } from './switching/perform';
+import { settleHeldSwitches } from './engine/switching/settle';
 import { drainClockRuns, resumeAdvancingClocks } from './engine/test-clock-advance';
 
 export const DEFAULT_SWEEP_INTERVAL_MS = 30_000;

@@ -8,6 +8,7 @@ import {
   customerError,
   inSchemaOrder,
   livemodeOf,
+  notFound,
 } from '@billing/contracts';
 import { type EventStoreTransaction, type RecordedEvent, handleCommand } from '@billing/eventstore';
 import type { ServiceContext } from '@billing/runtime';
@@ -16,8 +17,9 @@ import { validateCustomerRequest } from '../shared/customer-errors';
 import { customerStream } from './customer';
 import { customerAggregate } from './decide';
 import { externalIdHolder, listCustomers, requireCustomer, subscriptionSummaries } from './queries';
-import { projectCustomers } from './read-model';
-import { type Tenant, secretCallerOf } from '@billing/service';
+import { customersTable, projectCustomers } from './read-model';
+import { type Tenant, secretCallerOf, validate } from '@billing/service';
+import { balanceOf } from './balance';
 
 const isUniqueViolation = (error: unknown) =>
   typeof error === 'object' && error !== null && 'code' in error && error.code === '23505';
@@ -117,4 +119,25 @@ export function mountCustomerRoutes(app: Express, { store, now }: ServiceContext
       await update(req, secretCallerOf(req), query.by_external_id === 'true' ? 'external_id' : 'id', params.id, res);
     },
   );
+}
+
+/** `GET /v1/customers/{id}/balance` (Secret Key): the customer's balance (docs/plan-switching.md, "Customer balance"). */
+export function mountCustomerBalanceRoute(app: Express, context: ServiceContext): void {
+  app.get('/v1/customers/:id/balance', validate({ params: CustomerIdParams }), async (req, res) => {
+    const caller = secretCallerOf(req);
+    const { id } = res.locals.input.params;
+    const { store } = context;
+    const { rows } = await store.database.query(
+      `SELECT 1 FROM ${customersTable(store.tables.schema)} WHERE id = $1 AND organization = $2 AND environment = $3`,
+      [id, caller.organization, caller.environment],
+    );
+    if (rows.length === 0) throw notFound(`No such customer: ${id}`);
+    res.json({
+      object: 'customer_balance',
+      customer_id: id,
+      balance: await balanceOf(store.database, store.tables.schema, caller, id),
+      currency: 'TWD',
+      livemode: livemodeOf(caller.environment),
+    });
+  });
 }

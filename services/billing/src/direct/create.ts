@@ -27,7 +27,7 @@ import { subscriptionAggregate } from '../subscriptions/decide';
 import { currentSubscription, findSubscription, liveSubscriptions } from '../subscriptions/queries';
 import { projectSubscriptions } from '../subscriptions/read-model';
 import { subscriptionStream } from '../subscriptions/subscription';
-import { subscriptionPlanOf } from '../switching/perform';
+import { subscriptionPlanOf } from '../engine/catalog';
 import { timeOn } from '../test-clocks/read-model';
 import { type IncompleteRecord, claimCreation, findIncomplete, recordIncomplete, releaseCreation } from './read-model';
 

@@ -11,7 +11,7 @@ import {
 } from './classify';
 import { type PlanPrice, monthlyEquivalent, periodDays, prorate, unusedCredit } from './proration';
 
-/** Everything a preview and a switch are computed from, read by `switching/perform.ts`. */
+/** Everything a preview and a switch are computed from, read by `engine/switching/facts.ts`. */
 export type SwitchFacts = {
   subscription: Subscription;
   target: ScheduledPlan;

@@ -147,7 +147,7 @@ async function openInvoice(
     .transaction(async (tx) => {
       const existing = await findInvoice(tx, schema, tenant, invoiceId);
       if (existing) return { invoice: existing };
-      // Plan switching locks the same row to start a switch (switching/perform.ts).
+      // Plan switching locks the same row to start a switch (engine/switching/commands.ts).
       if (await heldBySwitch(tx, schema, subscription)) return { invoice: null };
       const number = await nextInvoiceNumber(tx, schema, tenant);
       // The number's row lock queues every opener of the organization's invoices: one that

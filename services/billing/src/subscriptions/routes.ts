@@ -3,6 +3,8 @@ import {
   ListSubscriptionsQuery,
   Subscription,
   SubscriptionIdParams,
+  SwitchPreviewQuery,
+  SwitchSubscriptionBody,
   inSchemaOrder,
   livemodeOf,
   notFound,
@@ -10,6 +12,8 @@ import {
 import type { ServiceContext } from '@billing/runtime';
 import { validate, secretCallerOf } from '@billing/service';
 import type { Express } from 'express';
+import { performSwitch, previewSwitch } from '../engine/switching/perform';
+import { cancelSchedule, getSchedule } from '../engine/switching/schedules';
 import { cancelSubscription, resumeSubscription } from './commands';
 import { findSubscription, listSubscriptions } from './queries';
 
@@ -52,5 +56,49 @@ export function mountSubscriptionRoutes(app: Express, context: ServiceContext): 
   app.post('/v1/subscriptions/:id/resume', validate({ params: SubscriptionIdParams }), async (req, res) => {
     const caller = secretCallerOf(req);
     res.json(await resumeSubscription(context, caller, res.locals.input.params.id));
+  });
+}
+
+/** Switch preview, switch and the pending schedule (Secret Key): the switching workflow's API (docs/plan-switching.md). */
+export function mountSwitchingRoutes(app: Express, context: ServiceContext): void {
+  app.get(
+    '/v1/subscriptions/:id/switch-preview',
+    validate({ params: SubscriptionIdParams, query: SwitchPreviewQuery }),
+    async (req, res) => {
+      const caller = secretCallerOf(req);
+      const { id } = res.locals.input.params;
+      const { target_product_id, proration_behavior } = res.locals.input.query;
+      res.json(
+        await previewSwitch(context, caller.organization, caller.environment, id, target_product_id, {
+          prorationBehavior: proration_behavior,
+        }),
+      );
+    },
+  );
+
+  app.post(
+    '/v1/subscriptions/:id/switch',
+    validate({ params: SubscriptionIdParams, body: SwitchSubscriptionBody }),
+    async (req, res) => {
+      const caller = secretCallerOf(req);
+      const { id } = res.locals.input.params;
+      const { target_product_id, proration_behavior } = res.locals.input.body;
+      res.json(
+        await performSwitch(context, caller.organization, caller.environment, id, {
+          targetProductId: target_product_id,
+          prorationBehavior: proration_behavior,
+        }),
+      );
+    },
+  );
+
+  app.get('/v1/subscriptions/:id/schedule', validate({ params: SubscriptionIdParams }), async (req, res) => {
+    const caller = secretCallerOf(req);
+    res.json(await getSchedule(context, caller.organization, caller.environment, res.locals.input.params.id));
+  });
+
+  app.delete('/v1/subscriptions/:id/schedule', validate({ params: SubscriptionIdParams }), async (req, res) => {
+    const caller = secretCallerOf(req);
+    res.json(await cancelSchedule(context, caller.organization, caller.environment, res.locals.input.params.id));
   });
 }

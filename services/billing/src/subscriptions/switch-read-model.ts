@@ -98,7 +98,7 @@ export async function findSchedule(
 /**
  * Whether an immediate switch of the subscription is charging. Renewals ask it in the
  * transaction that opens their invoice, after locking the subscription's row, as the switch
- * locks it to start (`switching/perform.ts`): one of the two goes first, the other sees it.
+ * locks it to start (`engine/switching/commands.ts`): one of the two goes first, the other sees it.
  */
 export async function switchUnderWay(sql: SqlExecutor, schema: string, subscriptionId: string): Promise<boolean> {
   const { rows } = await sql.query(`SELECT 1 FROM ${switchesTable(schema)} WHERE subscription_id = $1`, [

@@ -4,7 +4,7 @@ import type { Tenant } from '@billing/service';
 import type { OpenInvoice } from '../invoices/invoice';
 import { subscriptionsTable } from '../subscriptions/read-model';
 import { balancesTable, takeBalanceForInvoice } from '../customers/balance';
-import { settleHeldSwitch } from './perform';
+import { settleHeldSwitch } from '../engine/switching/settle';
 import { switchesTable } from '../subscriptions/switch-read-model';
 
 // What renewals ask of plan switching (renewals/renew.ts and batch.ts), in the transaction that

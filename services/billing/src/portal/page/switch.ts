@@ -2,7 +2,8 @@ import { ApiError, type Subscription, type SwitchPreview } from '@billing/contra
 import type { ServiceContext } from '@billing/runtime';
 import { formBodies } from '@billing/service';
 import type { Express, Response } from 'express';
-import { cancelSchedule, performSwitch, previewSwitch } from '../../switching/perform';
+import { performSwitch, previewSwitch } from '../../engine/switching/perform';
+import { cancelSchedule } from '../../engine/switching/schedules';
 import { findSchedule } from '../../subscriptions/switch-read-model';
 import { openPortal, ownSubscription } from './access';
 import type { OpenPortal } from './open-portal';
@@ -62,7 +63,7 @@ async function switchable(context: ServiceContext, portal: OpenPortal, res: Resp
 
 /**
  * Switch plan in the portal: the plans the configuration allows, the live preview (plan
- * switching's own, `switching/perform.ts`) on a confirmation page, the switch, and canceling a
+ * switching's own, `engine/switching/`) on a confirmation page, the switch, and canceling a
  * scheduled one; the same functions as the API's, so the same charges and webhooks.
  */
 export function mountPortalSwitchPages(app: Express, context: ServiceContext): void {
