@@ -3,7 +3,7 @@ import type { Tenant } from '@billing/service';
 import { chargeStatus, chargesRecorded } from './charges/charge';
 import { type PendingCharge, stalePendingCharges } from './charges/pending';
 import { type FirstPeriodDetail, recordLateFirstCharge, releaseLateFirstCharge } from './direct/create';
-import { recordLateInvoiceCharge } from './renewals/renew';
+import { recordLateInvoiceCharge } from './engine/renewals/renew';
 
 /**
  * How long a charge may go without a recorded outcome before the reconciler asks the processor

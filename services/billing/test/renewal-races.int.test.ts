@@ -1,7 +1,7 @@
 import { type ServiceUnderTest, startServiceForTest } from '@billing/runtime';
 import { eventually } from '@billing/testing';
 import { billingService } from '../src';
-import { renewDue } from '../src/renewals/renew';
+import { renewDue } from '../src/engine/renewals/renew';
 import { caller, client, eventsOf, feeds, newOrg } from './helpers';
 
 /**

@@ -131,7 +131,7 @@ export function balanceLine(
 }
 
 /**
- * In the transaction that opens a renewal invoice (renewals/renew.ts): locks the customer's
+ * In the transaction that opens a renewal invoice (engine/renewals/): locks the customer's
  * balance row, and answers the invoice's balance line and records the change, keyed by the
  * invoice (so a second opener of the same invoice changes nothing). Null when the balance is 0.
  */

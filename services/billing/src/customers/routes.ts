@@ -5,20 +5,25 @@ import {
   ListCustomersQuery,
   UpdateCustomerBody,
   Customer,
+  type SavedPaymentMethod,
+  SetDefaultPaymentMethodBody,
   customerError,
   inSchemaOrder,
   livemodeOf,
   notFound,
+  validationError,
 } from '@billing/contracts';
 import { type EventStoreTransaction, type RecordedEvent, handleCommand } from '@billing/eventstore';
 import type { ServiceContext } from '@billing/runtime';
 import type { Express, Request, Response } from 'express';
+import { z } from 'zod';
+import { setDefaultPaymentMethod } from '../engine/renewals/new-card';
 import { validateCustomerRequest } from '../shared/customer-errors';
 import { customerStream } from './customer';
 import { customerAggregate } from './decide';
 import { externalIdHolder, listCustomers, requireCustomer, subscriptionSummaries } from './queries';
 import { customersTable, projectCustomers } from './read-model';
-import { type Tenant, secretCallerOf, validate } from '@billing/service';
+import { type Tenant, callerOf, secretCallerOf, validate } from '@billing/service';
 import { balanceOf } from './balance';
 
 const isUniqueViolation = (error: unknown) =>
@@ -140,4 +145,38 @@ export function mountCustomerBalanceRoute(app: Express, context: ServiceContext)
       livemode: livemodeOf(caller.environment),
     });
   });
+}
+
+/**
+ * A sandbox reference carries the card's last4 and expiry (`pm_sandbox_<behaviour>_<last4>_<MMYYYY>_<random>`),
+ * so a bare one is enough; any other bare reference is refused (send the card as checkout answered it).
+ */
+export function paymentMethodOf(value: SetDefaultPaymentMethodBody['payment_method']): SavedPaymentMethod {
+  if (typeof value !== 'string') {
+    const { id, brand, last4, exp_month, exp_year } = value;
+    return { id, brand, last4, exp_month, exp_year };
+  }
+  const match = /^pm_sandbox_[a-z]+_([0-9]{4})_([0-9]{2})([0-9]{4})_[A-Za-z0-9]+$/.exec(value);
+  if (!match) {
+    const message = 'Send the payment method as POST /internal/payment_methods answered it';
+    throw validationError([{ path: 'payment_method', code: 'invalid_value', message }], message);
+  }
+  return { id: value, brand: 'visa', last4: match[1]!, exp_month: Number(match[2]), exp_year: Number(match[3]) };
+}
+
+const InternalCustomerIdParams = z.object({ id: z.string().min(1).max(255) });
+
+/** `PUT /internal/customers/{id}/default_payment_method` `{ payment_method }` (signed service calls). */
+export function mountDefaultPaymentMethodRoute(app: Express, context: ServiceContext): void {
+  app.put(
+    '/internal/customers/:id/default_payment_method',
+    validate({ params: InternalCustomerIdParams, body: SetDefaultPaymentMethodBody }),
+    async (req, res) => {
+      const caller = callerOf(req);
+      const tenant = { organization: caller.organization, environment: caller.environment };
+      const { id } = res.locals.input.params;
+      const paymentMethod = paymentMethodOf(res.locals.input.body.payment_method);
+      res.json(await setDefaultPaymentMethod(context, tenant, id, paymentMethod));
+    },
+  );
 }

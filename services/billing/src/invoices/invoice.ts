@@ -92,7 +92,7 @@ export type OpenInvoice = {
     customerId: string;
     subscriptionId: string;
     lines: InvoiceLine[];
-    /** The coupon's part of this invoice (`renewals/renew.ts`, `discountFor`). */
+    /** The coupon's part of this invoice (`subscriptions/discount.ts`, `periodDiscount`). */
     discountAmount: number;
     periodStart: string;
     periodEnd: string;

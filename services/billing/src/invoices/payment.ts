@@ -7,7 +7,7 @@ import { findInvoice, findInvoiceByOrder } from './read-model';
 
 /**
  * The processor key of an invoice's charge attempt, as renewals and retries charge it through
- * checkout (`renewals/renew.ts`): invoice and attempt, so a repeated attempt is one charge.
+ * checkout (`engine/renewals/`): invoice and attempt, so a repeated attempt is one charge.
  */
 export const invoiceChargeKey = (invoiceId: string, attempt: number) => `${invoiceId}:${attempt}`;
 

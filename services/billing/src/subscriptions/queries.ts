@@ -95,7 +95,7 @@ function dueFinder(where: string, dueAt: string) {
 
 /**
  * TRIAL subscriptions whose `trial_end` has come, when the trial ran inside a paid first
- * period; a trial that is the first period ends with its renewal instead (renewals/renew.ts).
+ * period; a trial that is the first period ends with its renewal instead (engine/renewals/).
  */
 export const findEndedTrials = dueFinder(
   `status = 'TRIAL' AND (document->>'trial_end')::timestamptz < (document->>'current_period_end')::timestamptz`,

@@ -8,7 +8,7 @@ import {
 import type { ServiceContext } from '@billing/runtime';
 import { findTextProblems, formBodies } from '@billing/service';
 import type { Express, Response } from 'express';
-import { setDefaultPaymentMethod } from '../../customers/payment-method';
+import { setDefaultPaymentMethod } from '../../engine/renewals/new-card';
 import { checkoutClient } from '../../dependencies';
 import { listInvoices } from '../../invoices/read-model';
 import { listSubscriptions } from '../../subscriptions/queries';

@@ -1,13 +1,13 @@
 import type { EventStore, EventStoreTransaction, SqlExecutor } from '@billing/eventstore';
 import type { ServiceContext } from '@billing/runtime';
 import type { Tenant } from '@billing/service';
-import type { OpenInvoice } from '../invoices/invoice';
-import { subscriptionsTable } from '../subscriptions/read-model';
-import { balancesTable, takeBalanceForInvoice } from '../customers/balance';
-import { settleHeldSwitch } from '../engine/switching/settle';
-import { switchesTable } from '../subscriptions/switch-read-model';
+import type { OpenInvoice } from '../../invoices/invoice';
+import { subscriptionsTable } from '../../subscriptions/read-model';
+import { balancesTable, takeBalanceForInvoice } from '../../customers/balance';
+import { settleHeldSwitch } from '../switching/settle';
+import { switchesTable } from '../../subscriptions/switch-read-model';
 
-// What renewals ask of plan switching (renewals/renew.ts and batch.ts), in the transaction that
+// What renewals ask of plan switching (renew.ts and batch.ts), in the transaction that
 // opens a renewal invoice.
 
 /**

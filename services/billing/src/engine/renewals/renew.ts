@@ -2,19 +2,25 @@ import { type Invoice, type Subscription, ApiError } from '@billing/contracts';
 import { type EventStoreTransaction, handleCommand, handleCommandInTransaction } from '@billing/eventstore';
 import type { ServiceContext } from '@billing/runtime';
 import type { Tenant } from '@billing/service';
-import { type ChargeOutcome, chargeSavedCard, chargesRecorded, paymentPending, savedCardOf } from '../charges/charge';
-import { type InvoiceCommand, type OpenInvoice, invoiceAggregate, invoiceStream } from '../invoices/invoice';
-import { renewalInvoiceId } from '../invoices/ids';
-import { invoiceChargeKey } from '../invoices/payment';
-import { findInvoice, nextInvoiceNumber, projectInvoices } from '../invoices/read-model';
-import { type SubscriptionCommand, nextPeriodEndOf, subscriptionAggregate } from '../subscriptions/decide';
-import { periodDiscount } from '../subscriptions/discount';
-import { type DueSubscription, findSubscription } from '../subscriptions/queries';
-import { projectSubscriptions } from '../subscriptions/read-model';
-import { subscriptionStream } from '../subscriptions/subscription';
-import { billingSettingsOf } from '../settings/settings';
-import { timeOn } from '../test-clocks/read-model';
-import { afterSwitch, heldBySwitch, withCustomerBalance } from '../switching/renewal';
+import {
+  type ChargeOutcome,
+  chargeSavedCard,
+  chargesRecorded,
+  paymentPending,
+  savedCardOf,
+} from '../../charges/charge';
+import { type InvoiceCommand, type OpenInvoice, invoiceAggregate, invoiceStream } from '../../invoices/invoice';
+import { renewalInvoiceId } from '../../invoices/ids';
+import { invoiceChargeKey } from '../../invoices/payment';
+import { findInvoice, nextInvoiceNumber, projectInvoices } from '../../invoices/read-model';
+import { type SubscriptionCommand, nextPeriodEndOf, subscriptionAggregate } from '../../subscriptions/decide';
+import { periodDiscount } from '../../subscriptions/discount';
+import { type DueSubscription, findSubscription } from '../../subscriptions/queries';
+import { projectSubscriptions } from '../../subscriptions/read-model';
+import { subscriptionStream } from '../../subscriptions/subscription';
+import { billingSettingsOf } from '../../settings/settings';
+import { timeOn } from '../../test-clocks/read-model';
+import { afterSwitch, heldBySwitch, withCustomerBalance } from './switches';
 
 const DAY_MS = 24 * 3600 * 1000;
 
@@ -34,7 +40,7 @@ export function nextRetryAt(openedAt: string, attempt: number, retryDays: readon
  * next, so two engines or a crash anywhere charge once: the invoice is opened once (its id is
  * derived), each charge is keyed by invoice and attempt (a repeated key answers the first
  * charge), an attempt is recorded once, and the subscription moves only for its period.
- * Returns whether it did something. `renewals/batch.ts` takes the plain path of this (open,
+ * Returns whether it did something. `batch.ts` takes the plain path of this (open,
  * charge attempt 1, paid, renewed) for many subscriptions at once: keep the two in step.
  */
 export async function renewDue(context: ServiceContext, item: DueSubscription, at: Date): Promise<boolean> {
@@ -57,7 +63,7 @@ export async function renewDue(context: ServiceContext, item: DueSubscription, a
     });
   }
   if (invoice.next_payment_attempt && Date.parse(invoice.next_payment_attempt) > at.getTime()) return false;
-  // Dunning ended with the subscription left PAST_DUE: only a new card tries again (customers/payment-method.ts).
+  // Dunning ended with the subscription left PAST_DUE: only a new card tries again (new-card.ts).
   if (invoice.attempt_count > 0 && !invoice.next_payment_attempt) {
     // The last attempt was recorded, and the end that follows it was not (a crash): end it now.
     const settings = await billingSettingsOf(context.store, tenant.organization, tenant.environment);

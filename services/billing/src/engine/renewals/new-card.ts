@@ -1,23 +1,14 @@
-import {
-  type Invoice,
-  type SavedPaymentMethod,
-  SetDefaultPaymentMethodBody,
-  type Subscription,
-  notFound,
-  validationError,
-} from '@billing/contracts';
+import { type Invoice, type SavedPaymentMethod, type Subscription, notFound } from '@billing/contracts';
 import { handleCommand } from '@billing/eventstore';
 import type { ServiceContext } from '@billing/runtime';
-import { type Tenant, callerOf, validate } from '@billing/service';
-import type { Express } from 'express';
-import { z } from 'zod';
-import { invoicesTable } from '../invoices/read-model';
-import { retryOpenInvoice } from '../renewals/renew';
-import { subscriptionsTable } from '../subscriptions/read-model';
-import { timeOn } from '../test-clocks/read-model';
-import { customerStream } from './customer';
-import { customerAggregate } from './decide';
-import { projectCustomers } from './read-model';
+import type { Tenant } from '@billing/service';
+import { customerStream } from '../../customers/customer';
+import { customerAggregate } from '../../customers/decide';
+import { projectCustomers } from '../../customers/read-model';
+import { invoicesTable } from '../../invoices/read-model';
+import { subscriptionsTable } from '../../subscriptions/read-model';
+import { timeOn } from '../../test-clocks/read-model';
+import { retryOpenInvoice } from './renew';
 
 /** What `PUT /internal/customers/{id}/default_payment_method` and `setDefaultPaymentMethod` answer. */
 export type DefaultPaymentMethodSet = {
@@ -84,38 +75,4 @@ async function openInvoicesOfPastDue(context: ServiceContext, customerId: string
     [customerId],
   );
   return rows;
-}
-
-/**
- * A sandbox reference carries the card's last4 and expiry (`pm_sandbox_<behaviour>_<last4>_<MMYYYY>_<random>`),
- * so a bare one is enough; any other bare reference is refused (send the card as checkout answered it).
- */
-export function paymentMethodOf(value: SetDefaultPaymentMethodBody['payment_method']): SavedPaymentMethod {
-  if (typeof value !== 'string') {
-    const { id, brand, last4, exp_month, exp_year } = value;
-    return { id, brand, last4, exp_month, exp_year };
-  }
-  const match = /^pm_sandbox_[a-z]+_([0-9]{4})_([0-9]{2})([0-9]{4})_[A-Za-z0-9]+$/.exec(value);
-  if (!match) {
-    const message = 'Send the payment method as POST /internal/payment_methods answered it';
-    throw validationError([{ path: 'payment_method', code: 'invalid_value', message }], message);
-  }
-  return { id: value, brand: 'visa', last4: match[1]!, exp_month: Number(match[2]), exp_year: Number(match[3]) };
-}
-
-const CustomerIdParams = z.object({ id: z.string().min(1).max(255) });
-
-/** `PUT /internal/customers/{id}/default_payment_method` `{ payment_method }` (signed service calls). */
-export function mountDefaultPaymentMethodRoute(app: Express, context: ServiceContext): void {
-  app.put(
-    '/internal/customers/:id/default_payment_method',
-    validate({ params: CustomerIdParams, body: SetDefaultPaymentMethodBody }),
-    async (req, res) => {
-      const caller = callerOf(req);
-      const tenant = { organization: caller.organization, environment: caller.environment };
-      const { id } = res.locals.input.params;
-      const paymentMethod = paymentMethodOf(res.locals.input.body.payment_method);
-      res.json(await setDefaultPaymentMethod(context, tenant, id, paymentMethod));
-    },
-  );
 }

@@ -2,17 +2,17 @@ import type { Invoice, SavedPaymentMethod, Subscription } from '@billing/contrac
 import { type RecordedEvent, type StreamAppend, isRetryableWriteError } from '@billing/eventstore';
 import type { ServiceContext } from '@billing/runtime';
 import type { Tenant } from '@billing/service';
-import { customersTable } from '../customers/read-model';
-import { type ChargeOutcome, chargeSavedCards, chargesRecorded } from '../charges/charge';
-import { type InvoiceCommand, type InvoiceState, invoiceAggregate, invoiceStream } from '../invoices/invoice';
-import { invoicesTable, nextInvoiceNumbers, projectInvoices } from '../invoices/read-model';
-import { type SubscriptionCommand, subscriptionAggregate } from '../subscriptions/decide';
-import type { DueSubscription } from '../subscriptions/queries';
-import { projectSubscriptions, subscriptionsTable } from '../subscriptions/read-model';
-import { subscriptionStream } from '../subscriptions/subscription';
-import { offThePlainPath, offThePlainPathIds } from '../switching/renewal';
-import { invoiceChargeKey } from '../invoices/payment';
-import { renewalInvoiceId } from '../invoices/ids';
+import { customersTable } from '../../customers/read-model';
+import { type ChargeOutcome, chargeSavedCards, chargesRecorded } from '../../charges/charge';
+import { type InvoiceCommand, type InvoiceState, invoiceAggregate, invoiceStream } from '../../invoices/invoice';
+import { invoicesTable, nextInvoiceNumbers, projectInvoices } from '../../invoices/read-model';
+import { type SubscriptionCommand, subscriptionAggregate } from '../../subscriptions/decide';
+import type { DueSubscription } from '../../subscriptions/queries';
+import { projectSubscriptions, subscriptionsTable } from '../../subscriptions/read-model';
+import { subscriptionStream } from '../../subscriptions/subscription';
+import { offThePlainPath, offThePlainPathIds } from './switches';
+import { invoiceChargeKey } from '../../invoices/payment';
+import { renewalInvoiceId } from '../../invoices/ids';
 import { isDue, openRenewalInvoice } from './renew';
 
 /** At most this many renewals in one batch: one charge call (checkout takes 100), a few transactions. */
