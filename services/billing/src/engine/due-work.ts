@@ -1,8 +1,7 @@
 import { type SqlExecutor, handleCommand } from '@billing/eventstore';
 import { type ServiceContext, positiveNumberSetting } from '@billing/runtime';
 import { findDueRetries } from '../invoices/read-model';
-import { RENEWAL_BATCH_SIZE, renewDueBatch } from './renewals/batch';
-import { renewDue } from './renewals/renew';
+import { RENEWAL_BATCH_SIZE, renewDue, renewDueBatch } from './renewals/renew';
 import { applyDueSchedule } from './switching/schedules';
 import { type SubscriptionCommand, subscriptionAggregate } from '../subscriptions/decide';
 import {

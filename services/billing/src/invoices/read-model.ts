@@ -106,6 +106,23 @@ export async function findInvoice(sql: SqlExecutor, schema: string, tenant: Tena
   return rows[0] ? asInvoice(rows[0].document) : undefined;
 }
 
+/** Invoices by id, each with its tenant: the renewal invoices a batch of renewals would open, read at once. */
+export async function findInvoicesById(
+  sql: SqlExecutor,
+  schema: string,
+  ids: string[],
+): Promise<Array<{ invoice: Invoice; tenant: Tenant }>> {
+  if (ids.length === 0) return [];
+  const { rows } = await sql.query<{ document: Invoice } & Tenant>(
+    `SELECT document, organization, environment FROM ${invoicesTable(schema)} WHERE id = ANY($1::text[])`,
+    [ids],
+  );
+  return rows.map(({ document, organization, environment }) => ({
+    invoice: asInvoice(document),
+    tenant: { organization, environment },
+  }));
+}
+
 /** The invoice a checkout order paid (the first period of its subscription), if any. */
 export async function findInvoiceByOrder(sql: SqlExecutor, schema: string, tenant: Tenant, orderId: string) {
   const { rows } = await sql.query<{ document: Invoice }>(

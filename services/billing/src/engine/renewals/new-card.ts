@@ -2,13 +2,14 @@ import { type Invoice, type SavedPaymentMethod, type Subscription, notFound } fr
 import { handleCommand } from '@billing/eventstore';
 import type { ServiceContext } from '@billing/runtime';
 import type { Tenant } from '@billing/service';
+import { savedCardOf } from '../../charges/charge';
 import { customerStream } from '../../customers/customer';
 import { customerAggregate } from '../../customers/decide';
 import { projectCustomers } from '../../customers/read-model';
 import { invoicesTable } from '../../invoices/read-model';
 import { subscriptionsTable } from '../../subscriptions/read-model';
 import { timeOn } from '../../test-clocks/read-model';
-import { retryOpenInvoice } from './renew';
+import { chargeAttempts, recordAttempts } from './attempts';
 
 /** What `PUT /internal/customers/{id}/default_payment_method` and `setDefaultPaymentMethod` answer. */
 export type DefaultPaymentMethodSet = {
@@ -75,4 +76,33 @@ async function openInvoicesOfPastDue(context: ServiceContext, customerId: string
     [customerId],
   );
   return rows;
+}
+
+/**
+ * A new default card was saved: charges the open invoice of a PAST_DUE subscription at once
+ * with it, as attempt `attempt_count + 1` (key `<invoice>:<attempt>`, so a repeat never charges
+ * twice), at `at` (the subscription's clock). Paid: the subscription enters the period, ACTIVE,
+ * as a paid retry does (`invoice.paid`, `subscription.renewed`). Declined: the attempt is
+ * counted and the scheduled retry, if any, stays. Returns the invoice as recorded.
+ */
+async function retryOpenInvoice(
+  context: ServiceContext,
+  tenant: Tenant,
+  subscription: Subscription,
+  invoice: Invoice,
+  at: Date,
+): Promise<Invoice> {
+  if (invoice.status !== 'open' || subscription.status !== 'PAST_DUE') return invoice;
+  const attempt = invoice.attempt_count + 1;
+  const card = await savedCardOf(context, subscription.customer_id);
+  const outcome = (await chargeAttempts(context, tenant, [{ tenant, card, invoice, attempt }]))[0]!;
+  // Left open as it was: the reconciler records the charge once its outcome is known.
+  if (outcome.status === 'unknown') return invoice;
+  const nextAttemptAt =
+    outcome.status === 'declined' && invoice.next_payment_attempt ? new Date(invoice.next_payment_attempt) : null;
+  const subscriptionId = subscription.id;
+  const [recorded] = await recordAttempts(context, [
+    { tenant, subscriptionId, invoice, attempt, outcome, nextAttemptAt, unpaid: null, now: at },
+  ]);
+  return recorded!;
 }

@@ -3,41 +3,23 @@ import type { ServiceContext } from '@billing/runtime';
 import type { Tenant } from '@billing/service';
 import type { OpenInvoice } from '../../invoices/invoice';
 import { subscriptionsTable } from '../../subscriptions/read-model';
-import { balancesTable, takeBalanceForInvoice } from '../../customers/balance';
+import { takeBalanceForInvoice } from '../../customers/balance';
 import { settleHeldSwitch } from '../switching/settle';
 import { switchesTable } from '../../subscriptions/switch-read-model';
 
-// What renewals ask of plan switching (renew.ts and batch.ts), in the transaction that
-// opens a renewal invoice.
+// What renewals ask of plan switching and of the customer balance, in the transaction that opens
+// renewal invoices (open.ts), and when a switch holds a subscription that is due (renew.ts).
 
 /**
- * Locks the subscription's row (a switch locks it to start) and answers whether a switch holds
- * it (an immediate switch is charging) or moved it meanwhile (its period is no longer the one
- * the renewal read): then the renewal must not open the invoice of that period.
+ * Locks the subscriptions' rows, in id order (a switch locks its row to start), and answers which
+ * of them a switch holds (an immediate switch is charging) or moved meanwhile (its period is no
+ * longer the one the renewal read): the renewal must not open the invoice of that period.
  */
 export async function heldBySwitch(
   tx: SqlExecutor,
   schema: string,
-  subscription: { id: string; current_period_end: string },
-): Promise<boolean> {
-  const { rows } = await tx.query<{ period_end: string }>(
-    `SELECT document->>'current_period_end' AS period_end FROM ${subscriptionsTable(schema)} WHERE id = $1 FOR UPDATE`,
-    [subscription.id],
-  );
-  if (rows[0] && Date.parse(rows[0].period_end) !== Date.parse(subscription.current_period_end)) return true;
-  const held = await tx.query(`SELECT 1 FROM ${switchesTable(schema)} WHERE subscription_id = $1`, [subscription.id]);
-  return held.rows.length > 0;
-}
-
-/**
- * Locks the rows of many subscriptions (in id order) and answers whether any of them is held or
- * was moved by a switch, or its customer has a balance: then the batch leaves them to `renewDue`.
- */
-export async function offThePlainPath(
-  tx: SqlExecutor,
-  schema: string,
-  subscriptions: Array<{ id: string; customer_id: string; current_period_end: string }>,
-): Promise<boolean> {
+  subscriptions: Array<{ id: string; current_period_end: string }>,
+): Promise<Set<string>> {
   const ids = subscriptions.map((s) => s.id).sort();
   const locked = await tx.query<{ id: string; period_end: string }>(
     `SELECT id, document->>'current_period_end' AS period_end FROM ${subscriptionsTable(schema)}
@@ -45,15 +27,15 @@ export async function offThePlainPath(
     [ids],
   );
   const read = new Map(subscriptions.map((s) => [s.id, Date.parse(s.current_period_end)]));
-  if (locked.rows.some((row) => Date.parse(row.period_end) !== read.get(row.id))) return true;
-  const { rows } = await tx.query(
-    `SELECT 1 FROM ${switchesTable(schema)} WHERE subscription_id = ANY($1::text[])
-     UNION ALL
-     SELECT 1 FROM ${balancesTable(schema)} WHERE customer_id = ANY($2::text[]) AND balance <> 0
-     LIMIT 1`,
-    [ids, subscriptions.map((s) => s.customer_id)],
+  const held = new Set(
+    locked.rows.filter((row) => Date.parse(row.period_end) !== read.get(row.id)).map((row) => row.id),
   );
-  return rows.length > 0;
+  const switching = await tx.query<{ subscription_id: string }>(
+    `SELECT subscription_id FROM ${switchesTable(schema)} WHERE subscription_id = ANY($1::text[])`,
+    [ids],
+  );
+  for (const row of switching.rows) held.add(row.subscription_id);
+  return held;
 }
 
 /** Adds the customer's balance to the renewal invoice (credit taken off, or what is owed added), once. */
@@ -74,23 +56,6 @@ export async function withCustomerBalance(
     now: data.now,
   });
   if (line) data.lines.push(line);
-}
-
-/** The subscriptions (of those given) held by a switch or whose customer has a balance. */
-export async function offThePlainPathIds(
-  sql: SqlExecutor,
-  schema: string,
-  subscriptions: Array<{ id: string; customer_id: string }>,
-): Promise<Set<string>> {
-  if (subscriptions.length === 0) return new Set();
-  const { rows } = await sql.query<{ id: string }>(
-    `SELECT s.id FROM ${subscriptionsTable(schema)} s
-     WHERE s.id = ANY($1::text[]) AND (
-       EXISTS (SELECT 1 FROM ${switchesTable(schema)} w WHERE w.subscription_id = s.id)
-       OR EXISTS (SELECT 1 FROM ${balancesTable(schema)} b WHERE b.customer_id = s.customer_id AND b.balance <> 0))`,
-    [subscriptions.map((s) => s.id)],
-  );
-  return new Set(rows.map((row) => row.id));
 }
 
 /** How long a renewal waits for a switch under way to end (its charge takes a moment). */

@@ -1,4 +1,4 @@
-import { nextRetryAt } from './renew';
+import { nextRetryAt } from './dunning';
 
 describe('dunning schedule', () => {
   it('retries 3, 5 and 7 days after the first failure, then never', () => {
