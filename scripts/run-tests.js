@@ -1,16 +1,30 @@
-// `npm test`: every package's tests through turbo, then one closing line for the whole run,
-// "N passed, N failed[, N skipped]", summed from each jest run's "Tests:" line.
-const { spawn } = require('node:child_process');
+// `npm test`: builds what the suites import (turbo, cached), then runs every package's suites in
+// one jest run (jest.config.js at the root) and ends with one line for the whole run,
+// "N passed, N failed[, N skipped]". Arguments go to jest: `npm test -- services/billing`,
+// `npm test -- --selectProjects @billing/gateway`.
+const { spawn, spawnSync } = require('node:child_process');
 
-const args = ['turbo', 'run', 'test', '--concurrency=1', '--continue', ...process.argv.slice(2)];
-const child = spawn('npx', args, { stdio: ['ignore', 'pipe', 'pipe'], env: process.env });
+const build = spawnSync('npx', ['turbo', 'run', 'build', '--output-logs=errors-only'], { stdio: 'inherit' });
+if (build.status !== 0) process.exit(build.status ?? 1);
+
+// PGlite loads its WebAssembly with a dynamic import, which jest allows only with this flag.
+const NODE_OPTIONS = [process.env.NODE_OPTIONS, '--experimental-vm-modules', '--disable-warning=ExperimentalWarning']
+  .filter(Boolean)
+  .join(' ');
+const child = spawn('npx', ['jest', ...process.argv.slice(2)], {
+  stdio: ['ignore', 'pipe', 'pipe'],
+  env: { ...process.env, NODE_OPTIONS },
+});
 const totals = { passed: 0, failed: 0, skipped: 0 };
-let suitesReported = 0;
+let reported = false;
+let suitesFailed = 0;
 
 function countLine(line) {
+  const suites = /Test Suites:\s+(\d+) failed/.exec(line);
+  if (suites) suitesFailed = Number(suites[1]);
   const match = /Tests:\s+(.*\d+ total)/.exec(line);
   if (!match) return;
-  suitesReported++;
+  reported = true;
   for (const [, count, kind] of match[1].matchAll(/(\d+) (passed|failed|skipped)/g)) totals[kind] += Number(count);
 }
 
@@ -29,8 +43,9 @@ follow(child.stdout, process.stdout);
 follow(child.stderr, process.stderr);
 child.on('close', (code) => {
   const skipped = totals.skipped ? `, ${totals.skipped} skipped` : '';
-  process.stdout.write(`\n${totals.passed} passed, ${totals.failed} failed${skipped}\n`);
-  if (suitesReported === 0 && code === 0) {
+  const suites = suitesFailed ? ` (${suitesFailed} test files failed, some before their first test)` : '';
+  process.stdout.write(`\n${totals.passed} passed, ${totals.failed} failed${skipped}${suites}\n`);
+  if (!reported && code === 0) {
     process.stderr.write('No test results were reported.\n');
     process.exit(1);
   }
