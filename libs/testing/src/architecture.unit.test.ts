@@ -5,7 +5,8 @@ import ts from 'typescript';
 /**
  * The shape of the code, held by a test (DESIGN.md, "Shape"; STYLE.md, "Shapes to avoid"):
  * no file-level import cycle in any package's sources; a service's `routes.ts` imported only
- * by its wiring (`service.ts`); no service importing another service. Imports are read with
+ * by its wiring (`service.ts`); no service importing another service; billing's imports flowing
+ * one way, routes -> engine -> aggregates, with no cycle between its folders. Imports are read with
  * the TypeScript compiler's own parser, type-only imports included: a cycle of types is still
  * two files that cannot be understood one without the other.
  */
@@ -111,6 +112,70 @@ const serviceOf = (file: string) => /^services\/([^/]+)\//.exec(file)?.[1];
 /** A service's wiring: its `service.ts`, and the gateway's `Gateway` class, which its service.ts starts. */
 const isWiring = (file: string) => file.endsWith('/src/service.ts') || file === 'services/gateway/src/gateway.ts';
 
+/**
+ * Billing's layers (DESIGN.md, "Subscriptions over time"): imports flow routes -> engine ->
+ * aggregates -> libs. On top, the edge: every `routes.ts` (imported by the wiring alone, so it
+ * belongs to no aggregate's folder), the wiring and the sweep at the top of `src/`, and the
+ * consumers of the engine. Then the engine, `src/engine/`: the due-work scheduler, renewals and
+ * dunning, switching. Below it, the aggregates and the ports they and the engine share: `charges/`
+ * is the one charge port (the only caller of checkout's charges), `dependencies.ts` billing's
+ * client of checkout. A folder of billing that is in none of these fails the test: decide its layer.
+ */
+const BILLING_SRC = 'services/billing/src/';
+const BILLING_LAYERS = {
+  edge: [
+    'service.ts',
+    'index.ts',
+    'main.ts',
+    'sweep.ts',
+    'reconcile.ts',
+    'provisioning',
+    'direct',
+    'portal',
+    'dashboard',
+    'entitlements',
+    'metrics',
+  ],
+  engine: ['engine'],
+  below: [
+    'subscriptions',
+    'customers',
+    'invoices',
+    'test-clocks',
+    'settings',
+    'calendar',
+    'shared',
+    'proration',
+    'charges',
+    'dependencies.ts',
+  ],
+};
+type BillingLayer = keyof typeof BILLING_LAYERS;
+
+/** A billing file's folder: the first segment of its path under `src/` (a file at the top: itself). */
+const billingFolderOf = (file: string) => file.slice(BILLING_SRC.length).split('/')[0]!;
+
+/** Where a billing file sits: `routes.ts` files on the edge, any other file where its folder is. */
+function billingLayerOf(file: string): BillingLayer | undefined {
+  if (file.endsWith('/routes.ts')) return 'edge';
+  const folder = billingFolderOf(file);
+  return (Object.keys(BILLING_LAYERS) as BillingLayer[]).find((layer) => BILLING_LAYERS[layer].includes(folder));
+}
+
+/** Billing's folders and what each imports from the others; every `routes.ts` counts as one more, `routes.ts`. */
+export function folderGraphOf(graph: Graph, root: string): Graph {
+  const folderOf = (file: string) =>
+    file.endsWith('/routes.ts') ? 'routes.ts' : file.slice(root.length).split('/')[0]!;
+  const folders = new Map<string, Set<string>>();
+  for (const [file, targets] of graph) {
+    if (!file.startsWith(root)) continue;
+    const from = folderOf(file);
+    const into = folders.get(from) ?? folders.set(from, new Set()).get(from)!;
+    for (const target of targets) if (target.startsWith(root) && folderOf(target) !== from) into.add(folderOf(target));
+  }
+  return new Map([...folders].map(([folder, targets]) => [folder, [...targets].sort()]));
+}
+
 describe('the shape of the code', () => {
   const files = sourceFiles();
   const graph = importGraph(files);
@@ -145,6 +210,59 @@ describe('the shape of the code', () => {
         .map((name) => `${file} -> @billing/${name}`);
     });
     expect(offenders).toEqual([]);
+  });
+
+  describe("billing's layers: routes -> engine -> aggregates -> libs", () => {
+    const billing = [...graph].filter(([file]) => file.startsWith(BILLING_SRC));
+    const imports = (from: BillingLayer, into: BillingLayer[]) =>
+      billing
+        .filter(([file]) => billingLayerOf(file) === from)
+        .flatMap(([file, targets]) =>
+          targets.filter((target) => into.includes(billingLayerOf(target)!)).map((target) => `${file} -> ${target}`),
+        );
+
+    it('gives every folder of billing a layer', () => {
+      expect(billing.length).toBeGreaterThan(80);
+      expect(billing.filter(([file]) => !billingLayerOf(file)).map(([file]) => file)).toEqual([]);
+    });
+
+    it('imports the engine only from the engine and from the routes, consumers and wiring above it', () => {
+      expect(imports('below', ['engine'])).toEqual([]);
+    });
+
+    it('keeps the aggregates and ports, and the engine, from importing the routes, consumers and wiring', () => {
+      expect([...imports('below', ['edge']), ...imports('engine', ['edge'])]).toEqual([]);
+    });
+
+    it('has no import cycle between its folders', () => {
+      expect(cyclesOf(folderGraphOf(graph, BILLING_SRC))).toEqual([]);
+    });
+  });
+});
+
+describe('folderGraphOf', () => {
+  it('joins the files of a folder, leaves out imports inside one, and puts every routes.ts in one folder of its own', () => {
+    const graph: Graph = new Map([
+      ['s/src/a/one.ts', ['s/src/a/two.ts', 's/src/b/one.ts']],
+      ['s/src/a/two.ts', ['s/src/top.ts']],
+      ['s/src/a/routes.ts', ['s/src/engine/x.ts', 's/src/a/one.ts']],
+      ['s/src/b/one.ts', []],
+      ['s/src/top.ts', []],
+      ['s/src/engine/x.ts', ['s/src/a/one.ts']],
+      ['elsewhere/src/c.ts', ['s/src/a/one.ts']],
+    ]);
+    expect(folderGraphOf(graph, 's/src/')).toEqual(
+      new Map([
+        ['a', ['b', 'top.ts']],
+        ['routes.ts', ['a', 'engine']],
+        ['b', []],
+        ['top.ts', []],
+        ['engine', ['a']],
+      ]),
+    );
+    expect(cyclesOf(folderGraphOf(graph, 's/src/'))).toEqual([]);
+    graph.set('s/src/b/one.ts', ['s/src/engine/x.ts']);
+    expect(cyclesOf(folderGraphOf(graph, 's/src/'))).toEqual([['a', 'b', 'engine']]);
   });
 });
 
