@@ -11,6 +11,7 @@ import {
   handleCommand,
   handleCommandInTransaction,
 } from '../src';
+import { aggregateContract } from './aggregate.contract';
 import { at, event, options, streamContract } from './stream.contract';
 
 export interface EventStoreFixture {
@@ -50,6 +51,7 @@ export function eventStoreContract(makeFixture: () => Promise<EventStoreFixture>
   });
 
   streamContract(() => store);
+  aggregateContract(() => ({ store, database: fixture.database, schema }));
 
   describe('several streams at once (appendMany, readStreams)', () => {
     const many = (appends: Array<[string, number, AppendOptions['expectedVersion']]>) =>
