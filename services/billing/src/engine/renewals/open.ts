@@ -25,7 +25,7 @@ export type Renewal = {
 };
 
 /** Live, not canceling at period end, and its period over (PAST_DUE: its open invoice decides). */
-export function isDue(subscription: Subscription, at: Date): boolean {
+function isDue(subscription: Subscription, at: Date): boolean {
   if (subscription.status === 'CANCELED' || subscription.cancel_at_period_end) return false;
   return Date.parse(subscription.current_period_end) <= at.getTime();
 }
@@ -163,7 +163,7 @@ class OpenedMeanwhile extends Error {
 }
 
 /** The command that opens the invoice of the subscription's next period (its plan's line, its coupon's discount). */
-export function openRenewalInvoice(
+function openRenewalInvoice(
   subscription: Subscription,
   invoiceId: string,
   tenant: Tenant,
