@@ -6,7 +6,7 @@ import {
   notFound,
   validationError,
 } from '@billing/contracts';
-import { type ProductEvent, type ProductState, evolve, initialState } from './product';
+import type { ProductEvent, ProductState } from './product';
 
 export type ProductChanges = Partial<ProductFields> & { active?: boolean };
 
@@ -118,6 +118,3 @@ function sameValue(a: unknown, b: unknown): boolean {
   const keys = Object.keys(left);
   return keys.length === Object.keys(right).length && keys.every((key) => left[key] === right[key]);
 }
-
-/** The product decider: pure, for tests (`deciderSpec`) and for `handleCommand`. */
-export const productDecider = { initialState, evolve, decide };

@@ -1,9 +1,10 @@
 import { ApiError, type ProductFields } from '@billing/contracts';
 import { deciderSpec } from '@billing/testing';
-import { type CreateProduct, type ProductChanges, type UpdateProduct, productDecider } from './decide';
-import { type ProductEvent, evolve, initialState } from './product';
+import { productAggregate } from './aggregate';
+import type { CreateProduct, ProductChanges, UpdateProduct } from './decide';
+import type { ProductEvent } from './product';
 
-const spec = deciderSpec(productDecider);
+const spec = deciderSpec(productAggregate);
 const productId = 'prod_1';
 const organization = 'org_1';
 const createdAt = new Date('2026-01-01T00:00:00.000Z');
@@ -61,7 +62,7 @@ const updated = (changes: Partial<ProductFields>): ProductEvent => ({
 /** The 422 details of a rejected command, as `path: code`. */
 function violations(command: CreateProduct | UpdateProduct, given: ProductEvent[] = []): string[] {
   try {
-    productDecider.decide(command, given.reduce(evolve, initialState()));
+    productAggregate.decide(command, given.reduce(productAggregate.evolve, productAggregate.initialState()));
   } catch (error) {
     expect(error).toBeInstanceOf(ApiError);
     expect((error as ApiError).code).toBe('validation_error');
@@ -256,8 +257,8 @@ describe('Product', () => {
         data: { product_id: productId, restored_at: '2026-01-03T00:00:00.000Z' },
       };
       const states = [created(), updated({ price: 1 }), archived, restored].reduce(
-        (acc, event) => [...acc, evolve(acc.at(-1)!, event)],
-        [initialState()],
+        (acc, event) => [...acc, productAggregate.evolve(acc.at(-1)!, event)],
+        [productAggregate.initialState()],
       );
       expect(states.map((state) => state.status)).toEqual(['Empty', 'Active', 'Active', 'Archived', 'Active']);
       const last = states.at(-1)!;

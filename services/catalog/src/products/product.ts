@@ -6,7 +6,7 @@ import type {
   ProductRestoredData,
   ProductUpdatedData,
 } from '@billing/contracts';
-import type { RecordedEvent } from '@billing/eventstore';
+import { streamEvents } from '@billing/eventstore';
 
 export const productStream = (productId: string) => `product-${productId}`;
 
@@ -17,12 +17,13 @@ export type ProductRestored = { type: 'ProductRestored'; data: ProductRestoredDa
 
 export type ProductEvent = ProductCreated | ProductUpdated | ProductArchived | ProductRestored;
 
-export const PRODUCT_EVENT_TYPES: ReadonlyArray<ProductEvent['type']> = [
-  'ProductCreated',
-  'ProductUpdated',
-  'ProductArchived',
-  'ProductRestored',
-];
+/** A `product-<id>` stream holds only product events, upcast to their current shape by the store. */
+export const productEvents = streamEvents<ProductEvent>({
+  ProductCreated: true,
+  ProductUpdated: true,
+  ProductArchived: true,
+  ProductRestored: true,
+});
 
 /** A product as the catalog knows it; whether it is active is the state's `status`. */
 export type Product = ProductFields & {
@@ -63,10 +64,3 @@ export function evolve(state: ProductState, event: ProductEvent): ProductState {
     }
   }
 }
-
-/**
- * A `product-<id>` stream holds only product events, already upcast to their current shape
- * by the store, so the recorded event is taken as one.
- */
-export const asProductEvent = (event: RecordedEvent): ProductEvent =>
-  ({ type: event.type, data: event.data }) as ProductEvent;

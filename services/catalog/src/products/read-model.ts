@@ -1,14 +1,6 @@
 import { conflict } from '@billing/contracts';
 import type { EventStore, RecordedEvent, SqlExecutor } from '@billing/eventstore';
-import {
-  PRODUCT_EVENT_TYPES,
-  type Product,
-  type ProductEvent,
-  type ProductState,
-  asProductEvent,
-  evolve,
-  initialState,
-} from './product';
+import { type Product, type ProductEvent, type ProductState, evolve, initialState, productEvents } from './product';
 
 /** One row per product: what the public reads serve, written in the transaction of the append. */
 export type ProductView = Product & { active: boolean };
@@ -45,7 +37,7 @@ export async function migrateProductsReadModel(store: EventStore): Promise<void>
 
 /** The projection: a product event turns the row's document into the next one. */
 export const productsProjection = {
-  handles: PRODUCT_EVENT_TYPES as readonly string[],
+  handles: productEvents.types,
   evolve(view: ProductView | null, event: ProductEvent): ProductView | null {
     return viewOf(evolve(view ? stateOf(view) : initialState(), event));
   },
@@ -65,8 +57,8 @@ function stateOf({ active, ...product }: ProductView): ProductState {
  */
 export async function projectProducts(sql: SqlExecutor, schema: string, events: RecordedEvent[]): Promise<void> {
   for (const event of events) {
-    if (!productsProjection.handles.includes(event.type)) continue;
-    const productEvent = asProductEvent(event);
+    const productEvent = productEvents.of(event);
+    if (!productEvent) continue;
     const id = productEvent.data.product_id;
     const { rows } = await sql.query<{ document: ProductView; stream_version: number }>(
       `SELECT document, stream_version FROM ${productsTable(schema)} WHERE id = $1`,

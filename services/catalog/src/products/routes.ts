@@ -10,12 +10,10 @@ import {
   toList,
   unauthorized,
 } from '@billing/contracts';
-import { type EventStoreTransaction, type RecordedEvent, handleCommand } from '@billing/eventstore';
 import type { ServiceContext } from '@billing/runtime';
 import { adminOrganizationOf, callerOf, requireAdminOrganization, requireCaller, validate } from '@billing/service';
 import type { Express } from 'express';
-import { decide } from './decide';
-import { type ProductState, asProductEvent, evolve, initialState, productStream } from './product';
+import { productAggregate } from './aggregate';
 import {
   findOrganizationProduct,
   findProductById,
@@ -24,13 +22,7 @@ import {
   toProductListItem,
   toProductResource,
 } from './queries';
-import { type ProductView, projectProducts, viewOf } from './read-model';
-
-const aggregate = {
-  initialState,
-  evolve: (state: ProductState, event: RecordedEvent) => evolve(state, asProductEvent(event)),
-  decide,
-};
+import { type ProductView, viewOf } from './read-model';
 
 const found = (view: ProductView | null | undefined, id: string): ProductView => {
   if (!view) throw notFound(`No such product: ${id}`);
@@ -40,7 +32,6 @@ const found = (view: ProductView | null | undefined, id: string): ProductView =>
 export function mountProductRoutes(app: Express, { store, now }: ServiceContext): void {
   const { schema } = store.tables;
   const db = store.database;
-  const project = (tx: EventStoreTransaction, events: RecordedEvent[]) => projectProducts(tx, schema, events);
 
   app.use('/v1', requireCaller);
   app.use('/admin', requireAdminOrganization);
@@ -72,12 +63,11 @@ export function mountProductRoutes(app: Express, { store, now }: ServiceContext)
     const { environment, ...fields } = res.locals.input.body;
     const productId = newId('product');
     const at = now();
-    const { state } = await handleCommand(
+    const { state } = await productAggregate.handle(
       store,
-      productStream(productId),
-      aggregate,
+      productId,
       { type: 'CreateProduct', data: { productId, organization, environment, fields, now: at } },
-      { organization, environment, occurredAt: at, project },
+      { organization, environment, occurredAt: at },
     );
     res.status(201).json(toProductResource(found(viewOf(state), productId)));
   });
@@ -90,12 +80,11 @@ export function mountProductRoutes(app: Express, { store, now }: ServiceContext)
     // The environment is fixed at creation; the read model knows it before the stream is read.
     const { environment } = found(await findOrganizationProduct(db, schema, organization, params.id), params.id);
     const at = now();
-    const { state } = await handleCommand(
+    const { state } = await productAggregate.handle(
       store,
-      productStream(params.id),
-      aggregate,
+      params.id,
       { type: 'UpdateProduct', data: { productId: params.id, organization, changes, now: at } },
-      { organization, environment, occurredAt: at, project },
+      { organization, environment, occurredAt: at },
     );
     res.json(toProductResource(found(viewOf(state), params.id)));
   });
