@@ -1,5 +1,5 @@
 import type { CouponCreatedData, CouponTerms, CouponUpdatedData, Environment } from '@billing/contracts';
-import type { RecordedEvent } from '@billing/eventstore';
+import { streamEvents } from '@billing/eventstore';
 
 export const couponStream = (couponId: string) => `coupon-${couponId}`;
 
@@ -7,7 +7,7 @@ export type CouponCreated = { type: 'CouponCreated'; data: CouponCreatedData };
 export type CouponUpdated = { type: 'CouponUpdated'; data: CouponUpdatedData };
 export type CouponEvent = CouponCreated | CouponUpdated;
 
-export const COUPON_EVENT_TYPES: ReadonlyArray<CouponEvent['type']> = ['CouponCreated', 'CouponUpdated'];
+export const couponEvents = streamEvents<CouponEvent>({ CouponCreated: true, CouponUpdated: true });
 
 export type Coupon = CouponTerms & {
   id: string;
@@ -39,6 +39,3 @@ export function evolve(state: CouponState, event: CouponEvent): CouponState {
     }
   }
 }
-
-export const asCouponEvent = (event: RecordedEvent): CouponEvent =>
-  ({ type: event.type, data: event.data }) as CouponEvent;

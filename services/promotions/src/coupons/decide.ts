@@ -8,7 +8,7 @@ import {
   notFound,
   validationError,
 } from '@billing/contracts';
-import { type CouponEvent, type CouponState, evolve, initialState } from './coupon';
+import type { CouponEvent, CouponState } from './coupon';
 
 export type CreateCoupon = {
   type: 'CreateCoupon';
@@ -81,5 +81,3 @@ function existing(state: CouponState, tenant: { couponId: string; organization: 
   }
   return state;
 }
-
-export const couponDecider = { initialState, evolve, decide };

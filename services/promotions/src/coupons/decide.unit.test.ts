@@ -1,9 +1,10 @@
 import { ApiError, type CouponTerms } from '@billing/contracts';
 import { deciderSpec } from '@billing/testing';
+import { couponAggregate } from './aggregate';
 import type { CouponEvent } from './coupon';
-import { type CreateCoupon, type UpdateCoupon, couponDecider } from './decide';
+import type { CreateCoupon, UpdateCoupon } from './decide';
 
-const spec = deciderSpec(couponDecider);
+const spec = deciderSpec(couponAggregate);
 const at = new Date('2026-01-01T00:00:00.000Z');
 const later = new Date('2026-01-02T00:00:00.000Z');
 const terms: CouponTerms = {

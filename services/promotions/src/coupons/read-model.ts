@@ -1,5 +1,5 @@
 import type { EventStore, RecordedEvent, SqlExecutor } from '@billing/eventstore';
-import { COUPON_EVENT_TYPES, type Coupon, asCouponEvent, evolve, initialState } from './coupon';
+import { type Coupon, couponEvents, evolve, initialState } from './coupon';
 
 export const couponsTable = (schema: string) => `${schema}.coupons`;
 
@@ -26,8 +26,8 @@ export async function migrateCouponsReadModel(store: EventStore): Promise<void> 
 export async function projectCoupons(sql: SqlExecutor, schema: string, events: RecordedEvent[]): Promise<void> {
   const table = couponsTable(schema);
   for (const event of events) {
-    if (!(COUPON_EVENT_TYPES as readonly string[]).includes(event.type)) continue;
-    const couponEvent = asCouponEvent(event);
+    const couponEvent = couponEvents.of(event);
+    if (!couponEvent) continue;
     const id = couponEvent.data.coupon_id;
     const { rows } = await sql.query<{ document: Coupon; stream_version: number }>(
       `SELECT document, stream_version FROM ${table} WHERE id = $1`,

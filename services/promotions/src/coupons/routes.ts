@@ -10,20 +10,12 @@ import {
   newId,
   notFound,
 } from '@billing/contracts';
-import { type EventStoreTransaction, type RecordedEvent, handleCommand } from '@billing/eventstore';
 import type { ServiceContext } from '@billing/runtime';
 import { validate, adminOrganizationOf, secretCallerOf } from '@billing/service';
 import type { Express } from 'express';
-import { type Coupon, type CouponState, asCouponEvent, couponStream, evolve, initialState } from './coupon';
-import { decide } from './decide';
+import { couponAggregate } from './aggregate';
+import type { Coupon, CouponState } from './coupon';
 import { findCoupon, listCoupons, toCouponResource } from './queries';
-import { projectCoupons } from './read-model';
-
-const aggregate = {
-  initialState,
-  evolve: (state: CouponState, event: RecordedEvent) => evolve(state, asCouponEvent(event)),
-  decide,
-};
 
 const found = (state: CouponState | undefined, id: string): Coupon => {
   if (!state || state.status === 'Empty') throw notFound(`No such coupon: ${id}`);
@@ -33,17 +25,15 @@ const found = (state: CouponState | undefined, id: string): Coupon => {
 export function mountCouponRoutes(app: Express, { store, now }: ServiceContext): void {
   const { schema } = store.tables;
   const db = store.database;
-  const project = (tx: EventStoreTransaction, events: RecordedEvent[]) => projectCoupons(tx, schema, events);
 
   async function createCoupon(organization: string, environment: Environment, terms: CouponTerms) {
     const couponId = newId('coupon');
     const at = now();
-    const { state } = await handleCommand(
+    const { state } = await couponAggregate.handle(
       store,
-      couponStream(couponId),
-      aggregate,
+      couponId,
       { type: 'CreateCoupon', data: { couponId, organization, environment, terms, now: at } },
-      { organization, environment, occurredAt: at, project },
+      { organization, environment, occurredAt: at },
     );
     return toCouponResource(found(state, couponId));
   }
@@ -82,10 +72,9 @@ export function mountCouponRoutes(app: Express, { store, now }: ServiceContext):
     const caller = secretCallerOf(req);
     const { params, body: changes } = res.locals.input;
     const at = now();
-    const { state } = await handleCommand(
+    const { state } = await couponAggregate.handle(
       store,
-      couponStream(params.id),
-      aggregate,
+      params.id,
       {
         type: 'UpdateCoupon',
         data: {
@@ -96,7 +85,7 @@ export function mountCouponRoutes(app: Express, { store, now }: ServiceContext):
           now: at,
         },
       },
-      { organization: caller.organization, environment: caller.environment, occurredAt: at, project },
+      { organization: caller.organization, environment: caller.environment, occurredAt: at },
     );
     res.json(toCouponResource(found(state, params.id)));
   });

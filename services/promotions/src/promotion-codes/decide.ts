@@ -12,13 +12,8 @@ import {
   type PromotionCodeEvent,
   type PromotionCodeState,
   type RedemptionEntry,
-  asPromotionCodeEvent,
-  evolve,
   holdsCap,
-  initialState,
-  PROMOTION_CODE_SNAPSHOT_VERSION,
 } from './promotion-code';
-import type { RecordedEvent } from '@billing/eventstore';
 
 interface Target {
   promotionCodeId: string;
@@ -294,13 +289,3 @@ function existing(state: PromotionCodeState, target: Target) {
   }
   return state;
 }
-
-export const promotionCodeDecider = { initialState, evolve, decide };
-
-/** The decider over recorded events, for `handleCommand`. */
-export const promotionCodeAggregate = {
-  initialState,
-  evolve: (state: PromotionCodeState, event: RecordedEvent) => evolve(state, asPromotionCodeEvent(event)),
-  decide,
-  snapshotVersion: PROMOTION_CODE_SNAPSHOT_VERSION,
-};

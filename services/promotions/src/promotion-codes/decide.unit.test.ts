@@ -1,9 +1,10 @@
 import { ApiError, type CreatePromotionCodeBody } from '@billing/contracts';
 import { deciderSpec } from '@billing/testing';
-import { type PromotionCodeCommand, promotionCodeAggregate, promotionCodeDecider } from './decide';
+import { promotionCodeAggregate } from './aggregate';
+import type { PromotionCodeCommand } from './decide';
 import type { PromotionCodeEvent } from './promotion-code';
 
-const spec = deciderSpec(promotionCodeDecider);
+const spec = deciderSpec(promotionCodeAggregate);
 const at = new Date('2026-01-01T00:00:00.000Z');
 const now = at.toISOString();
 const target = { promotionCodeId: 'promo_1', organization: 'org_1', environment: 'SANDBOX' as const, now: at };
@@ -325,10 +326,10 @@ describe('PromotionCode', () => {
       voided('red_3'),
       reserved('red_4', 'cs_4', 'cus_4'),
     ];
-    const { initialState, evolve, decide } = promotionCodeDecider;
+    const { initialState, evolve, decide } = promotionCodeAggregate;
     const state = history.reduce(evolve, initialState());
 
-    it('opts in with a version', () => expect(promotionCodeAggregate.snapshotVersion).toBe(1));
+    it('opts in with a version', () => expect(promotionCodeAggregate.snapshot?.version).toBe(1));
 
     it('round-trips through JSON exactly, redemptions in the order they were reserved', () => {
       const restored = JSON.parse(JSON.stringify(state)) as typeof state;

@@ -9,7 +9,7 @@ import type {
   RedemptionReservedData,
   RedemptionVoidedData,
 } from '@billing/contracts';
-import type { RecordedEvent } from '@billing/eventstore';
+import { streamEvents } from '@billing/eventstore';
 
 export const promotionCodeStream = (id: string) => `promotion_code-${id}`;
 
@@ -30,15 +30,15 @@ export type PromotionCodeEvent =
   | RedemptionReleased
   | RedemptionVoided;
 
-export const PROMOTION_CODE_EVENT_TYPES: ReadonlyArray<PromotionCodeEvent['type']> = [
-  'PromotionCodeCreated',
-  'PromotionCodeUpdated',
-  'RedemptionReserved',
-  'RedemptionAssigned',
-  'PromotionCodeRedeemed',
-  'RedemptionReleased',
-  'RedemptionVoided',
-];
+export const promotionCodeEvents = streamEvents<PromotionCodeEvent>({
+  PromotionCodeCreated: true,
+  PromotionCodeUpdated: true,
+  RedemptionReserved: true,
+  RedemptionAssigned: true,
+  PromotionCodeRedeemed: true,
+  RedemptionReleased: true,
+  RedemptionVoided: true,
+});
 
 /** The settings of a promotion code; `code` and `coupon_id` never change. */
 export interface PromotionCode {
@@ -144,6 +144,3 @@ export function evolve(state: PromotionCodeState, event: PromotionCodeEvent): Pr
     }
   }
 }
-
-export const asPromotionCodeEvent = (event: RecordedEvent): PromotionCodeEvent =>
-  ({ type: event.type, data: event.data }) as PromotionCodeEvent;

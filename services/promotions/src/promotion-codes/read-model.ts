@@ -1,11 +1,10 @@
 import { conflict } from '@billing/contracts';
 import type { EventStore, RecordedEvent, SqlExecutor } from '@billing/eventstore';
 import {
-  PROMOTION_CODE_EVENT_TYPES,
   type PromotionCode,
   type PromotionCodeEvent,
   type RedemptionStatus,
-  asPromotionCodeEvent,
+  promotionCodeEvents,
 } from './promotion-code';
 
 /** A code with its counts: `current_redemptions` (ACTIVE) and `held_redemptions` (RESERVED + ACTIVE). */
@@ -78,8 +77,8 @@ export async function migratePromotionCodesReadModel(store: EventStore): Promise
 export async function projectPromotionCodes(sql: SqlExecutor, schema: string, events: RecordedEvent[]): Promise<void> {
   const t = tablesOf(schema);
   for (const recorded of events) {
-    if (!(PROMOTION_CODE_EVENT_TYPES as readonly string[]).includes(recorded.type)) continue;
-    const event = asPromotionCodeEvent(recorded);
+    const event = promotionCodeEvents.of(recorded);
+    if (!event) continue;
     const id = event.data.promotion_code_id;
     const { rows } = await sql.query<{ document: PromotionCodeView; stream_version: number }>(
       `SELECT document, stream_version FROM ${t.codes} WHERE id = $1`,

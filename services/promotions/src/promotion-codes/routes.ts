@@ -10,20 +10,16 @@ import {
   notFound,
   validationError,
 } from '@billing/contracts';
-import { type EventStoreTransaction, type RecordedEvent, handleCommand } from '@billing/eventstore';
 import type { ServiceContext } from '@billing/runtime';
 import { validate, secretCallerOf } from '@billing/service';
 import type { Express } from 'express';
 import { findCoupon } from '../coupons/queries';
-import { promotionCodeAggregate } from './decide';
-import { promotionCodeStream } from './promotion-code';
+import { promotionCodeAggregate } from './aggregate';
 import { findPromotionCode, listPromotionCodes, listRedemptions, toPromotionCodeResource } from './queries';
-import { projectPromotionCodes } from './read-model';
 
 export function mountPromotionCodeRoutes(app: Express, { store, now }: ServiceContext): void {
   const { schema } = store.tables;
   const db = store.database;
-  const project = (tx: EventStoreTransaction, events: RecordedEvent[]) => projectPromotionCodes(tx, schema, events);
 
   /** Reads back the row the append's transaction wrote: what the client sees is the read model. */
   async function respond(caller: CallerIdentity, id: string) {
@@ -34,10 +30,9 @@ export function mountPromotionCodeRoutes(app: Express, { store, now }: ServiceCo
 
   async function update(caller: CallerIdentity, id: string, changes: Changes) {
     const at = now();
-    await handleCommand(
+    await promotionCodeAggregate.handle(
       store,
-      promotionCodeStream(id),
-      promotionCodeAggregate,
+      id,
       {
         type: 'UpdatePromotionCode',
         data: {
@@ -48,7 +43,7 @@ export function mountPromotionCodeRoutes(app: Express, { store, now }: ServiceCo
           now: at,
         },
       },
-      { organization: caller.organization, environment: caller.environment, occurredAt: at, project },
+      { organization: caller.organization, environment: caller.environment, occurredAt: at },
     );
     return respond(caller, id);
   }
@@ -63,15 +58,14 @@ export function mountPromotionCodeRoutes(app: Express, { store, now }: ServiceCo
     }
     const promotionCodeId = newId('promotionCode');
     const at = now();
-    await handleCommand(
+    await promotionCodeAggregate.handle(
       store,
-      promotionCodeStream(promotionCodeId),
-      promotionCodeAggregate,
+      promotionCodeId,
       {
         type: 'CreatePromotionCode',
         data: { promotionCodeId, organization: caller.organization, environment: caller.environment, fields, now: at },
       },
-      { organization: caller.organization, environment: caller.environment, occurredAt: at, project },
+      { organization: caller.organization, environment: caller.environment, occurredAt: at },
     );
     res.status(201).json(await respond(caller, promotionCodeId));
   });

@@ -14,11 +14,11 @@ import {
   ProductUpdatedData,
 } from '@billing/contracts';
 import { exactlyOnce } from '@billing/bus';
-import { type EventStore, type EventStoreTransaction, handleCommandInTransaction } from '@billing/eventstore';
+import type { EventStore, EventStoreTransaction } from '@billing/eventstore';
 import { topicOf, type ServiceContext } from '@billing/runtime';
-import { type PromotionCodeCommand, promotionCodeAggregate } from '../promotion-codes/decide';
-import { promotionCodeStream } from '../promotion-codes/promotion-code';
-import { projectPromotionCodes, tablesOf } from '../promotion-codes/read-model';
+import { promotionCodeAggregate } from '../promotion-codes/aggregate';
+import type { PromotionCodeCommand } from '../promotion-codes/decide';
+import { tablesOf } from '../promotion-codes/read-model';
 import type { ProductFacts } from '../validation/validate';
 import { replicaTables, upsertCustomer } from './read-model';
 
@@ -171,11 +171,10 @@ async function onRedemption(
     now: at,
     redemptionId,
   };
-  await handleCommandInTransaction(tx, store, promotionCodeStream(codeId), promotionCodeAggregate, command(target), {
+  await promotionCodeAggregate.handleInTransaction(tx, store, codeId, command(target), {
     organization: event.organization,
     environment: event.environment,
     occurredAt: at,
-    project: (inner, events) => projectPromotionCodes(inner, store.tables.schema, events),
   });
 }
 

@@ -10,15 +10,14 @@ import {
   newId,
   notFound,
 } from '@billing/contracts';
-import { type EventStoreTransaction, type RecordedEvent, handleCommand } from '@billing/eventstore';
 import type { ServiceContext } from '@billing/runtime';
 import { callerOf, validate } from '@billing/service';
 import type { Express, Request } from 'express';
 import { z } from 'zod';
-import { type PromotionCodeCommand, promotionCodeAggregate } from '../promotion-codes/decide';
-import { holdsCap, promotionCodeStream } from '../promotion-codes/promotion-code';
+import { promotionCodeAggregate } from '../promotion-codes/aggregate';
+import type { PromotionCodeCommand } from '../promotion-codes/decide';
+import { holdsCap } from '../promotion-codes/promotion-code';
 import { findRedemption } from '../promotion-codes/queries';
-import { projectPromotionCodes } from '../promotion-codes/read-model';
 import { discountFor } from './discount';
 import { promoCodeError } from './errors';
 import { loadValidationInput } from './load';
@@ -33,7 +32,6 @@ const RESERVE_MAX_ATTEMPTS = 200;
 export function mountValidationRoutes(app: Express, { store, now }: ServiceContext): void {
   const { schema } = store.tables;
   const db = store.database;
-  const project = (tx: EventStoreTransaction, events: RecordedEvent[]) => projectPromotionCodes(tx, schema, events);
 
   // `valid: false` answers 200: the validation itself succeeded (Stripe-like).
   app.post('/v1/promotion-codes/validate', validate({ body: ValidatePromotionCodeBody }), async (req, res) => {
@@ -65,10 +63,9 @@ export function mountValidationRoutes(app: Express, { store, now }: ServiceConte
     if (!result.valid || !promotionCode || !input.coupon)
       throw promoCodeError(result.error_code ?? 'PROMO_CODE_NOT_FOUND');
     const discount = discountFor(input.coupon, body.amount);
-    const { state, events } = await handleCommand(
+    const { state, events } = await promotionCodeAggregate.handle(
       store,
-      promotionCodeStream(promotionCode.id),
-      promotionCodeAggregate,
+      promotionCode.id,
       {
         type: 'ReserveRedemption',
         data: {
@@ -88,7 +85,6 @@ export function mountValidationRoutes(app: Express, { store, now }: ServiceConte
         organization: caller.organization,
         environment: caller.environment,
         occurredAt: at,
-        project,
         maxAttempts: RESERVE_MAX_ATTEMPTS,
       },
     );
@@ -140,13 +136,11 @@ export function mountValidationRoutes(app: Express, { store, now }: ServiceConte
       environment: caller.environment,
       now: at,
     };
-    const { state } = await handleCommand(
-      store,
-      promotionCodeStream(row.promotion_code_id),
-      promotionCodeAggregate,
-      command(target),
-      { organization: caller.organization, environment: caller.environment, occurredAt: at, project },
-    );
+    const { state } = await promotionCodeAggregate.handle(store, row.promotion_code_id, command(target), {
+      organization: caller.organization,
+      environment: caller.environment,
+      occurredAt: at,
+    });
     const status = state.status === 'Existing' ? state.redemptions[id]?.status : undefined;
     return { redemption_id: id, promotion_code_id: row.promotion_code_id, status };
   }
