@@ -1,10 +1,9 @@
 import { conflict, type CallerIdentity, type ReservedRedemption } from '@billing/contracts';
-import { handleCommand } from '@billing/eventstore';
 import type { ServiceContext } from '@billing/runtime';
 import { dependenciesOf, serviceCaller } from '../dependencies';
 import { isPayable } from '../sessions/decide';
-import { sessionAggregate, sessionProjector } from '../sessions/aggregate';
-import { type Session, sessionStream } from '../sessions/session';
+import { sessionAggregate } from '../sessions/aggregate';
+import type { Session } from '../sessions/session';
 import { releasePromotion, reservePromotion } from '../sessions/upstream';
 
 async function change(
@@ -14,17 +13,11 @@ async function change(
   redemption: ReservedRedemption | null,
 ) {
   const { store, now } = context;
-  const { state } = await handleCommand(
+  const { state } = await sessionAggregate.handle(
     store,
-    sessionStream(session.id),
-    sessionAggregate,
+    session.id,
     { type: 'ChangePromotion', data: { code, redemption, now: now() } },
-    {
-      organization: session.organization,
-      environment: session.environment,
-      occurredAt: now(),
-      project: sessionProjector(store.tables.schema),
-    },
+    { organization: session.organization, environment: session.environment, occurredAt: now() },
   );
   if (state.status === 'Empty') throw new Error('checkout vanished');
   return state.session;

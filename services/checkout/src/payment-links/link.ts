@@ -1,5 +1,5 @@
 import type { Environment, ProductType } from '@billing/contracts';
-import type { RecordedEvent } from '@billing/eventstore';
+import { streamEvents } from '@billing/eventstore';
 
 export const paymentLinkStream = (linkId: string) => `payment_link-${linkId}`;
 
@@ -39,13 +39,13 @@ export type PaymentLinkEvent =
   | { type: 'PaymentLinkSessionCreated'; data: { link_id: string; session_id: string; created_at: string } }
   | { type: 'PaymentLinkCompleted'; data: { link_id: string; session_id: string; completed_at: string } };
 
-export const PAYMENT_LINK_EVENT_TYPES: ReadonlyArray<PaymentLinkEvent['type']> = [
-  'PaymentLinkCreated',
-  'PaymentLinkUpdated',
-  'PaymentLinkVisited',
-  'PaymentLinkSessionCreated',
-  'PaymentLinkCompleted',
-];
+export const paymentLinkEvents = streamEvents<PaymentLinkEvent>({
+  PaymentLinkCreated: true,
+  PaymentLinkUpdated: true,
+  PaymentLinkVisited: true,
+  PaymentLinkSessionCreated: true,
+  PaymentLinkCompleted: true,
+});
 
 export type PaymentLinkState = { status: 'Empty' } | { status: 'Exists'; link: PaymentLinkView };
 
@@ -75,9 +75,6 @@ export function evolve(state: PaymentLinkState, event: PaymentLinkEvent): Paymen
       return { status: 'Exists', link: { ...link, completed_count: link.completed_count + 1 } };
   }
 }
-
-export const asPaymentLinkEvent = (event: RecordedEvent): PaymentLinkEvent =>
-  ({ type: event.type, data: event.data }) as PaymentLinkEvent;
 
 /** As many payments as `max_completions` allows: nothing more is paid through the link. */
 export const isSoldOut = (link: PaymentLinkView) =>

@@ -1,12 +1,5 @@
 import type { EventStore, EventStoreTransaction, RecordedEvent, SqlExecutor } from '@billing/eventstore';
-import {
-  PAYMENT_LINK_EVENT_TYPES,
-  type PaymentLinkState,
-  type PaymentLinkView,
-  asPaymentLinkEvent,
-  evolve,
-  paymentLinkStream,
-} from './link';
+import { type PaymentLinkState, type PaymentLinkView, evolve, paymentLinkEvents, paymentLinkStream } from './link';
 
 export const paymentLinksTable = (schema: string) => `${schema}.payment_links`;
 /** Which session a link opened: how a completed session finds its link. */
@@ -40,8 +33,8 @@ export async function migratePaymentLinksReadModel(store: EventStore): Promise<v
 export async function projectPaymentLinks(sql: SqlExecutor, schema: string, events: RecordedEvent[]): Promise<void> {
   const table = paymentLinksTable(schema);
   for (const event of events) {
-    if (!(PAYMENT_LINK_EVENT_TYPES as readonly string[]).includes(event.type)) continue;
-    const linkEvent = asPaymentLinkEvent(event);
+    const linkEvent = paymentLinkEvents.of(event);
+    if (!linkEvent) continue;
     const id = linkEvent.type === 'PaymentLinkCreated' ? linkEvent.data.id : linkEvent.data.link_id;
     const { rows } = await sql.query<{ document: PaymentLinkView; stream_version: number }>(
       `SELECT document, stream_version FROM ${table} WHERE id = $1`,

@@ -13,7 +13,7 @@ import {
   unauthorized,
   validationError,
 } from '@billing/contracts';
-import { type EventStoreTransaction, type RecordedEvent, handleCommand } from '@billing/eventstore';
+import type { EventStoreTransaction } from '@billing/eventstore';
 import type { ServiceContext } from '@billing/runtime';
 import { callerOf, validate } from '@billing/service';
 import type { Express, Request, RequestHandler, Response } from 'express';
@@ -27,18 +27,8 @@ import { createSession } from '../sessions/create';
 import { pageUrl } from '../sessions/resource';
 import { redirectUrlViolation } from '../sessions/rules';
 import { lookUpProduct } from '../sessions/upstream';
-import { type PaymentLinkCommand, decide } from './decide';
-import {
-  type LinkSettings,
-  type PaymentLinkState,
-  type PaymentLinkView,
-  asPaymentLinkEvent,
-  evolve,
-  initialState,
-  isClosed,
-  paymentLinkStream,
-  SOLD_OUT_MESSAGE,
-} from './link';
+import { paymentLinkAggregate } from './aggregate';
+import { type LinkSettings, type PaymentLinkState, type PaymentLinkView, isClosed, SOLD_OUT_MESSAGE } from './link';
 import {
   findCallerLink,
   findLinkByUrlId,
@@ -47,13 +37,7 @@ import {
   listCallerLinks,
   toPaymentLinkResource,
 } from './queries';
-import { projectPaymentLinks, recordLinkSession } from './read-model';
-
-export const paymentLinkAggregate = {
-  initialState,
-  evolve: (state: PaymentLinkState, event: RecordedEvent) => evolve(state, asPaymentLinkEvent(event)),
-  decide,
-};
+import { recordLinkSession } from './read-model';
 
 /** The spec: payment links take the Secret Key only. */
 const requireSecretKey: RequestHandler = (req, _res, next) => {
@@ -80,17 +64,12 @@ export function mountPaymentLinkRoutes(app: Express, context: ServiceContext): v
   const { schema } = store.tables;
   const db = store.database;
   const deps = dependenciesOf(context);
-  const project = (tx: EventStoreTransaction, events: RecordedEvent[]) => projectPaymentLinks(tx, schema, events);
-  const run = (
-    link: { id: string; organization: string; environment: PaymentLinkView['environment'] },
-    command: PaymentLinkCommand,
-  ) =>
-    handleCommand(store, paymentLinkStream(link.id), paymentLinkAggregate, command, {
-      organization: link.organization,
-      environment: link.environment,
-      occurredAt: now(),
-      project,
-    });
+  /** A link's commands are written under its organization and environment. */
+  const asOwner = (link: Pick<PaymentLinkView, 'organization' | 'environment'>) => ({
+    organization: link.organization,
+    environment: link.environment,
+    occurredAt: now(),
+  });
   const resource = (link: PaymentLinkView) => toPaymentLinkResource(link, deps.paymentLinkUrl);
   const existing = (state: PaymentLinkState) => {
     if (state.status === 'Empty') throw new Error('payment link missing after append');
@@ -115,8 +94,9 @@ export function mountPaymentLinkRoutes(app: Express, context: ServiceContext): v
       body.productId ? { product_id: body.productId } : { product_slug: body.productSlug },
     );
     const id = newId('paymentLink');
-    const { state } = await run(
-      { id, organization: caller.organization, environment: caller.environment },
+    const { state } = await paymentLinkAggregate.handle(
+      store,
+      id,
       {
         type: 'CreatePaymentLink',
         data: {
@@ -142,6 +122,7 @@ export function mountPaymentLinkRoutes(app: Express, context: ServiceContext): v
           created_at: now().toISOString(),
         },
       },
+      asOwner(caller),
     );
     res.status(201).json(resource(existing(state)));
   });
@@ -177,14 +158,20 @@ export function mountPaymentLinkRoutes(app: Express, context: ServiceContext): v
         metadata: body.metadata,
         locale: body.locale,
       };
-      const { state } = await run(link, { type: 'UpdatePaymentLink', data: { linkId: link.id, changes, now: now() } });
+      const { state } = await paymentLinkAggregate.handle(
+        store,
+        link.id,
+        { type: 'UpdatePaymentLink', data: { linkId: link.id, changes, now: now() } },
+        asOwner(link),
+      );
       res.json(resource(existing(state)));
     },
   );
 
   app.delete('/v1/payment-links/:id', validate({ params: PaymentLinkIdParams }), async (req, res) => {
     const link = await callerLink(req, res.locals.input.params.id);
-    await run(link, { type: 'UpdatePaymentLink', data: { linkId: link.id, changes: { active: false }, now: now() } });
+    const deactivate = { linkId: link.id, changes: { active: false }, now: now() };
+    await paymentLinkAggregate.handle(store, link.id, { type: 'UpdatePaymentLink', data: deactivate }, asOwner(link));
     res.json({ id: link.id, deleted: true });
   });
 
@@ -223,7 +210,12 @@ export function mountPaymentLinkRoutes(app: Express, context: ServiceContext): v
       message(res, 410, page, [t.titles.linkUnavailable, link.active ? t.texts.linkSoldOut : t.texts.linkInactive]);
       return;
     }
-    await run(link, { type: 'CountVisit', data: { linkId: link.id, now: now() } });
+    await paymentLinkAggregate.handle(
+      store,
+      link.id,
+      { type: 'CountVisit', data: { linkId: link.id, now: now() } },
+      asOwner(link),
+    );
 
     const email = firstString(query.email);
     const promo = firstString(query.promo) ?? link.promotion_code ?? undefined;
@@ -274,7 +266,8 @@ export function mountPaymentLinkRoutes(app: Express, context: ServiceContext): v
       message(res, status, page, [t.titles.linkUnavailable, text]);
       return;
     }
-    await run(link, { type: 'CountSession', data: { linkId: link.id, sessionId: session.id, now: now() } });
+    const counted = { linkId: link.id, sessionId: session.id, now: now() };
+    await paymentLinkAggregate.handle(store, link.id, { type: 'CountSession', data: counted }, asOwner(link));
     res.redirect(303, pageUrl(deps.checkoutUrl, session.id));
   });
 

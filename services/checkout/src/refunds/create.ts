@@ -8,12 +8,12 @@ import {
   newId,
   notFound,
 } from '@billing/contracts';
-import { type EventStoreTransaction, type RecordedEvent, WriteConflictError, handleCommand } from '@billing/eventstore';
+import { WriteConflictError } from '@billing/eventstore';
 import type { ServiceContext } from '@billing/runtime';
 import { dependenciesOf, serviceCaller } from '../dependencies';
 import type { SessionCommand } from '../sessions/decide';
 import { findCallerSessionByOrder } from '../sessions/queries';
-import { sessionAggregate, sessionProjector } from '../sessions/aggregate';
+import { sessionAggregate } from '../sessions/aggregate';
 import { type Session, sessionStream } from '../sessions/session';
 import {
   type InvoicePaid,
@@ -22,7 +22,6 @@ import {
   invoicePaymentStream,
 } from './invoice-payment';
 import { chargeKeyOfPaid } from './order';
-import { projectRefunds } from './read-model';
 import type { RequestRefund, SettleRefund } from './refund';
 
 type Tenant = Pick<CallerIdentity, 'organization' | 'environment'>;
@@ -211,22 +210,14 @@ async function runOnStream(
   command: SessionCommand | InvoicePaymentCommand,
 ): Promise<Refund[]> {
   const { store } = context;
-  const { schema } = store.tables;
   const options = { ...tenant, occurredAt: context.now() };
-  if (stream.startsWith(sessionStream(''))) {
-    const project = async (tx: EventStoreTransaction, events: RecordedEvent[]) => {
-      await sessionProjector(schema)(tx, events);
-      await projectRefunds(tx, schema, events);
-    };
-    const { state } = await handleCommand(store, stream, sessionAggregate, command as SessionCommand, {
-      ...options,
-      project,
-    });
+  const sessionId = sessionAggregate.idOf(stream);
+  if (sessionId !== undefined) {
+    const { state } = await sessionAggregate.handle(store, sessionId, command as SessionCommand, options);
     return state.status === 'Exists' ? (state.session.refunds ?? []) : [];
   }
-  const { state } = await handleCommand(store, stream, invoicePaymentAggregate, command as InvoicePaymentCommand, {
-    ...options,
-    project: (tx, events) => projectRefunds(tx, schema, events),
-  });
+  const invoiceId = invoicePaymentAggregate.idOf(stream);
+  if (invoiceId === undefined) throw new Error(`${stream} is not the stream of a payment`);
+  const { state } = await invoicePaymentAggregate.handle(store, invoiceId, command as InvoicePaymentCommand, options);
   return state.refunds;
 }

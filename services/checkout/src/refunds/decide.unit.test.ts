@@ -1,8 +1,9 @@
 import { ApiError, type Refund } from '@billing/contracts';
 import { deciderSpec } from '@billing/testing';
-import { type SessionCommand, sessionDecider } from '../sessions/decide';
+import { sessionAggregate } from '../sessions/aggregate';
+import type { SessionCommand } from '../sessions/decide';
 import type { CheckoutSessionCreatedData, SessionEvent } from '../sessions/session';
-import { type InvoicePaid, type InvoicePaymentCommand, invoicePaymentDecider } from './invoice-payment';
+import { type InvoicePaid, type InvoicePaymentCommand, invoicePaymentAggregate } from './invoice-payment';
 import type { RefundOrder } from './order';
 import type { RefundEvent, RequestRefund, SettleRefund } from './refund';
 
@@ -52,7 +53,7 @@ function refusal(run: () => unknown): ApiError {
 }
 
 describe('Invoice payment (refunds of a renewal charge)', () => {
-  const spec = deciderSpec(invoicePaymentDecider);
+  const spec = deciderSpec(invoicePaymentAggregate);
   const paid: InvoicePaid = { invoiceId: 'in_1', amountPaid: 299, chargeKey: 'in_1:2', environment: 'SANDBOX' };
   const refundInvoice = (refundId: string, amount?: number, invoice = paid): InvoicePaymentCommand => ({
     type: 'RefundInvoice',
@@ -111,14 +112,14 @@ describe('Invoice payment (refunds of a renewal charge)', () => {
         .given([])
         .when(refundInvoice('re_1', 300))
         .thenThrows(/more than is left to refund \(299 TWD of 299 TWD/);
-      const error = refusal(() => invoicePaymentDecider.decide(refundInvoice('re_1', 300), { refunds: [] }));
+      const error = refusal(() => invoicePaymentAggregate.decide(refundInvoice('re_1', 300), { refunds: [] }));
       expect(error).toMatchObject({ status: 422, code: 'validation_error' });
       expect(error.details).toEqual([expect.objectContaining({ path: 'amount', code: 'amount_too_large' })]);
     });
 
     it('refuses an invoice nothing was charged for', () => {
       const unpaid = { ...paid, amountPaid: 0 };
-      const error = refusal(() => invoicePaymentDecider.decide(refundInvoice('re_1', 1, unpaid), { refunds: [] }));
+      const error = refusal(() => invoicePaymentAggregate.decide(refundInvoice('re_1', 1, unpaid), { refunds: [] }));
       expect(error.details).toEqual([expect.objectContaining({ path: 'invoice_id', code: 'not_paid' })]);
     });
   });
@@ -151,10 +152,10 @@ describe('Invoice payment (refunds of a renewal charge)', () => {
 
     it('says already_refunded when nothing is left', () => {
       const state = [created('re_1', 299), succeeded('re_1', 299)].reduce(
-        invoicePaymentDecider.evolve,
-        invoicePaymentDecider.initialState(),
+        invoicePaymentAggregate.evolve,
+        invoicePaymentAggregate.initialState(),
       );
-      const error = refusal(() => invoicePaymentDecider.decide(refundInvoice('re_2', 1), state));
+      const error = refusal(() => invoicePaymentAggregate.decide(refundInvoice('re_2', 1), state));
       expect(error.details).toEqual([expect.objectContaining({ path: 'invoice_id', code: 'already_refunded' })]);
     });
 
@@ -194,7 +195,7 @@ describe('Invoice payment (refunds of a renewal charge)', () => {
     });
 
     it('says already_refunded when credit took everything paid', () => {
-      const error = refusal(() => invoicePaymentDecider.decide(credited('re_1', 299), { refunds: [] }));
+      const error = refusal(() => invoicePaymentAggregate.decide(credited('re_1', 299), { refunds: [] }));
       expect(error.details).toEqual([expect.objectContaining({ path: 'invoice_id', code: 'already_refunded' })]);
     });
   });
@@ -228,7 +229,7 @@ describe('Invoice payment (refunds of a renewal charge)', () => {
 });
 
 describe('Order refunds on the checkout session', () => {
-  const spec = deciderSpec(sessionDecider);
+  const spec = deciderSpec(sessionAggregate);
   const createdData: CheckoutSessionCreatedData = {
     session_id: 'cs_1',
     organization: 'org_1',
@@ -291,7 +292,7 @@ describe('Order refunds on the checkout session', () => {
     const events = [...open];
     const run = (command: SessionCommand) =>
       events.push(
-        ...sessionDecider.decide(command, events.reduce(sessionDecider.evolve, sessionDecider.initialState())),
+        ...sessionAggregate.decide(command, events.reduce(sessionAggregate.evolve, sessionAggregate.initialState())),
       );
     run({ type: 'StartPayment', data: { sessionId: 'cs_1', attemptId: 'att_1', now: t0 } });
     run({
@@ -408,7 +409,7 @@ describe('Order refunds on the checkout session', () => {
     });
 
     it('keeps the order paid while refunds are only pending', () => {
-      const state = [...paid, created('re_1', 240)].reduce(sessionDecider.evolve, sessionDecider.initialState());
+      const state = [...paid, created('re_1', 240)].reduce(sessionAggregate.evolve, sessionAggregate.initialState());
       expect(state.status === 'Exists' && state.session.order).toMatchObject({ status: 'PAID', amount_refunded: 0 });
     });
   });

@@ -1,6 +1,7 @@
 import type { Environment } from '@billing/contracts';
-import type { RecordedEvent } from '@billing/eventstore';
+import { defineAggregate } from '@billing/eventstore';
 import { decideRefund, decideSettlement } from './decide';
+import { projectRefunds } from './read-model';
 import {
   type RefundCommand,
   type RefundEvent,
@@ -8,7 +9,7 @@ import {
   type RequestRefund,
   type SettleRefund,
   applyRefundEvent,
-  isRefundEvent,
+  refundEvents,
 } from './refund';
 
 /**
@@ -58,11 +59,12 @@ export function decide(command: InvoicePaymentCommand, state: InvoicePaymentStat
   }
 }
 
-export const invoicePaymentDecider = { initialState, evolve, decide };
-
-export const invoicePaymentAggregate = {
+/** The invoice payment aggregate: the decider its tests check, run with the refunds table. */
+export const invoicePaymentAggregate = defineAggregate({
+  stream: invoicePaymentStream,
+  events: refundEvents,
   initialState,
-  evolve: (state: InvoicePaymentState, event: RecordedEvent) =>
-    isRefundEvent(event) ? evolve(state, event as unknown as RefundEvent) : state,
+  evolve,
   decide,
-};
+  project: projectRefunds,
+});

@@ -6,7 +6,7 @@ import {
   unknownCursor,
 } from '@billing/contracts';
 import { type EventStore, type RecordedEvent, type SqlExecutor, cursorPage } from '@billing/eventstore';
-import { type RefundEvent, isRefundEvent } from './refund';
+import { refundEvents } from './refund';
 
 export const refundsTable = (schema: string) => `${schema}.refunds`;
 
@@ -42,8 +42,8 @@ export async function migrateRefundsReadModel(store: EventStore): Promise<void> 
 export async function projectRefunds(sql: SqlExecutor, schema: string, events: RecordedEvent[]): Promise<void> {
   const table = refundsTable(schema);
   for (const recorded of events) {
-    if (!isRefundEvent(recorded)) continue;
-    const event = recorded as unknown as RefundEvent & RecordedEvent;
+    const event = refundEvents.of(recorded);
+    if (!event) continue;
     const refund = event.data.object;
     if (event.type === 'RefundCreated') {
       await sql.query(

@@ -6,6 +6,7 @@ import type {
   RefundReason,
   RefundSucceededData,
 } from '@billing/contracts';
+import { streamEvents } from '@billing/eventstore';
 
 /**
  * Refunds (docs/decisions/0009-refunds.md). A refund is decided on the stream of the payment
@@ -18,14 +19,11 @@ export type RefundSucceeded = { type: 'RefundSucceeded'; data: RefundSucceededDa
 export type RefundFailed = { type: 'RefundFailed'; data: RefundFailedData };
 export type RefundEvent = RefundCreated | RefundSucceeded | RefundFailed;
 
-export const REFUND_EVENT_TYPES: ReadonlyArray<RefundEvent['type']> = [
-  'RefundCreated',
-  'RefundSucceeded',
-  'RefundFailed',
-];
-
-export const isRefundEvent = (event: { type: string }): event is RefundEvent =>
-  (REFUND_EVENT_TYPES as readonly string[]).includes(event.type);
+export const refundEvents = streamEvents<RefundEvent>({
+  RefundCreated: true,
+  RefundSucceeded: true,
+  RefundFailed: true,
+});
 
 /** A payment's refunds so far, oldest first, each as the API shows it. */
 export type RefundLedger = Refund[];

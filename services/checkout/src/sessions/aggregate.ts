@@ -1,18 +1,26 @@
-import type { EventStoreTransaction, RecordedEvent } from '@billing/eventstore';
+import { type EventStoreTransaction, type RecordedEvent, defineAggregate } from '@billing/eventstore';
 import { countLinkCompletions } from '../payment-links/read-model';
+import { projectRefunds } from '../refunds/read-model';
 import { decide } from './decide';
 import { projectSessions } from './read-model';
-import { type SessionState, asSessionEvent, evolve, initialState } from './session';
+import { evolve, initialState, sessionEvents, sessionStream } from './session';
 
-/** The checkout session aggregate as the event store runs it: its decider over recorded events. */
-export const sessionAggregate = {
-  initialState,
-  evolve: (state: SessionState, event: RecordedEvent) => evolve(state, asSessionEvent(event)),
-  decide,
-};
-
-/** The session read model, and a completed session's payment link counted in the same transaction. */
-export const sessionProjector = (schema: string) => async (tx: EventStoreTransaction, events: RecordedEvent[]) => {
+/**
+ * The session read model, a completed session's payment link counted, and the refunds of the
+ * session's order (refund events are on its stream; other events leave that table alone).
+ */
+async function projectSession(tx: EventStoreTransaction, schema: string, events: RecordedEvent[]) {
   await projectSessions(tx, schema, events);
   await countLinkCompletions(tx, schema, events);
-};
+  await projectRefunds(tx, schema, events);
+}
+
+/** The checkout session aggregate: the decider its tests check, run on `checkout_session-<id>`. */
+export const sessionAggregate = defineAggregate({
+  stream: sessionStream,
+  events: sessionEvents,
+  initialState,
+  evolve,
+  decide,
+  project: projectSession,
+});

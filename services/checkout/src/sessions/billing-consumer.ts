@@ -1,14 +1,14 @@
 import { BILLING_PUBLIC_EVENTS, type DomainEventEnvelope } from '@billing/contracts';
 import { exactlyOnce } from '@billing/bus';
-import { type EventStoreTransaction, handleCommandInTransaction } from '@billing/eventstore';
+import type { EventStoreTransaction } from '@billing/eventstore';
 import { type ServiceContext, topicOf } from '@billing/runtime';
 import { dependenciesOf } from '../dependencies';
 import { chargeKeyOfPaid } from '../refunds/order';
 import { heldAmount } from '../refunds/refund';
 import type { SessionCommand } from './decide';
 import { findSession } from './queries';
-import { sessionAggregate, sessionProjector } from './aggregate';
-import { DUPLICATE_SUBSCRIPTION, type Session, sessionStream } from './session';
+import { sessionAggregate } from './aggregate';
+import { DUPLICATE_SUBSCRIPTION, type Session } from './session';
 
 export const BILLING_TOPIC = topicOf('billing');
 
@@ -92,11 +92,10 @@ async function onSession(
   if (!session || session.organization !== event.organization || session.environment !== event.environment) return;
   const command = await commandFor(session);
   if (!command) return;
-  await handleCommandInTransaction(tx, store, sessionStream(sessionId), sessionAggregate, command, {
+  await sessionAggregate.handleInTransaction(tx, store, sessionId, command, {
     organization: session.organization,
     environment: session.environment,
     occurredAt: context.now(),
-    project: sessionProjector(store.tables.schema),
   });
 }
 

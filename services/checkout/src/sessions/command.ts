@@ -1,16 +1,11 @@
-import {
-  type EventStoreTransaction,
-  type RecordedEvent,
-  handleCommand,
-  isRetryableWriteError,
-} from '@billing/eventstore';
+import { type EventStoreTransaction, type RecordedEvent, isRetryableWriteError } from '@billing/eventstore';
 import type { Environment } from '@billing/contracts';
 import type { ServiceContext } from '@billing/runtime';
 import { countLinkCompletions } from '../payment-links/read-model';
 import type { SessionCommand } from './decide';
 import { writeSessionRow } from './read-model';
-import { sessionAggregate, sessionProjector } from './aggregate';
-import { type Session, type SessionState, evolve, sessionStream } from './session';
+import { sessionAggregate } from './aggregate';
+import { type Session, type SessionState, sessionStream } from './session';
 
 /**
  * A session as this request already read it: its read-model row (written in the transaction of
@@ -42,7 +37,7 @@ const stateOf = (known: KnownSession): SessionState =>
  * it instead of reading the stream again, and writes the session's row from the state the events
  * lead to instead of reading it again: the append's expected version (the row's) makes a stale
  * or wrong `known` a version conflict, and then the commands run one by one through
- * `handleCommand` from the stream, as without `known`. Without `known` that is all it does.
+ * `sessionAggregate.handle` from the stream, as without `known`. Without `known` that is all it does.
  */
 export async function runSessionCommands(
   context: ServiceContext,
@@ -75,7 +70,7 @@ async function appendFromKnown(
   let state = stateOf(known);
   const decided = commands.flatMap((command) => {
     const events = sessionAggregate.decide(command, state);
-    state = events.reduce(evolve, state);
+    state = events.reduce(sessionAggregate.evolve, state);
     return events;
   });
   return store.transaction(async (tx) => {
@@ -98,21 +93,12 @@ async function fromStream(
   context: ServiceContext,
   sessionId: string,
   commands: SessionCommand[],
-  { alsoProject, ...appendOptions }: SessionCommandOptions,
+  options: SessionCommandOptions,
 ): Promise<SessionCommandResult> {
-  const { store } = context;
-  const projectRow = sessionProjector(store.tables.schema);
-  const project = async (tx: EventStoreTransaction, events: RecordedEvent[]) => {
-    await projectRow(tx, events);
-    await alsoProject?.(tx, events);
-  };
   let result: { state: SessionState; events: RecordedEvent[] } = { state: sessionAggregate.initialState(), events: [] };
   const events: RecordedEvent[] = [];
   for (const command of commands) {
-    result = await handleCommand(store, sessionStream(sessionId), sessionAggregate, command, {
-      ...appendOptions,
-      project,
-    });
+    result = await sessionAggregate.handle(context.store, sessionId, command, options);
     events.push(...result.events);
   }
   const last = result.events.at(-1);

@@ -3,7 +3,7 @@ import { type RefundOrder, decideOrderRefund, decideOrderSettlement, orderRefund
 import type { SettleRefund } from '../refunds/refund';
 import { toSessionResource } from './resource';
 import type { Buyer, CardSummary, CheckoutSessionCreatedData, Session, SessionEvent, SessionState } from './session';
-import { chargeKeyOf, evolve, initialState } from './session';
+import { chargeKeyOf, evolve } from './session';
 
 /** A charge that has not ended after this long is taken as crashed: another attempt may start. */
 export const STALE_ATTEMPT_MS = 60_000;
@@ -346,6 +346,3 @@ function withResource(state: SessionState, now: Date, event: SessionEvent): Sess
   if (after.status === 'Empty') return [event];
   return [{ ...event, data: { ...event.data, object: toSessionResource(after.session, now) } } as SessionEvent];
 }
-
-/** The session decider: pure, for tests (`deciderSpec`) and for `handleCommand`. */
-export const sessionDecider = { initialState, evolve, decide };

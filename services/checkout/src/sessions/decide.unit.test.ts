@@ -1,15 +1,9 @@
 import { deciderSpec } from '@billing/testing';
-import {
-  type CompleteSession,
-  type ExpireSession,
-  type FailPayment,
-  type RecordCharge,
-  type StartPayment,
-  sessionDecider,
-} from './decide';
+import { sessionAggregate } from './aggregate';
+import type { CompleteSession, ExpireSession, FailPayment, RecordCharge, StartPayment } from './decide';
 import type { Buyer, CheckoutSessionCreatedData, SessionEvent } from './session';
 
-const spec = deciderSpec(sessionDecider);
+const spec = deciderSpec(sessionAggregate);
 const t0 = new Date('2026-01-01T00:00:00.000Z');
 const at = (minutes: number) => new Date(t0.getTime() + minutes * 60_000);
 
@@ -384,9 +378,9 @@ describe('Checkout session', () => {
 
   describe('when COMPLETE', () => {
     const charged = [created, started('a1', at(1)), succeeded('a1')];
-    const completed = sessionDecider.decide(
+    const completed = sessionAggregate.decide(
       complete(),
-      charged.reduce(sessionDecider.evolve, sessionDecider.initialState()),
+      charged.reduce(sessionAggregate.evolve, sessionAggregate.initialState()),
     );
     const history = [...charged, ...completed];
     it('completes once: completing again changes nothing', () => {
@@ -420,9 +414,9 @@ describe('Checkout session', () => {
     });
     it('records a refund of the paid order once, with its metadata', () => {
       const refund = { type: 'RecordRefund' as const, data: { reason: 'duplicate_subscription', now: at(7) } };
-      const refunded = sessionDecider.decide(
+      const refunded = sessionAggregate.decide(
         refund,
-        history.reduce(sessionDecider.evolve, sessionDecider.initialState()),
+        history.reduce(sessionAggregate.evolve, sessionAggregate.initialState()),
       );
       expect(refunded).toEqual([
         {
@@ -441,7 +435,7 @@ describe('Checkout session', () => {
         .then([]);
     });
     it('folds to COMPLETE with a paid order and a succeeded intent', () => {
-      const state = history.reduce(sessionDecider.evolve, sessionDecider.initialState());
+      const state = history.reduce(sessionAggregate.evolve, sessionAggregate.initialState());
       expect(state).toMatchObject({
         status: 'Exists',
         session: {
@@ -479,7 +473,7 @@ describe('Checkout session', () => {
         .then([]);
     });
     it('folds to a canceled order and intent', () => {
-      expect([created, expired].reduce(sessionDecider.evolve, sessionDecider.initialState())).toMatchObject({
+      expect([created, expired].reduce(sessionAggregate.evolve, sessionAggregate.initialState())).toMatchObject({
         session: { status: 'EXPIRED', order: { status: 'CANCELED' }, intent: { status: 'canceled' } },
       });
     });

@@ -1,10 +1,9 @@
-import { handleCommand } from '@billing/eventstore';
 import { type ServiceContext, startPeriodic } from '@billing/runtime';
 import { dependenciesOf, serviceCaller } from '../dependencies';
 import { completeCharged } from './pay';
 import { findChargedOpenSessions, findDueSessions, findSession } from './queries';
-import { sessionAggregate, sessionProjector } from './aggregate';
-import { type Session, sessionStream } from './session';
+import { sessionAggregate } from './aggregate';
+import type { Session } from './session';
 import { releasePromotion } from './upstream';
 
 /**
@@ -30,12 +29,11 @@ export async function expireDueSessions(context: ServiceContext): Promise<string
       if (!session) continue;
       const unchargedKey = await settlePendingCharge(context, session);
       if (unchargedKey === 'charged') continue;
-      const { state, events } = await handleCommand(
+      const { state, events } = await sessionAggregate.handle(
         store,
-        sessionStream(id),
-        sessionAggregate,
+        id,
         { type: 'ExpireSession', data: { now: at, unchargedKey } },
-        { organization, environment, occurredAt: at, project: sessionProjector(schema) },
+        { organization, environment, occurredAt: at },
       );
       if (events.length === 0 || state.status === 'Empty') continue;
       expired.push(id);
@@ -76,10 +74,9 @@ async function settlePendingCharge(context: ServiceContext, session: Session): P
   const answer = await dependenciesOf(context).processor.lookup(pending.key);
   if (answer?.status !== 'succeeded') return pending.key;
   context.logger.warn({ id: session.id, key: pending.key }, 'found an unrecorded charge; completing the session');
-  await handleCommand(
+  await sessionAggregate.handle(
     store,
-    sessionStream(session.id),
-    sessionAggregate,
+    session.id,
     {
       type: 'RecordCharge',
       data: {
@@ -90,12 +87,7 @@ async function settlePendingCharge(context: ServiceContext, session: Session): P
         now: now(),
       },
     },
-    {
-      organization: session.organization,
-      environment: session.environment,
-      occurredAt: now(),
-      project: sessionProjector(store.tables.schema),
-    },
+    { organization: session.organization, environment: session.environment, occurredAt: now() },
   );
   const recorded = await findSession(store.database, store.tables.schema, session.id);
   await completeCharged(context, recorded ?? session);

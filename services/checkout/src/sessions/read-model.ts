@@ -1,6 +1,6 @@
 import type { EventStore, RecordedEvent, SqlExecutor } from '@billing/eventstore';
-import { isRefundEvent } from '../refunds/refund';
-import { SESSION_EVENT_TYPES, type Session, type SessionEvent, asSessionEvent, evolve, sessionStream } from './session';
+import { refundEvents } from '../refunds/refund';
+import { type Session, type SessionEvent, evolve, sessionEvents, sessionStream } from './session';
 
 export const sessionsTable = (schema: string) => `${schema}.checkout_sessions`;
 
@@ -30,7 +30,7 @@ export async function migrateSessionsReadModel(store: EventStore): Promise<void>
 }
 
 export const sessionsProjection = {
-  handles: SESSION_EVENT_TYPES as readonly string[],
+  handles: sessionEvents.types,
   evolve(view: Session | null, event: SessionEvent): Session | null {
     const state = evolve(view ? { status: 'Exists', session: view } : { status: 'Empty' }, event);
     return state.status === 'Exists' ? state.session : null;
@@ -41,10 +41,10 @@ export const sessionsProjection = {
 export async function projectSessions(sql: SqlExecutor, schema: string, events: RecordedEvent[]): Promise<void> {
   const table = sessionsTable(schema);
   for (const event of events) {
-    if (!sessionsProjection.handles.includes(event.type)) continue;
-    const sessionEvent = asSessionEvent(event);
+    const sessionEvent = sessionEvents.of(event);
+    if (!sessionEvent) continue;
     // Refund events name the payment, not the session: the stream does.
-    const id = isRefundEvent(sessionEvent)
+    const id = refundEvents.has(sessionEvent)
       ? event.stream.slice(sessionStream('').length)
       : sessionEvent.data.session_id;
     const { rows } = await sql.query<{ document: Session; stream_version: number }>(

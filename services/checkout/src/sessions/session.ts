@@ -9,7 +9,7 @@ import type {
   Environment,
   SoldProduct,
 } from '@billing/contracts';
-import type { RecordedEvent } from '@billing/eventstore';
+import { streamEvents } from '@billing/eventstore';
 import { type RefundEvent, type RefundLedger, applyRefundEvent, refundedAmount } from '../refunds/refund';
 
 export const sessionStream = (sessionId: string) => `checkout_session-${sessionId}`;
@@ -206,20 +206,21 @@ export type SessionEvent =
   | OrderRefunded
   | RefundEvent;
 
-export const SESSION_EVENT_TYPES: ReadonlyArray<SessionEvent['type']> = [
-  'CheckoutSessionCreated',
-  'PromotionCodeChanged',
-  'PaymentAttemptStarted',
-  'PaymentAttemptFailed',
-  'PaymentAttemptSucceeded',
-  'CheckoutSessionCompleted',
-  'CheckoutSessionExpired',
-  'SubscriptionLinked',
-  'OrderRefunded',
-  'RefundCreated',
-  'RefundSucceeded',
-  'RefundFailed',
-];
+/** A `checkout_session-<id>` stream holds only session events. */
+export const sessionEvents = streamEvents<SessionEvent>({
+  CheckoutSessionCreated: true,
+  PromotionCodeChanged: true,
+  PaymentAttemptStarted: true,
+  PaymentAttemptFailed: true,
+  PaymentAttemptSucceeded: true,
+  CheckoutSessionCompleted: true,
+  CheckoutSessionExpired: true,
+  SubscriptionLinked: true,
+  OrderRefunded: true,
+  RefundCreated: true,
+  RefundSucceeded: true,
+  RefundFailed: true,
+});
 
 /** A session as checkout knows it; the stored status never says EXPIRED before the sweep. */
 export type Session = Omit<CheckoutSessionCreatedData, 'session_id' | 'customer_id'> & {
@@ -420,7 +421,3 @@ const next = (session: Session, at: string): SessionState => ({
   status: 'Exists',
   session: { ...session, updated_at: at },
 });
-
-/** A `checkout_session-<id>` stream holds only session events. */
-export const asSessionEvent = (event: RecordedEvent): SessionEvent =>
-  ({ type: event.type, data: event.data }) as SessionEvent;
