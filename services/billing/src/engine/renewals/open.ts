@@ -10,7 +10,7 @@ import { nextPeriodEndOf } from '../../subscriptions/decide';
 import { periodDiscount } from '../../subscriptions/discount';
 import type { DueSubscription } from '../../subscriptions/queries';
 import { subscriptionsTable } from '../../subscriptions/read-model';
-import { heldBySwitch, withCustomerBalance } from './switches';
+import { heldBySwitch, offThePlainPathIds, withCustomerBalance } from './switches';
 
 // The renewal pipeline's first steps (renew.ts), each over a list: which subscriptions are due,
 // and the invoices of their next periods, as they are or opened now.
@@ -74,29 +74,48 @@ export async function readInvoices(sql: SqlExecutor, schema: string, renewals: R
 }
 
 /**
- * Opens the invoices of the renewals' next periods, all in one transaction (see `openTogether`).
- * Those another engine opened meanwhile are taken as they are, the rest opened again without
- * them. Answers the invoices, and the renewals a switch holds or moved (not opened).
+ * What a batch of renewals takes: the plain path, a live subscription (ACTIVE or TRIAL) with a
+ * saved card, whose invoice is not opened yet, that no switch holds and whose customer has no
+ * balance. The rest (`off`) is for `renewDue`, one at a time.
  */
-export async function openInvoices(
-  context: ServiceContext,
+export async function onThePlainPath(
+  sql: SqlExecutor,
+  schema: string,
   renewals: Renewal[],
-  at: Date,
-): Promise<{ opened: Map<string, Invoice>; held: Renewal[] }> {
+  invoices: Map<string, Invoice>,
+): Promise<{ plain: Renewal[]; off: Renewal[] }> {
+  const live = (r: Renewal) => (r.subscription.status === 'ACTIVE' || r.subscription.status === 'TRIAL') && r.card;
+  const candidates = renewals.filter((r) => live(r) && !invoices.has(r.invoiceId));
+  const switchingOrOwing = await offThePlainPathIds(
+    sql,
+    schema,
+    candidates.map((r) => r.subscription),
+  );
+  const plain = candidates.filter((r) => !switchingOrOwing.has(r.subscription.id));
+  return { plain, off: renewals.filter((r) => !plain.includes(r)) };
+}
+
+/**
+ * Opens the invoices of the renewals' next periods, all in one transaction (see `openTogether`).
+ * Those another engine opened meanwhile are read as they are (`meanwhile`), the rest opened again
+ * without them. Answers the invoices, and the renewals a switch holds or moved (not opened).
+ */
+export async function openInvoices(context: ServiceContext, renewals: Renewal[], at: Date) {
   const opened = new Map<string, Invoice>();
+  const meanwhile = new Map<string, Invoice>();
   let toOpen = renewals;
   while (toOpen.length > 0) {
     try {
       const { invoices, held } = await openTogether(context, toOpen, at);
       for (const invoice of invoices) opened.set(invoice.id, invoice);
-      return { opened, held };
+      return { opened, meanwhile, held };
     } catch (error) {
       if (!(error instanceof OpenedMeanwhile)) throw error;
-      for (const [id, invoice] of error.invoices) opened.set(id, invoice);
+      for (const [id, invoice] of error.invoices) meanwhile.set(id, invoice);
       toOpen = toOpen.filter((r) => !error.invoices.has(r.invoiceId));
     }
   }
-  return { opened, held: [] };
+  return { opened, meanwhile, held: [] as Renewal[] };
 }
 
 /**

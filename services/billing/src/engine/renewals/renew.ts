@@ -8,7 +8,7 @@ import { type DueSubscription, findSubscription } from '../../subscriptions/quer
 import { timeOn } from '../../test-clocks/read-model';
 import { type Attempt, type AttemptRecord, chargeAttempts, recordAttempts } from './attempts';
 import { afterAnswer, nextStep } from './dunning';
-import { type Renewal, byTenant, openInvoices, readDue, readInvoices } from './open';
+import { type Renewal, byTenant, onThePlainPath, openInvoices, readDue, readInvoices } from './open';
 import { afterSwitch } from './switches';
 
 /** At most this many renewals in one batch: one charge call (checkout takes 100), a few transactions. */
@@ -21,30 +21,32 @@ export const RENEWAL_BATCH_SIZE = 100;
  * did something.
  */
 export async function renewDue(context: ServiceContext, item: DueSubscription, at: Date): Promise<boolean> {
-  const { changed, handedBack } = await renew(context, [item], at);
+  const { changed, handedBack } = await renew(context, [item], at, { batch: false });
   const back = handedBack[0];
   if (!back) return changed.length > 0;
   if (back.why === 'switch') {
     const tenant: Tenant = { organization: item.organization, environment: item.environment };
     return afterSwitch(context, tenant, item.id, () => renewDue(context, item, at));
   }
-  throw back.error;
+  throw 'error' in back ? back.error : new Error(`renewing ${item.id} stopped: ${back.why}`);
 }
 
 /**
  * Renews many subscriptions due at `at` together: the renewal pipeline over the list, with a few
- * statements and one charge call per tenant instead of some twenty round trips each. What it
- * cannot finish is handed back, for `renewDue` one at a time: a subscription a switch holds, a
- * charge without an answer, the items of a step that failed. Its steps are idempotent and keyed,
+ * statements and one charge call per tenant instead of some twenty round trips each, on the plain
+ * path only (open, charge attempt 1, paid, renewed). Everything off that path is handed back, for
+ * `renewDue` one at a time: a subscription that is PAST_DUE or has no saved card, an invoice that
+ * exists already (another engine, or a run cut short), a switch or a customer balance, a decline,
+ * a charge without an answer, the items of a step that failed. The steps are idempotent and keyed,
  * so `renewDue` goes on from wherever the batch stopped and nothing is charged twice. Returns the
- * subscriptions it changed and those handed back.
+ * subscriptions it renewed and those handed back.
  */
 export async function renewDueBatch(
   context: ServiceContext,
   items: DueSubscription[],
   at: Date,
 ): Promise<{ renewed: string[]; leftover: DueSubscription[] }> {
-  const { changed, handedBack } = await renew(context, items, at);
+  const { changed, handedBack } = await renew(context, items, at, { batch: true });
   for (const back of handedBack) {
     if (back.why === 'failed' && !isRetryableWriteError(back.error)) {
       const count = back.items.length;
@@ -54,13 +56,20 @@ export async function renewDueBatch(
   return { renewed: changed, leftover: handedBack.flatMap((back) => back.items) };
 }
 
-/** Items the pipeline could not finish, and why: a switch holds them, their charge got no answer, or a step failed. */
+/**
+ * Items the pipeline could not finish, and why: a switch holds them, a batch leaves them to be run
+ * alone (off the plain path, or declined), their charge got no answer, or a step failed.
+ */
 type HandedBack =
-  | { why: 'switch'; items: DueSubscription[] }
+  | { why: 'switch' | 'off the plain path' | 'declined'; items: DueSubscription[] }
   | { why: 'unknown' | 'failed'; items: DueSubscription[]; error: unknown; what: string };
 
-/** What a run of the pipeline did: the subscriptions it changed, and what it handed back. */
-type Run = { changed: string[]; handedBack: HandedBack[] };
+/**
+ * A run of the pipeline: what it changed and what it handed back. A batch shares its transactions
+ * and its charge call, so it takes the plain path only and hands the rest back; a list of one
+ * takes every branch its subscription needs (dunning, a switch, the customer balance).
+ */
+type Run = { batch: boolean; changed: string[]; handedBack: HandedBack[] };
 
 /**
  * The renewal pipeline: renews each due subscription of `items` at `at`, or retries its open
@@ -72,8 +81,8 @@ type Run = { changed: string[]; handedBack: HandedBack[] };
  * derived), each charge is keyed by invoice and attempt (a repeated key answers the first charge),
  * an attempt is recorded once, and the subscription moves only for its period.
  */
-async function renew(context: ServiceContext, items: DueSubscription[], at: Date): Promise<Run> {
-  const run: Run = { changed: [], handedBack: [] };
+async function renew(context: ServiceContext, items: DueSubscription[], at: Date, { batch }: { batch: boolean }) {
+  const run: Run = { batch, changed: [], handedBack: [] };
   const invoiced = await invoicesOf(context, run, items, at);
   const attempts = await attemptsOf(context, run, invoiced, at);
   const records = await charge(context, run, attempts, at);
@@ -103,6 +112,11 @@ async function invoicesOf(context: ServiceContext, run: Run, items: DueSubscript
   try {
     due = await readDue(context, items, at);
     invoices = await readInvoices(database, tables.schema, due);
+    if (run.batch) {
+      const { plain, off } = await onThePlainPath(database, tables.schema, due, invoices);
+      if (off.length > 0) run.handedBack.push({ why: 'off the plain path', items: off.map((r) => r.item) });
+      due = plain;
+    }
   } catch (error) {
     failed(
       run,
@@ -114,9 +128,15 @@ async function invoicesOf(context: ServiceContext, run: Run, items: DueSubscript
   }
   const toOpen = due.filter((r) => !invoices.has(r.invoiceId));
   try {
-    const { opened, held } = await openInvoices(context, toOpen, at);
+    const { opened, meanwhile, held } = await openInvoices(context, toOpen, at);
     for (const [id, invoice] of opened) invoices.set(id, invoice);
     if (held.length > 0) run.handedBack.push({ why: 'switch', items: held.map((r) => r.item) });
+    // Opened by another engine meanwhile: off a batch's plain path; a list of one goes on from it.
+    if (!run.batch) for (const [id, invoice] of meanwhile) invoices.set(id, invoice);
+    const elsewhere = toOpen.filter((r) => meanwhile.has(r.invoiceId));
+    if (run.batch && elsewhere.length > 0) {
+      run.handedBack.push({ why: 'off the plain path', items: elsewhere.map((r) => r.item) });
+    }
   } catch (error) {
     failed(run, 'opening the invoices', toOpen, error);
   }
@@ -169,6 +189,11 @@ async function charge(context: ServiceContext, run: Run, attempts: Array<Attempt
       if (outcome.status === 'unknown') {
         const error = unknownOutcome(invoice.id, attempt);
         run.handedBack.push({ why: 'unknown', what: 'charging', error, items: [renewal.item] });
+        continue;
+      }
+      // Dunning's steps are `renewDue`'s: it asks the same key again and gets this answer back.
+      if (outcome.status === 'declined' && run.batch) {
+        run.handedBack.push({ why: 'declined', items: [renewal.item] });
         continue;
       }
       try {

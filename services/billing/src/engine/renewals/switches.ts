@@ -3,12 +3,13 @@ import type { ServiceContext } from '@billing/runtime';
 import type { Tenant } from '@billing/service';
 import type { OpenInvoice } from '../../invoices/invoice';
 import { subscriptionsTable } from '../../subscriptions/read-model';
-import { takeBalanceForInvoice } from '../../customers/balance';
+import { balancesTable, takeBalanceForInvoice } from '../../customers/balance';
 import { settleHeldSwitch } from '../switching/settle';
 import { switchesTable } from '../../subscriptions/switch-read-model';
 
-// What renewals ask of plan switching and of the customer balance, in the transaction that opens
-// renewal invoices (open.ts), and when a switch holds a subscription that is due (renew.ts).
+// What renewals ask of plan switching and of the customer balance: whether a batch may take a
+// subscription (open.ts), in the transaction that opens renewal invoices (open.ts), and when a
+// switch holds a subscription that is due (renew.ts).
 
 /**
  * Locks the subscriptions' rows, in id order (a switch locks its row to start), and answers which
@@ -56,6 +57,23 @@ export async function withCustomerBalance(
     now: data.now,
   });
   if (line) data.lines.push(line);
+}
+
+/** The subscriptions (of those given) held by a switch or whose customer has a balance. */
+export async function offThePlainPathIds(
+  sql: SqlExecutor,
+  schema: string,
+  subscriptions: Array<{ id: string; customer_id: string }>,
+): Promise<Set<string>> {
+  if (subscriptions.length === 0) return new Set();
+  const { rows } = await sql.query<{ id: string }>(
+    `SELECT s.id FROM ${subscriptionsTable(schema)} s
+     WHERE s.id = ANY($1::text[]) AND (
+       EXISTS (SELECT 1 FROM ${switchesTable(schema)} w WHERE w.subscription_id = s.id)
+       OR EXISTS (SELECT 1 FROM ${balancesTable(schema)} b WHERE b.customer_id = s.customer_id AND b.balance <> 0))`,
+    [subscriptions.map((s) => s.id)],
+  );
+  return new Set(rows.map((row) => row.id));
 }
 
 /** How long a renewal waits for a switch under way to end (its charge takes a moment). */
