@@ -425,7 +425,9 @@ describe('createUpstream', () => {
       fetch(`${gateway.url}/tenant`, { headers: { 'x-tenant': tenant, ...headers } });
 
     it("lets a tenant whose requests fail open only its own breaker: another tenant's 40 requests all pass", async () => {
-      const { gateway, upstream, hits } = await setUp({ callerOf: tenantOf });
+      // Open breakers stay open for the whole loop: with the 1 s default a busy machine, slower than
+      // 80 requests a second, let the hostile tenant's trial request (half-open) through.
+      const { gateway, upstream, hits } = await setUp({ callerOf: tenantOf, resetTimeoutMs: 60_000 });
       const hostile: number[] = [];
       const victim: number[] = [];
       for (let i = 0; i < 40; i++) {
