@@ -6,7 +6,7 @@ const os = require('node:os');
 
 /** @type {import('jest').Config} */
 module.exports = {
-  projects: ['<rootDir>/libs/*', '<rootDir>/services/*', '<rootDir>/examples/*'],
+  projects: ['<rootDir>/libs/*', '<rootDir>/services/*', '<rootDir>/tests/*', '<rootDir>/examples/*'],
   maxWorkers: Number(process.env.TEST_WORKERS ?? Math.max(2, os.availableParallelism() * 2)),
   testTimeout: 30000,
 };

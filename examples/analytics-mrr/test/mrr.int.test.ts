@@ -10,7 +10,7 @@ import {
   jsonApi,
   plan,
   startPlatform,
-} from '../../../services/gateway/test/platform';
+} from '../../../tests/platform/src/platform';
 
 jest.setTimeout(240000);
 

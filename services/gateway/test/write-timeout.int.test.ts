@@ -4,7 +4,7 @@ import express, { type Express } from 'express';
 import { type Infrastructure, type ServiceUnderTest, testInfrastructure } from '@billing/runtime';
 import { eventually } from '@billing/testing';
 import { type LateAnswer, createUpstream, type UpstreamHandler } from '../src/upstream';
-import { clientOf, startGateway } from './platform';
+import { clientOf, startGateway } from '../src/testing';
 
 jest.setTimeout(60000);
 

@@ -5,9 +5,9 @@ import { notificationsService } from '@billing/notifications';
 import { promotionsService } from '@billing/promotions';
 import { type Infrastructure, type ServiceUnderTest, startServiceForTest, testInfrastructure } from '@billing/runtime';
 import type { Logger } from '@billing/service';
-import { createGatewayService } from '../src';
+import { ADMIN_TOKEN, startGateway } from '@billing/gateway';
 
-export const ADMIN_TOKEN = 'adm_test_token';
+export { ADMIN_TOKEN, type CreatedOrganization, type Keys, clientOf, startGateway } from '@billing/gateway';
 
 /** The gateway, the catalog and optionally promotions as separate HTTP services on one (test) infrastructure. */
 export interface Platform {
@@ -104,64 +104,6 @@ export async function startPlatform(options: PlatformOptions = {}): Promise<Plat
       await promotions?.stop();
       await catalog.stop();
       await infrastructure.close();
-    },
-  };
-}
-
-export function startGateway(
-  infrastructure: Infrastructure,
-  config: Record<string, string | undefined>,
-  schema?: string,
-  now?: () => Date,
-  logger?: Logger,
-) {
-  return startServiceForTest(createGatewayService(), {
-    logger,
-    infrastructure,
-    schema,
-    now,
-    config: { ADMIN_TOKEN, ...config },
-  });
-}
-
-export interface Keys {
-  secret_key: string;
-  publishable_key: string;
-}
-export interface CreatedOrganization {
-  id: string;
-  name: string;
-  api_keys: { sandbox: Keys; production: Keys };
-}
-
-/** A small client for the admin API and the public API. */
-export function clientOf(baseUrl: string) {
-  const json = async (response: Response) => ({
-    status: response.status,
-    headers: response.headers,
-    body: (await response.text().then((t) => (t ? JSON.parse(t) : undefined))) as any,
-  });
-  const admin = (method: string, path: string, body?: unknown, token = ADMIN_TOKEN) =>
-    fetch(`${baseUrl}/admin/v1${path}`, {
-      method,
-      headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' },
-      body: body === undefined ? undefined : JSON.stringify(body),
-    }).then(json);
-  const api = (path: string, headers: Record<string, string> = {}) =>
-    fetch(`${baseUrl}/v1${path}`, { headers }).then(json);
-  const bearer = (key: string) => ({ authorization: `Bearer ${key}` });
-  return {
-    admin,
-    api,
-    bearer,
-    get: (path: string, key: string) => api(path, bearer(key)),
-    async createOrganization(name = 'Acme'): Promise<CreatedOrganization> {
-      const created = await admin('POST', '/organizations', { name });
-      if (created.status !== 201) throw new Error(`organization not created: ${JSON.stringify(created.body)}`);
-      return created.body;
-    },
-    async createProduct(organizationId: string, product: Record<string, unknown>) {
-      return admin('POST', `/organizations/${organizationId}/products`, product);
     },
   };
 }

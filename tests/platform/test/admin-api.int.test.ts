@@ -1,4 +1,4 @@
-import { ADMIN_TOKEN, clientOf, type Platform, plan, startPlatform } from './platform';
+import { ADMIN_TOKEN, clientOf, type Platform, plan, startPlatform } from '../src/platform';
 
 describe('admin API', () => {
   let platform: Platform;

@@ -1,5 +1,5 @@
 import type { Express } from 'express';
-import { type Platform, startPlatform } from './platform';
+import { type Platform, startPlatform } from '../src/platform';
 
 type RouteLayer = { route?: { path: string | string[]; methods: Record<string, boolean> } };
 

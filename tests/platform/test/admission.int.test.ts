@@ -1,6 +1,6 @@
 import type { AddressInfo } from 'node:net';
 import express from 'express';
-import { clientOf, type CreatedOrganization, type Platform, startGateway, startPlatform } from './platform';
+import { clientOf, type CreatedOrganization, type Platform, startGateway, startPlatform } from '../src/platform';
 
 /**
  * Issue 17: past its capacity the gateway admits what it can serve and refuses the rest at

@@ -1,6 +1,6 @@
 import { eventually } from '@billing/testing';
-import { type Receiver, lifecycleOrganization, startLifecyclePlatform, startReceiver } from './lifecycle-helpers';
-import type { Platform } from './platform';
+import { type Receiver, lifecycleOrganization, startLifecyclePlatform, startReceiver } from '../src/lifecycle-helpers';
+import type { Platform } from '../src/platform';
 
 jest.setTimeout(240000);
 

@@ -1,6 +1,6 @@
-import { type Receiver, lifecycleOrganization, startLifecyclePlatform, startReceiver } from './lifecycle-helpers';
-import type { Platform } from './platform';
-import { ledgerChargesByInvoice } from './renewal-fixtures';
+import { type Receiver, lifecycleOrganization, startLifecyclePlatform, startReceiver } from '../src/lifecycle-helpers';
+import type { Platform } from '../src/platform';
+import { ledgerChargesByInvoice } from '../src/renewal-fixtures';
 
 jest.setTimeout(240000);
 

@@ -1,4 +1,4 @@
-import { type Shop, describeWithBrowser, fillAndPay, openShop } from './browser';
+import { type Shop, describeWithBrowser, fillAndPay, openShop } from '../src/browser';
 
 jest.setTimeout(90000);
 

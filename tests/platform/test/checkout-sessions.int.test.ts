@@ -1,5 +1,5 @@
 import { callService as call, ebook, monthly, urls } from '@billing/testing';
-import { type CreatedOrganization, type Platform, clientOf, startPlatform } from './platform';
+import { type CreatedOrganization, type Platform, clientOf, startPlatform } from '../src/platform';
 
 jest.setTimeout(120_000);
 

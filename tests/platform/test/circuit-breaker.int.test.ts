@@ -3,7 +3,7 @@ import { catalogService } from '@billing/catalog';
 import { type ServiceUnderTest, startServiceForTest } from '@billing/runtime';
 import { eventually, freePort } from '@billing/testing';
 import express from 'express';
-import { clientOf, type CreatedOrganization, type Platform, plan, startGateway, startPlatform } from './platform';
+import { clientOf, type CreatedOrganization, type Platform, plan, startGateway, startPlatform } from '../src/platform';
 
 describe('a service that is down', () => {
   let platform: Platform;

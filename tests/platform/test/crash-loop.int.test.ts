@@ -5,7 +5,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { postgresDatabase } from '@billing/eventstore';
 import { describeWithServer, eventually, freePort, serverUrl } from '@billing/testing';
-import { type WebhookEvent, startReceiver } from './lifecycle-helpers';
+import { type WebhookEvent, startReceiver } from '../src/lifecycle-helpers';
 
 /**
  * Issue 12, part 2: `npm start` killed with SIGKILL again and again while buyers pay, restarted

@@ -1,5 +1,5 @@
-import { lifecycleOrganization, startLifecyclePlatform } from './lifecycle-helpers';
-import { type Platform, plan } from './platform';
+import { lifecycleOrganization, startLifecyclePlatform } from '../src/lifecycle-helpers';
+import { type Platform, plan } from '../src/platform';
 
 jest.setTimeout(240000);
 

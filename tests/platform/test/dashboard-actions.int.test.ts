@@ -1,7 +1,7 @@
 import { eventually } from '@billing/testing';
-import { type DashboardAgent, createUser, signedIn } from './dashboard-helpers';
-import { type Receiver, lifecycleOrganization, startLifecyclePlatform, startReceiver } from './lifecycle-helpers';
-import { type Platform, plan } from './platform';
+import { type DashboardAgent, createUser, signedIn } from '../src/dashboard-helpers';
+import { type Receiver, lifecycleOrganization, startLifecyclePlatform, startReceiver } from '../src/lifecycle-helpers';
+import { type Platform, plan } from '../src/platform';
 
 jest.setTimeout(90000);
 

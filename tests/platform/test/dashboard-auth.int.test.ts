@@ -1,5 +1,5 @@
-import { DashboardAgent, createUser, csrfOf, signedIn } from './dashboard-helpers';
-import { ADMIN_TOKEN, type CreatedOrganization, type Platform, clientOf, plan, startPlatform } from './platform';
+import { DashboardAgent, createUser, csrfOf, signedIn } from '../src/dashboard-helpers';
+import { ADMIN_TOKEN, type CreatedOrganization, type Platform, clientOf, plan, startPlatform } from '../src/platform';
 
 jest.setTimeout(60000);
 

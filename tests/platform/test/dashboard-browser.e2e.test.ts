@@ -2,9 +2,9 @@ import { readFileSync } from 'node:fs';
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { Browser, BrowserContext, Page } from 'playwright-core';
-import { describeWithBrowser, fillAndPay, launchChromium } from './browser';
-import { createUser } from './dashboard-helpers';
-import { type CreatedOrganization, type Platform, clientOf, startPlatform } from './platform';
+import { describeWithBrowser, fillAndPay, launchChromium } from '../src/browser';
+import { createUser } from '../src/dashboard-helpers';
+import { type CreatedOrganization, type Platform, clientOf, startPlatform } from '../src/platform';
 
 jest.setTimeout(120000);
 

@@ -1,5 +1,5 @@
 import http from 'node:http';
-import { type Platform, startPlatform } from './platform';
+import { type Platform, startPlatform } from '../src/platform';
 
 jest.setTimeout(60000);
 

@@ -1,6 +1,6 @@
 import { eventually } from '@billing/testing';
-import { type Receiver, startReceiver } from './lifecycle-helpers';
-import { clientOf, type CreatedOrganization, type Platform, plan, startPlatform } from './platform';
+import { type Receiver, startReceiver } from '../src/lifecycle-helpers';
+import { clientOf, type CreatedOrganization, type Platform, plan, startPlatform } from '../src/platform';
 
 jest.setTimeout(240000);
 

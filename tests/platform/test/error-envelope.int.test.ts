@@ -1,7 +1,7 @@
 import { connect } from 'node:net';
 import { gzipSync } from 'node:zlib';
 import type { ServiceUnderTest } from '@billing/runtime';
-import { clientOf, type CreatedOrganization, type Platform, startGateway, startPlatform } from './platform';
+import { clientOf, type CreatedOrganization, type Platform, startGateway, startPlatform } from '../src/platform';
 
 /**
  * Every error in the envelope (issue 12, part 9): whatever answers, Node's HTTP parser, express,

@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { describeWithServer } from '@billing/testing';
-import { clientAddress } from '../src/auth/failed-authentication';
+import { clientAddress } from '@billing/gateway';
 import {
   ADMIN_TOKEN,
   type CreatedOrganization,
@@ -8,7 +8,7 @@ import {
   clientOf,
   startGateway,
   startPlatform,
-} from './platform';
+} from '../src/platform';
 
 /**
  * Issue 12, item 8: repeated failed authentication from one address is limited, for API keys

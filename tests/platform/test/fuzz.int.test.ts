@@ -1,7 +1,7 @@
 import fc from 'fast-check';
-import { publicApiDocument } from '../src/openapi';
-import { type JsonSchema, arbitraryFor, pathSegment, queryValue, rawBody } from './fuzz/arbitraries';
-import { clientOf, type CreatedOrganization, type Platform, plan, startPlatform } from './platform';
+import { publicApiDocument } from '@billing/gateway';
+import { type JsonSchema, arbitraryFor, pathSegment, queryValue, rawBody } from '../src/fuzz/arbitraries';
+import { clientOf, type CreatedOrganization, type Platform, plan, startPlatform } from '../src/platform';
 
 /**
  * Malformed and boundary input to every route of the OpenAPI document (and the hosted page's

@@ -1,5 +1,5 @@
-import { HOSTED_PAGE_LIMITS } from '../src/rate-limit';
-import { clientOf, type Platform, plan, startPlatform } from './platform';
+import { HOSTED_PAGE_LIMITS } from '@billing/gateway';
+import { clientOf, type Platform, plan, startPlatform } from '../src/platform';
 
 jest.setTimeout(60_000);
 

@@ -2,8 +2,8 @@ import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { eventually } from '@billing/testing';
 import type { Browser, Page } from 'playwright-core';
-import { describeWithBrowser, launchChromium } from './browser';
-import { clientOf, type CreatedOrganization, type Platform, plan, startPlatform } from './platform';
+import { describeWithBrowser, launchChromium } from '../src/browser';
+import { clientOf, type CreatedOrganization, type Platform, plan, startPlatform } from '../src/platform';
 
 jest.setTimeout(180000);
 

@@ -1,4 +1,4 @@
-import { clientOf, type CreatedOrganization, type Platform, plan, startPlatform } from './platform';
+import { clientOf, type CreatedOrganization, type Platform, plan, startPlatform } from '../src/platform';
 
 /**
  * Hostile input through the gateway (issue 12, parts 1, 4 and 8): a NUL, a lone surrogate or a

@@ -1,8 +1,8 @@
 import { randomBytes } from 'node:crypto';
 import { type Infrastructure, testInfrastructure } from '@billing/runtime';
 import { ebook, urls } from '@billing/testing';
-import { ABANDONED_AFTER_MS, IDEMPOTENCY_WINDOW_MS, IdempotencyStore, idempotencyDdl } from '../src/idempotency';
-import { type CreatedOrganization, type Platform, clientOf, startPlatform } from './platform';
+import { ABANDONED_AFTER_MS, IDEMPOTENCY_WINDOW_MS, IdempotencyStore, idempotencyDdl } from '@billing/gateway';
+import { type CreatedOrganization, type Platform, clientOf, startPlatform } from '../src/platform';
 
 jest.setTimeout(60_000);
 

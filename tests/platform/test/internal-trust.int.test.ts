@@ -1,6 +1,6 @@
 import { IDENTITY_HEADERS, identityHeaders, signInternalCall } from '@billing/contracts';
 import { eventually, signedHeaders, testInternalSecret } from '@billing/testing';
-import { clientOf, type CreatedOrganization, type Platform, plan, startPlatform } from './platform';
+import { clientOf, type CreatedOrganization, type Platform, plan, startPlatform } from '../src/platform';
 
 jest.setTimeout(180000);
 

@@ -1,5 +1,5 @@
 import type { ServiceUnderTest } from '@billing/runtime';
-import { clientOf, type Platform, startGateway, startPlatform } from './platform';
+import { clientOf, type Platform, startGateway, startPlatform } from '../src/platform';
 
 type Client = ReturnType<typeof clientOf>;
 

@@ -1,7 +1,7 @@
 import { createHash } from 'node:crypto';
 import { createLogger } from '@billing/service';
 import { eventually, testInternalSecret } from '@billing/testing';
-import { clientOf, type CreatedOrganization, type Platform, plan, startPlatform } from './platform';
+import { clientOf, type CreatedOrganization, type Platform, plan, startPlatform } from '../src/platform';
 
 jest.setTimeout(180000);
 

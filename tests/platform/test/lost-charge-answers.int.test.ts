@@ -1,7 +1,7 @@
 import { callService, caller, eventually } from '@billing/testing';
-import { createUser, signedIn } from './dashboard-helpers';
-import { FaultProxy } from './fault-proxy';
-import { clientOf, type CreatedOrganization, jsonApi, type Platform, plan, startPlatform } from './platform';
+import { createUser, signedIn } from '../src/dashboard-helpers';
+import { FaultProxy } from '../src/fault-proxy';
+import { clientOf, type CreatedOrganization, jsonApi, type Platform, plan, startPlatform } from '../src/platform';
 
 jest.setTimeout(240000);
 

@@ -1,7 +1,7 @@
 import { eventually } from '@billing/testing';
 import { chargeSavedCard, savedCardOf } from '@billing/billing/dist/charges/charge';
-import { onSubscription } from '@billing/billing/dist/switching/perform';
-import { clientOf, type CreatedOrganization, jsonApi, type Platform, plan, startPlatform } from './platform';
+import { onSubscription } from '@billing/billing/dist/engine/switching/commands';
+import { clientOf, type CreatedOrganization, jsonApi, type Platform, plan, startPlatform } from '../src/platform';
 
 jest.setTimeout(180000);
 

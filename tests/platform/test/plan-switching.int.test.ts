@@ -1,5 +1,5 @@
 import { eventually } from '@billing/testing';
-import { clientOf, type CreatedOrganization, jsonApi, type Platform, plan, startPlatform } from './platform';
+import { clientOf, type CreatedOrganization, jsonApi, type Platform, plan, startPlatform } from '../src/platform';
 
 jest.setTimeout(180000);
 

@@ -3,8 +3,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { eventually } from '@billing/testing';
 import type { Browser, Page } from 'playwright-core';
-import { describeWithBrowser, launchChromium, merchantSite } from './browser';
-import { type CreatedOrganization, type Platform, clientOf, jsonApi, plan, startPlatform } from './platform';
+import { describeWithBrowser, launchChromium, merchantSite } from '../src/browser';
+import { type CreatedOrganization, type Platform, clientOf, jsonApi, plan, startPlatform } from '../src/platform';
 
 jest.setTimeout(180_000);
 

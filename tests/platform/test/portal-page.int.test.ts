@@ -1,6 +1,6 @@
 import { eventually } from '@billing/testing';
-import { clientOf, type CreatedOrganization, jsonApi, type Platform, plan, startPlatform } from './platform';
-import { type Receiver, startReceiver } from './lifecycle-helpers';
+import { clientOf, type CreatedOrganization, jsonApi, type Platform, plan, startPlatform } from '../src/platform';
+import { type Receiver, startReceiver } from '../src/lifecycle-helpers';
 
 jest.setTimeout(180_000);
 

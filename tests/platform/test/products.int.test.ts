@@ -1,5 +1,5 @@
 import { eventually } from '@billing/testing';
-import { clientOf, type CreatedOrganization, type Platform, plan, startPlatform } from './platform';
+import { clientOf, type CreatedOrganization, type Platform, plan, startPlatform } from '../src/platform';
 
 describe('products through the gateway', () => {
   let platform: Platform;

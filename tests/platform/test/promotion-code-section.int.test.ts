@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { CHECKOUT_TOPIC, type DomainEventEnvelope, identityHeaders } from '@billing/contracts';
 import { eventually, signedFetch } from '@billing/testing';
-import { clientOf, type CreatedOrganization, type Platform, plan, startPlatform } from './platform';
+import { clientOf, type CreatedOrganization, type Platform, plan, startPlatform } from '../src/platform';
 
 jest.setTimeout(120000);
 

@@ -1,4 +1,4 @@
-import { clientOf, type CreatedOrganization, type Platform, plan, startPlatform } from './platform';
+import { clientOf, type CreatedOrganization, type Platform, plan, startPlatform } from '../src/platform';
 
 /** Promotion codes through the gateway: key access, Publishable masking and validation limits. */
 describe('promotion codes through the gateway', () => {

@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { describeWithServer } from '@billing/testing';
-import { clientOf, type CreatedOrganization, type Platform, startGateway, startPlatform } from './platform';
+import { clientOf, type CreatedOrganization, type Platform, startGateway, startPlatform } from '../src/platform';
 
 const limitHeaders = (headers: Headers) => ({
   limit: headers.get('x-ratelimit-limit'),

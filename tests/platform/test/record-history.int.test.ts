@@ -2,8 +2,8 @@ import { IDENTITY_HEADERS, verifyInternalCall } from '@billing/contracts';
 import { eventually } from '@billing/testing';
 import type { ClientRequest } from 'node:http';
 import type { Request } from 'express';
-import { signForwarded } from '../src/routing/identity-headers';
-import { clientOf, type CreatedOrganization, jsonApi, type Platform, plan, startPlatform } from './platform';
+import { signForwarded } from '@billing/gateway';
+import { clientOf, type CreatedOrganization, jsonApi, type Platform, plan, startPlatform } from '../src/platform';
 
 jest.setTimeout(120000);
 

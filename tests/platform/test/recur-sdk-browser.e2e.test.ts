@@ -6,8 +6,8 @@ import { dirname, join } from 'node:path';
 import { eventually } from '@billing/testing';
 import { build } from 'esbuild';
 import type { Browser, Page } from 'playwright-core';
-import { describeWithBrowser, launchChromium } from './browser';
-import { clientOf, type CreatedOrganization, type Platform, plan, startPlatform } from './platform';
+import { describeWithBrowser, launchChromium } from '../src/browser';
+import { clientOf, type CreatedOrganization, type Platform, plan, startPlatform } from '../src/platform';
 
 jest.setTimeout(180000);
 
@@ -26,7 +26,7 @@ const SHOP_HOST = 'shop.example';
 /** A merchant's React paywall on the SDK's useCustomer hook, bundled as a site would ship it. */
 async function paywallBundle(): Promise<string> {
   const built = await build({
-    entryPoints: [join(__dirname, 'fixtures', 'recur-paywall.js')],
+    entryPoints: [join(__dirname, '..', 'src', 'fixtures', 'recur-paywall.js')],
     bundle: true,
     format: 'iife',
     write: false,

@@ -16,7 +16,7 @@ import {
   monthlyPlan,
   publishPaidCheckouts,
   renewalFacts,
-} from './renewal-fixtures';
+} from '../src/renewal-fixtures';
 
 /**
  * Issue 13, part 9: billing killed with SIGKILL between a renewal's charge and its record (the
@@ -29,7 +29,7 @@ const COUNT = 3;
 
 jest.setTimeout(180_000);
 
-const script = join(__dirname, 'renewal-crash-child.js');
+const script = join(__dirname, '..', 'src', 'renewal-crash-child.js');
 
 /** Billing from dist in a child process; resolves with its URL once it serves. */
 function startBilling(env: NodeJS.ProcessEnv) {

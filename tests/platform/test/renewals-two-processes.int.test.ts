@@ -8,7 +8,7 @@ import {
   testInfrastructure,
 } from '@billing/runtime';
 import { callService, caller, describeWithServer, eventually, newOrg, uniqueName } from '@billing/testing';
-import { expectRenewedOncePerPeriod, monthlyPlan, publishPaidCheckouts } from './renewal-fixtures';
+import { expectRenewedOncePerPeriod, monthlyPlan, publishPaidCheckouts } from '../src/renewal-fixtures';
 
 /**
  * Issue 13, part 9: two billing engines on one PostgreSQL schema (each with its own connection

@@ -1,8 +1,8 @@
 import { randomBytes, randomUUID } from 'node:crypto';
 import { type Database } from '@billing/eventstore';
 import { describeWithServer, eventually } from '@billing/testing';
-import { type Receiver, startReceiver } from './lifecycle-helpers';
-import { clientOf, jsonApi, plan } from './platform';
+import { type Receiver, startReceiver } from '../src/lifecycle-helpers';
+import { clientOf, jsonApi, plan } from '../src/platform';
 import {
   Replica,
   type ServiceName,
@@ -12,7 +12,7 @@ import {
   freshDatabase,
   readTopics,
   startRoundRobin,
-} from './replica-topology';
+} from '../src/replica-topology';
 
 /**
  * Issue 26: several replicas, as a tested topology. Every service runs as its own OS process

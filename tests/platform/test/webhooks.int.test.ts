@@ -3,7 +3,7 @@ import type { AddressInfo } from 'node:net';
 import { WebhookEvent } from '@billing/contracts';
 import { eventually } from '@billing/testing';
 import { Webhook } from 'standardwebhooks';
-import { clientOf, type CreatedOrganization, type Platform, plan, startPlatform } from './platform';
+import { clientOf, type CreatedOrganization, type Platform, plan, startPlatform } from '../src/platform';
 
 jest.setTimeout(90000);
 
