@@ -1,13 +1,5 @@
 import { conflict, notFound } from '@billing/contracts';
-import type { RecordedEvent } from '@billing/eventstore';
-import {
-  type DeliveryState,
-  type WebhookDeliveryEvent,
-  asDeliveryEvent,
-  evolve,
-  initialState,
-  retryDelayMs,
-} from './delivery';
+import { type DeliveryState, type WebhookDeliveryEvent, retryDelayMs } from './delivery';
 
 export type RecordAttempt = {
   type: 'RecordAttempt';
@@ -90,10 +82,3 @@ function recordAttempt({ data }: RecordAttempt, state: DeliveryState): WebhookDe
     },
   ];
 }
-
-export const deliveryAggregate = {
-  initialState,
-  evolve: (state: DeliveryState, event: RecordedEvent) => evolve(state, asDeliveryEvent(event)),
-  decide,
-};
-export const deliveryDecider = { initialState, evolve, decide };

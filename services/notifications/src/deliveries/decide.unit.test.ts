@@ -1,9 +1,9 @@
 import { deciderSpec } from '@billing/testing';
-import { deliveryDecider } from './decide';
+import { deliveryAggregate } from './aggregate';
 import type { WebhookDeliveryEvent } from './delivery';
 
 const at = (minutes: number) => new Date(Date.parse('2026-11-21T08:00:00.000Z') + minutes * 60_000);
-const spec = deciderSpec(deliveryDecider);
+const spec = deciderSpec(deliveryAggregate);
 
 const scheduled: WebhookDeliveryEvent = {
   type: 'WebhookDeliveryScheduled',
@@ -85,9 +85,9 @@ describe('WebhookDelivery', () => {
         .then([failed(6, 31, null)]));
 
     it('counts a timeout as a failure with its reason', () => {
-      const [event] = deliveryDecider.decide(
+      const [event] = deliveryAggregate.decide(
         record(1, 0, null, 'timeout after 10000 ms'),
-        [scheduled].reduce(deliveryDecider.evolve, deliveryDecider.initialState()),
+        [scheduled].reduce(deliveryAggregate.evolve, deliveryAggregate.initialState()),
       );
       expect(event!.data).toMatchObject({
         outcome: 'retrying',
@@ -129,11 +129,14 @@ describe('WebhookDelivery', () => {
             data: { delivery_id: 'whd_1', replayed_at: at(90).toISOString(), next_attempt_at: at(90).toISOString() },
           },
         ]);
-      const replayed = deliveryDecider.evolve(history.reduce(deliveryDecider.evolve, deliveryDecider.initialState()), {
-        type: 'WebhookDeliveryReplayed',
-        data: { delivery_id: 'whd_1', replayed_at: at(90).toISOString(), next_attempt_at: at(90).toISOString() },
-      });
-      expect(deliveryDecider.decide(record(7, 90, 500), replayed)).toEqual([
+      const replayed = deliveryAggregate.evolve(
+        history.reduce(deliveryAggregate.evolve, deliveryAggregate.initialState()),
+        {
+          type: 'WebhookDeliveryReplayed',
+          data: { delivery_id: 'whd_1', replayed_at: at(90).toISOString(), next_attempt_at: at(90).toISOString() },
+        },
+      );
+      expect(deliveryAggregate.decide(record(7, 90, 500), replayed)).toEqual([
         expect.objectContaining({
           data: expect.objectContaining({ attempt: 7, next_attempt_at: at(91).toISOString() }),
         }),

@@ -1,5 +1,5 @@
 import { WEBHOOK_RETRY_MINUTES } from '@billing/contracts';
-import type { RecordedEvent } from '@billing/eventstore';
+import { streamEvents } from '@billing/eventstore';
 
 export const deliveryStream = (deliveryId: string) => `webhook_delivery-${deliveryId}`;
 
@@ -42,12 +42,12 @@ export type WebhookDeliveryCanceled = {
 export type WebhookDeliveryEvent =
   WebhookDeliveryScheduled | WebhookDeliveryAttempted | WebhookDeliveryReplayed | WebhookDeliveryCanceled;
 
-export const DELIVERY_EVENT_TYPES: ReadonlyArray<WebhookDeliveryEvent['type']> = [
-  'WebhookDeliveryScheduled',
-  'WebhookDeliveryAttempted',
-  'WebhookDeliveryReplayed',
-  'WebhookDeliveryCanceled',
-];
+export const deliveryEvents = streamEvents<WebhookDeliveryEvent>({
+  WebhookDeliveryScheduled: true,
+  WebhookDeliveryAttempted: true,
+  WebhookDeliveryReplayed: true,
+  WebhookDeliveryCanceled: true,
+});
 
 export type Delivery = {
   id: string;
@@ -119,6 +119,3 @@ export function retryDelayMs(failures: number): number | undefined {
   const minutes = WEBHOOK_RETRY_MINUTES[failures - 1];
   return minutes === undefined ? undefined : minutes * 60_000;
 }
-
-export const asDeliveryEvent = (event: RecordedEvent): WebhookDeliveryEvent =>
-  ({ type: event.type, data: event.data }) as WebhookDeliveryEvent;

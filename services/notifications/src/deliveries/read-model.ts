@@ -1,5 +1,5 @@
 import type { EventStore, RecordedEvent, SqlExecutor } from '@billing/eventstore';
-import { DELIVERY_EVENT_TYPES, asDeliveryEvent } from './delivery';
+import { type WebhookDeliveryEvent, deliveryEvents } from './delivery';
 
 export const deliveryTables = (schema: string) => ({
   deliveries: `${schema}.webhook_deliveries`,
@@ -65,13 +65,14 @@ export async function projectDeliveries(sql: SqlExecutor, schema: string, events
     run = [];
   };
   for (const event of events) {
-    if (!(DELIVERY_EVENT_TYPES as readonly string[]).includes(event.type)) continue;
+    const delivery = deliveryEvents.of(event);
+    if (!delivery) continue;
     const batchable = event.type === 'WebhookDeliveryScheduled' || event.type === 'WebhookDeliveryAttempted';
     const joins =
       batchable && run.length > 0 && run[0]!.type === event.type && run.every((e) => e.stream !== event.stream);
     if (!joins) await flush();
     if (batchable) run.push(event);
-    else await projectOne(sql, schema, event);
+    else await projectOne(sql, schema, delivery, event.stream_version);
   }
   await flush();
 }
@@ -79,7 +80,7 @@ export async function projectDeliveries(sql: SqlExecutor, schema: string, events
 /** Events of one type (Scheduled or Attempted), each of another delivery. */
 async function projectRun(sql: SqlExecutor, schema: string, events: RecordedEvent[]): Promise<void> {
   const t = deliveryTables(schema);
-  const data = events.map((event) => asDeliveryEvent(event).data as Record<string, unknown>);
+  const data = events.map((event) => event.data);
   const column = (name: string) => data.map((d) => d[name] ?? null);
   const versions = events.map((event) => event.stream_version);
   if (events[0]!.type === 'WebhookDeliveryScheduled') {
@@ -142,21 +143,20 @@ async function projectRun(sql: SqlExecutor, schema: string, events: RecordedEven
 }
 
 /** A replay or a cancel: one statement each. */
-async function projectOne(sql: SqlExecutor, schema: string, event: RecordedEvent): Promise<void> {
+async function projectOne(sql: SqlExecutor, schema: string, e: WebhookDeliveryEvent, version: number): Promise<void> {
   const t = deliveryTables(schema);
-  const e = asDeliveryEvent(event);
   const guard = `id = $1 AND stream_version < $2`;
   if (e.type === 'WebhookDeliveryReplayed') {
     await sql.query(
       `UPDATE ${t.deliveries} SET status = 'PENDING', next_attempt_at = $3, lease_until = NULL, stream_version = $2
        WHERE ${guard}`,
-      [e.data.delivery_id, event.stream_version, e.data.next_attempt_at],
+      [e.data.delivery_id, version, e.data.next_attempt_at],
     );
   } else if (e.type === 'WebhookDeliveryCanceled') {
     await sql.query(
       `UPDATE ${t.deliveries} SET status = 'CANCELED', next_attempt_at = NULL, lease_until = NULL,
          stream_version = $2 WHERE ${guard}`,
-      [e.data.delivery_id, event.stream_version],
+      [e.data.delivery_id, version],
     );
   }
 }

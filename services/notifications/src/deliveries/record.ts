@@ -1,22 +1,11 @@
-import { type StreamAppend, handleCommand } from '@billing/eventstore';
+import type { StreamAppend } from '@billing/eventstore';
 import type { ServiceContext } from '@billing/runtime';
+import { deliveryAggregate } from './aggregate';
 import type { Claimed } from './claim';
-import { type DeliveryCommand, type RecordAttempt, deliveryAggregate } from './decide';
-import { deliveryStream } from './delivery';
+import type { RecordAttempt } from './decide';
 import { projectDeliveries } from './read-model';
 
 type Delivery = Pick<Claimed, 'id' | 'organization' | 'environment'>;
-
-/** Runs one command on one delivery's stream, with the command's retries. */
-export function runDeliveryCommand(context: ServiceContext, delivery: Delivery, command: DeliveryCommand) {
-  const { store, now } = context;
-  return handleCommand(store, deliveryStream(delivery.id), deliveryAggregate, command, {
-    organization: delivery.organization,
-    environment: delivery.environment,
-    occurredAt: now(),
-    project: (tx, events) => projectDeliveries(tx, store.tables.schema, events),
-  });
-}
 
 /** Attempts recorded at most in one transaction. */
 const BATCH = 200;
@@ -47,11 +36,14 @@ export function createAttemptRecorder(context: ServiceContext) {
           await recordTogether(batch);
           for (const entry of batch) entry.done();
         } catch {
-          for (const entry of batch) {
-            await runDeliveryCommand(context, entry.delivery, entry.command).then(
-              () => entry.done(),
-              (error) => entry.done(error ?? new Error('not recorded')),
-            );
+          for (const { delivery, command, done } of batch) {
+            const { organization, environment } = delivery;
+            await deliveryAggregate
+              .handle(store, delivery.id, command, { organization, environment, occurredAt: now() })
+              .then(
+                () => done(),
+                (error) => done(error ?? new Error('not recorded')),
+              );
           }
         }
       }
@@ -61,13 +53,13 @@ export function createAttemptRecorder(context: ServiceContext) {
   }
 
   async function recordTogether(entries: Array<{ delivery: Delivery; command: RecordAttempt }>): Promise<void> {
-    const streams = entries.map((entry) => deliveryStream(entry.delivery.id));
+    const streams = entries.map((entry) => deliveryAggregate.stream(entry.delivery.id));
     const recorded = await store.readStreams(streams);
     const occurredAt = now();
     const appends: StreamAppend[] = [];
     entries.forEach(({ delivery, command }, index) => {
       const history = recorded.get(streams[index]!) ?? [];
-      const state = history.reduce(deliveryAggregate.evolve, deliveryAggregate.initialState());
+      const state = deliveryAggregate.fold(history);
       const events = deliveryAggregate.decide(command, state);
       if (events.length === 0) return; // a stale claim: recorded already
       appends.push({

@@ -1,15 +1,12 @@
 import { ListWebhookDeliveriesQuery, type WebhookDelivery, idText, notFound, toList } from '@billing/contracts';
-import { handleCommand } from '@billing/eventstore';
 import type { ServiceContext } from '@billing/runtime';
 import { validate } from '@billing/service';
 import type { Express } from 'express';
 import { z } from 'zod';
 import { findEndpoint } from '../endpoints/queries';
 import { adminOrganizationOf } from '@billing/service';
-import { deliveryAggregate } from './decide';
-import { deliveryStream } from './delivery';
+import { deliveryAggregate } from './aggregate';
 import { listDeliveries, pageOfDeliveries } from './queries';
-import { projectDeliveries } from './read-model';
 
 const Id = z.object({ id: idText().min(1) });
 
@@ -68,17 +65,11 @@ export function mountDeliveryRoutes(app: Express, { store, now }: ServiceContext
     const { id } = res.locals.input.params;
     const [before] = await listDeliveries(db, schema, { organization, deliveryId: id, limit: 1 });
     if (!before) throw notFound(`No such webhook delivery: ${id}`);
-    await handleCommand(
+    await deliveryAggregate.handle(
       store,
-      deliveryStream(id),
-      deliveryAggregate,
+      id,
       { type: 'ReplayDelivery', data: { deliveryId: id, now: now() } },
-      {
-        organization,
-        environment: before.livemode ? 'PRODUCTION' : 'SANDBOX',
-        occurredAt: now(),
-        project: (tx, events) => projectDeliveries(tx, schema, events),
-      },
+      { organization, environment: before.livemode ? 'PRODUCTION' : 'SANDBOX', occurredAt: now() },
     );
     wake();
     const [after] = await listDeliveries(db, schema, { organization, deliveryId: id, limit: 1 });

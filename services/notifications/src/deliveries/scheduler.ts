@@ -1,7 +1,8 @@
 import { type ServiceContext, positiveNumberSetting } from '@billing/runtime';
 import { type TargetPolicy, targetPolicyFromConfig } from '../targets/address-policy';
 import { type Claimed, type ClaimLimits, type Held, claimDue, releaseLeases, stoppedEndpoints } from './claim';
-import { createAttemptRecorder, runDeliveryCommand } from './record';
+import { deliveryAggregate } from './aggregate';
+import { createAttemptRecorder } from './record';
 import { endpointTables } from '../endpoints/read-model';
 import { deliveryTables } from './read-model';
 import { type Resolve, createWebhookSender } from './send';
@@ -209,11 +210,10 @@ export function startScheduler(context: ServiceContext, options: SchedulerOption
        WHERE d.status = 'PENDING' AND e.deleted`,
     );
     // An attempt in flight may still finish; its record is then ignored, as for any stale claim.
-    for (const delivery of rows)
-      await runDeliveryCommand(context, delivery, {
-        type: 'CancelDelivery',
-        data: { deliveryId: delivery.id, now: now() },
-      });
+    for (const { id, organization, environment } of rows) {
+      const cancel = { type: 'CancelDelivery' as const, data: { deliveryId: id, now: now() } };
+      await deliveryAggregate.handle(store, id, cancel, { organization, environment, occurredAt: now() });
+    }
     await dropQueuedOfStoppedEndpoints();
     return rows.length;
   }

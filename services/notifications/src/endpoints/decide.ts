@@ -6,9 +6,8 @@ import {
   validationError,
   webhookUrlProblem,
 } from '@billing/contracts';
-import type { RecordedEvent } from '@billing/eventstore';
 import { type TargetPolicy, checkTarget } from '../targets/address-policy';
-import { type EndpointState, type WebhookEndpointEvent, asEndpointEvent, evolve, initialState } from './endpoint';
+import type { EndpointState, WebhookEndpointEvent } from './endpoint';
 
 export type CreateWebhookEndpoint = {
   type: 'CreateWebhookEndpoint';
@@ -134,10 +133,3 @@ function existing(state: EndpointState, endpointId: string, organization: string
   }
   return state.endpoint;
 }
-
-export const endpointAggregate = {
-  initialState,
-  evolve: (state: EndpointState, event: RecordedEvent) => evolve(state, asEndpointEvent(event)),
-  decide,
-};
-export const endpointDecider = { initialState, evolve, decide };

@@ -1,11 +1,11 @@
 import { deciderSpec } from '@billing/testing';
 import { STRICT_POLICY } from '../targets/address-policy';
-import { endpointDecider } from './decide';
+import { endpointAggregate } from './aggregate';
 import type { WebhookEndpointEvent } from './endpoint';
 
 const now = new Date('2026-11-21T08:00:00.000Z');
 const at = now.toISOString();
-const spec = deciderSpec(endpointDecider);
+const spec = deciderSpec(endpointAggregate);
 const created: WebhookEndpointEvent = {
   type: 'WebhookEndpointCreated',
   data: {

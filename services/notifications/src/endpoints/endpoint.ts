@@ -1,5 +1,5 @@
 import type { Environment } from '@billing/contracts';
-import type { RecordedEvent } from '@billing/eventstore';
+import { streamEvents } from '@billing/eventstore';
 
 export const endpointStream = (endpointId: string) => `webhook_endpoint-${endpointId}`;
 
@@ -47,14 +47,14 @@ export type WebhookEndpointEvent =
   | WebhookEndpointSecretRolled
   | WebhookEndpointDeleted;
 
-export const ENDPOINT_EVENT_TYPES: ReadonlyArray<WebhookEndpointEvent['type']> = [
-  'WebhookEndpointCreated',
-  'WebhookEndpointUpdated',
-  'WebhookEndpointDeactivated',
-  'WebhookEndpointActivated',
-  'WebhookEndpointSecretRolled',
-  'WebhookEndpointDeleted',
-];
+export const endpointEvents = streamEvents<WebhookEndpointEvent>({
+  WebhookEndpointCreated: true,
+  WebhookEndpointUpdated: true,
+  WebhookEndpointDeactivated: true,
+  WebhookEndpointActivated: true,
+  WebhookEndpointSecretRolled: true,
+  WebhookEndpointDeleted: true,
+});
 
 export type Endpoint = {
   id: string;
@@ -99,6 +99,3 @@ export function evolve(state: EndpointState, event: WebhookEndpointEvent): Endpo
     }
   }
 }
-
-export const asEndpointEvent = (event: RecordedEvent): WebhookEndpointEvent =>
-  ({ type: event.type, data: event.data }) as WebhookEndpointEvent;

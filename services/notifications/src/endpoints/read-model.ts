@@ -1,5 +1,5 @@
 import type { EventStore, RecordedEvent, SqlExecutor } from '@billing/eventstore';
-import { ENDPOINT_EVENT_TYPES, type Endpoint, asEndpointEvent, evolve } from './endpoint';
+import { type Endpoint, endpointEvents, evolve } from './endpoint';
 
 export const endpointTables = (schema: string) => ({
   endpoints: `${schema}.webhook_endpoints`,
@@ -39,8 +39,8 @@ export async function migrateEndpointsReadModel(store: EventStore): Promise<void
 export async function projectEndpoints(sql: SqlExecutor, schema: string, events: RecordedEvent[]): Promise<void> {
   const table = endpointTables(schema).endpoints;
   for (const event of events) {
-    if (!(ENDPOINT_EVENT_TYPES as readonly string[]).includes(event.type)) continue;
-    const endpointEvent = asEndpointEvent(event);
+    const endpointEvent = endpointEvents.of(event);
+    if (!endpointEvent) continue;
     const { rows } = await sql.query<{ document: Endpoint; stream_version: number; deleted: boolean }>(
       `SELECT document, stream_version, deleted FROM ${table} WHERE id = $1`,
       [endpointEvent.data.endpoint_id],

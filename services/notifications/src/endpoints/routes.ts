@@ -8,16 +8,16 @@ import {
   notFound,
   toList,
 } from '@billing/contracts';
-import { type EventStoreTransaction, type RecordedEvent, handleCommand } from '@billing/eventstore';
 import type { ServiceContext } from '@billing/runtime';
 import { validate } from '@billing/service';
 import type { Express } from 'express';
 import { z } from 'zod';
 import { adminOrganizationOf, secretCallerOf } from '@billing/service';
-import { type WebhookEndpointCommand, endpointAggregate } from './decide';
+import { endpointAggregate } from './aggregate';
+import type { WebhookEndpointCommand } from './decide';
 import { endpointStream } from './endpoint';
 import { findEndpoint, listEndpoints, toEndpointResource } from './queries';
-import { projectEndpoints, saveSecret } from './read-model';
+import { saveSecret } from './read-model';
 import { newWebhookSecret } from './secret';
 import { targetPolicyFromConfig } from '../targets/address-policy';
 
@@ -37,17 +37,13 @@ export function mountEndpointRoutes(
   /** Runs a command on an endpoint; a new secret, when given, commits with its event. */
   async function run(organization: string, endpointId: string, command: WebhookEndpointCommand, secret?: string) {
     const at = now();
-    const project = async (tx: EventStoreTransaction, events: RecordedEvent[]) => {
-      await projectEndpoints(tx, schema, events);
-      if (secret) await saveSecret(tx, schema, endpointId, secret);
-    };
     const environment =
       command.type === 'CreateWebhookEndpoint' ? command.data.environment : await environmentOf(endpointId);
-    await handleCommand(store, endpointStream(endpointId), endpointAggregate, command, {
+    await endpointAggregate.handle(store, endpointId, command, {
       organization,
       environment,
       occurredAt: at,
-      project,
+      alsoProject: secret ? (tx) => saveSecret(tx, schema, endpointId, secret) : undefined,
     });
     const endpoint = await findEndpoint(db, schema, { organization }, endpointId);
     if (!endpoint) throw notFound(`No such webhook endpoint: ${endpointId}`);
@@ -135,17 +131,11 @@ export function mountEndpointRoutes(
     const { id } = res.locals.input.params;
     const before = await findEndpoint(db, schema, { organization }, id);
     if (!before) throw notFound(`No such webhook endpoint: ${id}`);
-    await handleCommand(
+    await endpointAggregate.handle(
       store,
-      endpointStream(id),
-      endpointAggregate,
+      id,
       { type: 'DeleteWebhookEndpoint', data: { endpointId: id, organization, now: now() } },
-      {
-        organization,
-        environment: before.environment,
-        occurredAt: now(),
-        project: (tx, events) => projectEndpoints(tx, schema, events),
-      },
+      { organization, environment: before.environment, occurredAt: now() },
     );
     await endpointDeleted();
     res.json({ object: 'webhook', id, deleted: true, livemode: livemodeOf(before.environment) });
