@@ -1,15 +1,8 @@
 import { ApiError } from '@billing/contracts';
-import type { RecordedEvent } from '@billing/eventstore';
 import { deciderSpec } from '@billing/testing';
 import { describeKey, hashApiKey, issueAllKeys, issueKey } from './api-keys';
-import { decideOrganization, type OrganizationCommand } from './decide';
-import {
-  type ApiKeyRecord,
-  evolveOrganization,
-  initialOrganization,
-  type Organization,
-  type OrganizationEvent,
-} from './organization';
+import { organizationAggregate } from './aggregate';
+import type { ApiKeyRecord, OrganizationEvent } from './organization';
 
 const now = new Date('2026-11-21T08:00:00.000Z');
 const at = now.toISOString();
@@ -21,11 +14,7 @@ const key = (key_id: string, environment: ApiKeyRecord['environment'], kind: Api
   last4: key_id.slice(-4),
 });
 
-const spec = deciderSpec<Organization, OrganizationCommand, OrganizationEvent>({
-  initialState: initialOrganization,
-  evolve: (state, event) => evolveOrganization(state, event as unknown as RecordedEvent),
-  decide: decideOrganization,
-});
+const spec = deciderSpec(organizationAggregate);
 
 const created: OrganizationEvent[] = [
   { type: 'OrganizationCreated', data: { organization_id: 'org_1', name: 'Acme', created_at: at } },

@@ -1,5 +1,5 @@
 import type { Environment, KeyKind } from '@billing/contracts';
-import type { RecordedEvent } from '@billing/eventstore';
+import { streamEvents } from '@billing/eventstore';
 
 export type ApiKeyRecord = {
   key_id: string;
@@ -37,6 +37,13 @@ export type OrganizationEvent =
   | { type: 'ApiKeyIssued'; data: ApiKeyRecord & { issued_at: string } }
   | { type: 'ApiKeyRevoked'; data: { key_id: string; revoked_at: string } };
 
+export const organizationEvents = streamEvents<OrganizationEvent>({
+  OrganizationCreated: true,
+  OrganizationSettingsUpdated: true,
+  ApiKeyIssued: true,
+  ApiKeyRevoked: true,
+});
+
 export type Organization =
   | { status: 'absent' }
   | { status: 'active'; id: string; name: string; activeKeys: ApiKeyRecord[]; settings: OrganizationSettings };
@@ -52,8 +59,7 @@ export const initialOrganization = (): Organization => ({ status: 'absent' });
 
 export const organizationStream = (organizationId: string) => `organization-${organizationId}`;
 
-export function evolveOrganization(state: Organization, recorded: RecordedEvent): Organization {
-  const event = recorded as unknown as OrganizationEvent;
+export function evolveOrganization(state: Organization, event: OrganizationEvent): Organization {
   switch (event.type) {
     case 'OrganizationCreated':
       return {

@@ -1,24 +1,11 @@
 import { type Environment, type KeyKind, newId } from '@billing/contracts';
-import { type EventStore, handleCommand } from '@billing/eventstore';
+import type { EventStore } from '@billing/eventstore';
+import { organizationAggregate } from './aggregate';
 import { type IssuedKey, issueAllKeys, issueKey } from './api-keys';
-import { decideOrganization, type OrganizationCommand } from './decide';
-import {
-  type ApiKeyRecord,
-  ORGANIZATION_SNAPSHOT_VERSION,
-  type OrganizationSettings,
-  evolveOrganization,
-  initialOrganization,
-  organizationStream,
-} from './organization';
-import { projectOrganization } from './read-model';
+import type { OrganizationCommand } from './decide';
+import type { ApiKeyRecord, OrganizationSettings } from './organization';
 import type { OrganizationChanges } from './changes';
 
-const aggregate = {
-  initialState: initialOrganization,
-  evolve: evolveOrganization,
-  decide: decideOrganization,
-  snapshotVersion: ORGANIZATION_SNAPSHOT_VERSION,
-};
 const recordOf = (key: IssuedKey): ApiKeyRecord => ({
   key_id: key.keyId,
   environment: key.environment,
@@ -69,18 +56,14 @@ export class Organizations {
   }
 
   private async handle(organizationId: string, command: OrganizationCommand): Promise<void> {
-    const schema = this.store.tables.schema;
     // A new organization is in no cache; any other change may be (a rolled key, new origins).
     const cached = command.type !== 'CreateOrganization' ? this.changes : undefined;
-    await handleCommand(this.store, organizationStream(organizationId), aggregate, command, {
+    await organizationAggregate.handle(this.store, organizationId, command, {
       organization: organizationId,
       // Organizations span both environments; their stream is filed under SANDBOX.
       environment: 'SANDBOX',
       occurredAt: command.now,
-      project: async (tx, events) => {
-        await projectOrganization(tx, schema, events);
-        await cached?.notifyIn(tx);
-      },
+      alsoProject: cached ? (tx) => cached.notifyIn(tx) : undefined,
     });
     // A rolled key is refused by every gateway before the roll is answered.
     await cached?.afterCommit(command.type === 'RollApiKey');

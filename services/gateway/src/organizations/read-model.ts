@@ -1,6 +1,6 @@
 import type { Environment, KeyKind } from '@billing/contracts';
 import type { RecordedEvent, SqlExecutor } from '@billing/eventstore';
-import { DEFAULT_SETTINGS, type OrganizationEvent, type OrganizationSettings } from './organization';
+import { DEFAULT_SETTINGS, type OrganizationSettings, organizationEvents } from './organization';
 
 /** Organizations and their keys as the gateway looks them up on every request. */
 export function organizationTables(schema: string) {
@@ -34,7 +34,8 @@ export function organizationsDdl(schema: string): string {
 export async function projectOrganization(sql: SqlExecutor, schema: string, events: RecordedEvent[]): Promise<void> {
   const t = organizationTables(schema);
   for (const recorded of events) {
-    const event = recorded as unknown as OrganizationEvent;
+    const event = organizationEvents.of(recorded);
+    if (!event) continue;
     switch (event.type) {
       case 'OrganizationCreated':
         await sql.query(
