@@ -1,4 +1,5 @@
-import { ApiError, type CallerIdentity, signInternalCall } from '@billing/contracts';
+import { ApiError, type CallerIdentity } from '@billing/contracts';
+import { signInternalCall } from '@billing/signing';
 import { type FailureBlame, IsolatedBreaker } from './isolated-breaker';
 
 export interface InternalClientOptions {

@@ -1,5 +1,5 @@
 import { EventRelay } from '@billing/bus';
-import { MIN_INTERNAL_SECRET_LENGTH } from '@billing/contracts';
+import { MIN_INTERNAL_SECRET_LENGTH } from '@billing/signing';
 import { EventStore } from '@billing/eventstore';
 import { type Closer, type Logger, type ServiceHandle, createApp, createLogger, startService } from '@billing/service';
 import type { Express } from 'express';
@@ -24,7 +24,7 @@ export interface ServiceDefinition {
   /** Also its PostgreSQL schema and its topic `<name>.events`. */
   name: string;
   defaultPort: number;
-  /** Internal event type -> public dotted type (`libs/contracts/src/public-events.ts`) for its relay. */
+  /** Internal event type -> public dotted type (`libs/contracts/src/events/public-events.ts`) for its relay. */
   publicEvents?: Readonly<Record<string, string>>;
   routes?: (app: Express, context: ServiceContext) => void;
   /** False for a proxy: bodies reach its routes unread (default true: JSON is parsed). */

@@ -1,15 +1,11 @@
+import { type Actor, type CallerIdentity, type Environment, SYSTEM_ACTOR, unauthorized } from '@billing/contracts';
 import {
-  type Actor,
-  type CallerIdentity,
   type CallScope,
-  type Environment,
   type VerifiedCall,
   INTERNAL_SIGNATURE_MAX_AGE_MS,
   isSignedBody,
-  SYSTEM_ACTOR,
-  unauthorized,
   verifyInternalCall,
-} from '@billing/contracts';
+} from '@billing/signing';
 import type { Request, RequestHandler } from 'express';
 
 /** Every read and write of a service is confined to one organization and environment. */

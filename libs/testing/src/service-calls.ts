@@ -1,6 +1,5 @@
 import { randomBytes, randomUUID } from 'node:crypto';
 import {
-  type CallScope,
   type CallerIdentity,
   type DomainEventEnvelope,
   type Environment,
@@ -8,8 +7,8 @@ import {
   type KeyKind,
   identityHeaders,
   newId,
-  signInternalCall,
 } from '@billing/contracts';
+import { type CallScope, signInternalCall } from '@billing/signing';
 
 export interface Reply {
   status: number;

@@ -1,4 +1,5 @@
-import { IDENTITY_HEADERS, identityHeaders, signInternalCall } from '@billing/contracts';
+import { IDENTITY_HEADERS, identityHeaders } from '@billing/contracts';
+import { signInternalCall } from '@billing/signing';
 import { eventually, signedHeaders, testInternalSecret } from '@billing/testing';
 import { clientOf, type CreatedOrganization, type Platform, plan, startPlatform } from '../src/platform';
 

@@ -1,4 +1,5 @@
-import { IDENTITY_HEADERS, verifyInternalCall } from '@billing/contracts';
+import { IDENTITY_HEADERS } from '@billing/contracts';
+import { verifyInternalCall } from '@billing/signing';
 import { eventually } from '@billing/testing';
 import type { ClientRequest } from 'node:http';
 import type { Request } from 'express';

@@ -1,12 +1,6 @@
 import type { ClientRequest } from 'node:http';
-import {
-  Actor,
-  CallScope,
-  IDENTITY_HEADERS,
-  type KeyKind,
-  type Environment,
-  signInternalCall,
-} from '@billing/contracts';
+import { Actor, IDENTITY_HEADERS, type KeyKind, type Environment } from '@billing/contracts';
+import { CallScope, signInternalCall } from '@billing/signing';
 import type { Request, RequestHandler } from 'express';
 
 /** Identity headers are the gateway's word alone: whatever a client sent under them is dropped. */

@@ -1,4 +1,5 @@
-import { ApiError, signInternalCall } from '@billing/contracts';
+import { ApiError } from '@billing/contracts';
+import { signInternalCall } from '@billing/signing';
 import type { UpstreamName } from './public-routes';
 
 /** A read the admin API makes of a service to combine answers (the metrics), not to relay one. */

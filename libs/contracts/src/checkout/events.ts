@@ -1,0 +1,149 @@
+import { z } from 'zod';
+import { CheckoutSession } from './sessions';
+import { Environment } from '../events/envelope';
+import { ProductInterval, ProductType } from '../catalog/products';
+import { RefundCreatedData, RefundFailedData, RefundSucceededData } from './refunds';
+import { CouponDiscount } from '../promotions/promotions';
+
+/**
+ * Events the checkout service publishes on `checkout.events` that other services consume
+ * (promotions: redemptions and completed-order replica; billing later). Defined here ahead of
+ * checkout (issue 5) so that both sides build on one schema. Streams: `checkout_session-<id>`
+ * and `order-<id>`; `organization` and `environment` are on the envelope; schema version 1.
+ */
+export const CHECKOUT_TOPIC = 'checkout.events';
+
+/** The product as the session copied it at creation: later catalog changes do not move a sale. */
+export const SoldProduct = z
+  .object({
+    id: z.string(),
+    name: z.string(),
+    slug: z.string().nullable(),
+    type: ProductType,
+    price: z.int(),
+    interval: ProductInterval.nullable(),
+    interval_count: z.int(),
+    trial_days: z.int().nullable(),
+  })
+  .meta({ id: 'SoldProduct' });
+export type SoldProduct = z.infer<typeof SoldProduct>;
+
+/** Occurs when a checkout session's payment succeeded and its order exists. */
+export const CheckoutSessionCompletedData = z
+  .object({
+    session_id: z.string(),
+    order_id: z.string(),
+    customer_id: z
+      .string()
+      .nullable()
+      .describe('The customer billing resolved before the charge (docs/customer-identity.md)'),
+    customer_email: z.string().nullable(),
+    external_customer_id: z.string().nullable(),
+    product_id: z.string(),
+    amount_subtotal: z.int().min(0).describe('TWD before discount'),
+    amount_total: z.int().min(0).describe('TWD charged'),
+    promotion_code_id: z.string().nullable(),
+    redemption_id: z.string().nullable().describe('The redemption reserved for the session; confirmed by this event'),
+    discount_amount: z.int().min(0),
+    metadata: z.record(z.string(), z.string()).nullable(),
+    completed_at: z.iso.datetime().optional(),
+    // Added by checkout (issue 5) for billing and notifications; optional so that events
+    // written before them (and other producers' test fixtures) still parse.
+    organization: z.string().optional(),
+    environment: Environment.optional(),
+    customer_name: z.string().nullable().optional(),
+    mode: z.enum(['PAYMENT', 'SUBSCRIPTION', 'SETUP']).optional(),
+    currency: z.literal('TWD').optional(),
+    payment_intent_id: z.string().nullable().optional(),
+    setup_intent_id: z.string().nullable().optional(),
+    einvoice: z.record(z.string(), z.unknown()).nullable().optional().describe('The buyer e-invoice choice'),
+    object: CheckoutSession.optional().describe('The session as `GET /checkout/sessions/{id}` shows it once complete'),
+    product: SoldProduct.optional().describe('What billing needs to start a subscription, as sold'),
+    subscription_id: z
+      .string()
+      .nullable()
+      .optional()
+      .describe('SUBSCRIPTION mode: the id billing gives the subscription it starts; null in other modes'),
+    test_clock: z
+      .string()
+      .nullable()
+      .optional()
+      .describe('Sandbox: the test clock the session was created on; its subscription lives on it'),
+    trial_days: z
+      .int()
+      .min(0)
+      .optional()
+      .describe('SUBSCRIPTION mode: free days before the first charge (plan and code); nothing was charged when > 0'),
+    coupon: CouponDiscount.nullable().optional().describe('The coupon of the redeemed code, for later invoices'),
+    payment_method: z
+      .object({
+        id: z.string().optional().describe('The processor reference (pm_) for later charges'),
+        brand: z.string(),
+        last4: z.string(),
+        exp_month: z.int(),
+        exp_year: z.int(),
+      })
+      .nullable()
+      .optional()
+      .describe('The card paid with, never its number'),
+  })
+  .meta({ id: 'CheckoutSessionCompletedData' });
+export type CheckoutSessionCompletedData = z.infer<typeof CheckoutSessionCompletedData>;
+
+/** Occurs when a checkout session expires (30 minutes) or is abandoned unpaid. */
+export const CheckoutSessionExpiredData = z
+  .object({
+    session_id: z.string(),
+    redemption_id: z.string().nullable(),
+    order_id: z.string().optional(),
+    expired_at: z.iso.datetime().optional(),
+    object: CheckoutSession.optional().describe('The session as `GET /checkout/sessions/{id}` shows it once expired'),
+  })
+  .meta({ id: 'CheckoutSessionExpiredData' });
+export type CheckoutSessionExpiredData = z.infer<typeof CheckoutSessionExpiredData>;
+
+/** The refunded order as the public events show it. */
+export const RefundedOrder = z
+  .object({
+    object: z.literal('order'),
+    id: z.string().describe('prefix ord_'),
+    status: z.literal('REFUNDED'),
+    checkout_session_id: z.string(),
+    product_id: z.string(),
+    amount_total: z.int(),
+    amount_refunded: z.int(),
+    currency: z.literal('TWD'),
+    refund_reason: z
+      .string()
+      .nullable()
+      .describe('duplicate_subscription, or the reason of the refund that completed it (null when none was given)'),
+    metadata: z.record(z.string(), z.string()).nullable(),
+    refunded_at: z.iso.datetime(),
+    updated_at: z.iso.datetime(),
+    livemode: z.boolean(),
+  })
+  .meta({ id: 'RefundedOrder' });
+export type RefundedOrder = z.infer<typeof RefundedOrder>;
+
+/** Occurs when an order is refunded or voided; its redemption, if any, becomes VOIDED. */
+export const OrderRefundedData = z
+  .object({
+    order_id: z.string(),
+    redemption_id: z.string().nullable(),
+    session_id: z.string().optional(),
+    reason: z.string().optional().describe('`duplicate_subscription` when billing found a live one after payment'),
+    refunded_at: z.iso.datetime().optional(),
+    object: RefundedOrder.optional(),
+  })
+  .meta({ id: 'OrderRefundedData' });
+export type OrderRefundedData = z.infer<typeof OrderRefundedData>;
+
+export const CHECKOUT_EVENT_SCHEMAS = {
+  CheckoutSessionCompleted: CheckoutSessionCompletedData,
+  CheckoutSessionExpired: CheckoutSessionExpiredData,
+  OrderRefunded: OrderRefundedData,
+  RefundCreated: RefundCreatedData,
+  RefundSucceeded: RefundSucceededData,
+  RefundFailed: RefundFailedData,
+} as const;
+export type CheckoutEventType = keyof typeof CHECKOUT_EVENT_SCHEMAS;

@@ -1,0 +1,616 @@
+import { z } from 'zod';
+import { Customer, Subscription } from '../billing/billing';
+import { BillingSettings, BillingSettingsQuery, UpdateBillingSettingsBody } from '../billing/billing-settings';
+import { ErrorEnvelope } from '../shared/errors';
+import { Environment } from '../events/envelope';
+import { KeyKind } from '../shared/identity';
+import { limitParam, listEnvelope, startingAfterParam } from '../shared/list';
+import { Metrics, MetricsQuery } from '../billing/metrics';
+import { type OpenApiRegistry, invalidParametersResponse } from '../shared/openapi';
+import {
+  AdminCreatePortalConfigurationBody,
+  AdminUpdatePortalConfigurationBody,
+  PortalConfiguration,
+} from '../billing/portal';
+import { CreateProductBody, Product, UpdateProductBody } from '../catalog/products';
+import { AdminCreateCouponBody, Coupon } from '../promotions/promotions';
+import { RecordHistory, RecordHistoryQuery } from './record-history';
+import { idText } from '../shared/text';
+import {
+  AdminCreateWebhookEndpointBody,
+  AdminUpdateWebhookEndpointBody,
+  ListWebhookDeliveriesQuery,
+  WebhookDelivery,
+  WebhookEndpoint,
+  WebhookEndpointList,
+} from '../notifications/webhooks';
+
+// ---------------------------------------------------------------- organizations
+
+export const CreateOrganizationBody = z
+  .object({ name: z.string().trim().min(1).max(255) })
+  .meta({ id: 'CreateOrganizationBody' });
+export const OrganizationParams = z.object({ org_id: idText().min(1).describe('prefix org_') });
+export const ListOrganizationsQuery = z.object({
+  limit: limitParam(20),
+  starting_after: startingAfterParam('organization'),
+});
+export const RollKeyBody = z.object({ environment: Environment, type: KeyKind }).meta({ id: 'RollKeyBody' });
+
+/** An origin as browsers send it: scheme, host and port only, no path or trailing slash. */
+const Origin = z
+  .string()
+  .max(255)
+  .refine((value) => URL.canParse(value) && new URL(value).origin === value && /^https?:/.test(value), {
+    message: 'Give an origin such as https://shop.example (scheme, host and port only)',
+  });
+const HttpUrl = z
+  .string()
+  .max(2048)
+  .refine((value) => URL.canParse(value) && /^https?:$/.test(new URL(value).protocol), {
+    message: 'Give an http(s) URL',
+  });
+export const UpdateOrganizationBody = z
+  .object({
+    name: z.string().trim().min(1).max(255),
+    allowed_origins: z.array(Origin).max(50),
+    logo_url: HttpUrl.nullable(),
+    website_url: HttpUrl.nullable(),
+    brand_color: z
+      .string()
+      .max(7)
+      .regex(/^#[0-9a-fA-F]{6}$/, 'Give a colour as #rrggbb')
+      .transform((value) => value.toLowerCase())
+      .nullable(),
+  })
+  .partial()
+  .strict()
+  .meta({ id: 'UpdateOrganizationBody' });
+
+const timestamp = z.iso.datetime();
+const Keys = z.object({ secret_key: z.string(), publishable_key: z.string() });
+
+export const CreatedOrganization = z
+  .object({
+    id: z.string().describe('prefix org_'),
+    name: z.string(),
+    api_keys: z.object({ sandbox: Keys, production: Keys }).describe('Shown once'),
+  })
+  .meta({ id: 'CreatedOrganization' });
+
+export const Organization = z
+  .object({
+    object: z.literal('organization'),
+    id: z.string(),
+    name: z.string(),
+    created_at: timestamp,
+    allowed_origins: z.array(z.string()),
+    logo_url: z.string().nullable(),
+    website_url: z.string().nullable(),
+    brand_color: z.string().nullable(),
+    api_keys: z.array(
+      z.object({
+        id: z.string().describe('prefix key_'),
+        environment: Environment,
+        type: KeyKind,
+        last4: z.string(),
+        created_at: timestamp,
+        revoked_at: timestamp.nullable(),
+      }),
+    ),
+  })
+  .meta({ id: 'Organization' });
+
+export const OrganizationList = z
+  .object({ object: z.literal('list'), data: z.array(Organization), has_more: z.boolean() })
+  .meta({ id: 'OrganizationList' });
+
+export const RolledApiKey = z
+  .object({
+    object: z.literal('api_key'),
+    id: z.string(),
+    environment: Environment,
+    type: KeyKind,
+    key: z.string().describe('Shown once'),
+    last4: z.string(),
+  })
+  .meta({ id: 'RolledApiKey' });
+
+/** Dashboard users (the dashboard's `users.ts` validates the body; this describes it). */
+export const CreateDashboardUserBody = z
+  .strictObject({
+    email: z.email().max(254),
+    role: z.enum(['owner', 'member']),
+    password: z.string().min(10).max(200).optional().describe('Omitted: an invited user, who sets it'),
+  })
+  .meta({ id: 'CreateDashboardUserBody' });
+export const DashboardUser = z
+  .object({
+    object: z.literal('dashboard_user'),
+    id: z.string().describe('prefix usr_'),
+    organization_id: z.string(),
+    email: z.string(),
+    role: z.enum(['owner', 'member']),
+    status: z.enum(['active', 'invited']),
+    created_at: z.string(),
+    invite_path: z.string().optional().describe('Only when created without a password: /dashboard/invite/<token>'),
+  })
+  .meta({ id: 'DashboardUser' });
+
+const EnvironmentQuery = z.object({ environment: Environment.optional().describe('Omitted: both') });
+const WebhookEndpointParams = OrganizationParams.extend({ endpoint_id: idText().min(1).describe('prefix wh_') });
+const WebhookDeliveryList = listEnvelope(WebhookDelivery).extend({ has_more: z.boolean() });
+
+// ---------------------------------------------------------------- OpenAPI
+
+/**
+ * Every `/admin/v1` route (docs/dashboard-api.md, README), for `GET /admin/v1/openapi.json`. The
+ * gateway's test compares it with the routes it registers, so a new route cannot be left out.
+ */
+export function registerAdminRoutes(registry: OpenApiRegistry): OpenApiRegistry {
+  const security = ['adminToken' as const];
+  const error = (description: string) => ({ description, schema: ErrorEnvelope });
+  const missing = error('not_found: no such organization (or record)');
+  const route = (doc: Parameters<OpenApiRegistry['route']>[0]) =>
+    registry.route({
+      security,
+      ...doc,
+      responses: { 401: error('unauthorized: admin token required'), ...doc.responses },
+    });
+  const org = '/organizations/{org_id}';
+  const params = OrganizationParams;
+  const forwarded = (description: string) => ({ description });
+
+  registry.route({
+    method: 'get',
+    path: '/openapi.json',
+    summary: 'This document (no token needed)',
+    tags: ['Meta'],
+    responses: { 200: { description: 'OpenAPI 3.1' } },
+  });
+  route({
+    method: 'post',
+    path: '/organizations',
+    summary: 'Create an organization and its four API keys',
+    tags: ['Organizations'],
+    body: CreateOrganizationBody,
+    responses: { 201: { description: 'Created', schema: CreatedOrganization }, 422: error('validation_error') },
+  });
+  route({
+    method: 'get',
+    path: '/organizations',
+    summary: 'Every organization, newest first',
+    tags: ['Organizations'],
+    query: ListOrganizationsQuery,
+    responses: { 200: { description: 'One page', schema: OrganizationList }, 400: invalidParametersResponse },
+  });
+  route({
+    method: 'get',
+    path: org,
+    summary: 'An organization, its settings and its keys (last four only)',
+    tags: ['Organizations'],
+    params,
+    responses: { 200: { description: 'The organization', schema: Organization }, 404: missing },
+  });
+  route({
+    method: 'patch',
+    path: org,
+    summary: 'Change the name, allowed origins or branding',
+    tags: ['Organizations'],
+    params,
+    body: UpdateOrganizationBody,
+    responses: {
+      200: { description: 'The organization', schema: Organization },
+      404: missing,
+      422: error('validation_error'),
+    },
+  });
+  route({
+    method: 'post',
+    path: `${org}/api_keys/roll`,
+    summary: 'Roll a key: the old one is revoked at once, the new one shown once',
+    tags: ['Organizations'],
+    params,
+    body: RollKeyBody,
+    responses: {
+      201: { description: 'The new key', schema: RolledApiKey },
+      404: missing,
+      422: error('validation_error'),
+    },
+  });
+  route({
+    method: 'get',
+    path: `${org}/events`,
+    summary: "A record's event history, oldest first, with who did each thing",
+    tags: ['Dashboard'],
+    params,
+    query: RecordHistoryQuery,
+    responses: {
+      200: { description: 'One page of the history', schema: RecordHistory },
+      400: invalidParametersResponse,
+      404: missing,
+    },
+  });
+  route({
+    method: 'get',
+    path: `${org}/metrics`,
+    summary: 'Daily MRR, subscriptions and payments (Asia/Taipei days, zeros included)',
+    tags: ['Dashboard'],
+    params,
+    query: MetricsQuery,
+    responses: { 200: { description: 'The series', schema: Metrics }, 400: invalidParametersResponse, 404: missing },
+  });
+  route({
+    method: 'get',
+    path: `${org}/customers`,
+    summary: 'Search customers by email, external id or any part of them, newest first',
+    tags: ['Dashboard'],
+    params,
+    query: AdminCustomersQuery,
+    responses: {
+      200: {
+        description: 'One page',
+        schema: z.object({ object: z.literal('list'), data: z.array(Customer), has_more: z.boolean() }),
+      },
+      400: invalidParametersResponse,
+      404: missing,
+    },
+  });
+  route({
+    method: 'get',
+    path: `${org}/customers/{customer_id}/payments`,
+    summary: "A customer's invoice payments and failed charges, newest first",
+    tags: ['Dashboard'],
+    params: params.extend({ customer_id: idText().min(1).describe('prefix cus_') }),
+    query: CustomerPaymentsQuery,
+    responses: {
+      200: { description: 'One page', schema: CustomerPaymentList },
+      400: invalidParametersResponse,
+      404: missing,
+    },
+  });
+  route({
+    method: 'get',
+    path: `${org}/subscriptions`,
+    summary: 'Subscriptions by status and customer, newest first',
+    tags: ['Dashboard'],
+    params,
+    query: AdminSubscriptionsQuery,
+    responses: {
+      200: {
+        description: 'One page',
+        schema: z.object({ object: z.literal('list'), data: z.array(Subscription), has_more: z.boolean() }),
+      },
+      400: invalidParametersResponse,
+      404: missing,
+    },
+  });
+  route({
+    method: 'get',
+    path: `${org}/pending_charges`,
+    summary: 'Charges whose outcome is not recorded yet (docs/lost-answers.md), oldest first',
+    tags: ['Dashboard'],
+    params,
+    query: AdminPendingChargesQuery,
+    responses: {
+      200: {
+        description: 'Every such charge of the environment',
+        schema: z.object({ object: z.literal('list'), data: z.array(PendingCharge), has_more: z.literal(false) }),
+      },
+      400: invalidParametersResponse,
+      404: missing,
+    },
+  });
+  route({
+    method: 'post',
+    path: `${org}/products`,
+    summary: 'Create a product',
+    tags: ['Products'],
+    params,
+    body: CreateProductBody,
+    responses: { 201: { description: 'Created', schema: Product }, 404: missing, 422: error('validation_error') },
+  });
+  route({
+    method: 'patch',
+    path: `${org}/products/{product_id}`,
+    summary: 'Edit, archive (`active: false`) or restore a product',
+    tags: ['Products'],
+    params: params.extend({ product_id: idText().describe('prefix prod_') }),
+    body: UpdateProductBody,
+    responses: { 200: { description: 'The product', schema: Product }, 404: missing, 422: error('validation_error') },
+  });
+  route({
+    method: 'post',
+    path: `${org}/coupons`,
+    summary: 'Create a coupon',
+    tags: ['Coupons'],
+    params,
+    body: AdminCreateCouponBody,
+    responses: { 201: { description: 'Created', schema: Coupon }, 404: missing, 422: error('validation_error') },
+  });
+
+  route({
+    method: 'post',
+    path: `${org}/users`,
+    summary: 'Create a dashboard user, with a password or invited',
+    tags: ['Dashboard'],
+    params,
+    body: CreateDashboardUserBody,
+    responses: {
+      201: { description: 'Created', schema: DashboardUser },
+      404: missing,
+      409: error('conflict: a user with this email exists'),
+      422: error('validation_error'),
+    },
+  });
+  route({
+    method: 'get',
+    path: `${org}/users`,
+    summary: "The organization's dashboard users",
+    tags: ['Dashboard'],
+    params,
+    responses: {
+      200: {
+        description: 'Every user',
+        schema: z.object({ object: z.literal('list'), data: z.array(DashboardUser), has_more: z.boolean() }),
+      },
+      404: missing,
+    },
+  });
+  route({
+    method: 'delete',
+    path: `${org}/users/{user_id}`,
+    summary: 'Remove a dashboard user and end their sessions',
+    tags: ['Dashboard'],
+    params: params.extend({ user_id: idText().min(1).describe('prefix usr_') }),
+    responses: { 200: forwarded('`{ object: "dashboard_user", id, deleted: true }`'), 404: missing },
+  });
+
+  const endpoint = `${org}/webhook_endpoints/{endpoint_id}`;
+  route({
+    method: 'post',
+    path: `${org}/webhook_endpoints`,
+    summary: 'Create a webhook endpoint (its secret shown in the answer)',
+    tags: ['Webhooks'],
+    params,
+    body: AdminCreateWebhookEndpointBody,
+    responses: {
+      201: { description: 'Created', schema: WebhookEndpoint },
+      404: missing,
+      422: error('validation_error'),
+    },
+  });
+  route({
+    method: 'get',
+    path: `${org}/webhook_endpoints`,
+    summary: 'The webhook endpoints of an environment',
+    tags: ['Webhooks'],
+    params,
+    query: EnvironmentQuery,
+    responses: {
+      200: { description: 'The endpoints', schema: WebhookEndpointList },
+      400: invalidParametersResponse,
+      404: missing,
+    },
+  });
+  route({
+    method: 'get',
+    path: endpoint,
+    summary: 'A webhook endpoint with its signing secret',
+    tags: ['Webhooks'],
+    params: WebhookEndpointParams,
+    responses: { 200: { description: 'The endpoint', schema: WebhookEndpoint }, 404: missing },
+  });
+  route({
+    method: 'patch',
+    path: endpoint,
+    summary: 'Edit a webhook endpoint',
+    tags: ['Webhooks'],
+    params: WebhookEndpointParams,
+    body: AdminUpdateWebhookEndpointBody,
+    responses: {
+      200: { description: 'The endpoint', schema: WebhookEndpoint },
+      404: missing,
+      422: error('validation_error'),
+    },
+  });
+  route({
+    method: 'delete',
+    path: endpoint,
+    summary: 'Delete a webhook endpoint',
+    tags: ['Webhooks'],
+    params: WebhookEndpointParams,
+    responses: { 200: forwarded('`{ id, deleted: true }`'), 404: missing },
+  });
+  route({
+    method: 'post',
+    path: `${endpoint}/secret/roll`,
+    summary: "Roll an endpoint's signing secret (the new one shown once)",
+    tags: ['Webhooks'],
+    params: WebhookEndpointParams,
+    responses: { 200: { description: 'The endpoint with its new secret', schema: WebhookEndpoint }, 404: missing },
+  });
+  route({
+    method: 'get',
+    path: `${endpoint}/deliveries`,
+    summary: "An endpoint's delivery log, newest first, with each attempt",
+    tags: ['Webhooks'],
+    params: WebhookEndpointParams,
+    query: ListWebhookDeliveriesQuery,
+    responses: {
+      200: { description: 'The deliveries', schema: WebhookDeliveryList },
+      400: invalidParametersResponse,
+      404: missing,
+    },
+  });
+  route({
+    method: 'get',
+    path: `${org}/webhook_events/{event_id}/deliveries`,
+    summary: "An event's deliveries to every endpoint",
+    tags: ['Webhooks'],
+    params: params.extend({ event_id: idText().describe('prefix evt_') }),
+    responses: { 200: { description: 'The deliveries', schema: WebhookDeliveryList }, 404: missing },
+  });
+  const delivery = params.extend({ delivery_id: idText().describe('prefix whd_') });
+  route({
+    method: 'get',
+    path: `${org}/webhook_deliveries/{delivery_id}`,
+    summary: 'A delivery with its attempts',
+    tags: ['Webhooks'],
+    params: delivery,
+    responses: { 200: { description: 'The delivery', schema: WebhookDelivery }, 404: missing },
+  });
+  route({
+    method: 'post',
+    path: `${org}/webhook_deliveries/{delivery_id}/replay`,
+    summary: 'Send a delivery again',
+    tags: ['Webhooks'],
+    params: delivery,
+    responses: { 202: { description: 'The new delivery', schema: WebhookDelivery }, 404: missing },
+  });
+
+  route({
+    method: 'get',
+    path: `${org}/billing_settings`,
+    summary: 'Dunning and proration settings of an environment',
+    tags: ['Billing settings'],
+    params,
+    query: BillingSettingsQuery,
+    responses: { 200: { description: 'The settings', schema: BillingSettings }, 400: invalidParametersResponse },
+  });
+  route({
+    method: 'patch',
+    path: `${org}/billing_settings`,
+    summary: 'Change dunning and proration settings',
+    tags: ['Billing settings'],
+    params,
+    body: UpdateBillingSettingsBody,
+    responses: { 200: { description: 'The settings', schema: BillingSettings }, 422: error('validation_error') },
+  });
+  const configuration = params.extend({ configuration_id: idText().describe('prefix bpc_') });
+  route({
+    method: 'post',
+    path: `${org}/portal_configurations`,
+    summary: 'Create a customer portal configuration',
+    tags: ['Customer portal'],
+    params,
+    body: AdminCreatePortalConfigurationBody,
+    responses: { 201: { description: 'Created', schema: PortalConfiguration }, 422: error('validation_error') },
+  });
+  route({
+    method: 'get',
+    path: `${org}/portal_configurations`,
+    summary: 'The customer portal configurations',
+    tags: ['Customer portal'],
+    params,
+    query: EnvironmentQuery,
+    responses: { 200: forwarded('`{ object: "list", data: [PortalConfiguration] }`') },
+  });
+  route({
+    method: 'get',
+    path: `${org}/portal_configurations/{configuration_id}`,
+    summary: 'A customer portal configuration',
+    tags: ['Customer portal'],
+    params: configuration,
+    responses: { 200: { description: 'The configuration', schema: PortalConfiguration }, 404: missing },
+  });
+  route({
+    method: 'patch',
+    path: `${org}/portal_configurations/{configuration_id}`,
+    summary: 'Edit a customer portal configuration',
+    tags: ['Customer portal'],
+    params: configuration,
+    body: AdminUpdatePortalConfigurationBody,
+    responses: {
+      200: { description: 'The configuration', schema: PortalConfiguration },
+      404: missing,
+      422: error('validation_error'),
+    },
+  });
+  return registry;
+}
+
+// ---------------------------------------------------------------- dashboard reads the public API lacks
+
+const adminLimit = limitParam(20);
+
+export const AdminCustomersQuery = z
+  .object({
+    environment: Environment,
+    email: z.string().max(254).optional().describe('Exact, case-insensitive'),
+    external_id: idText().optional().describe('Exact'),
+    query: z
+      .string()
+      .min(1)
+      .max(100)
+      .optional()
+      .describe('Case-insensitive part of the email, name, external id or id'),
+    limit: adminLimit,
+    starting_after: startingAfterParam('customer'),
+  })
+  .meta({ id: 'AdminCustomersQuery' });
+export type AdminCustomersQuery = z.infer<typeof AdminCustomersQuery>;
+
+export const AdminPendingChargesQuery = z.object({ environment: Environment }).meta({ id: 'AdminPendingChargesQuery' });
+export type AdminPendingChargesQuery = z.infer<typeof AdminPendingChargesQuery>;
+
+/**
+ * A charge asked of the processor whose outcome billing has not recorded yet: its answer was
+ * lost, or billing stopped between the charge and its record. The reconciler asks the processor
+ * for it by `idempotency_key`; one listed for long means the processor cannot be reached.
+ */
+export const PendingCharge = z
+  .object({
+    object: z.literal('pending_charge'),
+    idempotency_key: z.string().describe('The processor idempotency key: <invoice>:<attempt>'),
+    purpose: z
+      .enum(['invoice', 'first_period', 'switch'])
+      .describe(
+        'invoice: a renewal, dunning or new-card attempt; first_period: a direct creation; switch: a plan switch holding its subscription',
+      ),
+    subject: z.string().describe('The invoice (invoice), or the subscription (first_period, switch)'),
+    attempt: z.int().min(1),
+    amount: z.int().min(0).describe('TWD'),
+    asked_at: z.string().describe('When the charge was asked (ISO 8601, UTC)'),
+  })
+  .meta({ id: 'PendingCharge' });
+export type PendingCharge = z.infer<typeof PendingCharge>;
+
+export const AdminSubscriptionsQuery = z
+  .object({
+    environment: Environment,
+    status: z.enum(['ACTIVE', 'TRIAL', 'PAST_DUE', 'CANCELED']).optional(),
+    customer: idText().optional().describe('prefix cus_'),
+    limit: adminLimit,
+    starting_after: startingAfterParam('subscription'),
+  })
+  .meta({ id: 'AdminSubscriptionsQuery' });
+export type AdminSubscriptionsQuery = z.infer<typeof AdminSubscriptionsQuery>;
+
+export const CustomerPaymentsQuery = z
+  .object({
+    environment: Environment,
+    limit: adminLimit,
+    starting_after: startingAfterParam('payment'),
+  })
+  .meta({ id: 'CustomerPaymentsQuery' });
+export type CustomerPaymentsQuery = z.infer<typeof CustomerPaymentsQuery>;
+
+export const CustomerPayment = z
+  .object({
+    object: z.literal('payment'),
+    id: z.string().describe('<invoice id>:<version of the invoice event>'),
+    invoice_id: z.string(),
+    subscription_id: z.string().nullable(),
+    amount: z.int().min(0).describe('TWD: paid, or due when it failed'),
+    currency: z.literal('TWD'),
+    status: z.enum(['succeeded', 'failed']),
+    failure_message: z.string().nullable(),
+    created_at: timestamp,
+  })
+  .meta({ id: 'CustomerPayment' });
+export type CustomerPayment = z.infer<typeof CustomerPayment>;
+
+export const CustomerPaymentList = z
+  .object({ object: z.literal('list'), data: z.array(CustomerPayment), has_more: z.boolean() })
+  .meta({ id: 'CustomerPaymentList' });

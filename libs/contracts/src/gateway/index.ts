@@ -1,0 +1,3 @@
+export * from './organizations';
+export * from './record-history';
+export * from './admin-api';

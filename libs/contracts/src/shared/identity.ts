@@ -1,0 +1,59 @@
+import { z } from 'zod';
+import { Environment } from '../events/envelope';
+
+/**
+ * Who is calling, as the gateway found out from the API key. The gateway sets these headers
+ * on every request it forwards and strips them from every client request (every `x-billing-`
+ * header); services believe them only when the call is signed with the internal secret
+ * (`scope`, `timestamp`, `signature`: see `@billing/signing`).
+ */
+export const IDENTITY_HEADERS = {
+  organization: 'x-billing-organization',
+  environment: 'x-billing-environment',
+  keyKind: 'x-billing-key-kind',
+  keyId: 'x-billing-key-id',
+  /** Who the call acts for (`actorHeaderValue`), signed with the rest. */
+  actor: 'x-billing-actor',
+  scope: 'x-billing-scope',
+  timestamp: 'x-billing-timestamp',
+  signature: 'x-billing-signature',
+  /** SHA-256 (hex) of the body bytes as sent, signed with the rest; checked against the bytes received. */
+  bodyHash: 'x-billing-body-sha256',
+} as const;
+
+export const KeyKind = z.enum(['secret', 'publishable']);
+export type KeyKind = z.infer<typeof KeyKind>;
+
+export const CallerIdentity = z.object({
+  organization: z.string().min(1),
+  environment: Environment,
+  keyKind: KeyKind,
+  keyId: z.string().min(1),
+});
+export type CallerIdentity = z.infer<typeof CallerIdentity>;
+
+export function identityHeaders(identity: CallerIdentity): Record<string, string> {
+  return {
+    [IDENTITY_HEADERS.organization]: identity.organization,
+    [IDENTITY_HEADERS.environment]: identity.environment,
+    [IDENTITY_HEADERS.keyKind]: identity.keyKind,
+    [IDENTITY_HEADERS.keyId]: identity.keyId,
+  };
+}
+
+/** Reads the identity headers; undefined when any is missing or malformed. */
+export function identityFromHeaders(
+  headers: Record<string, string | string[] | undefined>,
+): CallerIdentity | undefined {
+  const one = (name: string) => {
+    const value = headers[name];
+    return Array.isArray(value) ? undefined : value;
+  };
+  const parsed = CallerIdentity.safeParse({
+    organization: one(IDENTITY_HEADERS.organization),
+    environment: one(IDENTITY_HEADERS.environment),
+    keyKind: one(IDENTITY_HEADERS.keyKind),
+    keyId: one(IDENTITY_HEADERS.keyId),
+  });
+  return parsed.success ? parsed.data : undefined;
+}
