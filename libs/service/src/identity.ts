@@ -1,4 +1,11 @@
-import { type Actor, type CallerIdentity, type Environment, SYSTEM_ACTOR, unauthorized } from '@billing/contracts';
+import {
+  type Actor,
+  type CallerIdentity,
+  type Environment,
+  SYSTEM_ACTOR,
+  type Tenant,
+  unauthorized,
+} from '@billing/contracts';
 import {
   type CallScope,
   type VerifiedCall,
@@ -8,11 +15,7 @@ import {
 } from '@billing/signing';
 import type { Request, RequestHandler } from 'express';
 
-/** Every read and write of a service is confined to one organization and environment. */
-export interface Tenant {
-  organization: string;
-  environment: Environment;
-}
+export type { Tenant };
 
 export interface InternalAuthOptions {
   /** The INTERNAL_SECRET shared by the gateway and every service. */

@@ -24,6 +24,12 @@ export const IDENTITY_HEADERS = {
 export const KeyKind = z.enum(['secret', 'publishable']);
 export type KeyKind = z.infer<typeof KeyKind>;
 
+/** Every read and write of a service is confined to one organization and environment. */
+export interface Tenant {
+  organization: string;
+  environment: Environment;
+}
+
 export const CallerIdentity = z.object({
   organization: z.string().min(1),
   environment: Environment,

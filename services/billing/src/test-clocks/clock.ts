@@ -1,9 +1,7 @@
-import { type Environment, type TestClock, conflict, notFound, validationError } from '@billing/contracts';
+import { type Environment, type Tenant, type TestClock, conflict, notFound, validationError } from '@billing/contracts';
 import type { RecordedEvent } from '@billing/eventstore';
 
 export const testClockStream = (clockId: string) => `test_clock-${clockId}`;
-
-type Tenant = { organization: string; environment: Environment };
 
 export type TestClockCreated = {
   type: 'TestClockCreated';

@@ -4,15 +4,10 @@ import {
   type ProductListItem,
   type ProductType,
   livemodeOf,
+  type Tenant,
 } from '@billing/contracts';
 import type { SqlExecutor } from '@billing/eventstore';
 import { type ProductView, productsTable } from './read-model';
-
-/** Every public read is confined to the caller's organization and environment. */
-export interface Tenant {
-  organization: string;
-  environment: Environment;
-}
 
 export async function findProductById(
   sql: SqlExecutor,

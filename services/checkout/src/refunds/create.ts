@@ -7,6 +7,7 @@ import {
   type Refund,
   newId,
   notFound,
+  type Tenant,
 } from '@billing/contracts';
 import { WriteConflictError } from '@billing/eventstore';
 import type { ServiceContext } from '@billing/runtime';
@@ -23,8 +24,6 @@ import {
 } from './invoice-payment';
 import { chargeKeyOfPaid } from './order';
 import type { RequestRefund, SettleRefund } from './refund';
-
-type Tenant = Pick<CallerIdentity, 'organization' | 'environment'>;
 
 /** The payment a request names: an order (by `order_id`, or an invoice its order paid), or an invoice's charge. */
 type Target = (

@@ -4,6 +4,7 @@ import {
   Refund as RefundSchema,
   inSchemaOrder,
   unknownCursor,
+  type Tenant,
 } from '@billing/contracts';
 import { type EventStore, type RecordedEvent, type SqlExecutor, cursorPage } from '@billing/eventstore';
 import { refundEvents } from './refund';
@@ -74,8 +75,6 @@ export async function projectRefunds(sql: SqlExecutor, schema: string, events: R
 }
 
 const asRefund = (document: Refund) => inSchemaOrder(RefundSchema, document);
-
-type Tenant = Pick<CallerIdentity, 'organization' | 'environment'>;
 
 export async function findRefund(sql: SqlExecutor, schema: string, tenant: Tenant, id: string) {
   const { rows } = await sql.query<{ document: Refund }>(
