@@ -24,11 +24,14 @@ export const IDENTITY_HEADERS = {
 export const KeyKind = z.enum(['secret', 'publishable']);
 export type KeyKind = z.infer<typeof KeyKind>;
 
-/** Every read and write of a service is confined to one organization and environment. */
-export interface Tenant {
+/**
+ * Every read and write of a service is confined to one organization and environment. A type, not
+ * an interface: event data that holds one must stay assignable to `Record<string, unknown>`.
+ */
+export type Tenant = {
   organization: string;
   environment: Environment;
-}
+};
 
 export const CallerIdentity = z.object({
   organization: z.string().min(1),
