@@ -6,7 +6,7 @@ import {
   unknownCursor,
   type Tenant,
 } from '@billing/contracts';
-import { type EventStore, type RecordedEvent, type SqlExecutor, cursorPage } from '@billing/eventstore';
+import { type EventStore, type RecordedEvent, type SqlExecutor, cursorAfter, cursorPage } from '@billing/eventstore';
 import { refundEvents } from './refund';
 
 export const refundsTable = (schema: string) => `${schema}.refunds`;
@@ -91,12 +91,11 @@ export async function listRefunds(
   tenant: Tenant,
   page: { limit: number; starting_after?: string; order_id?: string; invoice_id?: string },
 ): Promise<{ refunds: Refund[]; hasMore: boolean }> {
-  let cursor: { created_at: string; id: string } | null = null;
-  if (page.starting_after) {
-    const after = await findRefund(sql, schema, tenant, page.starting_after);
-    if (!after) throw unknownCursor(page.starting_after, 'refund');
-    cursor = { created_at: after.created_at, id: after.id };
-  }
+  const cursor = await cursorAfter(
+    page.starting_after,
+    (id) => findRefund(sql, schema, tenant, id),
+    (id) => unknownCursor(id, 'refund'),
+  );
   const { documents, hasMore } = await cursorPage<Refund>(sql, refundsTable(schema), {
     where: {
       organization: tenant.organization,

@@ -1,5 +1,5 @@
 import type { Environment, KeyKind } from '@billing/contracts';
-import type { RecordedEvent, SqlExecutor } from '@billing/eventstore';
+import { type PageCursor, type RecordedEvent, type SqlExecutor, cursorPage } from '@billing/eventstore';
 import { DEFAULT_SETTINGS, type OrganizationSettings, organizationEvents } from './organization';
 
 /** Organizations and their keys as the gateway looks them up on every request. */
@@ -129,25 +129,22 @@ export async function listOrganizations(
   page: { limit: number; startingAfter?: string },
 ): Promise<{ organizations: OrganizationView[]; hasMore: boolean } | undefined> {
   const t = organizationTables(schema);
-  let after: { created_at: Date | string; id: string } | undefined;
+  let after: PageCursor | undefined;
   if (page.startingAfter !== undefined) {
-    const { rows } = await sql.query<{ created_at: Date | string; id: string }>(
-      `SELECT created_at, id FROM ${t.organizations} WHERE id = $1`,
-      [page.startingAfter],
-    );
+    const { rows } = await sql.query<PageCursor>(`SELECT created_at, id FROM ${t.organizations} WHERE id = $1`, [
+      page.startingAfter,
+    ]);
     after = rows[0];
     if (!after) return undefined;
   }
-  const { rows } = await sql.query<{ id: string }>(
-    `SELECT id FROM ${t.organizations}
-     WHERE $1::timestamptz IS NULL OR (created_at, id) < ($1::timestamptz, $2::text)
-     ORDER BY created_at DESC, id DESC LIMIT $3`,
-    [after ? new Date(after.created_at).toISOString() : null, after?.id ?? null, page.limit + 1],
-  );
-  const organizations = await Promise.all(
-    rows.slice(0, page.limit).map(async (row) => (await findOrganization(sql, schema, row.id))!),
-  );
-  return { organizations, hasMore: rows.length > page.limit };
+  const { documents: ids, hasMore } = await cursorPage<string>(sql, t.organizations, {
+    where: {},
+    after: after ?? null,
+    limit: page.limit,
+    select: 'id',
+  });
+  const organizations = await Promise.all(ids.map(async (id) => (await findOrganization(sql, schema, id))!));
+  return { organizations, hasMore };
 }
 
 export async function findOrganization(

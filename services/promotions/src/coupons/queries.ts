@@ -1,5 +1,5 @@
 import { type Coupon as CouponResource, livemodeOf, unknownCursor } from '@billing/contracts';
-import type { SqlExecutor } from '@billing/eventstore';
+import { type SqlExecutor, cursorAfter, cursorPage } from '@billing/eventstore';
 import type { Coupon } from './coupon';
 import { couponsTable } from './read-model';
 import type { Tenant } from '@billing/service';
@@ -24,20 +24,17 @@ export async function listCoupons(
   tenant: Tenant,
   page: { limit: number; starting_after?: string },
 ): Promise<{ coupons: Coupon[]; hasMore: boolean }> {
-  let cursor: { created_at: string; id: string } | null = null;
-  if (page.starting_after) {
-    const after = await findCoupon(sql, schema, tenant, page.starting_after);
-    if (!after) throw unknownCursor(page.starting_after, 'coupon');
-    cursor = { created_at: after.created_at, id: after.id };
-  }
-  const { rows } = await sql.query<{ document: Coupon }>(
-    `SELECT document FROM ${couponsTable(schema)}
-     WHERE organization = $1 AND environment = $2
-       AND ($3::timestamptz IS NULL OR (created_at, id) < ($3::timestamptz, $4::text))
-     ORDER BY created_at DESC, id DESC LIMIT $5`,
-    [tenant.organization, tenant.environment, cursor?.created_at ?? null, cursor?.id ?? null, page.limit + 1],
+  const after = await cursorAfter(
+    page.starting_after,
+    (id) => findCoupon(sql, schema, tenant, id),
+    (id) => unknownCursor(id, 'coupon'),
   );
-  return { coupons: rows.slice(0, page.limit).map((r) => r.document), hasMore: rows.length > page.limit };
+  const { documents, hasMore } = await cursorPage<Coupon>(sql, couponsTable(schema), {
+    where: { organization: tenant.organization, environment: tenant.environment },
+    after,
+    limit: page.limit,
+  });
+  return { coupons: documents, hasMore };
 }
 
 export function toCouponResource(c: Coupon): CouponResource {
