@@ -1,6 +1,9 @@
 // What every server-rendered page shares (the hosted checkout, payment links, the embedded
 // checkout, the customer portal, the dashboard): one escaping rule, one money format, one
-// reading of the browser's language.
+// reading of the browser's language. Pages write HTML with the `html` template (template.ts),
+// which applies the escaping rule, and show dates with dates.ts.
+
+import type { PageLanguage } from './dates';
 
 const ESCAPES: Record<string, string> = { '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&#39;' };
 
@@ -20,7 +23,7 @@ export function formatTwd(amount: number): string {
  * in: the ranges by weight (`q`, 1 when absent; 0 or unreadable is "not this"), then by order;
  * any `zh` range reads Traditional Chinese, any `en` range English. Null when it names neither.
  */
-export function languageOf(acceptLanguage: string | undefined): 'zh-TW' | 'en' | null {
+export function languageOf(acceptLanguage: string | undefined): PageLanguage | null {
   const ranges = (acceptLanguage ?? '')
     .split(',')
     .map((part, index) => {

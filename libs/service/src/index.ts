@@ -55,3 +55,5 @@ export {
 } from './json-body';
 export { PROTOCOL_ERRORS, answerProtocolErrorsInEnvelope, rawErrorResponse } from './protocol-errors';
 export { escapeHtml, formatTwd, languageOf } from './html';
+export { Html, html, raw } from './template';
+export { DEFAULT_TIME_ZONE, type DateOptions, type PageLanguage, formatDate, formatDateTime } from './dates';
