@@ -11,3 +11,4 @@ export * from './types';
 export * from './cursor-page';
 export * from './acting';
 export * from './event-id';
+export * from './document-table';
