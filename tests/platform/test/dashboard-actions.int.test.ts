@@ -205,7 +205,7 @@ describe('merchant dashboard actions', () => {
       60000,
     );
     const page = await owner.get(clockPath);
-    expect(page.html).toContain('2026-03-01 10:00 UTC');
+    expect(page.html).toContain('2026-03-01 18:00 (GMT+8)');
     expect(page.html.match(/INV-\d+/g)?.length).toBeGreaterThanOrEqual(2);
     const list = await owner.get(`${base}/test-clocks`);
     expect(list.html).toContain(`<a href="${base}/test-clocks/${clockId}">January</a>`);

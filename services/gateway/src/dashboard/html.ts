@@ -1,35 +1,11 @@
-import { escapeHtml, formatTwd } from '@billing/service';
+import { formatDateTime, formatTwd, html } from '@billing/service';
 
-/** A fragment of HTML that is already safe to send; everything else interpolated is escaped. */
-export class Html {
-  constructor(readonly value: string) {}
-  toString(): string {
-    return this.value;
-  }
-}
-
-function render(value: unknown): string {
-  if (value instanceof Html) return value.value;
-  if (Array.isArray(value)) return value.map(render).join('');
-  if (value === null || value === undefined || value === false) return '';
-  return escapeHtml(String(value));
-}
-
-/** Tagged template: `html\`<p>${text}</p>\`` escapes `text`, keeps nested `html` fragments. */
-export function html(strings: TemplateStringsArray, ...values: unknown[]): Html {
-  let out = strings[0]!;
-  values.forEach((value, i) => {
-    out += render(value) + strings[i + 1]!;
-  });
-  return new Html(out);
-}
-
-export const raw = (text: string) => new Html(text);
+// The dashboard's own helpers over the pages' kit (@billing/service: html, formatTwd, formatDateTime).
 
 /** Whole TWD, as merchants read it (`formatTwd`); a dash for none. */
 export const twd = (amount: number | null | undefined) =>
   amount === null || amount === undefined ? '—' : formatTwd(amount);
 
-/** An ISO time as a short UTC date and time, inside a <time> element. */
+/** An ISO time in the organization's zone (Asia/Taipei), with the zone, inside a <time> element. */
 export const when = (iso: string | null | undefined) =>
-  iso ? html`<time datetime="${iso}">${iso.slice(0, 16).replace('T', ' ')} UTC</time>` : html`—`;
+  iso ? html`<time datetime="${iso}">${formatDateTime(iso)}</time>` : html`—`;

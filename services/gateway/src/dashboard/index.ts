@@ -4,7 +4,7 @@ import { findOrganization } from '../organizations/read-model';
 import { STYLESHEET, SCRIPT } from './assets';
 import { Authenticator, LOGIN_CSRF_COOKIE, SESSION_COOKIE, loginCsrf, readCookie, sameToken, setCookie } from './auth';
 import { ApiFailure, GatewayClient } from './client';
-import { type Html, html } from './html';
+import { type Html, formatDateTime, html } from '@billing/service';
 import { bareDocument, pageDocument, sendBareDocument, signOutForm } from './layout';
 import type { CredentialSigner } from './loopback';
 import { ENVIRONMENTS, type EnvSlug, type PageContext, type PageState } from './page';
@@ -62,7 +62,7 @@ export function mountDashboard(app: Express, options: DashboardOptions): void {
     if (!result.ok) {
       const message =
         result.reason === 'locked'
-          ? `Too many failed attempts: signing in is locked until ${result.until!.toISOString().slice(0, 16).replace('T', ' ')} UTC.`
+          ? `Too many failed attempts: signing in is locked until ${formatDateTime(result.until!)}.`
           : 'Wrong email or password (or admin token).';
       return sendLogin(req, res, { error: message, email }, result.reason === 'locked' ? 429 : 401);
     }

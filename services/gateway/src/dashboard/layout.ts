@@ -1,5 +1,5 @@
 import type { Response } from 'express';
-import { type Html, html } from './html';
+import { type Html, html } from '@billing/service';
 import type { PageContext, PageState } from './page';
 
 export const SECTIONS: Array<{ section: string; label: string; path: string; sandboxOnly?: boolean }> = [

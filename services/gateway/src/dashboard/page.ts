@@ -2,7 +2,7 @@ import { randomBytes } from 'node:crypto';
 import type { Environment } from '@billing/contracts';
 import type { Request, Response } from 'express';
 import type { GatewayClient } from './client';
-import { type Html, html } from './html';
+import { type Html, html } from '@billing/service';
 import type { Session } from './store';
 
 export type EnvSlug = 'sandbox' | 'production';

@@ -1,11 +1,10 @@
 import { conflict, idText, notFound } from '@billing/contracts';
-import { validate } from '@billing/service';
+import { html, validate } from '@billing/service';
 import type { Express, Request, Response, Router } from 'express';
 import { z } from 'zod';
 import type { SqlExecutor } from '@billing/eventstore';
 import { findOrganization } from '../organizations/read-model';
 import { LOGIN_CSRF_COOKIE, readCookie, sameToken } from './auth';
-import { html } from './html';
 import { sendBareDocument } from './layout';
 import { MIN_PASSWORD_LENGTH, hashPassword } from './passwords';
 import { type DashboardStore, type DashboardUser, ROLES, digest, newSecret } from './store';

@@ -1,4 +1,5 @@
-import { html, twd, when } from '../html';
+import { html } from '@billing/service';
+import { twd, when } from '../html';
 import { type DashboardPage, buttonForm, errorFor, field, formFields, pager, select, table } from '../page';
 import { historySection } from './history';
 import { isoFrom, num, prefill, text } from './forms';

@@ -1,5 +1,6 @@
 import { ApiFailure, withQuery } from '../client';
-import { type Html, html, twd, when } from '../html';
+import { type Html, html } from '@billing/service';
+import { twd, when } from '../html';
 import { type DashboardPage, type PageContext, pager, table } from '../page';
 import { historySection } from './history';
 

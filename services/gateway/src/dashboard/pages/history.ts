@@ -1,5 +1,6 @@
 import { ApiFailure } from '../client';
-import { type Html, html, when } from '../html';
+import { type Html, html } from '@billing/service';
+import { when } from '../html';
 import { type PageContext, table } from '../page';
 
 interface RecordEvent {

@@ -1,4 +1,5 @@
-import { html, twd, when } from '../html';
+import { html } from '@billing/service';
+import { twd, when } from '../html';
 import { type DashboardPage, errorFor, field, formFields, table } from '../page';
 import { type Invoice, refundable } from './customers';
 import { historySection } from './history';

@@ -1,6 +1,7 @@
 import { ApiFailure } from '../client';
 import type { PendingCharge } from '@billing/contracts';
-import { type Html, html, twd, when } from '../html';
+import { type Html, html } from '@billing/service';
+import { twd, when } from '../html';
 import type { DashboardPage, PageContext } from '../page';
 
 interface Day {

@@ -1,4 +1,5 @@
-import { html, twd, when } from '../html';
+import { html } from '@billing/service';
+import { twd, when } from '../html';
 import {
   type DashboardPage,
   type PageContext,

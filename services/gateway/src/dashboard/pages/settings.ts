@@ -1,4 +1,5 @@
-import { html, when } from '../html';
+import { html } from '@billing/service';
+import { when } from '../html';
 import { type DashboardPage, type PageContext, errorFor, field, formFields, select } from '../page';
 import { listProducts } from './products';
 import { nullableText, text } from './forms';

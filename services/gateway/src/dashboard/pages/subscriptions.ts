@@ -1,5 +1,6 @@
 import { withQuery } from '../client';
-import { html, twd, when } from '../html';
+import { html } from '@billing/service';
+import { twd, when } from '../html';
 import { type DashboardPage, buttonForm, errorFor, formFields, pager, select, table } from '../page';
 import { INVOICE_HEADERS, type Invoice, invoiceRows, refundable } from './customers';
 import { historySection } from './history';

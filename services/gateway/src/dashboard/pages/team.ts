@@ -1,4 +1,5 @@
-import { html, when } from '../html';
+import { html } from '@billing/service';
+import { when } from '../html';
 import { type DashboardPage, buttonForm, errorFor, field, formFields, select, table } from '../page';
 import { text } from './forms';
 

@@ -1,5 +1,6 @@
 import { ALL_WEBHOOK_EVENTS, PUBLIC_EVENT_TYPES } from '@billing/contracts';
-import { type Html, html, when } from '../html';
+import { type Html, html } from '@billing/service';
+import { when } from '../html';
 import { type DashboardPage, type PageState, buttonForm, errorFor, field, formFields, pager, table } from '../page';
 import { historySection } from './history';
 import { text } from './forms';
