@@ -7,7 +7,7 @@ import type {
   Environment,
   SavedPaymentMethod,
 } from '@billing/contracts';
-import type { RecordedEvent } from '@billing/eventstore';
+import { streamEvents } from '@billing/eventstore';
 
 export const customerStream = (customerId: string) => `customer-${customerId}`;
 
@@ -17,12 +17,12 @@ export type CustomerOrderRecorded = { type: 'CustomerOrderRecorded'; data: Custo
 export type CustomerPaymentMethodSaved = { type: 'CustomerPaymentMethodSaved'; data: CustomerPaymentMethodSavedData };
 export type CustomerEvent = CustomerCreated | CustomerUpdated | CustomerOrderRecorded | CustomerPaymentMethodSaved;
 
-export const CUSTOMER_EVENT_TYPES: ReadonlyArray<CustomerEvent['type']> = [
-  'CustomerCreated',
-  'CustomerUpdated',
-  'CustomerOrderRecorded',
-  'CustomerPaymentMethodSaved',
-];
+export const customerEvents = streamEvents<CustomerEvent>({
+  CustomerCreated: true,
+  CustomerUpdated: true,
+  CustomerOrderRecorded: true,
+  CustomerPaymentMethodSaved: true,
+});
 
 export type CustomerState =
   | { status: 'Empty' }
@@ -67,6 +67,3 @@ export function evolve(state: CustomerState, event: CustomerEvent): CustomerStat
     }
   }
 }
-
-export const asCustomerEvent = (event: RecordedEvent): CustomerEvent =>
-  ({ type: event.type, data: event.data }) as CustomerEvent;

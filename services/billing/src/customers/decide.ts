@@ -6,16 +6,7 @@ import {
   customerError,
   livemodeOf,
 } from '@billing/contracts';
-import type { RecordedEvent } from '@billing/eventstore';
-import {
-  type CustomerEvent,
-  type CustomerState,
-  type CustomerUpdated,
-  asCustomerEvent,
-  evolve,
-  initialState,
-  CUSTOMER_SNAPSHOT_VERSION,
-} from './customer';
+import type { CustomerEvent, CustomerState, CustomerUpdated } from './customer';
 
 type Who = { customerId: string; organization: string; environment: Environment; now: Date };
 
@@ -177,12 +168,3 @@ function existing(state: CustomerState, who: Who) {
   }
   return state;
 }
-
-export const customerDecider = { initialState, evolve, decide };
-
-export const customerAggregate = {
-  initialState,
-  evolve: (state: CustomerState, event: RecordedEvent) => evolve(state, asCustomerEvent(event)),
-  decide,
-  snapshotVersion: CUSTOMER_SNAPSHOT_VERSION,
-};

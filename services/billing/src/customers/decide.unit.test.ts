@@ -1,9 +1,10 @@
 import { ApiError, type Customer } from '@billing/contracts';
 import { deciderSpec } from '@billing/testing';
 import type { CustomerEvent } from './customer';
-import { type CreateCustomer, type CustomerCommand, customerDecider } from './decide';
+import { customerAggregate } from './aggregate';
+import type { CreateCustomer, CustomerCommand } from './decide';
 
-const spec = deciderSpec(customerDecider);
+const spec = deciderSpec(customerAggregate);
 const at = new Date('2026-01-01T00:00:00.000Z');
 const later = new Date('2026-01-02T00:00:00.000Z');
 const who = { customerId: 'cus_1', organization: 'org_1', environment: 'SANDBOX' as const };
@@ -70,7 +71,7 @@ describe('Customer', () => {
         .then([created()]));
     it('is livemode in PRODUCTION', () => {
       const command = create({ environment: 'PRODUCTION' });
-      const event = customerDecider.decide(command, customerDecider.initialState())[0]!;
+      const event = customerAggregate.decide(command, customerAggregate.initialState())[0]!;
       expect(event.type === 'CustomerCreated' && event.data.object.livemode).toBe(true);
     });
     it('cannot be updated', () =>

@@ -1,6 +1,6 @@
 import { type Customer, emailKey } from '@billing/contracts';
 import type { EventStore, RecordedEvent, SqlExecutor } from '@billing/eventstore';
-import { CUSTOMER_EVENT_TYPES, asCustomerEvent } from './customer';
+import { customerEvents } from './customer';
 
 export const customersTable = (schema: string) => `${schema}.customers`;
 
@@ -41,8 +41,8 @@ export { emailKey };
 export async function projectCustomers(sql: SqlExecutor, schema: string, events: RecordedEvent[]): Promise<void> {
   const table = customersTable(schema);
   for (const recorded of events) {
-    if (!(CUSTOMER_EVENT_TYPES as readonly string[]).includes(recorded.type)) continue;
-    const event = asCustomerEvent(recorded);
+    const event = customerEvents.of(recorded);
+    if (!event) continue;
     switch (event.type) {
       case 'CustomerCreated': {
         const c = event.data.object;

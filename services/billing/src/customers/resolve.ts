@@ -15,10 +15,8 @@ import type { Express } from 'express';
 import { startStream } from '../shared/commands';
 import { liveSubscriptions } from '../subscriptions/queries';
 import { findTestClock } from '../test-clocks/read-model';
-import { customerStream } from './customer';
-import { customerAggregate } from './decide';
+import { customerAggregate } from './aggregate';
 import { externalIdHolder, findCustomer } from './queries';
-import { projectCustomers } from './read-model';
 
 const isUniqueViolation = (error: unknown) =>
   typeof error === 'object' && error !== null && 'code' in error && error.code === '23505';
@@ -88,8 +86,9 @@ async function createBuyer(
   const { state } = await store.transaction((tx) =>
     startStream(
       tx,
-      customerStream(customerId),
+      store,
       customerAggregate,
+      customerId,
       {
         type: 'CreateCustomer',
         data: {
@@ -103,7 +102,7 @@ async function createBuyer(
           testClock: buyer.testClock?.id ?? null,
         },
       },
-      { ...tenant, occurredAt: now, project: (inner, events) => projectCustomers(inner, schema, events) },
+      { ...tenant, occurredAt: now },
     ),
   );
   if (state.status === 'Empty') throw new Error(`customer ${customerId} not created`);

@@ -13,16 +13,14 @@ import {
   notFound,
   validationError,
 } from '@billing/contracts';
-import { type EventStoreTransaction, type RecordedEvent, handleCommand } from '@billing/eventstore';
 import type { ServiceContext } from '@billing/runtime';
 import type { Express, Request, Response } from 'express';
 import { z } from 'zod';
 import { setDefaultPaymentMethod } from '../engine/renewals/new-card';
 import { validateCustomerRequest } from '../shared/customer-errors';
-import { customerStream } from './customer';
-import { customerAggregate } from './decide';
+import { customerAggregate } from './aggregate';
 import { externalIdHolder, listCustomers, requireCustomer, subscriptionSummaries } from './queries';
-import { customersTable, projectCustomers } from './read-model';
+import { customersTable } from './read-model';
 import { type Tenant, callerOf, secretCallerOf, validate } from '@billing/service';
 import { balanceOf } from './balance';
 
@@ -32,7 +30,6 @@ const isUniqueViolation = (error: unknown) =>
 export function mountCustomerRoutes(app: Express, { store, now }: ServiceContext): void {
   const { schema } = store.tables;
   const db = store.database;
-  const project = (tx: EventStoreTransaction, events: RecordedEvent[]) => projectCustomers(tx, schema, events);
 
   app.get('/v1/customers', validateCustomerRequest({ query: ListCustomersQuery }), async (req, res) => {
     const caller = secretCallerOf(req);
@@ -62,12 +59,11 @@ export function mountCustomerRoutes(app: Express, { store, now }: ServiceContext
       typeof changes.external_id === 'string' ? await externalIdHolder(db, schema, tenant, changes.external_id) : null;
     const at = now();
     try {
-      const { state } = await handleCommand(
+      const { state } = await customerAggregate.handle(
         store,
-        customerStream(customerId),
-        customerAggregate,
+        customerId,
         { type: 'UpdateCustomer', data: { customerId, ...tenant, now: at, changes, externalIdTakenBy: taken } },
-        { organization: tenant.organization, environment: tenant.environment, occurredAt: at, project },
+        { organization: tenant.organization, environment: tenant.environment, occurredAt: at },
       );
       if (state.status === 'Empty') throw customerError('resource_not_found', `No such customer: ${customerId}`);
       res.json(inSchemaOrder(Customer, state.customer));

@@ -19,8 +19,8 @@ import type { Tenant } from '@billing/service';
 import { findBuyer } from '../customers/resolve';
 import { checkoutClient } from '../dependencies';
 import { chargeSavedCard, chargesRecorded, paymentPending, savedCardOf } from '../charges/charge';
-import { invoiceAggregate, invoiceStream } from '../invoices/invoice';
-import { nextInvoiceNumber, projectInvoices } from '../invoices/read-model';
+import { invoiceAggregate } from '../invoices/aggregate';
+import { nextInvoiceNumber } from '../invoices/read-model';
 import { invoiceChargeKey } from '../invoices/payment';
 import { renewalInvoiceId } from '../invoices/ids';
 import { subscriptionAggregate } from '../subscriptions/decide';
@@ -298,11 +298,10 @@ export async function recordFirstPeriod(
     const { subscription } = state;
     const every = plan.interval_count === 1 ? plan.interval : `${plan.interval_count} ${plan.interval}s`;
     const period = { start: subscription.current_period_start, end: subscription.current_period_end };
-    await handleCommandInTransaction(
+    await invoiceAggregate.handleInTransaction(
       tx,
       store,
-      invoiceStream(invoiceId),
-      invoiceAggregate,
+      invoiceId,
       {
         type: 'RecordPaidInvoice',
         data: {
@@ -330,7 +329,7 @@ export async function recordFirstPeriod(
           now,
         },
       },
-      options(projectInvoices),
+      { ...tenant, occurredAt: now },
     );
   });
 }

@@ -9,7 +9,7 @@ import {
   conflict,
   livemodeOf,
 } from '@billing/contracts';
-import type { RecordedEvent } from '@billing/eventstore';
+import { streamEvents } from '@billing/eventstore';
 import { type InvoiceCredited, type RecordInvoiceCredit, recordCredit } from './credit';
 import { type InvoiceRefunded, type RecordInvoiceRefund, recordRefund } from './refund';
 import type { InvoiceState } from './state';
@@ -24,14 +24,14 @@ export type { InvoiceCredited, InvoiceRefunded };
 export type InvoiceEvent =
   InvoicePaid | InvoiceOpened | InvoicePaymentFailed | InvoiceMarkedUncollectible | InvoiceRefunded | InvoiceCredited;
 
-export const INVOICE_EVENT_TYPES: ReadonlyArray<InvoiceEvent['type']> = [
-  'InvoicePaid',
-  'InvoiceOpened',
-  'InvoicePaymentFailed',
-  'InvoiceMarkedUncollectible',
-  'InvoiceRefunded',
-  'InvoiceCredited',
-];
+export const invoiceEvents = streamEvents<InvoiceEvent>({
+  InvoicePaid: true,
+  InvoiceOpened: true,
+  InvoicePaymentFailed: true,
+  InvoiceMarkedUncollectible: true,
+  InvoiceRefunded: true,
+  InvoiceCredited: true,
+});
 
 export type { InvoiceState } from './state';
 
@@ -287,11 +287,3 @@ export function currentInvoice(invoice: Invoice | FirstShapeInvoice): Invoice {
     amount_credited: 0,
   } as Invoice;
 }
-
-export const invoiceDecider = { initialState, evolve, decide };
-
-export const invoiceAggregate = {
-  initialState,
-  evolve: (state: InvoiceState, event: RecordedEvent) => evolve(state, event as unknown as InvoiceEvent),
-  decide,
-};

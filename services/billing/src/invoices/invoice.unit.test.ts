@@ -1,8 +1,9 @@
 import type { Invoice } from '@billing/contracts';
 import { deciderSpec } from '@billing/testing';
-import { type InvoiceCommand, type InvoiceEvent, currentInvoice, invoiceDecider } from './invoice';
+import { type InvoiceCommand, type InvoiceEvent, currentInvoice } from './invoice';
+import { invoiceAggregate } from './aggregate';
 
-const spec = deciderSpec(invoiceDecider);
+const spec = deciderSpec(invoiceAggregate);
 const at = new Date('2026-03-01T00:00:00.000Z');
 const period = { start: '2026-03-01T00:00:00.000Z', end: '2026-04-01T00:00:00.000Z' };
 const pay: InvoiceCommand = {
@@ -106,7 +107,7 @@ describe('Renewal invoice', () => {
       now: opened,
     },
   };
-  const [openedEvent] = invoiceDecider.decide(open, invoiceDecider.initialState());
+  const [openedEvent] = invoiceAggregate.decide(open, invoiceAggregate.initialState());
   const attempt = (n: number, outcome: 'succeeded' | 'declined', next: Date | null = null): InvoiceCommand => ({
     type: 'RecordPaymentAttempt',
     data: {
@@ -131,9 +132,9 @@ describe('Renewal invoice', () => {
     spec.given([openedEvent!]).when(open).then([]);
   });
   it('records a paid attempt once', () => {
-    const [paidEvent] = invoiceDecider.decide(
+    const [paidEvent] = invoiceAggregate.decide(
       attempt(1, 'succeeded'),
-      invoiceDecider.evolve(invoiceDecider.initialState(), openedEvent!),
+      invoiceAggregate.evolve(invoiceAggregate.initialState(), openedEvent!),
     );
     expect(paidEvent).toMatchObject({
       type: 'InvoicePaid',
@@ -148,9 +149,9 @@ describe('Renewal invoice', () => {
   });
   it('records a declined attempt with the next try, and ignores the same attempt again', () => {
     const next = new Date('2026-03-03T10:00:00.000Z');
-    const [failed] = invoiceDecider.decide(
+    const [failed] = invoiceAggregate.decide(
       attempt(1, 'declined', next),
-      invoiceDecider.evolve(invoiceDecider.initialState(), openedEvent!),
+      invoiceAggregate.evolve(invoiceAggregate.initialState(), openedEvent!),
     );
     expect(failed).toMatchObject({
       type: 'InvoicePaymentFailed',
@@ -165,9 +166,9 @@ describe('Renewal invoice', () => {
       .then([]);
   });
   it('becomes uncollectible when dunning ends, and only from open', () => {
-    const [ended] = invoiceDecider.decide(
+    const [ended] = invoiceAggregate.decide(
       { type: 'MarkUncollectible', data: { now: opened } },
-      invoiceDecider.evolve(invoiceDecider.initialState(), openedEvent!),
+      invoiceAggregate.evolve(invoiceAggregate.initialState(), openedEvent!),
     );
     expect(ended).toMatchObject({
       type: 'InvoiceMarkedUncollectible',

@@ -8,7 +8,7 @@ import {
 import { type EventStore, type RecordedEvent, type SqlExecutor, cursorPage } from '@billing/eventstore';
 import type { Tenant } from '@billing/service';
 import { subscriptionsTable } from '../subscriptions/read-model';
-import { INVOICE_EVENT_TYPES, currentInvoice } from './invoice';
+import { currentInvoice, invoiceEvents } from './invoice';
 
 export const invoicesTable = (schema: string) => `${schema}.invoices`;
 const numbersTable = (schema: string) => `${schema}.invoice_numbers`;
@@ -72,8 +72,9 @@ export async function nextInvoiceNumbers(
 export async function projectInvoices(sql: SqlExecutor, schema: string, events: RecordedEvent[]): Promise<void> {
   const table = invoicesTable(schema);
   for (const event of events) {
-    if (!(INVOICE_EVENT_TYPES as readonly string[]).includes(event.type)) continue;
-    const invoice = currentInvoice((event.data as { object: Invoice }).object);
+    const invoiceEvent = invoiceEvents.of(event);
+    if (!invoiceEvent) continue;
+    const invoice = currentInvoice(invoiceEvent.data.object);
     await sql.query(
       `INSERT INTO ${table}
          (id, organization, environment, customer_id, subscription_id, status, created_at, stream_version, document)

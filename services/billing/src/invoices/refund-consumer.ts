@@ -1,8 +1,8 @@
 import { type DomainEventEnvelope, RefundSucceededData } from '@billing/contracts';
-import { type EventStore, type EventStoreTransaction, handleCommandInTransaction } from '@billing/eventstore';
+import type { EventStore, EventStoreTransaction } from '@billing/eventstore';
 import type { Logger, Tenant } from '@billing/service';
-import { invoiceAggregate, invoiceStream } from './invoice';
-import { findInvoice, findInvoiceByOrder, projectInvoices } from './read-model';
+import { invoiceAggregate } from './aggregate';
+import { findInvoice, findInvoiceByOrder } from './read-model';
 
 /**
  * `refund.updated` from checkout with a succeeded refund: the invoice it names, or the one its
@@ -33,12 +33,11 @@ export async function recordCheckoutRefund(
       : undefined;
   if (!invoice) return;
   const at = new Date(succeeded_at);
-  await handleCommandInTransaction(
+  await invoiceAggregate.handleInTransaction(
     tx,
     store,
-    invoiceStream(invoice.id),
-    invoiceAggregate,
+    invoice.id,
     { type: 'RecordInvoiceRefund', data: { refundId: refund.id, amount: refund.amount, now: at } },
-    { ...tenant, occurredAt: at, project: (inner, events) => projectInvoices(inner, schema, events) },
+    { ...tenant, occurredAt: at },
   );
 }

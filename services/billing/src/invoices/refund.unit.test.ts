@@ -1,10 +1,11 @@
 import type { Invoice } from '@billing/contracts';
 import { deciderSpec } from '@billing/testing';
-import { type InvoiceCommand, type InvoiceEvent, invoiceDecider } from './invoice';
+import { type InvoiceCommand, type InvoiceEvent } from './invoice';
+import { invoiceAggregate } from './aggregate';
 import { apportionCredit } from './credit';
 import { invoicePaymentOf } from './payment';
 
-const spec = deciderSpec(invoiceDecider);
+const spec = deciderSpec(invoiceAggregate);
 const at = new Date('2026-03-31T10:00:00.000Z');
 const period = { start: '2026-03-31T10:00:00.000Z', end: '2026-04-30T10:00:00.000Z' };
 const invoice: Invoice = {

@@ -8,14 +8,13 @@ import {
   handleCommandInTransaction,
 } from '@billing/eventstore';
 import { type Logger, Tenant } from '@billing/service';
-import { customerStream } from '../customers/customer';
-import { type CustomerCommand, customerAggregate } from '../customers/decide';
+import { customerAggregate } from '../customers/aggregate';
+import type { CustomerCommand } from '../customers/decide';
 import { externalIdHolder, findCustomer } from '../customers/queries';
-import { projectCustomers } from '../customers/read-model';
 import { usableExternalId, usableName } from '../customers/resolve';
 import { inSequence, startStream } from '../shared/commands';
-import { invoiceAggregate, invoiceStream } from '../invoices/invoice';
-import { nextInvoiceNumber, projectInvoices } from '../invoices/read-model';
+import { invoiceAggregate } from '../invoices/aggregate';
+import { nextInvoiceNumber } from '../invoices/read-model';
 import { type PlanFacts, type SubscriptionCommand, subscriptionAggregate } from '../subscriptions/decide';
 import { liveSubscriptions } from '../subscriptions/queries';
 import { projectSubscriptions } from '../subscriptions/read-model';
@@ -112,23 +111,12 @@ export async function provisionFromCheckout(
       data: { ...who(customerId), paymentMethod: { ...card, id: card.id } },
     });
   }
-  const customerOptions = {
-    ...tenant,
-    occurredAt: now,
-    project: (inner: EventStoreTransaction, events: RecordedEvent[]) => projectCustomers(inner, schema, events),
-  };
+  const customerOptions = { ...tenant, occurredAt: now };
   const customerCommandsAggregate = inSequence(customerAggregate);
   if (found) {
-    await handleCommandInTransaction(
-      tx,
-      store,
-      customerStream(customerId),
-      customerCommandsAggregate,
-      customerCommands,
-      customerOptions,
-    );
+    await customerCommandsAggregate.handleInTransaction(tx, store, customerId, customerCommands, customerOptions);
   } else {
-    await startStream(tx, customerStream(customerId), customerCommandsAggregate, customerCommands, customerOptions);
+    await startStream(tx, store, customerCommandsAggregate, customerId, customerCommands, customerOptions);
   }
 
   // The plan as the session sold it: later catalog changes do not move a sale.
@@ -184,8 +172,9 @@ export async function provisionFromCheckout(
   // A new invoice id: its stream is started without reading it.
   await startStream(
     tx,
-    invoiceStream(invoiceId),
+    store,
     invoiceAggregate,
+    invoiceId,
     {
       type: 'RecordPaidInvoice',
       data: {
@@ -205,7 +194,7 @@ export async function provisionFromCheckout(
         now,
       },
     },
-    { ...tenant, occurredAt: now, project: (inner, events) => projectInvoices(inner, schema, events) },
+    { ...tenant, occurredAt: now },
   );
 }
 

@@ -1,5 +1,5 @@
-import type { RecordedEvent } from '@billing/eventstore';
-import { type CustomerCommand, customerAggregate } from '../customers/decide';
+import { customerAggregate } from '../customers/aggregate';
+import type { CustomerCommand } from '../customers/decide';
 import { inSequence } from './commands';
 
 const at = new Date('2026-01-01T00:00:00.000Z');
@@ -19,7 +19,7 @@ function oneByOne(list: CustomerCommand[]) {
   let state = customerAggregate.initialState();
   return list.flatMap((command) => {
     const events = customerAggregate.decide(command, state);
-    state = events.reduce((s, e) => customerAggregate.evolve(s, e as unknown as RecordedEvent), state);
+    state = events.reduce((s, e) => customerAggregate.evolve(s, e), state);
     return events;
   });
 }

@@ -11,13 +11,12 @@ import {
 import type { ServiceContext } from '@billing/runtime';
 import type { Tenant } from '@billing/service';
 import { type ChargeOutcome, chargeSavedCards, chargesRecorded } from '../../charges/charge';
-import { type InvoiceState, type RecordPaymentAttempt, invoiceAggregate, invoiceStream } from '../../invoices/invoice';
+import { invoiceAggregate } from '../../invoices/aggregate';
+import type { InvoiceEvent, InvoiceState, RecordPaymentAttempt } from '../../invoices/invoice';
 import { invoiceChargeKey } from '../../invoices/payment';
-import { projectInvoices } from '../../invoices/read-model';
 import { type SubscriptionCommand, subscriptionAggregate } from '../../subscriptions/decide';
 import { projectSubscriptions } from '../../subscriptions/read-model';
 import { subscriptionStream } from '../../subscriptions/subscription';
-import { foldInvoice } from './open';
 
 // The renewal pipeline's last steps (renew.ts), each over a list: charging the attempts, and
 // recording their answers. Dunning's retries, a new card's retry and the reconciler's late
@@ -84,16 +83,16 @@ export type AttemptRecord = {
 export async function recordAttempts(context: ServiceContext, records: AttemptRecord[]): Promise<Invoice[]> {
   if (records.length === 0) return [];
   const { store } = context;
-  const recorded = await retriedOnConflict(invoiceStream(records[0]!.invoice.id), () =>
+  const recorded = await retriedOnConflict(invoiceAggregate.stream(records[0]!.invoice.id), () =>
     store.transaction(async (tx) => {
       const streams = records.flatMap((r) => [
-        invoiceStream(r.invoice.id),
+        invoiceAggregate.stream(r.invoice.id),
         ...(r.subscriptionId ? [subscriptionStream(r.subscriptionId)] : []),
       ]);
       const histories = await store.readStreams(streams, tx);
       const appends: StreamAppend[] = [];
       const invoices = records.map((r) => {
-        const { append, invoice, then } = decideRecord(r, histories.get(invoiceStream(r.invoice.id))!);
+        const { append, invoice, then } = decideRecord(r, histories.get(invoiceAggregate.stream(r.invoice.id))!);
         appends.push(append);
         if (r.subscriptionId && then) {
           const history = histories.get(subscriptionStream(r.subscriptionId))!;
@@ -123,7 +122,7 @@ export async function recordAttempts(context: ServiceContext, records: AttemptRe
  */
 function decideRecord(r: AttemptRecord, history: RecordedEvent[]) {
   const { attempt, outcome, nextAttemptAt, now } = r;
-  const before = foldInvoice(history);
+  const before = invoiceAggregate.fold(history);
   const events = invoiceAggregate.decide(
     { type: 'RecordPaymentAttempt', data: { attempt, outcome, nextAttemptAt, now } },
     before,
@@ -134,7 +133,7 @@ function decideRecord(r: AttemptRecord, history: RecordedEvent[]) {
     events.push(...invoiceAggregate.decide({ type: 'MarkUncollectible', data: { now } }, after));
   }
   const append: StreamAppend = {
-    stream: invoiceStream(r.invoice.id),
+    stream: invoiceAggregate.stream(r.invoice.id),
     events,
     options: { expectedVersion: versionOf(history), ...r.tenant, occurredAt: now },
   };
@@ -155,16 +154,15 @@ function subscriptionCommand(r: AttemptRecord, subscriptionId: string, invoice: 
   return null;
 }
 
-/** Events decided here folded onto a state: every billing aggregate's `evolve` reads only `type` and `data`. */
-const evolveInvoice = (state: InvoiceState, events: unknown[]) =>
-  (events as RecordedEvent[]).reduce(invoiceAggregate.evolve, state);
+/** Events decided here folded onto a state. */
+const evolveInvoice = (state: InvoiceState, events: InvoiceEvent[]) => events.reduce(invoiceAggregate.evolve, state);
 
 const versionOf = (history: RecordedEvent[]) => history.at(-1)?.stream_version ?? 0;
 
 async function appendAndProject(tx: EventStoreTransaction, schema: string, appends: StreamAppend[]) {
   const results = await tx.appendMany(appends);
   const events = results.flatMap((r) => r.events);
-  await projectInvoices(tx, schema, events);
+  await invoiceAggregate.project?.(tx, schema, events);
   await projectSubscriptions(tx, schema, events);
 }
 

@@ -2,8 +2,8 @@ import type { Invoice } from '@billing/contracts';
 import { handleCommand } from '@billing/eventstore';
 import type { ServiceContext } from '@billing/runtime';
 import type { Tenant } from '@billing/service';
-import { type InvoiceCommand, invoiceAggregate, invoiceStream } from '../../invoices/invoice';
-import { projectInvoices } from '../../invoices/read-model';
+import { invoiceAggregate } from '../../invoices/aggregate';
+import type { InvoiceCommand } from '../../invoices/invoice';
 import { billingSettingsOf } from '../../settings/settings';
 import { type SubscriptionCommand, subscriptionAggregate } from '../../subscriptions/decide';
 import { projectSubscriptions } from '../../subscriptions/read-model';
@@ -93,11 +93,7 @@ export async function nextStep(
 
 function onInvoice(context: ServiceContext, tenant: Tenant, invoiceId: string, command: InvoiceCommand) {
   const { store } = context;
-  return handleCommand(store, invoiceStream(invoiceId), invoiceAggregate, command, {
-    ...tenant,
-    occurredAt: command.data.now,
-    project: (tx, events) => projectInvoices(tx, store.tables.schema, events),
-  });
+  return invoiceAggregate.handle(store, invoiceId, command, { ...tenant, occurredAt: command.data.now });
 }
 
 function onSubscription(context: ServiceContext, tenant: Tenant, command: SubscriptionCommand) {

@@ -1,11 +1,9 @@
 import { type Invoice, type SavedPaymentMethod, type Subscription, notFound } from '@billing/contracts';
-import { handleCommand } from '@billing/eventstore';
 import type { ServiceContext } from '@billing/runtime';
 import type { Tenant } from '@billing/service';
 import { savedCardOf } from '../../charges/charge';
+import { customerAggregate } from '../../customers/aggregate';
 import { customerStream } from '../../customers/customer';
-import { customerAggregate } from '../../customers/decide';
-import { projectCustomers } from '../../customers/read-model';
 import { invoicesTable } from '../../invoices/read-model';
 import { subscriptionsTable } from '../../subscriptions/read-model';
 import { timeOn } from '../../test-clocks/read-model';
@@ -36,7 +34,7 @@ export async function setDefaultPaymentMethod(
   const { store } = context;
   const { schema } = store.tables;
   const history = await store.readStream(customerStream(customerId));
-  const current = history.reduce(customerAggregate.evolve, customerAggregate.initialState());
+  const current = customerAggregate.fold(history);
   if (
     current.status === 'Empty' ||
     current.organization !== tenant.organization ||
@@ -45,12 +43,11 @@ export async function setDefaultPaymentMethod(
     throw notFound(`No such customer: ${customerId}`);
   }
   const savedAt = await timeOn(store.database, schema, tenant, current.customer.test_clock, context.now);
-  await handleCommand(
+  await customerAggregate.handle(
     store,
-    customerStream(customerId),
-    customerAggregate,
+    customerId,
     { type: 'SavePaymentMethod', data: { customerId, ...tenant, now: savedAt, paymentMethod } },
-    { ...tenant, occurredAt: savedAt, project: (tx, events) => projectCustomers(tx, schema, events) },
+    { ...tenant, occurredAt: savedAt },
   );
 
   const retried: Invoice[] = [];

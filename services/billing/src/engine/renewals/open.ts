@@ -4,8 +4,9 @@ import type { ServiceContext } from '@billing/runtime';
 import type { Tenant } from '@billing/service';
 import { customersTable } from '../../customers/read-model';
 import { renewalInvoiceId } from '../../invoices/ids';
-import { type InvoiceState, type OpenInvoice, invoiceAggregate, invoiceStream } from '../../invoices/invoice';
-import { findInvoicesById, nextInvoiceNumbers, projectInvoices } from '../../invoices/read-model';
+import { invoiceAggregate } from '../../invoices/aggregate';
+import type { InvoiceState, OpenInvoice } from '../../invoices/invoice';
+import { findInvoicesById, nextInvoiceNumbers } from '../../invoices/read-model';
 import { nextPeriodEndOf } from '../../subscriptions/decide';
 import { periodDiscount } from '../../subscriptions/discount';
 import type { DueSubscription } from '../../subscriptions/queries';
@@ -154,19 +155,19 @@ async function openTogether(context: ServiceContext, renewals: Renewal[], at: Da
       const command = openRenewalInvoice(renewal.subscription, renewal.invoiceId, renewal.tenant, number, at);
       await withCustomerBalance(tx, store, renewal.tenant, command);
       appends.push({
-        stream: invoiceStream(renewal.invoiceId),
+        stream: invoiceAggregate.stream(renewal.invoiceId),
         events: invoiceAggregate.decide(command, invoiceAggregate.initialState()),
         options: { expectedVersion: 0, ...renewal.tenant, occurredAt: at },
       });
     }
     const results = await tx.appendMany(appends);
-    await projectInvoices(
+    await invoiceAggregate.project?.(
       tx,
       schema,
       results.flatMap((r) => r.events),
     );
     const invoices = results.map((result, i) => {
-      const state = foldInvoice(result.events);
+      const state = invoiceAggregate.fold(result.events);
       if (state.status === 'Empty') throw new Error(`invoice ${numbered[i]!.renewal.invoiceId} not opened`);
       return state.invoice;
     });
@@ -217,10 +218,6 @@ function openRenewalInvoice(
       now: at,
     },
   };
-}
-
-export function foldInvoice(events: RecordedEvent[]): InvoiceState {
-  return events.reduce(invoiceAggregate.evolve, invoiceAggregate.initialState());
 }
 
 /** Groups by organization and environment, in a fixed order. */

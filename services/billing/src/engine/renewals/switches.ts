@@ -3,7 +3,8 @@ import type { ServiceContext } from '@billing/runtime';
 import type { Tenant } from '@billing/service';
 import type { OpenInvoice } from '../../invoices/invoice';
 import { subscriptionsTable } from '../../subscriptions/read-model';
-import { balancesTable, takeBalanceForInvoice } from '../../customers/balance';
+import { balancesTable } from '../../customers/balance';
+import { takeBalanceForInvoice } from '../../customers/take-balance';
 import { settleHeldSwitch } from '../switching/settle';
 import { switchesTable } from '../../subscriptions/switch-read-model';
 

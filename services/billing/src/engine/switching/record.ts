@@ -2,11 +2,11 @@ import type { InvoiceLine, ScheduledPlan, Subscription } from '@billing/contract
 import { type EventStoreTransaction, handleCommandInTransaction } from '@billing/eventstore';
 import type { ServiceContext } from '@billing/runtime';
 import type { Tenant } from '@billing/service';
-import { changeBalance } from '../../customers/balance';
+import { customerBalanceAggregate } from '../../customers/aggregate';
 import { apportionCredit } from '../../invoices/credit';
-import { invoiceAggregate, invoiceStream } from '../../invoices/invoice';
+import { invoiceAggregate } from '../../invoices/aggregate';
 import { invoiceChargeKey } from '../../invoices/payment';
-import { nextInvoiceNumber, projectInvoices } from '../../invoices/read-model';
+import { nextInvoiceNumber } from '../../invoices/read-model';
 import type { PlannedSwitch } from '../../proration/preview';
 import { run } from './commands';
 import { paidInvoicesOfPeriod } from './facts';
@@ -50,11 +50,10 @@ export async function recordProratedSwitch(
   });
   if (switched.status !== 'Existing') throw new Error(`subscription ${subscription.id} vanished`);
   const period = { start: switched.subscription.current_period_start, end: switched.subscription.current_period_end };
-  await handleCommandInTransaction(
+  await invoiceAggregate.handleInTransaction(
     tx,
     context.store,
-    invoiceStream(invoiceId),
-    invoiceAggregate,
+    invoiceId,
     {
       type: 'RecordPaidInvoice',
       data: {
@@ -74,27 +73,29 @@ export async function recordProratedSwitch(
         now,
       },
     },
-    {
-      ...tenant,
-      occurredAt: now,
-      project: (inner, events) => projectInvoices(inner, context.store.tables.schema, events),
-    },
+    { ...tenant, occurredAt: now },
   );
   const change = input.recording.balance_change;
   if (change !== 0) {
-    await changeBalance(tx, context.store, {
-      type: 'ChangeBalance',
-      data: {
-        customer_id: subscription.customer_id,
-        ...tenant,
-        amount: change,
-        reason: change > 0 ? 'switch_credit' : 'switch_deferred_charge',
-        subscription_id: subscription.id,
-        invoice_id: invoiceId,
-        key: `switch:${switchId}`,
-        now,
+    await customerBalanceAggregate.handleInTransaction(
+      tx,
+      context.store,
+      subscription.customer_id,
+      {
+        type: 'ChangeBalance',
+        data: {
+          customer_id: subscription.customer_id,
+          ...tenant,
+          amount: change,
+          reason: change > 0 ? 'switch_credit' : 'switch_deferred_charge',
+          subscription_id: subscription.id,
+          invoice_id: invoiceId,
+          key: `switch:${switchId}`,
+          now,
+        },
       },
-    });
+      { ...tenant, occurredAt: now },
+    );
   }
 }
 
@@ -115,13 +116,12 @@ export async function recordSwitchCredit(
   const { schema } = context.store.tables;
   const invoices = await paidInvoicesOfPeriod(tx, schema, tenant, subscription);
   for (const part of apportionCredit(invoices, credit)) {
-    await handleCommandInTransaction(
+    await invoiceAggregate.handleInTransaction(
       tx,
       context.store,
-      invoiceStream(part.invoiceId),
-      invoiceAggregate,
+      part.invoiceId,
       { type: 'RecordInvoiceCredit', data: { key: `switch:${switchId}`, amount: part.amount, now } },
-      { ...tenant, occurredAt: now, project: (inner, events) => projectInvoices(inner, schema, events) },
+      { ...tenant, occurredAt: now },
     );
   }
 }
@@ -142,19 +142,25 @@ export async function recordBalance(
   now: Date,
 ) {
   if (planned.balanceChange === 0) return;
-  await changeBalance(tx, context.store, {
-    type: 'ChangeBalance',
-    data: {
-      customer_id: subscription.customer_id,
-      ...tenant,
-      amount: planned.balanceChange,
-      reason: planned.balanceChange > 0 ? 'switch_credit' : 'switch_deferred_charge',
-      subscription_id: subscription.id,
-      invoice_id: invoiceId,
-      key: `switch:${switchId}`,
-      now,
+  await customerBalanceAggregate.handleInTransaction(
+    tx,
+    context.store,
+    subscription.customer_id,
+    {
+      type: 'ChangeBalance',
+      data: {
+        customer_id: subscription.customer_id,
+        ...tenant,
+        amount: planned.balanceChange,
+        reason: planned.balanceChange > 0 ? 'switch_credit' : 'switch_deferred_charge',
+        subscription_id: subscription.id,
+        invoice_id: invoiceId,
+        key: `switch:${switchId}`,
+        now,
+      },
     },
-  });
+    { ...tenant, occurredAt: now },
+  );
 }
 
 /** The proration invoice's lines: the unused days' credit, the new plan's period, any surplus to the balance. */
