@@ -8,7 +8,7 @@ import { findMerchant } from '@billing/runtime';
 import { findSession } from '../sessions/queries';
 import { statusAt } from '../sessions/resource';
 import type { Session } from '../sessions/session';
-import { escapeHtml, formatTwd } from '@billing/service';
+import { type Html, formatTwd, html, raw } from '@billing/service';
 
 const sameSecret = (a: string, b: string) => {
   const digest = (value: string) => createHash('sha256').update(value).digest();
@@ -26,6 +26,82 @@ function priceLine(session: Session, t: Messages): string {
     recurring: { amount: then, interval, count: interval_count },
     trialDays: trialDays || undefined,
   });
+}
+
+/** The buyer's email or name; one the merchant gave is shown read-only. */
+function buyerField(name: 'email' | 'name', label: string, value: string | null): Html {
+  const prefilled = value && html` value="${value}" readonly`;
+  const attributes = html`type="${name === 'email' ? 'email' : 'text'}" autocomplete="${name}" required${prefilled}`;
+  return html`<label for="${name}">${label}</label><input id="${name}" name="${name}" ${attributes} />`;
+}
+
+/** Where the sandbox card form puts its fields. */
+const cardElements = (t: Messages): Html =>
+  html`<label>${t.cardNumber}</label>
+    <div class="card-field" id="card-no"></div>
+    <div class="row">
+      <div>
+        <label>${t.expiry}</label>
+        <div class="card-field" id="card-exp"></div>
+      </div>
+      <div>
+        <label>${t.cvc}</label>
+        <div class="card-field" id="card-cvc"></div>
+      </div>
+    </div>`;
+
+const EMBED_STYLE = raw(
+  '<style>.card-field { padding: .6rem; border: 1px solid #c9ced8; border-radius: 6px; } input[readonly] { background: #f0f2f5; color: #4a5060; }</style>',
+);
+
+/**
+ * The sandbox card form and the script that pays and tells the merchant's page. Its settings go
+ * in as JSON with every `<` written `\u003c`, so no value can close the script element.
+ */
+function embeddedScript(config: Record<string, unknown>): Html {
+  const json = JSON.stringify(config).replaceAll('<', '\\u003c');
+  return raw(`<script src="/sandbox/card-form.js"></script>
+<script>
+(function () {
+  var config = ${json};
+  var form = document.getElementById('embedded-form');
+  var button = document.getElementById('pay');
+  var error = document.getElementById('error');
+  var card = config.needsCard ? UniPayment.createSession(config.token, { elements: { CardNo: 'card-no', CardExp: 'card-exp', CardCvc: 'card-cvc' } }) : null;
+  var ready = card ? card.start() : Promise.resolve();
+  function tell(type, data) { if (window.parent !== window) window.parent.postMessage({ type: type, data: data }, '*'); }
+  function fail(message) {
+    error.textContent = message; error.hidden = false; button.disabled = false;
+    tell('RECUR_PAYMENT_ERROR', { message: message });
+  }
+  function api(path, body) {
+    return fetch('/v1/checkouts/' + encodeURIComponent(config.id) + path, {
+      method: 'POST',
+      headers: { 'Content-Type': 'application/json', 'X-Recur-Publishable-Key': config.key },
+      body: JSON.stringify(body)
+    }).then(function (r) { return r.json().then(function (b) { return { ok: r.ok, body: b }; }); });
+  }
+  form.addEventListener('submit', function (event) {
+    event.preventDefault();
+    if (button.disabled) return;
+    button.disabled = true; error.hidden = true;
+    ready.then(function () { return card ? card.getTradeResult() : { Status: 'SUCCESS' }; })
+      .then(function (entered) {
+        if (entered.Status !== 'SUCCESS') throw new Error(entered.Message || 'Please check the card');
+        return api('/pay', { client_secret: config.clientSecret, email: form.email.value || undefined, name: form.name.value || undefined });
+      })
+      .then(function (paid) {
+        if (!paid.ok) throw new Error((paid.body.error && paid.body.error.message) || 'The payment failed');
+        var c = paid.body.checkout;
+        tell('RECUR_PAYMENT_SUCCESS', { checkoutId: c.id, orderId: c.order_id, subscriptionId: c.subscription_id, amount: c.amount, status: c.status });
+        document.querySelector('main').innerHTML = '<h1 id="paid"></h1><p class="muted"></p>';
+        document.getElementById('paid').textContent = config.thanks[0];
+        document.querySelector('main p').textContent = config.thanks[1];
+      })
+      .catch(function (e) { fail(e.message); });
+  });
+})();
+</script>`);
 }
 
 /**
@@ -72,71 +148,21 @@ export function mountEmbedPage(app: Express, context: ServiceContext): void {
       needsCard: session.requires_payment_method,
       thanks: [t.titles.thanks, t.texts.thanks],
     };
-    const prefilled = (value: string | null) => (value ? ` value="${escapeHtml(value)}" readonly` : '');
     res.type('html').send(
       page(
         t.pay(session.product.name),
-        `${merchantHeader(merchant)}
-<h1>${escapeHtml(session.product.name)}</h1>
-<p class="price" id="price">${escapeHtml(formatTwd(session.order.amount_total))}</p>
-<p class="schedule" id="schedule">${escapeHtml(priceLine(session, t))}</p>
-${session.environment === 'SANDBOX' ? `<p class="sandbox">${escapeHtml(t.sandbox)}</p>` : ''}
-<p class="error" role="alert" id="error" hidden></p>
-<form id="embedded-form">
-<label for="email">${escapeHtml(t.email)}</label><input id="email" name="email" type="email" autocomplete="email" required${prefilled(session.customer_email)}>
-<label for="name">${escapeHtml(t.name)}</label><input id="name" name="name" autocomplete="name" required${prefilled(session.customer_name)}>
-${
-  session.requires_payment_method
-    ? `<label>${escapeHtml(t.cardNumber)}</label><div class="card-field" id="card-no"></div>
-<div class="row"><div><label>${escapeHtml(t.expiry)}</label><div class="card-field" id="card-exp"></div></div>
-<div><label>${escapeHtml(t.cvc)}</label><div class="card-field" id="card-cvc"></div></div></div>`
-    : ''
-}
-<button type="submit" id="pay">${escapeHtml(t.pay(formatTwd(session.order.amount_total)))}</button>
-</form>
-<style>.card-field { padding: .6rem; border: 1px solid #c9ced8; border-radius: 6px; } input[readonly] { background: #f0f2f5; color: #4a5060; }</style>
-<script src="/sandbox/card-form.js"></script>
-<script>
-(function () {
-  var config = ${JSON.stringify(config).replaceAll('<', '\\u003c')};
-  var form = document.getElementById('embedded-form');
-  var button = document.getElementById('pay');
-  var error = document.getElementById('error');
-  var card = config.needsCard ? UniPayment.createSession(config.token, { elements: { CardNo: 'card-no', CardExp: 'card-exp', CardCvc: 'card-cvc' } }) : null;
-  var ready = card ? card.start() : Promise.resolve();
-  function tell(type, data) { if (window.parent !== window) window.parent.postMessage({ type: type, data: data }, '*'); }
-  function fail(message) {
-    error.textContent = message; error.hidden = false; button.disabled = false;
-    tell('RECUR_PAYMENT_ERROR', { message: message });
-  }
-  function api(path, body) {
-    return fetch('/v1/checkouts/' + encodeURIComponent(config.id) + path, {
-      method: 'POST',
-      headers: { 'Content-Type': 'application/json', 'X-Recur-Publishable-Key': config.key },
-      body: JSON.stringify(body)
-    }).then(function (r) { return r.json().then(function (b) { return { ok: r.ok, body: b }; }); });
-  }
-  form.addEventListener('submit', function (event) {
-    event.preventDefault();
-    if (button.disabled) return;
-    button.disabled = true; error.hidden = true;
-    ready.then(function () { return card ? card.getTradeResult() : { Status: 'SUCCESS' }; })
-      .then(function (entered) {
-        if (entered.Status !== 'SUCCESS') throw new Error(entered.Message || 'Please check the card');
-        return api('/pay', { client_secret: config.clientSecret, email: form.email.value || undefined, name: form.name.value || undefined });
-      })
-      .then(function (paid) {
-        if (!paid.ok) throw new Error((paid.body.error && paid.body.error.message) || 'The payment failed');
-        var c = paid.body.checkout;
-        tell('RECUR_PAYMENT_SUCCESS', { checkoutId: c.id, orderId: c.order_id, subscriptionId: c.subscription_id, amount: c.amount, status: c.status });
-        document.querySelector('main').innerHTML = '<h1 id="paid"></h1><p class="muted"></p>';
-        document.getElementById('paid').textContent = config.thanks[0];
-        document.querySelector('main p').textContent = config.thanks[1];
-      })
-      .catch(function (e) { fail(e.message); });
-  });
-})();
-</script>`,
+        html`${merchantHeader(merchant)}
+          <h1>${session.product.name}</h1>
+          <p class="price" id="price">${formatTwd(session.order.amount_total)}</p>
+          <p class="schedule" id="schedule">${priceLine(session, t)}</p>
+          ${session.environment === 'SANDBOX' && html`<p class="sandbox">${t.sandbox}</p>`}
+          <p class="error" role="alert" id="error" hidden></p>
+          <form id="embedded-form">
+            ${buyerField('email', t.email, session.customer_email)} ${buyerField('name', t.name, session.customer_name)}
+            ${session.requires_payment_method && cardElements(t)}
+            <button type="submit" id="pay">${t.pay(formatTwd(session.order.amount_total))}</button>
+          </form>
+          ${EMBED_STYLE} ${embeddedScript(config)}`,
       ),
     );
   });

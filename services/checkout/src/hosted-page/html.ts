@@ -1,4 +1,4 @@
-import { escapeHtml } from '@billing/service';
+import { type Html, html, raw } from '@billing/service';
 
 const STYLE = `
   body { font-family: system-ui, sans-serif; background: #f6f7f9; color: #1a1f36; margin: 0; }
@@ -34,23 +34,24 @@ const FAVICON = `data:image/svg+xml,${encodeURIComponent(
   '<svg xmlns="http://www.w3.org/2000/svg" viewBox="0 0 32 32"><rect x="2" y="6" width="28" height="20" rx="4" fill="#2f54eb"/><rect x="2" y="11" width="28" height="4" fill="#1a1f36"/><rect x="6" y="19" width="8" height="3" rx="1" fill="#fff"/></svg>',
 )}`;
 
-export function page(title: string, body: string, options: { lang?: string; brandColor?: string | null } = {}): string {
+/** A whole hosted page: `body` inside the card, in the page's language and the merchant's colour. */
+export function page(title: string, body: Html, options: { lang?: string; brandColor?: string | null } = {}): string {
+  // Checked to be #rrggbb: it goes into the stylesheet, where HTML escaping would not protect it.
   const brand = options.brandColor && /^#[0-9a-f]{6}$/i.test(options.brandColor) ? options.brandColor : DEFAULT_BRAND;
-  return `<!doctype html>
-<html lang="${escapeHtml(options.lang ?? 'en')}">
-<head>
-<meta charset="utf-8">
-<meta name="viewport" content="width=device-width, initial-scale=1">
-<meta name="robots" content="noindex">
-<title>${escapeHtml(title)}</title>
-<link rel="icon" href="${FAVICON}">
-<style>:root { --brand: ${brand}; }${STYLE}</style>
-</head>
-<body>
-<main>
-${body}
-</main>
-</body>
-</html>
-`;
+  return html`<!doctype html>
+    <html lang="${options.lang ?? 'en'}">
+      <head>
+        <meta charset="utf-8" />
+        <meta name="viewport" content="width=device-width, initial-scale=1" />
+        <meta name="robots" content="noindex" />
+        <title>${title}</title>
+        <link rel="icon" href="${FAVICON}" />
+        <style>
+          ${raw(`:root { --brand: ${brand}; }${STYLE}`)}
+        </style>
+      </head>
+      <body>
+        <main>${body}</main>
+      </body>
+    </html> `.toString();
 }

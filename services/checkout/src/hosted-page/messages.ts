@@ -69,8 +69,6 @@ export interface Messages {
   backTo: (merchant: string) => string;
   backToShop: string;
   startAgain: string;
-  /** A date as buyers of this language write it. */
-  formatDate: (iso: string) => string;
 }
 
 const EN_UNITS: Record<Interval, string> = { day: 'day', week: 'week', month: 'month', year: 'year' };
@@ -146,13 +144,6 @@ const en: Messages = {
   backTo: (merchant) => `Back to ${merchant}`,
   backToShop: 'Return to the shop',
   startAgain: 'Start again',
-  formatDate: (iso) =>
-    new Intl.DateTimeFormat('en-GB', {
-      day: 'numeric',
-      month: 'long',
-      year: 'numeric',
-      timeZone: 'Asia/Taipei',
-    }).format(new Date(iso)),
 };
 
 const zhTW: Messages = {
@@ -223,13 +214,6 @@ const zhTW: Messages = {
   backTo: (merchant) => `返回 ${merchant}`,
   backToShop: '返回商店',
   startAgain: '重新開始',
-  formatDate: (iso) =>
-    new Intl.DateTimeFormat('zh-TW', {
-      year: 'numeric',
-      month: 'long',
-      day: 'numeric',
-      timeZone: 'Asia/Taipei',
-    }).format(new Date(iso)),
 };
 
 const MESSAGES: Record<Locale, Messages> = { en, 'zh-TW': zhTW };

@@ -1,7 +1,7 @@
 import type { Merchant } from '@billing/runtime';
 import { page } from './html';
 import { type Messages, messagesFor } from './messages';
-import { escapeHtml, formatTwd } from '@billing/service';
+import { type Html, formatDate, formatTwd, html, raw } from '@billing/service';
 
 export interface CheckoutPageView {
   sessionId: string;
@@ -41,101 +41,98 @@ function field(
   label: string,
   name: string,
   autocomplete: string,
-  options: { value?: string; typed?: string; type?: string; extra?: string } = {},
-) {
+  options: { value?: string; typed?: string; type?: string; extra?: Html } = {},
+): Html {
   const id = `field-${name}`;
   const value =
     options.value !== undefined
-      ? ` value="${escapeHtml(options.value)}" readonly aria-readonly="true"`
+      ? html` value="${options.value}" readonly aria-readonly="true"`
       : options.typed
-        ? ` value="${escapeHtml(options.typed)}"`
+        ? html` value="${options.typed}"`
         : '';
-  return `<label for="${id}">${escapeHtml(label)}</label>
-<input id="${id}" name="${name}" type="${options.type ?? 'text'}" autocomplete="${autocomplete}" required${value}${options.extra ?? ''}>`;
+  const rest = html`type="${options.type ?? 'text'}" autocomplete="${autocomplete}" required${value}${options.extra}`;
+  return html`<label for="${id}">${label}</label> <input id="${id}" name="${name}" ${rest} />`;
 }
 
-function cardFields(view: CheckoutPageView): string {
+function cardFields(view: CheckoutPageView): Html {
   const t = textOf(view);
-  return `${field(t.cardNumber, 'card_number', 'cc-number', { extra: ' inputmode="numeric" placeholder="4242 4242 4242 4242"' })}
-<div class="row">
-  <div>${field(t.expiry, 'exp', 'cc-exp', { typed: view.typed?.exp, extra: ' placeholder="12/34"' })}</div>
-  <div>${field(t.cvc, 'cvc', 'cc-csc', { extra: ' inputmode="numeric" placeholder="123"' })}</div>
-</div>`;
+  return html`${field(t.cardNumber, 'card_number', 'cc-number', { extra: html` inputmode="numeric" placeholder="4242 4242 4242 4242"` })}
+    <div class="row">
+      <div>${field(t.expiry, 'exp', 'cc-exp', { typed: view.typed?.exp, extra: html` placeholder="12/34"` })}</div>
+      <div>${field(t.cvc, 'cvc', 'cc-csc', { extra: html` inputmode="numeric" placeholder="123"` })}</div>
+    </div>`;
 }
 
 /** Said plainly: what is charged today, and what and when after the trial. */
-function trialSummary(view: CheckoutPageView): string {
+function trialSummary(view: CheckoutPageView): Html | '' {
   const { trial } = view;
   const t = textOf(view);
   if (!trial) return '';
-  const period = view.billingPeriod ? ` ${escapeHtml(view.billingPeriod)}` : '';
-  return `<div class="summary" id="trial">
-  <div><span>${escapeHtml(t.freeTrial)}</span><span>${escapeHtml(t.days(trial.days))}</span></div>
-  <div><span>${escapeHtml(t.then)}</span><span>${formatTwd(trial.thenAmount)}${period}</span></div>
-  <div><strong>${escapeHtml(t.dueToday)}</strong><strong>${formatTwd(0)}</strong></div>
-</div>
-<p class="muted">${escapeHtml(t.trialNote)}</p>`;
+  const period = view.billingPeriod ? ` ${view.billingPeriod}` : '';
+  return html`<div class="summary" id="trial">
+      <div><span>${t.freeTrial}</span><span>${t.days(trial.days)}</span></div>
+      <div><span>${t.then}</span><span>${formatTwd(trial.thenAmount)}${period}</span></div>
+      <div><strong>${t.dueToday}</strong><strong>${formatTwd(0)}</strong></div>
+    </div>
+    <p class="muted">${t.trialNote}</p>`;
 }
 
-function summary(view: CheckoutPageView): string {
+function summary(view: CheckoutPageView): Html | '' {
   const t = textOf(view);
   if (view.trial) return trialSummary(view);
   if (!view.discount) return '';
-  return `<div class="summary">
-  <div><span>${escapeHtml(t.subtotal)}</span><span>${formatTwd(view.amountSubtotal)}</span></div>
-  <div><span>${escapeHtml(view.discount.label)}</span><span>−${formatTwd(view.discount.amount)}</span></div>
-  <div><strong>${escapeHtml(t.total)}</strong><strong>${formatTwd(view.amountTotal)}</strong></div>
-</div>`;
+  return html`<div class="summary">
+    <div><span>${t.subtotal}</span><span>${formatTwd(view.amountSubtotal)}</span></div>
+    <div><span>${view.discount.label}</span><span>−${formatTwd(view.discount.amount)}</span></div>
+    <div><strong>${t.total}</strong><strong>${formatTwd(view.amountTotal)}</strong></div>
+  </div>`;
 }
 
 /** The merchant's name (and logo) at the top of every page; nothing before the replica knows it. */
-export function merchantHeader(merchant: Merchant | null | undefined): string {
+export function merchantHeader(merchant: Merchant | null | undefined): Html | '' {
   if (!merchant) return '';
-  const logo = merchant.logo_url
-    ? `<img class="logo" src="${escapeHtml(merchant.logo_url)}" alt="" width="32" height="32">`
-    : '';
-  return `<header class="merchant" id="merchant">${logo}<span>${escapeHtml(merchant.name)}</span></header>`;
+  const logo = merchant.logo_url && html`<img class="logo" src="${merchant.logo_url}" alt="" width="32" height="32" />`;
+  return html`<header class="merchant" id="merchant">${logo}<span>${merchant.name}</span></header>`;
 }
+
+/** One submission per page: a second click must not send a second payment. */
+const ONE_SUBMISSION = raw(`<script>
+  document.getElementById('checkout-form').addEventListener('submit', function (event) {
+    var button = document.getElementById('pay');
+    if (button.disabled) { event.preventDefault(); return; }
+    button.disabled = true;
+  });
+</script>`);
 
 /** The hosted checkout page: merchant, product, price schedule, discount, buyer details, card form, pay. */
 export function renderCheckoutPage(view: CheckoutPageView): string {
   const t = textOf(view);
   // A discounted first period is not the price per period: the schedule line says both.
   const recurringPrice = view.billingPeriod && (!view.discount || view.trial);
-  const period = recurringPrice ? ` <span class="muted">${escapeHtml(view.billingPeriod!)}</span>` : '';
-  const sandbox = view.livemode ? '' : `<p class="sandbox">${escapeHtml(t.sandbox)}</p>`;
-  const error = view.error ? `<p class="error" role="alert">${escapeHtml(view.error)}</p>` : '';
-  const challenge = view.challenge
-    ? `<p class="sandbox">${escapeHtml(t.challenge)}</p><input type="hidden" name="challenge" value="pass">`
-    : '';
+  const period = recurringPrice && html` <span class="muted">${view.billingPeriod}</span>`;
+  const sandbox = !view.livemode && html`<p class="sandbox">${t.sandbox}</p>`;
+  const error = view.error && html`<p class="error" role="alert">${view.error}</p>`;
+  const challenge =
+    view.challenge &&
+    html`<p class="sandbox">${t.challenge}</p>
+      <input type="hidden" name="challenge" value="pass" />`;
   // The plain plan's schedule ("NT$299 per month") would repeat the price line word for word.
   const scheduleSaysMore = view.schedule && !(recurringPrice && !view.trial);
-  const schedule = scheduleSaysMore ? `<p class="schedule" id="schedule">${escapeHtml(view.schedule!)}</p>` : '';
+  const schedule = scheduleSaysMore && html`<p class="schedule" id="schedule">${view.schedule}</p>`;
   return page(
-    `${t.pay(view.productName)}`,
-    `${merchantHeader(view.merchant)}
-<h1>${escapeHtml(view.productName)}</h1>
-<p class="price">${formatTwd(view.trial ? view.trial.thenAmount : view.amountTotal)}${period}</p>
-${schedule}
-${summary(view)}
-${sandbox}
-${error}
-<form method="post" action="${escapeHtml(view.action)}" id="checkout-form">
-${field(t.email, 'email', 'email', { type: 'email', value: view.email, typed: view.typed?.email })}
-${field(t.name, 'name', 'name', { value: view.name, typed: view.typed?.name })}
-${view.requiresPaymentMethod ? cardFields(view) : ''}
-${challenge}
-<button type="submit" id="pay">${escapeHtml(payLabel(view))}</button>
-</form>
-<a class="cancel" id="cancel" href="${escapeHtml(view.cancelUrl)}">${escapeHtml(t.cancel)}</a>
-<script>
-  // One submission per page: a second click must not send a second payment.
-  document.getElementById('checkout-form').addEventListener('submit', function (event) {
-    var button = document.getElementById('pay');
-    if (button.disabled) { event.preventDefault(); return; }
-    button.disabled = true;
-  });
-</script>`,
+    t.pay(view.productName),
+    html`${merchantHeader(view.merchant)}
+      <h1>${view.productName}</h1>
+      <p class="price">${formatTwd(view.trial ? view.trial.thenAmount : view.amountTotal)}${period}</p>
+      ${schedule} ${summary(view)} ${sandbox} ${error}
+      <form method="post" action="${view.action}" id="checkout-form">
+        ${field(t.email, 'email', 'email', { type: 'email', value: view.email, typed: view.typed?.email })}
+        ${field(t.name, 'name', 'name', { value: view.name, typed: view.typed?.name })}
+        ${view.requiresPaymentMethod && cardFields(view)} ${challenge}
+        <button type="submit" id="pay">${payLabel(view)}</button>
+      </form>
+      <a class="cancel" id="cancel" href="${view.cancelUrl}">${t.cancel}</a>
+      ${ONE_SUBMISSION}`,
     { lang: t.lang, brandColor: view.merchant?.brand_color },
   );
 }
@@ -163,21 +160,33 @@ export function renderMessagePage(
   options: MessagePageOptions = {},
 ): string {
   const t = textOf(options);
-  const back = link ? `<a class="cancel" id="back" href="${escapeHtml(link.href)}">${escapeHtml(link.text)}</a>` : '';
-  const receipt = options.receipt
-    ? `<dl class="summary receipt" id="receipt">
-  <div><dt>${escapeHtml(t.product)}</dt><dd>${escapeHtml(options.receipt.product)}</dd></div>
-  <div><dt>${escapeHtml(t.amountPaid)}</dt><dd>${formatTwd(options.receipt.amount)}</dd></div>
-  <div><dt>${escapeHtml(t.date)}</dt><dd>${escapeHtml(t.formatDate(options.receipt.date))}</dd></div>
-</dl>`
-    : '';
+  const back = link && html`<a class="cancel" id="back" href="${link.href}">${link.text}</a>`;
+  const { receipt } = options;
+  // The day the buyer paid, in Taipei; the month in words, as on a receipt.
+  const paidOn = receipt && formatDate(receipt.date, { lang: t.lang, month: 'long' });
   return page(
     title,
-    `${merchantHeader(options.merchant)}
-<h1>${escapeHtml(title)}</h1>
-<p class="muted">${escapeHtml(message)}</p>
-${receipt}
-${back}`,
+    html`${merchantHeader(options.merchant)}
+      <h1>${title}</h1>
+      <p class="muted">${message}</p>
+      ${
+        receipt &&
+        html`<dl class="summary receipt" id="receipt">
+          <div>
+            <dt>${t.product}</dt>
+            <dd>${receipt.product}</dd>
+          </div>
+          <div>
+            <dt>${t.amountPaid}</dt>
+            <dd>${formatTwd(receipt.amount)}</dd>
+          </div>
+          <div>
+            <dt>${t.date}</dt>
+            <dd>${paidOn}</dd>
+          </div>
+        </dl>`
+      }
+      ${back}`,
     { lang: t.lang, brandColor: options.merchant?.brand_color },
   );
 }

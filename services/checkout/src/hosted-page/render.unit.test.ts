@@ -1,6 +1,5 @@
 import { chooseLocale, messagesFor, priceSchedule } from './messages';
 import { type CheckoutPageView, renderCheckoutPage, renderMessagePage } from './render';
-import { escapeHtml, formatTwd } from '@billing/service';
 
 const view: CheckoutPageView = {
   sessionId: 'cs_1',
@@ -79,10 +78,13 @@ describe('hosted checkout page', () => {
     expect(html).toContain('href="https://shop.example"');
   });
 
-  it('formats and escapes', () => {
-    expect(formatTwd(0)).toBe('NT$0');
-    expect(formatTwd(1234567)).toBe('NT$1,234,567');
-    expect(escapeHtml(`<a href="x">'&'</a>`)).toBe('&lt;a href=&quot;x&quot;&gt;&#39;&amp;&#39;&lt;/a&gt;');
+  it('dates a receipt by the day in Taipei, in the page’s language', () => {
+    const receipt = { product: 'Pro', amount: 1234567, date: '2026-02-28T16:30:00.000Z' };
+    const en = renderMessagePage('Thank you', 'Paid.', undefined, { receipt });
+    expect(en).toContain('NT$1,234,567');
+    expect(en).toMatch(/<dd>1 March 2026<\/dd>/);
+    const zh = renderMessagePage('感謝', '已付款', undefined, { receipt, t: messagesFor('zh-TW') });
+    expect(zh).toMatch(/<dd>2026年3月1日<\/dd>/);
   });
 });
 
