@@ -1,9 +1,7 @@
-import { handleCommand } from '@billing/eventstore';
 import { type ServiceUnderTest, startServiceForTest, testInfrastructure } from '@billing/runtime';
 import { eventually } from '@billing/testing';
 import { billingService } from '../src';
-import { testClockAggregate, testClockStream } from '../src/test-clocks/clock';
-import { projectTestClocks } from '../src/test-clocks/read-model';
+import { testClockAggregate } from '../src/test-clocks/aggregate';
 import { caller, client, newOrg } from './helpers';
 
 jest.setTimeout(60000);
@@ -26,16 +24,11 @@ describe('A test clock advance cut off by a restart', () => {
       const tenant = { organization: org, environment: 'SANDBOX' as const };
       const { store } = running.service.context;
       const startAdvance = { ...tenant, clockId, now: now(), targetTime: new Date('2026-03-01T00:00:00Z') };
-      await handleCommand(
+      await testClockAggregate.handle(
         store,
-        testClockStream(clockId),
-        testClockAggregate,
+        clockId,
         { type: 'StartAdvance', data: startAdvance },
-        {
-          ...tenant,
-          occurredAt: now(),
-          project: (tx, events) => projectTestClocks(tx, store.tables.schema, events),
-        },
+        { ...tenant, occurredAt: now() },
       );
       await running.service.shutdown();
 

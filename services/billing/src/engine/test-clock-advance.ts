@@ -1,9 +1,8 @@
-import { handleCommand } from '@billing/eventstore';
 import type { ServiceContext } from '@billing/runtime';
 import { DUE_WORK, dueWorkConcurrency, runDueEntries } from './due-work';
 import type { DueSubscription } from '../subscriptions/queries';
-import { testClockAggregate, testClockStream } from '../test-clocks/clock';
-import { findAdvancingClocks, projectTestClocks } from '../test-clocks/read-model';
+import { testClockAggregate } from '../test-clocks/aggregate';
+import { findAdvancingClocks } from '../test-clocks/read-model';
 
 type ClockRef = { id: string; organization: string; environment: 'SANDBOX' | 'PRODUCTION' };
 
@@ -17,7 +16,6 @@ type ClockRef = { id: string; organization: string; environment: 'SANDBOX' | 'PR
  */
 export async function runClock(context: ServiceContext, clock: ClockRef): Promise<void> {
   const { store } = context;
-  const { schema } = store.tables;
   const target = await targetOf(context, clock);
   if (!target) return;
   const concurrency = dueWorkConcurrency(context);
@@ -35,18 +33,16 @@ export async function runClock(context: ServiceContext, clock: ClockRef): Promis
     if (failures.length > 0) throw failures[0]!.error;
   }
   const finish = { type: 'FinishAdvance' as const, data: { clockId: clock.id, targetTime: target } };
-  await handleCommand(store, testClockStream(clock.id), testClockAggregate, finish, {
+  await testClockAggregate.handle(store, clock.id, finish, {
     organization: clock.organization,
     environment: clock.environment,
     occurredAt: target,
-    project: (tx, e) => projectTestClocks(tx, schema, e),
   });
 }
 
 /** The advance's target time, or null when the clock is not advancing. */
 async function targetOf(context: ServiceContext, clock: ClockRef): Promise<Date | null> {
-  const events = await context.store.readStream(testClockStream(clock.id));
-  const state = events.reduce(testClockAggregate.evolve, testClockAggregate.initialState());
+  const state = testClockAggregate.fold(await context.store.readStream(testClockAggregate.stream(clock.id)));
   return state.status === 'Existing' && state.targetTime && !state.deleted ? new Date(state.targetTime) : null;
 }
 

@@ -1,9 +1,9 @@
 import { BillingSettingsQuery, UpdateBillingSettingsBody, environmentOfSettings } from '@billing/contracts';
-import { handleCommand } from '@billing/eventstore';
 import type { ServiceContext } from '@billing/runtime';
 import { adminOrganizationOf, validate } from '@billing/service';
 import type { Express } from 'express';
-import { billingSettingsAggregate, billingSettingsOf, billingSettingsStream } from './settings';
+import { billingSettingsAggregate, billingSettingsOf } from './aggregate';
+import { billingSettingsId } from './settings';
 
 /**
  * `/admin/billing_settings?environment=sandbox|production` (the gateway's
@@ -29,7 +29,7 @@ export function mountBillingSettingsRoutes(app: Express, context: ServiceContext
         type: 'UpdateBillingSettings' as const,
         data: { organization, environment, changes: res.locals.input.body, now: now() },
       };
-      await handleCommand(store, billingSettingsStream(organization, environment), billingSettingsAggregate, command, {
+      await billingSettingsAggregate.handle(store, billingSettingsId(organization, environment), command, {
         organization,
         environment,
         occurredAt: command.data.now,

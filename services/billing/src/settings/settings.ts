@@ -4,7 +4,7 @@ import {
   type UpdateBillingSettingsBody,
   defaultBillingSettings,
 } from '@billing/contracts';
-import type { EventStore, RecordedEvent } from '@billing/eventstore';
+import { streamEvents } from '@billing/eventstore';
 
 export type { BillingSettings } from '@billing/contracts';
 
@@ -13,8 +13,10 @@ export type { BillingSettings } from '@billing/contracts';
  * organization and environment (docs/billing-settings.md). Absent until first changed; it then
  * reads as the defaults.
  */
-export const billingSettingsStream = (organization: string, environment: Environment) =>
-  `billing_settings-${organization}-${environment}`;
+export const billingSettingsId = (organization: string, environment: Environment) => `${organization}-${environment}`;
+
+/** `billing_settings-<organization>-<environment>`, of the id `billingSettingsId` gives. */
+export const billingSettingsStream = (id: string) => `billing_settings-${id}`;
 
 /** The settings after a change, whole. */
 export type BillingSettingsUpdated = {
@@ -22,6 +24,8 @@ export type BillingSettingsUpdated = {
   data: { organization: string; environment: Environment; object: BillingSettings };
 };
 export type BillingSettingsEvent = BillingSettingsUpdated;
+
+export const billingSettingsEvents = streamEvents<BillingSettingsEvent>({ BillingSettingsUpdated: true });
 
 export type BillingSettingsState = { status: 'Defaults' } | { status: 'Changed'; settings: BillingSettings };
 
@@ -59,26 +63,4 @@ export function decide(command: UpdateBillingSettings, state: BillingSettingsSta
       data: { organization, environment, object: { ...next, updated_at: now.toISOString() } },
     },
   ];
-}
-
-export const billingSettingsAggregate = {
-  initialState,
-  evolve: (state: BillingSettingsState, event: RecordedEvent) =>
-    evolve(state, event as unknown as BillingSettingsEvent),
-  decide,
-};
-
-/**
- * The billing settings of an organization in an environment: its last change, or the defaults
- * (retries 3, 5 and 7 days after the first failure, then cancel; upgrades prorated now,
- * downgrades at period end).
- */
-export async function billingSettingsOf(
-  store: Pick<EventStore, 'readStream'>,
-  organization: string,
-  environment: Environment,
-): Promise<BillingSettings> {
-  const history = await store.readStream(billingSettingsStream(organization, environment));
-  const state = history.reduce(billingSettingsAggregate.evolve, initialState());
-  return settingsOf(state, organization, environment);
 }

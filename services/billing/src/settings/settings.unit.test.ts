@@ -1,15 +1,9 @@
 import { UpdateBillingSettingsBody, defaultBillingSettings } from '@billing/contracts';
 import { deciderSpec } from '@billing/testing';
-import {
-  type BillingSettingsEvent,
-  type UpdateBillingSettings,
-  billingSettingsOf,
-  decide,
-  evolve,
-  initialState,
-} from './settings';
+import { billingSettingsAggregate, billingSettingsOf } from './aggregate';
+import type { BillingSettingsEvent, UpdateBillingSettings } from './settings';
 
-const spec = deciderSpec({ initialState, evolve, decide });
+const spec = deciderSpec(billingSettingsAggregate);
 const at = new Date('2026-11-23T05:00:00.000Z');
 const update = (changes: UpdateBillingSettings['data']['changes']): UpdateBillingSettings => ({
   type: 'UpdateBillingSettings',

@@ -1,5 +1,5 @@
 import { type Environment, type Tenant, type TestClock, conflict, notFound, validationError } from '@billing/contracts';
-import type { RecordedEvent } from '@billing/eventstore';
+import { streamEvents } from '@billing/eventstore';
 
 export const testClockStream = (clockId: string) => `test_clock-${clockId}`;
 
@@ -17,12 +17,12 @@ export type TestClockAdvanced = { type: 'TestClockAdvanced'; data: { clock_id: s
 export type TestClockDeleted = { type: 'TestClockDeleted'; data: { clock_id: string; deleted_at: string } };
 export type TestClockEvent = TestClockCreated | TestClockAdvanceStarted | TestClockAdvanced | TestClockDeleted;
 
-export const TEST_CLOCK_EVENT_TYPES: ReadonlyArray<TestClockEvent['type']> = [
-  'TestClockCreated',
-  'TestClockAdvanceStarted',
-  'TestClockAdvanced',
-  'TestClockDeleted',
-];
+export const testClockEvents = streamEvents<TestClockEvent>({
+  TestClockCreated: true,
+  TestClockAdvanceStarted: true,
+  TestClockAdvanced: true,
+  TestClockDeleted: true,
+});
 
 export type TestClockState =
   | { status: 'Empty' }
@@ -136,11 +136,3 @@ function existing(state: TestClockState, target: Target): TestClock {
   if (absent) throw notFound(`No such test clock: ${target.clockId}`);
   return state.clock;
 }
-
-export const testClockDecider = { initialState, evolve, decide };
-
-export const testClockAggregate = {
-  initialState,
-  evolve: (state: TestClockState, event: RecordedEvent) => evolve(state, event as unknown as TestClockEvent),
-  decide,
-};

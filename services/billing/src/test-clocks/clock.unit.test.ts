@@ -1,7 +1,8 @@
 import { deciderSpec } from '@billing/testing';
-import { type TestClockCommand, type TestClockEvent, testClockDecider } from './clock';
+import { testClockAggregate } from './aggregate';
+import type { TestClockCommand, TestClockEvent } from './clock';
 
-const spec = deciderSpec(testClockDecider);
+const spec = deciderSpec(testClockAggregate);
 const now = new Date('2026-11-21T08:00:00.000Z');
 const target = { clockId: 'clock_1', organization: 'org_1', environment: 'SANDBOX' as const, now };
 const clock = {

@@ -1,7 +1,7 @@
 import { type TestClock, unknownCursor } from '@billing/contracts';
 import { type EventStore, type RecordedEvent, type SqlExecutor, cursorPage } from '@billing/eventstore';
 import type { Tenant } from '@billing/service';
-import { TEST_CLOCK_EVENT_TYPES, type TestClockEvent } from './clock';
+import { testClockEvents } from './clock';
 
 export const testClocksTable = (schema: string) => `${schema}.test_clocks`;
 
@@ -29,8 +29,8 @@ export async function migrateTestClocksReadModel(store: EventStore): Promise<voi
 export async function projectTestClocks(sql: SqlExecutor, schema: string, events: RecordedEvent[]): Promise<void> {
   const table = testClocksTable(schema);
   for (const recorded of events) {
-    if (!(TEST_CLOCK_EVENT_TYPES as readonly string[]).includes(recorded.type)) continue;
-    const event = recorded as unknown as TestClockEvent & { stream_version: number };
+    const event = testClockEvents.of(recorded);
+    if (!event) continue;
     if (event.type === 'TestClockDeleted') {
       await sql.query(`DELETE FROM ${table} WHERE id = $1`, [event.data.clock_id]);
       continue;

@@ -7,13 +7,13 @@ import {
   newId,
   notFound,
 } from '@billing/contracts';
-import { handleCommand } from '@billing/eventstore';
 import type { ServiceContext } from '@billing/runtime';
 import { type Tenant, secretCallerOf, validate } from '@billing/service';
 import type { Express, Request } from 'express';
 import { startClockRun } from '../engine/test-clock-advance';
-import { type TestClockCommand, testClockAggregate, testClockStream } from './clock';
-import { findTestClock, listTestClocks, projectTestClocks } from './read-model';
+import { testClockAggregate } from './aggregate';
+import type { TestClockCommand } from './clock';
+import { findTestClock, listTestClocks } from './read-model';
 
 /** Test clocks are a Sandbox tool: a Production key gets 400 on every test-clock route. */
 function sandboxCaller(req: Request): Tenant {
@@ -28,11 +28,7 @@ export function mountTestClockRoutes(app: Express, context: ServiceContext): voi
   const { schema } = store.tables;
 
   async function run(tenant: Tenant, clockId: string, command: TestClockCommand) {
-    return handleCommand(store, testClockStream(clockId), testClockAggregate, command, {
-      ...tenant,
-      occurredAt: now(),
-      project: (tx, events) => projectTestClocks(tx, schema, events),
-    });
+    return testClockAggregate.handle(store, clockId, command, { ...tenant, occurredAt: now() });
   }
   async function read(tenant: Tenant, id: string) {
     const clock = await findTestClock(store.database, schema, tenant, id);

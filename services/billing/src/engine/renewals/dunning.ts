@@ -4,7 +4,7 @@ import type { ServiceContext } from '@billing/runtime';
 import type { Tenant } from '@billing/service';
 import { invoiceAggregate } from '../../invoices/aggregate';
 import type { InvoiceCommand } from '../../invoices/invoice';
-import { billingSettingsOf } from '../../settings/settings';
+import { billingSettingsOf } from '../../settings/aggregate';
 import { type SubscriptionCommand, subscriptionAggregate } from '../../subscriptions/decide';
 import { projectSubscriptions } from '../../subscriptions/read-model';
 import { subscriptionStream } from '../../subscriptions/subscription';

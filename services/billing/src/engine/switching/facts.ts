@@ -6,7 +6,7 @@ import { savedCardOf } from '../../charges/charge';
 import { invoicesTable } from '../../invoices/read-model';
 import type { ProrationBehavior, ProrationPolicy } from '../../proration/classify';
 import { type PlannedSwitch, planSwitch } from '../../proration/preview';
-import { billingSettingsOf } from '../../settings/settings';
+import { billingSettingsOf } from '../../settings/aggregate';
 import { priceAfterCoupon } from '../../subscriptions/discount';
 import { blockingReasonOf, switchingAggregate } from '../../subscriptions/switch-decide';
 import { type SubscriptionState, subscriptionStream } from '../../subscriptions/subscription';
