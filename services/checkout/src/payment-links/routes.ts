@@ -20,7 +20,13 @@ import type { Express, Request, RequestHandler, Response } from 'express';
 import { z } from 'zod';
 import { dependenciesOf, serviceCaller } from '../dependencies';
 import { chooseLocale, messagesFor } from '../hosted-page/messages';
-import { type Receipt, renderMessagePage } from '../hosted-page/render';
+import {
+  type LinkPageContext,
+  renderLinkCanceled,
+  renderLinkNotFound,
+  renderLinkThanks,
+  renderLinkUnavailable,
+} from '../hosted-page/payment-link-pages';
 import { findMerchant } from '@billing/runtime';
 import { findSession } from '../sessions/queries';
 import { createSession } from '../sessions/create';
@@ -175,22 +181,15 @@ export function mountPaymentLinkRoutes(app: Express, context: ServiceContext): v
     res.json({ id: link.id, deleted: true });
   });
 
-  const pageOf = async (req: Request, organization: string | null, locale?: string | null) => ({
+  const pageOf = async (
+    req: Request,
+    organization: string | null,
+    locale?: string | null,
+  ): Promise<LinkPageContext> => ({
     t: messagesFor(chooseLocale(locale, req.get('accept-language'))),
     merchant: organization ? await findMerchant(db, schema, organization) : null,
   });
-  const message = (
-    res: Response,
-    status: number,
-    page: Awaited<ReturnType<typeof pageOf>>,
-    [title, text]: [string, string],
-    back?: { href: string; text: string },
-    receipt?: Receipt,
-  ) =>
-    res
-      .status(status)
-      .type('html')
-      .send(renderMessagePage(title, text, back, { ...page, receipt }));
+  const send = (res: Response, status: number, html: string) => res.status(status).type('html').send(html);
 
   /**
    * The shareable URL. No key: the url_id is the capability. Counts the visit, opens a session
@@ -201,13 +200,12 @@ export function mountPaymentLinkRoutes(app: Express, context: ServiceContext): v
     const query = req.query as Record<string, unknown>;
     const locale = firstString(query.locale) ?? link?.locale ?? undefined;
     const page = await pageOf(req, link?.organization ?? null, locale);
-    const { t } = page;
     if (!link) {
-      message(res, 404, page, [t.titles.linkNotFound, t.texts.linkNotFound]);
+      send(res, 404, renderLinkNotFound(page));
       return;
     }
     if (isClosed(link)) {
-      message(res, 410, page, [t.titles.linkUnavailable, link.active ? t.texts.linkSoldOut : t.texts.linkInactive]);
+      send(res, 410, renderLinkUnavailable(page, link.active ? 'soldOut' : 'inactive'));
       return;
     }
     await paymentLinkAggregate.handle(
@@ -262,19 +260,13 @@ export function mountPaymentLinkRoutes(app: Express, context: ServiceContext): v
     } catch (error) {
       // The buyer is in a browser: a product gone from the catalog or a service down is a page, not JSON.
       if (!(error instanceof ApiError)) throw error;
-      const [status, text] = error.status === 404 ? [410, t.texts.linkProductGone] : [error.status, t.texts.linkDown];
-      message(res, status, page, [t.titles.linkUnavailable, text]);
+      const gone = error.status === 404;
+      send(res, gone ? 410 : error.status, renderLinkUnavailable(page, gone ? 'productGone' : 'down'));
       return;
     }
     const counted = { linkId: link.id, sessionId: session.id, now: now() };
     await paymentLinkAggregate.handle(store, link.id, { type: 'CountSession', data: counted }, asOwner(link));
     res.redirect(303, pageUrl(deps.checkoutUrl, session.id));
-  });
-
-  /** The merchant's site if it gave one, else the link itself (a new visit only when followed). */
-  const backLink = (page: Awaited<ReturnType<typeof pageOf>>, url: string) => ({
-    href: page.merchant?.website_url ?? url,
-    text: page.merchant ? page.t.backTo(page.merchant.name) : page.t.backToShop,
   });
 
   /**
@@ -294,14 +286,7 @@ export function mountPaymentLinkRoutes(app: Express, context: ServiceContext): v
         ? { product: session.product.name, amount: session.order.amount_total, date: session.completed_at }
         : undefined;
     const url = link ? linkUrl(deps.paymentLinkUrl, link.url_id) : undefined;
-    message(
-      res,
-      200,
-      page,
-      [page.t.titles.thanks, page.t.texts.thanks],
-      url ? backLink(page, url) : undefined,
-      receipt,
-    );
+    send(res, 200, renderLinkThanks(page, url, receipt));
   });
 
   /** Where "Cancel and return" of a link's checkout goes: nothing counted, nothing opened. */
@@ -309,11 +294,9 @@ export function mountPaymentLinkRoutes(app: Express, context: ServiceContext): v
     const link = await findLinkByUrlId(db, schema, String(req.params.url_id));
     const page = await pageOf(req, link?.organization ?? null, link?.locale);
     if (!link) {
-      message(res, 404, page, [page.t.titles.linkNotFound, page.t.texts.linkNotFound]);
+      send(res, 404, renderLinkNotFound(page));
       return;
     }
-    const url = linkUrl(deps.paymentLinkUrl, link.url_id);
-    const back = page.merchant?.website_url ? backLink(page, url) : { href: url, text: page.t.startAgain };
-    message(res, 200, page, [page.t.titles.canceled, page.t.texts.canceled], back);
+    send(res, 200, renderLinkCanceled(page, linkUrl(deps.paymentLinkUrl, link.url_id)));
   });
 }
