@@ -13,7 +13,6 @@ import {
   newId,
   notFound,
 } from '@billing/contracts';
-import { handleCommandInTransaction } from '@billing/eventstore';
 import type { ServiceContext } from '@billing/runtime';
 import type { Tenant } from '@billing/service';
 import { findBuyer } from '../customers/resolve';
@@ -23,10 +22,8 @@ import { invoiceAggregate } from '../invoices/aggregate';
 import { nextInvoiceNumber } from '../invoices/read-model';
 import { invoiceChargeKey } from '../invoices/payment';
 import { renewalInvoiceId } from '../invoices/ids';
-import { subscriptionAggregate } from '../subscriptions/decide';
+import { subscriptionAggregate } from '../subscriptions/aggregate';
 import { currentSubscription, findSubscription, liveSubscriptions } from '../subscriptions/queries';
-import { projectSubscriptions } from '../subscriptions/read-model';
-import { subscriptionStream } from '../subscriptions/subscription';
 import { subscriptionPlanOf } from '../engine/catalog';
 import { timeOn } from '../test-clocks/read-model';
 import { type IncompleteRecord, claimCreation, findIncomplete, recordIncomplete, releaseCreation } from './read-model';
@@ -266,17 +263,10 @@ export async function recordFirstPeriod(
   const { schema } = store.tables;
   const { customer, plan, subscriptionId, trialDays, amount, invoiceId, now } = input;
   await store.transaction(async (tx) => {
-    const options = (project: typeof projectSubscriptions) => ({
-      ...tenant,
-      occurredAt: now,
-      project: (inner: Parameters<typeof project>[0], events: Parameters<typeof project>[2]) =>
-        project(inner, schema, events),
-    });
-    const { state } = await handleCommandInTransaction(
+    const { state } = await subscriptionAggregate.handleInTransaction(
       tx,
       store,
-      subscriptionStream(subscriptionId),
-      subscriptionAggregate,
+      subscriptionId,
       {
         type: 'StartSubscription',
         data: {
@@ -292,7 +282,7 @@ export async function recordFirstPeriod(
           coupon: null,
         },
       },
-      options(projectSubscriptions),
+      { ...tenant, occurredAt: now },
     );
     if (state.status === 'Empty') throw new Error(`subscription ${subscriptionId} not started`);
     const { subscription } = state;

@@ -1,9 +1,10 @@
-import { type SqlExecutor, handleCommand } from '@billing/eventstore';
+import type { SqlExecutor } from '@billing/eventstore';
 import { type ServiceContext, positiveNumberSetting } from '@billing/runtime';
 import { findDueRetries } from '../invoices/read-model';
 import { RENEWAL_BATCH_SIZE, renewDue, renewDueBatch } from './renewals/renew';
 import { applyDueSchedule } from './switching/schedules';
-import { type SubscriptionCommand, subscriptionAggregate } from '../subscriptions/decide';
+import { subscriptionAggregate } from '../subscriptions/aggregate';
+import type { SubscriptionCommand } from '../subscriptions/decide';
 import {
   type ClockScope,
   type DueSubscription,
@@ -13,8 +14,6 @@ import {
   findEndedTrials,
   findTrialsEndingSoon,
 } from '../subscriptions/queries';
-import { projectSubscriptions } from '../subscriptions/read-model';
-import { subscriptionStream } from '../subscriptions/subscription';
 
 /**
  * One kind of work that falls due at a time: what finds it, and what does it at `at`. Safe to
@@ -42,18 +41,11 @@ const command =
   (make: (subscriptionId: string, now: Date) => SubscriptionCommand) =>
   async (context: ServiceContext, item: DueSubscription, at: Date): Promise<boolean> => {
     const { store } = context;
-    const { events } = await handleCommand(
-      store,
-      subscriptionStream(item.id),
-      subscriptionAggregate,
-      make(item.id, at),
-      {
-        organization: item.organization,
-        environment: item.environment,
-        occurredAt: at,
-        project: (tx, e) => projectSubscriptions(tx, store.tables.schema, e),
-      },
-    );
+    const { events } = await subscriptionAggregate.handle(store, item.id, make(item.id, at), {
+      organization: item.organization,
+      environment: item.environment,
+      occurredAt: at,
+    });
     return events.length > 0;
   };
 

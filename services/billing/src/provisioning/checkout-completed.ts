@@ -1,12 +1,5 @@
 import { CheckoutSessionCompletedData, type DomainEventEnvelope, newId } from '@billing/contracts';
-import {
-  type Aggregate,
-  type EventStore,
-  type EventStoreTransaction,
-  type NewEvent,
-  type RecordedEvent,
-  handleCommandInTransaction,
-} from '@billing/eventstore';
+import type { EventStore, EventStoreTransaction } from '@billing/eventstore';
 import { type Logger, Tenant } from '@billing/service';
 import { customerAggregate } from '../customers/aggregate';
 import type { CustomerCommand } from '../customers/decide';
@@ -15,10 +8,9 @@ import { usableExternalId, usableName } from '../customers/resolve';
 import { inSequence, startStream } from '../shared/commands';
 import { invoiceAggregate } from '../invoices/aggregate';
 import { nextInvoiceNumber } from '../invoices/read-model';
-import { type PlanFacts, type SubscriptionCommand, subscriptionAggregate } from '../subscriptions/decide';
+import { subscriptionAggregate } from '../subscriptions/aggregate';
+import type { PlanFacts, SubscriptionCommand } from '../subscriptions/decide';
 import { liveSubscriptions } from '../subscriptions/queries';
-import { projectSubscriptions } from '../subscriptions/read-model';
-import { subscriptionStream } from '../subscriptions/subscription';
 import { findTestClock } from '../test-clocks/read-model';
 
 /**
@@ -53,17 +45,6 @@ export async function provisionFromCheckout(
   if (!d.customer_email) return;
   const schema = store.tables.schema;
   const tenant: Tenant = { organization: event.organization, environment: event.environment };
-  const run = <S, C, E extends NewEvent>(
-    stream: string,
-    aggregate: Aggregate<S, C, E>,
-    command: C,
-    project: (sql: EventStoreTransaction, schema: string, events: RecordedEvent[]) => Promise<void>,
-  ) =>
-    handleCommandInTransaction(tx, store, stream, aggregate, command, {
-      ...tenant,
-      occurredAt: now,
-      project: (inner, events) => project(inner, schema, events),
-    });
   const who = (customerId: string) => ({ customerId, ...tenant, now });
 
   const externalId = usableExternalId(d.external_customer_id);
@@ -130,7 +111,7 @@ export async function provisionFromCheckout(
   const plan: PlanFacts = { ...product, interval: product.interval };
 
   const onSubscription = (subscriptionId: string, command: SubscriptionCommand) =>
-    run(subscriptionStream(subscriptionId), subscriptionAggregate, command, projectSubscriptions);
+    subscriptionAggregate.handleInTransaction(tx, store, subscriptionId, command, { ...tenant, occurredAt: now });
   const existing = (await liveSubscriptions(tx, schema, customerId, plan.id))[0];
   if (existing) {
     await onSubscription(existing.id, {

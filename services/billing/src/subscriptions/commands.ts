@@ -1,12 +1,10 @@
 import type { Subscription } from '@billing/contracts';
-import { handleCommand } from '@billing/eventstore';
 import type { ServiceContext } from '@billing/runtime';
 import type { Tenant } from '@billing/service';
-import { type CancelSubscription, type ResumeSubscription, subscriptionAggregate } from './decide';
+import { subscriptionAggregate } from './aggregate';
+import type { CancelSubscription, ResumeSubscription } from './decide';
 import { timeOn } from '../test-clocks/read-model';
 import { currentSubscription, findSubscription } from './queries';
-import { projectSubscriptions } from './read-model';
-import { subscriptionStream } from './subscription';
 
 /**
  * Runs a customer-facing change (the merchant's API call, or the customer's in the portal) on
@@ -20,12 +18,10 @@ async function change(
   command: CancelSubscription | ResumeSubscription,
 ): Promise<Subscription> {
   const { store } = context;
-  const { schema } = store.tables;
-  await handleCommand(store, subscriptionStream(id), subscriptionAggregate, command, {
+  await subscriptionAggregate.handle(store, id, command, {
     organization: tenant.organization,
     environment: tenant.environment,
     occurredAt: command.data.now,
-    project: (tx, events) => projectSubscriptions(tx, schema, events),
   });
   return currentSubscription(context, tenant, id);
 }

@@ -8,16 +8,8 @@ import {
   livemodeOf,
   notFound,
 } from '@billing/contracts';
-import type { RecordedEvent } from '@billing/eventstore';
 import { nextPeriodEnd, periodEnd, trialEnd } from '../calendar/period';
-import {
-  type SubscriptionEvent,
-  type SubscriptionState,
-  asSubscriptionEvent,
-  evolve,
-  initialState,
-  SUBSCRIPTION_SNAPSHOT_VERSION,
-} from './subscription';
+import type { SubscriptionEvent, SubscriptionState } from './subscription';
 
 type Who = { subscriptionId: string; organization: string; environment: Environment; now: Date };
 
@@ -369,12 +361,3 @@ function canceled(
   };
   return { type: 'SubscriptionCanceled', data: { subscription_id: subscription.id, reason, object } };
 }
-
-export const subscriptionDecider = { initialState, evolve, decide };
-
-export const subscriptionAggregate = {
-  initialState,
-  evolve: (state: SubscriptionState, event: RecordedEvent) => evolve(state, asSubscriptionEvent(event)),
-  decide,
-  snapshotVersion: SUBSCRIPTION_SNAPSHOT_VERSION,
-};

@@ -1,9 +1,10 @@
 import type { Subscription } from '@billing/contracts';
 import { deciderSpec } from '@billing/testing';
-import { type PlanFacts, type SubscriptionCommand, subscriptionDecider } from './decide';
+import { subscriptionAggregate } from './aggregate';
+import type { PlanFacts, SubscriptionCommand } from './decide';
 import type { SubscriptionEvent } from './subscription';
 
-const spec = deciderSpec(subscriptionDecider);
+const spec = deciderSpec(subscriptionAggregate);
 const at = new Date('2026-01-31T10:00:00.000Z');
 const who = { subscriptionId: 'sub_1', organization: 'org_1', environment: 'SANDBOX' as const, now: at };
 const monthly: PlanFacts = {
@@ -358,15 +359,15 @@ describe('subscription.trial_will_end', () => {
   it('is not sent for a subscription not in TRIAL', () =>
     spec.given([activated()]).when(tell('2026-02-27T10:00:00.000Z')).then([]));
   it('is sent at once with the start of a trial shorter than 3 days (as Stripe)', () => {
-    const events = subscriptionDecider.decide(
+    const events = subscriptionAggregate.decide(
       { ...start(), data: { ...(start().data as object), trialDays: 2 } } as SubscriptionCommand,
-      subscriptionDecider.initialState(),
+      subscriptionAggregate.initialState(),
     );
     expect(events.map((e) => e.type)).toEqual(['SubscriptionActivated', 'SubscriptionTrialWillEnd']);
     expect(events[1]!.data).toMatchObject({ trial_end: '2026-02-02T10:00:00.000Z' });
-    const long = subscriptionDecider.decide(
+    const long = subscriptionAggregate.decide(
       { ...start(), data: { ...(start().data as object), trialDays: 14 } } as SubscriptionCommand,
-      subscriptionDecider.initialState(),
+      subscriptionAggregate.initialState(),
     );
     expect(long.map((e) => e.type)).toEqual(['SubscriptionActivated']);
   });

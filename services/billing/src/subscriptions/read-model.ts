@@ -1,6 +1,6 @@
 import type { EventStore, RecordedEvent, SqlExecutor } from '@billing/eventstore';
 import { projectSwitching } from './switch-read-model';
-import { SUBSCRIPTION_EVENT_TYPES, asSubscriptionEvent } from './subscription';
+import { subscriptionEvents } from './subscription';
 
 export const subscriptionsTable = (schema: string) => `${schema}.subscriptions`;
 
@@ -36,8 +36,8 @@ export async function migrateSubscriptionsReadModel(store: EventStore): Promise<
 export async function projectSubscriptions(sql: SqlExecutor, schema: string, events: RecordedEvent[]): Promise<void> {
   const table = subscriptionsTable(schema);
   for (const recorded of events) {
-    if (!(SUBSCRIPTION_EVENT_TYPES as readonly string[]).includes(recorded.type)) continue;
-    const event = asSubscriptionEvent(recorded);
+    const event = subscriptionEvents.of(recorded);
+    if (!event) continue;
     switch (event.type) {
       case 'SubscriptionActivated': {
         const s = event.data.object;

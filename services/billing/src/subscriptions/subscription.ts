@@ -10,8 +10,8 @@ import type {
   SubscriptionUpdatedData,
 } from '@billing/contracts';
 import type { SwitchingEvent, SwitchingState } from './switch-events';
-import { SWITCHING_EVENT_TYPES, evolveSwitching } from './switch-events';
-import type { RecordedEvent } from '@billing/eventstore';
+import { evolveSwitching } from './switch-events';
+import { streamEvents } from '@billing/eventstore';
 
 export const subscriptionStream = (subscriptionId: string) => `subscription-${subscriptionId}`;
 
@@ -32,16 +32,21 @@ export type SubscriptionEvent =
   | DuplicateSubscriptionPaid
   | SwitchingEvent;
 
-export const SUBSCRIPTION_EVENT_TYPES: ReadonlyArray<SubscriptionEvent['type']> = [
-  'SubscriptionActivated',
-  'SubscriptionUpdated',
-  'SubscriptionCanceled',
-  'SubscriptionRenewed',
-  'SubscriptionPastDue',
-  'SubscriptionTrialWillEnd',
-  'DuplicateSubscriptionPaid',
-  ...SWITCHING_EVENT_TYPES,
-];
+/** The events of a subscription's stream, plan switching's included (switch-events.ts). */
+export const subscriptionEvents = streamEvents<SubscriptionEvent>({
+  SubscriptionActivated: true,
+  SubscriptionUpdated: true,
+  SubscriptionCanceled: true,
+  SubscriptionRenewed: true,
+  SubscriptionPastDue: true,
+  SubscriptionTrialWillEnd: true,
+  DuplicateSubscriptionPaid: true,
+  SubscriptionSwitchStarted: true,
+  SubscriptionSwitchEnded: true,
+  SubscriptionScheduleCreated: true,
+  SubscriptionScheduleCanceled: true,
+  SubscriptionScheduleCompleted: true,
+});
 
 export type SubscriptionState =
   | { status: 'Empty' }
@@ -95,6 +100,3 @@ export function evolve(state: SubscriptionState, event: SubscriptionEvent): Subs
     }
   }
 }
-
-export const asSubscriptionEvent = (event: RecordedEvent): SubscriptionEvent =>
-  ({ type: event.type, data: event.data }) as SubscriptionEvent;

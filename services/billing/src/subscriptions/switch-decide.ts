@@ -9,16 +9,8 @@ import {
   livemodeOf,
   notFound,
 } from '@billing/contracts';
-import type { RecordedEvent } from '@billing/eventstore';
 import { periodEnd } from '../calendar/period';
-import {
-  type SubscriptionEvent,
-  type SubscriptionState,
-  asSubscriptionEvent,
-  evolve,
-  initialState,
-  SUBSCRIPTION_SNAPSHOT_VERSION,
-} from './subscription';
+import type { SubscriptionEvent, SubscriptionState } from './subscription';
 import type { SwitchType } from '../proration/classify';
 
 // Switching's commands on the subscription's stream, decided on its history, so that two
@@ -295,10 +287,3 @@ function canceledSchedule(state: Existing, at: string): SubscriptionEvent {
     updated_at: at,
   });
 }
-
-export const switchingAggregate = {
-  initialState,
-  evolve: (state: SubscriptionState, event: RecordedEvent) => evolve(state, asSubscriptionEvent(event)),
-  decide: decideSwitching,
-  snapshotVersion: SUBSCRIPTION_SNAPSHOT_VERSION,
-};

@@ -1,8 +1,8 @@
 import type { Subscription } from '@billing/contracts';
 import { ApiError } from '@billing/contracts';
+import { switchingAggregate } from './aggregate';
 import type { SubscriptionEvent, SubscriptionState } from './subscription';
-import { evolve, initialState } from './subscription';
-import { type SwitchingCommand, decideSwitching } from './switch-decide';
+import type { SwitchingCommand } from './switch-decide';
 import { basic, business, subscription } from '../../test/switching-fixtures';
 
 const now = new Date('2026-04-10T12:00:00.000Z');
@@ -20,10 +20,11 @@ const activated: SubscriptionEvent = {
     object: subscription,
   },
 };
-const fold = (events: SubscriptionEvent[]): SubscriptionState => events.reduce(evolve, initialState());
+const fold = (events: SubscriptionEvent[]): SubscriptionState =>
+  events.reduce(switchingAggregate.evolve, switchingAggregate.initialState());
 /** Decides on `history`, then on what it appended: the history after. */
 function run(history: SubscriptionEvent[], command: SwitchingCommand) {
-  const events = decideSwitching(command, fold(history));
+  const events = switchingAggregate.decide(command, fold(history));
   return { events, history: [...history, ...events] };
 }
 const errorOf = (fn: () => unknown) => {

@@ -27,14 +27,6 @@ export type SwitchingEvent =
   | SubscriptionScheduleCanceled
   | SubscriptionScheduleCompleted;
 
-export const SWITCHING_EVENT_TYPES = [
-  'SubscriptionSwitchStarted',
-  'SubscriptionSwitchEnded',
-  'SubscriptionScheduleCreated',
-  'SubscriptionScheduleCanceled',
-  'SubscriptionScheduleCompleted',
-] as const satisfies ReadonlyArray<SwitchingEvent['type']>;
-
 /** What a subscription's state holds for switching (absent on subscriptions that never switched). */
 export type SwitchingState = {
   /** The pending schedule, or null. */

@@ -14,9 +14,8 @@ import { type ChargeOutcome, chargeSavedCards, chargesRecorded } from '../../cha
 import { invoiceAggregate } from '../../invoices/aggregate';
 import type { InvoiceEvent, InvoiceState, RecordPaymentAttempt } from '../../invoices/invoice';
 import { invoiceChargeKey } from '../../invoices/payment';
-import { type SubscriptionCommand, subscriptionAggregate } from '../../subscriptions/decide';
-import { projectSubscriptions } from '../../subscriptions/read-model';
-import { subscriptionStream } from '../../subscriptions/subscription';
+import { subscriptionAggregate } from '../../subscriptions/aggregate';
+import type { SubscriptionCommand } from '../../subscriptions/decide';
 
 // The renewal pipeline's last steps (renew.ts), each over a list: charging the attempts, and
 // recording their answers. Dunning's retries, a new card's retry and the reconciler's late
@@ -87,7 +86,7 @@ export async function recordAttempts(context: ServiceContext, records: AttemptRe
     store.transaction(async (tx) => {
       const streams = records.flatMap((r) => [
         invoiceAggregate.stream(r.invoice.id),
-        ...(r.subscriptionId ? [subscriptionStream(r.subscriptionId)] : []),
+        ...(r.subscriptionId ? [subscriptionAggregate.stream(r.subscriptionId)] : []),
       ]);
       const histories = await store.readStreams(streams, tx);
       const appends: StreamAppend[] = [];
@@ -95,10 +94,10 @@ export async function recordAttempts(context: ServiceContext, records: AttemptRe
         const { append, invoice, then } = decideRecord(r, histories.get(invoiceAggregate.stream(r.invoice.id))!);
         appends.push(append);
         if (r.subscriptionId && then) {
-          const history = histories.get(subscriptionStream(r.subscriptionId))!;
-          const state = history.reduce(subscriptionAggregate.evolve, subscriptionAggregate.initialState());
+          const history = histories.get(subscriptionAggregate.stream(r.subscriptionId))!;
+          const state = subscriptionAggregate.fold(history);
           appends.push({
-            stream: subscriptionStream(r.subscriptionId),
+            stream: subscriptionAggregate.stream(r.subscriptionId),
             events: subscriptionAggregate.decide(then, state),
             options: { expectedVersion: versionOf(history), ...r.tenant, occurredAt: r.now },
           });
@@ -163,7 +162,7 @@ async function appendAndProject(tx: EventStoreTransaction, schema: string, appen
   const results = await tx.appendMany(appends);
   const events = results.flatMap((r) => r.events);
   await invoiceAggregate.project?.(tx, schema, events);
-  await projectSubscriptions(tx, schema, events);
+  await subscriptionAggregate.project?.(tx, schema, events);
 }
 
 /** Runs `work` again from the start when another writer got in the way, with `handleCommand`'s bounds and pauses. */

@@ -1,13 +1,11 @@
 import type { Invoice } from '@billing/contracts';
-import { handleCommand } from '@billing/eventstore';
 import type { ServiceContext } from '@billing/runtime';
 import type { Tenant } from '@billing/service';
 import { invoiceAggregate } from '../../invoices/aggregate';
 import type { InvoiceCommand } from '../../invoices/invoice';
 import { billingSettingsOf } from '../../settings/aggregate';
-import { type SubscriptionCommand, subscriptionAggregate } from '../../subscriptions/decide';
-import { projectSubscriptions } from '../../subscriptions/read-model';
-import { subscriptionStream } from '../../subscriptions/subscription';
+import { subscriptionAggregate } from '../../subscriptions/aggregate';
+import type { SubscriptionCommand } from '../../subscriptions/decide';
 import type { AttemptRecord } from './attempts';
 import type { Renewal } from './open';
 
@@ -98,9 +96,8 @@ function onInvoice(context: ServiceContext, tenant: Tenant, invoiceId: string, c
 
 function onSubscription(context: ServiceContext, tenant: Tenant, command: SubscriptionCommand) {
   const { store } = context;
-  return handleCommand(store, subscriptionStream(command.data.subscriptionId), subscriptionAggregate, command, {
+  return subscriptionAggregate.handle(store, command.data.subscriptionId, command, {
     ...tenant,
     occurredAt: command.data.now,
-    project: (tx, events) => projectSubscriptions(tx, store.tables.schema, events),
   });
 }

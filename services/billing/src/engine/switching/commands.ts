@@ -1,17 +1,12 @@
 import { type Subscription, conflict } from '@billing/contracts';
-import {
-  type EventStoreTransaction,
-  handleCommand,
-  handleCommandInTransaction,
-  isRetryableWriteError,
-} from '@billing/eventstore';
+import { type EventStoreTransaction, isRetryableWriteError } from '@billing/eventstore';
 import type { ServiceContext } from '@billing/runtime';
 import type { Tenant } from '@billing/service';
 import { renewalInvoiceId } from '../../invoices/ids';
 import { invoicesTable } from '../../invoices/read-model';
-import { projectSubscriptions, subscriptionsTable } from '../../subscriptions/read-model';
-import { subscriptionStream } from '../../subscriptions/subscription';
-import { type SwitchingCommand, switchingAggregate } from '../../subscriptions/switch-decide';
+import { switchingAggregate } from '../../subscriptions/aggregate';
+import { subscriptionsTable } from '../../subscriptions/read-model';
+import type { SwitchingCommand } from '../../subscriptions/switch-decide';
 
 // Switching's commands on the subscription's stream: in the switch's own transaction, after
 // locking the subscription's row as a renewal locks it, or alone, retried on a version conflict.
@@ -50,27 +45,16 @@ export async function inTransaction<T>(
 
 /** In the caller's transaction (the switch's own, after `lockForSwitch`). */
 export function run(tx: EventStoreTransaction, context: ServiceContext, tenant: Tenant, command: SwitchingCommand) {
-  const { store } = context;
-  return handleCommandInTransaction(
-    tx,
-    store,
-    subscriptionStream(command.data.subscriptionId),
-    switchingAggregate,
-    command,
-    {
-      ...tenant,
-      occurredAt: command.data.now,
-      project: (inner, events) => projectSubscriptions(inner, store.tables.schema, events),
-    },
-  );
+  return switchingAggregate.handleInTransaction(tx, context.store, command.data.subscriptionId, command, {
+    ...tenant,
+    occurredAt: command.data.now,
+  });
 }
 
 /** Outside a transaction, retried on a version conflict (decided again on the new history). */
 export function onSubscription(context: ServiceContext, tenant: Tenant, command: SwitchingCommand) {
-  const { store } = context;
-  return handleCommand(store, subscriptionStream(command.data.subscriptionId), switchingAggregate, command, {
+  return switchingAggregate.handle(context.store, command.data.subscriptionId, command, {
     ...tenant,
     occurredAt: command.data.now,
-    project: (tx, events) => projectSubscriptions(tx, store.tables.schema, events),
   });
 }

@@ -8,8 +8,9 @@ import type { ProrationBehavior, ProrationPolicy } from '../../proration/classif
 import { type PlannedSwitch, planSwitch } from '../../proration/preview';
 import { billingSettingsOf } from '../../settings/aggregate';
 import { priceAfterCoupon } from '../../subscriptions/discount';
-import { blockingReasonOf, switchingAggregate } from '../../subscriptions/switch-decide';
-import { type SubscriptionState, subscriptionStream } from '../../subscriptions/subscription';
+import { switchingAggregate } from '../../subscriptions/aggregate';
+import { blockingReasonOf } from '../../subscriptions/switch-decide';
+import type { SubscriptionState } from '../../subscriptions/subscription';
 import { timeOn } from '../../test-clocks/read-model';
 import { subscriptionPlanOf } from '../catalog';
 
@@ -56,8 +57,7 @@ export async function planFor(context: ServiceContext, tenant: Tenant, subscript
 
 /** The subscription's state on its stream, as the switching decider folds it; another tenant's is `404`. */
 export async function loadState(context: ServiceContext, tenant: Tenant, subscriptionId: string): Promise<Existing> {
-  const history = await context.store.readStream(subscriptionStream(subscriptionId));
-  const state = history.reduce(switchingAggregate.evolve, switchingAggregate.initialState());
+  const state = switchingAggregate.fold(await context.store.readStream(switchingAggregate.stream(subscriptionId)));
   if (
     state.status === 'Empty' ||
     state.organization !== tenant.organization ||
