@@ -1,5 +1,5 @@
 import type { Environment, PortalConfiguration } from '@billing/contracts';
-import type { RecordedEvent } from '@billing/eventstore';
+import { streamEvents } from '@billing/eventstore';
 
 export const portalConfigurationStream = (configurationId: string) => `portal_configuration-${configurationId}`;
 
@@ -13,10 +13,10 @@ export type PortalConfigurationUpdated = {
 };
 export type PortalConfigurationEvent = PortalConfigurationCreated | PortalConfigurationUpdated;
 
-export const PORTAL_CONFIGURATION_EVENT_TYPES: ReadonlyArray<PortalConfigurationEvent['type']> = [
-  'PortalConfigurationCreated',
-  'PortalConfigurationUpdated',
-];
+export const portalConfigurationEvents = streamEvents<PortalConfigurationEvent>({
+  PortalConfigurationCreated: true,
+  PortalConfigurationUpdated: true,
+});
 
 export type PortalConfigurationState =
   | { status: 'Empty' }
@@ -39,6 +39,3 @@ export function evolve(state: PortalConfigurationState, event: PortalConfigurati
     }
   }
 }
-
-export const asPortalConfigurationEvent = (event: RecordedEvent): PortalConfigurationEvent =>
-  ({ type: event.type, data: event.data }) as PortalConfigurationEvent;

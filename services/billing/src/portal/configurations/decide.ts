@@ -7,14 +7,7 @@ import {
   mergeFeatures,
   notFound,
 } from '@billing/contracts';
-import type { RecordedEvent } from '@billing/eventstore';
-import {
-  type PortalConfigurationEvent,
-  type PortalConfigurationState,
-  asPortalConfigurationEvent,
-  evolve,
-  initialState,
-} from './configuration';
+import type { PortalConfigurationEvent, PortalConfigurationState } from './configuration';
 
 /** The merchant's dashboard adds a configuration; `isFirst`: none exists yet, so it is the default. */
 export type CreatePortalConfiguration = {
@@ -133,11 +126,3 @@ function unsetDefault({ data }: UnsetDefault, state: PortalConfigurationState): 
   const object = { ...state.configuration, is_default: false, updated_at: data.now.toISOString() };
   return [{ type: 'PortalConfigurationUpdated', data: { configuration_id: object.id, object } }];
 }
-
-export const portalConfigurationDecider = { initialState, evolve, decide };
-
-export const portalConfigurationAggregate = {
-  initialState,
-  evolve: (state: PortalConfigurationState, event: RecordedEvent) => evolve(state, asPortalConfigurationEvent(event)),
-  decide,
-};

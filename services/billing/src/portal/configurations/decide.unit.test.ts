@@ -1,9 +1,10 @@
 import { DEFAULT_PORTAL_FEATURES, type PortalConfiguration } from '@billing/contracts';
 import { deciderSpec } from '@billing/testing';
 import type { PortalConfigurationEvent } from './configuration';
-import { type PortalConfigurationCommand, portalConfigurationDecider } from './decide';
+import { portalConfigurationAggregate } from './aggregate';
+import type { PortalConfigurationCommand } from './decide';
 
-const spec = deciderSpec(portalConfigurationDecider);
+const spec = deciderSpec(portalConfigurationAggregate);
 const at = new Date('2026-11-23T05:00:00.000Z');
 const later = new Date('2026-11-23T06:00:00.000Z');
 const configuration: PortalConfiguration = {

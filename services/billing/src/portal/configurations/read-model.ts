@@ -1,6 +1,6 @@
 import type { Environment, PortalConfiguration } from '@billing/contracts';
 import type { EventStore, RecordedEvent, SqlExecutor } from '@billing/eventstore';
-import { PORTAL_CONFIGURATION_EVENT_TYPES, asPortalConfigurationEvent } from './configuration';
+import { portalConfigurationEvents } from './configuration';
 
 export const portalConfigurationsTable = (schema: string) => `${schema}.portal_configurations`;
 
@@ -30,8 +30,8 @@ export async function projectPortalConfigurations(
 ): Promise<void> {
   const table = portalConfigurationsTable(schema);
   for (const recorded of events) {
-    if (!(PORTAL_CONFIGURATION_EVENT_TYPES as readonly string[]).includes(recorded.type)) continue;
-    const event = asPortalConfigurationEvent(recorded);
+    const event = portalConfigurationEvents.of(recorded);
+    if (!event) continue;
     const c = event.data.object;
     if (event.type === 'PortalConfigurationCreated') {
       await sql.query(

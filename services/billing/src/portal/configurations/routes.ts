@@ -8,19 +8,17 @@ import {
   notFound,
   toList,
 } from '@billing/contracts';
-import { handleCommand } from '@billing/eventstore';
 import type { ServiceContext } from '@billing/runtime';
 import { adminOrganizationOf, validate } from '@billing/service';
 import type { Express } from 'express';
 import { z } from 'zod';
-import { portalConfigurationStream } from './configuration';
-import { type PortalConfigurationCommand, portalConfigurationAggregate } from './decide';
+import { portalConfigurationAggregate } from './aggregate';
+import type { PortalConfigurationCommand } from './decide';
 import {
   findPortalConfiguration,
   hasPortalConfigurations,
   listPortalConfigurations,
   otherDefaults,
-  projectPortalConfigurations,
 } from './read-model';
 
 const ListQuery = z.object({ environment: Environment.optional() });
@@ -35,12 +33,7 @@ export function mountPortalConfigurationRoutes(app: Express, { store, now }: Ser
   const db = store.database;
 
   async function run(organization: string, environment: Environment, id: string, command: PortalConfigurationCommand) {
-    await handleCommand(store, portalConfigurationStream(id), portalConfigurationAggregate, command, {
-      organization,
-      environment,
-      occurredAt: now(),
-      project: (tx, events) => projectPortalConfigurations(tx, schema, events),
-    });
+    await portalConfigurationAggregate.handle(store, id, command, { organization, environment, occurredAt: now() });
     const saved = await findPortalConfiguration(db, schema, { organization }, id);
     if (!saved) throw notFound(`No such portal configuration: ${id}`);
     if (saved.is_default) await unsetOtherDefaults(organization, saved);

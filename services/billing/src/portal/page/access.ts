@@ -4,15 +4,14 @@ import {
   type PortalLocale,
   type Subscription,
 } from '@billing/contracts';
-import { handleCommand } from '@billing/eventstore';
 import { type ServiceContext, findMerchant } from '@billing/runtime';
 import type { Request, Response } from 'express';
 import { findSubscription } from '../../subscriptions/queries';
 import { findPortalConfiguration } from '../configurations/read-model';
 import { accessTokenOf, csrfTokenOf, sameToken } from '../sessions/capability';
-import { portalSessionAggregate } from '../sessions/decide';
-import { type StoredPortalSession, findPortalSession, projectPortalSessions } from '../sessions/read-model';
-import { portalSessionStream, statusAt } from '../sessions/session';
+import { portalSessionAggregate } from '../sessions/aggregate';
+import { type StoredPortalSession, findPortalSession } from '../sessions/read-model';
+import { statusAt } from '../sessions/session';
 import { localeFor, messagesFor } from './i18n';
 import type { OpenPortal } from './open-portal';
 import { renderMessagePage } from './render';
@@ -94,17 +93,11 @@ export async function openPortal(context: ServiceContext, req: Request, res: Res
     refuse(res, 403, locale, 'forbidden', `/portal/${sessionId}/${token}`, settings.businessProfile.name);
     return null;
   }
-  await handleCommand(
+  await portalSessionAggregate.handle(
     store,
-    portalSessionStream(sessionId),
-    portalSessionAggregate,
+    sessionId,
     { type: 'RecordPortalAccess', data: { sessionId, now } },
-    {
-      organization: session.organization,
-      environment: session.environment,
-      occurredAt: now,
-      project: (tx, events) => projectPortalSessions(tx, store.tables.schema, events),
-    },
+    { organization: session.organization, environment: session.environment, occurredAt: now },
   );
   return {
     session,

@@ -8,15 +8,14 @@ import {
   newId,
   portalError,
 } from '@billing/contracts';
-import { handleCommand } from '@billing/eventstore';
 import type { ServiceContext } from '@billing/runtime';
 import type { Tenant } from '@billing/service';
 import { findBuyer } from '../../customers/resolve';
 import { defaultPortalConfiguration, findPortalConfiguration } from '../configurations/read-model';
 import { DEFAULT_PORTAL_URL, portalPageUrl } from './capability';
-import { portalSessionAggregate } from './decide';
-import { type StoredPortalSession, activePortalSessions, findPortalSession, projectPortalSessions } from './read-model';
-import { portalSessionStream, statusAt } from './session';
+import { portalSessionAggregate } from './aggregate';
+import { type StoredPortalSession, activePortalSessions, findPortalSession } from './read-model';
+import { statusAt } from './session';
 
 /** The spec's resource of a stored session, its status at `now`, its URL built again from its id. */
 export function toPortalSession(context: ServiceContext, stored: StoredPortalSession, now: Date): PortalSession {
@@ -85,10 +84,9 @@ export async function createPortalSession(
   const customer = await customerFor(context, tenant, body);
   const sessionId = newId('portalSession');
   const now = context.now();
-  await handleCommand(
+  await portalSessionAggregate.handle(
     store,
-    portalSessionStream(sessionId),
-    portalSessionAggregate,
+    sessionId,
     {
       type: 'CreatePortalSession',
       data: {
@@ -101,7 +99,7 @@ export async function createPortalSession(
         now,
       },
     },
-    { ...tenant, occurredAt: now, project: (tx, events) => projectPortalSessions(tx, schema, events) },
+    { ...tenant, occurredAt: now },
   );
   await revokeBeyondLimit(context, tenant, customer.id);
   const stored = await findPortalSession(store.database, schema, tenant, sessionId);
@@ -119,12 +117,11 @@ async function revokeBeyondLimit(context: ServiceContext, tenant: Tenant, custom
   const now = context.now();
   const active = await activePortalSessions(store.database, schema, customerId, now);
   for (const sessionId of active.slice(PORTAL_SESSION_LIMITS.activePerCustomer)) {
-    await handleCommand(
+    await portalSessionAggregate.handle(
       store,
-      portalSessionStream(sessionId),
-      portalSessionAggregate,
+      sessionId,
       { type: 'RevokePortalSession', data: { sessionId, now } },
-      { ...tenant, occurredAt: now, project: (tx, events) => projectPortalSessions(tx, schema, events) },
+      { ...tenant, occurredAt: now },
     );
   }
 }

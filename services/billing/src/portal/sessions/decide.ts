@@ -1,13 +1,5 @@
 import { type Environment, PORTAL_SESSION_LIMITS, type PortalLocale, conflict, notFound } from '@billing/contracts';
-import type { RecordedEvent } from '@billing/eventstore';
-import {
-  type PortalSessionEvent,
-  type PortalSessionState,
-  asPortalSessionEvent,
-  evolve,
-  initialState,
-  statusAt,
-} from './session';
+import { type PortalSessionEvent, type PortalSessionState, statusAt } from './session';
 
 /** The merchant opens a portal for a customer; it expires one hour after `now`. */
 export type CreatePortalSession = {
@@ -96,11 +88,3 @@ function revoke({ data }: RevokePortalSession, state: PortalSessionState): Porta
     },
   ];
 }
-
-export const portalSessionDecider = { initialState, evolve, decide };
-
-export const portalSessionAggregate = {
-  initialState,
-  evolve: (state: PortalSessionState, event: RecordedEvent) => evolve(state, asPortalSessionEvent(event)),
-  decide,
-};

@@ -1,8 +1,9 @@
 import { deciderSpec } from '@billing/testing';
-import { type PortalSessionCommand, portalSessionDecider } from './decide';
+import { portalSessionAggregate } from './aggregate';
+import type { PortalSessionCommand } from './decide';
 import { type PortalSessionEvent, type PortalSessionFacts, statusAt } from './session';
 
-const spec = deciderSpec(portalSessionDecider);
+const spec = deciderSpec(portalSessionAggregate);
 const at = new Date('2026-11-23T05:00:00.000Z');
 const later = (ms: number) => new Date(at.getTime() + ms);
 const facts: PortalSessionFacts = {

@@ -1,6 +1,6 @@
 import type { EventStore, RecordedEvent, SqlExecutor } from '@billing/eventstore';
 import type { Tenant } from '@billing/service';
-import { PORTAL_SESSION_EVENT_TYPES, type PortalSessionFacts, asPortalSessionEvent } from './session';
+import { type PortalSessionFacts, portalSessionEvents } from './session';
 
 export const portalSessionsTable = (schema: string) => `${schema}.portal_sessions`;
 
@@ -30,8 +30,8 @@ export async function migratePortalSessionsReadModel(store: EventStore): Promise
 export async function projectPortalSessions(sql: SqlExecutor, schema: string, events: RecordedEvent[]): Promise<void> {
   const table = portalSessionsTable(schema);
   for (const recorded of events) {
-    if (!(PORTAL_SESSION_EVENT_TYPES as readonly string[]).includes(recorded.type)) continue;
-    const event = asPortalSessionEvent(recorded);
+    const event = portalSessionEvents.of(recorded);
+    if (!event) continue;
     switch (event.type) {
       case 'PortalSessionCreated': {
         const s = event.data.session;

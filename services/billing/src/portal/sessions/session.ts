@@ -1,5 +1,5 @@
 import type { Environment, PortalLocale, PortalSessionStatus } from '@billing/contracts';
-import type { RecordedEvent } from '@billing/eventstore';
+import { streamEvents } from '@billing/eventstore';
 
 export const portalSessionStream = (sessionId: string) => `portal_session-${sessionId}`;
 
@@ -30,11 +30,11 @@ export type PortalSessionRevoked = {
 };
 export type PortalSessionEvent = PortalSessionCreated | PortalSessionAccessed | PortalSessionRevoked;
 
-export const PORTAL_SESSION_EVENT_TYPES: ReadonlyArray<PortalSessionEvent['type']> = [
-  'PortalSessionCreated',
-  'PortalSessionAccessed',
-  'PortalSessionRevoked',
-];
+export const portalSessionEvents = streamEvents<PortalSessionEvent>({
+  PortalSessionCreated: true,
+  PortalSessionAccessed: true,
+  PortalSessionRevoked: true,
+});
 
 export type PortalSessionState =
   | { status: 'Empty' }
@@ -66,6 +66,3 @@ export function statusAt(session: PortalSessionFacts, now: Date): PortalSessionS
   if (session.revoked_at) return 'revoked';
   return now.getTime() < Date.parse(session.expires_at) ? 'active' : 'expired';
 }
-
-export const asPortalSessionEvent = (event: RecordedEvent): PortalSessionEvent =>
-  ({ type: event.type, data: event.data }) as PortalSessionEvent;
