@@ -1,8 +1,9 @@
 import type { PortalLocale } from '@billing/contracts';
-import { escapeHtml } from '@billing/service';
+import { type Html, html, raw } from '@billing/service';
 
-// The portal's HTML kit, after checkout's hosted page (services/checkout/src/hosted-page/html.ts):
-// server-rendered, one inline stylesheet, no script, no external assets.
+// The portal's page frame, after checkout's hosted page (services/checkout/src/hosted-page/html.ts):
+// server-rendered through the pages' html template, one inline stylesheet, no script, no
+// external assets.
 
 const STYLE = `
   * { box-sizing: border-box; }
@@ -73,38 +74,37 @@ export interface PageFrame {
   businessName: string;
   /** The link back to the merchant's site. */
   back?: { href: string; text: string };
-  footer?: string;
+  footer?: Html;
 }
 
-export function page(frame: PageFrame, body: string): string {
-  const back = frame.back
-    ? `<a class="back" id="return-link" href="${escapeHtml(frame.back.href)}">← ${escapeHtml(frame.back.text)}</a>`
-    : '';
-  return `<!doctype html>
-<html lang="${frame.locale}">
-<head>
-<meta charset="utf-8">
-<meta name="viewport" content="width=device-width, initial-scale=1">
-<meta name="robots" content="noindex">
-<meta name="referrer" content="no-referrer">
-<title>${escapeHtml(frame.title)}</title>
-<style>${STYLE}</style>
-</head>
-<body>
-<header class="top"><div><strong>${escapeHtml(frame.businessName)}</strong>${back}</div></header>
-<main>
-${body}
-</main>
-${frame.footer ? `<footer>${frame.footer}</footer>` : ''}
-</body>
-</html>
-`;
+export function page(frame: PageFrame, body: Html): string {
+  const back = frame.back && html`<a class="back" id="return-link" href="${frame.back.href}">← ${frame.back.text}</a>`;
+  return html`<!doctype html>
+    <html lang="${frame.locale}">
+      <head>
+        <meta charset="utf-8" />
+        <meta name="viewport" content="width=device-width, initial-scale=1" />
+        <meta name="robots" content="noindex" />
+        <meta name="referrer" content="no-referrer" />
+        <title>${frame.title}</title>
+        <style>
+          ${raw(STYLE)}
+        </style>
+      </head>
+      <body>
+        <header class="top">
+          <div><strong>${frame.businessName}</strong>${back}</div>
+        </header>
+        <main>${body}</main>
+        ${frame.footer && html`<footer>${frame.footer}</footer>`}
+      </body>
+    </html> `.toString();
 }
 
 /** A POST form with the session's CSRF token; `content` is its fields and button. */
-export function postForm(action: string, csrfToken: string, content: string, attributes = ''): string {
-  return `<form method="post" action="${escapeHtml(action)}"${attributes}>
-<input type="hidden" name="csrf_token" value="${escapeHtml(csrfToken)}">
-${content}
-</form>`;
+export function postForm(action: string, csrfToken: string, content: Html, attributes?: Html): Html {
+  return html`<form method="post" action="${action}" ${attributes}>
+    <input type="hidden" name="csrf_token" value="${csrfToken}" />
+    ${content}
+  </form>`;
 }

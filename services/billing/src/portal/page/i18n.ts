@@ -9,16 +9,6 @@ export function localeFor(sessionLocale: PortalLocale | null, acceptLanguage: st
   return sessionLocale ?? languageOf(acceptLanguage) ?? 'en';
 }
 
-/** Dates as customers in Taiwan read them: the calendar day in Taipei. */
-export function formatDate(iso: string, locale: PortalLocale): string {
-  return new Date(iso).toLocaleDateString(locale === 'zh-TW' ? 'zh-TW' : 'en-GB', {
-    timeZone: 'Asia/Taipei',
-    year: 'numeric',
-    month: locale === 'zh-TW' ? 'long' : 'short',
-    day: 'numeric',
-  });
-}
-
 const UNIT = {
   en: { day: 'day', week: 'week', month: 'month', year: 'year' },
   'zh-TW': { day: '天', week: '週', month: '個月', year: '年' },

@@ -1,4 +1,5 @@
-import { billingPeriod, formatDate, localeFor } from './i18n';
+import { formatDate } from '@billing/service';
+import { billingPeriod, localeFor } from './i18n';
 
 describe('the portal page’s language', () => {
   it.each([
@@ -14,9 +15,9 @@ describe('the portal page’s language', () => {
     expect(localeFor(session, header)).toBe(expected),
   );
 
-  it('writes dates as calendar days in Taipei', () => {
-    expect(formatDate('2026-12-22T17:00:00.000Z', 'en')).toBe('23 Dec 2026');
-    expect(formatDate('2026-12-22T17:00:00.000Z', 'zh-TW')).toBe('2026年12月23日');
+  it('writes dates as calendar days in Taipei, through the pages’ kit', () => {
+    expect(formatDate('2026-12-22T17:00:00.000Z', { lang: 'en' })).toBe('23 Dec 2026');
+    expect(formatDate('2026-12-22T17:00:00.000Z', { lang: 'zh-TW' })).toBe('2026年12月23日');
   });
 
   it('names billing periods in both languages', () => {

@@ -1,9 +1,9 @@
 import type { ProductInterval, Subscription } from '@billing/contracts';
 import type { OpenPortal } from './open-portal';
 import { postForm } from './html';
-import { billingPeriod, formatDate } from './i18n';
-import { portalPage } from './render';
-import { escapeHtml, formatTwd } from '@billing/service';
+import { billingPeriod } from './i18n';
+import { portalPage, priceLine } from './render';
+import { type Html, formatDate, formatTwd, html } from '@billing/service';
 
 /** What the portal shows of a switch preview (the spec's switch_preview, the fields it uses). */
 export interface SwitchOffer {
@@ -27,26 +27,31 @@ const planPrice = (portal: OpenPortal, plan: { amount: number; interval: Product
 /** The plans the configuration allows, each with its price; choosing one leads to its preview. */
 export function renderSwitchChoices(portal: OpenPortal, subscription: Subscription, offers: SwitchOffer[]): string {
   const { t, base } = portal;
-  const current = `<section class="card"><div class="heading"><h3>${escapeHtml(subscription.product.name)}</h3><span class="badge off">${escapeHtml(t.currentPlan)}</span></div>
-<p class="price">${formatTwd(subscription.price)} <span class="muted">${escapeHtml(billingPeriod(portal.locale, subscription.interval, subscription.interval_count))}</span></p></section>`;
+  const current = html`<section class="card">
+    <div class="heading">
+      <h3>${subscription.product.name}</h3>
+      <span class="badge off">${t.currentPlan}</span>
+    </div>
+    ${priceLine(portal.locale, subscription.price, subscription.interval, subscription.interval_count)}
+  </section>`;
+  const choose = (productId: string) => `${base}/subscriptions/${subscription.id}/switch/${productId}`;
+  const choice = ({ new_plan: plan }: SwitchOffer) =>
+    html`<section class="card plan" id="plan-${plan.product_id}">
+      <div class="heading">
+        <h3>${plan.product_name}</h3>
+        <a class="button" id="choose-${plan.product_id}" href="${choose(plan.product_id)}">${t.choosePlan}</a>
+      </div>
+      ${priceLine(portal.locale, plan.amount, plan.interval, plan.interval_count)}
+    </section>`;
   const choices = offers.length
-    ? offers
-        .map(
-          (
-            offer,
-          ) => `<section class="card plan" id="plan-${offer.new_plan.product_id}"><div class="heading"><h3>${escapeHtml(offer.new_plan.product_name)}</h3>
-<a class="button" id="choose-${offer.new_plan.product_id}" href="${escapeHtml(`${base}/subscriptions/${subscription.id}/switch/${offer.new_plan.product_id}`)}">${escapeHtml(t.choosePlan)}</a></div>
-<p class="price">${formatTwd(offer.new_plan.amount)} <span class="muted">${escapeHtml(billingPeriod(portal.locale, offer.new_plan.interval, offer.new_plan.interval_count))}</span></p></section>`,
-        )
-        .join('\n')
-    : `<section class="card"><p class="muted">${escapeHtml(t.noPlans)}</p></section>`;
+    ? offers.map(choice)
+    : html`<section class="card"><p class="muted">${t.noPlans}</p></section>`;
   return portalPage(
     portal,
     t.switchTitle,
-    `<h1>${escapeHtml(t.switchTitle)}</h1>
-${current}
-${choices}
-<p><a class="back" href="${escapeHtml(base)}">← ${escapeHtml(t.manageTitle)}</a></p>`,
+    html`<h1>${t.switchTitle}</h1>
+      ${current} ${choices}
+      <p><a class="back" href="${base}">← ${t.manageTitle}</a></p>`,
   );
 }
 
@@ -58,52 +63,61 @@ export function renderSwitchConfirm(
   error?: string,
 ): string {
   const { t, locale, base, csrfToken } = portal;
-  const date = formatDate(offer.effective_date, locale);
-  const rows: string[] = [
-    `<div><span>${escapeHtml(t.switchFrom)}</span><span>${escapeHtml(subscription.product.name)} · ${escapeHtml(planPrice(portal, { amount: subscription.price, interval: subscription.interval, interval_count: subscription.interval_count }))}</span></div>`,
-    `<div><span>${escapeHtml(t.switchTo)}</span><span>${escapeHtml(offer.new_plan.product_name)} · ${escapeHtml(planPrice(portal, offer.new_plan))}</span></div>`,
+  const date = formatDate(offer.effective_date, { lang: locale });
+  const current = {
+    amount: subscription.price,
+    interval: subscription.interval,
+    interval_count: subscription.interval_count,
+  };
+  const rows: Html[] = [
+    html`<div>
+      <span>${t.switchFrom}</span><span>${subscription.product.name} · ${planPrice(portal, current)}</span>
+    </div>`,
+    html`<div>
+      <span>${t.switchTo}</span><span>${offer.new_plan.product_name} · ${planPrice(portal, offer.new_plan)}</span>
+    </div>`,
   ];
   const proration = offer.proration;
   if (proration) {
     rows.push(
-      `<div id="preview-credit"><span>${escapeHtml(t.credit)}</span><span>${formatTwd(-proration.credit_amount)}</span></div>`,
+      html`<div id="preview-credit"><span>${t.credit}</span><span>${formatTwd(-proration.credit_amount)}</span></div>`,
     );
     rows.push(
-      `<div id="preview-charge"><span>${escapeHtml(t.charge)}</span><span>${formatTwd(proration.charge_amount)}</span></div>`,
+      html`<div id="preview-charge"><span>${t.charge}</span><span>${formatTwd(proration.charge_amount)}</span></div>`,
     );
     rows.push(
-      `<div class="total" id="preview-net"><span>${escapeHtml(t.net)}</span><span>${formatTwd(Math.max(proration.net_amount, 0))}</span></div>`,
+      html`<div class="total" id="preview-net">
+        <span>${t.net}</span><span>${formatTwd(Math.max(proration.net_amount, 0))}</span>
+      </div>`,
     );
   }
-  rows.push(
-    `<div id="preview-effective"><span>${escapeHtml(t.effective)}</span><span>${escapeHtml(date)}</span></div>`,
-  );
+  rows.push(html`<div id="preview-effective"><span>${t.effective}</span><span>${date}</span></div>`);
   const notes: string[] = [offer.execution_mode === 'scheduled' ? t.switchScheduled(date) : t.switchNow];
   if (proration && proration.net_amount > 0 && offer.execution_mode === 'immediate')
     notes.push(t.switchCharged(formatTwd(proration.net_amount)));
   if (proration && proration.net_amount < 0) notes.push(t.switchBalance(formatTwd(-proration.net_amount)));
   // A refusal's own reason says it better than the preview's blocking reason: one message, not two.
-  const blocked =
-    offer.can_proceed || error
-      ? ''
-      : `<p class="error" role="alert" id="blocked">${escapeHtml(t.switchBlocked[offer.blocking_reason ?? ''] ?? t.notAllowed)}</p>`;
-  const failed = error ? `<p class="error" role="alert" id="error">${escapeHtml(error)}</p>` : '';
-  const confirm = offer.can_proceed
-    ? postForm(
-        `${base}/subscriptions/${subscription.id}/switch/${offer.new_plan.product_id}`,
-        csrfToken,
-        `<button type="submit" id="confirm-switch">${escapeHtml(t.confirmSwitch)}</button>`,
-      )
-    : '';
+  const refusal = t.switchBlocked[offer.blocking_reason ?? ''] ?? t.notAllowed;
+  const blocked = !offer.can_proceed && !error && html`<p class="error" role="alert" id="blocked">${refusal}</p>`;
+  const failed = error && html`<p class="error" role="alert" id="error">${error}</p>`;
+  const confirm =
+    offer.can_proceed &&
+    postForm(
+      `${base}/subscriptions/${subscription.id}/switch/${offer.new_plan.product_id}`,
+      csrfToken,
+      html`<button type="submit" id="confirm-switch">${t.confirmSwitch}</button>`,
+    );
   return portalPage(
     portal,
     t.previewTitle,
-    `<h1>${escapeHtml(t.previewTitle)}</h1>
-${failed}${blocked}
-<section class="card" id="switch-preview">
-<div class="summary">${rows.join('\n')}</div>
-${notes.map((n) => `<p class="muted">${escapeHtml(n)}</p>`).join('\n')}
-<div class="actions">${confirm}<a class="button secondary" href="${escapeHtml(`${base}/subscriptions/${subscription.id}/switch`)}">${escapeHtml(t.keep)}</a></div>
-</section>`,
+    html`<h1>${t.previewTitle}</h1>
+      ${failed}${blocked}
+      <section class="card" id="switch-preview">
+        <div class="summary">${rows}</div>
+        ${notes.map((n) => html`<p class="muted">${n}</p>`)}
+        <div class="actions">
+          ${confirm}<a class="button secondary" href="${base}/subscriptions/${subscription.id}/switch">${t.keep}</a>
+        </div>
+      </section>`,
   );
 }

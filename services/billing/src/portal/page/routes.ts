@@ -1,6 +1,6 @@
 import { ApiError, type Invoice, type Subscription } from '@billing/contracts';
 import type { ServiceContext } from '@billing/runtime';
-import { formBodies } from '@billing/service';
+import { formBodies, formatDate } from '@billing/service';
 import type { Express, Request, Response } from 'express';
 import { findCustomer } from '../../customers/queries';
 import { findInvoice, listInvoices } from '../../invoices/read-model';
@@ -11,7 +11,6 @@ import { listSubscriptions } from '../../subscriptions/queries';
 import { openPortal, ownSubscription } from './access';
 import type { OpenPortal } from './open-portal';
 import { type Notice, backToPortal, notFoundPage } from './respond';
-import { formatDate } from './i18n';
 import { savedPaymentMethod } from './queries';
 import { mountPortalSwitchPages, scheduledSwitchOf } from './switch';
 import { mountPortalCardPages } from './card';
@@ -28,7 +27,7 @@ function noticeText(portal: OpenPortal, notice: unknown, subscriptions: Subscrip
     case 'canceling': {
       const canceling = subscriptions.find((s) => s.subscription.cancel_at_period_end);
       return canceling
-        ? t.noticeCanceling(formatDate(canceling.subscription.current_period_end, portal.locale))
+        ? t.noticeCanceling(formatDate(canceling.subscription.current_period_end, { lang: portal.locale }))
         : t.noticeCanceled;
     }
     case 'resumed':
