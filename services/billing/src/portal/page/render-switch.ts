@@ -85,11 +85,8 @@ export function renderSwitchConfirm(
     rows.push(
       html`<div id="preview-charge"><span>${t.charge}</span><span>${formatTwd(proration.charge_amount)}</span></div>`,
     );
-    rows.push(
-      html`<div class="total" id="preview-net">
-        <span>${t.net}</span><span>${formatTwd(Math.max(proration.net_amount, 0))}</span>
-      </div>`,
-    );
+    const net = formatTwd(Math.max(proration.net_amount, 0));
+    rows.push(html`<div class="total" id="preview-net"><span>${t.net}</span><span>${net}</span></div>`);
   }
   rows.push(html`<div id="preview-effective"><span>${t.effective}</span><span>${date}</span></div>`);
   const notes: string[] = [offer.execution_mode === 'scheduled' ? t.switchScheduled(date) : t.switchNow];
