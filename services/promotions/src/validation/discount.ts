@@ -1,20 +1,19 @@
 import { type CouponTerms, type Discount, discountOf } from '@billing/contracts';
+import { formatTwd } from '@billing/service';
 
 type Terms = Pick<CouponTerms, 'discount_type' | 'discount_amount' | 'bonus_trial_days' | 'bonus_months'>;
 
 /** The rounding rule lives in the contracts, so that billing's renewals apply it too. */
 export { discountOf };
 
-const twd = (n: number) => `NT$${n.toLocaleString('en-US')}`;
-
 export function labelOf(terms: Terms): string {
   switch (terms.discount_type) {
     case 'PERCENTAGE':
       return `${terms.discount_amount}% off`;
     case 'FIXED_AMOUNT':
-      return `${twd(terms.discount_amount)} off`;
+      return `${formatTwd(terms.discount_amount)} off`;
     case 'FIRST_PERIOD_PRICE':
-      return `First period ${twd(terms.discount_amount)}`;
+      return `First period ${formatTwd(terms.discount_amount)}`;
   }
 }
 
