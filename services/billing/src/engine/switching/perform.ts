@@ -94,7 +94,7 @@ export async function performSwitch(
         type: 'SwitchPlanNow',
         data: { ...who, switchId: null, target, newPeriod: false, periodStart },
       });
-      await recordBalance(tx, context, tenant, state.subscription, planned, switchId, null, now);
+      await recordBalance(tx, context, tenant, state.subscription, planned.balanceChange, switchId, null, now);
       const credit = preview.proration?.credit_amount ?? 0;
       await recordSwitchCredit(tx, context, tenant, state.subscription, credit, switchId, now);
     });

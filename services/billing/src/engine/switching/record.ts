@@ -75,28 +75,7 @@ export async function recordProratedSwitch(
     },
     { ...tenant, occurredAt: now },
   );
-  const change = input.recording.balance_change;
-  if (change !== 0) {
-    await customerBalanceAggregate.handleInTransaction(
-      tx,
-      context.store,
-      subscription.customer_id,
-      {
-        type: 'ChangeBalance',
-        data: {
-          customer_id: subscription.customer_id,
-          ...tenant,
-          amount: change,
-          reason: change > 0 ? 'switch_credit' : 'switch_deferred_charge',
-          subscription_id: subscription.id,
-          invoice_id: invoiceId,
-          key: `switch:${switchId}`,
-          now,
-        },
-      },
-      { ...tenant, occurredAt: now },
-    );
-  }
+  await recordBalance(tx, context, tenant, subscription, input.recording.balance_change, switchId, invoiceId, now);
 }
 
 /**
@@ -130,18 +109,18 @@ export async function recordSwitchCredit(
 const creditOfLines = (lines: InvoiceLine[]) =>
   -lines.filter((line) => line.kind === 'proration' && line.amount < 0).reduce((sum, line) => sum + line.amount, 0);
 
-/** The switch's change of the customer balance (`planned.balanceChange`), once per switch. */
+/** The switch's change of the customer balance (`balanceChange` TWD), once per switch. */
 export async function recordBalance(
   tx: EventStoreTransaction,
   context: ServiceContext,
   tenant: Tenant,
   subscription: Subscription,
-  planned: PlannedSwitch,
+  balanceChange: number,
   switchId: string,
   invoiceId: string | null,
   now: Date,
 ) {
-  if (planned.balanceChange === 0) return;
+  if (balanceChange === 0) return;
   await customerBalanceAggregate.handleInTransaction(
     tx,
     context.store,
@@ -151,8 +130,8 @@ export async function recordBalance(
       data: {
         customer_id: subscription.customer_id,
         ...tenant,
-        amount: planned.balanceChange,
-        reason: planned.balanceChange > 0 ? 'switch_credit' : 'switch_deferred_charge',
+        amount: balanceChange,
+        reason: balanceChange > 0 ? 'switch_credit' : 'switch_deferred_charge',
         subscription_id: subscription.id,
         invoice_id: invoiceId,
         key: `switch:${switchId}`,
