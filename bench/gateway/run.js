@@ -7,7 +7,7 @@
 // process, as `npm start` runs it. Prints JSON; see README.md.
 const { execFile, fork } = require('node:child_process');
 const { createInfrastructure, runService } = require('@billing/runtime');
-const { signInternalCall } = require('@billing/contracts');
+const { signInternalCall } = require('@billing/signing');
 const { catalogService } = require('@billing/catalog');
 const { createGatewayService } = require('@billing/gateway');
 const { countSetting, positiveSetting, setting } = require('../settings');

@@ -4,7 +4,8 @@
 // POST, with the product's defaults. Two phases: events at a fixed rate (open loop: latency)
 // and a burst appended at once (how fast it drains). Prints one JSON object; see README.md.
 const { createInfrastructure, runService } = require('@billing/runtime');
-const { CHECKOUT_PUBLIC_EVENTS, CheckoutSessionCompletedData, newId, signInternalCall } = require('@billing/contracts');
+const { CHECKOUT_PUBLIC_EVENTS, CheckoutSessionCompletedData, newId } = require('@billing/contracts');
+const { signInternalCall } = require('@billing/signing');
 const { notificationsService } = require('@billing/notifications');
 const { positiveSetting } = require('../settings');
 const { startReceiver } = require('../webhook-receiver');
