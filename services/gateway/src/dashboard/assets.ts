@@ -44,7 +44,7 @@ form.inline button{margin:0}
 .reveal code{word-break:break-all;font-size:1rem}
 .muted{color:#4f566b}
 dl.facts{display:grid;grid-template-columns:max-content 1fr;gap:.25rem 1.25rem;margin:0}
-dl.facts dt{color:#4f566b}dl.facts dd{margin:0;word-break:break-all}
+dl.facts dt{color:#4f566b}dl.facts dd{margin:0;overflow-wrap:anywhere}
 .charts{display:grid;grid-template-columns:repeat(auto-fit,minmax(18rem,1fr));gap:1rem}
 figure{margin:0}figcaption{font-weight:600}
 svg.chart{width:100%;height:auto;background:#fff}
