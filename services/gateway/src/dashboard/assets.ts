@@ -43,7 +43,7 @@ form.inline button{margin:0}
 .reveal{background:#fff7ed;border:2px solid #c2410c;border-radius:8px;padding:.75rem 1rem;margin:.5rem 0}
 .reveal code{word-break:break-all;font-size:1rem}
 .muted{color:#4f566b}
-dl.facts{display:grid;grid-template-columns:max-content 1fr;gap:.25rem 1.25rem;margin:0}
+dl.facts{display:grid;grid-template-columns:minmax(6rem,max-content) minmax(8rem,1fr);gap:.25rem 1.25rem;margin:0}
 dl.facts dt{color:#4f566b}dl.facts dd{margin:0;overflow-wrap:anywhere}
 .charts{display:grid;grid-template-columns:repeat(auto-fit,minmax(18rem,1fr));gap:1rem}
 figure{margin:0}figcaption{font-weight:600}
