@@ -1,5 +1,5 @@
 import { conflict } from '@billing/contracts';
-import type { EventStore, RecordedEvent, SqlExecutor } from '@billing/eventstore';
+import { type EventStore, type RecordedEvent, type SqlExecutor, documentTable } from '@billing/eventstore';
 import {
   type PromotionCode,
   type PromotionCodeEvent,
@@ -25,30 +25,30 @@ export interface RedemptionRow {
   redeemed_at: string | null;
 }
 
-export const tablesOf = (schema: string) => ({
-  codes: `${schema}.promotion_codes`,
-  redemptions: `${schema}.redemptions`,
-});
 const CODE_INDEX = 'promotion_codes_code_unique';
 
+/** One row per code; the redemptions are rows of their own, not documents. */
+const codes = documentTable<PromotionCodeView>({
+  name: 'promotion_codes',
+  columns: { code: 'text NOT NULL', coupon_id: 'text NOT NULL', active: 'boolean NOT NULL' },
+  columnsOf: (view) => [view.code, view.coupon_id, view.active],
+  indexes: [
+    // Codes are unique per organization and environment; this index is what enforces it.
+    `CREATE UNIQUE INDEX IF NOT EXISTS ${CODE_INDEX} ON {table} (organization, environment, code)`,
+    'CREATE INDEX IF NOT EXISTS promotion_codes_newest_first ON {table} (organization, environment, created_at DESC, id DESC)',
+  ],
+});
+
+export const tablesOf = (schema: string) => ({
+  codes: codes.table(schema),
+  redemptions: `${schema}.redemptions`,
+});
+
 export async function migratePromotionCodesReadModel(store: EventStore): Promise<void> {
-  const t = tablesOf(store.tables.schema);
+  const { schema } = store.tables;
+  const t = tablesOf(schema);
   await store.migrateSchema(`
-    CREATE SCHEMA IF NOT EXISTS ${store.tables.schema};
-    CREATE TABLE IF NOT EXISTS ${t.codes} (
-      id text PRIMARY KEY,
-      organization text NOT NULL,
-      environment text NOT NULL,
-      code text NOT NULL,
-      coupon_id text NOT NULL,
-      active boolean NOT NULL,
-      created_at timestamptz NOT NULL,
-      stream_version integer NOT NULL,
-      document jsonb NOT NULL
-    );
-    -- Codes are unique per organization and environment; this index is what enforces it.
-    CREATE UNIQUE INDEX IF NOT EXISTS ${CODE_INDEX} ON ${t.codes} (organization, environment, code);
-    CREATE INDEX IF NOT EXISTS promotion_codes_newest_first ON ${t.codes} (organization, environment, created_at DESC, id DESC);
+    CREATE SCHEMA IF NOT EXISTS ${schema};${codes.ddl(schema)}
     CREATE TABLE IF NOT EXISTS ${t.redemptions} (
       id text PRIMARY KEY,
       promotion_code_id text NOT NULL,
@@ -80,11 +80,7 @@ export async function projectPromotionCodes(sql: SqlExecutor, schema: string, ev
     const event = promotionCodeEvents.of(recorded);
     if (!event) continue;
     const id = event.data.promotion_code_id;
-    const { rows } = await sql.query<{ document: PromotionCodeView; stream_version: number }>(
-      `SELECT document, stream_version FROM ${t.codes} WHERE id = $1`,
-      [id],
-    );
-    const current = rows[0];
+    const current = await codes.read(sql, schema, id);
     if (current && current.stream_version >= recorded.stream_version) continue;
     if (event.type === 'PromotionCodeCreated') {
       const { promotion_code_id, ...fields } = event.data;
@@ -95,7 +91,7 @@ export async function projectPromotionCodes(sql: SqlExecutor, schema: string, ev
         current_redemptions: 0,
         held_redemptions: 0,
       };
-      await insertCode(sql, t.codes, view, recorded.stream_version);
+      await insertCode(sql, schema, view, recorded.stream_version);
       continue;
     }
     if (!current) continue;
@@ -106,32 +102,13 @@ export async function projectPromotionCodes(sql: SqlExecutor, schema: string, ev
       await applyRedemption(sql, t.redemptions, view, event);
       view = { ...view, ...(await countsOf(sql, t.redemptions, id)) };
     }
-    await sql.query(`UPDATE ${t.codes} SET active = $2, stream_version = $3, document = $4 WHERE id = $1`, [
-      id,
-      view.active,
-      recorded.stream_version,
-      JSON.stringify(view),
-    ]);
+    await codes.write(sql, schema, view, recorded.stream_version);
   }
 }
 
-async function insertCode(sql: SqlExecutor, table: string, view: PromotionCodeView, version: number) {
+async function insertCode(sql: SqlExecutor, schema: string, view: PromotionCodeView, version: number) {
   try {
-    await sql.query(
-      `INSERT INTO ${table} (id, organization, environment, code, coupon_id, active, created_at, stream_version, document)
-       VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9) ON CONFLICT (id) DO NOTHING`,
-      [
-        view.id,
-        view.organization,
-        view.environment,
-        view.code,
-        view.coupon_id,
-        view.active,
-        view.created_at,
-        version,
-        JSON.stringify(view),
-      ],
-    );
+    await codes.write(sql, schema, view, version);
   } catch (error) {
     const { code, constraint, message } = error as { code?: string; constraint?: string; message?: string };
     if (code === '23505' && (constraint === CODE_INDEX || (message ?? '').includes(CODE_INDEX))) {
