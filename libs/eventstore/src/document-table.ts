@@ -13,7 +13,7 @@ export interface DocumentTableSpec<Doc extends Document> {
   name: string;
   /** Columns a query filters or orders by, beyond the common ones: name -> SQL type. */
   columns?: Record<string, string>;
-  /** The values of those columns, read from the document. */
+  /** The values of those columns, read from the document (unless `write` is given them). */
   columnsOf?: (document: Doc) => unknown[];
   /** Index statements, `{table}` standing for the qualified table name. */
   indexes: string[];
@@ -50,20 +50,33 @@ ${columns.join('')}      created_at timestamptz NOT NULL,
 ${spec.indexes.map((index) => `    ${index.replaceAll('{table}', table(schema))};`).join('\n')}
 `;
     },
-    async read(sql: SqlExecutor, schema: string, id: string): Promise<StoredDocument<Doc> | undefined> {
-      const { rows } = await sql.query<StoredDocument<Doc>>(
-        `SELECT document, stream_version FROM ${table(schema)} WHERE id = $1`,
+    /** The stored document and version, with any of the extra columns named in `also`. */
+    async read<Also extends object = object>(
+      sql: SqlExecutor,
+      schema: string,
+      id: string,
+      also: (keyof Also & string)[] = [],
+    ): Promise<(StoredDocument<Doc> & Also) | undefined> {
+      const { rows } = await sql.query<StoredDocument<Doc> & Also>(
+        `SELECT ${['document', 'stream_version', ...also].join(', ')} FROM ${table(schema)} WHERE id = $1`,
         [id],
       );
       return rows[0];
     },
-    async write(sql: SqlExecutor, schema: string, document: Doc, streamVersion: number): Promise<void> {
+    /** `columnValues` are the extra columns' values when they are not all the document's (see `columnsOf`). */
+    async write(
+      sql: SqlExecutor,
+      schema: string,
+      document: Doc,
+      streamVersion: number,
+      columnValues: unknown[] = spec.columnsOf?.(document) ?? [],
+    ): Promise<void> {
       const names = ['id', 'organization', 'environment', ...extra, 'created_at', 'stream_version', 'document'];
       const values = [
         document.id,
         document.organization,
         document.environment,
-        ...(spec.columnsOf?.(document) ?? []),
+        ...columnValues,
         document.created_at,
         streamVersion,
         JSON.stringify(document),

@@ -40,6 +40,15 @@ describe('documentTable', () => {
     expect(await items.read(db, 's', 'itm_1')).toEqual({ document: item('second'), stream_version: 3 });
   });
 
+  it('given column values from outside the document, writes them and reads them back when asked', async () => {
+    await items.write(db, 's', { ...item('doc'), id: 'itm_2' }, 1, ['given']);
+    expect(await items.read<{ name: string }>(db, 's', 'itm_2', ['name'])).toEqual({
+      document: { ...item('doc'), id: 'itm_2' },
+      stream_version: 1,
+      name: 'given',
+    });
+  });
+
   it('reads nothing for an id it never wrote', async () => {
     expect(await items.read(db, 's', 'itm_none')).toBeUndefined();
   });
