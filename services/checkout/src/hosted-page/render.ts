@@ -143,6 +143,12 @@ function payLabel(view: CheckoutPageView): string {
   return (view.challenge ? t.confirmAndPay : t.pay)(formatTwd(view.amountTotal));
 }
 
+/** What every hosted page knows of its request: the buyer's language, and the merchant when known. */
+export interface PageContext {
+  t: Messages;
+  merchant: Merchant | null;
+}
+
 /** A receipt's lines: what was bought, what was paid, when. */
 export type Receipt = { product: string; amount: number; date: string };
 

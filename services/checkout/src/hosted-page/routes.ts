@@ -7,12 +7,9 @@ import { statusAt } from '../sessions/resource';
 import { openedBySoldOutLink } from '../payment-links/queries';
 import { paySession } from '../sessions/pay';
 import type { Session } from '../sessions/session';
-import { type Merchant, findMerchant } from '@billing/runtime';
+import { findMerchant } from '@billing/runtime';
 import { type Messages, chooseLocale, messagesFor, priceSchedule } from './messages';
-import { type CheckoutPageView, type Receipt, renderCheckoutPage, renderMessagePage } from './render';
-
-/** The page's language and merchant, read once per request. */
-type PageContext = { t: Messages; merchant: Merchant | null };
+import { type CheckoutPageView, type PageContext, type Receipt, renderCheckoutPage, renderMessagePage } from './render';
 
 function billingPeriod(session: Session, t: Messages): string | undefined {
   const { interval, interval_count } = session.product;

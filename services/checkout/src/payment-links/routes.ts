@@ -20,8 +20,8 @@ import type { Express, Request, RequestHandler, Response } from 'express';
 import { z } from 'zod';
 import { dependenciesOf, serviceCaller } from '../dependencies';
 import { chooseLocale, messagesFor } from '../hosted-page/messages';
+import type { PageContext } from '../hosted-page/render';
 import {
-  type LinkPageContext,
   renderLinkCanceled,
   renderLinkNotFound,
   renderLinkThanks,
@@ -181,11 +181,7 @@ export function mountPaymentLinkRoutes(app: Express, context: ServiceContext): v
     res.json({ id: link.id, deleted: true });
   });
 
-  const pageOf = async (
-    req: Request,
-    organization: string | null,
-    locale?: string | null,
-  ): Promise<LinkPageContext> => ({
+  const pageOf = async (req: Request, organization: string | null, locale?: string | null): Promise<PageContext> => ({
     t: messagesFor(chooseLocale(locale, req.get('accept-language'))),
     merchant: organization ? await findMerchant(db, schema, organization) : null,
   });
