@@ -1,4 +1,4 @@
-import { type Database, cursorAfter, cursorPage, pgliteDatabase } from '../src';
+import { type Database, cursorAfter, cursorPage, keysetPage, newestFirst, pgliteDatabase } from '../src';
 
 /** Five rows of two tenants, two of them created in the same instant (ordered by id then). */
 async function seeded(): Promise<Database> {
@@ -54,5 +54,36 @@ describe('cursorPage', () => {
       'no such cursor x',
     );
     await expect(cursorAfter(undefined, findIn(db, 'org_1'), () => new Error('unused'))).resolves.toBeNull();
+  });
+
+  it('pages by another key with filters of its own: an aliased table, a numeric order column, parameters of a filter', async () => {
+    const byPosition = [{ column: 'i.position', type: 'integer' }] as const;
+    const query = (after: number[] | null) =>
+      keysetPage<{ id: string; position: number }>(db, {
+        from: `(SELECT *, ascii(id) AS position FROM items) i`,
+        select: 'i.id, i.position',
+        where: { 'i.organization': 'org_1' },
+        filters: [(param) => `i.id <> ${param('a')}::text AND i.id >= ${param('a')}::text`],
+        order: byPosition,
+        after,
+        limit: 2,
+      });
+    const first = await query(null);
+    expect(first.rows.map((r) => r.id)).toEqual(['d', 'c']);
+    expect(first.hasMore).toBe(true);
+    const second = await query([first.rows[1]!.position]);
+    expect(second).toEqual({ rows: [{ id: 'b', position: 98 }], hasMore: false });
+  });
+
+  it('takes a newest-first cursor of an aliased table', async () => {
+    const { rows } = await keysetPage<{ id: string }>(db, {
+      from: 'items t',
+      select: 't.id',
+      where: { 't.organization': undefined },
+      order: newestFirst('t'),
+      after: { created_at: '2026-01-02T00:00:00Z', id: 'c' },
+      limit: 10,
+    });
+    expect(rows.map((r) => r.id)).toEqual(['b', 'a']);
   });
 });

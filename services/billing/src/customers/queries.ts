@@ -8,7 +8,7 @@ import {
   inSchemaOrder,
   unknownCursor,
 } from '@billing/contracts';
-import type { SqlExecutor } from '@billing/eventstore';
+import { type SqlExecutor, cursorAfter, keysetPage, newestFirst } from '@billing/eventstore';
 import { subscriptionsTable } from '../subscriptions/read-model';
 import { customersTable, emailKey } from './read-model';
 import type { Tenant } from '@billing/service';
@@ -66,48 +66,49 @@ export async function listCustomers(
     query?: string;
   },
 ): Promise<{ customers: CustomerListItem[]; hasMore: boolean }> {
-  const table = customersTable(schema);
-  let cursor: { created_at: string; id: string } | null = null;
-  if (page.starting_after) {
-    const after = await findCustomer(sql, schema, tenant, { by: 'id', value: page.starting_after });
-    if (!after) throw unknownCursor(page.starting_after, 'customer'); // 400 invalid_request on the customer routes
-    cursor = { created_at: after.created_at, id: after.id };
-  }
-  const { rows } = await sql.query<{ document: Customer; orders_count: number; subscriptions_count: string }>(
-    `SELECT c.document, c.orders_count,
-       (SELECT count(*) FROM ${subscriptionsTable(schema)} s WHERE s.customer_id = c.id) AS subscriptions_count
-     FROM ${table} c
-     WHERE c.organization = $1 AND c.environment = $2
-       AND ($3::timestamptz IS NULL OR (c.created_at, c.id) < ($3::timestamptz, $4::text))
-       AND ($5::text IS NULL OR c.email_key = $5::text)
-       AND ($6::text IS NULL OR c.status = $6::text)
-       AND ($8::text IS NULL OR c.external_id = $8::text)
-       AND ($9::text IS NULL OR strpos(c.email_key, $9) > 0 OR strpos(lower(c.document->>'name'), $9) > 0
-         OR strpos(lower(c.external_id), $9) > 0 OR strpos(lower(c.id), $9) > 0)
-     ORDER BY c.created_at DESC, c.id DESC LIMIT $7`,
-    [
-      tenant.organization,
-      tenant.environment,
-      cursor?.created_at ?? null,
-      cursor?.id ?? null,
-      page.email === undefined ? null : emailKey(page.email),
-      page.status ?? null,
-      page.limit + 1,
-      page.external_id ?? null,
-      page.query?.toLowerCase() ?? null,
-    ],
+  const after = await cursorAfter(
+    page.starting_after,
+    (id) => findCustomer(sql, schema, tenant, { by: 'id', value: id }),
+    (id) => unknownCursor(id, 'customer'), // 400 invalid_request on the customer routes
+  );
+  const search = page.query?.toLowerCase();
+  const { rows, hasMore } = await keysetPage<{ document: Customer; orders_count: number; subscriptions_count: string }>(
+    sql,
+    {
+      from: `${customersTable(schema)} c`,
+      select: `c.document, c.orders_count,
+        (SELECT count(*) FROM ${subscriptionsTable(schema)} s WHERE s.customer_id = c.id) AS subscriptions_count`,
+      where: {
+        'c.organization': tenant.organization,
+        'c.environment': tenant.environment,
+        'c.email_key': page.email === undefined ? undefined : emailKey(page.email),
+        'c.status': page.status,
+        'c.external_id': page.external_id,
+      },
+      filters: search === undefined ? [] : [(param) => matchesSearch(param(search))],
+      order: newestFirst('c'),
+      after,
+      limit: page.limit,
+    },
   );
   return {
-    customers: rows.slice(0, page.limit).map((r) =>
+    customers: rows.map((r) =>
       inSchemaOrder(CustomerListItem, {
         ...r.document,
         subscriptions_count: Number(r.subscriptions_count),
         orders_count: r.orders_count,
       }),
     ),
-    hasMore: rows.length > page.limit,
+    hasMore,
   };
 }
+
+/** The dashboard's search (lower case, at `placeholder`) is part of the email, name, external id or id. */
+const matchesSearch = (placeholder: string) => {
+  const search = `${placeholder}::text`;
+  return `strpos(c.email_key, ${search}) > 0 OR strpos(lower(c.document->>'name'), ${search}) > 0
+   OR strpos(lower(c.external_id), ${search}) > 0 OR strpos(lower(c.id), ${search}) > 0`;
+};
 
 /** The customer's subscriptions, newest first, as single-customer reads show them. */
 export async function subscriptionSummaries(

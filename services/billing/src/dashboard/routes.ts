@@ -8,7 +8,7 @@ import {
   notFound,
   unknownCursor,
 } from '@billing/contracts';
-import type { SqlExecutor } from '@billing/eventstore';
+import { type PageFilter, type SqlExecutor, keysetPage } from '@billing/eventstore';
 import type { ServiceContext } from '@billing/runtime';
 import { type Tenant, adminOrganizationOf, validate } from '@billing/service';
 import type { Express } from 'express';
@@ -66,6 +66,8 @@ type PaymentRow = {
   data: { object: Invoice; failure?: { message: string } };
 };
 
+const IS_PAYMENT = `type IN ('InvoicePaid', 'InvoicePaymentFailed')`;
+
 /** The customer's invoice payments, from the invoices' streams: each paid or declined charge. */
 async function customerPayments(
   sql: SqlExecutor,
@@ -74,26 +76,41 @@ async function customerPayments(
   customerId: string,
   page: CustomerPaymentsQuery,
 ): Promise<{ payments: CustomerPayment[]; hasMore: boolean }> {
-  const filter = `organization = $1 AND environment = $2 AND type IN ('InvoicePaid', 'InvoicePaymentFailed')
-    AND data->'object'->>'customer_id' = $3`;
-  let before: string | null = null;
-  if (page.starting_after) {
-    const [invoiceId, version] = page.starting_after.split(':');
-    const { rows } = await sql.query<{ global_position: string }>(
-      `SELECT global_position FROM ${schema}.events WHERE ${filter} AND stream_id = $4 AND stream_version = $5`,
-      [tenant.organization, tenant.environment, customerId, `invoice-${invoiceId}`, Number(version) || 0],
-    );
-    if (!rows[0]) throw unknownCursor(page.starting_after, 'payment');
-    before = rows[0].global_position;
-  }
-  const { rows } = await sql.query<PaymentRow>(
-    `SELECT global_position, stream_id, stream_version, type, occurred_at, data FROM ${schema}.events
-     WHERE ${filter} AND ($4::bigint IS NULL OR global_position < $4::bigint)
-     ORDER BY global_position DESC LIMIT $5`,
-    [tenant.organization, tenant.environment, customerId, before, page.limit + 1],
-  );
-  return { payments: rows.slice(0, page.limit).map(toPayment), hasMore: rows.length > page.limit };
+  const where = { organization: tenant.organization, environment: tenant.environment };
+  const paymentOf: PageFilter[] = [
+    () => IS_PAYMENT,
+    (param) => `data->'object'->>'customer_id' = ${param(customerId)}::text`,
+  ];
+  const after = page.starting_after
+    ? [await paymentPosition(sql, schema, tenant, customerId, page.starting_after)]
+    : null;
+  const { rows, hasMore } = await keysetPage<PaymentRow>(sql, {
+    from: `${schema}.events`,
+    select: 'global_position, stream_id, stream_version, type, occurred_at, data',
+    where,
+    filters: paymentOf,
+    order: EVENT_ORDER,
+    after,
+    limit: page.limit,
+  });
+  return { payments: rows.map(toPayment), hasMore };
 }
+
+/** Where the payment `id` (`{invoice}:{version}`) of the customer is in the event log; 400 when nowhere. */
+async function paymentPosition(sql: SqlExecutor, schema: string, tenant: Tenant, customerId: string, id: string) {
+  const [invoiceId, version] = id.split(':');
+  const { rows } = await sql.query<{ global_position: string }>(
+    `SELECT global_position FROM ${schema}.events
+     WHERE organization = $1 AND environment = $2 AND ${IS_PAYMENT}
+       AND data->'object'->>'customer_id' = $3 AND stream_id = $4 AND stream_version = $5`,
+    [tenant.organization, tenant.environment, customerId, `invoice-${invoiceId}`, Number(version) || 0],
+  );
+  if (!rows[0]) throw unknownCursor(id, 'payment');
+  return rows[0].global_position;
+}
+
+/** The event log's order: newest recorded first. */
+const EVENT_ORDER = [{ column: 'global_position', type: 'bigint' }] as const;
 
 function toPayment(row: PaymentRow): CustomerPayment {
   const invoice = row.data.object;

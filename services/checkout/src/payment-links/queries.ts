@@ -1,5 +1,5 @@
 import { type CallerIdentity, type PaymentLink, livemodeOf, unknownCursor } from '@billing/contracts';
-import type { SqlExecutor } from '@billing/eventstore';
+import { type SqlExecutor, keysetPage } from '@billing/eventstore';
 import { type PaymentLinkView, isSoldOut } from './link';
 import { paymentLinkSessionsTable, paymentLinksTable } from './read-model';
 
@@ -49,23 +49,22 @@ export async function listCallerLinks(
   query: { limit: number; starting_after?: string; active?: boolean },
 ): Promise<{ links: PaymentLinkView[]; hasMore: boolean }> {
   const table = paymentLinksTable(schema);
-  const params: unknown[] = [caller.organization, caller.environment];
-  const where = ['organization = $1', 'environment = $2'];
-  if (query.active !== undefined) {
-    params.push(query.active);
-    where.push(`active = $${params.length}`);
-  }
-  if (query.starting_after) {
-    params.push(await cursorSeq(sql, table, caller, query.starting_after));
-    where.push(`seq < $${params.length}::bigint`);
-  }
-  params.push(query.limit + 1);
-  const { rows } = await sql.query<{ document: PaymentLinkView }>(
-    `SELECT document FROM ${table} WHERE ${where.join(' AND ')} ORDER BY seq DESC LIMIT $${params.length}`,
-    params,
-  );
-  return { links: rows.slice(0, query.limit).map((r) => r.document), hasMore: rows.length > query.limit };
+  const after = query.starting_after ? [await cursorSeq(sql, table, caller, query.starting_after)] : null;
+  const active = query.active;
+  const { rows, hasMore } = await keysetPage<{ document: PaymentLinkView }>(sql, {
+    from: table,
+    select: 'document',
+    where: { organization: caller.organization, environment: caller.environment },
+    filters: active === undefined ? [] : [(param) => `active = ${param(active)}::boolean`],
+    order: CREATION_ORDER,
+    after,
+    limit: query.limit,
+  });
+  return { links: rows.map((r) => r.document), hasMore };
 }
+
+/** Links are listed in the order they were created, newest first: `seq` is that order. */
+const CREATION_ORDER = [{ column: 'seq', type: 'bigint' }] as const;
 
 /** The list position of the caller's link `id`; 400 when the caller has no such link. */
 async function cursorSeq(sql: SqlExecutor, table: string, caller: CallerIdentity, id: string): Promise<string> {

@@ -5,7 +5,7 @@ import {
   livemodeOf,
   unknownCursor,
 } from '@billing/contracts';
-import type { SqlExecutor } from '@billing/eventstore';
+import { type PageCursor, type SqlExecutor, cursorAfter, keysetPage, newestFirst } from '@billing/eventstore';
 import { deliveryTables } from './read-model';
 
 interface DeliveryRow {
@@ -34,24 +34,18 @@ export async function pageOfDeliveries(
   schema: string,
   filter: DeliveryFilter,
 ): Promise<{ deliveries: WebhookDelivery[]; hasMore: boolean }> {
-  const after = filter.starting_after;
-  if (
-    after &&
-    (await listDeliveries(sql, schema, { organization: filter.organization, deliveryId: after, limit: 1 })).length === 0
-  ) {
-    throw unknownCursor(after, 'webhook delivery');
-  }
-  const rows = await listDeliveries(sql, schema, { ...filter, limit: filter.limit + 1 });
-  return { deliveries: rows.slice(0, filter.limit), hasMore: rows.length > filter.limit };
-}
-
-/** Newest first, each with its attempts in order. */
-export async function listDeliveries(
-  sql: SqlExecutor,
-  schema: string,
-  filter: DeliveryFilter,
-): Promise<WebhookDelivery[]> {
   const t = deliveryTables(schema);
+  const after = await cursorAfter(
+    filter.starting_after,
+    async (id) =>
+      (
+        await sql.query<PageCursor>(`SELECT created_at, id FROM ${t.deliveries} WHERE id = $1 AND organization = $2`, [
+          id,
+          filter.organization,
+        ])
+      ).rows[0],
+    (id) => unknownCursor(id, 'webhook delivery'),
+  );
   const [column, value] =
     'endpointId' in filter
       ? ['endpoint_id', filter.endpointId]
@@ -60,22 +54,36 @@ export async function listDeliveries(
         : ['id', filter.deliveryId];
   // One statement, so a delivery and its attempts come from the same snapshot: read in two, an
   // attempt recorded in between showed up next to its delivery's previous status.
-  const { rows } = await sql.query<DeliveryRow>(
-    `SELECT d.id, d.endpoint_id, d.environment, d.event_id, d.event_type, d.status, d.attempt_count,
+  const { rows, hasMore } = await keysetPage<DeliveryRow>(sql, {
+    from: `${t.deliveries} d`,
+    select: `d.id, d.endpoint_id, d.environment, d.event_id, d.event_type, d.status, d.attempt_count,
             d.next_attempt_at, d.created_at,
             COALESCE((SELECT json_agg(json_build_object(
                         'attempt', a.attempt, 'attempted_at', a.attempted_at, 'status', a.status,
                         'response_status', a.response_status, 'duration_ms', a.duration_ms, 'error', a.error)
                       ORDER BY a.attempt)
-                      FROM ${t.attempts} a WHERE a.delivery_id = d.id), '[]'::json) AS attempts
-     FROM ${t.deliveries} d
-     WHERE d.organization = $1 AND d.${column} = $2 AND ($3::text IS NULL OR d.status = $3::text)
-       AND ($5::text IS NULL OR (d.created_at, d.id) <
-            (SELECT c.created_at, c.id FROM ${t.deliveries} c WHERE c.id = $5::text AND c.organization = $1))
-     ORDER BY d.created_at DESC, d.id DESC LIMIT $4`,
-    [filter.organization, value, filter.status ?? null, filter.limit, filter.starting_after ?? null],
-  );
-  return rows.map((row) => ({
+                      FROM ${t.attempts} a WHERE a.delivery_id = d.id), '[]'::json) AS attempts`,
+    where: { 'd.organization': filter.organization, [`d.${column}`]: value, 'd.status': filter.status },
+    order: newestFirst('d'),
+    after,
+    limit: filter.limit,
+  });
+  return { deliveries: rows.map(toDelivery), hasMore };
+}
+
+/** The organization's delivery `id`, or undefined. */
+export async function findDelivery(
+  sql: SqlExecutor,
+  schema: string,
+  organization: string,
+  id: string,
+): Promise<WebhookDelivery | undefined> {
+  const { deliveries } = await pageOfDeliveries(sql, schema, { organization, deliveryId: id, limit: 1 });
+  return deliveries[0];
+}
+
+function toDelivery(row: DeliveryRow): WebhookDelivery {
+  return {
     object: 'webhook_delivery',
     id: row.id,
     endpoint_id: row.endpoint_id,
@@ -87,7 +95,7 @@ export async function listDeliveries(
     created_at: iso(row.created_at),
     attempts: row.attempts.map((a) => ({ ...a, attempted_at: iso(a.attempted_at) })),
     livemode: livemodeOf(row.environment),
-  }));
+  };
 }
 
 const iso = (value: Date | string) => new Date(value).toISOString();

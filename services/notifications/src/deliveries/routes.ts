@@ -6,7 +6,7 @@ import { z } from 'zod';
 import { findEndpoint } from '../endpoints/queries';
 import { adminOrganizationOf } from '@billing/service';
 import { deliveryAggregate } from './aggregate';
-import { listDeliveries, pageOfDeliveries } from './queries';
+import { findDelivery, pageOfDeliveries } from './queries';
 
 const Id = z.object({ id: idText().min(1) });
 
@@ -50,11 +50,7 @@ export function mountDeliveryRoutes(app: Express, { store, now }: ServiceContext
 
   app.get('/admin/webhook_deliveries/:id', validate({ params: Id }), async (req, res) => {
     const { id } = res.locals.input.params;
-    const [delivery] = await listDeliveries(db, schema, {
-      organization: adminOrganizationOf(req),
-      deliveryId: id,
-      limit: 1,
-    });
+    const delivery = await findDelivery(db, schema, adminOrganizationOf(req), id);
     if (!delivery) throw notFound(`No such webhook delivery: ${id}`);
     res.json(delivery);
   });
@@ -63,7 +59,7 @@ export function mountDeliveryRoutes(app: Express, { store, now }: ServiceContext
   app.post('/admin/webhook_deliveries/:id/replay', validate({ params: Id }), async (req, res) => {
     const organization = adminOrganizationOf(req);
     const { id } = res.locals.input.params;
-    const [before] = await listDeliveries(db, schema, { organization, deliveryId: id, limit: 1 });
+    const before = await findDelivery(db, schema, organization, id);
     if (!before) throw notFound(`No such webhook delivery: ${id}`);
     await deliveryAggregate.handle(
       store,
@@ -72,7 +68,7 @@ export function mountDeliveryRoutes(app: Express, { store, now }: ServiceContext
       { organization, environment: before.livemode ? 'PRODUCTION' : 'SANDBOX', occurredAt: now() },
     );
     wake();
-    const [after] = await listDeliveries(db, schema, { organization, deliveryId: id, limit: 1 });
+    const after = await findDelivery(db, schema, organization, id);
     res.status(202).json(after);
   });
 }
