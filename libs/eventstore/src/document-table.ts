@@ -1,12 +1,31 @@
 import type { SqlExecutor } from './database';
 
-/** What every document row carries, besides the columns a table adds for its queries. */
+/** What every document carries, besides the columns a table adds for its queries. */
 interface Document {
   id: string;
-  organization: string;
-  environment: string;
   created_at: string;
 }
+
+/** The organization and environment a row belongs to. */
+export interface RowTenant {
+  organization: string;
+  environment: string;
+}
+
+/**
+ * What `write` may be given besides the document: the extra columns' values when they are not
+ * all the document's (see `columnsOf`), and the row's tenant when the document does not carry it
+ * (a public object such as a test clock has no `organization`; the recorded event has).
+ */
+export interface GivenValues {
+  columns?: unknown[];
+  tenant?: RowTenant;
+}
+
+/** A document that carries its tenant may be written alone; one that does not is given its tenant. */
+type WriteGiven<Doc> = [Doc] extends [RowTenant]
+  ? [given?: unknown[] | GivenValues]
+  : [given: GivenValues & { tenant: RowTenant }];
 
 export interface DocumentTableSpec<Doc extends Document> {
   /** The table's name inside a service's schema. */
@@ -15,6 +34,14 @@ export interface DocumentTableSpec<Doc extends Document> {
   columns?: Record<string, string>;
   /** The values of those columns, read from the document (unless `write` is given them). */
   columnsOf?: (document: Doc) => unknown[];
+  /** Extra columns set when the row is inserted and left as they are by later writes. */
+  insertOnly?: string[];
+  /**
+   * Statements that bring a table made by an earlier version up to date (`ALTER TABLE ... ADD
+   * COLUMN IF NOT EXISTS`, backfills), `{table}` standing for the qualified table name. They run
+   * after CREATE TABLE and before the indexes, which may use the columns they add.
+   */
+  migrations?: string[];
   /** Index statements, `{table}` standing for the qualified table name. */
   indexes: string[];
 }
@@ -32,10 +59,13 @@ export interface StoredDocument<Doc> {
  */
 export function documentTable<Doc extends Document>(spec: DocumentTableSpec<Doc>) {
   const extra = Object.keys(spec.columns ?? {});
+  const insertOnly = new Set(spec.insertOnly ?? []);
   const table = (schema: string) => `${schema}.${spec.name}`;
+  const statements = (list: string[] | undefined, schema: string) =>
+    (list ?? []).map((statement) => `    ${statement.replaceAll('{table}', table(schema))};\n`).join('');
   return {
     table,
-    /** CREATE TABLE and its indexes, each IF NOT EXISTS: run by a service's migration. */
+    /** CREATE TABLE, its migrations and its indexes, each idempotent: run by a service's migration. */
     ddl(schema: string): string {
       const columns = Object.entries(spec.columns ?? {}).map(([name, type]) => `      ${name} ${type},\n`);
       return `
@@ -47,8 +77,7 @@ ${columns.join('')}      created_at timestamptz NOT NULL,
       stream_version integer NOT NULL,
       document jsonb NOT NULL
     );
-${spec.indexes.map((index) => `    ${index.replaceAll('{table}', table(schema))};`).join('\n')}
-`;
+${statements(spec.migrations, schema)}${statements(spec.indexes, schema)}`;
     },
     /** The stored document and version, with any of the extra columns named in `also`. */
     async read<Also extends object = object>(
@@ -63,25 +92,30 @@ ${spec.indexes.map((index) => `    ${index.replaceAll('{table}', table(schema))}
       );
       return rows[0];
     },
-    /** `columnValues` are the extra columns' values when they are not all the document's (see `columnsOf`). */
+    /** `given`: the extra columns' values (an array, or `columns`) and the row's `tenant`, when not the document's. */
     async write(
       sql: SqlExecutor,
       schema: string,
       document: Doc,
       streamVersion: number,
-      columnValues: unknown[] = spec.columnsOf?.(document) ?? [],
+      ...[given]: WriteGiven<Doc>
     ): Promise<void> {
+      const { columns, tenant } = (Array.isArray(given) ? { columns: given } : (given ?? {})) as GivenValues;
+      const { organization, environment } = tenant ?? (document as Doc & RowTenant);
+      const columnValues = columns ?? spec.columnsOf?.(document) ?? [];
       const names = ['id', 'organization', 'environment', ...extra, 'created_at', 'stream_version', 'document'];
       const values = [
         document.id,
-        document.organization,
-        document.environment,
+        organization,
+        environment,
         ...columnValues,
         document.created_at,
         streamVersion,
         JSON.stringify(document),
       ];
-      const updates = [...extra, 'stream_version', 'document'].map((name) => `${name} = EXCLUDED.${name}`);
+      const updates = [...extra.filter((name) => !insertOnly.has(name)), 'stream_version', 'document'].map(
+        (name) => `${name} = EXCLUDED.${name}`,
+      );
       await sql.query(
         `INSERT INTO ${table(schema)} (${names.join(', ')})
          VALUES (${names.map((_, i) => `$${i + 1}`).join(', ')})
