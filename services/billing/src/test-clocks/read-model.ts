@@ -1,28 +1,29 @@
 import { type TestClock, unknownCursor } from '@billing/contracts';
-import { type EventStore, type RecordedEvent, type SqlExecutor, cursorPage } from '@billing/eventstore';
+import { type EventStore, type RecordedEvent, type SqlExecutor, cursorPage, documentTable } from '@billing/eventstore';
 import type { Tenant } from '@billing/service';
 import { testClockEvents } from './clock';
 
-export const testClocksTable = (schema: string) => `${schema}.test_clocks`;
+/** One row per clock; the clock (a public object) has no tenant, so `write` is given the event's. */
+const testClocks = documentTable<TestClock>({
+  name: 'test_clocks',
+  columns: { status: 'text NOT NULL' },
+  columnsOf: (clock) => [clock.status],
+  migrations: [
+    // Tables made before created_at was kept: the column, filled from the documents.
+    'ALTER TABLE {table} ADD COLUMN IF NOT EXISTS created_at timestamptz',
+    "UPDATE {table} SET created_at = (document->>'created_at')::timestamptz WHERE created_at IS NULL",
+  ],
+  indexes: [
+    "CREATE INDEX IF NOT EXISTS test_clocks_advancing ON {table} (id) WHERE status = 'advancing'",
+    'CREATE INDEX IF NOT EXISTS test_clocks_by_tenant ON {table} (organization, environment, created_at DESC, id DESC)',
+  ],
+});
+
+export const testClocksTable = testClocks.table;
 
 export async function migrateTestClocksReadModel(store: EventStore): Promise<void> {
-  await store.migrateSchema(`
-    CREATE SCHEMA IF NOT EXISTS ${store.tables.schema};
-    CREATE TABLE IF NOT EXISTS ${testClocksTable(store.tables.schema)} (
-      id text PRIMARY KEY,
-      organization text NOT NULL,
-      environment text NOT NULL,
-      status text NOT NULL,
-      stream_version integer NOT NULL,
-      document jsonb NOT NULL
-    );
-    CREATE INDEX IF NOT EXISTS test_clocks_advancing ON ${testClocksTable(store.tables.schema)} (id) WHERE status = 'advancing';
-    ALTER TABLE ${testClocksTable(store.tables.schema)} ADD COLUMN IF NOT EXISTS created_at timestamptz;
-    UPDATE ${testClocksTable(store.tables.schema)} SET created_at = (document->>'created_at')::timestamptz
-      WHERE created_at IS NULL;
-    CREATE INDEX IF NOT EXISTS test_clocks_by_tenant
-      ON ${testClocksTable(store.tables.schema)} (organization, environment, created_at DESC, id DESC);
-  `);
+  const { schema } = store.tables;
+  await store.migrateSchema(`CREATE SCHEMA IF NOT EXISTS ${schema};${testClocks.ddl(schema)}`);
 }
 
 /** A deleted clock's row goes: it is absent to every read. */
@@ -35,23 +36,7 @@ export async function projectTestClocks(sql: SqlExecutor, schema: string, events
       await sql.query(`DELETE FROM ${table} WHERE id = $1`, [event.data.clock_id]);
       continue;
     }
-    const clock = event.data.object;
-    await sql.query(
-      `INSERT INTO ${table} (id, organization, environment, status, stream_version, document, created_at)
-       VALUES ($1, $2, $3, $4, $5, $6, $7)
-       ON CONFLICT (id) DO UPDATE SET status = EXCLUDED.status, stream_version = EXCLUDED.stream_version,
-         document = EXCLUDED.document
-       WHERE ${table}.stream_version < EXCLUDED.stream_version`,
-      [
-        clock.id,
-        recorded.organization,
-        recorded.environment,
-        clock.status,
-        recorded.stream_version,
-        JSON.stringify(clock),
-        clock.created_at,
-      ],
-    );
+    await testClocks.write(sql, schema, event.data.object, recorded.stream_version, { tenant: recorded });
   }
 }
 
