@@ -5,35 +5,35 @@ import {
   Invoice as InvoiceSchema,
   unknownCursor,
 } from '@billing/contracts';
-import { type EventStore, type RecordedEvent, type SqlExecutor, cursorPage } from '@billing/eventstore';
+import { type EventStore, type RecordedEvent, type SqlExecutor, cursorPage, documentTable } from '@billing/eventstore';
 import type { Tenant } from '@billing/service';
 import { subscriptionsTable } from '../subscriptions/read-model';
 import { currentInvoice, invoiceEvents } from './invoice';
 
-export const invoicesTable = (schema: string) => `${schema}.invoices`;
+/** One row per invoice; the invoice (a public object) has no tenant, so `write` is given the event's. */
+const invoices = documentTable<Invoice>({
+  name: 'invoices',
+  columns: { customer_id: 'text NOT NULL', subscription_id: 'text', status: "text NOT NULL DEFAULT 'paid'" },
+  columnsOf: (invoice) => [invoice.customer_id, invoice.subscription_id, invoice.status],
+  insertOnly: ['customer_id', 'subscription_id'],
+  // Added with the invoices API; rows of the first shape are all paid.
+  migrations: ["ALTER TABLE {table} ADD COLUMN IF NOT EXISTS status text NOT NULL DEFAULT 'paid'"],
+  indexes: [
+    'CREATE INDEX IF NOT EXISTS invoices_subscription ON {table} (subscription_id)',
+    'CREATE INDEX IF NOT EXISTS invoices_newest_first ON {table} (organization, environment, created_at DESC, id DESC)',
+    // A refund of a checkout order finds the invoice the order paid.
+    "CREATE INDEX IF NOT EXISTS invoices_by_order ON {table} ((document->>'order_id')) WHERE document->>'order_id' IS NOT NULL",
+  ],
+});
+
+export const invoicesTable = invoices.table;
 const numbersTable = (schema: string) => `${schema}.invoice_numbers`;
 
 export async function migrateInvoicesReadModel(store: EventStore): Promise<void> {
-  const table = invoicesTable(store.tables.schema);
+  const { schema } = store.tables;
   await store.migrateSchema(`
-    CREATE SCHEMA IF NOT EXISTS ${store.tables.schema};
-    CREATE TABLE IF NOT EXISTS ${table} (
-      id text PRIMARY KEY,
-      organization text NOT NULL,
-      environment text NOT NULL,
-      customer_id text NOT NULL,
-      subscription_id text,
-      created_at timestamptz NOT NULL,
-      stream_version integer NOT NULL,
-      document jsonb NOT NULL
-    );
-    CREATE INDEX IF NOT EXISTS invoices_subscription ON ${table} (subscription_id);
-    -- Added with the invoices API; rows of the first shape are all paid.
-    ALTER TABLE ${table} ADD COLUMN IF NOT EXISTS status text NOT NULL DEFAULT 'paid';
-    CREATE INDEX IF NOT EXISTS invoices_newest_first ON ${table} (organization, environment, created_at DESC, id DESC);
-    -- A refund of a checkout order finds the invoice the order paid.
-    CREATE INDEX IF NOT EXISTS invoices_by_order ON ${table} ((document->>'order_id')) WHERE document->>'order_id' IS NOT NULL;
-    CREATE TABLE IF NOT EXISTS ${numbersTable(store.tables.schema)} (
+    CREATE SCHEMA IF NOT EXISTS ${schema};${invoices.ddl(schema)}
+    CREATE TABLE IF NOT EXISTS ${numbersTable(schema)} (
       organization text NOT NULL,
       environment text NOT NULL,
       last integer NOT NULL,
@@ -70,30 +70,11 @@ export async function nextInvoiceNumbers(
 
 /** Applies invoice events in the append's transaction; an event at or below the row's version is skipped. */
 export async function projectInvoices(sql: SqlExecutor, schema: string, events: RecordedEvent[]): Promise<void> {
-  const table = invoicesTable(schema);
   for (const event of events) {
     const invoiceEvent = invoiceEvents.of(event);
     if (!invoiceEvent) continue;
     const invoice = currentInvoice(invoiceEvent.data.object);
-    await sql.query(
-      `INSERT INTO ${table}
-         (id, organization, environment, customer_id, subscription_id, status, created_at, stream_version, document)
-       VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)
-       ON CONFLICT (id) DO UPDATE SET status = EXCLUDED.status, stream_version = EXCLUDED.stream_version,
-         document = EXCLUDED.document
-       WHERE ${table}.stream_version < EXCLUDED.stream_version`,
-      [
-        invoice.id,
-        event.organization,
-        event.environment,
-        invoice.customer_id,
-        invoice.subscription_id,
-        invoice.status,
-        invoice.created_at,
-        event.stream_version,
-        JSON.stringify(invoice),
-      ],
-    );
+    await invoices.write(sql, schema, invoice, event.stream_version, { tenant: event });
   }
 }
 
