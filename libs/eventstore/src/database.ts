@@ -3,6 +3,7 @@ import { mkdirSync } from 'node:fs';
 import { dirname } from 'node:path';
 import { PGlite } from '@electric-sql/pglite';
 import { Client, Pool, type PoolConfig } from 'pg';
+import { inMemoryPglite } from './pglite-template';
 import { type HeldLock, tryAdvisoryLock } from './session-lock';
 
 export interface QueryResult<Row> {
@@ -168,7 +169,7 @@ async function listenOn(
 /** `dataDir` undefined keeps everything in memory; a path persists it (the embedded default). */
 export async function pgliteDatabase(dataDir?: string): Promise<Database> {
   if (dataDir) mkdirSync(dirname(dataDir), { recursive: true });
-  const db = await PGlite.create(dataDir);
+  const db = dataDir ? await PGlite.create(dataDir) : await inMemoryPglite();
   const wrap = (target: Pick<PGlite, 'query'>): SqlExecutor => ({
     async query<Row>(sql: string, params?: unknown[]) {
       const r = await target.query<Row>(sql, params);

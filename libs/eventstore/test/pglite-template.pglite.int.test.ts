@@ -1,0 +1,47 @@
+import { mkdtempSync, readdirSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { inMemoryPglite } from '../src/pglite-template';
+
+describe('inMemoryPglite', () => {
+  let dir: string;
+  beforeEach(() => {
+    dir = mkdtempSync(join(tmpdir(), 'pglite-template-'));
+  });
+  afterEach(() => rmSync(dir, { recursive: true, force: true }));
+
+  const templates = () => readdirSync(dir);
+
+  it('given no template, runs initdb and leaves the empty cluster behind, whole', async () => {
+    const db = await inMemoryPglite(dir);
+    await db.exec('CREATE TABLE made_before (id int)');
+    await db.close();
+    expect(templates()).toEqual([expect.stringMatching(/^billing-pglite-\d+\.\d+\.\d+-cluster\.tar$/)]);
+    expect(statSync(join(dir, templates()[0]!)).size).toBeGreaterThan(1_000_000);
+  }, 60_000);
+
+  it('given a template, each database loads it empty: what one wrote is not in the next', async () => {
+    const first = await inMemoryPglite(dir);
+    await first.exec('CREATE TABLE written_by_first (id int)');
+    await first.close();
+    const second = await inMemoryPglite(dir);
+    const { rows } = await second.query<{ n: number }>(
+      `SELECT count(*)::int AS n FROM pg_tables WHERE tablename = 'written_by_first'`,
+    );
+    expect(rows[0]!.n).toBe(0);
+    await second.exec('CREATE TABLE t (id int); INSERT INTO t VALUES (1)');
+    expect((await second.query('SELECT id FROM t')).rows).toEqual([{ id: 1 }]);
+    await second.close();
+  }, 60_000);
+
+  it('given a damaged template, makes a good one again', async () => {
+    await (await inMemoryPglite(dir)).close();
+    const [name] = templates();
+    writeFileSync(join(dir, name!), 'not a cluster');
+    const db = await inMemoryPglite(dir);
+    expect((await db.query('SELECT 1 AS one')).rows).toEqual([{ one: 1 }]);
+    await db.close();
+    expect(templates()).toEqual([name]);
+    expect(statSync(join(dir, name!)).size).toBeGreaterThan(1_000_000);
+  }, 60_000);
+});
