@@ -6,71 +6,73 @@ import {
   unknownCursor,
   type Tenant,
 } from '@billing/contracts';
-import { type EventStore, type RecordedEvent, type SqlExecutor, cursorAfter, cursorPage } from '@billing/eventstore';
+import {
+  type EventStore,
+  type RecordedEvent,
+  type SqlExecutor,
+  cursorAfter,
+  cursorPage,
+  documentTable,
+} from '@billing/eventstore';
 import { refundEvents } from './refund';
-
-export const refundsTable = (schema: string) => `${schema}.refunds`;
 
 /**
  * One row per refund, written in the append's transaction of its payment's stream: the API's
  * reads and lists, and the sweep that settles refunds the processor never answered (the row
- * keeps the stream and the charge key for it).
+ * keeps the stream and the charge key for it). The refund (a public object) has no tenant, so
+ * `write` is given the event's.
  */
+const refunds = documentTable<Refund>({
+  name: 'refunds',
+  columns: {
+    order_id: 'text',
+    invoice_id: 'text',
+    status: 'text NOT NULL',
+    stream_id: 'text NOT NULL',
+    charge_key: 'text NOT NULL',
+  },
+  indexes: [
+    'CREATE INDEX IF NOT EXISTS refunds_newest_first ON {table} (organization, environment, created_at DESC, id DESC)',
+    "CREATE INDEX IF NOT EXISTS refunds_pending ON {table} (created_at) WHERE status = 'pending'",
+  ],
+});
+
+export const refundsTable = refunds.table;
+
 export async function migrateRefundsReadModel(store: EventStore): Promise<void> {
   const { schema } = store.tables;
-  const table = refundsTable(schema);
-  await store.migrateSchema(`
-    CREATE SCHEMA IF NOT EXISTS ${schema};
-    CREATE TABLE IF NOT EXISTS ${table} (
-      id text PRIMARY KEY,
-      organization text NOT NULL,
-      environment text NOT NULL,
-      order_id text,
-      invoice_id text,
-      status text NOT NULL,
-      stream_id text NOT NULL,
-      charge_key text NOT NULL,
-      created_at timestamptz NOT NULL,
-      stream_version integer NOT NULL,
-      document jsonb NOT NULL
-    );
-    CREATE INDEX IF NOT EXISTS refunds_newest_first ON ${table} (organization, environment, created_at DESC, id DESC);
-    CREATE INDEX IF NOT EXISTS refunds_pending ON ${table} (created_at) WHERE status = 'pending';
-  `);
+  await store.migrateSchema(`CREATE SCHEMA IF NOT EXISTS ${schema};${refunds.ddl(schema)}`);
 }
 
-/** Idempotent: an event at or below the row's stream version was applied already. */
+type Kept = { order_id: string | null; invoice_id: string | null; stream_id: string; charge_key: string };
+
+/**
+ * Idempotent: an event at or below the row's stream version was applied already. A refund's
+ * later events change its status and document; the other columns stay as its creation set them.
+ */
 export async function projectRefunds(sql: SqlExecutor, schema: string, events: RecordedEvent[]): Promise<void> {
-  const table = refundsTable(schema);
   for (const recorded of events) {
     const event = refundEvents.of(recorded);
     if (!event) continue;
     const refund = event.data.object;
     if (event.type === 'RefundCreated') {
-      await sql.query(
-        `INSERT INTO ${table}
-           (id, organization, environment, order_id, invoice_id, status, stream_id, charge_key, created_at, stream_version, document)
-         VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11) ON CONFLICT (id) DO NOTHING`,
-        [
-          refund.id,
-          recorded.organization,
-          recorded.environment,
-          refund.order_id,
-          refund.invoice_id,
-          refund.status,
-          recorded.stream,
-          event.data.charge_key,
-          refund.created_at,
-          recorded.stream_version,
-          JSON.stringify(refund),
-        ],
-      );
+      await refunds.write(sql, schema, refund, recorded.stream_version, {
+        columns: [refund.order_id, refund.invoice_id, refund.status, recorded.stream, event.data.charge_key],
+        tenant: recorded,
+      });
       continue;
     }
-    await sql.query(
-      `UPDATE ${table} SET status = $2, stream_version = $3, document = $4 WHERE id = $1 AND stream_version < $3`,
-      [refund.id, refund.status, recorded.stream_version, JSON.stringify(refund)],
-    );
+    const current = await refunds.read<Kept>(sql, schema, refund.id, [
+      'order_id',
+      'invoice_id',
+      'stream_id',
+      'charge_key',
+    ]);
+    if (!current || current.stream_version >= recorded.stream_version) continue;
+    await refunds.write(sql, schema, refund, recorded.stream_version, {
+      columns: [current.order_id, current.invoice_id, refund.status, current.stream_id, current.charge_key],
+      tenant: recorded,
+    });
   }
 }
 
