@@ -1,0 +1,67 @@
+import { checkMacValue, hasValidCheckMac } from './check-mac';
+import { type EcpayMerchant, parseEcpayDateTime } from './merchant';
+
+/**
+ * ECPay's answer about one trade (查詢訂單, Cashier/QueryTradeInfo/V5): TradeStatus 1 is paid,
+ * 0 not paid (yet: a card the bank has not answered, an ATM or CVS payment not made), and
+ * 10200095 failed; a trade ECPay does not know is `unknown_trade`.
+ */
+export type TradeStatus =
+  | { status: 'paid'; ecpayTradeNo: string; amount: number; paidAt: Date | null; paymentType: string }
+  | { status: 'unpaid'; ecpayTradeNo: string; amount: number; paymentType: string }
+  | { status: 'failed'; ecpayTradeNo: string; code: string }
+  | { status: 'unknown_trade' };
+
+/** No answer that can be trusted (network, HTTP status, a CheckMacValue that does not match): ask again later. */
+export class QueryUnanswered extends Error {}
+
+export async function queryTrade(
+  merchant: EcpayMerchant,
+  tradeNo: string,
+  now: Date,
+  options: { fetch?: typeof fetch; timeoutMs?: number } = {},
+): Promise<TradeStatus> {
+  const request: Record<string, string> = {
+    MerchantID: merchant.merchantId,
+    MerchantTradeNo: tradeNo,
+    TimeStamp: String(Math.floor(now.getTime() / 1000)),
+  };
+  request.CheckMacValue = checkMacValue(request, merchant);
+  let body: string;
+  try {
+    const response = await (options.fetch ?? fetch)(`${merchant.baseUrl}/Cashier/QueryTradeInfo/V5`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/x-www-form-urlencoded' },
+      body: new URLSearchParams(request).toString(),
+      signal: AbortSignal.timeout(options.timeoutMs ?? 10_000),
+    });
+    if (!response.ok) throw new QueryUnanswered(`QueryTradeInfo answered HTTP ${response.status}`);
+    body = await response.text();
+  } catch (error) {
+    if (error instanceof QueryUnanswered) throw error;
+    throw new QueryUnanswered(`QueryTradeInfo did not answer: ${(error as Error).message}`);
+  }
+  return tradeStatusOf(Object.fromEntries(new URLSearchParams(body)), merchant, tradeNo);
+}
+
+function tradeStatusOf(fields: Record<string, string>, merchant: EcpayMerchant, tradeNo: string): TradeStatus {
+  if (!hasValidCheckMac(fields, merchant)) throw new QueryUnanswered('QueryTradeInfo answer has a wrong CheckMacValue');
+  if (fields.MerchantTradeNo !== tradeNo) throw new QueryUnanswered('QueryTradeInfo answered about another trade');
+  const ecpayTradeNo = fields.TradeNo ?? '';
+  const amount = Number(fields.TradeAmt ?? 0);
+  const paymentType = fields.PaymentType ?? '';
+  switch (fields.TradeStatus) {
+    case '1':
+      return {
+        status: 'paid',
+        ecpayTradeNo,
+        amount,
+        paidAt: parseEcpayDateTime(fields.PaymentDate ?? ''),
+        paymentType,
+      };
+    case '0':
+      return ecpayTradeNo ? { status: 'unpaid', ecpayTradeNo, amount, paymentType } : { status: 'unknown_trade' };
+    default:
+      return { status: 'failed', ecpayTradeNo, code: fields.TradeStatus ?? '' };
+  }
+}
