@@ -1,60 +1,51 @@
 import type { Environment, PortalConfiguration } from '@billing/contracts';
-import type { EventStore, RecordedEvent, SqlExecutor } from '@billing/eventstore';
+import {
+  type EventStore,
+  type RecordedEvent,
+  type RowTenant,
+  type SqlExecutor,
+  documentTable,
+} from '@billing/eventstore';
 import { portalConfigurationEvents } from './configuration';
 
-export const portalConfigurationsTable = (schema: string) => `${schema}.portal_configurations`;
+/** One row per configuration; the configuration has no organization, so `write` is given the tenant. */
+const configurations = documentTable<PortalConfiguration>({
+  name: 'portal_configurations',
+  columns: { is_default: 'boolean NOT NULL', updated_at: 'timestamptz NOT NULL' },
+  columnsOf: (configuration) => [configuration.is_default, configuration.updated_at],
+  indexes: [
+    'CREATE INDEX IF NOT EXISTS portal_configurations_tenant ON {table} (organization, environment, created_at DESC)',
+  ],
+});
+
+export const portalConfigurationsTable = configurations.table;
 
 export async function migratePortalConfigurationsReadModel(store: EventStore): Promise<void> {
-  const table = portalConfigurationsTable(store.tables.schema);
-  await store.migrateSchema(`
-    CREATE SCHEMA IF NOT EXISTS ${store.tables.schema};
-    CREATE TABLE IF NOT EXISTS ${table} (
-      id text PRIMARY KEY,
-      organization text NOT NULL,
-      environment text NOT NULL,
-      is_default boolean NOT NULL,
-      created_at timestamptz NOT NULL,
-      updated_at timestamptz NOT NULL,
-      stream_version integer NOT NULL,
-      document jsonb NOT NULL
-    );
-    CREATE INDEX IF NOT EXISTS portal_configurations_tenant ON ${table} (organization, environment, created_at DESC);
-  `);
+  const { schema } = store.tables;
+  await store.migrateSchema(`CREATE SCHEMA IF NOT EXISTS ${schema};${configurations.ddl(schema)}`);
 }
 
-/** Applies configuration events in the append's transaction; replays are skipped by stream version. */
+/**
+ * Applies configuration events in the append's transaction; replays are skipped by stream
+ * version. An update of a configuration whose row is absent changes nothing.
+ */
 export async function projectPortalConfigurations(
   sql: SqlExecutor,
   schema: string,
   events: RecordedEvent[],
 ): Promise<void> {
-  const table = portalConfigurationsTable(schema);
   for (const recorded of events) {
     const event = portalConfigurationEvents.of(recorded);
     if (!event) continue;
     const c = event.data.object;
     if (event.type === 'PortalConfigurationCreated') {
-      await sql.query(
-        `INSERT INTO ${table} (id, organization, environment, is_default, created_at, updated_at, stream_version, document)
-         VALUES ($1, $2, $3, $4, $5, $6, $7, $8) ON CONFLICT (id) DO NOTHING`,
-        [
-          c.id,
-          event.data.organization,
-          c.environment,
-          c.is_default,
-          c.created_at,
-          c.updated_at,
-          recorded.stream_version,
-          JSON.stringify(c),
-        ],
-      );
-    } else {
-      await sql.query(
-        `UPDATE ${table} SET is_default = $2, updated_at = $3, document = $4, stream_version = $5
-         WHERE id = $1 AND stream_version < $5`,
-        [c.id, c.is_default, c.updated_at, JSON.stringify(c), recorded.stream_version],
-      );
+      const tenant = { organization: event.data.organization, environment: c.environment };
+      await configurations.write(sql, schema, c, recorded.stream_version, { tenant });
+      continue;
     }
+    const current = await configurations.read<RowTenant>(sql, schema, c.id, ['organization', 'environment']);
+    if (!current || current.stream_version >= recorded.stream_version) continue;
+    await configurations.write(sql, schema, c, recorded.stream_version, { tenant: current });
   }
 }
 
