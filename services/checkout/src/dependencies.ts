@@ -4,6 +4,7 @@ import { DEFAULT_PRODUCT_CACHE_TTL_MS, ProductCache } from './sessions/product-c
 import type { PaymentProcessor } from './payments/processor';
 import { sandboxChargeLedger, sandboxRefundLedger } from './payments/ledger';
 import { SandboxProcessor } from './payments/sandbox';
+import { type CredentialsKey, credentialsKeyOf } from './payments/settings/credentials';
 
 export const DEFAULT_CHECKOUT_URL = 'http://127.0.0.1:8080/checkout';
 export const DEFAULT_PAYMENT_LINK_URL = 'http://127.0.0.1:8080/pay';
@@ -20,6 +21,8 @@ export interface CheckoutDependencies {
   /** Null when billing is not configured: the duplicate check then waits for the payment. */
   readonly billing: InternalClient | null;
   processor: PaymentProcessor;
+  /** What processor credentials are sealed with (PROCESSOR_CREDENTIALS_KEY, else derived from INTERNAL_SECRET). */
+  credentialsKey: CredentialsKey;
   /** Read at each use: the embedded default learns the gateway's address after checkout starts. */
   readonly checkoutUrl: string;
   /** Read at each use, like `checkoutUrl`: a payment link's `url` is `PAYMENT_LINK_URL/<url_id>`. */
@@ -54,6 +57,7 @@ export function dependenciesOf(context: ServiceContext): CheckoutDependencies {
       ledger: sandboxChargeLedger(context.store),
       refunds: sandboxRefundLedger(context.store),
     }),
+    credentialsKey: credentialsKeyOf(config, context.internalSecret),
     get checkoutUrl() {
       return config.CHECKOUT_URL ?? DEFAULT_CHECKOUT_URL;
     },

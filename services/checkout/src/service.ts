@@ -9,6 +9,7 @@ import { migratePaymentLinksReadModel } from './payment-links/read-model';
 import { mountPaymentLinkRoutes } from './payment-links/routes';
 import { migrateSandboxChargeLedger } from './payments/ledger';
 import { mountChargeRoutes } from './payments/routes';
+import { mountProcessorSettingsRoutes } from './payments/settings/routes';
 import { migrateRefundsReadModel } from './refunds/read-model';
 import { mountRefundRoutes } from './refunds/routes';
 import { checkoutMetrics } from './metrics/checkout-metrics';
@@ -35,6 +36,7 @@ export const checkoutService: ServiceDefinition = {
     mountPaymentLinkRoutes(app, context);
     mountChargeRoutes(app, context);
     mountRefundRoutes(app, context);
+    mountProcessorSettingsRoutes(app, context, dependenciesOf(context).credentialsKey);
     mountMetricsPart(app, context, checkoutMetrics);
   },
   // Read models are created before HTTP starts, so the first request finds its table.

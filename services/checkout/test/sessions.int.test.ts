@@ -262,7 +262,7 @@ describe('POST /checkout/:id/pay', () => {
     expect((await pay('cs_unknown', card())).status).toBe(404);
   });
 
-  it('refuses to charge through the sandbox in Production unless configured for a demo', async () => {
+  it('refuses to charge in Production without a processor, unless the simulator is configured for a demo', async () => {
     const org = newOrg();
     const p = await product(org, ebook({ environment: 'PRODUCTION' }));
     const live = caller(org, 'PRODUCTION');
@@ -270,7 +270,8 @@ describe('POST /checkout/:id/pay', () => {
     expect(res.body.livemode).toBe(true);
     const refused = await pay(res.body.id, card());
     expect([refused.status, refused.body.error.code]).toEqual([402, 'payment_required']);
-    expect(refused.body.error.message).toMatch(/real payment processor/);
+    expect(refused.body.error.message).toMatch(/until the organization sets a payment processor/);
+    expect(refused.body.error.details).toEqual([expect.objectContaining({ code: 'processor_not_configured' })]);
     expect(await typesOf(res.body.id)).toEqual(['CheckoutSessionCreated']);
     // The demo instance shares the database but has its own schema: create there.
     const demoSession = await call(demo.service.url, 'POST', '/v1/checkout/sessions', live, {

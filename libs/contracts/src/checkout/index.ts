@@ -4,3 +4,4 @@ export * from './embedded-checkouts';
 export * from './payment-links';
 export * from './charges';
 export * from './refunds';
+export * from './payment-processor';

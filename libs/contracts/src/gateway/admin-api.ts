@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import { Customer, Subscription } from '../billing/billing';
 import { BillingSettings, BillingSettingsQuery, UpdateBillingSettingsBody } from '../billing/billing-settings';
+import { ConfigurePaymentProcessorBody, PaymentProcessorSettings } from '../checkout/payment-processor';
 import { ErrorEnvelope } from '../shared/errors';
 import { Environment } from '../events/envelope';
 import { KeyKind } from '../shared/identity';
@@ -486,6 +487,38 @@ export function registerAdminRoutes(registry: OpenApiRegistry): OpenApiRegistry 
     params,
     body: UpdateBillingSettingsBody,
     responses: { 200: { description: 'The settings', schema: BillingSettings }, 422: error('validation_error') },
+  });
+  const processorResponse = {
+    description: 'The processor settings, without credentials',
+    schema: PaymentProcessorSettings,
+  };
+  route({
+    method: 'get',
+    path: `${org}/payment_processor`,
+    summary: 'The payment processor of an environment',
+    tags: ['Payments'],
+    params,
+    query: BillingSettingsQuery,
+    responses: { 200: processorResponse, 400: invalidParametersResponse },
+  });
+  route({
+    method: 'put',
+    path: `${org}/payment_processor`,
+    summary: 'Set the payment processor of an environment and its credentials (stored sealed, never returned)',
+    tags: ['Payments'],
+    params,
+    query: BillingSettingsQuery,
+    body: ConfigurePaymentProcessorBody,
+    responses: { 200: processorResponse, 422: error('validation_error') },
+  });
+  route({
+    method: 'delete',
+    path: `${org}/payment_processor`,
+    summary: 'Remove the payment processor: Sandbox returns to the simulator, Production refuses payments',
+    tags: ['Payments'],
+    params,
+    query: BillingSettingsQuery,
+    responses: { 200: processorResponse, 400: invalidParametersResponse },
   });
   const configuration = params.extend({ configuration_id: idText().describe('prefix bpc_') });
   route({

@@ -111,6 +111,9 @@ const en: Messages = {
     invalid_expiry: "Your card's expiration date is in the past.",
     incorrect_cvc: "Your card's security code is incorrect.",
     authentication_failed: 'The card authentication (3-D Secure) failed.',
+    processor_not_configured: 'This shop cannot take payments yet. Nothing was charged. Please contact the merchant.',
+    processor_unavailable:
+      'This shop cannot take payments right now. Nothing was charged. Please contact the merchant.',
   },
   titles: {
     notFound: 'Checkout not found',
@@ -181,6 +184,8 @@ const zhTW: Messages = {
     invalid_expiry: '卡片有效期限已過。',
     incorrect_cvc: '安全碼不正確。',
     authentication_failed: '卡片驗證（3-D Secure）失敗。',
+    processor_not_configured: '這家商店尚未開放付款，未收取任何費用。請聯絡商家。',
+    processor_unavailable: '這家商店目前無法付款，未收取任何費用。請聯絡商家。',
   },
   titles: {
     notFound: '找不到結帳頁面',

@@ -17,6 +17,7 @@ import { dependenciesOf, serviceCaller } from '../dependencies';
 import { SOLD_OUT_MESSAGE } from '../payment-links/link';
 import { openedBySoldOutLink } from '../payment-links/queries';
 import type { ChargeResult, CollectedCard } from '../payments/processor';
+import { refuseUnlessChargeable } from '../payments/settings/refusal';
 import type { SessionCommand } from './decide';
 import { type KnownSession, runSessionCommands } from './command';
 import { findSessionRow } from './queries';
@@ -87,10 +88,7 @@ export async function paySession(
   if (statusAt(session, now()) === 'EXPIRED') throw conflict('This checkout session has expired');
   if (await openedBySoldOutLink(store.database, store.tables.schema, session)) throw conflict(SOLD_OUT_MESSAGE);
   const card = checkedInput(session, body, through);
-  if (card) {
-    const refusal = processor.refusal(session.environment);
-    if (refusal) throw paymentRequired(refusal);
-  }
+  if (card) await refuseUnlessChargeable(context, session.organization, session.environment);
 
   const customerId = await buyerAtPayment(context, session, body);
   const attemptId = `pay_${randomBase62(24)}`;

@@ -179,6 +179,10 @@ export function mountAdminRoutes(app: Express, options: AdminRoutesOptions): voi
       res.json(sumMetrics(parts as Metrics[]));
     },
   );
+  const checkout = [organizationExists, asOrganization, options.checkout];
+  app.get(`${org}/payment_processor`, ...checkout);
+  app.put(`${org}/payment_processor`, ...checkout);
+  app.delete(`${org}/payment_processor`, ...checkout);
   const billing = [organizationExists, asOrganization, options.billing];
   app.get(`${org}/customers`, ...billing);
   app.get(`${org}/customers/:customer_id/payments`, ...billing);

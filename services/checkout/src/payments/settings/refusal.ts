@@ -1,0 +1,41 @@
+import { ApiError, type Environment } from '@billing/contracts';
+import type { ServiceContext } from '@billing/runtime';
+import { dependenciesOf } from '../../dependencies';
+import { storedProcessor } from './aggregate';
+
+/** Why a buyer's payment is refused before anything is charged: the codes the hosted pages translate. */
+export const PROCESSOR_NOT_CONFIGURED = 'processor_not_configured';
+export const PROCESSOR_UNAVAILABLE = 'processor_unavailable';
+
+const refused = (code: string, message: string) =>
+  ApiError.of('payment_required', message, [{ path: 'payment', code, message }]);
+
+/**
+ * 402 before anything is charged unless the organization's processor in this environment is
+ * one checkout charges through: the simulator (Sandbox, or Production only in the demo mode
+ * SANDBOX_PROCESSOR_IN_PRODUCTION=demo). Production without a processor names what the
+ * merchant must do; the hosted pages show the buyer their own sentence for the code.
+ */
+export async function refuseUnlessChargeable(
+  context: ServiceContext,
+  organization: string,
+  environment: Environment,
+): Promise<void> {
+  const { processor } = dependenciesOf(context);
+  const { settings } = await storedProcessor(context.store, organization, environment);
+  if (settings.processor === 'ecpay') {
+    throw refused(
+      PROCESSOR_UNAVAILABLE,
+      'This organization pays through ECPay, which checkout does not charge through yet (docs/payments.md)',
+    );
+  }
+  const simulatorRefusal = processor.refusal(environment);
+  if (!simulatorRefusal) return;
+  if (settings.processor === 'none') {
+    throw refused(
+      PROCESSOR_NOT_CONFIGURED,
+      'Production payments are off until the organization sets a payment processor: PUT /admin/v1/organizations/{org_id}/payment_processor?environment=production (docs/payments.md)',
+    );
+  }
+  throw refused(PROCESSOR_UNAVAILABLE, simulatorRefusal);
+}
