@@ -193,6 +193,56 @@ describe('merchant dashboard actions', () => {
     });
   });
 
+  it('sets the payment processor per environment: ECPay keys never shown again, bad input refused in place, members refused', async () => {
+    const production = `/dashboard/${shop.org.id}/production/settings`;
+    const processorOf = async (environment: string) =>
+      (await shop.client.admin('GET', `/organizations/${shop.org.id}/payment_processor?environment=${environment}`))
+        .body;
+    expect((await owner.get(production)).html).toContain('Production refuses every payment until a processor is set');
+    const keys = { hash_key: 'pwFHCqoQZGmho4w6', hash_iv: 'EkRm7iFT261dpevs' };
+    const saved = await owner.submit(production, {
+      _action: 'payments',
+      processor: 'ecpay',
+      merchant_id: '3002607',
+      ...keys,
+      method_card: 'on',
+      method_atm: 'on',
+    });
+    const page = await noticeOf(saved);
+    expect(page).toContain('ECPay settings saved');
+    expect(page).toContain('ECPay, merchant 3002607');
+    expect(page).not.toContain(keys.hash_key);
+    expect(await processorOf('production')).toMatchObject({
+      processor: 'ecpay',
+      methods: ['card', 'atm'],
+      credentials_set: true,
+    });
+
+    const bad = await owner.submit(production, {
+      _action: 'payments',
+      processor: 'ecpay',
+      merchant_id: '3002607',
+      hash_key: 'short',
+      hash_iv: keys.hash_iv,
+      method_card: 'on',
+    });
+    expect(bad.status).toBe(422);
+    expect(bad.html).toMatch(/id="error-payments">[^<]*hash_key/);
+    expect(bad.html).not.toContain(keys.hash_iv);
+    expect(await processorOf('production')).toMatchObject({ methods: ['card', 'atm'] });
+
+    await createUser(platform.gatewayUrl, shop.org.id, 'member@shop.example', 'member', 'correct horse battery');
+    const member = await signedIn(platform.gatewayUrl, 'member@shop.example', 'correct horse battery');
+    expect((await member.get(production)).html).toContain('Only an owner can change the payment processor');
+    const refused = await member.submit(production, { _action: 'removePayments' });
+    expect(refused.status).toBe(403);
+    expect(await processorOf('production')).toMatchObject({ processor: 'ecpay' });
+
+    await noticeOf(await owner.submit(production, { _action: 'removePayments' }));
+    expect(await processorOf('production')).toMatchObject({ processor: 'none' });
+    expect((await owner.get(`${base}/settings`)).html).toContain('The sandbox simulator (test cards).');
+  });
+
   it('creates and advances a test clock and shows what ran on it; Production has no clocks', async () => {
     const created = await owner.submit(`${base}/test-clocks`, {
       _action: 'create',

@@ -218,6 +218,16 @@ describeWithBrowser('the merchant dashboard in a browser', () => {
     await page.screenshot({ path: '/tmp/dashboard-customer-phone.png', fullPage: true });
     const overflow = await page.evaluate(() => window.document.documentElement.scrollWidth - window.innerWidth);
     expect(overflow).toBeLessThanOrEqual(0);
+    // Production's settings on a phone: the payment processor form, nothing wider than the screen.
+    await page.goto(`${platform.gatewayUrl}/dashboard/${acme.id}/production/settings`);
+    await check(page);
+    expect(await textOf(page.getByRole('form', { name: 'Payments (Production)' }))).toContain(
+      'Production refuses every payment until a processor is set',
+    );
+    await page.screenshot({ path: '/tmp/dashboard-payments-phone.png', fullPage: true });
+    expect(
+      await page.evaluate(() => window.document.documentElement.scrollWidth - window.innerWidth),
+    ).toBeLessThanOrEqual(0);
     await context.close();
 
     const other = await signIn('hank@globex.example');

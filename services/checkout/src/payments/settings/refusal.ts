@@ -34,7 +34,7 @@ export async function refuseUnlessChargeable(
   if (settings.processor === 'none') {
     throw refused(
       PROCESSOR_NOT_CONFIGURED,
-      'Production payments are off until the organization sets a payment processor: PUT /admin/v1/organizations/{org_id}/payment_processor?environment=production (docs/payments.md)',
+      'Production payments are off until the organization sets a payment processor: in the dashboard under Settings > Payments, or PUT /admin/v1/organizations/{org_id}/payment_processor?environment=production (docs/payments.md)',
     );
   }
   throw refused(PROCESSOR_UNAVAILABLE, simulatorRefusal);

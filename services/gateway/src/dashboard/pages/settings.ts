@@ -1,6 +1,15 @@
 import { html } from '@billing/service';
 import { when } from '../html';
-import { type DashboardPage, type PageContext, errorFor, field, formFields, select } from '../page';
+import {
+  type DashboardPage,
+  type PageContext,
+  type PageState,
+  buttonForm,
+  errorFor,
+  field,
+  formFields,
+  select,
+} from '../page';
 import { listProducts } from './products';
 import { nullableText, text } from './forms';
 
@@ -22,6 +31,14 @@ interface Organization {
 interface BillingSettings {
   dunning: { retry_days: number[]; after_final_failure: string };
   proration: { upgrade: string; downgrade: string };
+  updated_at: string | null;
+}
+interface PaymentProcessor {
+  processor: 'none' | 'sandbox' | 'ecpay';
+  merchant_id: string | null;
+  endpoint_url: string | null;
+  methods: string[];
+  credentials_set: boolean;
   updated_at: string | null;
 }
 interface PortalConfiguration {
@@ -50,9 +67,10 @@ export const settingsPage: DashboardPage = {
   title: () => 'Settings',
   async view(ctx, state) {
     const env = ctx.envSlug;
-    const [org, billing, portals, products] = await Promise.all([
+    const [org, billing, processor, portals, products] = await Promise.all([
       readOrganization(ctx),
       ctx.api.admin<BillingSettings>('GET', `/billing_settings?environment=${env}`),
+      ctx.api.admin<PaymentProcessor>('GET', `/payment_processor?environment=${env}`),
       ctx.api.admin<{ data: PortalConfiguration[] }>('GET', `/portal_configurations?environment=${ctx.environment}`),
       listProducts(ctx),
     ]);
@@ -71,6 +89,7 @@ export const settingsPage: DashboardPage = {
         ><textarea id="b-origins" name="allowed_origins" rows="3">${org.allowed_origins.join('\n')}</textarea>
         <div><button type="submit">Save branding</button></div>
       </form>
+      ${paymentsSection(ctx, state, processor)}
       <h2 id="billing">Dunning and proration (${ctx.environment === 'SANDBOX' ? 'Sandbox' : 'Production'})</h2>
       <form class="card" method="post" aria-labelledby="billing">
         ${formFields(ctx, 'billing')}${errorFor(state, 'billing')}
@@ -136,6 +155,32 @@ export const settingsPage: DashboardPage = {
       </form>`;
   },
   actions: {
+    payments: {
+      ownerOnly: true,
+      async run(ctx, form) {
+        if (form.processor === 'sandbox') {
+          await ctx.api.admin('PUT', `/payment_processor?environment=${ctx.envSlug}`, { processor: 'sandbox' });
+          return { notice: 'Payments go to the sandbox simulator.' };
+        }
+        const methods = METHODS.map(([method]) => method).filter((method) => form[`method_${method}`] === 'on');
+        await ctx.api.admin('PUT', `/payment_processor?environment=${ctx.envSlug}`, {
+          processor: 'ecpay',
+          merchant_id: text(form.merchant_id),
+          hash_key: text(form.hash_key),
+          hash_iv: text(form.hash_iv),
+          methods,
+          ...(ctx.environment === 'SANDBOX' && form.endpoint_url ? { endpoint_url: text(form.endpoint_url) } : {}),
+        });
+        return { notice: 'ECPay settings saved. The keys are stored sealed and are not shown again.' };
+      },
+    },
+    removePayments: {
+      ownerOnly: true,
+      async run(ctx) {
+        await ctx.api.admin('DELETE', `/payment_processor?environment=${ctx.envSlug}`);
+        return { notice: 'Payment processor removed.' };
+      },
+    },
     branding: {
       async run(ctx, form) {
         await ctx.api.admin('PATCH', '', {
@@ -245,3 +290,57 @@ export const apiKeysPage: DashboardPage = {
     },
   },
 };
+
+const METHODS: Array<[string, string]> = [
+  ['card', 'Card'],
+  ['atm', 'ATM transfer (virtual account)'],
+  ['cvs', 'Convenience-store code'],
+];
+
+/** Which processor takes this environment's payments; owners set it (the keys are never shown back). */
+function paymentsSection(ctx: PageContext, state: PageState, processor: PaymentProcessor) {
+  const sandbox = ctx.environment === 'SANDBOX';
+  const current =
+    processor.processor === 'ecpay'
+      ? html`ECPay, merchant ${processor.merchant_id} at ${processor.endpoint_url}: ${processor.methods.join(', ')};
+        keys stored sealed.`
+      : processor.processor === 'sandbox'
+        ? html`The sandbox simulator (test cards).`
+        : html`None. <strong>Production refuses every payment until a processor is set.</strong>`;
+  const owner = ctx.role !== 'member';
+  return html`<h2 id="payments">Payments (${sandbox ? 'Sandbox' : 'Production'})</h2>
+    <form class="card" method="post" aria-labelledby="payments" autocomplete="off">
+      ${formFields(ctx, 'payments')}${errorFor(state, 'payments')}${errorFor(state, 'removePayments')}
+      <p>Processor now: ${current}</p>
+      <p class="muted">
+        Checkout charges through the sandbox simulator only for now; ECPay settings are stored for when it charges
+        through ECPay (docs/payments.md). Last changed: ${when(processor.updated_at)}
+      </p>
+      ${
+        owner
+          ? html`${select(
+                'pp-processor',
+                'Processor',
+                'processor',
+                sandbox
+                  ? [
+                      ['sandbox', 'Sandbox simulator'],
+                      ['ecpay', 'ECPay (綠界)'],
+                    ]
+                  : [['ecpay', 'ECPay (綠界)']],
+                processor.processor === 'none' ? 'ecpay' : processor.processor,
+              )}
+              ${field('pp-merchant', 'ECPay merchant ID', { name: 'merchant_id', value: processor.merchant_id, extra: html` inputmode="numeric"` })}
+              ${field('pp-key', 'HashKey (enter again to change anything)', { name: 'hash_key', type: 'password', extra: html` autocomplete="new-password"` })}
+              ${field('pp-iv', 'HashIV', { name: 'hash_iv', type: 'password', extra: html` autocomplete="new-password"` })}
+              ${sandbox ? field('pp-endpoint', "ECPay address (optional: its staging site by default, or an emulator's)", { name: 'endpoint_url', type: 'url', value: processor.endpoint_url }) : ''}
+              <fieldset>
+                <legend>Buyers may pay by</legend>
+                ${METHODS.map(([method, label]) => checkbox(`pp-${method}`, `method_${method}`, label, processor.processor !== 'ecpay' || processor.methods.includes(method)))}
+              </fieldset>
+              <div><button type="submit">Save payment processor</button></div>`
+          : html`<p class="muted">Only an owner can change the payment processor.</p>`
+      }
+    </form>
+    ${owner && processor.updated_at ? buttonForm(ctx, 'removePayments', 'Remove payment processor', {}, { danger: true, confirm: sandbox ? 'Go back to the sandbox simulator?' : 'Production will refuse every payment. Remove?' }) : ''}`;
+}
