@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { CheckoutSession } from './sessions';
+import { CheckoutSession, PaymentInstructions } from './sessions';
 import { Environment } from '../events/envelope';
 import { ProductInterval, ProductType } from '../catalog/products';
 import { RefundCreatedData, RefundFailedData, RefundSucceededData } from './refunds';
@@ -138,7 +138,37 @@ export const OrderRefundedData = z
   .meta({ id: 'OrderRefundedData' });
 export type OrderRefundedData = z.infer<typeof OrderRefundedData>;
 
+/** Occurs when the processor opened an ATM account or a convenience-store code the buyer will pay. */
+export const CheckoutAsyncPaymentPendingData = z
+  .object({
+    session_id: z.string(),
+    attempt_id: z.string(),
+    charge_key: z.string().describe("The platform's idempotency key of the payment at the processor"),
+    processor: z.literal('ecpay'),
+    trade_no: z.string().describe("The processor's trade: ECPay's MerchantTradeNo"),
+    instructions: PaymentInstructions,
+    issued_at: z.iso.datetime(),
+    object: CheckoutSession.optional().describe(
+      'The session as `GET /checkout/sessions/{id}` shows it, with the instructions',
+    ),
+  })
+  .meta({ id: 'CheckoutAsyncPaymentPendingData' });
+export type CheckoutAsyncPaymentPendingData = z.infer<typeof CheckoutAsyncPaymentPendingData>;
+
+/** Occurs when an ATM or convenience-store payment passed its deadline unpaid; the session expires with it. */
+export const CheckoutAsyncPaymentExpiredData = z
+  .object({
+    session_id: z.string(),
+    trade_no: z.string(),
+    expired_at: z.iso.datetime(),
+    object: CheckoutSession.optional(),
+  })
+  .meta({ id: 'CheckoutAsyncPaymentExpiredData' });
+export type CheckoutAsyncPaymentExpiredData = z.infer<typeof CheckoutAsyncPaymentExpiredData>;
+
 export const CHECKOUT_EVENT_SCHEMAS = {
+  CheckoutAsyncPaymentPending: CheckoutAsyncPaymentPendingData,
+  CheckoutAsyncPaymentExpired: CheckoutAsyncPaymentExpiredData,
   CheckoutSessionCompleted: CheckoutSessionCompletedData,
   CheckoutSessionExpired: CheckoutSessionExpiredData,
   OrderRefunded: OrderRefundedData,

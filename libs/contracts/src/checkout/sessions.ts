@@ -152,6 +152,24 @@ export const CheckoutSessionCreated = z
   .meta({ id: 'CheckoutSessionCreated' });
 export type CheckoutSessionCreated = z.infer<typeof CheckoutSessionCreated>;
 
+/**
+ * How a buyer pays an ATM or convenience-store payment the processor opened: the account or
+ * code, the amount and the deadline (Taiwan time shown on the page; ISO here).
+ */
+export const PaymentInstructions = z
+  .object({
+    type: z
+      .enum(['atm', 'cvs'])
+      .describe('atm: a virtual bank account (虛擬帳號); cvs: a convenience-store payment code (超商代碼)'),
+    bank_code: z.string().nullable().describe('atm: the bank code to transfer to'),
+    account: z.string().nullable().describe('atm: the virtual account number'),
+    payment_code: z.string().nullable().describe('cvs: the code to pay at a store kiosk or counter'),
+    amount: z.int().describe('TWD to pay, exactly'),
+    expires_at: z.iso.datetime().describe('Unpaid by then, the checkout expires'),
+  })
+  .meta({ id: 'PaymentInstructions' });
+export type PaymentInstructions = z.infer<typeof PaymentInstructions>;
+
 export const CheckoutSession = z
   .object({
     object: z.literal('checkout.session'),
@@ -183,6 +201,11 @@ export const CheckoutSession = z
     expires_at: z.iso.datetime(),
     created_at: z.iso.datetime(),
     completed_at: z.iso.datetime().nullable(),
+    payment_instructions: PaymentInstructions.nullable()
+      .optional()
+      .describe(
+        'Present only while an ATM or convenience-store payment waits to be paid (checkout.async_payment_pending)',
+      ),
     livemode: z.boolean(),
   })
   .meta({ id: 'CheckoutSession' });

@@ -11,6 +11,10 @@
 export const CHECKOUT_PUBLIC_EVENTS = {
   /** Occurs when a checkout session is paid (or set up) and its order exists; the provisioning trigger. */
   CheckoutSessionCompleted: 'checkout.completed',
+  /** Occurs when an ATM account or convenience-store code was opened for the session: `payment_instructions` say how to pay. */
+  CheckoutAsyncPaymentPending: 'checkout.async_payment_pending',
+  /** Occurs when an ATM or convenience-store payment passed its deadline unpaid (the session expires too). */
+  CheckoutAsyncPaymentExpired: 'checkout.async_payment_expired',
   /** Occurs when an open checkout session passes `expires_at` unpaid. */
   CheckoutSessionExpired: 'checkout.expired',
   /** Occurs when a paid order is refunded. */

@@ -105,6 +105,8 @@ export const WebhookEndpointIdParams = z.object({ id: idText().min(1).describe('
 
 /** The resource each public event type carries in `data.object`. */
 export const WEBHOOK_OBJECT_SCHEMAS = {
+  'checkout.async_payment_pending': CheckoutSession,
+  'checkout.async_payment_expired': CheckoutSession,
   'checkout.completed': CheckoutSession,
   'checkout.expired': CheckoutSession,
   'order.refunded': RefundedOrder,

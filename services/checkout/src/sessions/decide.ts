@@ -1,4 +1,12 @@
-import { ApiError, type ReservedRedemption, conflict, notFound, validationError } from '@billing/contracts';
+import {
+  ApiError,
+  type CheckoutSession,
+  type PaymentInstructions,
+  type ReservedRedemption,
+  conflict,
+  notFound,
+  validationError,
+} from '@billing/contracts';
 import { type RefundOrder, decideOrderRefund, decideOrderSettlement, orderRefunded } from '../refunds/order';
 import type { SettleRefund } from '../refunds/refund';
 import { toSessionResource } from './resource';
@@ -12,7 +20,15 @@ export type CreateSession = { type: 'CreateSession'; data: CheckoutSessionCreate
 
 export type StartPayment = {
   type: 'StartPayment';
-  data: { sessionId: string; attemptId: string; buyer?: Buyer; now: Date };
+  data: { sessionId: string; attemptId: string; buyer?: Buyer; processor?: 'ecpay'; now: Date };
+};
+/**
+ * The processor opened an ATM account or a convenience-store code under the pending charge's
+ * key: the session waits for its payment. The same trade again records nothing.
+ */
+export type RecordAsyncPayment = {
+  type: 'RecordAsyncPayment';
+  data: { chargeKey: string; processor: 'ecpay'; tradeNo: string; instructions: PaymentInstructions; now: Date };
 };
 
 export type FailPayment = {
@@ -76,6 +92,7 @@ export type SessionCommand =
   | ChangePromotion
   | StartPayment
   | FailPayment
+  | RecordAsyncPayment
   | RecordCharge
   | CompleteSession
   | ExpireSession
@@ -93,6 +110,8 @@ export function decide(command: SessionCommand, state: SessionState): SessionEve
       return startPayment(command, state);
     case 'FailPayment':
       return failPayment(command, state);
+    case 'RecordAsyncPayment':
+      return recordAsyncPayment(command, state);
     case 'RecordCharge':
       return recordCharge(command, state);
     case 'CompleteSession':
@@ -130,6 +149,7 @@ function startPayment({ data }: StartPayment, state: SessionState): SessionEvent
   // A recorded charge only completes (`CompleteSession`): it is never charged again.
   if (session.status === 'COMPLETE' || session.charge) throw conflict('This checkout session is already paid');
   if (!isPayable(session, data.now)) throw conflict('This checkout session has expired');
+  if (session.async_payment) throw conflict('This checkout session waits for its ATM or convenience-store payment');
   const attempt = session.attempt;
   if (attempt && data.now.getTime() - Date.parse(attempt.started_at) < STALE_ATTEMPT_MS) {
     throw conflict('A payment for this checkout session is already in progress');
@@ -143,6 +163,7 @@ function startPayment({ data }: StartPayment, state: SessionState): SessionEvent
         // A stale attempt taken over keeps its key: if it charged, this attempt gets that charge.
         charge_key: chargeKeyOf(session),
         ...(data.buyer ? { buyer: data.buyer } : {}),
+        ...(data.processor ? { processor: data.processor } : {}),
         started_at: data.now.toISOString(),
       },
     },
@@ -173,6 +194,28 @@ function failPayment({ data }: FailPayment, state: SessionState): SessionEvent[]
       },
     },
   ];
+}
+
+function recordAsyncPayment({ data }: RecordAsyncPayment, state: SessionState): SessionEvent[] {
+  if (state.status === 'Empty') throw notFound('No such checkout session');
+  const { session } = state;
+  if (session.async_payment?.trade_no === data.tradeNo) return [];
+  const pending = session.pending_charge;
+  if (session.status !== 'OPEN' || session.charge || !pending || pending.key !== data.chargeKey) {
+    throw conflict(`Checkout session ${session.id} is not waiting for trade ${data.tradeNo}`);
+  }
+  return withResource(state, data.now, {
+    type: 'CheckoutAsyncPaymentPending',
+    data: {
+      session_id: session.id,
+      attempt_id: pending.attempt_id,
+      charge_key: pending.key,
+      processor: data.processor,
+      trade_no: data.tradeNo,
+      instructions: data.instructions,
+      issued_at: data.now.toISOString(),
+    },
+  });
 }
 
 /**
@@ -310,7 +353,7 @@ function expire({ data }: ExpireSession, state: SessionState): SessionEvent[] {
   if (session.status !== 'OPEN' || isPayable(session, data.now) || session.charge) return [];
   if (session.attempt && data.now.getTime() - Date.parse(session.attempt.started_at) < STALE_ATTEMPT_MS) return [];
   if (session.pending_charge && data.unchargedKey !== session.pending_charge.key) return [];
-  return withResource(state, data.now, {
+  const expired = withResource(state, data.now, {
     type: 'CheckoutSessionExpired',
     data: {
       session_id: session.id,
@@ -319,6 +362,18 @@ function expire({ data }: ExpireSession, state: SessionState): SessionEvent[] {
       expired_at: data.now.toISOString(),
     },
   });
+  if (!session.async_payment) return expired;
+  // The unpaid ATM or convenience-store payment expires first, then the session with it.
+  const asyncExpired: SessionEvent = {
+    type: 'CheckoutAsyncPaymentExpired',
+    data: {
+      session_id: session.id,
+      trade_no: session.async_payment.trade_no,
+      expired_at: data.now.toISOString(),
+      object: (expired[0]!.data as { object?: CheckoutSession }).object,
+    },
+  };
+  return [asyncExpired, ...expired];
 }
 
 /** Idempotent: the same subscription again, or a session not complete, changes nothing. */

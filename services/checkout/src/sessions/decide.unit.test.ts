@@ -1,7 +1,7 @@
 import { deciderSpec } from '@billing/testing';
 import { sessionAggregate } from './aggregate';
 import type { CompleteSession, ExpireSession, FailPayment, RecordCharge, StartPayment } from './decide';
-import type { Buyer, CheckoutSessionCreatedData, SessionEvent } from './session';
+import { type Buyer, type CheckoutSessionCreatedData, type SessionEvent, evolve, initialState } from './session';
 
 const spec = deciderSpec(sessionAggregate);
 const t0 = new Date('2026-01-01T00:00:00.000Z');
@@ -553,5 +553,82 @@ describe('changing the promotion code of an open checkout (embedded checkouts)',
       .given([created])
       .when({ ...change, data: { ...change.data, now: at(31) } })
       .thenThrows(/expired/);
+  });
+});
+
+describe('an ATM or convenience-store payment (docs/payments.md)', () => {
+  const instructions = {
+    type: 'atm' as const,
+    bank_code: '812',
+    account: '9103522175887271',
+    payment_code: null,
+    amount: 240,
+    expires_at: '2026-01-03T15:59:59.000Z',
+  };
+  const startedAtEcpay: SessionEvent = {
+    type: 'PaymentAttemptStarted',
+    data: {
+      session_id: 'cs_1',
+      attempt_id: 'a1',
+      charge_key: key(),
+      processor: 'ecpay',
+      started_at: at(1).toISOString(),
+    },
+  };
+  const recordAsync = (tradeNo = 'T1', chargeKey = key()) =>
+    ({
+      type: 'RecordAsyncPayment',
+      data: { chargeKey, processor: 'ecpay', tradeNo, instructions, now: at(2) },
+    }) as const;
+  const decideOn = (events: SessionEvent[], command: Parameters<typeof sessionAggregate.decide>[0]) =>
+    sessionAggregate.decide(command, events.reduce(evolve, initialState()));
+  const pending = () => decideOn([created, startedAtEcpay], recordAsync())[0]!;
+
+  it('given a payment started at ECPay, when its account is issued, records it with the session showing how to pay', () => {
+    expect(pending()).toMatchObject({
+      type: 'CheckoutAsyncPaymentPending',
+      data: {
+        session_id: 'cs_1',
+        attempt_id: 'a1',
+        charge_key: key(),
+        processor: 'ecpay',
+        trade_no: 'T1',
+        instructions,
+        object: { status: 'OPEN', payment_instructions: instructions, expires_at: instructions.expires_at },
+      },
+    });
+  });
+
+  it('when the same trade is posted again, records nothing; another trade or key is refused', () => {
+    expect(decideOn([created, startedAtEcpay, pending()], recordAsync())).toEqual([]);
+    expect(() => decideOn([created, startedAtEcpay], recordAsync('T1', key(2)))).toThrow(/not waiting for trade/);
+    expect(() => decideOn([created], recordAsync())).toThrow(/not waiting for trade/);
+  });
+
+  it('while it waits, takes no other payment, and does not expire before the payment deadline', () => {
+    const waiting = [created, startedAtEcpay, pending()];
+    expect(() => decideOn(waiting, start('a2', at(40)))).toThrow(/waits for its ATM or convenience-store payment/);
+    expect(decideOn(waiting, expire(at(40), key()))).toEqual([]);
+  });
+
+  it('when paid, completes as a card payment does, and shows no instructions any more', () => {
+    const waiting = [created, startedAtEcpay, pending()];
+    const charged = decideOn(waiting, record('a1'));
+    expect(charged).toMatchObject([{ type: 'PaymentAttemptSucceeded', data: { charge_key: key() } }]);
+    const [completed] = decideOn([...waiting, ...charged], complete());
+    expect(completed).toMatchObject({
+      type: 'CheckoutSessionCompleted',
+      data: { object: { status: 'COMPLETE' } },
+    });
+    expect((completed!.data as { object: object }).object).not.toHaveProperty('payment_instructions');
+  });
+
+  it('past the deadline, unpaid at ECPay, the payment expires and then the session', () => {
+    const waiting = [created, startedAtEcpay, pending()];
+    const after = new Date(Date.parse(instructions.expires_at) + 1000);
+    expect(decideOn(waiting, expire(after))).toEqual([]);
+    const events = decideOn(waiting, expire(after, key()));
+    expect(events.map((e) => e.type)).toEqual(['CheckoutAsyncPaymentExpired', 'CheckoutSessionExpired']);
+    expect(events[0]).toMatchObject({ data: { trade_no: 'T1', object: { status: 'EXPIRED' } } });
   });
 });

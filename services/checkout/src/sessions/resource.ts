@@ -52,6 +52,10 @@ export function toSessionResource(session: Session, now: Date): CheckoutSession 
     expires_at: session.expires_at,
     created_at: session.created_at,
     completed_at: session.completed_at,
+    // Only while an ATM or convenience-store payment waits: other sessions keep the spec's fields.
+    ...(session.status === 'OPEN' && session.async_payment
+      ? { payment_instructions: session.async_payment.instructions }
+      : {}),
     livemode: livemodeOf(session.environment),
   };
 }

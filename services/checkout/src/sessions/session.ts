@@ -1,4 +1,6 @@
 import type {
+  CheckoutAsyncPaymentExpiredData,
+  CheckoutAsyncPaymentPendingData,
   CheckoutMode,
   CouponDiscount,
   CheckoutSessionCompletedData,
@@ -116,6 +118,8 @@ export type PaymentAttemptStartedData = {
   charge_key?: string;
   /** Who pays in this attempt; a charge found later (the sweep) is completed in their name. */
   buyer?: Buyer;
+  /** The processor asked, when not the built-in simulator: the sweep asks it about the key. */
+  processor?: 'ecpay';
   started_at: string;
 };
 
@@ -190,6 +194,8 @@ export type PaymentAttemptSucceeded = { type: 'PaymentAttemptSucceeded'; data: P
 export type SubscriptionLinkedData = { session_id: string; subscription_id: string; linked_at: string };
 
 export type SessionCompleted = { type: 'CheckoutSessionCompleted'; data: SessionCompletedData };
+export type AsyncPaymentPending = { type: 'CheckoutAsyncPaymentPending'; data: CheckoutAsyncPaymentPendingData };
+export type AsyncPaymentExpired = { type: 'CheckoutAsyncPaymentExpired'; data: CheckoutAsyncPaymentExpiredData };
 export type SessionExpired = { type: 'CheckoutSessionExpired'; data: CheckoutSessionExpiredData };
 export type SubscriptionLinked = { type: 'SubscriptionLinked'; data: SubscriptionLinkedData };
 export type OrderRefunded = { type: 'OrderRefunded'; data: OrderRefundedData };
@@ -200,6 +206,8 @@ export type SessionEvent =
   | PaymentAttemptStarted
   | PaymentAttemptFailed
   | PaymentAttemptSucceeded
+  | AsyncPaymentPending
+  | AsyncPaymentExpired
   | SessionCompleted
   | SessionExpired
   | SubscriptionLinked
@@ -213,6 +221,8 @@ export const sessionEvents = streamEvents<SessionEvent>({
   PaymentAttemptStarted: true,
   PaymentAttemptFailed: true,
   PaymentAttemptSucceeded: true,
+  CheckoutAsyncPaymentPending: true,
+  CheckoutAsyncPaymentExpired: true,
   CheckoutSessionCompleted: true,
   CheckoutSessionExpired: true,
   SubscriptionLinked: true,
@@ -242,6 +252,12 @@ export type Session = Omit<CheckoutSessionCreatedData, 'session_id' | 'customer_
   pending_charge?: PendingCharge | null;
   /** The charge, once the processor made it; the session then only completes. */
   charge?: RecordedCharge | null;
+  /**
+   * An ATM account or convenience-store code the processor opened under the pending charge's
+   * key: the session waits for it until its deadline (`expires_at` moves there) and takes no
+   * other payment. Absent or null: none.
+   */
+  async_payment?: AsyncPayment | null;
   subscription_id: string | null;
   /** The order's refunds (`RefundCreated` ...), oldest first; absent before the first. */
   refunds?: RefundLedger;
@@ -250,7 +266,12 @@ export type Session = Omit<CheckoutSessionCreatedData, 'session_id' | 'customer_
   updated_at: string;
 };
 
-export type PendingCharge = { key: string; attempt_id: string; buyer: Buyer | null };
+export type PendingCharge = { key: string; attempt_id: string; buyer: Buyer | null; processor?: 'ecpay' };
+
+export type AsyncPayment = Pick<
+  CheckoutAsyncPaymentPendingData,
+  'processor' | 'trade_no' | 'instructions' | 'issued_at'
+>;
 
 export type RecordedCharge = {
   key: string;
@@ -320,10 +341,12 @@ export function evolve(state: SessionState, event: SessionEvent): SessionState {
       );
     }
     case 'PaymentAttemptStarted': {
-      const { attempt_id: id, started_at, charge_key, buyer } = event.data;
+      const { attempt_id: id, started_at, charge_key, buyer, processor } = event.data;
       const attempt = charge_key === undefined ? { id, started_at } : { id, started_at, charge_key };
       const pending_charge =
-        charge_key === undefined ? null : { key: charge_key, attempt_id: id, buyer: buyer ?? null };
+        charge_key === undefined
+          ? null
+          : { key: charge_key, attempt_id: id, buyer: buyer ?? null, ...(processor ? { processor } : {}) };
       return next({ ...s, attempt, pending_charge, intent: { ...s.intent, status: 'processing' } }, started_at);
     }
     case 'PaymentAttemptFailed': {
@@ -346,6 +369,18 @@ export function evolve(state: SessionState, event: SessionEvent): SessionState {
       const charge = { key: charge_key, attempt_id, payment_method, buyer, succeeded_at };
       return next({ ...s, attempt: null, pending_charge: null, charge }, succeeded_at);
     }
+    case 'CheckoutAsyncPaymentPending': {
+      const { processor, trade_no, instructions, issued_at } = event.data;
+      // The session waits for the payment until its deadline, never less than it had.
+      const expires_at =
+        Date.parse(instructions.expires_at) > Date.parse(s.expires_at) ? instructions.expires_at : s.expires_at;
+      return next(
+        { ...s, attempt: null, expires_at, async_payment: { processor, trade_no, instructions, issued_at } },
+        issued_at,
+      );
+    }
+    case 'CheckoutAsyncPaymentExpired':
+      return next({ ...s, async_payment: null }, event.data.expired_at);
     case 'CheckoutSessionCompleted': {
       const d = event.data;
       const at = d.completed_at;
@@ -355,6 +390,7 @@ export function evolve(state: SessionState, event: SessionEvent): SessionState {
           status: 'COMPLETE',
           attempt: null,
           pending_charge: null,
+          async_payment: null,
           completed_at: at,
           customer_id: d.customer_id ?? s.customer_id,
           subscription_id: d.subscription_id ?? s.subscription_id,
