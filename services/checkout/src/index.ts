@@ -2,3 +2,6 @@ export { checkoutService } from './service';
 export { expireDueSessions } from './sessions/expiry';
 export { TEST_CARDS } from './payments/sandbox';
 export { BILLING_TOPIC, DUPLICATE_SUBSCRIPTION_PAID } from './sessions/billing-consumer';
+/** ECPay's endpoints as its documents describe them, for tests and for a Sandbox pointed at them (docs/payments.md). */
+export { startEcpayEmulator, type EcpayEmulator } from './payments/ecpay/emulator';
+export { ECPAY_STAGING_MERCHANT } from './payments/ecpay/merchant';

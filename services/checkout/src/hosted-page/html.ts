@@ -23,6 +23,9 @@ const STYLE = `
   button[disabled] { opacity: .6; cursor: progress; }
   .error { background: #fff1f0; border: 1px solid #ffa39e; color: #a8071a; padding: .75rem; border-radius: 6px; }
   .sandbox { background: #fffbe6; border: 1px solid #ffe58f; padding: .5rem .75rem; border-radius: 6px; font-size: .875rem; }
+  .methods { border: 0; padding: 0; margin: 1rem 0 0; } .methods legend { font-size: .875rem; margin-bottom: .25rem; }
+  .method { display: flex; align-items: center; gap: .5rem; margin: .5rem 0; font-size: 1rem; }
+  .method input { width: auto; }
   a.cancel { display: block; text-align: center; margin-top: 1rem; color: #6b7385; }
 `;
 

@@ -35,6 +35,23 @@ export interface Messages {
   oneTime: (price: string) => string;
   checkFields: (fields: string) => string;
   alreadySubscribed: string;
+  /** An ATM or convenience-store payment through the merchant's processor (docs/payments.md). */
+  asyncPayment: {
+    payBy: string;
+    atm: string;
+    cvs: string;
+    continue: string;
+    redirecting: string;
+    atmTitle: string;
+    cvsTitle: string;
+    bankCode: string;
+    account: string;
+    paymentCode: string;
+    amount: string;
+    payBefore: string;
+    waitingNote: string;
+    sandbox: string;
+  };
   declines: Record<string, string>;
   titles: Record<
     | 'notFound'
@@ -103,6 +120,22 @@ const en: Messages = {
   checkFields: (fields) => `Please check: ${fields}`,
   alreadySubscribed:
     'This email already has a subscription to this product. Nothing was charged. Use another email, or manage the subscription you have.',
+  asyncPayment: {
+    payBy: 'Pay by',
+    atm: 'ATM transfer (virtual account)',
+    cvs: 'Convenience-store payment code',
+    continue: 'Continue to ECPay',
+    redirecting: 'Taking you to ECPay for your payment details…',
+    atmTitle: 'Transfer to this account',
+    cvsTitle: 'Pay with this code at a convenience store',
+    bankCode: 'Bank code',
+    account: 'Account number',
+    paymentCode: 'Payment code',
+    amount: 'Amount',
+    payBefore: 'Pay before',
+    waitingNote: 'Your order completes when the payment arrives. Nothing else is charged.',
+    sandbox: "Sandbox: this goes to ECPay's test environment; no real money moves.",
+  },
   declines: {
     card_declined: 'Your card was declined.',
     insufficient_funds: 'Your card has insufficient funds.',
@@ -176,6 +209,22 @@ const zhTW: Messages = {
   oneTime: (price) => `${price}，一次付清`,
   checkFields: (fields) => `請檢查：${fields}`,
   alreadySubscribed: '此電子郵件已訂閱這項商品，未收取任何費用。請使用其他電子郵件，或管理您現有的訂閱。',
+  asyncPayment: {
+    payBy: '付款方式',
+    atm: 'ATM 轉帳（虛擬帳號）',
+    cvs: '超商代碼繳費',
+    continue: '前往綠界付款',
+    redirecting: '正在前往綠界取得繳費資訊…',
+    atmTitle: '請轉帳至此帳號',
+    cvsTitle: '請持此代碼至超商繳費',
+    bankCode: '銀行代碼',
+    account: '帳號',
+    paymentCode: '繳費代碼',
+    amount: '金額',
+    payBefore: '繳費期限',
+    waitingNote: '款項入帳後訂單即完成，不會另外收費。',
+    sandbox: '測試環境：款項在綠界測試環境處理，不會有實際金流。',
+  },
   declines: {
     card_declined: '您的卡片遭到拒絕。',
     insufficient_funds: '您的卡片額度不足。',

@@ -33,6 +33,8 @@ export interface CheckoutPageView {
   t?: Messages;
   /** Who sells: on every page. */
   merchant?: Merchant | null;
+  /** The merchant's processor takes ATM or convenience-store payments here, in place of a card. */
+  asyncMethods?: ('atm' | 'cvs')[];
 }
 
 const textOf = (view: { t?: Messages }) => view.t ?? messagesFor('en');
@@ -95,6 +97,20 @@ export function merchantHeader(merchant: Merchant | null | undefined): Html | ''
   return html`<header class="merchant" id="merchant">${logo}<span>${merchant.name}</span></header>`;
 }
 
+/** The methods a buyer chooses between, in place of the card fields (radio buttons; the first chosen). */
+export function methodChoice(methods: ('atm' | 'cvs')[], t: Messages): Html {
+  return html`<fieldset class="methods" id="methods">
+    <legend>${t.asyncPayment.payBy}</legend>
+    ${methods.map(
+      (method, i) =>
+        html`<label class="method"
+          ><input type="radio" name="method" value="${method}" ${i === 0 ? html` checked` : ''} required />
+          ${method === 'atm' ? t.asyncPayment.atm : t.asyncPayment.cvs}</label
+        >`,
+    )}
+  </fieldset>`;
+}
+
 /** One submission per page: a second click must not send a second payment. */
 const ONE_SUBMISSION = raw(`<script>
   document.getElementById('checkout-form').addEventListener('submit', function (event) {
@@ -110,7 +126,8 @@ export function renderCheckoutPage(view: CheckoutPageView): string {
   // A discounted first period is not the price per period: the schedule line says both.
   const recurringPrice = view.billingPeriod && (!view.discount || view.trial);
   const period = recurringPrice && html` <span class="muted">${view.billingPeriod}</span>`;
-  const sandbox = !view.livemode && html`<p class="sandbox">${t.sandbox}</p>`;
+  const sandbox =
+    !view.livemode && html`<p class="sandbox">${view.asyncMethods ? t.asyncPayment.sandbox : t.sandbox}</p>`;
   const error = view.error && html`<p class="error" role="alert">${view.error}</p>`;
   const challenge =
     view.challenge &&
@@ -128,7 +145,8 @@ export function renderCheckoutPage(view: CheckoutPageView): string {
       <form method="post" action="${view.action}" id="checkout-form">
         ${field(t.email, 'email', 'email', { type: 'email', value: view.email, typed: view.typed?.email })}
         ${field(t.name, 'name', 'name', { value: view.name, typed: view.typed?.name })}
-        ${view.requiresPaymentMethod && cardFields(view)} ${challenge}
+        ${view.asyncMethods ? methodChoice(view.asyncMethods, t) : view.requiresPaymentMethod && cardFields(view)}
+        ${challenge}
         <button type="submit" id="pay">${payLabel(view)}</button>
       </form>
       <a class="cancel" id="cancel" href="${view.cancelUrl}">${t.cancel}</a>
@@ -139,6 +157,7 @@ export function renderCheckoutPage(view: CheckoutPageView): string {
 
 function payLabel(view: CheckoutPageView): string {
   const t = textOf(view);
+  if (view.asyncMethods) return t.asyncPayment.continue;
   if (view.trial) return t.startTrial(view.trial.days);
   return (view.challenge ? t.confirmAndPay : t.pay)(formatTwd(view.amountTotal));
 }

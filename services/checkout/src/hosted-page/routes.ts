@@ -6,6 +6,8 @@ import { findSessionRow } from '../sessions/queries';
 import { statusAt } from '../sessions/resource';
 import { openedBySoldOutLink } from '../payment-links/queries';
 import { paySession } from '../sessions/pay';
+import { acceptEcpayNotification, ecpayMethodsFor, startEcpayPayment } from '../sessions/pay-ecpay';
+import { renderInstructionsPage, renderProcessorRedirect } from './async-payment-pages';
 import type { Session } from '../sessions/session';
 import { findMerchant } from '@billing/runtime';
 import { type Messages, chooseLocale, messagesFor, priceSchedule } from './messages';
@@ -179,8 +181,25 @@ export function mountHostedPage(app: Express, context: ServiceContext): void {
     const session = await load(req);
     const page = await pageOf(req, session);
     if (await refused(res, session, page)) return;
-    res.type('html').send(renderCheckoutPage(viewOf(session!, action(req), page)));
+    if (session!.async_payment) {
+      res.type('html').send(renderInstructionsPage(session!.product.name, session!.async_payment.instructions, page));
+      return;
+    }
+    const asyncMethods = (await ecpayMethodsFor(context, session!)) ?? undefined;
+    res.type('html').send(renderCheckoutPage(viewOf(session!, action(req), page, { asyncMethods })));
   });
+
+  // ECPay's server-to-server posts about the session's trade (docs/payments.md): answered as ECPay reads them.
+  for (const kind of ['payment-info', 'result']) {
+    app.post(`/checkout/:session_id/ecpay/${kind}`, formBodies('16kb'), async (req, res) => {
+      try {
+        res.type('text').send(await acceptEcpayNotification(context, String(req.params.session_id), req.body ?? {}));
+      } catch (error) {
+        if (!(error instanceof ApiError)) throw error;
+        res.status(error.status).type('text').send(`0|${error.message}`);
+      }
+    });
+  }
 
   app.post('/checkout/:session_id', formBodies('10kb'), async (req, res) => {
     const row = await loadRow(req);
@@ -211,6 +230,21 @@ export function mountHostedPage(app: Express, context: ServiceContext): void {
       return;
     }
     try {
+      if (typeof form.method === 'string') {
+        const asyncMethods = (await ecpayMethodsFor(context, session!)) ?? undefined;
+        try {
+          const processorForm = await startEcpayPayment(context, session!.id, {
+            method: form.method,
+            email: parsed.data.email,
+            name: parsed.data.name,
+          });
+          res.type('html').send(renderProcessorRedirect(processorForm, page));
+        } catch (error) {
+          if (!(error instanceof ApiError) || error.status === 409) throw error;
+          again(error.status, { error: refusalText(error, page.t), asyncMethods });
+        }
+        return;
+      }
       const outcome = await paySession(context, session!.id, parsed.data, { uiMode: 'hosted' }, row!);
       if (outcome.status === 'complete') return res.redirect(303, outcome.redirectUrl!);
       again(200, { challenge: true });

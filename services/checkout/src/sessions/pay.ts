@@ -236,7 +236,7 @@ export async function completeCharged(
  * promotions down is 503 with nothing charged. Without billing configured (a checkout run
  * alone) the buyer stays unnamed and billing provisions them by email after the payment.
  */
-async function buyerAtPayment(
+export async function buyerAtPayment(
   context: ServiceContext,
   session: Session,
   body: PayCheckoutSessionBody,

@@ -7,9 +7,13 @@ import type { RateLimitStore } from './store';
 /** A card sent from the customer portal counts as a pay attempt: card testing is the same risk. */
 const PORTAL_CARD_PATH = /^\/portal\/[^/]+\/[^/]+\/payment_method$/;
 
+/** A processor's server-to-server posts about a checkout's trade: checked by their MAC, not limited as a buyer's. */
+const PROCESSOR_NOTIFICATION_PATH = /^\/checkout\/[^/]+\/ecpay\/[^/]+$/;
+
 /** Reads of a checkout page cost nothing; a visit to a payment link opens a session, a POST pays. */
 function ruleFor(req: Request, override?: number): RateLimitRule | undefined {
   const ip = req.ip ?? 'unknown';
+  if (PROCESSOR_NOTIFICATION_PATH.test(req.path)) return undefined;
   const { payAttemptsPerIp, paymentLinkVisitsPerIp } = HOSTED_PAGE_LIMITS;
   // Entering a card (the portal's, or the sandbox card form of an embedded checkout) counts as a pay attempt.
   if (

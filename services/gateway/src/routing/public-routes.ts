@@ -21,6 +21,9 @@ const SECRET = ['secret'] as const;
 export const HOSTED_PAGE_PATHS = [
   '/checkout/:session_id',
   '/checkout/:session_id/pay',
+  // The processor's server-to-server posts about the session's trade (ECPay's PaymentInfoURL and
+  // ReturnURL): each is checked by the processor's MAC with the organization's keys.
+  '/checkout/:session_id/ecpay/:notification',
   '/pay/:url_id',
   '/pay/:url_id/thanks',
   '/pay/:url_id/canceled',

@@ -26,7 +26,7 @@ export async function refuseUnlessChargeable(
   if (settings.processor === 'ecpay') {
     throw refused(
       PROCESSOR_UNAVAILABLE,
-      'This organization pays through ECPay, which checkout does not charge through yet (docs/payments.md)',
+      'This organization pays through ECPay, where checkout takes ATM and convenience-store payments of one-time checkouts on the hosted page; cards through ECPay are not available yet (docs/payments.md)',
     );
   }
   const simulatorRefusal = processor.refusal(environment);

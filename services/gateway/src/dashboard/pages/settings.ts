@@ -313,8 +313,9 @@ function paymentsSection(ctx: PageContext, state: PageState, processor: PaymentP
       ${formFields(ctx, 'payments')}${errorFor(state, 'payments')}${errorFor(state, 'removePayments')}
       <p>Processor now: ${current}</p>
       <p class="muted">
-        Checkout charges through the sandbox simulator only for now; ECPay settings are stored for when it charges
-        through ECPay (docs/payments.md). Last changed: ${when(processor.updated_at)}
+        Through ECPay, buyers pay one-time items by ATM transfer or convenience-store code on the hosted checkout; cards
+        and subscriptions through ECPay are not available yet (docs/payments.md). Last changed:
+        ${when(processor.updated_at)}
       </p>
       ${
         owner

@@ -1,0 +1,215 @@
+import {
+  ApiError,
+  type PaymentInstructions,
+  type PaymentMethodKind,
+  conflict,
+  notFound,
+  randomBase62,
+  validationError,
+} from '@billing/contracts';
+import type { ServiceContext } from '@billing/runtime';
+import { dependenciesOf } from '../dependencies';
+import { type AioForm, aioCheckOutForm, merchantTradeNo } from '../payments/ecpay/aio';
+import { type EcpayNotification, NOTIFICATION_RECEIVED, readNotification } from '../payments/ecpay/notifications';
+import { queryTrade } from '../payments/ecpay/query';
+import { ecpayMerchantOf } from '../payments/settings/ecpay-merchant';
+import { PROCESSOR_UNAVAILABLE } from '../payments/settings/refusal';
+import { runSessionCommands } from './command';
+import type { SessionCommand } from './decide';
+import { buyerAtPayment, completeCharged } from './pay';
+import { findSessionRow } from './queries';
+import { statusAt } from './resource';
+import type { Session } from './session';
+
+/** What ECPay offers through checkout today: ATM accounts and convenience-store codes (docs/payments.md). */
+export type EcpayAsyncMethod = Extract<PaymentMethodKind, 'atm' | 'cvs'>;
+
+const unavailable = (message: string) =>
+  ApiError.of('payment_required', message, [{ path: 'payment', code: PROCESSOR_UNAVAILABLE, message }]);
+
+/** The methods a buyer of this session may choose at ECPay, or null when its environment does not pay through ECPay. */
+export async function ecpayMethodsFor(context: ServiceContext, session: Session): Promise<EcpayAsyncMethod[] | null> {
+  const ecpay = await ecpayMerchantOf(context, session.organization, session.environment);
+  if (!ecpay) return null;
+  if (session.mode !== 'PAYMENT') return [];
+  return ecpay.methods.filter((m): m is EcpayAsyncMethod => m === 'atm' || m === 'cvs');
+}
+
+/**
+ * Opens the session's one ECPay trade for an ATM or convenience-store payment and answers the
+ * form the buyer's browser posts to ECPay. One trade per session: its number is the charge
+ * key's, and a buyer who comes back without a code is asked to start a new checkout rather
+ * than given a second trade that could be paid beside the first (docs/payments.md).
+ */
+export async function startEcpayPayment(
+  context: ServiceContext,
+  sessionId: string,
+  input: { method: string; email?: string; name?: string },
+): Promise<AioForm> {
+  const { now } = context;
+  const row = await findSessionRow(context.store.database, context.store.tables.schema, sessionId);
+  const session = row?.session;
+  if (!row || !session || (session.ui_mode ?? 'hosted') !== 'hosted')
+    throw notFound(`No such checkout session: ${sessionId}`);
+  if (session.status === 'COMPLETE') throw conflict('This checkout session is already paid');
+  if (statusAt(session, now()) === 'EXPIRED') throw conflict('This checkout session has expired');
+  if (session.async_payment || session.pending_charge?.processor === 'ecpay') {
+    throw conflict('This payment was opened at ECPay already: finish it there, or start a new checkout');
+  }
+  const ecpay = await ecpayMerchantOf(context, session.organization, session.environment);
+  if (!ecpay) throw unavailable('This checkout does not pay through ECPay');
+  if (session.mode !== 'PAYMENT') throw unavailable('ECPay pays one-time checkouts only, for now');
+  if (!ecpay.methods.includes(input.method as PaymentMethodKind) || !['atm', 'cvs'].includes(input.method)) {
+    throw validationError([
+      { path: 'method', code: 'invalid_value', message: 'Choose ATM or a convenience-store code' },
+    ]);
+  }
+  if (!session.customer_email && !input.email) {
+    throw validationError([{ path: 'email', code: 'required', message: 'email is required' }]);
+  }
+  const customerId = await buyerAtPayment(context, session, { email: input.email, name: input.name });
+  const buyer = { email: input.email ?? null, name: input.name ?? null, customer_id: customerId };
+  const attemptId = `pay_${randomBase62(24)}`;
+  const { state } = await runSessionCommands(
+    context,
+    sessionId,
+    row,
+    [{ type: 'StartPayment', data: { sessionId, attemptId, buyer, processor: 'ecpay', now: now() } }],
+    { organization: session.organization, environment: session.environment, occurredAt: now() },
+  );
+  const started = state.status === 'Exists' ? state.session : session;
+  const pageUrl = `${dependenciesOf(context).checkoutUrl}/${sessionId}`;
+  return aioCheckOutForm(ecpay.merchant, {
+    idempotencyKey: started.pending_charge!.key,
+    amount: session.intent.amount,
+    method: input.method === 'atm' ? 'ATM' : 'CVS',
+    itemName: session.product.name,
+    description: session.product.name,
+    now: now(),
+    returnUrl: `${pageUrl}/ecpay/result`,
+    paymentInfoUrl: `${pageUrl}/ecpay/payment-info`,
+    clientBackUrl: pageUrl,
+  });
+}
+
+/**
+ * A post from ECPay about the session's trade, checked with the organization's keys: the
+ * account or code issued (the session waits for it), the payment made (the session completes
+ * as a card payment does), or a failure. Answers what ECPay must read back: `1|OK` once
+ * recorded, so a repeat records nothing new; anything else makes ECPay send it again. Throws
+ * `ApiError` 400 for a post that is not ECPay's for this session.
+ */
+export async function acceptEcpayNotification(
+  context: ServiceContext,
+  sessionId: string,
+  body: Record<string, unknown>,
+): Promise<string> {
+  const { now, logger } = context;
+  const row = await findSessionRow(context.store.database, context.store.tables.schema, sessionId);
+  const session = row?.session;
+  if (!row || !session) throw notFound(`No such checkout session: ${sessionId}`);
+  const ecpay = await ecpayMerchantOf(context, session.organization, session.environment);
+  if (!ecpay) throw ApiError.of('bad_request', 'This checkout does not pay through ECPay');
+  let notification: EcpayNotification;
+  try {
+    notification = readNotification(body, ecpay.merchant);
+  } catch {
+    throw ApiError.of('bad_request', 'Not a notification of this merchant (CheckMacValue or MerchantID)');
+  }
+  const key = session.pending_charge?.key ?? session.charge?.key;
+  if (!key || notification.tradeNo !== merchantTradeNo(key)) {
+    if (notification.kind === 'paid') {
+      logger.error(
+        { session: sessionId, trade: notification.tradeNo },
+        'ECPay was paid for a trade this session cannot take: refund it',
+      );
+      return NOTIFICATION_RECEIVED;
+    }
+    throw ApiError.of('bad_request', 'Not the trade of this checkout session');
+  }
+  const run = (command: SessionCommand) =>
+    runSessionCommands(context, sessionId, null, [command], {
+      organization: session.organization,
+      environment: session.environment,
+      occurredAt: now(),
+    });
+  const amountMatches = !('amount' in notification) || notification.amount === session.intent.amount;
+  if (!amountMatches) {
+    logger.error({ session: sessionId, trade: notification.tradeNo }, 'ECPay reported another amount; not recorded');
+    throw ApiError.of('bad_request', 'The amount is not the checkout amount');
+  }
+  const pending = session.pending_charge;
+  switch (notification.kind) {
+    case 'atm_issued':
+    case 'cvs_issued': {
+      await run({
+        type: 'RecordAsyncPayment',
+        data: {
+          chargeKey: key,
+          processor: 'ecpay',
+          tradeNo: notification.tradeNo,
+          instructions: instructionsOf(notification),
+          now: now(),
+        },
+      });
+      return NOTIFICATION_RECEIVED;
+    }
+    case 'paid': {
+      if (pending && !session.charge) {
+        await run({
+          type: 'RecordCharge',
+          data: {
+            attemptId: pending.attempt_id,
+            chargeKey: key,
+            paymentMethod: null,
+            buyer: pending.buyer ?? { email: null, name: null, customer_id: null },
+            now: now(),
+          },
+        });
+      }
+      const recorded = await findSessionRow(context.store.database, context.store.tables.schema, sessionId);
+      if (recorded?.session && recorded.session.status === 'OPEN')
+        await completeCharged(context, recorded.session, recorded);
+      return NOTIFICATION_RECEIVED;
+    }
+    case 'failed':
+    case 'issue_failed':
+      if (pending) {
+        await run({
+          type: 'FailPayment',
+          data: {
+            attemptId: pending.attempt_id,
+            code: 'processor_declined',
+            message: notification.message || 'ECPay did not take the payment',
+            requiresAction: false,
+            now: now(),
+          },
+        });
+      }
+      return NOTIFICATION_RECEIVED;
+  }
+}
+
+function instructionsOf(
+  issued: Extract<EcpayNotification, { kind: 'atm_issued' | 'cvs_issued' }>,
+): PaymentInstructions {
+  const common = { amount: issued.amount, expires_at: issued.expiresAt.toISOString() };
+  return issued.kind === 'atm_issued'
+    ? { type: 'atm', bank_code: issued.bankCode, account: issued.account, payment_code: null, ...common }
+    : { type: 'cvs', bank_code: null, account: null, payment_code: issued.paymentNo, ...common };
+}
+
+/**
+ * The sweep's question about a pending ECPay charge: charged, or never (unpaid, failed or
+ * unknown to ECPay). No trustworthy answer throws, and the session waits for the next sweep.
+ */
+export async function ecpayChargeOf(
+  context: ServiceContext,
+  session: Session,
+  key: string,
+): Promise<'charged' | 'not_charged'> {
+  const ecpay = await ecpayMerchantOf(context, session.organization, session.environment);
+  if (!ecpay) throw new Error('The session was paid through ECPay, which is no longer set: asking later');
+  const status = await queryTrade(ecpay.merchant, merchantTradeNo(key), context.now());
+  return status.status === 'paid' ? 'charged' : 'not_charged';
+}

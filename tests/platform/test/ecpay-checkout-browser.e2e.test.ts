@@ -1,0 +1,85 @@
+import { ECPAY_STAGING_MERCHANT, type EcpayEmulator, startEcpayEmulator } from '@billing/checkout';
+import { ebook, eventually } from '@billing/testing';
+import type { Browser } from 'playwright-core';
+import { describeWithBrowser, launchChromium } from '../src/browser';
+import { type Platform, clientOf, jsonApi, startPlatform } from '../src/platform';
+
+jest.setTimeout(120_000);
+
+/** The page's own global, inside `page.evaluate` (the test's tsconfig has no DOM types). */
+declare const window: any;
+
+/**
+ * A buyer on a phone pays by ATM through ECPay (the emulator) in Chromium, in zh-TW and in
+ * English: chooses the method, is taken to ECPay by the page's own form, comes back to the
+ * checkout link and finds the account, the amount and the deadline, nothing wider than the
+ * screen (docs/payments.md).
+ */
+describeWithBrowser('ECPay ATM payment in the browser', () => {
+  let platform: Platform;
+  let emulator: EcpayEmulator;
+  let browser: Browser;
+  let send: ReturnType<typeof jsonApi>;
+
+  beforeAll(async () => {
+    emulator = await startEcpayEmulator(ECPAY_STAGING_MERCHANT);
+    platform = await startPlatform({ checkout: true, config: { RATE_LIMIT_PER_MINUTE_OVERRIDE: '100000' } });
+    browser = await launchChromium();
+    const client = clientOf(platform.gatewayUrl);
+    const org = await client.createOrganization();
+    send = jsonApi(
+      () => platform.gatewayUrl,
+      () => org.api_keys.sandbox.secret_key,
+    );
+    await client.createProduct(org.id, ebook({ slug: 'ebook', name: '電子書', price: 480 }));
+    await client.admin('PUT', `/organizations/${org.id}/payment_processor?environment=sandbox`, {
+      processor: 'ecpay',
+      merchant_id: ECPAY_STAGING_MERCHANT.merchantId,
+      hash_key: ECPAY_STAGING_MERCHANT.hashKey,
+      hash_iv: ECPAY_STAGING_MERCHANT.hashIV,
+      endpoint_url: emulator.url,
+      methods: ['atm', 'cvs'],
+    });
+  });
+  afterAll(async () => {
+    await browser?.close();
+    await platform?.stop();
+    await emulator?.close();
+  });
+
+  it.each([
+    ['zh-TW', '姓名', 'ATM 轉帳（虛擬帳號）', '前往綠界付款', '請轉帳至此帳號'],
+    ['en', 'Name', 'ATM transfer (virtual account)', 'Continue to ECPay', 'Transfer to this account'],
+  ])('%s: chooses ATM, goes to ECPay, comes back to the account to pay', async (locale, name, atm, go, title) => {
+    const session = await send('POST', '/checkout/sessions', {
+      product_slug: 'ebook',
+      success_url: 'https://shop.example/ok',
+      cancel_url: 'https://shop.example/no',
+      customer_email: `${locale}@example.com`,
+    });
+    const context = await browser.newContext({ locale, viewport: { width: 375, height: 800 } });
+    const page = await context.newPage();
+    const checkoutUrl = `${platform.gatewayUrl}/checkout/${session.body.id}`;
+    await page.goto(checkoutUrl);
+    await page.screenshot({ path: `/tmp/ecpay-choose-${locale}.png`, fullPage: true });
+    await page.getByLabel(name).fill('王小明');
+    await page.getByLabel(atm).check();
+    await page.getByRole('button', { name: go }).click();
+    await page.waitForURL(`${emulator.url}/Cashier/AioCheckOut/V5`);
+    const account = await page.locator('#account').textContent();
+    expect(account).toMatch(/^\d{14}$/);
+
+    await eventually(async () => {
+      expect((await send('GET', `/checkout/sessions/${session.body.id}`)).body.payment_instructions).toBeDefined();
+    });
+    await page.goto(checkoutUrl);
+    expect(await page.getByRole('heading', { level: 1 }).textContent()).toBe(title);
+    expect(await page.locator('#account').textContent()).toBe(account);
+    expect(await page.locator('#amount').textContent()).toBe('NT$480');
+    await page.screenshot({ path: `/tmp/ecpay-instructions-${locale}.png`, fullPage: true });
+    expect(
+      await page.evaluate(() => window.document.documentElement.scrollWidth - window.innerWidth),
+    ).toBeLessThanOrEqual(0);
+    await context.close();
+  });
+});

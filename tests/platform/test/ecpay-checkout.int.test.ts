@@ -1,0 +1,213 @@
+import { ECPAY_STAGING_MERCHANT, type EcpayEmulator, startEcpayEmulator } from '@billing/checkout';
+import { ebook, eventually } from '@billing/testing';
+import { type Receiver, startReceiver } from '../src/lifecycle-helpers';
+import { type CreatedOrganization, type Platform, clientOf, jsonApi, startPlatform } from '../src/platform';
+
+jest.setTimeout(120_000);
+
+/**
+ * ATM and convenience-store payments through ECPay (docs/payments.md), with a Sandbox pointed at
+ * the ECPay emulator: the hosted page offers the methods, the buyer's browser posts the signed
+ * form to ECPay, ECPay posts the account or code (the session waits, a webhook says how to pay)
+ * and later the payment (the session completes once, however often ECPay repeats itself); an
+ * unpaid code expires at its deadline on the service clock.
+ */
+describe('ECPay ATM and convenience-store payments through the hosted checkout', () => {
+  let clock = new Date('2026-11-26T02:00:00Z');
+  let platform: Platform;
+  let emulator: EcpayEmulator;
+  let receiver: Receiver;
+  let org: CreatedOrganization;
+  let send: ReturnType<typeof jsonApi>;
+
+  beforeAll(async () => {
+    emulator = await startEcpayEmulator(ECPAY_STAGING_MERCHANT, () => clock);
+    receiver = await startReceiver();
+    platform = await startPlatform({
+      checkout: true,
+      billing: true,
+      notifications: true,
+      now: () => clock,
+      config: {
+        RATE_LIMIT_PER_MINUTE_OVERRIDE: '100000',
+        WEBHOOK_ALLOW_PRIVATE_TARGETS: 'sandbox',
+        CHECKOUT_SWEEP_INTERVAL_MS: '200',
+      },
+    });
+    const client = clientOf(platform.gatewayUrl);
+    org = await client.createOrganization();
+    send = jsonApi(
+      () => platform.gatewayUrl,
+      () => org.api_keys.sandbox.secret_key,
+    );
+    expect((await client.createProduct(org.id, ebook({ slug: 'ebook', price: 480 }))).status).toBe(201);
+    const endpoint = await client.admin('POST', `/organizations/${org.id}/webhook_endpoints`, {
+      environment: 'SANDBOX',
+      url: receiver.url,
+      events: ['*'],
+    });
+    expect(endpoint.status).toBe(201);
+    const processor = await client.admin('PUT', `/organizations/${org.id}/payment_processor?environment=sandbox`, {
+      processor: 'ecpay',
+      merchant_id: ECPAY_STAGING_MERCHANT.merchantId,
+      hash_key: ECPAY_STAGING_MERCHANT.hashKey,
+      hash_iv: ECPAY_STAGING_MERCHANT.hashIV,
+      endpoint_url: emulator.url,
+      methods: ['atm', 'cvs'],
+    });
+    expect(processor.status).toBe(200);
+  });
+  afterAll(async () => {
+    await platform?.stop();
+    await emulator?.close();
+    await receiver?.close();
+  });
+
+  const page = (sessionId: string, init: RequestInit = {}, language = 'en') =>
+    fetch(`${platform.gatewayUrl}/checkout/${sessionId}`, {
+      ...init,
+      headers: { 'accept-language': language, ...(init.headers ?? {}) },
+    }).then(async (r) => ({ status: r.status, html: await r.text() }));
+
+  async function openSession(email: string) {
+    const session = await send('POST', '/checkout/sessions', {
+      product_slug: 'ebook',
+      success_url: 'https://shop.example/ok',
+      cancel_url: 'https://shop.example/no',
+      customer_email: email,
+    });
+    expect([session.status, session.body?.error]).toEqual([201, undefined]);
+    return session.body.id as string;
+  }
+
+  /** The buyer chooses a method; the page posts the signed form to ECPay, as a browser does. */
+  async function payAtEcpay(sessionId: string, method: 'atm' | 'cvs') {
+    const redirect = await page(sessionId, { method: 'POST', body: new URLSearchParams({ method }) });
+    expect(redirect.status).toBe(200);
+    const action = /<form method="post" action="([^"]+)" id="processor-form">/.exec(redirect.html)![1]!;
+    expect(action).toBe(`${emulator.url}/Cashier/AioCheckOut/V5`);
+    const fields = Object.fromEntries(
+      [...redirect.html.matchAll(/<input type="hidden" name="([^"]+)" value="([^"]*)" \/>/g)].map((m) => [
+        m[1]!,
+        m[2]!.replaceAll('&amp;', '&'),
+      ]),
+    );
+    expect(fields).toMatchObject({ ChoosePayment: method.toUpperCase(), TotalAmount: '480' });
+    const atEcpay = await fetch(action, { method: 'POST', body: new URLSearchParams(fields) });
+    expect(atEcpay.status).toBe(200);
+    return { tradeNo: fields.MerchantTradeNo!, ecpayPage: await atEcpay.text() };
+  }
+
+  const webhooksOf = (sessionId: string, type: string) =>
+    receiver.events.filter((e) => e.type === type && e.data.object.id === sessionId);
+
+  it('ATM: offered on the page, account posted and shown, paid later, completed once', async () => {
+    const sessionId = await openSession('atm-buyer@example.com');
+    const offered = await page(sessionId, {}, 'zh-TW');
+    expect(offered.html).toContain('ATM 轉帳（虛擬帳號）');
+    expect(offered.html).toContain('超商代碼繳費');
+    expect(offered.html).not.toContain('card_number');
+
+    const { tradeNo, ecpayPage } = await payAtEcpay(sessionId, 'atm');
+    const account = /<span id="account">(\d+)<\/span>/.exec(ecpayPage)![1]!;
+    const read = await send('GET', `/checkout/sessions/${sessionId}`);
+    expect(read.body).toMatchObject({
+      status: 'OPEN',
+      payment_instructions: { type: 'atm', bank_code: '812', account, payment_code: null, amount: 480 },
+    });
+    const pending = await eventually(async () => {
+      const [event] = webhooksOf(sessionId, 'checkout.async_payment_pending');
+      expect(event).toBeDefined();
+      return event!;
+    });
+    expect(pending.data.object.payment_instructions).toMatchObject({ type: 'atm', account });
+    const instructions = await page(sessionId, {}, 'zh-TW');
+    expect(instructions.html).toContain('請轉帳至此帳號');
+    expect(instructions.html).toContain(account);
+    expect(instructions.html).toContain('NT$480');
+    expect(instructions.html).toContain('2026-11-29 23:59（GMT+8）');
+    // The session takes no second trade while it waits.
+    expect((await page(sessionId, { method: 'POST', body: new URLSearchParams({ method: 'cvs' }) })).status).toBe(409);
+
+    // A post with another merchant's MAC is refused and changes nothing.
+    const forged = await fetch(`${platform.gatewayUrl}/checkout/${sessionId}/ecpay/result`, {
+      method: 'POST',
+      body: new URLSearchParams({
+        MerchantID: '3002607',
+        MerchantTradeNo: tradeNo,
+        RtnCode: '1',
+        TradeAmt: '480',
+        CheckMacValue: 'A'.repeat(64),
+      }),
+    });
+    expect([forged.status, (await forged.text()).startsWith('0|')]).toEqual([400, true]);
+    expect((await send('GET', `/checkout/sessions/${sessionId}`)).body.status).toBe('OPEN');
+
+    clock = new Date(clock.getTime() + 26 * 3600_000);
+    await emulator.pay(tradeNo);
+    const result = emulator.posts.filter((p) => p.fields.MerchantTradeNo === tradeNo);
+    expect(result.map((p) => p.answer)).toEqual(['1|OK', '1|OK']);
+    expect((await send('GET', `/checkout/sessions/${sessionId}`)).body).toMatchObject({
+      status: 'COMPLETE',
+    });
+    expect((await send('GET', `/checkout/sessions/${sessionId}`)).body).not.toHaveProperty('payment_instructions');
+    // ECPay repeats itself: the same result again records nothing.
+    const again = await fetch(`${platform.gatewayUrl}/checkout/${sessionId}/ecpay/result`, {
+      method: 'POST',
+      body: new URLSearchParams(result[1]!.fields),
+    });
+    expect(await again.text()).toBe('1|OK');
+    await eventually(async () => expect(webhooksOf(sessionId, 'checkout.completed')).toHaveLength(1));
+    expect((await page(sessionId)).status).toBe(409);
+  });
+
+  it('CVS: a code left unpaid expires at its deadline, with the session', async () => {
+    const sessionId = await openSession('cvs-buyer@example.com');
+    const { ecpayPage } = await payAtEcpay(sessionId, 'cvs');
+    const code = /<span id="payment-no">(\w+)<\/span>/.exec(ecpayPage)![1]!;
+    const read = await send('GET', `/checkout/sessions/${sessionId}`);
+    expect(read.body.payment_instructions).toMatchObject({ type: 'cvs', payment_code: code, bank_code: null });
+    const deadline = Date.parse(read.body.payment_instructions.expires_at);
+    expect(read.body.expires_at).toBe(read.body.payment_instructions.expires_at);
+
+    clock = new Date(deadline - 60_000);
+    await new Promise((resolve) => setTimeout(resolve, 600));
+    expect((await send('GET', `/checkout/sessions/${sessionId}`)).body.status).toBe('OPEN');
+    clock = new Date(deadline + 60_000);
+    await eventually(async () => {
+      expect(webhooksOf(sessionId, 'checkout.async_payment_expired')).toHaveLength(1);
+      expect(webhooksOf(sessionId, 'checkout.expired')).toHaveLength(1);
+    });
+    expect((await send('GET', `/checkout/sessions/${sessionId}`)).body.status).toBe('EXPIRED');
+  });
+
+  it('subscriptions and cards are not offered through ECPay yet: refused before anything is charged', async () => {
+    const client = clientOf(platform.gatewayUrl);
+    await client.createProduct(org.id, {
+      environment: 'SANDBOX',
+      name: 'Pro',
+      slug: 'pro',
+      type: 'SUBSCRIPTION',
+      interval: 'month',
+      price: 299,
+    });
+    const session = await send('POST', '/checkout/sessions', {
+      product_slug: 'pro',
+      success_url: 'https://shop.example/ok',
+      cancel_url: 'https://shop.example/no',
+      customer_email: 'sub@example.com',
+    });
+    const offered = await page(session.body.id);
+    expect(offered.html).not.toContain('name="method"');
+    const refused = await page(session.body.id, { method: 'POST', body: new URLSearchParams({ method: 'atm' }) });
+    expect(refused.status).toBe(402);
+    expect(refused.html).toContain('This shop cannot take payments right now');
+    const card = await fetch(`${platform.gatewayUrl}/checkout/${await openSession('card@example.com')}/pay`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ card_number: '4242424242424242', exp: '12/34', cvc: '123' }),
+    });
+    expect(card.status).toBe(402);
+    expect(((await card.json()) as any).error.details[0].code).toBe('processor_unavailable');
+  });
+});
