@@ -53,7 +53,7 @@ describe('ECPay ATM and convenience-store payments through the hosted checkout',
       hash_key: ECPAY_STAGING_MERCHANT.hashKey,
       hash_iv: ECPAY_STAGING_MERCHANT.hashIV,
       endpoint_url: emulator.url,
-      methods: ['atm', 'cvs'],
+      methods: ['card', 'atm', 'cvs'],
     });
     expect(processor.status).toBe(200);
   });
@@ -81,7 +81,7 @@ describe('ECPay ATM and convenience-store payments through the hosted checkout',
   }
 
   /** The buyer chooses a method; the page posts the signed form to ECPay, as a browser does. */
-  async function payAtEcpay(sessionId: string, method: 'atm' | 'cvs') {
+  async function payAtEcpay(sessionId: string, method: 'card' | 'atm' | 'cvs') {
     const redirect = await page(sessionId, { method: 'POST', body: new URLSearchParams({ method }) });
     expect(redirect.status).toBe(200);
     const action = /<form method="post" action="([^"]+)" id="processor-form">/.exec(redirect.html)![1]!;
@@ -92,7 +92,11 @@ describe('ECPay ATM and convenience-store payments through the hosted checkout',
         m[2]!.replaceAll('&amp;', '&'),
       ]),
     );
-    expect(fields).toMatchObject({ ChoosePayment: method.toUpperCase(), TotalAmount: '480' });
+    expect(fields).toMatchObject({
+      ChoosePayment: { card: 'Credit', atm: 'ATM', cvs: 'CVS' }[method],
+      TotalAmount: '480',
+      OrderResultURL: `${platform.gatewayUrl}/checkout/${sessionId}/ecpay/return`,
+    });
     const atEcpay = await fetch(action, { method: 'POST', body: new URLSearchParams(fields) });
     expect(atEcpay.status).toBe(200);
     return { tradeNo: fields.MerchantTradeNo!, ecpayPage: await atEcpay.text() };
@@ -159,6 +163,11 @@ describe('ECPay ATM and convenience-store payments through the hosted checkout',
     expect(await again.text()).toBe('1|OK');
     await eventually(async () => expect(webhooksOf(sessionId, 'checkout.completed')).toHaveLength(1));
     expect((await page(sessionId)).status).toBe(409);
+    // No refund is pretended: ECPay payments are refunded at ECPay until checkout can ask it to.
+    const orderId = (await send('GET', `/checkout/sessions/${sessionId}`)).body.order_id;
+    const refund = await send('POST', '/refunds', { order_id: orderId, amount: 100 });
+    expect(refund.status).toBe(402);
+    expect(refund.body.error.details[0]).toMatchObject({ path: 'order_id', code: 'processor_unavailable' });
   });
 
   it('CVS: a code left unpaid expires at its deadline, with the session', async () => {
@@ -181,7 +190,45 @@ describe('ECPay ATM and convenience-store payments through the hosted checkout',
     expect((await send('GET', `/checkout/sessions/${sessionId}`)).body.status).toBe('EXPIRED');
   });
 
-  it('subscriptions and cards are not offered through ECPay yet: refused before anything is charged', async () => {
+  /** The buyer's browser, sent back by ECPay's page: where the checkout sends it next. */
+  const comeBack = async (sessionId: string) =>
+    (
+      await fetch(`${platform.gatewayUrl}/checkout/${sessionId}/ecpay/return`, {
+        method: 'POST',
+        redirect: 'manual',
+        body: new URLSearchParams({ RtnCode: '1' }),
+      })
+    ).headers.get('location');
+
+  it("card on ECPay's page: back before ECPay's post, or with the post lost, the query settles it once", async () => {
+    const sessionId = await openSession('card-buyer@example.com');
+    const { tradeNo } = await payAtEcpay(sessionId, 'card');
+    expect((await page(sessionId)).html).toContain('Confirming your payment');
+    // Back before paying: nothing to record, the buyer returns to the checkout page.
+    expect(await comeBack(sessionId)).toBe(`${platform.gatewayUrl}/checkout/${sessionId}`);
+    expect((await send('GET', `/checkout/sessions/${sessionId}`)).body.status).toBe('OPEN');
+
+    await emulator.pay(tradeNo, { notify: false });
+    expect(await comeBack(sessionId)).toBe(`https://shop.example/ok`);
+    expect((await send('GET', `/checkout/sessions/${sessionId}`)).body.status).toBe('COMPLETE');
+    // ECPay's post arrives late: acknowledged, nothing new.
+    await emulator.resendUnacknowledged();
+    expect(emulator.posts.filter((p) => p.fields.MerchantTradeNo === tradeNo).map((p) => p.answer)).toEqual(['1|OK']);
+    await eventually(async () => expect(webhooksOf(sessionId, 'checkout.completed')).toHaveLength(1));
+  });
+
+  it('a card ECPay declined ends that trade; the buyer may choose again, under a new trade', async () => {
+    const sessionId = await openSession('declined@example.com');
+    const first = await payAtEcpay(sessionId, 'card');
+    await emulator.decline(first.tradeNo);
+    expect((await page(sessionId)).html).toContain('name="method"');
+    const second = await payAtEcpay(sessionId, 'card');
+    expect(second.tradeNo).not.toBe(first.tradeNo);
+    await emulator.pay(second.tradeNo);
+    expect((await send('GET', `/checkout/sessions/${sessionId}`)).body.status).toBe('COMPLETE');
+  });
+
+  it('subscriptions, and cards sent to the pay API, are not taken through ECPay yet: refused before anything is charged', async () => {
     const client = clientOf(platform.gatewayUrl);
     await client.createProduct(org.id, {
       environment: 'SANDBOX',

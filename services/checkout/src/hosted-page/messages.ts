@@ -38,6 +38,7 @@ export interface Messages {
   /** An ATM or convenience-store payment through the merchant's processor (docs/payments.md). */
   asyncPayment: {
     payBy: string;
+    card: string;
     atm: string;
     cvs: string;
     continue: string;
@@ -51,6 +52,8 @@ export interface Messages {
     payBefore: string;
     waitingNote: string;
     sandbox: string;
+    confirmingTitle: string;
+    confirming: string;
   };
   declines: Record<string, string>;
   titles: Record<
@@ -122,6 +125,7 @@ const en: Messages = {
     'This email already has a subscription to this product. Nothing was charged. Use another email, or manage the subscription you have.',
   asyncPayment: {
     payBy: 'Pay by',
+    card: "Card, on ECPay's secure page",
     atm: 'ATM transfer (virtual account)',
     cvs: 'Convenience-store payment code',
     continue: 'Continue to ECPay',
@@ -135,6 +139,8 @@ const en: Messages = {
     payBefore: 'Pay before',
     waitingNote: 'Your order completes when the payment arrives. Nothing else is charged.',
     sandbox: "Sandbox: this goes to ECPay's test environment; no real money moves.",
+    confirmingTitle: 'Confirming your payment',
+    confirming: 'ECPay is confirming your payment. Reload this page in a moment; nothing more is charged.',
   },
   declines: {
     card_declined: 'Your card was declined.',
@@ -211,6 +217,7 @@ const zhTW: Messages = {
   alreadySubscribed: '此電子郵件已訂閱這項商品，未收取任何費用。請使用其他電子郵件，或管理您現有的訂閱。',
   asyncPayment: {
     payBy: '付款方式',
+    card: '信用卡（綠界安全付款頁）',
     atm: 'ATM 轉帳（虛擬帳號）',
     cvs: '超商代碼繳費',
     continue: '前往綠界付款',
@@ -224,6 +231,8 @@ const zhTW: Messages = {
     payBefore: '繳費期限',
     waitingNote: '款項入帳後訂單即完成，不會另外收費。',
     sandbox: '測試環境：款項在綠界測試環境處理，不會有實際金流。',
+    confirmingTitle: '付款確認中',
+    confirming: '綠界正在確認您的付款，請稍後重新整理此頁面；不會重複收費。',
   },
   declines: {
     card_declined: '您的卡片遭到拒絕。',

@@ -33,8 +33,8 @@ export interface CheckoutPageView {
   t?: Messages;
   /** Who sells: on every page. */
   merchant?: Merchant | null;
-  /** The merchant's processor takes ATM or convenience-store payments here, in place of a card. */
-  asyncMethods?: ('atm' | 'cvs')[];
+  /** The merchant's processor takes these on its own pages, in place of the card fields here. */
+  asyncMethods?: ('card' | 'atm' | 'cvs')[];
 }
 
 const textOf = (view: { t?: Messages }) => view.t ?? messagesFor('en');
@@ -98,14 +98,14 @@ export function merchantHeader(merchant: Merchant | null | undefined): Html | ''
 }
 
 /** The methods a buyer chooses between, in place of the card fields (radio buttons; the first chosen). */
-export function methodChoice(methods: ('atm' | 'cvs')[], t: Messages): Html {
+export function methodChoice(methods: ('card' | 'atm' | 'cvs')[], t: Messages): Html {
   return html`<fieldset class="methods" id="methods">
     <legend>${t.asyncPayment.payBy}</legend>
     ${methods.map(
       (method, i) =>
         html`<label class="method"
           ><input type="radio" name="method" value="${method}" ${i === 0 ? html` checked` : ''} required />
-          ${method === 'atm' ? t.asyncPayment.atm : t.asyncPayment.cvs}</label
+          ${t.asyncPayment[method]}</label
         >`,
     )}
   </fieldset>`;

@@ -6,7 +6,7 @@ import { findSessionRow } from '../sessions/queries';
 import { statusAt } from '../sessions/resource';
 import { openedBySoldOutLink } from '../payment-links/queries';
 import { paySession } from '../sessions/pay';
-import { acceptEcpayNotification, ecpayMethodsFor, startEcpayPayment } from '../sessions/pay-ecpay';
+import { acceptEcpayNotification, ecpayMethodsFor, returnFromEcpay, startEcpayPayment } from '../sessions/pay-ecpay';
 import { renderInstructionsPage, renderProcessorRedirect } from './async-payment-pages';
 import type { Session } from '../sessions/session';
 import { findMerchant } from '@billing/runtime';
@@ -185,8 +185,18 @@ export function mountHostedPage(app: Express, context: ServiceContext): void {
       res.type('html').send(renderInstructionsPage(session!.product.name, session!.async_payment.instructions, page));
       return;
     }
+    if (session!.pending_charge?.processor === 'ecpay') {
+      const { confirmingTitle, confirming } = page.t.asyncPayment;
+      res.type('html').send(renderMessagePage(confirmingTitle, confirming, undefined, page));
+      return;
+    }
     const asyncMethods = (await ecpayMethodsFor(context, session!)) ?? undefined;
     res.type('html').send(renderCheckoutPage(viewOf(session!, action(req), page, { asyncMethods })));
+  });
+
+  // The buyer's browser back from ECPay's page: to the success URL once paid, else to this page.
+  app.post('/checkout/:session_id/ecpay/return', formBodies('16kb'), async (req, res) => {
+    res.redirect(303, await returnFromEcpay(context, String(req.params.session_id)));
   });
 
   // ECPay's server-to-server posts about the session's trade (docs/payments.md): answered as ECPay reads them.

@@ -23,6 +23,7 @@ import {
   invoicePaymentStream,
 } from './invoice-payment';
 import { chargeKeyOfPaid } from './order';
+import { PROCESSOR_UNAVAILABLE } from '../payments/settings/refusal';
 import type { RequestRefund, SettleRefund } from './refund';
 
 /** The payment a request names: an order (by `order_id`, or an invoice its order paid), or an invoice's charge. */
@@ -47,6 +48,11 @@ export async function createRefund(
   const refusal = processor.refusal(caller.environment);
   if (refusal) throw ApiError.of('payment_required', refusal);
   const target = await resolveTarget(context, caller, body);
+  if (target.kind === 'order' && target.session.charge?.processor === 'ecpay') {
+    const message =
+      "Refunds of payments made through ECPay are not available here yet: refund it in ECPay's merchant site (docs/payments.md)";
+    throw ApiError.of('payment_required', message, [{ path: 'order_id', code: PROCESSOR_UNAVAILABLE, message }]);
+  }
   const request: RequestRefund['data'] = {
     refundId: refundIdFor(context, caller, idempotencyKey, body),
     amount: body.amount,

@@ -19,21 +19,26 @@ import type { SessionCommand } from './decide';
 import { buyerAtPayment, completeCharged } from './pay';
 import { findSessionRow } from './queries';
 import { statusAt } from './resource';
+import { successRedirect } from './rules';
 import type { Session } from './session';
 
-/** What ECPay offers through checkout today: ATM accounts and convenience-store codes (docs/payments.md). */
-export type EcpayAsyncMethod = Extract<PaymentMethodKind, 'atm' | 'cvs'>;
+/**
+ * What ECPay offers on the hosted checkout today (docs/payments.md): a card on ECPay's own
+ * page (3-D Secure there), an ATM account, a convenience-store code.
+ */
+export type EcpayMethod = PaymentMethodKind;
 
 const unavailable = (message: string) =>
   ApiError.of('payment_required', message, [{ path: 'payment', code: PROCESSOR_UNAVAILABLE, message }]);
 
 /** The methods a buyer of this session may choose at ECPay, or null when its environment does not pay through ECPay. */
-export async function ecpayMethodsFor(context: ServiceContext, session: Session): Promise<EcpayAsyncMethod[] | null> {
+export async function ecpayMethodsFor(context: ServiceContext, session: Session): Promise<EcpayMethod[] | null> {
   const ecpay = await ecpayMerchantOf(context, session.organization, session.environment);
   if (!ecpay) return null;
-  if (session.mode !== 'PAYMENT') return [];
-  return ecpay.methods.filter((m): m is EcpayAsyncMethod => m === 'atm' || m === 'cvs');
+  return session.mode === 'PAYMENT' ? ecpay.methods : [];
 }
+
+const CHOOSE_PAYMENT = { card: 'Credit', atm: 'ATM', cvs: 'CVS' } as const;
 
 /**
  * Opens the session's one ECPay trade for an ATM or convenience-store payment and answers the
@@ -59,9 +64,10 @@ export async function startEcpayPayment(
   const ecpay = await ecpayMerchantOf(context, session.organization, session.environment);
   if (!ecpay) throw unavailable('This checkout does not pay through ECPay');
   if (session.mode !== 'PAYMENT') throw unavailable('ECPay pays one-time checkouts only, for now');
-  if (!ecpay.methods.includes(input.method as PaymentMethodKind) || !['atm', 'cvs'].includes(input.method)) {
+  const method = input.method as PaymentMethodKind;
+  if (!ecpay.methods.includes(method)) {
     throw validationError([
-      { path: 'method', code: 'invalid_value', message: 'Choose ATM or a convenience-store code' },
+      { path: 'method', code: 'invalid_value', message: `Choose one of: ${ecpay.methods.join(', ')}` },
     ]);
   }
   if (!session.customer_email && !input.email) {
@@ -82,12 +88,14 @@ export async function startEcpayPayment(
   return aioCheckOutForm(ecpay.merchant, {
     idempotencyKey: started.pending_charge!.key,
     amount: session.intent.amount,
-    method: input.method === 'atm' ? 'ATM' : 'CVS',
+    method: CHOOSE_PAYMENT[method],
     itemName: session.product.name,
     description: session.product.name,
     now: now(),
     returnUrl: `${pageUrl}/ecpay/result`,
     paymentInfoUrl: `${pageUrl}/ecpay/payment-info`,
+    // ECPay's page sends the buyer's browser back here (a POST) once the card is paid or refused.
+    orderResultUrl: `${pageUrl}/ecpay/return`,
     clientBackUrl: pageUrl,
   });
 }
@@ -197,6 +205,56 @@ function instructionsOf(
   return issued.kind === 'atm_issued'
     ? { type: 'atm', bank_code: issued.bankCode, account: issued.account, payment_code: null, ...common }
     : { type: 'cvs', bank_code: null, account: null, payment_code: issued.paymentNo, ...common };
+}
+
+/**
+ * The buyer is back from ECPay's page. ECPay's post to ReturnURL may not have arrived yet, or
+ * may never arrive: a session still waiting on its card trade asks ECPay (QueryTradeInfo) and
+ * records the payment it reports. The browser's own post says nothing trusted. Answers where to
+ * send the buyer: the success URL once paid, else the checkout page.
+ */
+export async function returnFromEcpay(context: ServiceContext, sessionId: string): Promise<string> {
+  const { now, logger } = context;
+  const pageUrl = `${dependenciesOf(context).checkoutUrl}/${sessionId}`;
+  const row = await findSessionRow(context.store.database, context.store.tables.schema, sessionId);
+  let session = row?.session;
+  if (!row || !session) return pageUrl;
+  const pending = session.pending_charge;
+  if (session.status === 'OPEN' && pending?.processor === 'ecpay' && !session.charge && !session.async_payment) {
+    const charged = await ecpayChargeOf(context, session, pending.key).catch((err: unknown) => {
+      logger.warn(
+        { err, session: sessionId },
+        'ECPay did not answer about the trade; the notification or the sweep records it',
+      );
+      return 'not_charged' as const;
+    });
+    if (charged === 'charged') {
+      await runSessionCommands(
+        context,
+        sessionId,
+        null,
+        [
+          {
+            type: 'RecordCharge',
+            data: {
+              attemptId: pending.attempt_id,
+              chargeKey: pending.key,
+              paymentMethod: null,
+              buyer: pending.buyer ?? { email: null, name: null, customer_id: null },
+              now: now(),
+            },
+          },
+        ],
+        { organization: session.organization, environment: session.environment, occurredAt: now() },
+      );
+      const recorded = await findSessionRow(context.store.database, context.store.tables.schema, sessionId);
+      const outcome = await completeCharged(context, recorded!.session!, recorded);
+      if (outcome.status === 'complete') session = outcome.session;
+    }
+  }
+  return session.status === 'COMPLETE' && session.success_url
+    ? successRedirect(session.success_url, sessionId)
+    : pageUrl;
 }
 
 /**

@@ -276,6 +276,8 @@ export type AsyncPayment = Pick<
 export type RecordedCharge = {
   key: string;
   attempt_id: string;
+  /** The processor that charged, when not the built-in simulator. */
+  processor?: 'ecpay';
   payment_method: CardSummary | null;
   buyer: Buyer;
   succeeded_at: string;
@@ -366,7 +368,15 @@ export function evolve(state: SessionState, event: SessionEvent): SessionState {
     }
     case 'PaymentAttemptSucceeded': {
       const { attempt_id, charge_key, payment_method, buyer, succeeded_at } = event.data;
-      const charge = { key: charge_key, attempt_id, payment_method, buyer, succeeded_at };
+      const processor = s.pending_charge?.key === charge_key ? s.pending_charge.processor : undefined;
+      const charge = {
+        key: charge_key,
+        attempt_id,
+        ...(processor ? { processor } : {}),
+        payment_method,
+        buyer,
+        succeeded_at,
+      };
       return next({ ...s, attempt: null, pending_charge: null, charge }, succeeded_at);
     }
     case 'CheckoutAsyncPaymentPending': {

@@ -20,8 +20,11 @@ export interface EcpayEmulator {
   trades: Map<string, EmulatedTrade>;
   /** Every server-to-server post made, with what the merchant answered. */
   posts: { url: string; fields: Record<string, string>; answer: string }[];
-  /** The buyer (or the bank, for ATM and CVS) pays the trade: ReturnURL hears RtnCode 1. */
-  pay(tradeNo: string): Promise<void>;
+  /**
+   * The buyer (or the bank, for ATM and CVS) pays the trade: ReturnURL hears RtnCode 1, unless
+   * `notify` is false (a post that never arrives; QueryTradeInfo still says paid).
+   */
+  pay(tradeNo: string, options?: { notify?: boolean }): Promise<void>;
   /** The card is declined: ReturnURL hears the failure. */
   decline(tradeNo: string): Promise<void>;
   /** Posts every result the merchant has not answered `1|OK` again, as ECPay does. */
@@ -67,7 +70,7 @@ export async function startEcpayEmulator(
     return answer;
   }
 
-  async function settle(tradeNo: string, paid: boolean): Promise<void> {
+  async function settle(tradeNo: string, paid: boolean, notify = true): Promise<void> {
     const trade = trades.get(tradeNo);
     if (!trade) throw new Error(`No emulated trade ${tradeNo}`);
     if (trade.status !== 'unpaid') return;
@@ -86,7 +89,7 @@ export async function startEcpayEmulator(
       SimulatePaid: '0',
       ...(paid ? { RtnCode: '1', RtnMsg: '交易成功' } : FAILED),
     });
-    trade.acknowledged = (await post(trade.fields.ReturnURL!, trade.result)) === NOTIFICATION_RECEIVED;
+    if (notify) trade.acknowledged = (await post(trade.fields.ReturnURL!, trade.result)) === NOTIFICATION_RECEIVED;
   }
 
   async function checkOut(fields: Record<string, string>, res: ServerResponse): Promise<void> {
@@ -159,7 +162,7 @@ export async function startEcpayEmulator(
     url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`,
     trades,
     posts,
-    pay: (tradeNo) => settle(tradeNo, true),
+    pay: (tradeNo, options) => settle(tradeNo, true, options?.notify ?? true),
     decline: (tradeNo) => settle(tradeNo, false),
     async resendUnacknowledged() {
       for (const trade of trades.values()) {

@@ -26,7 +26,7 @@ export async function refuseUnlessChargeable(
   if (settings.processor === 'ecpay') {
     throw refused(
       PROCESSOR_UNAVAILABLE,
-      'This organization pays through ECPay, where checkout takes ATM and convenience-store payments of one-time checkouts on the hosted page; cards through ECPay are not available yet (docs/payments.md)',
+      "This organization pays through ECPay, which takes one-time checkouts on the hosted page (card, ATM or convenience-store code on ECPay's pages); this payment is not one of those (docs/payments.md)",
     );
   }
   const simulatorRefusal = processor.refusal(environment);

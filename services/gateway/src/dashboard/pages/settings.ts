@@ -313,8 +313,8 @@ function paymentsSection(ctx: PageContext, state: PageState, processor: PaymentP
       ${formFields(ctx, 'payments')}${errorFor(state, 'payments')}${errorFor(state, 'removePayments')}
       <p>Processor now: ${current}</p>
       <p class="muted">
-        Through ECPay, buyers pay one-time items by ATM transfer or convenience-store code on the hosted checkout; cards
-        and subscriptions through ECPay are not available yet (docs/payments.md). Last changed:
+        Through ECPay, buyers pay one-time items on ECPay's pages (card, ATM transfer or convenience-store code);
+        subscriptions and refunds through ECPay are not available yet (docs/payments.md). Last changed:
         ${when(processor.updated_at)}
       </p>
       ${
