@@ -102,6 +102,10 @@ describe('ECPay ATM and convenience-store payments through the hosted checkout',
     return { tradeNo: fields.MerchantTradeNo!, ecpayPage: await atEcpay.text() };
   }
 
+  /** The ECPay trade the emulator opened for the session (by its ClientBackURL, the checkout page). */
+  const tradeOf = (sessionId: string) =>
+    [...emulator.trades.entries()].find(([, t]) => t.fields.ClientBackURL?.endsWith(sessionId))![0];
+
   const webhooksOf = (sessionId: string, type: string) =>
     receiver.events.filter((e) => e.type === type && e.data.object.id === sessionId);
 
@@ -188,6 +192,11 @@ describe('ECPay ATM and convenience-store payments through the hosted checkout',
       expect(webhooksOf(sessionId, 'checkout.expired')).toHaveLength(1);
     });
     expect((await send('GET', `/checkout/sessions/${sessionId}`)).body.status).toBe('EXPIRED');
+    // Paid after all (ECPay's clock and ours disagree): acknowledged, logged for a refund, the session stays expired.
+    await emulator.pay(tradeOf(sessionId));
+    expect(emulator.posts.at(-1)!.answer).toBe('1|OK');
+    expect((await send('GET', `/checkout/sessions/${sessionId}`)).body.status).toBe('EXPIRED');
+    expect(webhooksOf(sessionId, 'checkout.completed')).toHaveLength(0);
   });
 
   /** The buyer's browser, sent back by ECPay's page: where the checkout sends it next. */

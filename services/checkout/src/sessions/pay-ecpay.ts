@@ -163,6 +163,14 @@ export async function acceptEcpayNotification(
       return NOTIFICATION_RECEIVED;
     }
     case 'paid': {
+      if (session.status !== 'OPEN' && !session.charge) {
+        // Expired before ECPay's post (a code whose issue never reached us, paid at the last hour).
+        logger.error(
+          { session: sessionId, trade: notification.tradeNo },
+          'ECPay was paid for an expired checkout: refund it',
+        );
+        return NOTIFICATION_RECEIVED;
+      }
       if (pending && !session.charge) {
         await run({
           type: 'RecordCharge',
