@@ -183,9 +183,11 @@ describe('ECPay ATM and convenience-store payments through the hosted checkout',
     const deadline = Date.parse(read.body.payment_instructions.expires_at);
     expect(read.body.expires_at).toBe(read.body.payment_instructions.expires_at);
 
+    // Past the session's own 30 minutes, before the code's deadline: not due, and ECPay is not asked.
     clock = new Date(deadline - 60_000);
     await new Promise((resolve) => setTimeout(resolve, 600));
     expect((await send('GET', `/checkout/sessions/${sessionId}`)).body.status).toBe('OPEN');
+    expect(emulator.queries).not.toContain(tradeOf(sessionId));
     clock = new Date(deadline + 60_000);
     await eventually(async () => {
       expect(webhooksOf(sessionId, 'checkout.async_payment_expired')).toHaveLength(1);

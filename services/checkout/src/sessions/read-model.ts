@@ -65,8 +65,8 @@ export async function writeSessionRow(sql: SqlExecutor, schema: string, view: Se
   await sql.query(
     `INSERT INTO ${table} (id, organization, environment, status, expires_at, stream_version, document)
      VALUES ($1, $2, $3, $4, $5, $6, $7)
-     ON CONFLICT (id) DO UPDATE SET status = EXCLUDED.status, stream_version = EXCLUDED.stream_version,
-       document = EXCLUDED.document
+     ON CONFLICT (id) DO UPDATE SET status = EXCLUDED.status, expires_at = EXCLUDED.expires_at,
+       stream_version = EXCLUDED.stream_version, document = EXCLUDED.document
      WHERE ${table}.stream_version < EXCLUDED.stream_version`,
     [view.id, view.organization, view.environment, view.status, view.expires_at, streamVersion, JSON.stringify(view)],
   );

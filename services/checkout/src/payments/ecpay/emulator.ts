@@ -20,6 +20,8 @@ export interface EcpayEmulator {
   trades: Map<string, EmulatedTrade>;
   /** Every server-to-server post made, with what the merchant answered. */
   posts: { url: string; fields: Record<string, string>; answer: string }[];
+  /** The MerchantTradeNo of every QueryTradeInfo asked, in order. */
+  queries: string[];
   /**
    * The buyer (or the bank, for ATM and CVS) pays the trade: ReturnURL hears RtnCode 1, unless
    * `notify` is false (a post that never arrives; QueryTradeInfo still says paid).
@@ -51,6 +53,7 @@ export async function startEcpayEmulator(
 ): Promise<EcpayEmulator> {
   const trades = new Map<string, EmulatedTrade>();
   const posts: EcpayEmulator['posts'] = [];
+  const queries: string[] = [];
   const sign = (fields: Record<string, string>) => ({ ...fields, CheckMacValue: checkMacValue(fields, merchant) });
 
   async function post(url: string, fields: Record<string, string>): Promise<string> {
@@ -110,6 +113,7 @@ export async function startEcpayEmulator(
       res.writeHead(400, { 'content-type': 'text/plain' }).end('CheckMacValue or TimeStamp Error');
       return;
     }
+    queries.push(fields.MerchantTradeNo ?? '');
     const trade = trades.get(fields.MerchantTradeNo ?? '');
     const answer = sign({
       MerchantID: merchant.merchantId,
@@ -162,6 +166,7 @@ export async function startEcpayEmulator(
     url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`,
     trades,
     posts,
+    queries,
     pay: (tradeNo, options) => settle(tradeNo, true, options?.notify ?? true),
     decline: (tradeNo) => settle(tradeNo, false),
     async resendUnacknowledged() {
