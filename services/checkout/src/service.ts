@@ -10,6 +10,7 @@ import { mountPaymentLinkRoutes } from './payment-links/routes';
 import { migrateSandboxChargeLedger } from './payments/ledger';
 import { mountChargeRoutes } from './payments/routes';
 import { mountProcessorSettingsRoutes } from './payments/settings/routes';
+import { migrateUnmatchedPayments, mountUnmatchedPaymentsRoute } from './payments/unmatched';
 import { migrateRefundsReadModel } from './refunds/read-model';
 import { mountRefundRoutes } from './refunds/routes';
 import { checkoutMetrics } from './metrics/checkout-metrics';
@@ -37,6 +38,7 @@ export const checkoutService: ServiceDefinition = {
     mountChargeRoutes(app, context);
     mountRefundRoutes(app, context);
     mountProcessorSettingsRoutes(app, context, dependenciesOf(context).credentialsKey);
+    mountUnmatchedPaymentsRoute(app, context);
     mountMetricsPart(app, context, checkoutMetrics);
   },
   // Read models are created before HTTP starts, so the first request finds its table.
@@ -45,6 +47,7 @@ export const checkoutService: ServiceDefinition = {
     await migratePaymentLinksReadModel(context.store);
     await migrateSandboxChargeLedger(context.store);
     await migrateRefundsReadModel(context.store);
+    await migrateUnmatchedPayments(context.store);
     await migrateMerchants(context.store);
     const stopSweep = startExpirySweep(context);
     const stopRefundSweep = startRefundSweep(context);

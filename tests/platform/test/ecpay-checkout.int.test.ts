@@ -1,5 +1,6 @@
 import { ECPAY_STAGING_MERCHANT, type EcpayEmulator, startEcpayEmulator } from '@billing/checkout';
 import { ebook, eventually } from '@billing/testing';
+import { createUser, signedIn } from '../src/dashboard-helpers';
 import { type Receiver, startReceiver } from '../src/lifecycle-helpers';
 import { type CreatedOrganization, type Platform, clientOf, jsonApi, startPlatform } from '../src/platform';
 
@@ -199,6 +200,30 @@ describe('ECPay ATM and convenience-store payments through the hosted checkout',
     expect(emulator.posts.at(-1)!.answer).toBe('1|OK');
     expect((await send('GET', `/checkout/sessions/${sessionId}`)).body.status).toBe('EXPIRED');
     expect(webhooksOf(sessionId, 'checkout.completed')).toHaveLength(0);
+    // Listed for the operator, once however often ECPay repeats it, with the trade to refund.
+    await fetch(`${platform.gatewayUrl}/checkout/${sessionId}/ecpay/result`, {
+      method: 'POST',
+      body: new URLSearchParams(emulator.posts.at(-1)!.fields),
+    });
+    const unmatched = await clientOf(platform.gatewayUrl).admin(
+      'GET',
+      `/organizations/${org.id}/unmatched_payments?environment=sandbox`,
+    );
+    expect(unmatched.body.data).toEqual([
+      expect.objectContaining({
+        object: 'unmatched_payment',
+        checkout_session_id: sessionId,
+        trade_no: tradeOf(sessionId),
+        amount: 480,
+        reason: 'paid_after_expiry',
+        livemode: false,
+      }),
+    ]);
+    await createUser(platform.gatewayUrl, org.id, 'owner@ecpay.example', 'owner', 'a long enough password 1');
+    const owner = await signedIn(platform.gatewayUrl, 'owner@ecpay.example', 'a long enough password 1');
+    const overview = (await owner.get(`/dashboard/${org.id}/sandbox`)).html;
+    expect(overview).toContain('Payments to refund by hand');
+    expect(overview).toContain(tradeOf(sessionId));
   });
 
   /** The buyer's browser, sent back by ECPay's page: where the checkout sends it next. */

@@ -166,7 +166,42 @@ export const CheckoutAsyncPaymentExpiredData = z
   .meta({ id: 'CheckoutAsyncPaymentExpiredData' });
 export type CheckoutAsyncPaymentExpiredData = z.infer<typeof CheckoutAsyncPaymentExpiredData>;
 
+/**
+ * A processor reported a payment for a checkout that could not take it (expired first, or paid
+ * under a trade it no longer waited for): money to give back by hand. Internal.
+ */
+export const CheckoutPaymentUnmatchedData = z
+  .object({
+    session_id: z.string(),
+    order_id: z.string(),
+    processor: z.literal('ecpay'),
+    trade_no: z.string(),
+    amount: z.int(),
+    reason: z.enum(['paid_after_expiry', 'paid_other_trade']),
+    detected_at: z.iso.datetime(),
+  })
+  .meta({ id: 'CheckoutPaymentUnmatchedData' });
+export type CheckoutPaymentUnmatchedData = z.infer<typeof CheckoutPaymentUnmatchedData>;
+
+/** A payment the processor took that no checkout recorded, for the operator (`GET .../unmatched_payments`). */
+export const UnmatchedPayment = z
+  .object({
+    object: z.literal('unmatched_payment'),
+    id: z.string().describe('<session id>:<trade number>'),
+    checkout_session_id: z.string(),
+    order_id: z.string(),
+    processor: z.literal('ecpay'),
+    trade_no: z.string().describe("The processor's trade (ECPay's MerchantTradeNo)"),
+    amount: z.int().describe('TWD the processor says was paid'),
+    reason: z.enum(['paid_after_expiry', 'paid_other_trade']),
+    created_at: z.iso.datetime(),
+    livemode: z.boolean(),
+  })
+  .meta({ id: 'UnmatchedPayment' });
+export type UnmatchedPayment = z.infer<typeof UnmatchedPayment>;
+
 export const CHECKOUT_EVENT_SCHEMAS = {
+  CheckoutPaymentUnmatched: CheckoutPaymentUnmatchedData,
   CheckoutAsyncPaymentPending: CheckoutAsyncPaymentPendingData,
   CheckoutAsyncPaymentExpired: CheckoutAsyncPaymentExpiredData,
   CheckoutSessionCompleted: CheckoutSessionCompletedData,

@@ -2,6 +2,7 @@ import { z } from 'zod';
 import { Customer, Subscription } from '../billing/billing';
 import { BillingSettings, BillingSettingsQuery, UpdateBillingSettingsBody } from '../billing/billing-settings';
 import { ConfigurePaymentProcessorBody, PaymentProcessorSettings } from '../checkout/payment-processor';
+import { UnmatchedPayment } from '../checkout/events';
 import { ErrorEnvelope } from '../shared/errors';
 import { Environment } from '../events/envelope';
 import { KeyKind } from '../shared/identity';
@@ -519,6 +520,18 @@ export function registerAdminRoutes(registry: OpenApiRegistry): OpenApiRegistry 
     params,
     query: BillingSettingsQuery,
     responses: { 200: processorResponse, 400: invalidParametersResponse },
+  });
+  route({
+    method: 'get',
+    path: `${org}/unmatched_payments`,
+    summary: 'Payments the processor took that no checkout recorded, to refund by hand (at most 100, newest first)',
+    tags: ['Payments'],
+    params,
+    query: BillingSettingsQuery,
+    responses: {
+      200: { description: 'The list', schema: listEnvelope(UnmatchedPayment).meta({ id: 'UnmatchedPaymentList' }) },
+      400: invalidParametersResponse,
+    },
   });
   const configuration = params.extend({ configuration_id: idText().describe('prefix bpc_') });
   route({

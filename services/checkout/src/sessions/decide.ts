@@ -26,6 +26,17 @@ export type StartPayment = {
  * The processor opened an ATM account or a convenience-store code under the pending charge's
  * key: the session waits for its payment. The same trade again records nothing.
  */
+/** A processor reported a payment the session cannot take: recorded once per trade, for a refund by hand. */
+export type RecordUnmatchedPayment = {
+  type: 'RecordUnmatchedPayment';
+  data: {
+    processor: 'ecpay';
+    tradeNo: string;
+    amount: number;
+    reason: 'paid_after_expiry' | 'paid_other_trade';
+    now: Date;
+  };
+};
 export type RecordAsyncPayment = {
   type: 'RecordAsyncPayment';
   data: { chargeKey: string; processor: 'ecpay'; tradeNo: string; instructions: PaymentInstructions; now: Date };
@@ -93,6 +104,7 @@ export type SessionCommand =
   | StartPayment
   | FailPayment
   | RecordAsyncPayment
+  | RecordUnmatchedPayment
   | RecordCharge
   | CompleteSession
   | ExpireSession
@@ -112,6 +124,8 @@ export function decide(command: SessionCommand, state: SessionState): SessionEve
       return failPayment(command, state);
     case 'RecordAsyncPayment':
       return recordAsyncPayment(command, state);
+    case 'RecordUnmatchedPayment':
+      return recordUnmatchedPayment(command, state);
     case 'RecordCharge':
       return recordCharge(command, state);
     case 'CompleteSession':
@@ -216,6 +230,26 @@ function recordAsyncPayment({ data }: RecordAsyncPayment, state: SessionState): 
       issued_at: data.now.toISOString(),
     },
   });
+}
+
+function recordUnmatchedPayment({ data }: RecordUnmatchedPayment, state: SessionState): SessionEvent[] {
+  if (state.status === 'Empty') throw notFound('No such checkout session');
+  const { session } = state;
+  if (session.unmatched_trades?.includes(data.tradeNo)) return [];
+  return [
+    {
+      type: 'CheckoutPaymentUnmatched',
+      data: {
+        session_id: session.id,
+        order_id: session.order.id,
+        processor: data.processor,
+        trade_no: data.tradeNo,
+        amount: data.amount,
+        reason: data.reason,
+        detected_at: data.now.toISOString(),
+      },
+    },
+  ];
 }
 
 /**

@@ -631,4 +631,27 @@ describe('an ATM or convenience-store payment (docs/payments.md)', () => {
     expect(events.map((e) => e.type)).toEqual(['CheckoutAsyncPaymentExpired', 'CheckoutSessionExpired']);
     expect(events[0]).toMatchObject({ data: { trade_no: 'T1', object: { status: 'EXPIRED' } } });
   });
+
+  it('a payment the session cannot take is recorded once per trade, for a refund by hand', () => {
+    const unmatched = (tradeNo: string) =>
+      ({
+        type: 'RecordUnmatchedPayment',
+        data: { processor: 'ecpay', tradeNo, amount: 240, reason: 'paid_after_expiry', now: at(50) },
+      }) as const;
+    const [event] = decideOn([created], unmatched('T9'));
+    expect(event).toEqual({
+      type: 'CheckoutPaymentUnmatched',
+      data: {
+        session_id: 'cs_1',
+        order_id: 'ord_1',
+        processor: 'ecpay',
+        trade_no: 'T9',
+        amount: 240,
+        reason: 'paid_after_expiry',
+        detected_at: at(50).toISOString(),
+      },
+    });
+    expect(decideOn([created, event!], unmatched('T9'))).toEqual([]);
+    expect(decideOn([created, event!], unmatched('T10'))).toHaveLength(1);
+  });
 });

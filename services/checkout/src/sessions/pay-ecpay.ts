@@ -127,10 +127,7 @@ export async function acceptEcpayNotification(
   const key = session.pending_charge?.key ?? session.charge?.key;
   if (!key || notification.tradeNo !== merchantTradeNo(key)) {
     if (notification.kind === 'paid') {
-      logger.error(
-        { session: sessionId, trade: notification.tradeNo },
-        'ECPay was paid for a trade this session cannot take: refund it',
-      );
+      await recordUnmatched(context, session, notification, 'paid_other_trade');
       return NOTIFICATION_RECEIVED;
     }
     throw ApiError.of('bad_request', 'Not the trade of this checkout session');
@@ -165,10 +162,7 @@ export async function acceptEcpayNotification(
     case 'paid': {
       if (session.status !== 'OPEN' && !session.charge) {
         // Expired before ECPay's post (a code whose issue never reached us, paid at the last hour).
-        logger.error(
-          { session: sessionId, trade: notification.tradeNo },
-          'ECPay was paid for an expired checkout: refund it',
-        );
+        await recordUnmatched(context, session, notification, 'paid_after_expiry');
         return NOTIFICATION_RECEIVED;
       }
       if (pending && !session.charge) {
@@ -204,6 +198,35 @@ export async function acceptEcpayNotification(
       }
       return NOTIFICATION_RECEIVED;
   }
+}
+
+/**
+ * Money ECPay took that the session cannot record: kept on the session's stream and listed for
+ * the operator (`GET /admin/v1/organizations/{org_id}/unmatched_payments`), to refund by hand.
+ */
+async function recordUnmatched(
+  context: ServiceContext,
+  session: Session,
+  paid: Extract<EcpayNotification, { kind: 'paid' }>,
+  reason: 'paid_after_expiry' | 'paid_other_trade',
+): Promise<void> {
+  const { now, logger } = context;
+  logger.error(
+    { session: session.id, trade: paid.tradeNo, reason },
+    'ECPay was paid for a trade the checkout cannot take: refund it',
+  );
+  await runSessionCommands(
+    context,
+    session.id,
+    null,
+    [
+      {
+        type: 'RecordUnmatchedPayment',
+        data: { processor: 'ecpay', tradeNo: paid.tradeNo, amount: paid.amount, reason, now: now() },
+      },
+    ],
+    { organization: session.organization, environment: session.environment, occurredAt: now() },
+  );
 }
 
 function instructionsOf(

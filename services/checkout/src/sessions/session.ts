@@ -2,6 +2,7 @@ import type {
   CheckoutAsyncPaymentExpiredData,
   CheckoutAsyncPaymentPendingData,
   CheckoutMode,
+  CheckoutPaymentUnmatchedData,
   CouponDiscount,
   CheckoutSessionCompletedData,
   CheckoutSessionExpiredData,
@@ -196,6 +197,7 @@ export type SubscriptionLinkedData = { session_id: string; subscription_id: stri
 export type SessionCompleted = { type: 'CheckoutSessionCompleted'; data: SessionCompletedData };
 export type AsyncPaymentPending = { type: 'CheckoutAsyncPaymentPending'; data: CheckoutAsyncPaymentPendingData };
 export type AsyncPaymentExpired = { type: 'CheckoutAsyncPaymentExpired'; data: CheckoutAsyncPaymentExpiredData };
+export type PaymentUnmatched = { type: 'CheckoutPaymentUnmatched'; data: CheckoutPaymentUnmatchedData };
 export type SessionExpired = { type: 'CheckoutSessionExpired'; data: CheckoutSessionExpiredData };
 export type SubscriptionLinked = { type: 'SubscriptionLinked'; data: SubscriptionLinkedData };
 export type OrderRefunded = { type: 'OrderRefunded'; data: OrderRefundedData };
@@ -208,6 +210,7 @@ export type SessionEvent =
   | PaymentAttemptSucceeded
   | AsyncPaymentPending
   | AsyncPaymentExpired
+  | PaymentUnmatched
   | SessionCompleted
   | SessionExpired
   | SubscriptionLinked
@@ -223,6 +226,7 @@ export const sessionEvents = streamEvents<SessionEvent>({
   PaymentAttemptSucceeded: true,
   CheckoutAsyncPaymentPending: true,
   CheckoutAsyncPaymentExpired: true,
+  CheckoutPaymentUnmatched: true,
   CheckoutSessionCompleted: true,
   CheckoutSessionExpired: true,
   SubscriptionLinked: true,
@@ -258,6 +262,8 @@ export type Session = Omit<CheckoutSessionCreatedData, 'session_id' | 'customer_
    * other payment. Absent or null: none.
    */
   async_payment?: AsyncPayment | null;
+  /** Trades a processor reported paid that the session could not take (money to give back by hand). */
+  unmatched_trades?: string[];
   subscription_id: string | null;
   /** The order's refunds (`RefundCreated` ...), oldest first; absent before the first. */
   refunds?: RefundLedger;
@@ -391,6 +397,11 @@ export function evolve(state: SessionState, event: SessionEvent): SessionState {
     }
     case 'CheckoutAsyncPaymentExpired':
       return next({ ...s, async_payment: null }, event.data.expired_at);
+    case 'CheckoutPaymentUnmatched':
+      return next(
+        { ...s, unmatched_trades: [...(s.unmatched_trades ?? []), event.data.trade_no] },
+        event.data.detected_at,
+      );
     case 'CheckoutSessionCompleted': {
       const d = event.data;
       const at = d.completed_at;

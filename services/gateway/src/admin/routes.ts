@@ -183,6 +183,7 @@ export function mountAdminRoutes(app: Express, options: AdminRoutesOptions): voi
   app.get(`${org}/payment_processor`, ...checkout);
   app.put(`${org}/payment_processor`, ...checkout);
   app.delete(`${org}/payment_processor`, ...checkout);
+  app.get(`${org}/unmatched_payments`, ...checkout);
   const billing = [organizationExists, asOrganization, options.billing];
   app.get(`${org}/customers`, ...billing);
   app.get(`${org}/customers/:customer_id/payments`, ...billing);

@@ -108,7 +108,7 @@ export const overviewPage: DashboardPage = {
     }
     const last = days.at(-1);
     const sum = (f: (d: Day) => number) => days.reduce((total, d) => total + f(d), 0);
-    return html`${await pendingChargesSection(ctx)}
+    return html`${await unmatchedPaymentsSection(ctx)}${await pendingChargesSection(ctx)}
       <nav aria-label="Period">
         <p>
           Period:
@@ -144,6 +144,65 @@ export const overviewPage: DashboardPage = {
       </div>`;
   },
 };
+
+interface UnmatchedPayment {
+  checkout_session_id: string;
+  trade_no: string;
+  amount: number;
+  reason: 'paid_after_expiry' | 'paid_other_trade';
+  created_at: string;
+}
+
+const UNMATCHED_REASONS: Record<UnmatchedPayment['reason'], string> = {
+  paid_after_expiry: 'Paid after the checkout expired',
+  paid_other_trade: 'Paid under a trade the checkout no longer waited for',
+};
+
+/**
+ * Money the processor took that no checkout recorded (docs/payments.md): shown only when there
+ * is some, since each is a refund the merchant must make in the processor's own site.
+ */
+async function unmatchedPaymentsSection(ctx: PageContext): Promise<Html | string> {
+  let unmatched: UnmatchedPayment[];
+  try {
+    unmatched = (
+      await ctx.api.admin<{ data: UnmatchedPayment[] }>('GET', `/unmatched_payments?environment=${ctx.envSlug}`)
+    ).data;
+  } catch (error) {
+    if (!(error instanceof ApiFailure)) throw error;
+    return html`<p class="error" role="alert">The unmatched payments could not be read: ${error.explanation}</p>`;
+  }
+  if (unmatched.length === 0) return '';
+  return html`<section class="card" aria-label="Payments to refund by hand">
+    <h2>Payments to refund by hand</h2>
+    <p>The processor took these payments, but no order records them. Refund each in the processor's own site.</p>
+    <div class="table">
+      <table>
+        <thead>
+          <tr>
+            <th scope="col">Reported at</th>
+            <th scope="col">Why</th>
+            <th scope="col">Checkout</th>
+            <th scope="col">Amount</th>
+            <th scope="col">Processor trade</th>
+          </tr>
+        </thead>
+        <tbody>
+          ${unmatched.map(
+            (payment) =>
+              html`<tr>
+                <td>${when(payment.created_at)}</td>
+                <td>${UNMATCHED_REASONS[payment.reason]}</td>
+                <td><code>${payment.checkout_session_id}</code></td>
+                <td>${twd(payment.amount)}</td>
+                <td><code>${payment.trade_no}</code></td>
+              </tr>`,
+          )}
+        </tbody>
+      </table>
+    </div>
+  </section>`;
+}
 
 const PURPOSES: Record<PendingCharge['purpose'], string> = {
   invoice: 'Invoice attempt',
