@@ -2,7 +2,7 @@ import { ApiFailure } from '../client';
 import type { PendingCharge } from '@billing/contracts';
 import { type Html, html } from '@billing/service';
 import { twd, when } from '../html';
-import type { DashboardPage, PageContext } from '../page';
+import { type DashboardPage, type PageContext, table } from '../page';
 
 interface Day {
   date: string;
@@ -176,31 +176,20 @@ async function unmatchedPaymentsSection(ctx: PageContext): Promise<Html | string
   return html`<section class="card" aria-label="Payments to refund by hand">
     <h2>Payments to refund by hand</h2>
     <p>The processor took these payments, but no order records them. Refund each in the processor's own site.</p>
-    <div class="table">
-      <table>
-        <thead>
-          <tr>
-            <th scope="col">Reported at</th>
-            <th scope="col">Why</th>
-            <th scope="col">Checkout</th>
-            <th scope="col">Amount</th>
-            <th scope="col">Processor trade</th>
-          </tr>
-        </thead>
-        <tbody>
-          ${unmatched.map(
-            (payment) =>
-              html`<tr>
-                <td>${when(payment.created_at)}</td>
-                <td>${UNMATCHED_REASONS[payment.reason]}</td>
-                <td><code>${payment.checkout_session_id}</code></td>
-                <td>${twd(payment.amount)}</td>
-                <td><code>${payment.trade_no}</code></td>
-              </tr>`,
-          )}
-        </tbody>
-      </table>
-    </div>
+    ${table(
+      'Payments to refund by hand',
+      ['Reported at', 'Why', 'Checkout', 'Amount', 'Processor trade'],
+      unmatched.map(
+        (payment) =>
+          html`<tr>
+            <td>${when(payment.created_at)}</td>
+            <td>${UNMATCHED_REASONS[payment.reason]}</td>
+            <td><code>${payment.checkout_session_id}</code></td>
+            <td>${twd(payment.amount)}</td>
+            <td><code>${payment.trade_no}</code></td>
+          </tr>`,
+      ),
+    )}
   </section>`;
 }
 
