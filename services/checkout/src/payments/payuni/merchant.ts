@@ -1,0 +1,46 @@
+/** A merchant's PAYUNi keys, shown in PAYUNi's merchant site under the shop's 串接設定. */
+export interface PayuniKeys {
+  /** 32 characters: the AES-256 key, and the start of every HashInfo. */
+  hashKey: string;
+  /** 16 characters: the GCM IV, and the end of every HashInfo. */
+  hashIV: string;
+}
+
+/** A PAYUNi merchant account: its MerID, its keys and where its API answers. */
+export interface PayuniMerchant extends PayuniKeys {
+  merchantId: string;
+  /** `https://api.payuni.com.tw`, `https://sandbox-api.payuni.com.tw`, or an emulator's address. */
+  baseUrl: string;
+}
+
+export const PAYUNI_PRODUCTION_URL = 'https://api.payuni.com.tw';
+export const PAYUNI_SANDBOX_URL = 'https://sandbox-api.payuni.com.tw';
+
+/** The paths PAYUNi's SDKs and plugins post to, under `baseUrl`. */
+export const PAYUNI_PATHS = { upp: '/api/upp', tradeQuery: '/api/trade/query' } as const;
+
+/** A Taiwan-time calendar day, `YYYY-MM-DD` (the UPP ExpireDate). */
+export function payuniDate(instant: Date): string {
+  return new Date(instant.getTime() + 8 * 3600_000).toISOString().slice(0, 10);
+}
+
+/** A Taiwan-time `YYYY-MM-DD HH:II:SS`, as PAYUNi writes ExpireDate and PayTime. */
+export function payuniDateTime(instant: Date): string {
+  const taipei = new Date(instant.getTime() + 8 * 3600_000).toISOString();
+  return `${taipei.slice(0, 10)} ${taipei.slice(11, 19)}`;
+}
+
+/**
+ * The instant of a PAYUNi date, Taiwan time: `YYYY-MM-DD HH:II:SS`, `YYYY-MM-DD`, or the card
+ * result's AuthDay + AuthTime (`YYYYMMDD`, `HHIISS`); null when it is none of these.
+ */
+export function parsePayuniDateTime(text: string, time = ''): Date | null {
+  const joined = `${text.trim()}${time.trim() ? ` ${time.trim()}` : ''}`;
+  const match =
+    /^(\d{4})-(\d{2})-(\d{2})(?: (\d{2}):(\d{2})(?::(\d{2}))?)?$/.exec(joined) ??
+    /^(\d{4})(\d{2})(\d{2})(?: (\d{2})(\d{2})(\d{2}))?$/.exec(joined);
+  if (!match) return null;
+  const [, y, mo, d, h = '00', mi = '00', s = '00'] = match;
+  const instant = new Date(`${y}-${mo}-${d}T${h}:${mi}:${s}+08:00`);
+  return Number.isNaN(instant.getTime()) ? null : instant;
+}
