@@ -2,9 +2,14 @@
 // Talks to a payment processor's public test environment with its published test merchant, to
 // check what cannot be checked without the network (docs/payments.md):
 //   npm run processor:smoke -- --provider ecpay [--base-url <url>]
+//   npm run processor:smoke -- --provider payuni --merchant-id <MerID> --hash-key <32> --hash-iv <16> [--base-url <url>]
 // ECPay: posts an AioCheckOut/V5 form (a card order of NT$100) and asks QueryTradeInfo/V5 about
 // it and about a trade that was never opened, and says whether each answer's CheckMacValue
 // checks out. --base-url points it elsewhere (an emulator). Exit 0 when every check passed.
+// PAYUNi: the same against its sandbox (https://sandbox-api.payuni.com.tw): posts a UPP form
+// (/api/upp, a card order of NT$100) and asks /api/trade/query about it and about a trade never
+// opened, checking each answer's HashInfo and GCM tag. PAYUNi publishes no test merchant (its
+// SDKs' examples use placeholders), so the merchant's own sandbox keys must be given.
 const { randomBytes } = require('node:crypto');
 
 const args = process.argv.slice(2);
@@ -58,16 +63,70 @@ async function smokeEcpay(baseUrl) {
   return checks;
 }
 
+async function smokePayuni(baseUrl, merchantId, hashKey, hashIV) {
+  const { uppForm, payuniTradeNo } = require('../services/checkout/dist/payments/payuni/upp');
+  const { PAYUNI_SANDBOX_URL } = require('../services/checkout/dist/payments/payuni/merchant');
+  const { queryPayuniTrade } = require('../services/checkout/dist/payments/payuni/query');
+  const merchant = { merchantId, hashKey, hashIV, baseUrl: baseUrl ?? PAYUNI_SANDBOX_URL };
+  const key = `smoke-${randomBytes(8).toString('hex')}`;
+  const checks = [];
+  const form = uppForm(merchant, {
+    idempotencyKey: key,
+    amount: 100,
+    method: 'Credit',
+    description: 'processor smoke test',
+    now: new Date(),
+    notifyUrl: 'https://example.com/payuni/notify',
+    returnUrl: 'https://example.com/payuni/return',
+  });
+  const opened = await fetch(form.action, {
+    method: 'POST',
+    headers: { 'content-type': 'application/x-www-form-urlencoded' },
+    body: new URLSearchParams(form.fields).toString(),
+  });
+  const page = await opened.text();
+  // PAYUNi's page for a refused form is not documented; read the text printed if this fails.
+  const accepted = opened.ok && !/HashInfo|EncryptInfo|MerID|Error/i.test(page);
+  const text = page
+    .replace(/<[^>]*>/g, ' ')
+    .replace(/\s+/g, ' ')
+    .trim()
+    .slice(0, 200);
+  checks.push(['/api/upp accepts our EncryptInfo and HashInfo', accepted, `HTTP ${opened.status}: ${text}`]);
+  for (const [what, tradeNo] of [
+    ['the trade just opened', payuniTradeNo(key)],
+    ['a trade never opened', payuniTradeNo(`${key}-never`)],
+  ]) {
+    try {
+      const status = await queryPayuniTrade(merchant, tradeNo, new Date());
+      checks.push([`/api/trade/query about ${what}, its HashInfo and tag checked`, true, JSON.stringify(status)]);
+    } catch (error) {
+      checks.push([`/api/trade/query about ${what}`, false, error.message]);
+    }
+  }
+  return checks;
+}
+
 async function main() {
-  if (provider !== 'ecpay') {
+  let checks;
+  if (provider === 'ecpay') {
+    checks = await smokeEcpay(option('base-url'));
+  } else if (provider === 'payuni') {
+    const [merchantId, hashKey, hashIV] = [option('merchant-id'), option('hash-key'), option('hash-iv')];
+    if (!merchantId || !hashKey || !hashIV) {
+      console.error(
+        'PAYUNi publishes no public test merchant: give your sandbox merchant with\n' +
+          '  --provider payuni --merchant-id <MerID> --hash-key <32 characters> --hash-iv <16 characters> [--base-url <url>]',
+      );
+      process.exit(2);
+    }
+    checks = await smokePayuni(option('base-url'), merchantId, hashKey, hashIV);
+  } else {
     console.error(
-      provider === 'payuni'
-        ? 'PAYUNi: the adapter is not built yet (docs/payments.md); nothing to check'
-        : 'usage: npm run processor:smoke -- --provider ecpay [--base-url <url>]',
+      'usage: npm run processor:smoke -- --provider ecpay|payuni [...] (see the top of scripts/processor-smoke.js)',
     );
     process.exit(2);
   }
-  const checks = await smokeEcpay(option('base-url'));
   for (const [name, ok, detail] of checks) console.log(`${ok ? 'ok  ' : 'FAIL'} ${name}: ${detail}`);
   process.exit(checks.every(([, ok]) => ok) ? 0 : 1);
 }

@@ -1,0 +1,101 @@
+import { PayuniCipherError, open, seal } from './crypto';
+import { PAYUNI_PATHS, type PayuniMerchant, parsePayuniDateTime } from './merchant';
+
+/**
+ * PAYUNi's answer about one trade (交易查詢, /api/trade/query, Version 2.0): TradeStatus 1 paid;
+ * 0 (code issued), 8 (to be confirmed) and 9 not paid yet; 2 failed and 3 cancelled; 4 expired.
+ * A verified answer that lists no trade is `unknown_trade`.
+ */
+export type PayuniTradeStatus =
+  | { status: 'paid'; payuniTradeNo: string; amount: number; paidAt: Date | null; paymentType: string }
+  | { status: 'unpaid'; payuniTradeNo: string; amount: number; paymentType: string; tradeStatus: string }
+  | { status: 'failed'; payuniTradeNo: string; tradeStatus: string }
+  | { status: 'expired'; payuniTradeNo: string }
+  | { status: 'unknown_trade' };
+
+/** No answer that can be trusted (network, HTTP status, not JSON, an error, a HashInfo or GCM tag that does not check): ask again later. */
+export class QueryUnanswered extends Error {}
+
+/** The query's Version: two independent integrations (WPBrewer, RY) read `Result[0][...]` from 2.0. */
+export const TRADE_QUERY_VERSION = '2.0';
+
+export async function queryPayuniTrade(
+  merchant: PayuniMerchant,
+  tradeNo: string,
+  now: Date,
+  options: { fetch?: typeof fetch; timeoutMs?: number } = {},
+): Promise<PayuniTradeStatus> {
+  const request = seal(
+    merchant.merchantId,
+    { MerID: merchant.merchantId, MerTradeNo: tradeNo, Timestamp: String(Math.floor(now.getTime() / 1000)) },
+    merchant,
+    TRADE_QUERY_VERSION,
+  );
+  let body: string;
+  try {
+    const response = await (options.fetch ?? fetch)(`${merchant.baseUrl}${PAYUNI_PATHS.tradeQuery}`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/x-www-form-urlencoded' },
+      body: new URLSearchParams(request).toString(),
+      signal: AbortSignal.timeout(options.timeoutMs ?? 10_000),
+    });
+    if (!response.ok) throw new QueryUnanswered(`trade/query answered HTTP ${response.status}`);
+    body = await response.text();
+  } catch (error) {
+    if (error instanceof QueryUnanswered) throw error;
+    throw new QueryUnanswered(`trade/query did not answer: ${(error as Error).message}`);
+  }
+  let answer: Record<string, unknown>;
+  try {
+    answer = JSON.parse(body) as Record<string, unknown>;
+  } catch {
+    throw new QueryUnanswered('trade/query answer is not JSON');
+  }
+  if (!answer || typeof answer !== 'object') throw new QueryUnanswered('trade/query answer is not an object');
+  return tradeStatusOf(answer, merchant, tradeNo);
+}
+
+function tradeStatusOf(answer: Record<string, unknown>, merchant: PayuniMerchant, tradeNo: string): PayuniTradeStatus {
+  if (answer.Status !== 'SUCCESS') {
+    // Errors come back without EncryptInfo (payuni/PHP_SDK ResultProcess): nothing to verify.
+    throw new QueryUnanswered(`trade/query answered Status ${String(answer.Status)}: ${String(answer.Message ?? '')}`);
+  }
+  let info: Record<string, string>;
+  try {
+    info = open(answer, merchant);
+  } catch (error) {
+    if (error instanceof PayuniCipherError) throw new QueryUnanswered(`trade/query answer: ${error.message}`);
+    throw error;
+  }
+  if (answer.MerID !== merchant.merchantId) throw new QueryUnanswered('trade/query answered for another merchant');
+  // Version 2.0 lists trades as Result[0][Name]; an answer of Version 1.0 has them flat.
+  const field = (name: string) => info[`Result[0][${name}]`] ?? info[name];
+  const answeredTradeNo = field('MerTradeNo');
+  if (answeredTradeNo === undefined) return { status: 'unknown_trade' };
+  if (answeredTradeNo !== tradeNo) throw new QueryUnanswered('trade/query answered about another trade');
+  const payuniTradeNo = field('TradeNo') ?? '';
+  const amount = Number(field('TradeAmt') ?? NaN);
+  const paymentType = field('PaymentType') ?? '';
+  const tradeStatus = field('TradeStatus') ?? '';
+  switch (tradeStatus) {
+    case '1':
+      return {
+        status: 'paid',
+        payuniTradeNo,
+        amount,
+        paymentType,
+        paidAt: parsePayuniDateTime(field('PaymentDay') ?? ''),
+      };
+    case '0':
+    case '8':
+    case '9':
+      return { status: 'unpaid', payuniTradeNo, amount, paymentType, tradeStatus };
+    case '2':
+    case '3':
+      return { status: 'failed', payuniTradeNo, tradeStatus };
+    case '4':
+      return { status: 'expired', payuniTradeNo };
+    default:
+      throw new QueryUnanswered(`trade/query answered a TradeStatus this client does not know: ${tradeStatus}`);
+  }
+}
