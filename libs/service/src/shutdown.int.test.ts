@@ -114,12 +114,14 @@ describe('graceful shutdown', () => {
 
   it('cuts connections still busy at the timeout, then still runs the closers', async () => {
     const release = gate();
+    const arrived = gate();
     const closed: string[] = [];
     const app = createApp({
       name: 'stuck',
       logger,
       routes: (router) => {
         router.get('/stuck', async (_req, res) => {
+          arrived.open();
           await release.promise;
           res.json({});
         });
@@ -135,7 +137,9 @@ describe('graceful shutdown', () => {
     try {
       const stuck = http(`${handle.url}/stuck`);
       stuck.catch(() => undefined);
-      await sleep(20);
+      // The request must be in the server before the shutdown starts: a fixed 20 ms sleep was
+      // not enough under load, and the shutdown then found nothing to cut.
+      await arrived.promise;
       await expect(handle.shutdown()).resolves.toEqual({ forced: true, failedClosers: [] });
       await expect(stuck).rejects.toMatchObject({ code: 'ECONNRESET' });
       expect(closed).toEqual(['pool']);
