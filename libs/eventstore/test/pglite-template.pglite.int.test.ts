@@ -3,12 +3,13 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { inMemoryPglite } from '../src/pglite-template';
 
+/** One directory for the three cases, in order: each initdb costs seconds, so only two run. */
 describe('inMemoryPglite', () => {
   let dir: string;
-  beforeEach(() => {
+  beforeAll(() => {
     dir = mkdtempSync(join(tmpdir(), 'pglite-template-'));
   });
-  afterEach(() => rmSync(dir, { recursive: true, force: true }));
+  afterAll(() => rmSync(dir, { recursive: true, force: true }));
 
   const templates = () => readdirSync(dir);
 
@@ -21,6 +22,7 @@ describe('inMemoryPglite', () => {
   }, 60_000);
 
   it('given a template, each database loads it empty: what one wrote is not in the next', async () => {
+    expect(templates()).toHaveLength(1);
     const first = await inMemoryPglite(dir);
     await first.exec('CREATE TABLE written_by_first (id int)');
     await first.close();
@@ -35,7 +37,6 @@ describe('inMemoryPglite', () => {
   }, 60_000);
 
   it('given a damaged template, makes a good one again', async () => {
-    await (await inMemoryPglite(dir)).close();
     const [name] = templates();
     writeFileSync(join(dir, name!), 'not a cluster');
     const db = await inMemoryPglite(dir);
