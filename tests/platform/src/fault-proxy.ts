@@ -6,11 +6,13 @@ import type { AddressInfo } from 'node:net';
  * `ms` before it is passed on (past the caller's timeout); `drop`, the connection is cut once
  * the service has answered, so the call reached the service and its answer is lost.
  */
-export type Fault = { path: RegExp; kind: 'hold'; ms: number } | { path: RegExp; kind: 'drop' };
+export type Fault =
+  { path: RegExp; kind: 'hold'; ms: number } | { path: RegExp; kind: 'drop'; untilDisarmed?: boolean };
 
 /**
  * A proxy between two services that loses answers on purpose: each fault armed with `arm`
- * applies to the next call whose path matches it, once. Everything else passes as it is.
+ * applies to the next call whose path matches it, once (or to every such call, with
+ * `untilDisarmed`, until `disarm`). Everything else passes as it is.
  */
 export class FaultProxy {
   private readonly faults: Fault[] = [];
@@ -30,6 +32,11 @@ export class FaultProxy {
     this.faults.push(fault);
   }
 
+  /** Takes back every fault still armed. */
+  disarm(): void {
+    this.faults.length = 0;
+  }
+
   async stop(): Promise<void> {
     this.server?.closeAllConnections();
     await new Promise((resolve) => this.server?.close(resolve));
@@ -37,7 +44,9 @@ export class FaultProxy {
 
   private pass(req: IncomingMessage, res: ServerResponse): void {
     const index = this.faults.findIndex((fault) => fault.path.test(req.url ?? ''));
-    const fault = index >= 0 ? this.faults.splice(index, 1)[0]! : null;
+    const armed = index >= 0 ? this.faults[index]! : null;
+    const keep = armed?.kind === 'drop' && armed.untilDisarmed;
+    const fault = armed && !keep ? this.faults.splice(index, 1)[0]! : armed;
     const url = new URL(req.url ?? '/', this.target);
     const upstream = request(url, { method: req.method, headers: req.headers }, (answer) => {
       const chunks: Buffer[] = [];
