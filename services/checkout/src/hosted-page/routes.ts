@@ -241,7 +241,6 @@ export function mountHostedPage(app: Express, context: ServiceContext): void {
     }
     try {
       if (typeof form.method === 'string') {
-        const asyncMethods = (await ecpayMethodsFor(context, session!)) ?? undefined;
         try {
           const processorForm = await startEcpayPayment(context, session!.id, {
             method: form.method,
@@ -251,6 +250,8 @@ export function mountHostedPage(app: Express, context: ServiceContext): void {
           res.type('html').send(renderProcessorRedirect(processorForm, page));
         } catch (error) {
           if (!(error instanceof ApiError) || error.status === 409) throw error;
+          // Read only for the page shown again: the payment reads the processor settings itself.
+          const asyncMethods = (await ecpayMethodsFor(context, session!)) ?? undefined;
           again(error.status, { error: refusalText(error, page.t), asyncMethods });
         }
         return;

@@ -41,8 +41,8 @@ export async function ecpayMethodsFor(context: ServiceContext, session: Session)
 const CHOOSE_PAYMENT = { card: 'Credit', atm: 'ATM', cvs: 'CVS' } as const;
 
 /**
- * Opens the session's one ECPay trade for an ATM or convenience-store payment and answers the
- * form the buyer's browser posts to ECPay. One trade per session: its number is the charge
+ * Opens the session's one ECPay trade (a card on ECPay's page, an ATM account or a
+ * convenience-store code) and answers the form the buyer's browser posts to ECPay. One trade per session: its number is the charge
  * key's, and a buyer who comes back without a code is asked to start a new checkout rather
  * than given a second trade that could be paid beside the first (docs/payments.md).
  */
