@@ -89,12 +89,13 @@ describeWithServer('KAFKA_BROKERS', 'the analytics example on the real broker', 
     const report = await eventually(async () => {
       expect(consumer.validated.get('checkout.completed')).toBe(4);
       expect(consumer.validated.get('subscription.canceled')).toBe(1);
+      // billing.events is its own topic: its activations may trail the checkouts read above.
+      expect(consumer.validated.get('subscription.activated')).toBe(4);
       const current = consumer.ledger.report();
       expect(current).toMatchObject({ mrr: 299 + 100, paying_subscriptions: 2 });
       return current;
     }, 60000);
     expect(consumer.rejected).toEqual([]);
-    expect(consumer.validated.get('subscription.activated')).toBe(4);
     const month = report.months.at(-1)!;
     expect(month).toMatchObject({
       new_mrr: 299 * 2 + 100,
