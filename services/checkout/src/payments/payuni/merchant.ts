@@ -17,7 +17,16 @@ export const PAYUNI_PRODUCTION_URL = 'https://api.payuni.com.tw';
 export const PAYUNI_SANDBOX_URL = 'https://sandbox-api.payuni.com.tw';
 
 /** The paths PAYUNi's SDKs and plugins post to, under `baseUrl`. */
-export const PAYUNI_PATHS = { upp: '/api/upp', tradeQuery: '/api/trade/query' } as const;
+export const PAYUNI_PATHS = {
+  upp: '/api/upp',
+  tradeQuery: '/api/trade/query',
+  /** UNi Embed: an SDK token for PAYUNi's card fields (`uni-payment.js`). */
+  sdkToken: '/api/iframe/token_get',
+  /** UNi Embed: charges the card bound to an SDK token. */
+  embedTrade: '/api/iframe/merchant_trade',
+  /** 幕後授權: charges a saved card by CreditToken and CreditHash, without the buyer. */
+  credit: '/api/credit',
+} as const;
 
 /** A Taiwan-time calendar day, `YYYY-MM-DD` (the UPP ExpireDate). */
 export function payuniDate(instant: Date): string {

@@ -42,8 +42,12 @@ export class RejectedNotification extends Error {}
  */
 export const NOTIFICATION_RECEIVED = 'OK';
 
-/** Checks the HashInfo, the GCM tag and the merchant, then reads the post; throws `RejectedNotification` otherwise. */
-export function readNotification(body: Record<string, unknown>, merchant: PayuniMerchant): PayuniNotification {
+/**
+ * The fields inside a post from PAYUNi, once its HashInfo, GCM tag, merchant (outside and inside)
+ * and MerTradeNo check out; throws `RejectedNotification` otherwise. `readNotification` reads them
+ * for every method; `readCardNotification` (embed.ts) reads a card's, with the card saved.
+ */
+export function openNotification(body: Record<string, unknown>, merchant: PayuniMerchant): Record<string, string> {
   let info: Record<string, string>;
   try {
     info = open(body, merchant);
@@ -54,13 +58,19 @@ export function readNotification(body: Record<string, unknown>, merchant: Payuni
   if (body.MerID !== merchant.merchantId || info.MerID !== merchant.merchantId) {
     throw new RejectedNotification('Another merchant');
   }
+  if (!info.MerTradeNo) throw new RejectedNotification('No MerTradeNo');
+  return info;
+}
+
+/** Checks the HashInfo, the GCM tag and the merchant, then reads the post; throws `RejectedNotification` otherwise. */
+export function readNotification(body: Record<string, unknown>, merchant: PayuniMerchant): PayuniNotification {
+  const info = openNotification(body, merchant);
   const tradeNo = info.MerTradeNo ?? '';
   const payuniTradeNo = info.TradeNo ?? '';
   const status = info.Status ?? (typeof body.Status === 'string' ? body.Status : '');
   const tradeStatus = info.TradeStatus ?? '';
   const message = info.Message ?? '';
   const amount = Number(info.TradeAmt ?? NaN);
-  if (!tradeNo) throw new RejectedNotification('No MerTradeNo');
   const common = { tradeNo, payuniTradeNo };
 
   if (status.toUpperCase() === 'UNKNOWN' || tradeStatus === '8' || (status === 'SUCCESS' && !tradeStatus)) {
