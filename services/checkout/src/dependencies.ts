@@ -4,6 +4,7 @@ import { DEFAULT_PRODUCT_CACHE_TTL_MS, ProductCache } from './sessions/product-c
 import type { PaymentProcessor } from './payments/processor';
 import { sandboxChargeLedger, sandboxRefundLedger } from './payments/ledger';
 import { SandboxProcessor } from './payments/sandbox';
+import { PayuniRecords } from './payments/payuni/records';
 import { type CredentialsKey, credentialsKeyOf } from './payments/settings/credentials';
 
 export const DEFAULT_CHECKOUT_URL = 'http://127.0.0.1:8080/checkout';
@@ -23,6 +24,8 @@ export interface CheckoutDependencies {
   processor: PaymentProcessor;
   /** What processor credentials are sealed with (PROCESSOR_CREDENTIALS_KEY, else derived from INTERNAL_SECRET). */
   credentialsKey: CredentialsKey;
+  /** PAYUNi's card tokens, the checkouts' SDK tokens and released keys. */
+  payuni: PayuniRecords;
   /** Read at each use: the embedded default learns the gateway's address after checkout starts. */
   readonly checkoutUrl: string;
   /** Read at each use, like `checkoutUrl`: a payment link's `url` is `PAYMENT_LINK_URL/<url_id>`. */
@@ -45,6 +48,7 @@ export function dependenciesOf(context: ServiceContext): CheckoutDependencies {
     if (!found) throw new ApiError(503, 'service_unavailable', `${name} is not configured`);
     return found;
   };
+  const credentialsKey = credentialsKeyOf(config, context.internalSecret);
   const deps: CheckoutDependencies = {
     catalog: required(catalog, 'catalog'),
     products: new ProductCache(positiveNumberSetting(config, 'PRODUCT_CACHE_TTL_MS', DEFAULT_PRODUCT_CACHE_TTL_MS)),
@@ -57,7 +61,8 @@ export function dependenciesOf(context: ServiceContext): CheckoutDependencies {
       ledger: sandboxChargeLedger(context.store),
       refunds: sandboxRefundLedger(context.store),
     }),
-    credentialsKey: credentialsKeyOf(config, context.internalSecret),
+    credentialsKey,
+    payuni: new PayuniRecords(context.store, credentialsKey),
     get checkoutUrl() {
       return config.CHECKOUT_URL ?? DEFAULT_CHECKOUT_URL;
     },

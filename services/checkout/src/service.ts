@@ -8,6 +8,7 @@ import { mountHostedPage } from './hosted-page/routes';
 import { migratePaymentLinksReadModel } from './payment-links/read-model';
 import { mountPaymentLinkRoutes } from './payment-links/routes';
 import { migrateSandboxChargeLedger } from './payments/ledger';
+import { migratePayuniRecords } from './payments/payuni/records';
 import { mountChargeRoutes } from './payments/routes';
 import { mountProcessorSettingsRoutes } from './payments/settings/routes';
 import { migrateUnmatchedPayments, mountUnmatchedPaymentsRoute } from './payments/unmatched';
@@ -46,6 +47,7 @@ export const checkoutService: ServiceDefinition = {
     await migrateSessionsReadModel(context.store);
     await migratePaymentLinksReadModel(context.store);
     await migrateSandboxChargeLedger(context.store);
+    await migratePayuniRecords(context.store);
     await migrateRefundsReadModel(context.store);
     await migrateUnmatchedPayments(context.store);
     await migrateMerchants(context.store);

@@ -136,7 +136,16 @@ export const PaidCheckoutAnswer = EmbeddedCheckoutAnswer.extend({
     .describe('SUBSCRIPTION mode: the subscription the payment starts (billing creates it)'),
   charge: z.object({ id: z.string(), status: z.literal('SUCCEEDED'), amount: z.int() }).nullable(),
   payment_intent: z.object({ id: z.string() }).nullable(),
-  redirect_url: z.string().nullable().describe('success_url with the id filled, when one was given'),
+  redirect_url: z
+    .string()
+    .nullable()
+    .describe("success_url with the id filled, when one was given; with `requires3D`, the bank's 3-D Secure page"),
+  requires3D: z
+    .literal(true)
+    .optional()
+    .describe(
+      "The card's bank asks for 3-D Secure (PAYUNi): `success` is false, nothing is charged yet; send the buyer to `redirect_url` and read the checkout's status until it is SUCCEEDED. Spelled as the recur-tw SDK reads it",
+    ),
 }).meta({ id: 'PaidCheckoutAnswer' });
 export type PaidCheckoutAnswer = z.infer<typeof PaidCheckoutAnswer>;
 

@@ -17,6 +17,13 @@ const ecpayKey = z
   .max(16)
   .regex(/^[A-Za-z0-9]{16}$/, 'must be the 16 letters and digits ECPay issued');
 
+/** PAYUNi's HashKey (32) and HashIV (16): printable characters, as its merchant site shows them. */
+const payuniKey = (length: number) =>
+  z
+    .string()
+    .max(length)
+    .regex(new RegExp(`^[\\x21-\\x7e]{${length}}$`), `must be the ${length} characters PAYUNi issued`);
+
 export const ConfigurePaymentProcessorBody = z
   .discriminatedUnion('processor', [
     z.strictObject({ processor: z.literal('sandbox') }),
@@ -43,11 +50,32 @@ export const ConfigurePaymentProcessorBody = z
         .optional()
         .describe('What buyers may pay with; all three by default'),
     }),
+    z.strictObject({
+      processor: z.literal('payuni'),
+      merchant_id: z
+        .string()
+        .max(20)
+        .regex(/^[A-Za-z0-9]{5,20}$/, 'must be the PAYUNi merchant id (MerID: 5-20 letters and digits)'),
+      hash_key: payuniKey(32),
+      hash_iv: payuniKey(16),
+      endpoint_url: z
+        .url({ protocol: /^https?$/ })
+        .max(500)
+        .optional()
+        .describe(
+          "Sandbox only: where PAYUNi's API answers (sandbox-api.payuni.com.tw by default, or an emulator, which also serves the card-field script); Production always uses api.payuni.com.tw",
+        ),
+      methods: z
+        .array(z.literal('card'))
+        .length(1)
+        .optional()
+        .describe('Cards only: ATM and convenience-store payments through PAYUNi are not taken yet (docs/payments.md)'),
+    }),
   ])
   .meta({ id: 'ConfigurePaymentProcessorBody' });
 export type ConfigurePaymentProcessorBody = z.infer<typeof ConfigurePaymentProcessorBody>;
 
-export const PaymentProcessorName = z.enum(['none', 'sandbox', 'ecpay']);
+export const PaymentProcessorName = z.enum(['none', 'sandbox', 'ecpay', 'payuni']);
 export type PaymentProcessorName = z.infer<typeof PaymentProcessorName>;
 
 export const PaymentProcessorSettings = z

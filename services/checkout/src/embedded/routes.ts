@@ -17,6 +17,7 @@ import { dependenciesOf } from '../dependencies';
 import { CardForms } from '../payments/card-form';
 import { createSession, parseSessionRequest } from '../sessions/create';
 import { paySession } from '../sessions/pay';
+import { payWithPayuni, payuniCardFieldsFor, paysThroughPayuni } from '../sessions/pay-payuni';
 import { findCallerSession } from '../sessions/queries';
 import type { Session } from '../sessions/session';
 import { cardFormScriptUrl } from './card-form-routes';
@@ -41,6 +42,10 @@ const sameSecret = (given: string, expected: string) => {
   const digest = (value: string) => createHash('sha256').update(value).digest();
   return timingSafeEqual(digest(given), digest(expected));
 };
+
+/** Whether the pay body's credit_token (the SDK posts the answer's back) is the checkout's client_secret. */
+const sameCreditToken = (body: PayCheckoutBody, checkout: Session) =>
+  body.credit_token !== undefined && sameSecret(body.credit_token, checkout.intent.client_secret);
 
 /**
  * Embedded checkouts (docs/embedded-checkout.md): checkout sessions with `ui_mode` embedded, so
@@ -69,11 +74,23 @@ export function mountEmbeddedCheckoutRoutes(app: Express, context: ServiceContex
 
   app.use('/v1/checkouts', requireCaller);
 
+  /**
+   * The checkout's answer; for an organization that pays through PAYUNi, with a fresh SDK token
+   * of PAYUNi's card fields for the page at the request's origin, and PAYUNi's script.
+   */
+  const answerOf = async (session: Session, origin: string | undefined) => {
+    const answer = toCheckoutAnswer(session, now(), script());
+    if (session.status !== 'OPEN' || !session.requires_payment_method) return answer;
+    const pageOrigin = origin ?? new URL(dependenciesOf(context).checkoutUrl).origin;
+    const payuni = await payuniCardFieldsFor(context, session, pageOrigin);
+    return payuni ? { ...answer, sdk_token: payuni.sdkToken, card_form_script: payuni.scriptUrl } : answer;
+  };
+
   app.post('/v1/checkouts', async (req, res) => {
     const caller = callerOf(req);
     const request = parseSessionRequest(req.body, caller, CreateCheckoutBody);
     const session = await createSession(context, caller, { ...request, ui_mode: 'embedded' });
-    res.status(201).json(toCheckoutAnswer(session, now(), script()));
+    res.status(201).json(await answerOf(session, req.get('origin')));
   });
 
   const read: RequestHandler = async (req, res) => {
@@ -96,10 +113,28 @@ export function mountEmbeddedCheckoutRoutes(app: Express, context: ServiceContex
       const body = res.locals.input.body as PayCheckoutBody;
       const secret = body.client_secret ?? (res.locals.input.query as ClientSecretQuery).client_secret;
       const checkout = await checkoutFor(caller, id, secret, false);
+      if (await paysThroughPayuni(context, checkout)) {
+        if (secret === undefined && !sameCreditToken(body, checkout) && caller.keyKind === 'publishable') {
+          throw badRequest('client_secret is required with a Publishable Key');
+        }
+        const paid = await payWithPayuni(context, id, { email: body.email, name: body.name }, 'embedded');
+        if (paid.status === 'complete') {
+          res.json(toPaidAnswer(paid.session, now(), script(), paid.redirectUrl));
+          return;
+        }
+        const waiting = { subscription: null, charge: null, payment_intent: null };
+        res.json({
+          ...toCheckoutAnswer(checkout, now(), script()),
+          ...waiting,
+          success: false,
+          requires3D: true,
+          redirect_url: paid.url,
+        });
+        return;
+      }
       const card = checkout.card_form_token ? await cardForms.find(checkout.card_form_token) : null;
       // The SDK posts the answer's credit_token (the client_secret) back, or its card form's result.
-      const creditTokenIsSecret =
-        body.credit_token !== undefined && sameSecret(body.credit_token, checkout.intent.client_secret);
+      const creditTokenIsSecret = sameCreditToken(body, checkout);
       // Without its secret, a page proves the checkout is its own by the card entered in its card form.
       if (secret === undefined && !creditTokenIsSecret && caller.keyKind === 'publishable' && !card) {
         throw badRequest('client_secret is required with a Publishable Key');

@@ -11,6 +11,8 @@ const STYLE = `
   label { display: block; font-size: .875rem; margin: 1rem 0 .25rem; }
   input { width: 100%; box-sizing: border-box; padding: .6rem; border: 1px solid #c9ced8; border-radius: 6px; font-size: 1rem; }
   .row { display: flex; gap: .75rem; } .row > div { flex: 1; }
+  .card-field { box-sizing: border-box; min-height: 2.6rem; padding: .6rem; border: 1px solid #c9ced8; border-radius: 6px; }
+  .card-field input { border: 0; padding: 0; }
   button { width: 100%; margin-top: 1.5rem; padding: .8rem; font-size: 1rem; border: 0; border-radius: 6px;
            background: var(--brand); color: #fff; cursor: pointer; }
   input[readonly] { background: #f0f2f5; color: #4a5060; border-style: dashed; cursor: default; }

@@ -19,6 +19,8 @@ export interface Messages {
   cancel: string;
   sandbox: string;
   challenge: string;
+  /** PAYUNi's card fields did not load or refused the card before anything was charged. */
+  cardFieldsFailed: string;
   subtotal: string;
   total: string;
   dueToday: string;
@@ -108,6 +110,7 @@ const en: Messages = {
   cancel: 'Cancel and return',
   sandbox: 'Sandbox: pay with test card 4242 4242 4242 4242, any future expiry and any CVC.',
   challenge: 'Your bank asks you to confirm this payment.',
+  cardFieldsFailed: 'The card could not be read. Nothing was charged. Check it and try again.',
   subtotal: 'Subtotal',
   total: 'Total',
   dueToday: 'Due today',
@@ -201,6 +204,7 @@ const zhTW: Messages = {
   cancel: '取消並返回',
   sandbox: '測試環境：請使用測試卡號 4242 4242 4242 4242，任一未來的有效期限與任一安全碼。',
   challenge: '您的銀行要求確認這筆付款。',
+  cardFieldsFailed: '無法讀取這張卡，未收取任何費用。請檢查後再試一次。',
   subtotal: '小計',
   total: '總計',
   dueToday: '今日應付',

@@ -35,6 +35,8 @@ export interface CheckoutPageView {
   merchant?: Merchant | null;
   /** The merchant's processor takes these on its own pages, in place of the card fields here. */
   asyncMethods?: ('card' | 'atm' | 'cvs')[];
+  /** PAYUNi's card fields in place of the page's own: its script and the SDK token they bind the card to. */
+  payuniFields?: { sdkToken: string; scriptUrl: string; env: 'S' | 'P' };
 }
 
 const textOf = (view: { t?: Messages }) => view.t ?? messagesFor('en');
@@ -64,6 +66,64 @@ function cardFields(view: CheckoutPageView): Html {
       <div>${field(t.cvc, 'cvc', 'cc-csc', { extra: html` inputmode="numeric" placeholder="123"` })}</div>
     </div>`;
 }
+
+/**
+ * PAYUNi's card fields (its uni-payment.js fills the three holders): on submit the card is bound
+ * to the SDK token at PAYUNi first, and only then is the form (without any card data) posted.
+ */
+function payuniCardFields(view: CheckoutPageView, fields: NonNullable<CheckoutPageView['payuniFields']>): Html {
+  const t = textOf(view);
+  const holder = (label: string, id: string) =>
+    html`<label id="${id}-label">${label}</label>
+      <div id="${id}" class="card-field" role="group" aria-labelledby="${id}-label"></div>`;
+  return html`<div
+      id="payuni-fields"
+      data-sdk-token="${fields.sdkToken}"
+      data-env="${fields.env}"
+      data-failed="${t.cardFieldsFailed}"
+    >
+      ${holder(t.cardNumber, 'payuni-card-no')}
+      <div class="row">
+        <div>${holder(t.expiry, 'payuni-card-exp')}</div>
+        <div>${holder(t.cvc, 'payuni-card-cvc')}</div>
+      </div>
+      <p class="error" role="alert" id="payuni-error" hidden></p>
+    </div>
+    <script src="${fields.scriptUrl}"></script>
+    ${PAYUNI_FIELDS_SCRIPT}`;
+}
+
+const PAYUNI_FIELDS_SCRIPT = raw(`<script>
+  (function () {
+    var holder = document.getElementById('payuni-fields');
+    var form = document.getElementById('checkout-form');
+    var failure = document.getElementById('payuni-error');
+    function fail(message) {
+      failure.textContent = message || holder.getAttribute('data-failed');
+      failure.hidden = false;
+      document.getElementById('pay').disabled = false;
+    }
+    if (!window.UniPayment) { fail(); return; }
+    var session = window.UniPayment.createSession(holder.getAttribute('data-sdk-token'), {
+      env: holder.getAttribute('data-env'),
+      elements: { CardNo: 'payuni-card-no', CardExp: 'payuni-card-exp', CardCvc: 'payuni-card-cvc' }
+    });
+    var started = session.start();
+    var bound = false;
+    form.addEventListener('submit', function (event) {
+      if (bound) return;
+      event.preventDefault();
+      failure.hidden = true;
+      Promise.resolve(started)
+        .then(function () { return session.getTradeResult(); })
+        .then(function (result) {
+          if (!result || result.Status !== 'SUCCESS') return fail(result && result.Message);
+          bound = true;
+          form.submit();
+        }, function () { fail(); });
+    });
+  })();
+</script>`);
 
 /** Said plainly: what is charged today, and what and when after the trial. */
 function trialSummary(view: CheckoutPageView): Html | '' {
@@ -144,8 +204,7 @@ export function renderCheckoutPage(view: CheckoutPageView): string {
       ${schedule} ${summary(view)} ${sandbox} ${error}
       <form method="post" action="${view.action}" id="checkout-form">
         ${field(t.email, 'email', 'email', { type: 'email', value: view.email, typed: view.typed?.email })}
-        ${field(t.name, 'name', 'name', { value: view.name, typed: view.typed?.name })}
-        ${view.asyncMethods ? methodChoice(view.asyncMethods, t) : view.requiresPaymentMethod && cardFields(view)}
+        ${field(t.name, 'name', 'name', { value: view.name, typed: view.typed?.name })} ${paymentFields(view)}
         ${challenge}
         <button type="submit" id="pay">${payLabel(view)}</button>
       </form>
@@ -153,6 +212,13 @@ export function renderCheckoutPage(view: CheckoutPageView): string {
       ${ONE_SUBMISSION}`,
     { lang: t.lang, brandColor: view.merchant?.brand_color },
   );
+}
+
+/** The processor's method choice, PAYUNi's card fields, or the page's own card fields; none when nothing is charged. */
+function paymentFields(view: CheckoutPageView): Html | false {
+  if (view.asyncMethods) return methodChoice(view.asyncMethods, textOf(view));
+  if (!view.requiresPaymentMethod) return false;
+  return view.payuniFields ? payuniCardFields(view, view.payuniFields) : cardFields(view);
 }
 
 function payLabel(view: CheckoutPageView): string {

@@ -7,6 +7,14 @@ import { statusAt } from '../sessions/resource';
 import { openedBySoldOutLink } from '../payment-links/queries';
 import { paySession } from '../sessions/pay';
 import { acceptEcpayNotification, ecpayMethodsFor, returnFromEcpay, startEcpayPayment } from '../sessions/pay-ecpay';
+import {
+  acceptPayuniCardResult,
+  afterPayuniReturn,
+  payWithPayuni,
+  payuniCardFieldsFor,
+  paysThroughPayuni,
+} from '../sessions/pay-payuni';
+import { dependenciesOf } from '../dependencies';
 import { renderInstructionsPage, renderProcessorRedirect } from './async-payment-pages';
 import type { Session } from '../sessions/session';
 import { findMerchant } from '@billing/runtime';
@@ -176,6 +184,15 @@ export function mountHostedPage(app: Express, context: ServiceContext): void {
   const refused = async (res: Response, session: Session | null, page: PageContext) =>
     unpayablePage(res, session, now(), await soldOut(session), page);
   const action = (req: Request) => req.originalUrl.split('?')[0]!;
+  // What the page offers in place of its own card fields: the processor's methods, or PAYUNi's card fields.
+  const processorFields = async (session: Session): Promise<Partial<CheckoutPageView>> => {
+    const asyncMethods = (await ecpayMethodsFor(context, session)) ?? undefined;
+    const origin = new URL(dependenciesOf(context).checkoutUrl).origin;
+    const payuniFields = session.requires_payment_method
+      ? ((await payuniCardFieldsFor(context, session, origin)) ?? undefined)
+      : undefined;
+    return { asyncMethods, payuniFields };
+  };
 
   app.get('/checkout/:session_id', async (req, res) => {
     const session = await load(req);
@@ -190,8 +207,23 @@ export function mountHostedPage(app: Express, context: ServiceContext): void {
       res.type('html').send(renderMessagePage(confirmingTitle, confirming, undefined, page));
       return;
     }
-    const asyncMethods = (await ecpayMethodsFor(context, session!)) ?? undefined;
-    res.type('html').send(renderCheckoutPage(viewOf(session!, action(req), page, { asyncMethods })));
+    res.type('html').send(renderCheckoutPage(viewOf(session!, action(req), page, await processorFields(session!))));
+  });
+
+  // PAYUNi's card result after 3-D Secure: server to server (answered `OK` once recorded), and
+  // through the buyer's browser (sent on to the success URL once paid, else back to the page).
+  app.post('/checkout/:session_id/payuni/notify', formBodies('16kb'), async (req, res) => {
+    try {
+      await acceptPayuniCardResult(context, String(req.params.session_id), req.body ?? {});
+      res.type('text').send('OK');
+    } catch (error) {
+      if (!(error instanceof ApiError)) throw error;
+      res.status(error.status).type('text').send(error.message);
+    }
+  });
+  app.post('/checkout/:session_id/payuni/return', formBodies('16kb'), async (req, res) => {
+    const session = await acceptPayuniCardResult(context, String(req.params.session_id), req.body ?? {});
+    res.redirect(303, afterPayuniReturn(context, session));
   });
 
   // The buyer's browser back from ECPay's page: to the success URL once paid, else to this page.
@@ -240,6 +272,10 @@ export function mountHostedPage(app: Express, context: ServiceContext): void {
       return;
     }
     try {
+      if (await paysThroughPayuni(context, session!)) {
+        const paid = await payWithPayuni(context, session!.id, parsed.data, 'hosted');
+        return res.redirect(303, paid.status === 'complete' ? paid.redirectUrl! : paid.url);
+      }
       if (typeof form.method === 'string') {
         try {
           const processorForm = await startEcpayPayment(context, session!.id, {
@@ -273,7 +309,7 @@ export function mountHostedPage(app: Express, context: ServiceContext): void {
           .send(renderMessagePage(page.t.titles.inProgress, page.t.texts.inProgress, undefined, page));
         return;
       }
-      again(error.status, { error: refusalText(error, page.t) });
+      again(error.status, { error: refusalText(error, page.t), ...(await processorFields(session!)) });
     }
   });
 }

@@ -8,13 +8,16 @@ import {
   type SavedCardCharge,
   type SavedCardCharges,
   ApiError,
+  type Environment,
   randomBase62,
 } from '@billing/contracts';
 import type { ServiceContext } from '@billing/runtime';
 import { callerOf, requireCaller, validate } from '@billing/service';
 import type { Express } from 'express';
 import { dependenciesOf } from '../dependencies';
-import type { ChargeResult, SavedCardChargeRequest } from './processor';
+import { chargePayuniSavedCard, isPayuniCard, payuniChargeStatus } from './payuni-saved-cards';
+import type { ChargeResult, PaymentProcessor, SavedCardChargeRequest } from './processor';
+import { payuniMerchantOf } from './settings/merchant-of';
 
 /**
  * `POST /internal/charges`, for billing's renewals: charges a card saved at checkout, off-session,
@@ -24,21 +27,29 @@ import type { ChargeResult, SavedCardChargeRequest } from './processor';
 export function mountChargeRoutes(app: Express, context: ServiceContext): void {
   app.post('/internal/charges', requireCaller, validate({ body: ChargeSavedCardBody }), async (req, res) => {
     const caller = callerOf(req);
-    const { processor } = dependenciesOf(context);
-    const refusal = processor.refusal(caller.environment);
-    if (refusal) throw ApiError.of('payment_required', refusal);
-    res.json(await chargeSavedCard(context, caller.environment, res.locals.input.body));
+    const request = savedCardRequest(context, caller.environment, res.locals.input.body);
+    res.json(answerOf(await chargeSavedCard(context, caller, request)));
   });
 
   /**
    * `POST /internal/charges/status`: the status query by the platform's key, for billing's
    * reconciler (docs/lost-answers.md). With `release_if_absent`, a key never answered is given
-   * up at the processor, so the answer is final either way.
+   * up at the processor, so the answer is final either way. A key the simulator never saw is
+   * asked of PAYUNi when the organization pays through it.
    */
   app.post('/internal/charges/status', requireCaller, validate({ body: ChargeStatusBody }), async (req, res) => {
+    const caller = callerOf(req);
     const { processor } = dependenciesOf(context);
     const { idempotency_key: key, release_if_absent: release } = res.locals.input.body as Required<ChargeStatusBody>;
-    const kept = release ? await processor.release(key) : await processor.lookup(key);
+    const simulated = await processor.lookup(key);
+    const paysThroughPayuni = (await payuniMerchantOf(context, caller.organization, caller.environment)) !== null;
+    const kept =
+      simulated ??
+      (paysThroughPayuni
+        ? await payuniChargeStatus(context, caller, key, release)
+        : release
+          ? await processor.release(key)
+          : null);
     const answer: ChargeStatus = kept ? answerOf(kept) : { status: 'not_found' };
     res.json(answer);
   });
@@ -83,25 +94,40 @@ export function mountChargeRoutes(app: Express, context: ServiceContext): void {
   app.post('/internal/charges/batch', requireCaller, validate({ body: ChargeSavedCardsBody }), async (req, res) => {
     const caller = callerOf(req);
     const { processor } = dependenciesOf(context);
-    const refusal = processor.refusal(caller.environment);
-    if (refusal) throw ApiError.of('payment_required', refusal);
     const { charges } = res.locals.input.body as ChargeSavedCardsBody;
     const requests = charges.map((body) => savedCardRequest(context, caller.environment, body));
-    const results = processor.chargeSavedCards
-      ? await processor.chargeSavedCards(requests)
-      : await Promise.all(requests.map((request) => processor.chargeSavedCard(request)));
+    const simulated = requests.filter((request) => !isPayuniCard(request.paymentMethodId));
+    if (simulated.length > 0) refuseUnlessSimulated(processor, caller.environment);
+    const simulatedResults =
+      simulated.length === 0
+        ? []
+        : processor.chargeSavedCards
+          ? await processor.chargeSavedCards(simulated)
+          : await Promise.all(simulated.map((request) => processor.chargeSavedCard(request)));
+    const byKey = new Map(simulated.map((request, i) => [request.idempotencyKey, simulatedResults[i]!]));
+    const results = await Promise.all(
+      requests.map((request) => byKey.get(request.idempotencyKey) ?? chargePayuniSavedCard(context, caller, request)),
+    );
     const answer: SavedCardCharges = { results: results.map(answerOf) };
     res.json(answer);
   });
 }
 
+/** A saved card charged without the buyer: at PAYUNi for its cards, else by the simulator. */
 async function chargeSavedCard(
   context: ServiceContext,
-  environment: 'SANDBOX' | 'PRODUCTION',
-  body: ChargeSavedCardBody,
-): Promise<SavedCardCharge> {
+  caller: { organization: string; environment: Environment },
+  request: SavedCardChargeRequest,
+): Promise<ChargeResult> {
+  if (isPayuniCard(request.paymentMethodId)) return chargePayuniSavedCard(context, caller, request);
   const { processor } = dependenciesOf(context);
-  return answerOf(await processor.chargeSavedCard(savedCardRequest(context, environment, body)));
+  refuseUnlessSimulated(processor, caller.environment);
+  return processor.chargeSavedCard(request);
+}
+
+function refuseUnlessSimulated(processor: PaymentProcessor, environment: Environment): void {
+  const refusal = processor.refusal(environment);
+  if (refusal) throw ApiError.of('payment_required', refusal);
 }
 
 function savedCardRequest(

@@ -23,6 +23,7 @@ import {
   invoicePaymentStream,
 } from './invoice-payment';
 import { chargeKeyOfPaid } from './order';
+import type { PaymentProcessor } from '../payments/processor';
 import { PROCESSOR_UNAVAILABLE } from '../payments/settings/refusal';
 import type { RequestRefund, SettleRefund } from './refund';
 
@@ -31,6 +32,23 @@ type Target = (
   | { kind: 'order'; session: Session; invoiceId: string | null; field: 'order_id' | 'invoice_id' }
   | { kind: 'invoice'; invoice: InvoicePaid }
 ) & { /** What billing gave back from the payment as credit (`RequestRefund`'s `credited`). */ credited: number };
+
+const PROCESSOR_NAMES = { ecpay: 'ECPay', payuni: 'PAYUNi' } as const;
+
+/**
+ * Refunds go through the simulator only, for now: a payment another processor took (ECPay,
+ * PAYUNi: an order it charged, or a renewal charged to a card it keeps, which the simulator has
+ * no record of) is refused with 402 before anything is held (docs/payments.md).
+ */
+async function refuseUnlessSimulatorCharged(processor: PaymentProcessor, target: Target): Promise<void> {
+  const chargedBy = target.kind === 'order' ? target.session.charge?.processor : undefined;
+  const chargeKey = target.kind === 'order' ? chargeKeyOfPaid(target.session) : target.invoice.chargeKey;
+  if (!chargedBy && (await processor.lookup(chargeKey))?.status === 'succeeded') return;
+  const name = chargedBy ? PROCESSOR_NAMES[chargedBy] : "the organization's payment processor";
+  const message = `Refunds of payments made through ${name} are not available here yet: refund it in the processor's merchant site (docs/payments.md)`;
+  const path = target.kind === 'order' ? target.field : 'invoice_id';
+  throw ApiError.of('payment_required', message, [{ path, code: PROCESSOR_UNAVAILABLE, message }]);
+}
 
 /**
  * `POST /v1/refunds`: holds the amount on the payment's stream (decided against every other
@@ -48,11 +66,7 @@ export async function createRefund(
   const refusal = processor.refusal(caller.environment);
   if (refusal) throw ApiError.of('payment_required', refusal);
   const target = await resolveTarget(context, caller, body);
-  if (target.kind === 'order' && target.session.charge?.processor === 'ecpay') {
-    const message =
-      "Refunds of payments made through ECPay are not available here yet: refund it in ECPay's merchant site (docs/payments.md)";
-    throw ApiError.of('payment_required', message, [{ path: 'order_id', code: PROCESSOR_UNAVAILABLE, message }]);
-  }
+  await refuseUnlessSimulatorCharged(processor, target);
   const request: RequestRefund['data'] = {
     refundId: refundIdFor(context, caller, idempotencyKey, body),
     amount: body.amount,

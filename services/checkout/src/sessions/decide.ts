@@ -10,7 +10,15 @@ import {
 import { type RefundOrder, decideOrderRefund, decideOrderSettlement, orderRefunded } from '../refunds/order';
 import type { SettleRefund } from '../refunds/refund';
 import { toSessionResource } from './resource';
-import type { Buyer, CardSummary, CheckoutSessionCreatedData, Session, SessionEvent, SessionState } from './session';
+import type {
+  Buyer,
+  CardSummary,
+  CheckoutSessionCreatedData,
+  ExternalProcessor,
+  Session,
+  SessionEvent,
+  SessionState,
+} from './session';
 import { chargeKeyOf, evolve } from './session';
 
 /** A charge that has not ended after this long is taken as crashed: another attempt may start. */
@@ -20,7 +28,7 @@ export type CreateSession = { type: 'CreateSession'; data: CheckoutSessionCreate
 
 export type StartPayment = {
   type: 'StartPayment';
-  data: { sessionId: string; attemptId: string; buyer?: Buyer; processor?: 'ecpay'; now: Date };
+  data: { sessionId: string; attemptId: string; buyer?: Buyer; processor?: ExternalProcessor; now: Date };
 };
 /**
  * The processor opened an ATM account or a convenience-store code under the pending charge's

@@ -2,6 +2,7 @@ import { type ServiceContext, startPeriodic } from '@billing/runtime';
 import { dependenciesOf, serviceCaller } from '../dependencies';
 import { completeCharged } from './pay';
 import { ecpayChargeOf } from './pay-ecpay';
+import { payuniChargeOf } from './pay-payuni';
 import { findChargedOpenSessions, findDueSessions, findSession } from './queries';
 import { sessionAggregate } from './aggregate';
 import type { Session } from './session';
@@ -72,12 +73,12 @@ async function settlePendingCharge(context: ServiceContext, session: Session): P
   const pending = session.pending_charge;
   if (!pending || session.charge) return undefined;
   const { store, now } = context;
-  const answer =
-    pending.processor === 'ecpay'
-      ? (await ecpayChargeOf(context, session, pending.key)) === 'charged'
-        ? { status: 'succeeded' as const, payment_method: null }
-        : null
-      : await dependenciesOf(context).processor.lookup(pending.key);
+  const externalChargeOf = pending.processor === 'ecpay' ? ecpayChargeOf : payuniChargeOf;
+  const answer = pending.processor
+    ? (await externalChargeOf(context, session, pending.key)) === 'charged'
+      ? { status: 'succeeded' as const, payment_method: null }
+      : null
+    : await dependenciesOf(context).processor.lookup(pending.key);
   if (answer?.status !== 'succeeded') return pending.key;
   context.logger.warn({ id: session.id, key: pending.key }, 'found an unrecorded charge; completing the session');
   await sessionAggregate.handle(

@@ -12,7 +12,7 @@ import { dependenciesOf } from '../dependencies';
 import { type AioForm, aioCheckOutForm, merchantTradeNo } from '../payments/ecpay/aio';
 import { type EcpayNotification, NOTIFICATION_RECEIVED, readNotification } from '../payments/ecpay/notifications';
 import { queryTrade } from '../payments/ecpay/query';
-import { ecpayMerchantOf } from '../payments/settings/ecpay-merchant';
+import { ecpayMerchantOf } from '../payments/settings/merchant-of';
 import { PROCESSOR_UNAVAILABLE } from '../payments/settings/refusal';
 import { runSessionCommands } from './command';
 import type { SessionCommand } from './decide';

@@ -120,7 +120,7 @@ export type PaymentAttemptStartedData = {
   /** Who pays in this attempt; a charge found later (the sweep) is completed in their name. */
   buyer?: Buyer;
   /** The processor asked, when not the built-in simulator: the sweep asks it about the key. */
-  processor?: 'ecpay';
+  processor?: ExternalProcessor;
   started_at: string;
 };
 
@@ -272,7 +272,10 @@ export type Session = Omit<CheckoutSessionCreatedData, 'session_id' | 'customer_
   updated_at: string;
 };
 
-export type PendingCharge = { key: string; attempt_id: string; buyer: Buyer | null; processor?: 'ecpay' };
+/** A processor of the merchant's own, beside the built-in simulator (docs/payments.md). */
+export type ExternalProcessor = 'ecpay' | 'payuni';
+
+export type PendingCharge = { key: string; attempt_id: string; buyer: Buyer | null; processor?: ExternalProcessor };
 
 export type AsyncPayment = Pick<
   CheckoutAsyncPaymentPendingData,
@@ -283,7 +286,7 @@ export type RecordedCharge = {
   key: string;
   attempt_id: string;
   /** The processor that charged, when not the built-in simulator. */
-  processor?: 'ecpay';
+  processor?: ExternalProcessor;
   payment_method: CardSummary | null;
   buyer: Buyer;
   succeeded_at: string;

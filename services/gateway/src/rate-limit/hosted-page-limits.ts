@@ -8,7 +8,7 @@ import type { RateLimitStore } from './store';
 const PORTAL_CARD_PATH = /^\/portal\/[^/]+\/[^/]+\/payment_method$/;
 
 /** A processor's server-to-server posts about a checkout's trade: checked by their MAC, not limited as a buyer's. */
-const PROCESSOR_NOTIFICATION_PATH = /^\/checkout\/[^/]+\/ecpay\/[^/]+$/;
+const PROCESSOR_NOTIFICATION_PATH = /^\/checkout\/[^/]+\/(ecpay|payuni)\/[^/]+$/;
 
 /** Reads of a checkout page cost nothing; a visit to a payment link opens a session, a POST pays. */
 function ruleFor(req: Request, override?: number): RateLimitRule | undefined {

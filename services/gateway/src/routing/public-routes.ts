@@ -24,6 +24,9 @@ export const HOSTED_PAGE_PATHS = [
   // The processor's server-to-server posts about the session's trade (ECPay's PaymentInfoURL and
   // ReturnURL): each is checked by the processor's MAC with the organization's keys.
   '/checkout/:session_id/ecpay/:notification',
+  // PAYUNi's card result after 3-D Secure, to NotifyURL (server to server) and to ReturnURL
+  // (through the buyer's browser): each checked by its HashInfo and GCM tag with the organization's keys.
+  '/checkout/:session_id/payuni/:notification',
   '/pay/:url_id',
   '/pay/:url_id/thanks',
   '/pay/:url_id/canceled',

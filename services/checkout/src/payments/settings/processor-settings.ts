@@ -1,12 +1,14 @@
 import {
   type ConfigurePaymentProcessorBody,
   type Environment,
+  type PaymentMethodKind,
   type PaymentProcessorSettings,
   settingsEnvironmentOf,
   validationError,
 } from '@billing/contracts';
 import { streamEvents } from '@billing/eventstore';
 import { ECPAY_PRODUCTION_URL, ECPAY_STAGING_URL } from '../ecpay/merchant';
+import { PAYUNI_PRODUCTION_URL, PAYUNI_SANDBOX_URL } from '../payuni/merchant';
 
 /**
  * Which processor takes an organization's payments in one environment: one aggregate per
@@ -103,22 +105,41 @@ export function decide(command: ProcessorSettingsCommand, state: ProcessorSettin
       configured(organization, environment, { ...defaultProcessorSettings(organization, environment) }, null, now),
     ];
   }
+  const provider = PROVIDERS[body.processor];
   if (production && body.endpoint_url) {
     throw validationError([
-      { path: 'endpoint_url', code: 'invalid_value', message: "Production always uses ECPay's production site" },
+      { path: 'endpoint_url', code: 'invalid_value', message: `Production always uses ${provider.productionSite}` },
     ]);
   }
-  if (!sealed) throw new Error('ECPay credentials must be sealed before they are recorded');
+  if (!sealed) throw new Error(`${provider.name} credentials must be sealed before they are recorded`);
   const settings: PaymentProcessorSettings = {
     ...defaultProcessorSettings(organization, environment),
-    processor: 'ecpay',
+    processor: body.processor,
     merchant_id: body.merchant_id,
-    endpoint_url: production ? ECPAY_PRODUCTION_URL : (body.endpoint_url ?? ECPAY_STAGING_URL),
-    methods: body.methods ?? ['card', 'atm', 'cvs'],
+    endpoint_url: production ? provider.productionUrl : (body.endpoint_url ?? provider.sandboxUrl),
+    methods: body.methods ?? provider.methods,
     credentials_set: true,
   };
   return [configured(organization, environment, settings, sealed, now)];
 }
+
+/** Each real processor's sites and the methods it offers by default. */
+const PROVIDERS = {
+  ecpay: {
+    name: 'ECPay',
+    productionSite: "ECPay's production site",
+    productionUrl: ECPAY_PRODUCTION_URL,
+    sandboxUrl: ECPAY_STAGING_URL,
+    methods: ['card', 'atm', 'cvs'] as PaymentMethodKind[],
+  },
+  payuni: {
+    name: 'PAYUNi',
+    productionSite: "PAYUNi's production site",
+    productionUrl: PAYUNI_PRODUCTION_URL,
+    sandboxUrl: PAYUNI_SANDBOX_URL,
+    methods: ['card'] as PaymentMethodKind[],
+  },
+} as const;
 
 function configured(
   organization: string,

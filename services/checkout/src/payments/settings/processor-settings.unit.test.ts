@@ -62,6 +62,32 @@ describe('payment processor settings', () => {
     expect(emulator).toMatchObject({ data: { object: { endpoint_url: 'http://127.0.0.1:9999', methods: ['atm'] } } });
   });
 
+  it('when PAYUNi is set, uses its production site in Production, its sandbox or the address given in Sandbox, and cards', () => {
+    const payuni = {
+      processor: 'payuni' as const,
+      merchant_id: 'S01421169',
+      hash_key: '12345678901234567890123456789012',
+      hash_iv: '1234567890123456',
+    };
+    const [production] = decide(configure('PRODUCTION', payuni), given());
+    expect(production).toMatchObject({
+      data: {
+        object: {
+          processor: 'payuni',
+          merchant_id: 'S01421169',
+          endpoint_url: 'https://api.payuni.com.tw',
+          methods: ['card'],
+          credentials_set: true,
+        },
+      },
+    });
+    expect(JSON.stringify(production)).not.toContain(payuni.hash_key);
+    const [sandbox] = decide(configure('SANDBOX', payuni), given());
+    expect(sandbox).toMatchObject({ data: { object: { endpoint_url: 'https://sandbox-api.payuni.com.tw' } } });
+    const [emulator] = decide(configure('SANDBOX', { ...payuni, endpoint_url: 'http://127.0.0.1:9998' }), given());
+    expect(emulator).toMatchObject({ data: { object: { endpoint_url: 'http://127.0.0.1:9998' } } });
+  });
+
   it.each([
     ['the simulator in Production', configure('PRODUCTION', { processor: 'sandbox' }), 'processor'],
     [

@@ -10,6 +10,14 @@ export const PROCESSOR_UNAVAILABLE = 'processor_unavailable';
 const refused = (code: string, message: string) =>
   ApiError.of('payment_required', message, [{ path: 'payment', code, message }]);
 
+/** Why the simulator's path refuses an organization that pays through a processor of its own. */
+const ELSEWHERE = {
+  ecpay:
+    "This organization pays through ECPay, which takes one-time checkouts on the hosted page (card, ATM or convenience-store code on ECPay's pages); this payment is not one of those (docs/payments.md)",
+  payuni:
+    "This organization pays through PAYUNi, which takes cards in PAYUNi's card fields on the hosted page and in embedded checkouts, and charges the cards saved there; this payment is not one of those (docs/payments.md)",
+} as const;
+
 /**
  * 402 before anything is charged unless the organization's processor in this environment is
  * one checkout charges through: the simulator (Sandbox, or Production only in the demo mode
@@ -23,12 +31,8 @@ export async function refuseUnlessChargeable(
 ): Promise<void> {
   const { processor } = dependenciesOf(context);
   const { settings } = await storedProcessor(context.store, organization, environment);
-  if (settings.processor === 'ecpay') {
-    throw refused(
-      PROCESSOR_UNAVAILABLE,
-      "This organization pays through ECPay, which takes one-time checkouts on the hosted page (card, ATM or convenience-store code on ECPay's pages); this payment is not one of those (docs/payments.md)",
-    );
-  }
+  const elsewhere = ELSEWHERE[settings.processor as keyof typeof ELSEWHERE];
+  if (elsewhere) throw refused(PROCESSOR_UNAVAILABLE, elsewhere);
   const simulatorRefusal = processor.refusal(environment);
   if (!simulatorRefusal) return;
   if (settings.processor === 'none') {

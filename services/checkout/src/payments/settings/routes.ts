@@ -39,7 +39,7 @@ export function mountProcessorSettingsRoutes(app: Express, context: ServiceConte
       const environment = environmentOfSettings(res.locals.input.query.environment);
       const body = res.locals.input.body as ConfigurePaymentProcessorBody;
       const sealed =
-        body.processor === 'ecpay' ? sealCredentials({ hash_key: body.hash_key, hash_iv: body.hash_iv }, key) : null;
+        body.processor === 'sandbox' ? null : sealCredentials({ hash_key: body.hash_key, hash_iv: body.hash_iv }, key);
       await handle(organization, environment, {
         type: 'ConfigureProcessor',
         data: { organization, environment, body, sealed, now: now() },

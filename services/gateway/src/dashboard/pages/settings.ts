@@ -34,7 +34,7 @@ interface BillingSettings {
   updated_at: string | null;
 }
 interface PaymentProcessor {
-  processor: 'none' | 'sandbox' | 'ecpay';
+  processor: 'none' | 'sandbox' | 'ecpay' | 'payuni';
   merchant_id: string | null;
   endpoint_url: string | null;
   methods: string[];
@@ -162,16 +162,22 @@ export const settingsPage: DashboardPage = {
           await ctx.api.admin('PUT', `/payment_processor?environment=${ctx.envSlug}`, { processor: 'sandbox' });
           return { notice: 'Payments go to the sandbox simulator.' };
         }
-        const methods = METHODS.map(([method]) => method).filter((method) => form[`method_${method}`] === 'on');
+        const processor = form.processor === 'payuni' ? 'payuni' : 'ecpay';
+        // PAYUNi takes cards only for now; ECPay the methods ticked.
+        const methods =
+          processor === 'payuni'
+            ? ['card']
+            : METHODS.map(([method]) => method).filter((method) => form[`method_${method}`] === 'on');
         await ctx.api.admin('PUT', `/payment_processor?environment=${ctx.envSlug}`, {
-          processor: 'ecpay',
+          processor,
           merchant_id: text(form.merchant_id),
           hash_key: text(form.hash_key),
           hash_iv: text(form.hash_iv),
           methods,
           ...(ctx.environment === 'SANDBOX' && form.endpoint_url ? { endpoint_url: text(form.endpoint_url) } : {}),
         });
-        return { notice: 'ECPay settings saved. The keys are stored sealed and are not shown again.' };
+        const name = processor === 'payuni' ? 'PAYUNi' : 'ECPay';
+        return { notice: `${name} settings saved. The keys are stored sealed and are not shown again.` };
       },
     },
     removePayments: {
@@ -300,10 +306,11 @@ const METHODS: Array<[string, string]> = [
 /** Which processor takes this environment's payments; owners set it (the keys are never shown back). */
 function paymentsSection(ctx: PageContext, state: PageState, processor: PaymentProcessor) {
   const sandbox = ctx.environment === 'SANDBOX';
+  const names = { ecpay: 'ECPay', payuni: 'PAYUNi' } as const;
   const current =
-    processor.processor === 'ecpay'
-      ? html`ECPay, merchant ${processor.merchant_id} at ${processor.endpoint_url}: ${processor.methods.join(', ')};
-        keys stored sealed.`
+    processor.processor === 'ecpay' || processor.processor === 'payuni'
+      ? html`${names[processor.processor]}, merchant ${processor.merchant_id} at ${processor.endpoint_url}:
+        ${processor.methods.join(', ')}; keys stored sealed.`
       : processor.processor === 'sandbox'
         ? html`The sandbox simulator (test cards).`
         : html`None. <strong>Production refuses every payment until a processor is set.</strong>`;
@@ -313,8 +320,9 @@ function paymentsSection(ctx: PageContext, state: PageState, processor: PaymentP
       ${formFields(ctx, 'payments')}${errorFor(state, 'payments')}${errorFor(state, 'removePayments')}
       <p>Processor now: ${current}</p>
       <p class="muted">
-        Through ECPay, buyers pay one-time items on ECPay's pages (card, ATM transfer or convenience-store code);
-        subscriptions and refunds through ECPay are not available yet (docs/payments.md). Last changed:
+        Through ECPay, buyers pay one-time items on ECPay's pages (card, ATM transfer or convenience-store code).
+        Through PAYUNi, buyers pay by card in PAYUNi's card fields (one-time items and subscriptions, renewed with the
+        card PAYUNi keeps). Refunds through either are not available yet (docs/payments.md). Last changed:
         ${when(processor.updated_at)}
       </p>
       ${
@@ -327,16 +335,20 @@ function paymentsSection(ctx: PageContext, state: PageState, processor: PaymentP
                   ? [
                       ['sandbox', 'Sandbox simulator'],
                       ['ecpay', 'ECPay (綠界)'],
+                      ['payuni', 'PAYUNi (統一金流)'],
                     ]
-                  : [['ecpay', 'ECPay (綠界)']],
+                  : [
+                      ['ecpay', 'ECPay (綠界)'],
+                      ['payuni', 'PAYUNi (統一金流)'],
+                    ],
                 processor.processor === 'none' ? 'ecpay' : processor.processor,
               )}
-              ${field('pp-merchant', 'ECPay merchant ID', { name: 'merchant_id', value: processor.merchant_id, extra: html` inputmode="numeric"` })}
+              ${field('pp-merchant', 'Merchant ID (ECPay: digits; PAYUNi: MerID)', { name: 'merchant_id', value: processor.merchant_id })}
               ${field('pp-key', 'HashKey (enter again to change anything)', { name: 'hash_key', type: 'password', extra: html` autocomplete="new-password"` })}
               ${field('pp-iv', 'HashIV', { name: 'hash_iv', type: 'password', extra: html` autocomplete="new-password"` })}
-              ${sandbox ? field('pp-endpoint', "ECPay address (optional: its staging site by default, or an emulator's)", { name: 'endpoint_url', type: 'url', value: processor.endpoint_url }) : ''}
+              ${sandbox ? field('pp-endpoint', "Processor address (optional: its test site by default, or an emulator's)", { name: 'endpoint_url', type: 'url', value: processor.endpoint_url }) : ''}
               <fieldset>
-                <legend>Buyers may pay by</legend>
+                <legend>Buyers may pay by (ECPay; PAYUNi takes cards)</legend>
                 ${METHODS.map(([method, label]) => checkbox(`pp-${method}`, `method_${method}`, label, processor.processor !== 'ecpay' || processor.methods.includes(method)))}
               </fieldset>
               <div><button type="submit">Save payment processor</button></div>`
