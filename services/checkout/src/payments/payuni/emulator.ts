@@ -3,6 +3,7 @@ import { type IncomingMessage, type Server, type ServerResponse, createServer } 
 import type { AddressInfo } from 'node:net';
 import { html } from '@billing/service';
 import { PayuniCipherError, open, seal } from './crypto';
+import { type EmulatedCard, type EmulatedSavedCard, type EmulatedSdkToken, embedEndpoints } from './emulator-embed';
 import { PAYUNI_PATHS, type PayuniKeys, payuniDate, payuniDateTime } from './merchant';
 
 /**
@@ -10,7 +11,9 @@ import { PAYUNI_PATHS, type PayuniKeys, payuniDate, payuniDateTime } from './mer
  * it: /api/upp (checks the HashInfo and the GCM tag, refuses a MerTradeNo twice, issues ATM
  * accounts and CVS codes and posts them to NotifyURL), the buyer's page with pay and decline
  * buttons, the result posted to NotifyURL (again until answered with a 2xx), and
- * /api/trade/query (Version 2.0, `Result[0][...]`). Written from the sources named in
+ * /api/trade/query (Version 2.0, `Result[0][...]`); and UNi Embed (emulator-embed.ts): SDK
+ * tokens, the card fields' script `/sdk/uni-payment.js`, merchant_trade with a 3-D Secure page,
+ * and /api/credit for saved cards. Written from the sources named in
  * docs/decisions/0020-payuni-client.md, not from PAYUNi's behaviour: where they are silent it
  * chooses, and docs/payments.md lists those choices.
  */
@@ -28,11 +31,21 @@ export interface PayuniEmulator {
   decline(tradeNo: string): Promise<void>;
   /** Posts every notification the merchant has not acknowledged again. */
   resendUnacknowledged(): Promise<void>;
+  /** The SDK tokens token_get issued, by Token, with the card bound to each (never its CVC). */
+  tokens: Map<string, EmulatedSdkToken>;
+  /** The cards saved for charges without the buyer (UseTokenType 2), by CreditHash. */
+  savedCards: Map<string, EmulatedSavedCard>;
+  /**
+   * Loses the next answer on `path` (a JSON endpoint: token_get, merchant_trade, credit, the trade
+   * query) after the request was acted on: `drop` closes the connection unanswered, `http500`
+   * answers HTTP 500. Several calls lose that many answers, in order.
+   */
+  failNext(path: string, how: 'drop' | 'http500'): void;
   close(): Promise<void>;
 }
 
 export interface EmulatedPayuniTrade {
-  /** The fields inside the UPP form's EncryptInfo. */
+  /** The fields inside the EncryptInfo of the request that opened it (UPP, merchant_trade or credit). */
   fields: Record<string, string>;
   payuniTradeNo: string;
   status: 'issued' | 'unpaid' | 'paid' | 'failed';
@@ -40,6 +53,8 @@ export interface EmulatedPayuniTrade {
   issued?: Record<string, string>;
   /** Notifications not yet acknowledged, oldest first. */
   pending: Record<string, string>[];
+  /** A trade of UNi Embed or of a saved card: the card it charged. */
+  card?: EmulatedCard;
 }
 
 const METHODS = { Credit: '1', ATM: '2', CVS: '3' } as const;
@@ -51,6 +66,7 @@ export async function startPayuniEmulator(
   const trades = new Map<string, EmulatedPayuniTrade>();
   const posts: PayuniEmulator['posts'] = [];
   const queries: string[] = [];
+  const failures = new Map<string, ('drop' | 'http500')[]>();
   const envelope = (inside: Record<string, string>, version = '1.0') => ({
     Status: inside.Status ?? 'SUCCESS',
     ...seal(merchant.merchantId, inside, merchant, version),
@@ -81,7 +97,7 @@ export async function startPayuniEmulator(
     MerTradeNo: trade.fields.MerTradeNo!,
     TradeNo: trade.payuniTradeNo,
     TradeAmt: trade.fields.TradeAmt!,
-    PaymentType: METHODS[methodOf(trade.fields)!],
+    PaymentType: paymentTypeOf(trade),
     Gateway: '2',
   });
 
@@ -91,7 +107,7 @@ export async function startPayuniEmulator(
     if (trade.status === 'paid' || trade.status === 'failed') return;
     trade.status = paid ? 'paid' : 'failed';
     trade.paidAt = paid ? now() : undefined;
-    const method = methodOf(trade.fields);
+    const method = methodOf(trade.fields) ?? 'Credit';
     const when = payuniDateTime(now());
     const inside: Record<string, string> = paid
       ? {
@@ -146,9 +162,16 @@ export async function startPayuniEmulator(
     page(res, 200, buyerPage(fields.MerTradeNo!, trade));
   }
 
+  /** A JSON answer, unless the test asked to lose the next one on this path. */
+  function answer(res: ServerResponse, path: string, value: unknown): void {
+    const how = failures.get(path)?.shift();
+    if (how === 'drop') return void res.socket?.destroy();
+    if (how === 'http500') return void res.writeHead(500, { 'content-type': 'text/plain' }).end('emulated failure');
+    res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify(value));
+  }
+
   function query(body: Record<string, string>, res: ServerResponse): void {
-    const json = (value: unknown): void =>
-      void res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify(value));
+    const json = (value: unknown): void => answer(res, PAYUNI_PATHS.tradeQuery, value);
     let fields: Record<string, string>;
     try {
       fields = open(body, merchant);
@@ -170,7 +193,7 @@ export async function startPayuniEmulator(
         'Result[0][TradeNo]': trade.payuniTradeNo,
         'Result[0][TradeAmt]': trade.fields.TradeAmt!,
         'Result[0][TradeStatus]': status,
-        'Result[0][PaymentType]': METHODS[methodOf(trade.fields)!],
+        'Result[0][PaymentType]': paymentTypeOf(trade),
         'Result[0][CreateDay]': payuniDateTime(new Date(Number(trade.fields.Timestamp) * 1000)),
         'Result[0][PaymentDay]': trade.paidAt ? payuniDateTime(trade.paidAt) : '',
       });
@@ -198,10 +221,20 @@ export async function startPayuniEmulator(
       res.end(error.message);
     });
   });
+  const embed = embedEndpoints({
+    merchant,
+    now,
+    url: () => `http://127.0.0.1:${(server.address() as AddressInfo).port}`,
+    trades,
+    notify,
+    answer,
+    page,
+  });
   async function handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
     const path = new URL(req.url ?? '/', 'http://emulator').pathname;
+    const fields = req.method === 'POST' ? Object.fromEntries(new URLSearchParams(await bodyOf(req))) : {};
+    if (await embed.handle(req.method ?? 'GET', path, fields, res)) return;
     if (req.method !== 'POST') return page(res, 405, html`<h1>POST only</h1>`);
-    const fields = Object.fromEntries(new URLSearchParams(await bodyOf(req)));
     if (path === PAYUNI_PATHS.upp) return upp(fields, res);
     if (path === PAYUNI_PATHS.tradeQuery) return query(fields, res);
     return buyer(path, res);
@@ -213,6 +246,9 @@ export async function startPayuniEmulator(
     trades,
     posts,
     queries,
+    tokens: embed.tokens,
+    savedCards: embed.savedCards,
+    failNext: (path, how) => void failures.set(path, [...(failures.get(path) ?? []), how]),
     pay: (tradeNo, options) => settle(tradeNo, true, options?.notify ?? true),
     decline: (tradeNo) => settle(tradeNo, false),
     async resendUnacknowledged() {
@@ -227,6 +263,8 @@ export async function startPayuniEmulator(
 
 const methodOf = (fields: Record<string, string>) =>
   (Object.keys(METHODS) as (keyof typeof METHODS)[]).find((name) => fields[name] === '1');
+/** PaymentType: the method a UPP form switched on; every other trade (UNi Embed, a saved card) is a card. */
+const paymentTypeOf = (trade: EmulatedPayuniTrade) => METHODS[methodOf(trade.fields) ?? 'Credit'];
 
 function refusalOf(
   body: Record<string, string>,
