@@ -115,6 +115,36 @@ describe('payment processor settings', () => {
     expect(removed.body).toMatchObject({ processor: 'none', credentials_set: false });
   });
 
+  it("sets PAYUNi with its keys sealed, Production on PAYUNi's own site, and refuses bad PAYUNi input", async () => {
+    const org = await client().createOrganization();
+    const payuni = {
+      processor: 'payuni',
+      merchant_id: 'S01234567',
+      hash_key: '12345678901234567890123456789012',
+      hash_iv: '1234567890123456',
+    };
+    const set = await client().admin('PUT', path(org.id, 'production'), payuni);
+    expect(set.body).toMatchObject({
+      processor: 'payuni',
+      merchant_id: 'S01234567',
+      endpoint_url: 'https://api.payuni.com.tw',
+      methods: ['card'],
+      credentials_set: true,
+    });
+    expect(JSON.stringify(set.body)).not.toContain(payuni.hash_key);
+    for (const [body, field] of [
+      [{ ...payuni, hash_key: '1234567890123456' }, 'hash_key'],
+      [{ ...payuni, hash_iv: '12345678901234567890123456789012' }, 'hash_iv'],
+      [{ ...payuni, merchant_id: 'S0 1' }, 'merchant_id'],
+      [{ ...payuni, methods: ['atm'] }, 'methods'],
+      [{ ...payuni, endpoint_url: 'http://127.0.0.1:1' }, 'endpoint_url'],
+    ] as const) {
+      const refused = await client().admin('PUT', path(org.id, 'production'), body);
+      expect([field, refused.status, refused.body.error?.code]).toEqual([field, 422, 'validation_error']);
+    }
+    expect((await client().admin('GET', path(org.id, 'production'))).body).toEqual(set.body);
+  });
+
   it('Production without a processor refuses the payment with a code and a merchant sentence, nothing charged', async () => {
     const org = await client().createOrganization();
     const sessionId = await productionCheckout(org);

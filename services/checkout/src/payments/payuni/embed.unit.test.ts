@@ -103,7 +103,7 @@ describe('PAYUNi SDK token (token_get)', () => {
     ['a character outside A-Za-z0-9@.#$%_-', { creditToken: 'cus/1' }],
     ['151 characters', { creditToken: 'a'.repeat(151) }],
     ['an empty creditToken', { creditToken: '' }],
-    ['an http origin', { iframeDomain: 'http://shop.example' }],
+    ['an ftp origin', { iframeDomain: 'ftp://shop.example' }],
     ['a page, not an origin', { iframeDomain: 'https://shop.example/checkout' }],
   ])('refuses %s before any call', async (_, change) => {
     const fake = payuni(() => ({}));

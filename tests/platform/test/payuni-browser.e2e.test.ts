@@ -1,0 +1,184 @@
+import { createRequire } from 'node:module';
+import { dirname, join } from 'node:path';
+import { readFileSync } from 'node:fs';
+import { createServer, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { type PayuniEmulator, startPayuniEmulator } from '@billing/checkout';
+import { eventually } from '@billing/testing';
+import type { Browser, BrowserContext, Page } from 'playwright-core';
+import { describeWithBrowser, launchChromium } from '../src/browser';
+import { type CreatedOrganization, type Platform, clientOf, jsonApi, plan, startPlatform } from '../src/platform';
+
+jest.setTimeout(180_000);
+
+/** The page's own globals, inside `page.evaluate` (the test's tsconfig has no DOM types). */
+declare const window: any;
+
+const PAYUNI = { merchantId: 'S01234567', hashKey: '12345678901234567890123456789012', hashIV: '1234567890123456' };
+/** Where the recur-tw SDK loads PAYUNi's card fields in Sandbox; the emulator's script answers there. */
+const PAYUNI_SANDBOX_SCRIPT = 'https://sandbox-vendor.payuni.com.tw/sdk/uni-payment.js';
+const SDK_DIST = join(dirname(createRequire(__filename).resolve('recur-tw/package.json')), 'dist');
+const SHOP_HOST = 'shop.example';
+
+/** The merchant's site: a page and the SDK's browser file from node_modules, unchanged. */
+async function merchantShop(): Promise<{ origin: string; server: Server }> {
+  const server = createServer((req, res) => {
+    if (req.url === '/vendor/recur.umd.js') {
+      res.writeHead(200, { 'content-type': 'application/javascript' });
+      res.end(readFileSync(join(SDK_DIST, 'recur.umd.js')));
+      return;
+    }
+    res.writeHead(200, { 'content-type': 'text/html; charset=utf-8' });
+    res.end('<!doctype html><html><head><title>Leaf &amp; Co</title></head><body><h1>Leaf &amp; Co</h1></body></html>');
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  return { origin: `http://${SHOP_HOST}:${(server.address() as AddressInfo).port}`, server };
+}
+
+/**
+ * A buyer pays by card through PAYUNi (the emulator) in Chromium: on the hosted page at 375 px in
+ * zh-TW and en, typing the card into PAYUNi's fields and passing 3-D Secure at the bank's page;
+ * and in the recur-tw SDK's embedded checkout on a merchant's page, whose card fields are
+ * PAYUNi's script (docs/payments.md).
+ */
+describeWithBrowser('PAYUNi cards in the browser', () => {
+  let platform: Platform;
+  let emulator: PayuniEmulator;
+  let browser: Browser;
+  let shop: Awaited<ReturnType<typeof merchantShop>>;
+  let org: CreatedOrganization;
+  let send: ReturnType<typeof jsonApi>;
+
+  beforeAll(async () => {
+    [emulator, browser, shop] = await Promise.all([
+      startPayuniEmulator(PAYUNI),
+      launchChromium([`--host-resolver-rules=MAP ${SHOP_HOST} 127.0.0.1`]),
+      merchantShop(),
+    ]);
+    platform = await startPlatform({
+      checkout: true,
+      billing: true,
+      config: { RATE_LIMIT_PER_MINUTE_OVERRIDE: '100000' },
+    });
+    const client = clientOf(platform.gatewayUrl);
+    org = await client.createOrganization('Leaf & Co');
+    send = jsonApi(
+      () => platform.gatewayUrl,
+      () => org.api_keys.sandbox.secret_key,
+    );
+    await client.createProduct(org.id, plan({ slug: 'pro', name: 'Pro plan', price: 299 }));
+    expect((await client.admin('PATCH', `/organizations/${org.id}`, { allowed_origins: [shop.origin] })).status).toBe(
+      200,
+    );
+    const processor = await client.admin('PUT', `/organizations/${org.id}/payment_processor?environment=sandbox`, {
+      processor: 'payuni',
+      merchant_id: PAYUNI.merchantId,
+      hash_key: PAYUNI.hashKey,
+      hash_iv: PAYUNI.hashIV,
+      endpoint_url: emulator.url,
+    });
+    expect(processor.status).toBe(200);
+  });
+  afterAll(async () => {
+    await browser?.close();
+    shop?.server.close();
+    await platform?.stop();
+    await emulator?.close();
+  });
+
+  /** Types a card into PAYUNi's three fields wherever its script put them. */
+  async function typeCard(page: Page, number: string) {
+    const cardNo = page.locator('[data-payuni-field="CardNo"]');
+    await cardNo.waitFor();
+    await cardNo.fill(number);
+    await page.locator('[data-payuni-field="CardExp"]').fill('12/34');
+    await page.locator('[data-payuni-field="CardCvc"]').fill('123');
+  }
+
+  const subscriptionsOf = async (email: string) =>
+    eventually(async () => {
+      const customers = (await send('GET', `/customers?email=${encodeURIComponent(email)}`)).body.data;
+      expect(customers).toEqual([expect.objectContaining({ subscriptions_count: 1 })]);
+      return customers[0];
+    }, 30000);
+
+  it.each([
+    ['zh-TW', '信用卡號', '姓名'],
+    ['en', 'Card number', 'Name'],
+  ])('%s: the hosted page takes the card in PAYUNi fields and passes 3-D Secure', async (locale, cardLabel, name) => {
+    const email = `payuni-${locale.toLowerCase()}@example.com`;
+    const session = await send('POST', '/checkout/sessions', {
+      product_slug: 'pro',
+      success_url: 'https://shop.example/thanks',
+      cancel_url: 'https://shop.example/',
+      customer_email: email,
+    });
+    expect(session.status).toBe(201);
+    const context: BrowserContext = await browser.newContext({ locale, viewport: { width: 375, height: 800 } });
+    const page = await context.newPage();
+    await page.goto(`${platform.gatewayUrl}/checkout/${session.body.id}`);
+    expect(await page.getByText(cardLabel, { exact: true }).count()).toBe(1);
+    await page.getByLabel(name).fill('王小明');
+    await typeCard(page, '4000 0000 0000 3220');
+    await page.screenshot({ path: `/tmp/payuni-card-${locale}.png`, fullPage: true });
+    expect(
+      await page.evaluate(() => window.document.documentElement.scrollWidth - window.innerWidth),
+    ).toBeLessThanOrEqual(0);
+    await page.locator('#pay').click();
+    await page.waitForURL(new RegExp(`^${emulator.url}/3d/`));
+    // The bank's page posts PAYUNi's result through the browser to the checkout, which sends the
+    // buyer on to the merchant's success URL (not served here).
+    const returned = page.waitForResponse((r) => r.url().endsWith(`/checkout/${session.body.id}/payuni/return`));
+    await page.locator('#payuni-3d-pass').click();
+    const back = await returned;
+    expect([back.status(), back.headers().location]).toEqual([303, 'https://shop.example/thanks']);
+    await subscriptionsOf(email);
+    await context.close();
+  });
+
+  it("the recur-tw SDK's embedded checkout pays through PAYUNi's card fields", async () => {
+    const context = await browser.newContext({ viewport: { width: 375, height: 800 } });
+    const page = await context.newPage();
+    const script = await fetch(`${emulator.url}/sdk/uni-payment.js`).then((r) => r.text());
+    await page.route(PAYUNI_SANDBOX_SCRIPT, (route) =>
+      route.fulfill({ status: 200, contentType: 'application/javascript', body: script }),
+    );
+    await page.goto(`${shop.origin}/`);
+    await page.addScriptTag({ url: '/vendor/recur.umd.js' });
+    const api = platform.gatewayUrl.replace('127.0.0.1', 'localhost');
+    const pro = (await send('GET', '/products')).body.data.find((p: { slug: string }) => p.slug === 'pro');
+    await page.evaluate(
+      ({ config, productId }) => {
+        const w = window as any;
+        w.outcome = null;
+        void w.RecurCheckout.init(config)
+          .checkout({
+            productId,
+            customerEmail: 'embedded@example.com',
+            customerName: 'Mei Lin',
+            mode: 'modal',
+            onPaymentComplete: (result: unknown) => (w.outcome = { paid: result }),
+            onError: (error: unknown) => (w.outcome = { error }),
+          })
+          .catch((error: Error) => (w.outcome = { error: error.message }));
+      },
+      { config: { publishableKey: org.api_keys.sandbox.publishable_key, baseUrl: api }, productId: pro.id },
+    );
+    await typeCard(page, '4242 4242 4242 4242');
+    await page.screenshot({ path: '/tmp/payuni-sdk-modal.png' });
+    await page.locator('recur-payment-form button.recur-submit-button').click();
+    const outcome = await eventually(
+      async () => {
+        const found = await page.evaluate(() => (window as any).outcome);
+        expect(found).toBeTruthy();
+        return found;
+      },
+      20000,
+      200,
+    );
+    expect(outcome).toEqual({ paid: expect.objectContaining({ id: expect.stringMatching(/^sub_/), amount: 299 }) });
+    await subscriptionsOf('embedded@example.com');
+    expect([...emulator.trades.values()].some((t) => t.fields.UsrMail === 'embedded@example.com')).toBe(true);
+    await context.close();
+  });
+});

@@ -1,0 +1,241 @@
+import { type PayuniEmulator, startPayuniEmulator } from '@billing/checkout';
+import { eventually } from '@billing/testing';
+import { type CreatedOrganization, type Platform, clientOf, jsonApi, plan, startPlatform } from '../src/platform';
+
+jest.setTimeout(180_000);
+
+/** Keys in the shape PAYUNi issues (it publishes no test merchant). */
+const PAYUNI = { merchantId: 'S01234567', hashKey: '12345678901234567890123456789012', hashIV: '1234567890123456' };
+const CARDS = { ok: '4242424242424242', challenge: '4000000000003220', declined: '4000000000000002' };
+
+/**
+ * Cards through PAYUNi (docs/payments.md), with a Sandbox pointed at the PAYUNi emulator: the
+ * hosted page shows PAYUNi's card fields (the card is bound to an SDK token at PAYUNi, never
+ * sent to the platform), checkout charges the token, 3-D Secure sends the buyer to the bank and
+ * PAYUNi's result completes the session once; the card PAYUNi keeps is charged again for the
+ * renewal on a test clock; a renewal whose answer is lost is settled by asking PAYUNi.
+ */
+describe('PAYUNi cards through the hosted checkout and renewals', () => {
+  let platform: Platform;
+  let emulator: PayuniEmulator;
+  let org: CreatedOrganization;
+  let send: ReturnType<typeof jsonApi>;
+
+  beforeAll(async () => {
+    emulator = await startPayuniEmulator(PAYUNI);
+    platform = await startPlatform({
+      checkout: true,
+      billing: true,
+      config: {
+        RATE_LIMIT_PER_MINUTE_OVERRIDE: '100000',
+        CHECKOUT_SWEEP_INTERVAL_MS: '200',
+        BILLING_PENDING_CHARGE_MS: '1000',
+      },
+    });
+    const client = clientOf(platform.gatewayUrl);
+    org = await client.createOrganization();
+    send = jsonApi(
+      () => platform.gatewayUrl,
+      () => org.api_keys.sandbox.secret_key,
+    );
+    expect((await client.createProduct(org.id, plan({ slug: 'pro', price: 299 }))).status).toBe(201);
+    const processor = await client.admin('PUT', `/organizations/${org.id}/payment_processor?environment=sandbox`, {
+      processor: 'payuni',
+      merchant_id: PAYUNI.merchantId,
+      hash_key: PAYUNI.hashKey,
+      hash_iv: PAYUNI.hashIV,
+      endpoint_url: emulator.url,
+    });
+    expect([processor.status, processor.body.processor]).toEqual([200, 'payuni']);
+  });
+  afterAll(async () => {
+    await platform?.stop();
+    await emulator?.close();
+  });
+
+  const page = (sessionId: string, init: RequestInit = {}) =>
+    fetch(`${platform.gatewayUrl}/checkout/${sessionId}`, { redirect: 'manual', ...init }).then(async (r) => ({
+      status: r.status,
+      location: r.headers.get('location'),
+      html: await r.text(),
+    }));
+
+  async function openSession(email: string, fields: Record<string, unknown> = {}) {
+    const session = await send('POST', '/checkout/sessions', {
+      product_slug: 'pro',
+      success_url: 'https://shop.example/ok',
+      cancel_url: 'https://shop.example/no',
+      customer_email: email,
+      ...fields,
+    });
+    expect([session.status, session.body?.error]).toEqual([201, undefined]);
+    return session.body.id as string;
+  }
+
+  /** The page with PAYUNi's fields, and the card typed into them: bound at PAYUNi as its script does. */
+  async function typeCard(sessionId: string, card: string) {
+    const shown = await page(sessionId);
+    expect(shown.status).toBe(200);
+    expect(shown.html).toContain(`<script src="${emulator.url}/sdk/uni-payment.js"></script>`);
+    expect(shown.html).not.toContain('name="card_number"');
+    const sdkToken = /data-sdk-token="([^"]+)"/.exec(shown.html)![1]!;
+    const bound = await fetch(`${emulator.url}/sdk/bind/${encodeURIComponent(sdkToken)}`, {
+      method: 'POST',
+      body: new URLSearchParams({ CardNo: card, CardExp: '12/34', CardCvc: '123' }),
+    });
+    expect(await bound.json()).toMatchObject({ Status: 'SUCCESS' });
+    return sdkToken;
+  }
+
+  const pay = (sessionId: string) => page(sessionId, { method: 'POST', body: new URLSearchParams({}) });
+
+  async function subscriptionOf(sessionId: string) {
+    return eventually(async () => {
+      const read = await send('GET', `/checkout/sessions/${sessionId}`);
+      expect(read.body.subscription_id).toEqual(expect.any(String));
+      const subscription = await send('GET', `/subscriptions/${read.body.subscription_id}`);
+      expect(subscription.status).toBe(200);
+      return subscription.body;
+    });
+  }
+
+  it('a monthly plan paid through 3-D Secure: the bank page, PAYUNi posts the result, the session completes once', async () => {
+    const sessionId = await openSession('three-d@example.com');
+    await typeCard(sessionId, CARDS.challenge);
+    const toBank = await pay(sessionId);
+    expect(toBank.status).toBe(303);
+    expect(toBank.location).toMatch(new RegExp(`^${emulator.url}/3d/`));
+
+    // The buyer authenticates; PAYUNi posts to NotifyURL and sends the browser to ReturnURL.
+    const bank = await fetch(toBank.location!, { method: 'POST', body: new URLSearchParams({ result: 'pass' }) });
+    const form = await bank.text();
+    const action = /action="([^"]+)"/.exec(form)![1]!.replaceAll('&amp;', '&');
+    expect(action).toBe(`${platform.gatewayUrl}/checkout/${sessionId}/payuni/return`);
+    const fields = Object.fromEntries(
+      [...form.matchAll(/name="([^"]+)" value="([^"]*)"/g)].map((m) => [m[1]!, m[2]!.replaceAll('&amp;', '&')]),
+    );
+    const back = await fetch(action, { method: 'POST', redirect: 'manual', body: new URLSearchParams(fields) });
+    expect(back.status).toBe(303);
+    expect(back.headers.get('location')).toBe(`https://shop.example/ok`);
+
+    const subscription = await subscriptionOf(sessionId);
+    expect(subscription).toMatchObject({ status: 'ACTIVE' });
+    const session = (await send('GET', `/checkout/sessions/${sessionId}`)).body;
+    expect(session).toMatchObject({ status: 'COMPLETE' });
+    // The notification and the browser's post were both read; one trade at PAYUNi, paid once.
+    const trades = [...emulator.trades.values()].filter((t) => t.fields.UsrMail === 'three-d@example.com');
+    expect(trades).toHaveLength(1);
+    expect(emulator.posts.filter((p) => p.url.endsWith(`/checkout/${sessionId}/payuni/notify`))).toEqual([
+      expect.objectContaining({ answer: '200 OK' }),
+    ]);
+    // A repeat of PAYUNi's post records nothing new; a post under other keys is refused.
+    const again = await fetch(action, { method: 'POST', redirect: 'manual', body: new URLSearchParams(fields) });
+    expect([again.status, again.headers.get('location')]).toEqual([303, 'https://shop.example/ok']);
+    const forged = await fetch(`${platform.gatewayUrl}/checkout/${sessionId}/payuni/notify`, {
+      method: 'POST',
+      body: new URLSearchParams({ ...fields, HashInfo: 'A'.repeat(64) }),
+    });
+    expect(forged.status).toBe(400);
+    expect((await send('GET', `/checkout/sessions/${sessionId}`)).body.status).toBe('COMPLETE');
+  });
+
+  it('a declined card: the page says so and nothing is charged; another card then pays under a new trade', async () => {
+    const sessionId = await openSession('declined@example.com');
+    await typeCard(sessionId, CARDS.declined);
+    const refused = await pay(sessionId);
+    expect(refused.status).toBe(402);
+    expect(refused.html).toContain('payuni-fields');
+    expect((await send('GET', `/checkout/sessions/${sessionId}`)).body.status).toBe('OPEN');
+
+    await typeCard(sessionId, CARDS.ok);
+    const paid = await pay(sessionId);
+    expect([paid.status, paid.location]).toEqual([303, 'https://shop.example/ok']);
+    expect(await subscriptionOf(sessionId)).toMatchObject({ status: 'ACTIVE' });
+  });
+
+  it('renews on a test clock with the card PAYUNi keeps; a renewal whose answer is lost is settled once by asking PAYUNi', async () => {
+    const clock = (await send('POST', '/test_clocks', { frozen_time: '2026-01-31T10:00:00Z' })).body.id as string;
+    const sessionId = await openSession('renews@example.com', { test_clock: clock });
+    await typeCard(sessionId, CARDS.ok);
+    expect((await pay(sessionId)).status).toBe(303);
+    const subscription = await subscriptionOf(sessionId);
+    const session = (await send('GET', `/checkout/sessions/${sessionId}`)).body;
+    expect(session.payment_method ?? session.card ?? {}).not.toHaveProperty('number');
+
+    const advance = async (to: string) => {
+      expect((await send('POST', `/test_clocks/${clock}/advance`, { frozen_time: to })).status).toBe(200);
+      await eventually(
+        async () => expect((await send('GET', `/test_clocks/${clock}`)).body.status).toBe('ready'),
+        60000,
+      );
+    };
+    const paidInvoices = async () =>
+      (await send('GET', `/invoices?subscription_id=${subscription.id}`)).body.data.filter(
+        (invoice: { status: string }) => invoice.status === 'paid',
+      );
+
+    await advance('2026-03-01T00:00:00Z');
+    await eventually(async () => expect(await paidInvoices()).toHaveLength(2), 30000);
+    const creditTrades = () => [...emulator.trades.values()].filter((t) => t.fields.CreditHash);
+    expect(creditTrades()).toHaveLength(1);
+
+    // The next renewal's answer is lost, and so is the first query about it: billing waits,
+    // the reconciler asks again, PAYUNi says paid, and the invoice is paid once.
+    emulator.failNext('/api/credit', 'drop');
+    emulator.failNext('/api/trade/query', 'http500');
+    const queriesBefore = emulator.queries.length;
+    await advance('2026-04-01T00:00:00Z');
+    await eventually(async () => expect(await paidInvoices()).toHaveLength(3), 60000);
+    expect(creditTrades()).toHaveLength(2);
+    // Asked twice about the lost charge: the query that failed, then the reconciler's.
+    const renewalTrade = [...emulator.trades.entries()].find(([, t]) => t === creditTrades()[1])![0];
+    expect(emulator.queries.slice(queriesBefore).filter((q) => q === renewalTrade).length).toBeGreaterThanOrEqual(2);
+  });
+
+  it("an embedded checkout gets PAYUNi's SDK token, answers requires3D with the bank's page, and is paid once PAYUNi posts the result", async () => {
+    const headers = {
+      authorization: `Bearer ${org.api_keys.sandbox.secret_key}`,
+      'content-type': 'application/json',
+      origin: 'https://shop.example',
+    };
+    const created = await fetch(`${platform.gatewayUrl}/v1/checkouts`, {
+      method: 'POST',
+      headers,
+      body: JSON.stringify({ productSlug: 'pro', customerEmail: 'embedded-3d@example.com', customerName: 'Mei' }),
+    }).then(async (r) => ({ status: r.status, body: (await r.json()) as any }));
+    expect(created.status).toBe(201);
+    expect(created.body.card_form_script).toBe(`${emulator.url}/sdk/uni-payment.js`);
+    expect(emulator.tokens.get(created.body.sdk_token)?.fields).toMatchObject({ IFrameDomain: 'https://shop.example' });
+    const bound = await fetch(`${emulator.url}/sdk/bind/${encodeURIComponent(created.body.sdk_token)}`, {
+      method: 'POST',
+      body: new URLSearchParams({ CardNo: CARDS.challenge, CardExp: '12/34', CardCvc: '123' }),
+    });
+    expect(bound.status).toBe(200);
+    const id = created.body.checkout.id;
+    const paying = await fetch(`${platform.gatewayUrl}/v1/checkouts/${id}/pay`, {
+      method: 'POST',
+      headers,
+      body: JSON.stringify({ creditToken: created.body.credit_token }),
+    }).then(async (r) => ({ status: r.status, body: (await r.json()) as any }));
+    expect(paying).toMatchObject({ status: 200, body: { success: false, requires3D: true } });
+    expect(paying.body.redirect_url.startsWith(`${emulator.url}/3d/`)).toBe(true);
+    await fetch(paying.body.redirect_url, { method: 'POST', body: new URLSearchParams({ result: 'pass' }) });
+    await eventually(async () => {
+      const read = await fetch(`${platform.gatewayUrl}/v1/checkouts/${id}/status`, { headers }).then(
+        (r) => r.json() as Promise<any>,
+      );
+      expect(read.checkout.status).toBe('SUCCEEDED');
+    });
+  });
+
+  it('refunds of a payment PAYUNi took are refused, not pretended', async () => {
+    const sessionId = await openSession('refund@example.com');
+    await typeCard(sessionId, CARDS.ok);
+    expect((await pay(sessionId)).status).toBe(303);
+    await subscriptionOf(sessionId);
+    const orderId = (await send('GET', `/checkout/sessions/${sessionId}`)).body.order_id;
+    const refund = await send('POST', '/refunds', { order_id: orderId, amount: 100 });
+    expect(refund.status).toBe(402);
+    expect(refund.body.error.details).toEqual([expect.objectContaining({ code: 'processor_unavailable' })]);
+  });
+});
