@@ -1,5 +1,5 @@
 import { type PayuniEmulator, startPayuniEmulator } from '@billing/checkout';
-import { eventually } from '@billing/testing';
+import { callService, caller, eventually } from '@billing/testing';
 import { type CreatedOrganization, type Platform, clientOf, jsonApi, plan, startPlatform } from '../src/platform';
 
 jest.setTimeout(180_000);
@@ -226,6 +226,22 @@ describe('PAYUNi cards through the hosted checkout and renewals', () => {
       );
       expect(read.checkout.status).toBe('SUCCEEDED');
     });
+  });
+
+  it('a card typed into the portal is refused for an organization on PAYUNi, not saved at the simulator', async () => {
+    const typed = await callService(
+      platform.checkout!.service.url,
+      'POST',
+      '/internal/payment_methods',
+      caller(org.id),
+      {
+        card_number: CARDS.ok,
+        exp: '12/34',
+        cvc: '123',
+      },
+    );
+    expect(typed.status).toBe(402);
+    expect(typed.body.error.details).toEqual([expect.objectContaining({ code: 'processor_unavailable' })]);
   });
 
   it('refunds of a payment PAYUNi took are refused, not pretended', async () => {

@@ -18,6 +18,7 @@ import { dependenciesOf } from '../dependencies';
 import { chargePayuniSavedCard, isPayuniCard, payuniChargeStatus } from './payuni-saved-cards';
 import type { ChargeResult, PaymentProcessor, SavedCardChargeRequest } from './processor';
 import { payuniMerchantOf } from './settings/merchant-of';
+import { refuseUnlessChargeable } from './settings/refusal';
 
 /**
  * `POST /internal/charges`, for billing's renewals: charges a card saved at checkout, off-session,
@@ -68,8 +69,8 @@ export function mountChargeRoutes(app: Express, context: ServiceContext): void {
     async (req, res) => {
       const caller = callerOf(req);
       const { processor } = dependenciesOf(context);
-      const refusal = processor.refusal(caller.environment);
-      if (refusal) throw ApiError.of('payment_required', refusal);
+      // A card typed here goes to the simulator: refused for an organization on a processor of its own.
+      await refuseUnlessChargeable(context, caller.organization, caller.environment);
       const body = res.locals.input.body as CreatePaymentMethodBody;
       const result = await processor.charge({
         idempotencyKey: `seti_${randomBase62(24)}`,
