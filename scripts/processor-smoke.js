@@ -8,7 +8,8 @@
 // checks out. --base-url points it elsewhere (an emulator). Exit 0 when every check passed.
 // PAYUNi: the same against its sandbox (https://sandbox-api.payuni.com.tw): posts a UPP form
 // (/api/upp, a card order of NT$100) and asks /api/trade/query about it and about a trade never
-// opened, checking each answer's HashInfo and GCM tag. PAYUNi publishes no test merchant (its
+// opened, and asks /api/iframe/token_get for a UNi Embed SDK token, checking each answer's
+// HashInfo and GCM tag. PAYUNi publishes no test merchant (its
 // SDKs' examples use placeholders), so the merchant's own sandbox keys must be given.
 const { randomBytes } = require('node:crypto');
 
@@ -103,6 +104,22 @@ async function smokePayuni(baseUrl, merchantId, hashKey, hashIV) {
     } catch (error) {
       checks.push([`/api/trade/query about ${what}`, false, error.message]);
     }
+  }
+  // UNi Embed: an SDK token for card fields on https://example.com, kept for charges later (UseTokenType 2).
+  const { requestSdkToken } = require('../services/checkout/dist/payments/payuni/embed');
+  try {
+    const token = await requestSdkToken(
+      merchant,
+      { iframeDomain: 'https://example.com', creditToken: key },
+      new Date(),
+    );
+    checks.push([
+      '/api/iframe/token_get answers an SDK token, its HashInfo and tag checked',
+      true,
+      `expires ${token.expiresAt}`,
+    ]);
+  } catch (error) {
+    checks.push(['/api/iframe/token_get', false, error.message]);
   }
   return checks;
 }
