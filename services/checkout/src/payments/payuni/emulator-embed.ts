@@ -3,8 +3,20 @@ import type { ServerResponse } from 'node:http';
 import { type Html, html, raw } from '@billing/service';
 import { TEST_CARDS, isExpired, luhnValid, parseExpiry } from '../sandbox';
 import { PayuniCipherError, open, seal } from './crypto';
-import type { EmulatedPayuniTrade } from './emulator';
 import { PAYUNI_PATHS, type PayuniKeys, payuniDateTime } from './merchant';
+
+export interface EmulatedPayuniTrade {
+  /** The fields inside the EncryptInfo of the request that opened it (UPP, merchant_trade or credit). */
+  fields: Record<string, string>;
+  payuniTradeNo: string;
+  status: 'issued' | 'unpaid' | 'paid' | 'failed';
+  paidAt?: Date;
+  issued?: Record<string, string>;
+  /** Notifications not yet acknowledged, oldest first. */
+  pending: Record<string, string>[];
+  /** A trade of UNi Embed or of a saved card: the card it charged. */
+  card?: EmulatedCard;
+}
 
 /**
  * The PAYUNi emulator's UNi Embed side (see emulator.ts): /api/iframe/token_get,

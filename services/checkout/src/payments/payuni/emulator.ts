@@ -3,7 +3,14 @@ import { type IncomingMessage, type Server, type ServerResponse, createServer } 
 import type { AddressInfo } from 'node:net';
 import { html } from '@billing/service';
 import { PayuniCipherError, open, seal } from './crypto';
-import { type EmulatedCard, type EmulatedSavedCard, type EmulatedSdkToken, embedEndpoints } from './emulator-embed';
+import {
+  type EmulatedPayuniTrade,
+  type EmulatedSavedCard,
+  type EmulatedSdkToken,
+  embedEndpoints,
+} from './emulator-embed';
+
+export type { EmulatedPayuniTrade } from './emulator-embed';
 import { PAYUNI_PATHS, type PayuniKeys, payuniDate, payuniDateTime } from './merchant';
 
 /**
@@ -42,19 +49,6 @@ export interface PayuniEmulator {
    */
   failNext(path: string, how: 'drop' | 'http500'): void;
   close(): Promise<void>;
-}
-
-export interface EmulatedPayuniTrade {
-  /** The fields inside the EncryptInfo of the request that opened it (UPP, merchant_trade or credit). */
-  fields: Record<string, string>;
-  payuniTradeNo: string;
-  status: 'issued' | 'unpaid' | 'paid' | 'failed';
-  paidAt?: Date;
-  issued?: Record<string, string>;
-  /** Notifications not yet acknowledged, oldest first. */
-  pending: Record<string, string>[];
-  /** A trade of UNi Embed or of a saved card: the card it charged. */
-  card?: EmulatedCard;
 }
 
 const METHODS = { Credit: '1', ATM: '2', CVS: '3' } as const;
