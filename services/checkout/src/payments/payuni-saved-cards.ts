@@ -25,7 +25,8 @@ const declined = (code: string, message: string): ChargeResult => ({ status: 'de
 /**
  * A renewal's charge of a card PAYUNi keeps (`/api/credit` with its CreditToken and CreditHash),
  * once per key: the key's trade number is PAYUNi's MerTradeNo, so a repeat of a charge PAYUNi
- * made is refused there and answered here from PAYUNi's trade query. An answer PAYUNi did not
+ * made is refused there (an unsigned error, read as no answer) and answered here from PAYUNi's
+ * trade query. An answer PAYUNi did not
  * give, and the query cannot settle, throws: the caller records the outcome as unknown and the
  * reconciler asks `payuniChargeStatus` later.
  */
@@ -57,8 +58,7 @@ export async function chargePayuniSavedCard(
     );
     if (outcome.status === 'paid') return succeeded;
     if (outcome.status === 'requires_3d') return declined('authentication_required', 'The card asks for the buyer');
-    // A MerTradeNo PAYUNi has seen: this key was charged or refused before, and the query says which.
-    if (!/duplicate/i.test(outcome.code)) return declined(outcome.code, outcome.message);
+    return declined(outcome.code, outcome.message);
   } catch (error) {
     if (!(error instanceof CardChargeUnanswered)) throw error;
   }
