@@ -238,6 +238,20 @@ describe('merchant dashboard actions', () => {
     expect(refused.status).toBe(403);
     expect(await processorOf('production')).toMatchObject({ processor: 'ecpay' });
 
+    const payuniKeys = { hash_key: '12345678901234567890123456789012', hash_iv: '1234567890123456' };
+    const payuni = await noticeOf(
+      await owner.submit(production, {
+        _action: 'payments',
+        processor: 'payuni',
+        merchant_id: 'S01234567',
+        ...payuniKeys,
+      }),
+    );
+    expect(payuni).toContain('PAYUNi settings saved');
+    expect(payuni).toContain('PAYUNi, merchant S01234567');
+    expect(payuni).not.toContain(payuniKeys.hash_key);
+    expect(await processorOf('production')).toMatchObject({ processor: 'payuni', methods: ['card'] });
+
     await noticeOf(await owner.submit(production, { _action: 'removePayments' }));
     expect(await processorOf('production')).toMatchObject({ processor: 'none' });
     expect((await owner.get(`${base}/settings`)).html).toContain('The sandbox simulator (test cards).');
