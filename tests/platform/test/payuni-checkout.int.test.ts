@@ -153,6 +153,39 @@ describe('PAYUNi cards through the hosted checkout and renewals', () => {
     expect(await subscriptionOf(sessionId)).toMatchObject({ status: 'ACTIVE' });
   });
 
+  it('a lost charge answer: the buyer is told to try again, and paying again asks PAYUNi first, never charging twice', async () => {
+    // Paid at PAYUNi, the answer lost: the next attempt finds the charge by the trade query.
+    const paidSession = await openSession('lost-paid@example.com');
+    await typeCard(paidSession, CARDS.ok);
+    emulator.failNext('/api/iframe/merchant_trade', 'drop');
+    expect((await pay(paidSession)).status).toBe(502);
+    const again = await pay(paidSession);
+    expect([again.status, again.location]).toEqual([303, 'https://shop.example/ok']);
+    const trades = [...emulator.trades.values()].filter((t) => t.fields.UsrMail === 'lost-paid@example.com');
+    expect(trades.map((t) => t.status)).toEqual(['paid']);
+
+    // Declined at PAYUNi, the answer lost: the query says so, and another card pays under a new trade.
+    const declinedSession = await openSession('lost-declined@example.com');
+    await typeCard(declinedSession, CARDS.declined);
+    emulator.failNext('/api/iframe/merchant_trade', 'drop');
+    expect((await pay(declinedSession)).status).toBe(502);
+    await typeCard(declinedSession, CARDS.ok);
+    const retried = await pay(declinedSession);
+    expect(retried.status).toBe(303);
+    const both = [...emulator.trades.values()].filter((t) => t.fields.UsrMail === 'lost-declined@example.com');
+    expect(both.map((t) => t.status).sort()).toEqual(['failed', 'paid']);
+  });
+
+  it('a free trial through PAYUNi is refused before anything is asked of PAYUNi, with a reason the buyer can read', async () => {
+    const client = clientOf(platform.gatewayUrl);
+    expect((await client.createProduct(org.id, plan({ slug: 'trial', price: 299, trial_days: 14 }))).status).toBe(201);
+    const sessionId = await openSession('trial@example.com', { product_slug: 'trial' });
+    await typeCard(sessionId, CARDS.ok);
+    const refused = await pay(sessionId);
+    expect(refused.status).toBe(402);
+    expect((await send('GET', `/checkout/sessions/${sessionId}`)).body.status).toBe('OPEN');
+  });
+
   it('renews on a test clock with the card PAYUNi keeps; a renewal whose answer is lost is settled once by asking PAYUNi', async () => {
     const clock = (await send('POST', '/test_clocks', { frozen_time: '2026-01-31T10:00:00Z' })).body.id as string;
     const sessionId = await openSession('renews@example.com', { test_clock: clock });

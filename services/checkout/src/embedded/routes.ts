@@ -113,7 +113,7 @@ export function mountEmbeddedCheckoutRoutes(app: Express, context: ServiceContex
       const body = res.locals.input.body as PayCheckoutBody;
       const secret = body.client_secret ?? (res.locals.input.query as ClientSecretQuery).client_secret;
       const checkout = await checkoutFor(caller, id, secret, false);
-      if (await paysThroughPayuni(context, checkout)) {
+      if (checkout.requires_payment_method && (await paysThroughPayuni(context, checkout))) {
         if (secret === undefined && !sameCreditToken(body, checkout) && caller.keyKind === 'publishable') {
           throw badRequest('client_secret is required with a Publishable Key');
         }

@@ -109,10 +109,17 @@ export async function payWithPayuni(
   if (!session.customer_email && !input.email) {
     throw validationError([{ path: 'email', code: 'required', message: 'email is required' }]);
   }
+  if (session.intent.amount === 0) {
+    throw unavailable(
+      'A free trial, or a card saved without a charge, is not taken through PAYUNi yet (docs/payments.md)',
+    );
+  }
   const pending = session.pending_charge;
+  let known: KnownSession = row;
   if (pending?.processor === 'payuni') {
     const settled = await settleFromQuery(context, payuni.merchant, session, pending.key);
     if (settled) return settled;
+    known = (await findSessionRow(context.store.database, context.store.tables.schema, sessionId)) ?? row;
   }
   const sdkToken = await dependenciesOf(context).payuni.sdkToken(sessionId);
   if (!sdkToken)
@@ -121,7 +128,7 @@ export async function payWithPayuni(
   const customerId = await buyerAtPayment(context, session, input);
   const buyer: Buyer = { email: input.email ?? null, name: input.name ?? null, customer_id: customerId };
   const attemptId = `pay_${randomBase62(24)}`;
-  const started = await run(context, session, row, {
+  const started = await run(context, known.session ?? session, known, {
     type: 'StartPayment',
     data: { sessionId, attemptId, buyer, processor: 'payuni', now: now() },
   });
@@ -252,15 +259,28 @@ async function settleFromQuery(
       card: null,
     });
   }
-  await run(context, session, null, {
+  // The key is spent: its attempt is closed as declined (one opened for it when the attempt that
+  // lost its answer is closed already), so that the next attempt has a key of its own.
+  const attemptId = session.attempt?.id === pending.attempt_id ? pending.attempt_id : `pay_${randomBase62(24)}`;
+  const now = context.now();
+  const reopen: SessionCommand[] =
+    attemptId === pending.attempt_id
+      ? []
+      : [
+          {
+            type: 'StartPayment',
+            data: { sessionId: session.id, attemptId, buyer: attempt.buyer, processor: 'payuni', now },
+          },
+        ];
+  const message = 'PAYUNi did not take the last payment';
+  const fail: SessionCommand = {
     type: 'FailPayment',
-    data: {
-      attemptId: pending.attempt_id,
-      code: 'processor_declined',
-      message: 'PAYUNi did not take the last payment',
-      requiresAction: false,
-      now: context.now(),
-    },
+    data: { attemptId, code: 'processor_declined', message, requiresAction: false, now },
+  };
+  await runSessionCommands(context, session.id, null, [...reopen, fail], {
+    organization: session.organization,
+    environment: session.environment,
+    occurredAt: now,
   });
   return null;
 }
