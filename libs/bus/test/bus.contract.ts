@@ -126,11 +126,11 @@ export function busContract(makeFixture: () => Promise<BusFixture>) {
     await fixture.bus.publish(topic, [{ key: 'k', value: eventOf('k', 1) }]);
     await eventually(() => expect(attempts).toHaveLength(4), 20000);
     const gaps = attempts.slice(1).map((t, i) => t - attempts[i]!);
-    // 60, 120, 240 ms; timers may fire a little late, never early.
+    // 60, 120, 240 ms: never early. Timers may fire late, by any amount on a loaded machine, so
+    // two measured gaps are not compared; the doubling itself is delivery.unit.test.ts's.
     expect(gaps[0]).toBeGreaterThanOrEqual(55);
     expect(gaps[1]).toBeGreaterThanOrEqual(115);
     expect(gaps[2]).toBeGreaterThanOrEqual(235);
-    expect(gaps[2]!).toBeGreaterThan(gaps[0]!);
   });
 
   it('redelivers a message whose consumer stopped before finishing it (at-least-once)', async () => {
