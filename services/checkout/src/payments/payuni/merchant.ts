@@ -26,6 +26,8 @@ export const PAYUNI_PATHS = {
   embedTrade: '/api/iframe/merchant_trade',
   /** 幕後授權: charges a saved card by CreditToken and CreditHash, without the buyer. */
   credit: '/api/credit',
+  /** 交易請退款: CloseType 2 refunds a captured card trade, whole or in part, by PAYUNi's TradeNo. */
+  tradeClose: '/api/trade/close',
 } as const;
 
 /** A Taiwan-time calendar day, `YYYY-MM-DD` (the UPP ExpireDate). */
