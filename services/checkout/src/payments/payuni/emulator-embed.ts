@@ -16,6 +16,8 @@ export interface EmulatedPayuniTrade {
   pending: Record<string, string>[];
   /** A trade of UNi Embed or of a saved card: the card it charged. */
   card?: EmulatedCard;
+  /** The TWD of each refund made of it (/api/trade/close, emulator-refund.ts), oldest first. */
+  refunds: number[];
 }
 
 /**
@@ -268,6 +270,7 @@ export function embedEndpoints(host: EmbedHost) {
       payuniTradeNo: `${Math.floor(host.now().getTime() / 1000)}${digits(9)}`,
       status: 'unpaid',
       pending: [],
+      refunds: [],
       ...(card ? { card: { number: card.number, expMonth: card.expMonth, expYear: card.expYear } } : {}),
     };
     trades.set(fields.MerTradeNo!, trade);

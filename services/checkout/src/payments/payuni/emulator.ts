@@ -11,6 +11,7 @@ import {
 } from './emulator-embed';
 
 export type { EmulatedPayuniTrade } from './emulator-embed';
+import { refundEndpoints, refundQueryFields } from './emulator-refund';
 import { PAYUNI_PATHS, type PayuniKeys, payuniDate, payuniDateTime } from './merchant';
 
 /**
@@ -20,7 +21,8 @@ import { PAYUNI_PATHS, type PayuniKeys, payuniDate, payuniDateTime } from './mer
  * buttons, the result posted to NotifyURL (again until answered with a 2xx), and
  * /api/trade/query (Version 2.0, `Result[0][...]`); and UNi Embed (emulator-embed.ts): SDK
  * tokens, the card fields' script `/sdk/uni-payment.js`, merchant_trade with a 3-D Secure page,
- * and /api/credit for saved cards. Written from the sources named in
+ * and /api/credit for saved cards; and refunds of card trades (emulator-refund.ts):
+ * /api/trade/close, the refunded total in the trade query. Written from the sources named in
  * docs/decisions/0020-payuni-client.md, not from PAYUNi's behaviour: where they are silent it
  * chooses, and docs/payments.md lists those choices.
  */
@@ -44,8 +46,8 @@ export interface PayuniEmulator {
   savedCards: Map<string, EmulatedSavedCard>;
   /**
    * Loses the next answer on `path` (a JSON endpoint: token_get, merchant_trade, credit, the trade
-   * query) after the request was acted on: `drop` closes the connection unanswered, `http500`
-   * answers HTTP 500. Several calls lose that many answers, in order.
+   * query, trade/close) after the request was acted on: `drop` closes the connection unanswered,
+   * `http500` answers HTTP 500. Several calls lose that many answers, in order.
    */
   failNext(path: string, how: 'drop' | 'http500'): void;
   close(): Promise<void>;
@@ -135,7 +137,13 @@ export async function startPayuniEmulator(
     }
     const refusal = refusalOf(body, fields, merchant.merchantId, trades);
     if (refusal) return page(res, 400, html`<h1>${refusal}</h1>`);
-    const trade: EmulatedPayuniTrade = { fields, payuniTradeNo: payuniTradeNoOf(now()), status: 'unpaid', pending: [] };
+    const trade: EmulatedPayuniTrade = {
+      fields,
+      payuniTradeNo: payuniTradeNoOf(now()),
+      status: 'unpaid',
+      pending: [],
+      refunds: [],
+    };
     trades.set(fields.MerTradeNo!, trade);
     const method = methodOf(fields)!;
     if (method !== 'Credit') {
@@ -190,6 +198,7 @@ export async function startPayuniEmulator(
         'Result[0][PaymentType]': paymentTypeOf(trade),
         'Result[0][CreateDay]': payuniDateTime(new Date(Number(trade.fields.Timestamp) * 1000)),
         'Result[0][PaymentDay]': trade.paidAt ? payuniDateTime(trade.paidAt) : '',
+        ...refundQueryFields(trade),
       });
     }
     json(envelope(inside, body.Version || '2.0'));
@@ -224,10 +233,17 @@ export async function startPayuniEmulator(
     answer,
     page,
   });
+  const refunds = refundEndpoints({
+    merchant,
+    trades,
+    answer,
+    isCard: (trade) => paymentTypeOf(trade) === METHODS.Credit,
+  });
   async function handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
     const path = new URL(req.url ?? '/', 'http://emulator').pathname;
     const fields = req.method === 'POST' ? Object.fromEntries(new URLSearchParams(await bodyOf(req))) : {};
     if (await embed.handle(req.method ?? 'GET', path, fields, res)) return;
+    if (refunds.handle(req.method ?? 'GET', path, fields, res)) return;
     if (req.method !== 'POST') return page(res, 405, html`<h1>POST only</h1>`);
     if (path === PAYUNI_PATHS.upp) return upp(fields, res);
     if (path === PAYUNI_PATHS.tradeQuery) return query(fields, res);
