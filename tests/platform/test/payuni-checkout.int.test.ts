@@ -20,12 +20,15 @@ describe('PAYUNi cards through the hosted checkout and renewals', () => {
   let emulator: PayuniEmulator;
   let org: CreatedOrganization;
   let send: ReturnType<typeof jsonApi>;
+  /** The services' clock: real time, moved ahead where a test waits for a sweep's threshold. */
+  let ahead = 0;
 
   beforeAll(async () => {
     emulator = await startPayuniEmulator(PAYUNI);
     platform = await startPlatform({
       checkout: true,
       billing: true,
+      now: () => new Date(Date.now() + ahead),
       config: {
         RATE_LIMIT_PER_MINUTE_OVERRIDE: '100000',
         CHECKOUT_SWEEP_INTERVAL_MS: '200',
@@ -277,14 +280,35 @@ describe('PAYUNi cards through the hosted checkout and renewals', () => {
     expect(typed.body.error.details).toEqual([expect.objectContaining({ code: 'processor_unavailable' })]);
   });
 
-  it('refunds of a payment PAYUNi took are refused, not pretended', async () => {
+  it('refunds part of a payment at PAYUNi, then the rest; a refund whose answer is lost is settled once by the sweep', async () => {
     const sessionId = await openSession('refund@example.com');
     await typeCard(sessionId, CARDS.ok);
     expect((await pay(sessionId)).status).toBe(303);
     await subscriptionOf(sessionId);
     const orderId = (await send('GET', `/checkout/sessions/${sessionId}`)).body.order_id;
-    const refund = await send('POST', '/refunds', { order_id: orderId, amount: 100 });
-    expect(refund.status).toBe(402);
-    expect(refund.body.error.details).toEqual([expect.objectContaining({ code: 'processor_unavailable' })]);
+    const trade = [...emulator.trades.values()].find((t) => t.fields.UsrMail === 'refund@example.com')!;
+
+    const part = await send('POST', '/refunds', { order_id: orderId, amount: 100 });
+    expect([part.status, part.body.status]).toEqual([201, 'succeeded']);
+    expect(trade.refunds).toEqual([100]);
+
+    // PAYUNi refunds the rest but its answer is lost: pending, then the sweep reads PAYUNi's
+    // refunded total and records it, without asking PAYUNi for a second refund.
+    emulator.failNext('/api/trade/close', 'drop');
+    const rest = await send('POST', '/refunds', { order_id: orderId, amount: 199 });
+    expect([rest.status, rest.body.status]).toEqual([201, 'pending']);
+    ahead = 61_000; // past the sweep's minute for a refund the processor did not answer
+    try {
+      await eventually(async () =>
+        expect((await send('GET', `/refunds/${rest.body.id}`)).body.status).toBe('succeeded'),
+      );
+    } finally {
+      ahead = 0;
+    }
+    expect(trade.refunds).toEqual([100, 199]);
+
+    const tooMuch = await send('POST', '/refunds', { order_id: orderId, amount: 1 });
+    expect(tooMuch.status).toBe(422);
+    expect(trade.refunds).toEqual([100, 199]);
   });
 });

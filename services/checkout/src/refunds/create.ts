@@ -23,7 +23,7 @@ import {
   invoicePaymentStream,
 } from './invoice-payment';
 import { chargeKeyOfPaid } from './order';
-import type { PaymentProcessor } from '../payments/processor';
+import { payuniChargeMerchant, refundCharge } from '../payments/refund-at-processor';
 import { PROCESSOR_UNAVAILABLE } from '../payments/settings/refusal';
 import type { RequestRefund, SettleRefund } from './refund';
 
@@ -36,14 +36,19 @@ type Target = (
 const PROCESSOR_NAMES = { ecpay: 'ECPay', payuni: 'PAYUNi' } as const;
 
 /**
- * Refunds go through the simulator only, for now: a payment another processor took (ECPay,
- * PAYUNi: an order it charged, or a renewal charged to a card it keeps, which the simulator has
- * no record of) is refused with 402 before anything is held (docs/payments.md).
+ * Refunds go where the money was taken: the simulator, or PAYUNi (an order it charged, or a
+ * renewal of a card it keeps, which the simulator has no record of). A payment ECPay took is
+ * refused with 402 before anything is held (docs/payments.md).
  */
-async function refuseUnlessSimulatorCharged(processor: PaymentProcessor, target: Target): Promise<void> {
+async function refuseUnlessRefundable(context: ServiceContext, caller: CallerIdentity, target: Target): Promise<void> {
   const chargedBy = target.kind === 'order' ? target.session.charge?.processor : undefined;
   const chargeKey = target.kind === 'order' ? chargeKeyOfPaid(target.session) : target.invoice.chargeKey;
-  if (!chargedBy && (await processor.lookup(chargeKey))?.status === 'succeeded') return;
+  if (chargedBy === 'payuni') return;
+  if (!chargedBy) {
+    const { processor } = dependenciesOf(context);
+    if ((await processor.lookup(chargeKey))?.status === 'succeeded') return;
+    if (await payuniChargeMerchant(context, caller, chargeKey)) return;
+  }
   const name = chargedBy ? PROCESSOR_NAMES[chargedBy] : "the organization's payment processor";
   const message = `Refunds of payments made through ${name} are not available here yet: refund it in the processor's merchant site (docs/payments.md)`;
   const path = target.kind === 'order' ? target.field : 'invoice_id';
@@ -66,7 +71,7 @@ export async function createRefund(
   const refusal = processor.refusal(caller.environment);
   if (refusal) throw ApiError.of('payment_required', refusal);
   const target = await resolveTarget(context, caller, body);
-  await refuseUnlessSimulatorCharged(processor, target);
+  await refuseUnlessRefundable(context, caller, target);
   const request: RequestRefund['data'] = {
     refundId: refundIdFor(context, caller, idempotencyKey, body),
     amount: body.amount,
@@ -189,10 +194,9 @@ export type RefundToSettle = {
  * records the answer once. No answer: undefined, the refund stays pending for the sweep.
  */
 export async function settleAtProcessor(context: ServiceContext, refund: RefundToSettle): Promise<Refund | undefined> {
-  const { processor } = dependenciesOf(context);
   let outcome: SettleRefund['data']['outcome'];
   try {
-    const result = await processor.refund({
+    const result = await refundCharge(context, refund, {
       idempotencyKey: refund.id,
       environment: refund.environment,
       chargeKey: refund.charge_key,

@@ -3,6 +3,7 @@ import { exactlyOnce } from '@billing/bus';
 import type { EventStoreTransaction } from '@billing/eventstore';
 import { type ServiceContext, topicOf } from '@billing/runtime';
 import { dependenciesOf } from '../dependencies';
+import { refundCharge } from '../payments/refund-at-processor';
 import { chargeKeyOfPaid } from '../refunds/order';
 import { heldAmount } from '../refunds/refund';
 import type { SessionCommand } from './decide';
@@ -106,7 +107,7 @@ async function onSession(
 async function refundAtProcessor(context: ServiceContext, session: Session) {
   const amount = session.order.amount_total - heldAmount(session.refunds ?? []);
   if (amount <= 0) return;
-  const result = await dependenciesOf(context).processor.refund({
+  const result = await refundCharge(context, session, {
     idempotencyKey: session.order.id,
     environment: session.environment,
     chargeKey: chargeKeyOfPaid(session),

@@ -7,7 +7,9 @@ import { type CredentialsKey, openCredentials, sealCredentials } from '../settin
  * What checkout keeps of its PAYUNi payments, in its own schema: the card tokens PAYUNi gave
  * (CreditToken and CreditHash, the hash sealed like the merchant's keys) under the
  * platform's `pm_payuni_` reference; the SDK token each checkout's card fields were opened
- * with; and the charge keys given up at the reconciler's request (docs/payments.md).
+ * with; the refunds asked of PAYUNi, with what its trade showed refunded before each (PAYUNi
+ * takes no idempotency key for a refund); and the charge keys given up at the reconciler's
+ * request (docs/payments.md).
  */
 export async function migratePayuniRecords(store: EventStore): Promise<void> {
   const { schema } = store.tables;
@@ -27,12 +29,32 @@ export async function migratePayuniRecords(store: EventStore): Promise<void> {
       sdk_token text NOT NULL,
       expires_at timestamptz
     );
+    CREATE TABLE IF NOT EXISTS ${schema}.payuni_refunds (
+      idempotency_key text PRIMARY KEY,
+      charge_key text NOT NULL,
+      amount integer NOT NULL,
+      refunded_before integer NOT NULL,
+      status text NOT NULL,
+      message text,
+      created_at timestamptz NOT NULL DEFAULT now()
+    );
     CREATE TABLE IF NOT EXISTS ${schema}.payuni_released_keys (
       idempotency_key text PRIMARY KEY,
       released_at timestamptz NOT NULL DEFAULT now()
     );
   `);
 }
+
+/** A refund asked of PAYUNi: `asked` until PAYUNi's answer (or its trade) says how it ended. */
+export type PayuniRefundRecord = {
+  idempotencyKey: string;
+  chargeKey: string;
+  amount: number;
+  /** What PAYUNi's trade showed refunded just before this refund was asked. */
+  refundedBefore: number;
+  status: 'asked' | 'refunded' | 'refused';
+  message: string | null;
+};
 
 /** A card PAYUNi keeps for charges without the buyer, as the platform shows it. */
 export type PayuniSavedCard = {
@@ -114,6 +136,66 @@ export class PayuniRecords {
       [sessionId],
     );
     return rows[0]?.sdk_token ?? null;
+  }
+
+  /**
+   * The refund asked under `idempotencyKey`: recorded as asked, with PAYUNi's refunded total
+   * before it, unless it was recorded already (then the first record is answered).
+   */
+  async askRefund(refund: Omit<PayuniRefundRecord, 'status' | 'message'>): Promise<PayuniRefundRecord> {
+    const { rows } = await this.store.database.query<{
+      idempotency_key: string;
+      charge_key: string;
+      amount: number;
+      refunded_before: number;
+      status: PayuniRefundRecord['status'];
+      message: string | null;
+    }>(
+      `WITH asked AS (
+         INSERT INTO ${this.schema}.payuni_refunds (idempotency_key, charge_key, amount, refunded_before, status)
+         VALUES ($1, $2, $3, $4, 'asked') ON CONFLICT (idempotency_key) DO NOTHING RETURNING *
+       )
+       SELECT * FROM asked UNION ALL
+       SELECT * FROM ${this.schema}.payuni_refunds WHERE idempotency_key = $1 AND NOT EXISTS (SELECT 1 FROM asked)`,
+      [refund.idempotencyKey, refund.chargeKey, refund.amount, refund.refundedBefore],
+    );
+    const row = rows[0]!;
+    return {
+      idempotencyKey: row.idempotency_key,
+      chargeKey: row.charge_key,
+      amount: row.amount,
+      refundedBefore: row.refunded_before,
+      status: row.status,
+      message: row.message,
+    };
+  }
+
+  async findRefund(idempotencyKey: string): Promise<PayuniRefundRecord | null> {
+    const { rows } = await this.store.database.query<{
+      charge_key: string;
+      amount: number;
+      refunded_before: number;
+      status: PayuniRefundRecord['status'];
+      message: string | null;
+    }>(`SELECT * FROM ${this.schema}.payuni_refunds WHERE idempotency_key = $1`, [idempotencyKey]);
+    const row = rows[0];
+    if (!row) return null;
+    return {
+      idempotencyKey,
+      chargeKey: row.charge_key,
+      amount: row.amount,
+      refundedBefore: row.refunded_before,
+      status: row.status,
+      message: row.message,
+    };
+  }
+
+  /** PAYUNi's final answer about a refund. */
+  async settleRefund(idempotencyKey: string, status: 'refunded' | 'refused', message: string | null = null) {
+    await this.store.database.query(
+      `UPDATE ${this.schema}.payuni_refunds SET status = $2, message = $3 WHERE idempotency_key = $1`,
+      [idempotencyKey, status, message],
+    );
   }
 
   /** Gives up a charge key PAYUNi never saw: a charge asked under it later is refused here, before PAYUNi. */

@@ -1,0 +1,87 @@
+import type { Environment } from '@billing/contracts';
+import type { ServiceContext } from '@billing/runtime';
+import { dependenciesOf } from '../dependencies';
+import type { PayuniMerchant } from './payuni/merchant';
+import { queryPayuniTrade } from './payuni/query';
+import { refundPayuniTrade } from './payuni/refund';
+import { payuniTradeNo } from './payuni/upp';
+import type { RefundRequest, RefundResult } from './processor';
+import { payuniMerchantOf } from './settings/merchant-of';
+
+type Owner = { organization: string; environment: Environment };
+
+/**
+ * Gives money back for a charge, where it was taken: at PAYUNi for a charge it made (a checkout
+ * or a renewal of a card it keeps), else at the simulator. Once per `idempotencyKey`, as
+ * `PaymentProcessor.refund`; throws when the processor gives no answer (the caller asks again).
+ */
+export async function refundCharge(
+  context: ServiceContext,
+  owner: Owner,
+  request: RefundRequest,
+): Promise<RefundResult> {
+  const payuni = await payuniChargeMerchant(context, owner, request.chargeKey);
+  if (payuni) return refundAtPayuni(context, payuni, request);
+  return dependenciesOf(context).processor.refund(request);
+}
+
+/**
+ * The organization's PAYUNi merchant when the charge is PAYUNi's: one the simulator has no
+ * record of, of an organization that pays through PAYUNi. Null otherwise.
+ */
+export async function payuniChargeMerchant(
+  context: ServiceContext,
+  owner: Owner,
+  chargeKey: string,
+): Promise<PayuniMerchant | null> {
+  const simulated = await dependenciesOf(context).processor.lookup(chargeKey);
+  if (simulated?.status === 'succeeded') return null;
+  return (await payuniMerchantOf(context, owner.organization, owner.environment))?.merchant ?? null;
+}
+
+/**
+ * A refund at PAYUNi (`/api/trade/close`, CloseType 2), exactly once although PAYUNi takes no
+ * idempotency key: before asking, the trade's refunded total is recorded with the refund; when
+ * an answer was lost, the trade query says whether that total has moved by this refund's amount
+ * (made) or not at all (asked again). Any other move needs a person, and the refund stays
+ * pending. This holds while one refund of a charge is asked at a time.
+ */
+async function refundAtPayuni(
+  context: ServiceContext,
+  merchant: PayuniMerchant,
+  request: RefundRequest,
+): Promise<RefundResult> {
+  const records = dependenciesOf(context).payuni;
+  const refundId = `payuni_${request.idempotencyKey}`;
+  const known = await records.findRefund(request.idempotencyKey);
+  if (known?.status === 'refunded') return { status: 'succeeded', refund_id: refundId };
+  if (known?.status === 'refused') return { status: 'failed', message: known.message ?? 'PAYUNi refused the refund' };
+  const trade = await queryPayuniTrade(merchant, payuniTradeNo(request.chargeKey), request.now);
+  if (trade.status !== 'paid') return { status: 'failed', message: 'PAYUNi does not show this charge as paid' };
+  if (known) {
+    if (trade.refunded === known.refundedBefore + known.amount) {
+      await records.settleRefund(request.idempotencyKey, 'refunded');
+      return { status: 'succeeded', refund_id: refundId };
+    }
+    if (trade.refunded !== known.refundedBefore) {
+      throw new Error(`PAYUNi's refunded total for ${request.chargeKey} moved by another amount: for a person`);
+    }
+  }
+  const asked = await records.askRefund({
+    idempotencyKey: request.idempotencyKey,
+    chargeKey: request.chargeKey,
+    amount: request.amount,
+    refundedBefore: trade.refunded,
+  });
+  const outcome = await refundPayuniTrade(
+    merchant,
+    { payuniTradeNo: trade.payuniTradeNo, amount: asked.amount },
+    request.now,
+  );
+  if (outcome.status === 'refunded') {
+    await records.settleRefund(request.idempotencyKey, 'refunded');
+    return { status: 'succeeded', refund_id: refundId };
+  }
+  await records.settleRefund(request.idempotencyKey, 'refused', outcome.message);
+  return { status: 'failed', message: outcome.message || 'PAYUNi refused the refund' };
+}
