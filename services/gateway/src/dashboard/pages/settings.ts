@@ -322,8 +322,8 @@ function paymentsSection(ctx: PageContext, state: PageState, processor: PaymentP
       <p class="muted">
         Through ECPay, buyers pay one-time items on ECPay's pages (card, ATM transfer or convenience-store code).
         Through PAYUNi, buyers pay by card in PAYUNi's card fields (one-time items and subscriptions, renewed with the
-        card PAYUNi keeps). Refunds through either are not available yet (docs/payments.md). Last changed:
-        ${when(processor.updated_at)}
+        card PAYUNi keeps; refunds go back through PAYUNi). Refunds through ECPay are not available yet
+        (docs/payments.md). Last changed: ${when(processor.updated_at)}
       </p>
       ${
         owner
