@@ -1,6 +1,6 @@
-import { PayuniCipherError, open, seal } from './crypto';
 import { PAYUNI_PATHS, type PayuniMerchant } from './merchant';
 import { openNotification } from './notifications';
+import { postSealed } from './post';
 
 /**
  * PAYUNi's UNi Embed and token charges, as integrations that run against PAYUNi drive them (the
@@ -88,8 +88,8 @@ export async function requestSdkToken(
       IFrameDomain: request.iframeDomain,
       ...(request.creditToken !== undefined ? { UseTokenType: '2', CreditToken: request.creditToken } : {}),
     },
-    options.timeoutMs ?? 10_000,
-    options,
+    { ...options, timeoutMs: options.timeoutMs ?? 10_000 },
+    CardChargeUnanswered,
   );
   if (inside.Status !== 'SUCCESS') {
     throw new Error(`PAYUNi refused an SDK token: ${inside.Status ?? ''} ${inside.Message ?? ''}`.trim());
@@ -145,8 +145,8 @@ export async function authorizeEmbeddedCard(
       ...(order.email ? { UsrMail: order.email } : {}),
       ...(order.threeDSecure ? { API3D: '1' } : {}),
     },
-    options.timeoutMs ?? CHARGE_TIMEOUT_MS,
-    options,
+    { ...options, timeoutMs: options.timeoutMs ?? CHARGE_TIMEOUT_MS },
+    CardChargeUnanswered,
   );
   return outcomeFor(inside, order.tradeNo, order.amount);
 }
@@ -188,8 +188,8 @@ export async function chargeCreditToken(
       CreditToken: order.creditToken,
       CreditHash: order.creditHash,
     },
-    options.timeoutMs ?? CHARGE_TIMEOUT_MS,
-    options,
+    { ...options, timeoutMs: options.timeoutMs ?? CHARGE_TIMEOUT_MS },
+    CardChargeUnanswered,
   );
   const outcome = outcomeFor(inside, order.tradeNo, order.amount);
   if (outcome.status !== 'requires_3d') return outcome;
@@ -260,59 +260,6 @@ function outcomeFor(inside: Record<string, string>, tradeNo: string, amount: num
     throw new CardChargeUnanswered(`PAYUNi answered paid for ${outcome.amount}, not ${amount}: ask the trade query`);
   }
   return outcome;
-}
-
-/**
- * Posts `fields` sealed to `path` and answers the fields inside the answer (its outside Status
- * first, the inside's over it). Anything that cannot be trusted throws `CardChargeUnanswered`,
- * including an answer without EncryptInfo: PAYUNi's errors (wrong parameters, a MerTradeNo used
- * before) come unsigned and say nothing about whether the trade exists.
- */
-async function postSealed(
-  merchant: PayuniMerchant,
-  path: string,
-  version: string,
-  fields: Record<string, string>,
-  timeoutMs: number,
-  options: PayuniCallOptions,
-): Promise<Record<string, string>> {
-  let body: string;
-  try {
-    const response = await (options.fetch ?? fetch)(`${merchant.baseUrl}${path}`, {
-      method: 'POST',
-      headers: { 'content-type': 'application/x-www-form-urlencoded' },
-      body: new URLSearchParams(seal(merchant.merchantId, fields, merchant, version)).toString(),
-      signal: AbortSignal.timeout(timeoutMs),
-    });
-    if (!response.ok) throw new CardChargeUnanswered(`${path} answered HTTP ${response.status}`);
-    body = await response.text();
-  } catch (error) {
-    if (error instanceof CardChargeUnanswered) throw error;
-    throw new CardChargeUnanswered(`${path} did not answer: ${(error as Error).message}`);
-  }
-  let answer: Record<string, unknown>;
-  try {
-    answer = JSON.parse(body) as Record<string, unknown>;
-  } catch {
-    throw new CardChargeUnanswered(`${path} answer is not JSON`);
-  }
-  if (!answer || typeof answer !== 'object') throw new CardChargeUnanswered(`${path} answer is not an object`);
-  if (!answer.EncryptInfo) {
-    throw new CardChargeUnanswered(
-      `${path} answered Status ${String(answer.Status)}: ${String(answer.Message ?? '')}, unsigned`,
-    );
-  }
-  let inside: Record<string, string>;
-  try {
-    inside = open(answer, merchant);
-  } catch (error) {
-    if (error instanceof PayuniCipherError) throw new CardChargeUnanswered(`${path} answer: ${error.message}`);
-    throw error;
-  }
-  if (answer.MerID !== merchant.merchantId || (inside.MerID !== undefined && inside.MerID !== merchant.merchantId)) {
-    throw new CardChargeUnanswered(`${path} answered for another merchant`);
-  }
-  return { ...(typeof answer.Status === 'string' ? { Status: answer.Status } : {}), ...inside };
 }
 
 function assertTrade(tradeNo: string, amount: number): void {

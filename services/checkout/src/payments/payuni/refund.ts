@@ -1,4 +1,4 @@
-import { PayuniCipherError, open, seal } from './crypto';
+import { postSealed } from './post';
 import { PAYUNI_PATHS, type PayuniMerchant } from './merchant';
 
 /**
@@ -83,56 +83,18 @@ export async function refundPayuniTrade(
     CloseType: CLOSE_TYPE_REFUND,
     TradeAmt: String(amount),
   };
-  let body: string;
-  try {
-    const response = await (options.fetch ?? fetch)(`${merchant.baseUrl}${path}`, {
-      method: 'POST',
-      headers: { 'content-type': 'application/x-www-form-urlencoded' },
-      body: new URLSearchParams(seal(merchant.merchantId, fields, merchant, TRADE_CLOSE_VERSION)).toString(),
-      signal: AbortSignal.timeout(options.timeoutMs ?? REFUND_TIMEOUT_MS),
-    });
-    if (!response.ok) throw new RefundUnanswered(`${path} answered HTTP ${response.status}`);
-    body = await response.text();
-  } catch (error) {
-    if (error instanceof RefundUnanswered) throw error;
-    throw new RefundUnanswered(`${path} did not answer: ${(error as Error).message}`);
-  }
-  let answer: Record<string, unknown>;
-  try {
-    answer = JSON.parse(body) as Record<string, unknown>;
-  } catch {
-    throw new RefundUnanswered(`${path} answer is not JSON`);
-  }
-  if (!answer || typeof answer !== 'object') throw new RefundUnanswered(`${path} answer is not an object`);
-  return outcomeOf(answer, merchant, request);
-}
-
-function outcomeOf(
-  answer: Record<string, unknown>,
-  merchant: PayuniMerchant,
-  request: { payuniTradeNo: string; amount: number },
-): PayuniRefundOutcome {
-  const path = PAYUNI_PATHS.tradeClose;
-  if (!answer.EncryptInfo) {
-    // Parameter errors come unsigned (payuni/PHP_SDK ResultProcess): anyone could have sent them.
-    throw new RefundUnanswered(
-      `${path} answered Status ${String(answer.Status)}: ${String(answer.Message ?? '')}, unsigned`,
-    );
-  }
-  let inside: Record<string, string>;
-  try {
-    inside = open(answer, merchant);
-  } catch (error) {
-    if (error instanceof PayuniCipherError) throw new RefundUnanswered(`${path} answer: ${error.message}`);
-    throw error;
-  }
-  if (answer.MerID !== merchant.merchantId || (inside.MerID !== undefined && inside.MerID !== merchant.merchantId)) {
-    throw new RefundUnanswered(`${path} answered for another merchant`);
-  }
+  const inside = await postSealed(
+    merchant,
+    path,
+    TRADE_CLOSE_VERSION,
+    fields,
+    { ...options, timeoutMs: options.timeoutMs ?? REFUND_TIMEOUT_MS },
+    RefundUnanswered,
+  );
   if (inside.TradeNo !== undefined && inside.TradeNo !== request.payuniTradeNo) {
     throw new RefundUnanswered(`${path} answered about another trade (${inside.TradeNo})`);
   }
-  const status = inside.Status ?? (typeof answer.Status === 'string' ? answer.Status : '');
+  const status = inside.Status ?? '';
   if (!status) throw new RefundUnanswered(`${path} answer has no Status`);
   if (status.toUpperCase() === 'UNKNOWN') {
     throw new RefundUnanswered(`PAYUNi does not know the refund's result yet (${status}): ask the trade query`);
