@@ -142,6 +142,16 @@ describe('PAYUNi cards through the hosted checkout and renewals', () => {
     expect((await send('GET', `/checkout/sessions/${sessionId}`)).body.status).toBe('COMPLETE');
   });
 
+  it('PAYUNi not answering for its card fields: the page says payments are unavailable, nothing else is shown', async () => {
+    const sessionId = await openSession('no-fields@example.com');
+    emulator.failNext('/api/iframe/token_get', 'http500');
+    const shown = await page(sessionId, { headers: { 'accept-language': 'zh-TW' } });
+    expect(shown.status).toBe(503);
+    expect(shown.html).toContain('這家商店目前無法付款，未收取任何費用。請聯絡商家。');
+    expect(shown.html).not.toContain('card_number');
+    expect((await page(sessionId)).status).toBe(200);
+  });
+
   it('a declined card: the page says so and nothing is charged; another card then pays under a new trade', async () => {
     const sessionId = await openSession('declined@example.com');
     await typeCard(sessionId, CARDS.declined);

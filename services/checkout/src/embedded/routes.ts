@@ -82,7 +82,14 @@ export function mountEmbeddedCheckoutRoutes(app: Express, context: ServiceContex
     const answer = toCheckoutAnswer(session, now(), script());
     if (session.status !== 'OPEN' || !session.requires_payment_method) return answer;
     const pageOrigin = origin ?? new URL(dependenciesOf(context).checkoutUrl).origin;
-    const payuni = await payuniCardFieldsFor(context, session, pageOrigin);
+    const payuni = await payuniCardFieldsFor(context, session, pageOrigin).catch((err: unknown) => {
+      context.logger.warn({ err, session: session.id }, 'PAYUNi did not open its card fields');
+      throw new ApiError(
+        502,
+        'processor_unavailable',
+        'PAYUNi did not open its card fields; nothing was charged, try again',
+      );
+    });
     return payuni ? { ...answer, sdk_token: payuni.sdkToken, card_form_script: payuni.scriptUrl } : answer;
   };
 

@@ -67,7 +67,8 @@ export interface Messages {
     | 'thanks'
     | 'canceled'
     | 'linkNotFound'
-    | 'linkUnavailable',
+    | 'linkUnavailable'
+    | 'paymentsUnavailable',
     string
   >;
   texts: {
@@ -167,6 +168,7 @@ const en: Messages = {
     canceled: 'Checkout canceled',
     linkNotFound: 'Link not found',
     linkUnavailable: 'Payment link unavailable',
+    paymentsUnavailable: 'Payments unavailable',
   },
   texts: {
     notFound: 'This checkout link is not valid.',
@@ -259,6 +261,7 @@ const zhTW: Messages = {
     canceled: '已取消結帳',
     linkNotFound: '找不到付款連結',
     linkUnavailable: '付款連結無法使用',
+    paymentsUnavailable: '目前無法付款',
   },
   texts: {
     notFound: '此結帳連結無效。',

@@ -193,6 +193,21 @@ export function mountHostedPage(app: Express, context: ServiceContext): void {
       : undefined;
     return { asyncMethods, payuniFields };
   };
+  /** The processor's fields, or null once a page saying payments are unavailable was sent (PAYUNi did not answer). */
+  const fieldsOrUnavailable = async (res: Response, session: Session, page: PageContext) => {
+    try {
+      return await processorFields(session);
+    } catch (err) {
+      context.logger.warn({ err, session: session.id }, 'the processor did not open its card fields');
+      const text = page.t.declines.processor_unavailable!;
+      const title = page.t.titles.paymentsUnavailable;
+      res
+        .status(503)
+        .type('html')
+        .send(renderMessagePage(title, text, backTo(session, page), page));
+      return null;
+    }
+  };
 
   app.get('/checkout/:session_id', async (req, res) => {
     const session = await load(req);
@@ -207,7 +222,8 @@ export function mountHostedPage(app: Express, context: ServiceContext): void {
       res.type('html').send(renderMessagePage(confirmingTitle, confirming, undefined, page));
       return;
     }
-    res.type('html').send(renderCheckoutPage(viewOf(session!, action(req), page, await processorFields(session!))));
+    const fields = await fieldsOrUnavailable(res, session!, page);
+    if (fields) res.type('html').send(renderCheckoutPage(viewOf(session!, action(req), page, fields)));
   });
 
   // PAYUNi's card result after 3-D Secure: server to server (answered `OK` once recorded), and
@@ -310,7 +326,8 @@ export function mountHostedPage(app: Express, context: ServiceContext): void {
           .send(renderMessagePage(page.t.titles.inProgress, page.t.texts.inProgress, undefined, page));
         return;
       }
-      again(error.status, { error: refusalText(error, page.t), ...(await processorFields(session!)) });
+      const fields = await fieldsOrUnavailable(res, session!, page);
+      if (fields) again(error.status, { error: refusalText(error, page.t), ...fields });
     }
   });
 }
