@@ -2,7 +2,6 @@ import { BILLING_PUBLIC_EVENTS, type DomainEventEnvelope } from '@billing/contra
 import { exactlyOnce } from '@billing/bus';
 import type { EventStoreTransaction } from '@billing/eventstore';
 import { type ServiceContext, topicOf } from '@billing/runtime';
-import { dependenciesOf } from '../dependencies';
 import { refundCharge } from '../payments/refund-at-processor';
 import { chargeKeyOfPaid } from '../refunds/order';
 import { heldAmount } from '../refunds/refund';
