@@ -136,6 +136,32 @@ describeWithBrowser('PAYUNi cards in the browser', () => {
     await context.close();
   });
 
+  it.each([
+    ['zh-TW', '目前無法付款'],
+    ['en', 'Payments unavailable'],
+  ])(
+    '%s: PAYUNi not opening its card fields leaves the buyer a page that says so, fitting the phone',
+    async (locale, title) => {
+      const session = await send('POST', '/checkout/sessions', {
+        product_slug: 'pro',
+        success_url: 'https://shop.example/thanks',
+        cancel_url: 'https://shop.example/',
+        customer_email: `unavailable-${locale.toLowerCase()}@example.com`,
+      });
+      const context = await browser.newContext({ locale, viewport: { width: 375, height: 800 } });
+      const page = await context.newPage();
+      emulator.failNext('/api/iframe/token_get', 'http500');
+      const response = await page.goto(`${platform.gatewayUrl}/checkout/${session.body.id}`);
+      expect(response?.status()).toBe(503);
+      expect(await page.getByRole('heading', { level: 1 }).textContent()).toBe(title);
+      await page.screenshot({ path: `/tmp/payuni-unavailable-${locale}.png`, fullPage: true });
+      expect(
+        await page.evaluate(() => window.document.documentElement.scrollWidth - window.innerWidth),
+      ).toBeLessThanOrEqual(0);
+      await context.close();
+    },
+  );
+
   it("the recur-tw SDK's embedded checkout pays through PAYUNi's card fields", async () => {
     const context = await browser.newContext({ viewport: { width: 375, height: 800 } });
     const page = await context.newPage();
