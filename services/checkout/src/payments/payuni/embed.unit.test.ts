@@ -1,4 +1,5 @@
-import { hashInfo, open, seal } from './crypto';
+import { TEST_MERCHANT, fakePayuni, sealedAnswer } from './testing';
+import { hashInfo } from './crypto';
 import {
   CardChargeUnanswered,
   authorizeEmbeddedCard,
@@ -7,34 +8,14 @@ import {
   readCardResult,
   requestSdkToken,
 } from './embed';
-import { PAYUNI_SANDBOX_URL, type PayuniMerchant } from './merchant';
 import { RejectedNotification } from './notifications';
 
-const MERCHANT: PayuniMerchant = {
-  merchantId: 'abc',
-  hashKey: '12345678901234567890123456789012',
-  hashIV: '1234567890123456',
-  baseUrl: PAYUNI_SANDBOX_URL,
-};
+const MERCHANT = TEST_MERCHANT;
 const NOW = new Date('2026-11-26T16:30:05Z');
 const UNIX = String(Date.parse('2026-11-26T16:30:05Z') / 1000);
 
-/** A fetch that records what was posted and answers `answer` (sealed unless told otherwise). */
-function payuni(answer: (request: Record<string, string>) => unknown, status = 200) {
-  const calls: { url: string; outside: Record<string, string>; inside: Record<string, string> }[] = [];
-  const fetchFake: typeof fetch = async (input, init) => {
-    const outside = Object.fromEntries(new URLSearchParams(String(init?.body)));
-    const inside = open(outside, MERCHANT);
-    calls.push({ url: String(input), outside, inside });
-    const body = answer(inside);
-    return new Response(typeof body === 'string' ? body : JSON.stringify(body), { status });
-  };
-  return { calls, fetch: fetchFake };
-}
-const sealed = (inside: Record<string, string>, version = '1.0') => ({
-  Status: inside.Status ?? 'SUCCESS',
-  ...seal(MERCHANT.merchantId, inside, MERCHANT, version),
-});
+const payuni = fakePayuni;
+const sealed = sealedAnswer;
 
 const PAID = {
   Status: 'SUCCESS',

@@ -1,34 +1,15 @@
-import { encryptInfo, hashInfo, open, seal } from './crypto';
-import { PAYUNI_SANDBOX_URL, type PayuniMerchant } from './merchant';
+import { TEST_MERCHANT, fakePayuni, sealedAnswer } from './testing';
+import { encryptInfo, hashInfo } from './crypto';
 import { QueryUnanswered, queryPayuniTrade } from './query';
 import { RefundUnanswered, refundPayuniTrade } from './refund';
 
-const MERCHANT: PayuniMerchant = {
-  merchantId: 'abc',
-  hashKey: '12345678901234567890123456789012',
-  hashIV: '1234567890123456',
-  baseUrl: PAYUNI_SANDBOX_URL,
-};
+const MERCHANT = TEST_MERCHANT;
 const NOW = new Date('2026-11-26T16:30:05Z');
 const UNIX = String(Date.parse('2026-11-26T16:30:05Z') / 1000);
 const REFUND = { payuniTradeNo: '1688044976546407799', amount: 100 };
 
-/** A fetch that records what was posted and answers `answer` (sealed unless told otherwise). */
-function payuni(answer: (request: Record<string, string>) => unknown, status = 200) {
-  const calls: { url: string; outside: Record<string, string>; inside: Record<string, string> }[] = [];
-  const fetchFake: typeof fetch = async (input, init) => {
-    const outside = Object.fromEntries(new URLSearchParams(String(init?.body)));
-    const inside = open(outside, MERCHANT);
-    calls.push({ url: String(input), outside, inside });
-    const body = answer(inside);
-    return new Response(typeof body === 'string' ? body : JSON.stringify(body), { status });
-  };
-  return { calls, fetch: fetchFake };
-}
-const sealed = (inside: Record<string, string>, version = '1.0') => ({
-  Status: inside.Status ?? 'SUCCESS',
-  ...seal(MERCHANT.merchantId, inside, MERCHANT, version),
-});
+const payuni = fakePayuni;
+const sealed = sealedAnswer;
 
 /** The inside of a refund's answer, in the shape Omnipay-Payuni's tests record. */
 const REFUNDED = {
