@@ -258,6 +258,13 @@ describe('PAYUNi cards through the hosted checkout and renewals', () => {
     });
     expect(bound.status).toBe(200);
     const id = created.body.checkout.id;
+    // A read answers the same card fields, without asking PAYUNi for another token.
+    const tokensBefore = emulator.tokens.size;
+    const read = await fetch(`${platform.gatewayUrl}/v1/checkouts/${id}`, { headers }).then(
+      (r) => r.json() as Promise<any>,
+    );
+    expect(read).toMatchObject({ sdk_token: created.body.sdk_token, card_form_script: created.body.card_form_script });
+    expect(emulator.tokens.size).toBe(tokensBefore);
     const paying = await fetch(`${platform.gatewayUrl}/v1/checkouts/${id}/pay`, {
       method: 'POST',
       headers,

@@ -78,6 +78,20 @@ export async function payuniCardFieldsFor(
   };
 }
 
+/**
+ * The card fields a session was opened with last (its SDK token and PAYUNi's script), for reads
+ * that must not ask PAYUNi for a new token each time (a status poll); null when none.
+ */
+export async function rememberedPayuniFields(
+  context: ServiceContext,
+  session: Session,
+): Promise<Pick<PayuniCardFields, 'sdkToken' | 'scriptUrl'> | null> {
+  const sdkToken = await dependenciesOf(context).payuni.sdkToken(session.id);
+  if (!sdkToken) return null;
+  const payuni = await payuniMerchantOf(context, session.organization, session.environment);
+  return payuni ? { sdkToken, scriptUrl: payuniScriptUrl(payuni.merchant.baseUrl) } : null;
+}
+
 /** Whether the session's organization pays through PAYUNi in its environment. */
 export async function paysThroughPayuni(context: ServiceContext, session: Session): Promise<boolean> {
   return (await payuniMerchantOf(context, session.organization, session.environment)) !== null;
