@@ -4,7 +4,7 @@ import { promotionsService } from '@billing/promotions';
 import { type Infrastructure, type ServiceUnderTest, startServiceForTest, testInfrastructure } from '@billing/runtime';
 import { eventually } from '@billing/testing';
 import { checkoutService, expireDueSessions } from '../src';
-import { admin, call, caller, card, ebook, monthly, newOrg, urls } from './helpers';
+import { admin, call, caller, card, ebook, newOrg, urls } from './helpers';
 
 jest.setTimeout(120_000);
 

@@ -1,8 +1,7 @@
 import type { PaymentInstructions } from '@billing/contracts';
-import { type Html, formatDateTime, formatTwd, html, raw } from '@billing/service';
+import { formatDateTime, formatTwd, html, raw } from '@billing/service';
 import type { AioForm } from '../payments/ecpay/aio';
 import { page } from './html';
-import type { Messages } from './messages';
 import { type PageContext, merchantHeader } from './render';
 
 /**

@@ -34,7 +34,7 @@ import { pageUrl } from '../sessions/resource';
 import { redirectUrlViolation } from '../sessions/rules';
 import { lookUpProduct } from '../sessions/upstream';
 import { paymentLinkAggregate } from './aggregate';
-import { type LinkSettings, type PaymentLinkState, type PaymentLinkView, isClosed, SOLD_OUT_MESSAGE } from './link';
+import { type LinkSettings, type PaymentLinkState, type PaymentLinkView, isClosed } from './link';
 import {
   findCallerLink,
   findLinkByUrlId,

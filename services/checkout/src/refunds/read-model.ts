@@ -1,11 +1,4 @@
-import {
-  type CallerIdentity,
-  type Refund,
-  Refund as RefundSchema,
-  inSchemaOrder,
-  unknownCursor,
-  type Tenant,
-} from '@billing/contracts';
+import { type Refund, Refund as RefundSchema, inSchemaOrder, unknownCursor, type Tenant } from '@billing/contracts';
 import {
   type EventStore,
   type RecordedEvent,
