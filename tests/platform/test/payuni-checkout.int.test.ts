@@ -238,6 +238,27 @@ describe('PAYUNi cards through the hosted checkout and renewals', () => {
     expect(emulator.queries.slice(queriesBefore).filter((q) => q === renewalTrade).length).toBeGreaterThanOrEqual(2);
   });
 
+  it('a kept card PAYUNi declines at renewal: the invoice stays open and the subscription goes past due, nothing recorded as paid', async () => {
+    const clock = (await send('POST', '/test_clocks', { frozen_time: '2026-01-31T10:00:00Z' })).body.id as string;
+    const sessionId = await openSession('declines-later@example.com', { test_clock: clock });
+    await typeCard(sessionId, '4000000000000341'); // pays now, declines every later charge
+    expect((await pay(sessionId)).status).toBe(303);
+    const subscription = await subscriptionOf(sessionId);
+    expect((await send('POST', `/test_clocks/${clock}/advance`, { frozen_time: '2026-03-01T00:00:00Z' })).status).toBe(
+      200,
+    );
+    await eventually(async () => expect((await send('GET', `/test_clocks/${clock}`)).body.status).toBe('ready'), 60000);
+    await eventually(async () =>
+      expect((await send('GET', `/subscriptions/${subscription.id}`)).body.status).toBe('PAST_DUE'),
+    );
+    const invoices = (await send('GET', `/invoices?subscription_id=${subscription.id}`)).body.data;
+    expect(invoices.map((invoice: { status: string }) => invoice.status).sort()).toEqual(['open', 'paid']);
+    const renewals = [...emulator.trades.values()].filter(
+      (t) => t.fields.CreditHash && t.card?.number === '4000000000000341',
+    );
+    expect(renewals.map((t) => t.status)).toEqual(['failed']);
+  });
+
   it("an embedded checkout gets PAYUNi's SDK token, answers requires3D with the bank's page, and is paid once PAYUNi posts the result", async () => {
     const headers = {
       authorization: `Bearer ${org.api_keys.sandbox.secret_key}`,
