@@ -6,7 +6,6 @@ import type { PayuniMerchant } from './payuni/merchant';
 import { queryPayuniTrade } from './payuni/query';
 import { payuniTradeNo } from './payuni/upp';
 import type { ChargeResult, SavedCardChargeRequest } from './processor';
-import { payuniMerchantOf } from './settings/merchant-of';
 
 /** The platform's reference to a card PAYUNi keeps (`PayuniRecords.saveCard`). */
 export const isPayuniCard = (paymentMethodId: string) => paymentMethodId.startsWith('pm_payuni_');
@@ -24,7 +23,7 @@ const declined = (code: string, message: string): ChargeResult => ({ status: 'de
 
 /**
  * A renewal's charge of a card PAYUNi keeps (`/api/credit` with its CreditToken and CreditHash),
- * once per key: the key's trade number is PAYUNi's MerTradeNo, so a repeat of a charge PAYUNi
+ * once per key (`payuni` is the organization's merchant, null when it no longer uses PAYUNi): the key's trade number is PAYUNi's MerTradeNo, so a repeat of a charge PAYUNi
  * made is refused there (an unsigned error, read as no answer) and answered here from PAYUNi's
  * trade query. An answer PAYUNi did not
  * give, and the query cannot settle, throws: the caller records the outcome as unknown and the
@@ -34,10 +33,10 @@ export async function chargePayuniSavedCard(
   context: ServiceContext,
   owner: Owner,
   request: SavedCardChargeRequest,
+  payuni: PayuniMerchant | null,
 ): Promise<ChargeResult> {
   const { payuni: records } = dependenciesOf(context);
   if (await records.isReleased(request.idempotencyKey)) return RELEASED;
-  const payuni = await payuniMerchantOf(context, owner.organization, owner.environment);
   if (!payuni)
     return declined('processor_unavailable', 'The card was saved at PAYUNi, which the organization no longer uses');
   const saved = await records.findCard(request.paymentMethodId, owner);
@@ -46,7 +45,7 @@ export async function chargePayuniSavedCard(
   const succeeded: ChargeResult = { status: 'succeeded', payment_method: saved.card };
   try {
     const outcome = await chargeCreditToken(
-      payuni.merchant,
+      payuni,
       {
         tradeNo,
         amount: request.amount,
@@ -62,7 +61,7 @@ export async function chargePayuniSavedCard(
   } catch (error) {
     if (!(error instanceof CardChargeUnanswered)) throw error;
   }
-  const answer = await settledByQuery(payuni.merchant, tradeNo, request.now, succeeded);
+  const answer = await settledByQuery(payuni, tradeNo, request.now, succeeded);
   if (!answer) throw new CardChargeUnanswered('PAYUNi did not answer the charge and does not know it yet');
   return answer;
 }
@@ -75,19 +74,17 @@ export async function chargePayuniSavedCard(
  */
 export async function payuniChargeStatus(
   context: ServiceContext,
-  owner: Owner,
+  payuni: PayuniMerchant,
   idempotencyKey: string,
   release: boolean,
 ): Promise<ChargeResult | null> {
   const { payuni: records } = dependenciesOf(context);
   if (await records.isReleased(idempotencyKey)) return RELEASED;
-  const payuni = await payuniMerchantOf(context, owner.organization, owner.environment);
-  if (!payuni) return null;
   const paid: ChargeResult = {
     status: 'succeeded',
     payment_method: { id: 'pm_payuni_unknown', brand: 'unknown', last4: '', exp_month: 0, exp_year: 0 },
   };
-  const answer = await settledByQuery(payuni.merchant, payuniTradeNo(idempotencyKey), context.now(), paid);
+  const answer = await settledByQuery(payuni, payuniTradeNo(idempotencyKey), context.now(), paid);
   if (answer || !release) return answer;
   await records.release(idempotencyKey);
   return RELEASED;

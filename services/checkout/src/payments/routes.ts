@@ -42,15 +42,7 @@ export function mountChargeRoutes(app: Express, context: ServiceContext): void {
     const caller = callerOf(req);
     const { processor } = dependenciesOf(context);
     const { idempotency_key: key, release_if_absent: release } = res.locals.input.body as Required<ChargeStatusBody>;
-    const simulated = await processor.lookup(key);
-    const paysThroughPayuni = (await payuniMerchantOf(context, caller.organization, caller.environment)) !== null;
-    const kept =
-      simulated ??
-      (paysThroughPayuni
-        ? await payuniChargeStatus(context, caller, key, release)
-        : release
-          ? await processor.release(key)
-          : null);
+    const kept = (await processor.lookup(key)) ?? (await unsimulatedStatus(context, caller, key, release));
     const answer: ChargeStatus = kept ? answerOf(kept) : { status: 'not_found' };
     res.json(answer);
   });
@@ -106,8 +98,17 @@ export function mountChargeRoutes(app: Express, context: ServiceContext): void {
           ? await processor.chargeSavedCards(simulated)
           : await Promise.all(simulated.map((request) => processor.chargeSavedCard(request)));
     const byKey = new Map(simulated.map((request, i) => [request.idempotencyKey, simulatedResults[i]!]));
+    // The organization's PAYUNi merchant, read once for the batch.
+    const payuni =
+      simulated.length < requests.length
+        ? await payuniMerchantOf(context, caller.organization, caller.environment)
+        : null;
     const results = await Promise.all(
-      requests.map((request) => byKey.get(request.idempotencyKey) ?? chargePayuniSavedCard(context, caller, request)),
+      requests.map(
+        (request) =>
+          byKey.get(request.idempotencyKey) ??
+          chargePayuniSavedCard(context, caller, request, payuni?.merchant ?? null),
+      ),
     );
     const answer: SavedCardCharges = { results: results.map(answerOf) };
     res.json(answer);
@@ -120,10 +121,28 @@ async function chargeSavedCard(
   caller: { organization: string; environment: Environment },
   request: SavedCardChargeRequest,
 ): Promise<ChargeResult> {
-  if (isPayuniCard(request.paymentMethodId)) return chargePayuniSavedCard(context, caller, request);
+  if (isPayuniCard(request.paymentMethodId)) {
+    const payuni = await payuniMerchantOf(context, caller.organization, caller.environment);
+    return chargePayuniSavedCard(context, caller, request, payuni?.merchant ?? null);
+  }
   const { processor } = dependenciesOf(context);
   refuseUnlessSimulated(processor, caller.environment);
   return processor.chargeSavedCard(request);
+}
+
+/**
+ * A key the simulator never answered: asked of PAYUNi when the organization pays through it,
+ * else given up at the simulator when `release` (so the answer is final), else unknown.
+ */
+async function unsimulatedStatus(
+  context: ServiceContext,
+  caller: { organization: string; environment: Environment },
+  key: string,
+  release: boolean,
+): Promise<ChargeResult | null> {
+  const payuni = await payuniMerchantOf(context, caller.organization, caller.environment);
+  if (payuni) return payuniChargeStatus(context, payuni.merchant, key, release);
+  return release ? dependenciesOf(context).processor.release(key) : null;
 }
 
 function refuseUnlessSimulated(processor: PaymentProcessor, environment: Environment): void {
