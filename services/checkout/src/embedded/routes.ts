@@ -17,7 +17,7 @@ import { dependenciesOf } from '../dependencies';
 import { CardForms } from '../payments/card-form';
 import { createSession, parseSessionRequest } from '../sessions/create';
 import { paySession } from '../sessions/pay';
-import { payWithPayuni, payuniCardFieldsFor, paysThroughPayuni, rememberedPayuniFields } from '../sessions/pay-payuni';
+import { payWithPayuni, payuniCardFieldsFor, payuniMerchantFor, rememberedPayuniFields } from '../sessions/pay-payuni';
 import { findCallerSession } from '../sessions/queries';
 import type { Session } from '../sessions/session';
 import { cardFormScriptUrl } from './card-form-routes';
@@ -122,11 +122,12 @@ export function mountEmbeddedCheckoutRoutes(app: Express, context: ServiceContex
       const body = res.locals.input.body as PayCheckoutBody;
       const secret = body.client_secret ?? (res.locals.input.query as ClientSecretQuery).client_secret;
       const checkout = await checkoutFor(caller, id, secret, false);
-      if (checkout.requires_payment_method && (await paysThroughPayuni(context, checkout))) {
+      const payuni = await payuniMerchantFor(context, checkout);
+      if (payuni) {
         if (secret === undefined && !sameCreditToken(body, checkout) && caller.keyKind === 'publishable') {
           throw badRequest('client_secret is required with a Publishable Key');
         }
-        const paid = await payWithPayuni(context, id, { email: body.email, name: body.name }, 'embedded');
+        const paid = await payWithPayuni(context, id, { email: body.email, name: body.name }, 'embedded', payuni);
         if (paid.status === 'complete') {
           res.json(toPaidAnswer(paid.session, now(), script(), paid.redirectUrl));
           return;

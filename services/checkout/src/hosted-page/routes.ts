@@ -12,7 +12,7 @@ import {
   afterPayuniReturn,
   payWithPayuni,
   payuniCardFieldsFor,
-  paysThroughPayuni,
+  payuniMerchantFor,
 } from '../sessions/pay-payuni';
 import { dependenciesOf } from '../dependencies';
 import { renderInstructionsPage, renderProcessorRedirect } from './async-payment-pages';
@@ -289,8 +289,9 @@ export function mountHostedPage(app: Express, context: ServiceContext): void {
     }
     try {
       // A checkout with nothing to charge completes without a processor, as with the simulator.
-      if (session!.requires_payment_method && (await paysThroughPayuni(context, session!))) {
-        const paid = await payWithPayuni(context, session!.id, parsed.data, 'hosted');
+      const payuni = await payuniMerchantFor(context, session!);
+      if (payuni) {
+        const paid = await payWithPayuni(context, session!.id, parsed.data, 'hosted', payuni);
         return res.redirect(303, paid.status === 'complete' ? paid.redirectUrl! : paid.url);
       }
       if (typeof form.method === 'string') {

@@ -92,9 +92,10 @@ export async function rememberedPayuniFields(
   return payuni ? { sdkToken, scriptUrl: payuniScriptUrl(payuni.merchant.baseUrl) } : null;
 }
 
-/** Whether the session's organization pays through PAYUNi in its environment. */
-export async function paysThroughPayuni(context: ServiceContext, session: Session): Promise<boolean> {
-  return (await payuniMerchantOf(context, session.organization, session.environment)) !== null;
+/** The PAYUNi merchant a session's payment goes to: null when its organization does not pay through PAYUNi, or nothing is charged. */
+export async function payuniMerchantFor(context: ServiceContext, session: Session): Promise<PayuniMerchant | null> {
+  if (!session.requires_payment_method) return null;
+  return (await payuniMerchantOf(context, session.organization, session.environment))?.merchant ?? null;
 }
 
 /**
@@ -107,6 +108,7 @@ export async function payWithPayuni(
   sessionId: string,
   input: { email?: string; name?: string },
   uiMode: 'hosted' | 'embedded',
+  merchant: PayuniMerchant,
 ): Promise<PayuniPayOutcome> {
   const { now } = context;
   const row = await findSessionRow(context.store.database, context.store.tables.schema, sessionId);
@@ -118,8 +120,6 @@ export async function payWithPayuni(
   if (statusAt(session, now()) === 'EXPIRED') throw conflict('This checkout session has expired');
   const { store } = context;
   if (await openedBySoldOutLink(store.database, store.tables.schema, session)) throw conflict(SOLD_OUT_MESSAGE);
-  const payuni = await payuniMerchantOf(context, session.organization, session.environment);
-  if (!payuni) throw unavailable('This checkout does not pay through PAYUNi');
   if (!session.customer_email && !input.email) {
     throw validationError([{ path: 'email', code: 'required', message: 'email is required' }]);
   }
@@ -131,7 +131,7 @@ export async function payWithPayuni(
   const pending = session.pending_charge;
   let known: KnownSession = row;
   if (pending?.processor === 'payuni') {
-    const settled = await settleFromQuery(context, payuni.merchant, session, pending.key);
+    const settled = await settleFromQuery(context, merchant, session, pending.key);
     if (settled) return settled;
     known = (await findSessionRow(context.store.database, context.store.tables.schema, sessionId)) ?? row;
   }
@@ -151,7 +151,7 @@ export async function payWithPayuni(
   let outcome: PayuniCardOutcome;
   try {
     outcome = await authorizeEmbeddedCard(
-      payuni.merchant,
+      merchant,
       {
         sdkToken,
         tradeNo: payuniTradeNo(key),
