@@ -245,12 +245,13 @@ describe('merchant dashboard actions', () => {
         processor: 'payuni',
         merchant_id: 'S01234567',
         ...payuniKeys,
+        method_atm: 'on',
       }),
     );
     expect(payuni).toContain('PAYUNi settings saved');
     expect(payuni).toContain('PAYUNi, merchant S01234567');
     expect(payuni).not.toContain(payuniKeys.hash_key);
-    expect(await processorOf('production')).toMatchObject({ processor: 'payuni', methods: ['card'] });
+    expect(await processorOf('production')).toMatchObject({ processor: 'payuni', methods: ['card', 'atm'] });
 
     await noticeOf(await owner.submit(production, { _action: 'removePayments' }));
     expect(await processorOf('production')).toMatchObject({ processor: 'none' });

@@ -128,7 +128,7 @@ describe('payment processor settings', () => {
       processor: 'payuni',
       merchant_id: 'S01234567',
       endpoint_url: 'https://api.payuni.com.tw',
-      methods: ['card'],
+      methods: ['card', 'atm', 'cvs'],
       credentials_set: true,
     });
     expect(JSON.stringify(set.body)).not.toContain(payuni.hash_key);

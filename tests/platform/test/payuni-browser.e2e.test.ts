@@ -4,7 +4,7 @@ import { readFileSync } from 'node:fs';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { type PayuniEmulator, startPayuniEmulator } from '@billing/checkout';
-import { eventually } from '@billing/testing';
+import { ebook, eventually } from '@billing/testing';
 import type { Browser, BrowserContext, Page } from 'playwright-core';
 import { describeWithBrowser, launchChromium } from '../src/browser';
 import { type CreatedOrganization, type Platform, clientOf, jsonApi, plan, startPlatform } from '../src/platform';
@@ -67,6 +67,7 @@ describeWithBrowser('PAYUNi cards in the browser', () => {
       () => org.api_keys.sandbox.secret_key,
     );
     await client.createProduct(org.id, plan({ slug: 'pro', name: 'Pro plan', price: 299 }));
+    await client.createProduct(org.id, ebook({ slug: 'ebook', name: 'Tea guide', price: 480 }));
     expect((await client.admin('PATCH', `/organizations/${org.id}`, { allowed_origins: [shop.origin] })).status).toBe(
       200,
     );
@@ -135,6 +136,52 @@ describeWithBrowser('PAYUNi cards in the browser', () => {
     await subscriptionsOf(email);
     await context.close();
   });
+
+  it.each([
+    ['zh-TW', 'ATM 轉帳（虛擬帳號）', '前往統一金流付款', '請轉帳至此帳號', 'atm'],
+    ['en', 'Convenience-store payment code', 'Continue to PAYUNi', 'Pay with this code at a convenience store', 'cvs'],
+  ])(
+    '%s: a one-time item paid by a code from PAYUNi: chosen beside the card fields, shown back, completed when paid',
+    async (locale, methodLabel, continueLabel, instructionsTitle, method) => {
+      const session = await send('POST', '/checkout/sessions', {
+        product_slug: 'ebook',
+        success_url: 'https://shop.example/thanks',
+        cancel_url: 'https://shop.example/',
+        customer_email: `code-${locale.toLowerCase()}@example.com`,
+      });
+      expect(session.status).toBe(201);
+      const context = await browser.newContext({ locale, viewport: { width: 375, height: 800 } });
+      const page = await context.newPage();
+      const checkoutUrl = `${platform.gatewayUrl}/checkout/${session.body.id}`;
+      await page.goto(checkoutUrl);
+      await page.locator('[data-payuni-field="CardNo"]').waitFor();
+      await page.getByLabel(locale === 'en' ? 'Name' : '姓名').fill('陳大文');
+      await page.getByLabel(methodLabel).check();
+      // The card fields step aside and the button says where the buyer goes.
+      expect(await page.locator('#payuni-fields').isHidden()).toBe(true);
+      expect(await page.locator('#pay').textContent()).toBe(continueLabel);
+      await page.screenshot({ path: `/tmp/payuni-code-choice-${locale}.png`, fullPage: true });
+      expect(
+        await page.evaluate(() => window.document.documentElement.scrollWidth - window.innerWidth),
+      ).toBeLessThanOrEqual(0);
+      await page.locator('#pay').click();
+      await page.waitForURL(`${emulator.url}/api/upp`);
+      const code = await page.locator(method === 'atm' ? '#account' : '#payment-no').textContent();
+
+      await page.goto(checkoutUrl);
+      expect(await page.getByRole('heading', { level: 1 }).textContent()).toBe(instructionsTitle);
+      expect(await page.locator(method === 'atm' ? '#account' : '#payment-code').textContent()).toBe(code);
+      await page.screenshot({ path: `/tmp/payuni-code-instructions-${locale}.png`, fullPage: true });
+      expect(
+        await page.evaluate(() => window.document.documentElement.scrollWidth - window.innerWidth),
+      ).toBeLessThanOrEqual(0);
+
+      const [tradeNo] = [...emulator.trades.entries()].find(([, t]) => t.fields.NotifyURL?.includes(session.body.id))!;
+      await emulator.pay(tradeNo);
+      expect((await send('GET', `/checkout/sessions/${session.body.id}`)).body.status).toBe('COMPLETE');
+      await context.close();
+    },
+  );
 
   it.each([
     ['zh-TW', '目前無法付款'],

@@ -138,14 +138,18 @@ export const OrderRefundedData = z
   .meta({ id: 'OrderRefundedData' });
 export type OrderRefundedData = z.infer<typeof OrderRefundedData>;
 
+/** The processors whose pages take ATM and convenience-store payments (docs/payments.md). */
+export const AsyncPaymentProcessor = z.enum(['ecpay', 'payuni']);
+export type AsyncPaymentProcessor = z.infer<typeof AsyncPaymentProcessor>;
+
 /** Occurs when the processor opened an ATM account or a convenience-store code the buyer will pay. */
 export const CheckoutAsyncPaymentPendingData = z
   .object({
     session_id: z.string(),
     attempt_id: z.string(),
     charge_key: z.string().describe("The platform's idempotency key of the payment at the processor"),
-    processor: z.literal('ecpay'),
-    trade_no: z.string().describe("The processor's trade: ECPay's MerchantTradeNo"),
+    processor: AsyncPaymentProcessor,
+    trade_no: z.string().describe("The processor's trade: ECPay's MerchantTradeNo, PAYUNi's MerTradeNo"),
     instructions: PaymentInstructions,
     issued_at: z.iso.datetime(),
     object: CheckoutSession.optional().describe(
@@ -174,7 +178,7 @@ export const CheckoutPaymentUnmatchedData = z
   .object({
     session_id: z.string(),
     order_id: z.string(),
-    processor: z.literal('ecpay'),
+    processor: AsyncPaymentProcessor,
     trade_no: z.string(),
     amount: z.int(),
     reason: z.enum(['paid_after_expiry', 'paid_other_trade']),
@@ -190,8 +194,8 @@ export const UnmatchedPayment = z
     id: z.string().describe('<session id>:<trade number>'),
     checkout_session_id: z.string(),
     order_id: z.string(),
-    processor: z.literal('ecpay'),
-    trade_no: z.string().describe("The processor's trade (ECPay's MerchantTradeNo)"),
+    processor: AsyncPaymentProcessor,
+    trade_no: z.string().describe("The processor's trade (ECPay's MerchantTradeNo, PAYUNi's MerTradeNo)"),
     amount: z.int().describe('TWD the processor says was paid'),
     reason: z.enum(['paid_after_expiry', 'paid_other_trade']),
     created_at: z.iso.datetime(),

@@ -66,10 +66,17 @@ export const ConfigurePaymentProcessorBody = z
           "Sandbox only: where PAYUNi's API answers (sandbox-api.payuni.com.tw by default, or an emulator, which also serves the card-field script); Production always uses api.payuni.com.tw",
         ),
       methods: z
-        .array(z.literal('card'))
-        .length(1)
+        .array(PaymentMethodKind)
+        .min(1)
+        .max(3)
+        .refine((methods) => new Set(methods).size === methods.length, { message: 'methods must not repeat' })
+        .refine((methods) => methods.includes('card'), {
+          message: 'PAYUNi takes cards on every checkout: include card',
+        })
         .optional()
-        .describe('Cards only: ATM and convenience-store payments through PAYUNi are not taken yet (docs/payments.md)'),
+        .describe(
+          'What buyers may pay with; all three by default, card always. ATM and convenience-store codes are offered for one-time checkouts (docs/payments.md)',
+        ),
     }),
   ])
   .meta({ id: 'ConfigurePaymentProcessorBody' });

@@ -1,25 +1,32 @@
-import type { PaymentInstructions } from '@billing/contracts';
+import type { AsyncPaymentProcessor, PaymentInstructions } from '@billing/contracts';
 import { formatDateTime, formatTwd, html, raw } from '@billing/service';
-import type { AioForm } from '../payments/ecpay/aio';
 import { page } from './html';
 import { type PageContext, merchantHeader } from './render';
+
+/** A form the buyer's browser posts to a processor's page: ECPay's AioCheckOut, PAYUNi's UPP. */
+export type ProcessorForm = { action: string; fields: Record<string, string> };
 
 /**
  * The form the buyer's browser posts to the processor, sent at once by a script and by a
  * button without one: the processor's page then opens the account or code.
  */
-export function renderProcessorRedirect(form: AioForm, context: PageContext): string {
+export function renderProcessorRedirect(
+  form: ProcessorForm,
+  processor: AsyncPaymentProcessor,
+  context: PageContext,
+): string {
   const { t } = context;
+  const name = t.asyncPayment.processors[processor];
   const fields = Object.entries(form.fields).map(
     ([name, value]) => html`<input type="hidden" name="${name}" value="${value}" />`,
   );
   return page(
-    t.asyncPayment.continue,
+    t.asyncPayment.continue(name),
     html`${merchantHeader(context.merchant)}
-      <p class="muted">${t.asyncPayment.redirecting}</p>
+      <p class="muted">${t.asyncPayment.redirecting(name)}</p>
       <form method="post" action="${form.action}" id="processor-form">
         ${fields}
-        <button type="submit" id="continue">${t.asyncPayment.continue}</button>
+        <button type="submit" id="continue">${t.asyncPayment.continue(name)}</button>
       </form>
       ${raw(`<script>document.getElementById('processor-form').submit();</script>`)}`,
     { lang: t.lang, brandColor: context.merchant?.brand_color },

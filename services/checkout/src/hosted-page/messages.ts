@@ -40,11 +40,16 @@ export interface Messages {
   /** An ATM or convenience-store payment through the merchant's processor (docs/payments.md). */
   asyncPayment: {
     payBy: string;
+    /** A card typed into the processor's fields on this page (PAYUNi). */
     card: string;
+    /** A card typed on ECPay's own page. */
+    cardOnEcpay: string;
     atm: string;
     cvs: string;
-    continue: string;
-    redirecting: string;
+    /** The processor's name as buyers know it. */
+    processors: Record<'ecpay' | 'payuni', string>;
+    continue: (processor: string) => string;
+    redirecting: (processor: string) => string;
     atmTitle: string;
     cvsTitle: string;
     bankCode: string;
@@ -53,9 +58,9 @@ export interface Messages {
     amount: string;
     payBefore: string;
     waitingNote: string;
-    sandbox: string;
+    sandbox: (processor: string) => string;
     confirmingTitle: string;
-    confirming: string;
+    confirming: (processor: string) => string;
   };
   declines: Record<string, string>;
   titles: Record<
@@ -129,11 +134,13 @@ const en: Messages = {
     'This email already has a subscription to this product. Nothing was charged. Use another email, or manage the subscription you have.',
   asyncPayment: {
     payBy: 'Pay by',
-    card: "Card, on ECPay's secure page",
+    card: 'Card',
+    cardOnEcpay: "Card, on ECPay's secure page",
     atm: 'ATM transfer (virtual account)',
     cvs: 'Convenience-store payment code',
-    continue: 'Continue to ECPay',
-    redirecting: 'Taking you to ECPay for your payment details…',
+    processors: { ecpay: 'ECPay', payuni: 'PAYUNi' },
+    continue: (processor) => `Continue to ${processor}`,
+    redirecting: (processor) => `Taking you to ${processor} for your payment details…`,
     atmTitle: 'Transfer to this account',
     cvsTitle: 'Pay with this code at a convenience store',
     bankCode: 'Bank code',
@@ -142,9 +149,10 @@ const en: Messages = {
     amount: 'Amount',
     payBefore: 'Pay before',
     waitingNote: 'Your order completes when the payment arrives. Nothing else is charged.',
-    sandbox: "Sandbox: this goes to ECPay's test environment; no real money moves.",
+    sandbox: (processor) => `Sandbox: this goes to ${processor}'s test environment; no real money moves.`,
     confirmingTitle: 'Confirming your payment',
-    confirming: 'ECPay is confirming your payment. Reload this page in a moment; nothing more is charged.',
+    confirming: (processor) =>
+      `${processor} is confirming your payment. Reload this page in a moment; nothing more is charged.`,
   },
   declines: {
     card_declined: 'Your card was declined.',
@@ -223,11 +231,13 @@ const zhTW: Messages = {
   alreadySubscribed: '此電子郵件已訂閱這項商品，未收取任何費用。請使用其他電子郵件，或管理您現有的訂閱。',
   asyncPayment: {
     payBy: '付款方式',
-    card: '信用卡（綠界安全付款頁）',
+    card: '信用卡',
+    cardOnEcpay: '信用卡（綠界安全付款頁）',
     atm: 'ATM 轉帳（虛擬帳號）',
     cvs: '超商代碼繳費',
-    continue: '前往綠界付款',
-    redirecting: '正在前往綠界取得繳費資訊…',
+    processors: { ecpay: '綠界', payuni: '統一金流' },
+    continue: (processor) => `前往${processor}付款`,
+    redirecting: (processor) => `正在前往${processor}取得繳費資訊…`,
     atmTitle: '請轉帳至此帳號',
     cvsTitle: '請持此代碼至超商繳費',
     bankCode: '銀行代碼',
@@ -236,9 +246,9 @@ const zhTW: Messages = {
     amount: '金額',
     payBefore: '繳費期限',
     waitingNote: '款項入帳後訂單即完成，不會另外收費。',
-    sandbox: '測試環境：款項在綠界測試環境處理，不會有實際金流。',
+    sandbox: (processor) => `測試環境：款項在${processor}測試環境處理，不會有實際金流。`,
     confirmingTitle: '付款確認中',
-    confirming: '綠界正在確認您的付款，請稍後重新整理此頁面；不會重複收費。',
+    confirming: (processor) => `${processor}正在確認您的付款，請稍後重新整理此頁面；不會重複收費。`,
   },
   declines: {
     card_declined: '您的卡片遭到拒絕。',

@@ -1,3 +1,4 @@
+import type { AsyncPaymentProcessor, PaymentMethodKind } from '@billing/contracts';
 import type { Merchant } from '@billing/runtime';
 import { page } from './html';
 import { type Messages, messagesFor } from './messages';
@@ -33,8 +34,12 @@ export interface CheckoutPageView {
   t?: Messages;
   /** Who sells: on every page. */
   merchant?: Merchant | null;
-  /** The merchant's processor takes these on its own pages, in place of the card fields here. */
-  asyncMethods?: ('card' | 'atm' | 'cvs')[];
+  /**
+   * The methods the buyer chooses between at the merchant's processor: ECPay takes each on its own
+   * pages, in place of the card fields here; PAYUNi takes the card in its fields on this page and
+   * the ATM account and store code on its own.
+   */
+  processorMethods?: { processor: AsyncPaymentProcessor; methods: PaymentMethodKind[] };
   /** PAYUNi's card fields in place of the page's own: its script and the SDK token they bind the card to. */
   payuniFields?: { sdkToken: string; scriptUrl: string; env: 'S' | 'P' };
 }
@@ -70,6 +75,8 @@ function cardFields(view: CheckoutPageView): Html {
 /**
  * PAYUNi's card fields (its uni-payment.js fills the three holders): on submit the card is bound
  * to the SDK token at PAYUNi first, and only then is the form (without any card data) posted.
+ * When the buyer chose an ATM account or a store code instead, the fields hide and the form
+ * posts at once (checkout then sends the buyer to PAYUNi's page for the code).
  */
 function payuniCardFields(view: CheckoutPageView, fields: NonNullable<CheckoutPageView['payuniFields']>): Html {
   const t = textOf(view);
@@ -81,6 +88,7 @@ function payuniCardFields(view: CheckoutPageView, fields: NonNullable<CheckoutPa
       data-sdk-token="${fields.sdkToken}"
       data-env="${fields.env}"
       data-failed="${t.cardFieldsFailed}"
+      data-code-label="${t.asyncPayment.continue(t.asyncPayment.processors.payuni)}"
     >
       ${holder(t.cardNumber, 'payuni-card-no')}
       <div class="row">
@@ -110,8 +118,20 @@ const PAYUNI_FIELDS_SCRIPT = raw(`<script>
     });
     var started = session.start();
     var bound = false;
+    var cardLabel = null;
+    function cardChosen() {
+      var chosen = form.querySelector('input[name="method"]:checked');
+      return !chosen || chosen.value === 'card';
+    }
+    // The pay button comes after this script in the form: read it when the buyer changes method.
+    form.addEventListener('change', function () {
+      var button = document.getElementById('pay');
+      if (cardLabel === null) cardLabel = button.textContent;
+      holder.hidden = !cardChosen();
+      button.textContent = cardChosen() ? cardLabel : holder.getAttribute('data-code-label');
+    });
     form.addEventListener('submit', function (event) {
-      if (bound) return;
+      if (bound || !cardChosen()) return;
       event.preventDefault();
       failure.hidden = true;
       Promise.resolve(started)
@@ -157,15 +177,18 @@ export function merchantHeader(merchant: Merchant | null | undefined): Html | ''
   return html`<header class="merchant" id="merchant">${logo}<span>${merchant.name}</span></header>`;
 }
 
-/** The methods a buyer chooses between, in place of the card fields (radio buttons; the first chosen). */
-export function methodChoice(methods: ('card' | 'atm' | 'cvs')[], t: Messages): Html {
+/** The methods a buyer chooses between (radio buttons; the first chosen). */
+export function methodChoice(choice: NonNullable<CheckoutPageView['processorMethods']>, t: Messages): Html {
+  const a = t.asyncPayment;
+  const label = (method: PaymentMethodKind) =>
+    method === 'card' && choice.processor === 'ecpay' ? a.cardOnEcpay : a[method];
   return html`<fieldset class="methods" id="methods">
-    <legend>${t.asyncPayment.payBy}</legend>
-    ${methods.map(
+    <legend>${a.payBy}</legend>
+    ${choice.methods.map(
       (method, i) =>
         html`<label class="method"
           ><input type="radio" name="method" value="${method}" ${i === 0 ? html` checked` : ''} required />
-          ${t.asyncPayment[method]}</label
+          ${label(method)}</label
         >`,
     )}
   </fieldset>`;
@@ -186,8 +209,7 @@ export function renderCheckoutPage(view: CheckoutPageView): string {
   // A discounted first period is not the price per period: the schedule line says both.
   const recurringPrice = view.billingPeriod && (!view.discount || view.trial);
   const period = recurringPrice && html` <span class="muted">${view.billingPeriod}</span>`;
-  const sandbox =
-    !view.livemode && html`<p class="sandbox">${view.asyncMethods ? t.asyncPayment.sandbox : t.sandbox}</p>`;
+  const sandbox = !view.livemode && html`<p class="sandbox">${sandboxNote(view)}</p>`;
   const error = view.error && html`<p class="error" role="alert">${view.error}</p>`;
   const challenge =
     view.challenge &&
@@ -214,16 +236,25 @@ export function renderCheckoutPage(view: CheckoutPageView): string {
   );
 }
 
-/** The processor's method choice, PAYUNi's card fields, or the page's own card fields; none when nothing is charged. */
+/** The processor's method choice (with PAYUNi's card fields under it), PAYUNi's card fields, or the page's own; none when nothing is charged. */
 function paymentFields(view: CheckoutPageView): Html | false {
-  if (view.asyncMethods) return methodChoice(view.asyncMethods, textOf(view));
+  const choice = view.processorMethods && methodChoice(view.processorMethods, textOf(view));
+  if (view.processorMethods?.processor === 'ecpay') return choice!;
   if (!view.requiresPaymentMethod) return false;
-  return view.payuniFields ? payuniCardFields(view, view.payuniFields) : cardFields(view);
+  if (!view.payuniFields) return cardFields(view);
+  return html`${choice || ''}${payuniCardFields(view, view.payuniFields)}`;
+}
+
+/** What a sandbox page says: test cards for the simulator, the processor's test environment otherwise. */
+function sandboxNote(view: CheckoutPageView): string {
+  const t = textOf(view);
+  const processor = view.processorMethods?.processor ?? (view.payuniFields ? 'payuni' : null);
+  return processor ? t.asyncPayment.sandbox(t.asyncPayment.processors[processor]) : t.sandbox;
 }
 
 function payLabel(view: CheckoutPageView): string {
   const t = textOf(view);
-  if (view.asyncMethods) return t.asyncPayment.continue;
+  if (view.processorMethods?.processor === 'ecpay') return t.asyncPayment.continue(t.asyncPayment.processors.ecpay);
   if (view.trial) return t.startTrial(view.trial.days);
   return (view.challenge ? t.confirmAndPay : t.pay)(formatTwd(view.amountTotal));
 }

@@ -72,6 +72,38 @@ describe('hosted checkout page', () => {
     expect(html).not.toContain('Sandbox');
   });
 
+  it("offers a processor's methods: ECPay's in place of the card fields, PAYUNi's codes beside its card fields", () => {
+    const zh = messagesFor('zh-TW');
+    const ecpay = renderCheckoutPage({
+      ...view,
+      t: zh,
+      processorMethods: { processor: 'ecpay', methods: ['card', 'atm', 'cvs'] },
+    });
+    expect(ecpay).toContain('信用卡（綠界安全付款頁）');
+    expect(ecpay).toContain('前往綠界付款');
+    expect(ecpay).toContain('款項在綠界測試環境處理');
+    expect(ecpay).not.toContain('name="card_number"');
+
+    const payuniFields = { sdkToken: 'tok_1', scriptUrl: 'https://payuni.example/sdk.js', env: 'S' as const };
+    const payuni = renderCheckoutPage({
+      ...view,
+      payuniFields,
+      processorMethods: { processor: 'payuni', methods: ['card', 'atm'] },
+    });
+    expect(payuni).toMatch(/value="card"\s+checked/);
+    expect(payuni).toContain('ATM transfer (virtual account)');
+    expect(payuni).not.toContain('Convenience-store payment code');
+    expect(payuni).toContain('id="payuni-fields"');
+    expect(payuni).toContain('data-code-label="Continue to PAYUNi"');
+    expect(payuni).toMatch(/Sandbox: this goes to PAYUNi(&#39;|')s test environment/);
+    expect(payuni).toContain('Pay NT$1,039');
+    expect(payuni).not.toContain('name="card_number"');
+
+    const cardOnly = renderCheckoutPage({ ...view, payuniFields });
+    expect(cardOnly).not.toContain('id="methods"');
+    expect(cardOnly).toContain('id="payuni-fields"');
+  });
+
   it('renders message pages', () => {
     const html = renderMessagePage('Session expired', 'Start again.', { href: 'https://shop.example', text: 'Back' });
     expect(html).toContain('<h1>Session expired</h1>');

@@ -6,14 +6,17 @@ import { findSessionRow } from '../sessions/queries';
 import { statusAt } from '../sessions/resource';
 import { openedBySoldOutLink } from '../payment-links/queries';
 import { paySession } from '../sessions/pay';
-import { acceptEcpayNotification, ecpayMethodsFor, returnFromEcpay, startEcpayPayment } from '../sessions/pay-ecpay';
+import { acceptEcpayNotification, returnFromEcpay, startEcpayPayment } from '../sessions/pay-ecpay';
 import {
   acceptPayuniCardResult,
   afterPayuniReturn,
+  openPayuniCardFields,
   payWithPayuni,
-  payuniCardFieldsFor,
   payuniMerchantFor,
 } from '../sessions/pay-payuni';
+import { acceptPayuniCodeNotification, payuniCodeMethods, startPayuniCodePayment } from '../sessions/pay-payuni-codes';
+import { processorMerchantOf } from '../payments/settings/merchant-of';
+import { NOTIFICATION_RECEIVED as PAYUNI_RECEIVED } from '../payments/payuni/notifications';
 import { dependenciesOf } from '../dependencies';
 import { renderInstructionsPage, renderProcessorRedirect } from './async-payment-pages';
 import type { Session } from '../sessions/session';
@@ -184,14 +187,18 @@ export function mountHostedPage(app: Express, context: ServiceContext): void {
   const refused = async (res: Response, session: Session | null, page: PageContext) =>
     unpayablePage(res, session, now(), await soldOut(session), page);
   const action = (req: Request) => req.originalUrl.split('?')[0]!;
-  // What the page offers in place of its own card fields: the processor's methods, or PAYUNi's card fields.
+  // What the page offers in place of its own card fields: the processor's methods, PAYUNi's card fields, or both.
   const processorFields = async (session: Session): Promise<Partial<CheckoutPageView>> => {
-    const asyncMethods = (await ecpayMethodsFor(context, session)) ?? undefined;
+    const processor = await processorMerchantOf(context, session.organization, session.environment);
+    if (processor?.processor === 'ecpay') {
+      return { processorMethods: { processor: 'ecpay', methods: session.mode === 'PAYMENT' ? processor.methods : [] } };
+    }
+    if (processor?.processor !== 'payuni' || !session.requires_payment_method) return {};
     const origin = new URL(dependenciesOf(context).checkoutUrl).origin;
-    const payuniFields = session.requires_payment_method
-      ? ((await payuniCardFieldsFor(context, session, origin)) ?? undefined)
-      : undefined;
-    return { asyncMethods, payuniFields };
+    const payuniFields = await openPayuniCardFields(context, session, processor.merchant, origin);
+    const codes = payuniCodeMethods(processor.methods, session);
+    if (codes.length === 0) return { payuniFields };
+    return { payuniFields, processorMethods: { processor: 'payuni', methods: ['card', ...codes] } };
   };
   /** The processor's fields, or null once a page saying payments are unavailable was sent (PAYUNi did not answer). */
   const fieldsOrUnavailable = async (res: Response, session: Session, page: PageContext) => {
@@ -218,8 +225,8 @@ export function mountHostedPage(app: Express, context: ServiceContext): void {
       return;
     }
     if (session!.pending_charge?.processor === 'ecpay') {
-      const { confirmingTitle, confirming } = page.t.asyncPayment;
-      res.type('html').send(renderMessagePage(confirmingTitle, confirming, undefined, page));
+      const { confirmingTitle, confirming, processors } = page.t.asyncPayment;
+      res.type('html').send(renderMessagePage(confirmingTitle, confirming(processors.ecpay), undefined, page));
       return;
     }
     const fields = await fieldsOrUnavailable(res, session!, page);
@@ -240,6 +247,32 @@ export function mountHostedPage(app: Express, context: ServiceContext): void {
   app.post('/checkout/:session_id/payuni/return', formBodies('16kb'), async (req, res) => {
     const session = await acceptPayuniCardResult(context, String(req.params.session_id), req.body ?? {});
     res.redirect(303, afterPayuniReturn(context, session));
+  });
+
+  // PAYUNi's posts about an ATM account or a store code: issued, then paid (server to server,
+  // answered `OK` once recorded); and the buyer's browser back from PAYUNi's page with the same
+  // signed fields, sent to the page (the account or code) or the success URL once paid.
+  app.post('/checkout/:session_id/payuni/code-notify', formBodies('16kb'), async (req, res) => {
+    try {
+      await acceptPayuniCodeNotification(context, String(req.params.session_id), req.body ?? {});
+      res.type('text').send(PAYUNI_RECEIVED);
+    } catch (error) {
+      if (!(error instanceof ApiError)) throw error;
+      res.status(error.status).type('text').send(error.message);
+    }
+  });
+  app.post('/checkout/:session_id/payuni/code-return', formBodies('16kb'), async (req, res) => {
+    const sessionId = String(req.params.session_id);
+    const session = await acceptPayuniCodeNotification(context, sessionId, req.body ?? {}).catch((err: unknown) => {
+      if (!(err instanceof ApiError)) throw err;
+      // A buyer's browser is never answered 400: the page says where the payment stands.
+      context.logger.warn({ session: sessionId, reason: err.message }, 'a PAYUNi return did not check out');
+      return null;
+    });
+    res.redirect(
+      303,
+      session ? afterPayuniReturn(context, session) : `${dependenciesOf(context).checkoutUrl}/${sessionId}`,
+    );
   });
 
   // The buyer's browser back from ECPay's page: to the success URL once paid, else to this page.
@@ -284,12 +317,20 @@ export function mountHostedPage(app: Express, context: ServiceContext): void {
     if (refusedText.length > 0 || !parsed.success) {
       const invalid = parsed.success ? [] : detailsFromZodIssues(parsed.error.issues).map((d) => d.path);
       const fields = [...new Set([...refusedText, ...invalid])].join(', ');
-      again(422, { error: page.t.checkFields(fields) });
+      const shown = await fieldsOrUnavailable(res, session!, page);
+      if (shown) again(422, { error: page.t.checkFields(fields), ...shown });
       return;
     }
     try {
       // A checkout with nothing to charge completes without a processor, as with the simulator.
       const payuni = await payuniMerchantFor(context, session!);
+      // PAYUNi: the card is in its fields; any other method chosen is a code on PAYUNi's page.
+      if (payuni && typeof form.method === 'string' && form.method !== 'card') {
+        const { email, name } = parsed.data;
+        const codeForm = await startPayuniCodePayment(context, session!.id, { method: form.method, email, name });
+        res.type('html').send(renderProcessorRedirect(codeForm, 'payuni', page));
+        return;
+      }
       if (payuni) {
         const paid = await payWithPayuni(context, session!.id, parsed.data, 'hosted', payuni);
         return res.redirect(303, paid.status === 'complete' ? paid.redirectUrl! : paid.url);
@@ -301,12 +342,11 @@ export function mountHostedPage(app: Express, context: ServiceContext): void {
             email: parsed.data.email,
             name: parsed.data.name,
           });
-          res.type('html').send(renderProcessorRedirect(processorForm, page));
+          res.type('html').send(renderProcessorRedirect(processorForm, 'ecpay', page));
         } catch (error) {
           if (!(error instanceof ApiError) || error.status === 409) throw error;
           // Read only for the page shown again: the payment reads the processor settings itself.
-          const asyncMethods = (await ecpayMethodsFor(context, session!)) ?? undefined;
-          again(error.status, { error: refusalText(error, page.t), asyncMethods });
+          again(error.status, { error: refusalText(error, page.t), ...(await processorFields(session!)) });
         }
         return;
       }

@@ -39,6 +39,23 @@ export async function payuniChargeMerchant(
   return (await payuniMerchantOf(context, owner.organization, owner.environment))?.merchant ?? null;
 }
 
+/** PAYUNi's PaymentType of a card trade: ATM (2) and store (3) payments are not refunded through its API. */
+const PAYUNI_CARD = '1';
+
+/**
+ * Whether PAYUNi refunds this charge through its API: a card trade. An ATM or convenience-store
+ * payment goes back to the buyer by bank transfer, outside the API. When PAYUNi does not answer
+ * the question is left to the refund itself, which asks again and stays pending meanwhile.
+ */
+export async function payuniRefundsByApi(
+  context: ServiceContext,
+  merchant: PayuniMerchant,
+  chargeKey: string,
+): Promise<boolean> {
+  const trade = await queryPayuniTrade(merchant, payuniTradeNo(chargeKey), context.now()).catch(() => null);
+  return trade?.status !== 'paid' || trade.paymentType === PAYUNI_CARD;
+}
+
 /**
  * A refund at PAYUNi (`/api/trade/close`, CloseType 2), exactly once although PAYUNi takes no
  * idempotency key: before asking, the trade's refunded total is recorded with the refund; when

@@ -23,7 +23,7 @@ import {
   invoicePaymentStream,
 } from './invoice-payment';
 import { chargeKeyOfPaid } from './order';
-import { payuniChargeMerchant, refundCharge } from '../payments/refund-at-processor';
+import { payuniChargeMerchant, payuniRefundsByApi, refundCharge } from '../payments/refund-at-processor';
 import { PROCESSOR_UNAVAILABLE } from '../payments/settings/refusal';
 import type { RequestRefund, SettleRefund } from './refund';
 
@@ -38,21 +38,32 @@ const PROCESSOR_NAMES = { ecpay: 'ECPay', payuni: 'PAYUNi' } as const;
 /**
  * Refunds go where the money was taken: the simulator, or PAYUNi (an order it charged, or a
  * renewal of a card it keeps, which the simulator has no record of). A payment ECPay took is
- * refused with 402 before anything is held (docs/payments.md).
+ * refused with 402 before anything is held, and so is an ATM or store payment through PAYUNi
+ * (docs/payments.md).
  */
 async function refuseUnlessRefundable(context: ServiceContext, caller: CallerIdentity, target: Target): Promise<void> {
   const chargedBy = target.kind === 'order' ? target.session.charge?.processor : undefined;
   const chargeKey = target.kind === 'order' ? chargeKeyOfPaid(target.session) : target.invoice.chargeKey;
-  if (chargedBy === 'payuni') return;
+  const path = target.kind === 'order' ? target.field : 'invoice_id';
+  const refuse = (message: string): never => {
+    throw ApiError.of('payment_required', message, [{ path, code: PROCESSOR_UNAVAILABLE, message }]);
+  };
+  if (chargedBy === 'payuni') {
+    const merchant = await payuniChargeMerchant(context, caller, chargeKey);
+    if (!merchant || (await payuniRefundsByApi(context, merchant, chargeKey))) return;
+    refuse(
+      "An ATM or convenience-store payment through PAYUNi is refunded by bank transfer: refund it in PAYUNi's merchant site (docs/payments.md)",
+    );
+  }
   if (!chargedBy) {
     const { processor } = dependenciesOf(context);
     if ((await processor.lookup(chargeKey))?.status === 'succeeded') return;
     if (await payuniChargeMerchant(context, caller, chargeKey)) return;
   }
   const name = chargedBy ? PROCESSOR_NAMES[chargedBy] : "the organization's payment processor";
-  const message = `Refunds of payments made through ${name} are not available here yet: refund it in the processor's merchant site (docs/payments.md)`;
-  const path = target.kind === 'order' ? target.field : 'invoice_id';
-  throw ApiError.of('payment_required', message, [{ path, code: PROCESSOR_UNAVAILABLE, message }]);
+  refuse(
+    `Refunds of payments made through ${name} are not available here yet: refund it in the processor's merchant site (docs/payments.md)`,
+  );
 }
 
 /**

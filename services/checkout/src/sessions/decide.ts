@@ -1,5 +1,6 @@
 import {
   ApiError,
+  type AsyncPaymentProcessor,
   type CheckoutSession,
   type PaymentInstructions,
   type ReservedRedemption,
@@ -38,7 +39,7 @@ export type StartPayment = {
 export type RecordUnmatchedPayment = {
   type: 'RecordUnmatchedPayment';
   data: {
-    processor: 'ecpay';
+    processor: AsyncPaymentProcessor;
     tradeNo: string;
     amount: number;
     reason: 'paid_after_expiry' | 'paid_other_trade';
@@ -47,7 +48,13 @@ export type RecordUnmatchedPayment = {
 };
 export type RecordAsyncPayment = {
   type: 'RecordAsyncPayment';
-  data: { chargeKey: string; processor: 'ecpay'; tradeNo: string; instructions: PaymentInstructions; now: Date };
+  data: {
+    chargeKey: string;
+    processor: AsyncPaymentProcessor;
+    tradeNo: string;
+    instructions: PaymentInstructions;
+    now: Date;
+  };
 };
 
 export type FailPayment = {

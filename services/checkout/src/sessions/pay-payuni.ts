@@ -56,10 +56,8 @@ export function payuniScriptUrl(baseUrl: string): string {
 const creditTokenOf = (session: Session) => session.id;
 
 /**
- * Opens PAYUNi's card fields for a session whose organization pays through PAYUNi: a fresh SDK
- * token (PAYUNi's last ten minutes), remembered as the one the next payment charges. Null when
- * the environment does not pay through PAYUNi. `iframeDomain` is the origin of the page that
- * shows the fields.
+ * Opens PAYUNi's card fields for a session whose organization pays through PAYUNi; null when the
+ * environment does not. `iframeDomain` is the origin of the page that shows the fields.
  */
 export async function payuniCardFieldsFor(
   context: ServiceContext,
@@ -67,13 +65,22 @@ export async function payuniCardFieldsFor(
   iframeDomain: string,
 ): Promise<PayuniCardFields | null> {
   const payuni = await payuniMerchantOf(context, session.organization, session.environment);
-  if (!payuni) return null;
+  return payuni ? openPayuniCardFields(context, session, payuni.merchant, iframeDomain) : null;
+}
+
+/** PAYUNi's card fields with a fresh SDK token (PAYUNi's last ten minutes), remembered as the one the next payment charges. */
+export async function openPayuniCardFields(
+  context: ServiceContext,
+  session: Session,
+  merchant: PayuniMerchant,
+  iframeDomain: string,
+): Promise<PayuniCardFields> {
   const creditToken = session.mode === 'SUBSCRIPTION' ? creditTokenOf(session) : undefined;
-  const token = await requestSdkToken(payuni.merchant, { iframeDomain, creditToken }, context.now());
+  const token = await requestSdkToken(merchant, { iframeDomain, creditToken }, context.now());
   await dependenciesOf(context).payuni.putSdkToken(session.id, token.sdkToken, token.expiresAt);
   return {
     sdkToken: token.sdkToken,
-    scriptUrl: payuniScriptUrl(payuni.merchant.baseUrl),
+    scriptUrl: payuniScriptUrl(merchant.baseUrl),
     env: session.environment === 'PRODUCTION' ? 'P' : 'S',
   };
 }

@@ -8,30 +8,40 @@ import { openCredentials } from './credentials';
 
 type Merchants = { ecpay: EcpayMerchant; payuni: PayuniMerchant };
 
-/**
- * The organization's merchant account at `processor` in this environment, its credentials
- * opened, and the methods it offers buyers; null when the environment does not pay through it.
- */
+/** An organization's merchant account at its processor, its credentials opened, and the methods it offers buyers. */
+export type ProcessorMerchant = {
+  [P in keyof Merchants]: { processor: P; merchant: Merchants[P]; methods: PaymentMethodKind[] };
+}[keyof Merchants];
+
+/** The organization's merchant account at the processor it set for this environment; null for the simulator or none. */
+export async function processorMerchantOf(
+  context: ServiceContext,
+  organization: string,
+  environment: Environment,
+): Promise<ProcessorMerchant | null> {
+  const { settings, sealedCredentials } = await storedProcessor(context.store, organization, environment);
+  const { processor } = settings;
+  if (processor !== 'ecpay' && processor !== 'payuni') return null;
+  if (!sealedCredentials || !settings.merchant_id || !settings.endpoint_url) return null;
+  const { hash_key, hash_iv } = openCredentials(sealedCredentials, dependenciesOf(context).credentialsKey);
+  const merchant = {
+    merchantId: settings.merchant_id,
+    hashKey: hash_key!,
+    hashIV: hash_iv!,
+    baseUrl: settings.endpoint_url,
+  };
+  return { processor, merchant, methods: settings.methods };
+}
+
+/** The organization's merchant account at `processor` in this environment; null when the environment does not pay through it. */
 export async function merchantOf<P extends keyof Merchants>(
   context: ServiceContext,
   organization: string,
   environment: Environment,
   processor: P,
 ): Promise<{ merchant: Merchants[P]; methods: PaymentMethodKind[] } | null> {
-  const { settings, sealedCredentials } = await storedProcessor(context.store, organization, environment);
-  if (settings.processor !== processor || !sealedCredentials || !settings.merchant_id || !settings.endpoint_url) {
-    return null;
-  }
-  const { hash_key, hash_iv } = openCredentials(sealedCredentials, dependenciesOf(context).credentialsKey);
-  return {
-    merchant: {
-      merchantId: settings.merchant_id,
-      hashKey: hash_key!,
-      hashIV: hash_iv!,
-      baseUrl: settings.endpoint_url,
-    },
-    methods: settings.methods,
-  };
+  const found = await processorMerchantOf(context, organization, environment);
+  return found?.processor === processor ? (found as { merchant: Merchants[P]; methods: PaymentMethodKind[] }) : null;
 }
 
 /** The organization's ECPay merchant in this environment, or null. */

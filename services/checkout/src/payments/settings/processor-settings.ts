@@ -137,7 +137,7 @@ const PROVIDERS = {
     productionSite: "PAYUNi's production site",
     productionUrl: PAYUNI_PRODUCTION_URL,
     sandboxUrl: PAYUNI_SANDBOX_URL,
-    methods: ['card'] as PaymentMethodKind[],
+    methods: ['card', 'atm', 'cvs'] as PaymentMethodKind[],
   },
 } as const;
 

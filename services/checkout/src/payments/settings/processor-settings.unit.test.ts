@@ -62,7 +62,7 @@ describe('payment processor settings', () => {
     expect(emulator).toMatchObject({ data: { object: { endpoint_url: 'http://127.0.0.1:9999', methods: ['atm'] } } });
   });
 
-  it('when PAYUNi is set, uses its production site in Production, its sandbox or the address given in Sandbox, and cards', () => {
+  it('when PAYUNi is set, uses its production site in Production, its sandbox or the address given in Sandbox, and all three methods', () => {
     const payuni = {
       processor: 'payuni' as const,
       merchant_id: 'S01421169',
@@ -76,7 +76,7 @@ describe('payment processor settings', () => {
           processor: 'payuni',
           merchant_id: 'S01421169',
           endpoint_url: 'https://api.payuni.com.tw',
-          methods: ['card'],
+          methods: ['card', 'atm', 'cvs'],
           credentials_set: true,
         },
       },

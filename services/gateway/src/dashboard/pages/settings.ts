@@ -163,11 +163,9 @@ export const settingsPage: DashboardPage = {
           return { notice: 'Payments go to the sandbox simulator.' };
         }
         const processor = form.processor === 'payuni' ? 'payuni' : 'ecpay';
-        // PAYUNi takes cards only for now; ECPay the methods ticked.
-        const methods =
-          processor === 'payuni'
-            ? ['card']
-            : METHODS.map(([method]) => method).filter((method) => form[`method_${method}`] === 'on');
+        // The methods ticked; PAYUNi always takes cards (its ATM and store codes are for one-time checkouts).
+        const ticked = METHODS.map(([method]) => method).filter((method) => form[`method_${method}`] === 'on');
+        const methods = processor === 'payuni' && !ticked.includes('card') ? ['card', ...ticked] : ticked;
         await ctx.api.admin('PUT', `/payment_processor?environment=${ctx.envSlug}`, {
           processor,
           merchant_id: text(form.merchant_id),
@@ -348,8 +346,8 @@ function paymentsSection(ctx: PageContext, state: PageState, processor: PaymentP
               ${field('pp-iv', 'HashIV', { name: 'hash_iv', type: 'password', extra: html` autocomplete="new-password"` })}
               ${sandbox ? field('pp-endpoint', "Processor address (optional: its test site by default, or an emulator's)", { name: 'endpoint_url', type: 'url', value: processor.endpoint_url }) : ''}
               <fieldset>
-                <legend>Buyers may pay by (ECPay; PAYUNi takes cards)</legend>
-                ${METHODS.map(([method, label]) => checkbox(`pp-${method}`, `method_${method}`, label, processor.processor !== 'ecpay' || processor.methods.includes(method)))}
+                <legend>Buyers may pay by (PAYUNi always takes cards)</legend>
+                ${METHODS.map(([method, label]) => checkbox(`pp-${method}`, `method_${method}`, label, !processor.credentials_set || processor.methods.includes(method)))}
               </fieldset>
               <div><button type="submit">Save payment processor</button></div>`
           : html`<p class="muted">Only an owner can change the payment processor.</p>`

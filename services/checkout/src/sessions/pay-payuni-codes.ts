@@ -1,0 +1,100 @@
+import { ApiError, type PaymentMethodKind, notFound } from '@billing/contracts';
+import type { ServiceContext } from '@billing/runtime';
+import { dependenciesOf } from '../dependencies';
+import { type PayuniNotification, RejectedNotification, readNotification } from '../payments/payuni/notifications';
+import { type UppForm, payuniTradeNo, uppForm } from '../payments/payuni/upp';
+import { payuniMerchantOf } from '../payments/settings/merchant-of';
+import {
+  type TradeNotice,
+  acceptTradeNotice,
+  instructionsOf,
+  openProcessorTrade,
+  processorUnavailable,
+} from './pay-async';
+import { findSessionRow } from './queries';
+import type { Session } from './session';
+
+/**
+ * ATM accounts and convenience-store codes through PAYUNi (docs/payments.md): the buyer picks
+ * one beside PAYUNi's card fields; checkout opens a UPP trade with only that method under the
+ * session's charge key, PAYUNi issues the account or code (posted to `payuni/code-notify`), and
+ * posts again when the buyer pays. Cards go through the card fields (pay-payuni.ts), never here.
+ */
+
+const UPP_METHOD = { atm: 'ATM', cvs: 'CVS' } as const;
+
+/** The methods besides the card a buyer of this session may choose at PAYUNi; empty for a subscription. */
+export function payuniCodeMethods(methods: readonly PaymentMethodKind[], session: Session): ('atm' | 'cvs')[] {
+  if (session.mode !== 'PAYMENT') return [];
+  return methods.filter((method): method is 'atm' | 'cvs' => method !== 'card');
+}
+
+/** Opens the session's one PAYUNi trade for an ATM account or a convenience-store code: the form the buyer's browser posts to PAYUNi. */
+export async function startPayuniCodePayment(
+  context: ServiceContext,
+  sessionId: string,
+  input: { method: string; email?: string; name?: string },
+): Promise<UppForm> {
+  const row = await findSessionRow(context.store.database, context.store.tables.schema, sessionId);
+  const payuni = row?.session && (await payuniMerchantOf(context, row.session.organization, row.session.environment));
+  if (!payuni || !row?.session) throw processorUnavailable('This checkout does not pay through PAYUNi');
+  const { session, key, method } = await openProcessorTrade(context, sessionId, input, {
+    name: 'payuni',
+    methods: payuniCodeMethods(payuni.methods, row.session),
+  });
+  const pageUrl = `${dependenciesOf(context).checkoutUrl}/${sessionId}`;
+  return uppForm(payuni.merchant, {
+    idempotencyKey: key,
+    amount: session.intent.amount,
+    method: UPP_METHOD[method as 'atm' | 'cvs'],
+    description: session.product.name,
+    now: context.now(),
+    notifyUrl: `${pageUrl}/payuni/code-notify`,
+    returnUrl: `${pageUrl}/payuni/code-return`,
+    backUrl: pageUrl,
+    email: session.customer_email ?? input.email,
+    lang: session.locale === 'en' ? 'en' : 'zh-tw',
+  });
+}
+
+/**
+ * A post from PAYUNi about the session's ATM or CVS trade (server to server, or the same signed
+ * fields through the buyer's browser), checked with the organization's keys and acted on
+ * (pay-async.ts). Throws `ApiError` 400 for a post that is not PAYUNi's for this session.
+ */
+export async function acceptPayuniCodeNotification(
+  context: ServiceContext,
+  sessionId: string,
+  body: Record<string, unknown>,
+): Promise<Session> {
+  const row = await findSessionRow(context.store.database, context.store.tables.schema, sessionId);
+  const session = row?.session;
+  if (!row || !session) throw notFound(`No such checkout session: ${sessionId}`);
+  const payuni = await payuniMerchantOf(context, session.organization, session.environment);
+  if (!payuni) throw ApiError.of('bad_request', 'This checkout does not pay through PAYUNi');
+  let notification: PayuniNotification;
+  try {
+    notification = readNotification(body, payuni.merchant);
+  } catch (error) {
+    if (!(error instanceof RejectedNotification)) throw error;
+    throw ApiError.of('bad_request', 'Not a post of this merchant (HashInfo, EncryptInfo or MerID)');
+  }
+  await acceptTradeNotice(context, session, 'payuni', payuniTradeNo, noticeOf(notification));
+  const after = await findSessionRow(context.store.database, context.store.tables.schema, sessionId);
+  return after?.session ?? session;
+}
+
+function noticeOf(notification: PayuniNotification): TradeNotice {
+  const { tradeNo } = notification;
+  switch (notification.kind) {
+    case 'paid':
+      return { kind: 'paid', tradeNo, amount: notification.amount };
+    case 'failed':
+      return { kind: 'failed', tradeNo, message: notification.message };
+    case 'pending':
+      return { kind: 'pending', tradeNo };
+    case 'atm_issued':
+    case 'cvs_issued':
+      return { kind: 'issued', tradeNo, instructions: instructionsOf(notification) };
+  }
+}
