@@ -5,6 +5,7 @@ import type { PaymentProcessor } from './payments/processor';
 import { sandboxChargeLedger, sandboxRefundLedger } from './payments/ledger';
 import { SandboxProcessor } from './payments/sandbox';
 import { PayuniRecords } from './payments/payuni/records';
+import { EcpayPeriodCharges } from './payments/ecpay/period-charges';
 import { type CredentialsKey, credentialsKeyOf } from './payments/settings/credentials';
 
 export const DEFAULT_CHECKOUT_URL = 'http://127.0.0.1:8080/checkout';
@@ -26,6 +27,8 @@ export interface CheckoutDependencies {
   credentialsKey: CredentialsKey;
   /** PAYUNi's card tokens, the checkouts' SDK tokens and released keys. */
   payuni: PayuniRecords;
+  /** Which period of an ECPay card plan paid which renewal. */
+  ecpayPeriods: EcpayPeriodCharges;
   /** Read at each use: the embedded default learns the gateway's address after checkout starts. */
   readonly checkoutUrl: string;
   /** Read at each use, like `checkoutUrl`: a payment link's `url` is `PAYMENT_LINK_URL/<url_id>`. */
@@ -63,6 +66,7 @@ export function dependenciesOf(context: ServiceContext): CheckoutDependencies {
     }),
     credentialsKey,
     payuni: new PayuniRecords(context.store, credentialsKey),
+    ecpayPeriods: new EcpayPeriodCharges(context.store),
     get checkoutUrl() {
       return config.CHECKOUT_URL ?? DEFAULT_CHECKOUT_URL;
     },

@@ -9,6 +9,7 @@ import { migratePaymentLinksReadModel } from './payment-links/read-model';
 import { mountPaymentLinkRoutes } from './payment-links/routes';
 import { migrateSandboxChargeLedger } from './payments/ledger';
 import { migratePayuniRecords } from './payments/payuni/records';
+import { migrateEcpayPeriodCharges } from './payments/ecpay/period-charges';
 import { mountChargeRoutes } from './payments/routes';
 import { mountProcessorSettingsRoutes } from './payments/settings/routes';
 import { migrateUnmatchedPayments, mountUnmatchedPaymentsRoute } from './payments/unmatched';
@@ -48,6 +49,7 @@ export const checkoutService: ServiceDefinition = {
     await migratePaymentLinksReadModel(context.store);
     await migrateSandboxChargeLedger(context.store);
     await migratePayuniRecords(context.store);
+    await migrateEcpayPeriodCharges(context.store);
     await migrateRefundsReadModel(context.store);
     await migrateUnmatchedPayments(context.store);
     await migrateMerchants(context.store);

@@ -264,7 +264,7 @@ describe('ECPay ATM and convenience-store payments through the hosted checkout',
     expect((await send('GET', `/checkout/sessions/${sessionId}`)).body.status).toBe('COMPLETE');
   });
 
-  it('subscriptions, and cards sent to the pay API, are not taken through ECPay yet: refused before anything is charged', async () => {
+  it("a subscription is offered ECPay's card plan only, and cards sent to the pay API are refused before anything is charged", async () => {
     const client = clientOf(platform.gatewayUrl);
     await client.createProduct(org.id, {
       environment: 'SANDBOX',
@@ -281,10 +281,11 @@ describe('ECPay ATM and convenience-store payments through the hosted checkout',
       customer_email: 'sub@example.com',
     });
     const offered = await page(session.body.id);
-    expect(offered.html).not.toContain('name="method"');
+    expect(offered.html).toContain('value="card"');
+    expect(offered.html).not.toContain('value="atm"');
     const refused = await page(session.body.id, { method: 'POST', body: new URLSearchParams({ method: 'atm' }) });
-    expect(refused.status).toBe(402);
-    expect(refused.html).toContain('This shop cannot take payments right now');
+    expect(refused.status).toBe(422);
+    expect((await send('GET', `/checkout/sessions/${session.body.id}`)).body.status).toBe('OPEN');
     const card = await fetch(`${platform.gatewayUrl}/checkout/${await openSession('card@example.com')}/pay`, {
       method: 'POST',
       headers: { 'content-type': 'application/json' },

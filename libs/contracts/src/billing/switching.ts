@@ -58,7 +58,9 @@ export const SwitchPreview = z
     blocking_reason: z
       .string()
       .nullable()
-      .describe('past_due, canceled, cancel_at_period_end, pending_schedule, switch_in_progress, no_payment_method'),
+      .describe(
+        'past_due, canceled, cancel_at_period_end, pending_schedule, switch_in_progress, no_payment_method, fixed_amount_plan (a processor charges the card a fixed amount each period: ECPay)',
+      ),
     is_in_trial: z.boolean(),
     trial_end: timestamp.nullable(),
   })

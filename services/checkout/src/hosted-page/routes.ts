@@ -6,7 +6,13 @@ import { findSessionRow } from '../sessions/queries';
 import { statusAt } from '../sessions/resource';
 import { openedBySoldOutLink } from '../payment-links/queries';
 import { paySession } from '../sessions/pay';
-import { acceptEcpayNotification, returnFromEcpay, startEcpayPayment } from '../sessions/pay-ecpay';
+import {
+  acceptEcpayNotification,
+  acceptEcpayPeriodNotification,
+  ecpayMethodsOf,
+  returnFromEcpay,
+  startEcpayPayment,
+} from '../sessions/pay-ecpay';
 import {
   acceptPayuniCardResult,
   afterPayuniReturn,
@@ -191,7 +197,7 @@ export function mountHostedPage(app: Express, context: ServiceContext): void {
   const processorFields = async (session: Session): Promise<Partial<CheckoutPageView>> => {
     const processor = await processorMerchantOf(context, session.organization, session.environment);
     if (processor?.processor === 'ecpay') {
-      return { processorMethods: { processor: 'ecpay', methods: session.mode === 'PAYMENT' ? processor.methods : [] } };
+      return { processorMethods: { processor: 'ecpay', methods: ecpayMethodsOf(session, processor.methods) } };
     }
     if (processor?.processor !== 'payuni' || !session.requires_payment_method) return {};
     const origin = new URL(dependenciesOf(context).checkoutUrl).origin;
@@ -281,10 +287,15 @@ export function mountHostedPage(app: Express, context: ServiceContext): void {
   });
 
   // ECPay's server-to-server posts about the session's trade (docs/payments.md): answered as ECPay reads them.
-  for (const kind of ['payment-info', 'result']) {
+  const accept = {
+    'payment-info': acceptEcpayNotification,
+    result: acceptEcpayNotification,
+    period: acceptEcpayPeriodNotification,
+  };
+  for (const [kind, acceptPost] of Object.entries(accept)) {
     app.post(`/checkout/:session_id/ecpay/${kind}`, formBodies('16kb'), async (req, res) => {
       try {
-        res.type('text').send(await acceptEcpayNotification(context, String(req.params.session_id), req.body ?? {}));
+        res.type('text').send(await acceptPost(context, String(req.params.session_id), req.body ?? {}));
       } catch (error) {
         if (!(error instanceof ApiError)) throw error;
         res.status(error.status).type('text').send(`0|${error.message}`);

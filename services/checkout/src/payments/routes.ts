@@ -17,7 +17,8 @@ import type { Express } from 'express';
 import { dependenciesOf } from '../dependencies';
 import { chargePayuniSavedCard, isPayuniCard, payuniChargeStatus } from './payuni-saved-cards';
 import type { ChargeResult, PaymentProcessor, SavedCardChargeRequest } from './processor';
-import { payuniMerchantOf } from './settings/merchant-of';
+import { chargeEcpayPlan, ecpayPlanChargeStatus, isEcpayPlan } from './ecpay-plans';
+import { ecpayMerchantOf, payuniMerchantOf, processorMerchantOf } from './settings/merchant-of';
 import { refuseUnlessChargeable } from './settings/refusal';
 
 /**
@@ -36,7 +37,7 @@ export function mountChargeRoutes(app: Express, context: ServiceContext): void {
    * `POST /internal/charges/status`: the status query by the platform's key, for billing's
    * reconciler (docs/lost-answers.md). With `release_if_absent`, a key never answered is given
    * up at the processor, so the answer is final either way. A key the simulator never saw is
-   * asked of PAYUNi when the organization pays through it.
+   * asked of PAYUNi, or of the ECPay plan it was asked of, when the organization pays through it.
    */
   app.post('/internal/charges/status', requireCaller, validate({ body: ChargeStatusBody }), async (req, res) => {
     const caller = callerOf(req);
@@ -89,7 +90,8 @@ export function mountChargeRoutes(app: Express, context: ServiceContext): void {
     const { processor } = dependenciesOf(context);
     const { charges } = res.locals.input.body as ChargeSavedCardsBody;
     const requests = charges.map((body) => savedCardRequest(context, caller.environment, body));
-    const simulated = requests.filter((request) => !isPayuniCard(request.paymentMethodId));
+    const atProcessor = (id: string) => isPayuniCard(id) || isEcpayPlan(id);
+    const simulated = requests.filter((request) => !atProcessor(request.paymentMethodId));
     if (simulated.length > 0) refuseUnlessSimulated(processor, caller.environment);
     const simulatedResults =
       simulated.length === 0
@@ -98,16 +100,18 @@ export function mountChargeRoutes(app: Express, context: ServiceContext): void {
           ? await processor.chargeSavedCards(simulated)
           : await Promise.all(simulated.map((request) => processor.chargeSavedCard(request)));
     const byKey = new Map(simulated.map((request, i) => [request.idempotencyKey, simulatedResults[i]!]));
-    // The organization's PAYUNi merchant, read once for the batch.
-    const payuni =
+    // The organization's processor, read once for the batch.
+    const own =
       simulated.length < requests.length
-        ? await payuniMerchantOf(context, caller.organization, caller.environment)
+        ? await processorMerchantOf(context, caller.organization, caller.environment)
         : null;
     const results = await Promise.all(
       requests.map(
         (request) =>
           byKey.get(request.idempotencyKey) ??
-          chargePayuniSavedCard(context, caller, request, payuni?.merchant ?? null),
+          (isEcpayPlan(request.paymentMethodId)
+            ? chargeEcpayPlan(context, request, own?.processor === 'ecpay' ? own.merchant : null)
+            : chargePayuniSavedCard(context, caller, request, own?.processor === 'payuni' ? own.merchant : null)),
       ),
     );
     const answer: SavedCardCharges = { results: results.map(answerOf) };
@@ -115,12 +119,16 @@ export function mountChargeRoutes(app: Express, context: ServiceContext): void {
   });
 }
 
-/** A saved card charged without the buyer: at PAYUNi for its cards, else by the simulator. */
+/** A saved card charged without the buyer: at PAYUNi for its cards, a period of ECPay's plan for its plans, else by the simulator. */
 async function chargeSavedCard(
   context: ServiceContext,
   caller: { organization: string; environment: Environment },
   request: SavedCardChargeRequest,
 ): Promise<ChargeResult> {
+  if (isEcpayPlan(request.paymentMethodId)) {
+    const ecpay = await ecpayMerchantOf(context, caller.organization, caller.environment);
+    return chargeEcpayPlan(context, request, ecpay?.merchant ?? null);
+  }
   if (isPayuniCard(request.paymentMethodId)) {
     const payuni = await payuniMerchantOf(context, caller.organization, caller.environment);
     return chargePayuniSavedCard(context, caller, request, payuni?.merchant ?? null);
@@ -131,8 +139,9 @@ async function chargeSavedCard(
 }
 
 /**
- * A key the simulator never answered: asked of PAYUNi when the organization pays through it,
- * else given up at the simulator when `release` (so the answer is final), else unknown.
+ * A key the simulator never answered: asked of PAYUNi, or of the ECPay plan it was asked of,
+ * when the organization pays through it, else given up at the simulator when `release` (so the
+ * answer is final), else unknown.
  */
 async function unsimulatedStatus(
   context: ServiceContext,
@@ -140,8 +149,12 @@ async function unsimulatedStatus(
   key: string,
   release: boolean,
 ): Promise<ChargeResult | null> {
-  const payuni = await payuniMerchantOf(context, caller.organization, caller.environment);
-  if (payuni) return payuniChargeStatus(context, payuni.merchant, key, release);
+  const own = await processorMerchantOf(context, caller.organization, caller.environment);
+  if (own?.processor === 'payuni') return payuniChargeStatus(context, own.merchant, key, release);
+  if (own?.processor === 'ecpay') {
+    const answer = await ecpayPlanChargeStatus(context, own.merchant, key, release);
+    if (answer) return answer;
+  }
   return release ? dependenciesOf(context).processor.release(key) : null;
 }
 

@@ -3,6 +3,9 @@ import { exactlyOnce } from '@billing/bus';
 import type { EventStoreTransaction } from '@billing/eventstore';
 import { type ServiceContext, topicOf } from '@billing/runtime';
 import { refundCharge } from '../payments/refund-at-processor';
+import { merchantTradeNo } from '../payments/ecpay/aio';
+import { cancelEcpayPlan } from '../payments/ecpay-plans';
+import { ecpayMerchantOf } from '../payments/settings/merchant-of';
 import { chargeKeyOfPaid } from '../refunds/order';
 import { heldAmount } from '../refunds/refund';
 import type { SessionCommand } from './decide';
@@ -17,8 +20,9 @@ export const DUPLICATE_SUBSCRIPTION_PAID = 'DuplicateSubscriptionPaid';
 
 /**
  * What checkout learns from billing: the subscription a paid session created (the session's
- * `subscription_id`), and a payment billing would not turn into a second subscription, which
- * checkout refunds. Each effect commits with its inbox row.
+ * `subscription_id`), a payment billing would not turn into a second subscription, which
+ * checkout refunds, and a subscription that ended, whose ECPay card plan checkout stops. Each
+ * effect on a session commits with its inbox row.
  */
 export async function startBillingConsumer(context: ServiceContext): Promise<() => Promise<void>> {
   const { store, infrastructure } = context;
@@ -33,6 +37,7 @@ export async function startBillingConsumer(context: ServiceContext): Promise<() 
       // The processor is asked before the inbox transaction, never inside it: a real one is a
       // remote call, and the sandbox's ledger writes on its own connection (PGlite has one).
       await refundDuplicateAtProcessor(context, message.value);
+      await stopPlanAtProcessor(context, message.value);
       await record(message);
     },
   });
@@ -54,6 +59,33 @@ async function refundDuplicateAtProcessor(context: ServiceContext, event: Domain
   if (!session || session.organization !== event.organization || session.environment !== event.environment) return;
   if (session.order.status !== 'PAID') return;
   await refundAtProcessor(context, session);
+}
+
+/**
+ * A subscription paid through ECPay's card plan has ended: the plan is stopped at ECPay, which
+ * would otherwise go on charging the buyer. Asked again on redelivery; a plan stopped already is
+ * answered as stopped. ECPay not answering throws, and the bus retries (then parks the message
+ * for a person).
+ */
+async function stopPlanAtProcessor(context: ServiceContext, event: DomainEventEnvelope) {
+  if (event.type !== BILLING_PUBLIC_EVENTS.SubscriptionCanceled) return;
+  const sessionId = (event.data.object as { checkout_session_id?: unknown } | undefined)?.checkout_session_id;
+  if (typeof sessionId !== 'string') return;
+  const session = await findSession(context.store.database, context.store.tables.schema, sessionId);
+  if (!session || session.organization !== event.organization || session.environment !== event.environment) return;
+  if (session.mode !== 'SUBSCRIPTION' || session.charge?.processor !== 'ecpay') return;
+  const ecpay = await ecpayMerchantOf(context, session.organization, session.environment);
+  const tradeNo = merchantTradeNo(session.charge.key);
+  if (!ecpay) {
+    context.logger.error(
+      { session: sessionId, trade: tradeNo },
+      "ECPay is no longer set: stop this card plan in ECPay's site",
+    );
+    return;
+  }
+  if (!(await cancelEcpayPlan(context, ecpay.merchant, tradeNo))) {
+    throw new Error(`ECPay did not confirm stopping the card plan ${tradeNo}; asked again`);
+  }
 }
 
 async function onBillingEvent(context: ServiceContext, tx: EventStoreTransaction, event: DomainEventEnvelope) {

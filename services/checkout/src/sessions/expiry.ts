@@ -74,11 +74,11 @@ async function settlePendingCharge(context: ServiceContext, session: Session): P
   if (!pending || session.charge) return undefined;
   const { store, now } = context;
   const externalChargeOf = pending.processor === 'ecpay' ? ecpayChargeOf : payuniChargeOf;
-  const answer = pending.processor
-    ? (await externalChargeOf(context, session, pending.key)) === 'charged'
-      ? { status: 'succeeded' as const, payment_method: null }
-      : null
-    : await dependenciesOf(context).processor.lookup(pending.key);
+  const charged = pending.processor ? await externalChargeOf(context, session, pending.key) : undefined;
+  const answer =
+    charged !== undefined
+      ? charged && { status: 'succeeded' as const, payment_method: charged.paymentMethod }
+      : await dependenciesOf(context).processor.lookup(pending.key);
   if (answer?.status !== 'succeeded') return pending.key;
   context.logger.warn({ id: session.id, key: pending.key }, 'found an unrecorded charge; completing the session');
   await sessionAggregate.handle(

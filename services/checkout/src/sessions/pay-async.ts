@@ -15,7 +15,7 @@ import type { SessionCommand } from './decide';
 import { buyerAtPayment, completeCharged } from './pay';
 import { findSessionRow } from './queries';
 import { statusAt } from './resource';
-import type { Session } from './session';
+import type { CardSummary, Session } from './session';
 
 /**
  * Payments made on a processor's own pages (docs/payments.md): an ATM account or a
@@ -31,7 +31,8 @@ const PROCESSOR_NAMES: Record<AsyncPaymentProcessor, string> = { ecpay: 'ECPay',
 /** A processor's post about a trade, once its signature and merchant checked out. */
 export type TradeNotice =
   | { kind: 'issued'; tradeNo: string; instructions: PaymentInstructions }
-  | { kind: 'paid'; tradeNo: string; amount: number }
+  /** `paymentMethod`: what charges the subscription later (an ECPay card plan), when there is one. */
+  | { kind: 'paid'; tradeNo: string; amount: number; paymentMethod?: CardSummary }
   | { kind: 'failed'; tradeNo: string; message: string }
   /** The processor does not know the outcome yet: nothing is recorded, the sweep asks later. */
   | { kind: 'pending'; tradeNo: string };
@@ -57,7 +58,7 @@ export const processorUnavailable = (message: string) =>
 
 /**
  * Starts the session's one trade on the processor's pages with the method the buyer chose
- * (one of `methods`). One trade per session: a buyer who comes back without a code is asked to
+ * (one of `methods`: the caller decides what the session may take). One trade per session: a buyer who comes back without a code is asked to
  * start a new checkout rather than given a second trade that could be paid beside the first.
  */
 export async function openProcessorTrade(
@@ -77,7 +78,6 @@ export async function openProcessorTrade(
   if (session.async_payment || session.pending_charge?.processor === processor.name) {
     throw conflict(`This payment was opened at ${label} already: finish it there, or start a new checkout`);
   }
-  if (session.mode !== 'PAYMENT') throw processorUnavailable(`${label} pays one-time checkouts only this way`);
   const method = input.method as PaymentMethodKind;
   if (!processor.methods.includes(method)) {
     throw validationError([
@@ -146,7 +146,7 @@ export async function acceptTradeNotice(
         // Expired before the processor's post (a code whose issue never reached us, paid at the last hour).
         return recordUnmatched(context, session, processor, notice, 'paid_after_expiry');
       }
-      await recordProcessorCharge(context, session);
+      await recordProcessorCharge(context, session, notice.paymentMethod ?? null);
       return;
     case 'failed':
       if (pending) {
@@ -168,10 +168,15 @@ export async function acceptTradeNotice(
 }
 
 /**
- * The processor says the session's pending trade is paid: the charge is recorded (once) and the
- * session completed. Answers the session after it.
+ * The processor says the session's pending trade is paid: the charge is recorded (once), with
+ * what charges the subscription later when there is one, and the session completed. Answers the
+ * session after it.
  */
-export async function recordProcessorCharge(context: ServiceContext, session: Session): Promise<Session> {
+export async function recordProcessorCharge(
+  context: ServiceContext,
+  session: Session,
+  paymentMethod: CardSummary | null,
+): Promise<Session> {
   const { now } = context;
   const pending = session.pending_charge;
   if (pending && !session.charge) {
@@ -185,7 +190,7 @@ export async function recordProcessorCharge(context: ServiceContext, session: Se
           data: {
             attemptId: pending.attempt_id,
             chargeKey: pending.key,
-            paymentMethod: null,
+            paymentMethod,
             buyer: pending.buyer ?? { email: null, name: null, customer_id: null },
             now: now(),
           },

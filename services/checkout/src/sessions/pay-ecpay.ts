@@ -1,9 +1,12 @@
-import { ApiError, notFound } from '@billing/contracts';
+import { ApiError, type PaymentMethodKind, notFound } from '@billing/contracts';
 import type { ServiceContext } from '@billing/runtime';
 import { dependenciesOf } from '../dependencies';
 import { type AioForm, aioCheckOutForm, merchantTradeNo } from '../payments/ecpay/aio';
 import { type EcpayNotification, NOTIFICATION_RECEIVED, readNotification } from '../payments/ecpay/notifications';
 import { queryTrade } from '../payments/ecpay/query';
+import type { EcpayMerchant } from '../payments/ecpay/merchant';
+import { type PeriodSchedule, periodScheduleOf, queryPeriod, readPeriodNotification } from '../payments/ecpay/period';
+import { planCard } from '../payments/ecpay-plans';
 import { ecpayMerchantOf } from '../payments/settings/merchant-of';
 import {
   type TradeNotice,
@@ -15,14 +18,36 @@ import {
 } from './pay-async';
 import { findSessionRow } from './queries';
 import { successRedirect } from './rules';
-import type { Session } from './session';
+import type { CardSummary, Charged, Session } from './session';
 
 const CHOOSE_PAYMENT = { card: 'Credit', atm: 'ATM', cvs: 'CVS' } as const;
 
 /**
+ * How ECPay would charge a subscription: its card plan (定期定額), the same amount every period
+ * from the first day. A free trial, a discount (the first period would differ) or a period ECPay
+ * cannot count is refused, with the reason.
+ */
+export function ecpayPlanOf(session: Session): { schedule: PeriodSchedule } | { refusal: string } {
+  const plan = "ECPay's card plan charges the same amount every period from the first day";
+  if (session.trial_days) return { refusal: `${plan}: a free trial is not taken through ECPay` };
+  if (session.discount || session.intent.amount !== session.product.price) {
+    return { refusal: `${plan}: a discount is not taken through ECPay` };
+  }
+  const { interval, interval_count: count } = session.product;
+  const schedule = interval ? periodScheduleOf(interval, count) : null;
+  return schedule ? { schedule } : { refusal: `ECPay's card plan cannot charge every ${count} ${interval}` };
+}
+
+/** The methods a buyer of this session may choose at ECPay: all set for a one-time checkout, the card for a subscription ECPay can charge. */
+export function ecpayMethodsOf(session: Session, methods: readonly PaymentMethodKind[]): PaymentMethodKind[] {
+  if (session.mode === 'PAYMENT') return [...methods];
+  return 'schedule' in ecpayPlanOf(session) && methods.includes('card') ? ['card'] : [];
+}
+
+/**
  * Opens the session's one ECPay trade (a card on ECPay's page, an ATM account or a
- * convenience-store code) and answers the form the buyer's browser posts to ECPay. Its number is
- * the charge key's, so ECPay refuses to open it twice.
+ * convenience-store code; for a subscription, a card plan) and answers the form the buyer's
+ * browser posts to ECPay. Its number is the charge key's, so ECPay refuses to open it twice.
  */
 export async function startEcpayPayment(
   context: ServiceContext,
@@ -31,10 +56,12 @@ export async function startEcpayPayment(
 ): Promise<AioForm> {
   const row = await findSessionRow(context.store.database, context.store.tables.schema, sessionId);
   const ecpay = row?.session && (await ecpayMerchantOf(context, row.session.organization, row.session.environment));
-  if (!ecpay) throw processorUnavailable('This checkout does not pay through ECPay');
+  if (!ecpay || !row?.session) throw processorUnavailable('This checkout does not pay through ECPay');
+  const plan = row.session.mode === 'SUBSCRIPTION' ? ecpayPlanOf(row.session) : null;
+  if (plan && 'refusal' in plan) throw processorUnavailable(plan.refusal);
   const { session, key, method } = await openProcessorTrade(context, sessionId, input, {
     name: 'ecpay',
-    methods: ecpay.methods,
+    methods: ecpayMethodsOf(row.session, ecpay.methods),
   });
   const pageUrl = `${dependenciesOf(context).checkoutUrl}/${sessionId}`;
   return aioCheckOutForm(ecpay.merchant, {
@@ -49,6 +76,7 @@ export async function startEcpayPayment(
     // ECPay's page sends the buyer's browser back here (a POST) once the card is paid or refused.
     orderResultUrl: `${pageUrl}/ecpay/return`,
     clientBackUrl: pageUrl,
+    ...(plan && { period: { schedule: plan.schedule, returnUrl: `${pageUrl}/ecpay/period` } }),
   });
 }
 
@@ -74,8 +102,49 @@ export async function acceptEcpayNotification(
   } catch {
     throw ApiError.of('bad_request', 'Not a notification of this merchant (CheckMacValue or MerchantID)');
   }
-  await acceptTradeNotice(context, session, 'ecpay', merchantTradeNo, noticeOf(notification));
+  const notice = noticeOf(notification);
+  if (notice.kind === 'paid' && session.mode === 'SUBSCRIPTION') {
+    notice.paymentMethod = await planCardOf(context, ecpay.merchant, notice.tradeNo);
+  }
+  await acceptTradeNotice(context, session, 'ecpay', merchantTradeNo, notice);
   return NOTIFICATION_RECEIVED;
+}
+
+/**
+ * ECPay's post of a plan's period (PeriodReturnURL), checked with the organization's keys and
+ * acknowledged. It records nothing: a renewal reads the plan from ECPay's own query when billing
+ * asks for it (payments/ecpay-plans.ts), so a post lost or repeated changes nothing. Throws
+ * `ApiError` 400 for a post that is not ECPay's about this session's plan.
+ */
+export async function acceptEcpayPeriodNotification(
+  context: ServiceContext,
+  sessionId: string,
+  body: Record<string, unknown>,
+): Promise<string> {
+  const row = await findSessionRow(context.store.database, context.store.tables.schema, sessionId);
+  const session = row?.session;
+  if (!row || !session) throw notFound(`No such checkout session: ${sessionId}`);
+  const ecpay = await ecpayMerchantOf(context, session.organization, session.environment);
+  const period = ecpay && readPeriodNotification(body, ecpay.merchant);
+  const key = session.charge?.key;
+  if (!period || !key || period.merchantTradeNo !== merchantTradeNo(key)) {
+    throw ApiError.of('bad_request', "Not ECPay's post about this checkout's card plan");
+  }
+  context.logger.info(
+    { session: sessionId, succeeded: period.succeeded, times: period.totalSuccessTimes },
+    'ECPay charged a period of a card plan',
+  );
+  return NOTIFICATION_RECEIVED;
+}
+
+/**
+ * The card plan a subscription's first payment opened, as the subscription's payment method.
+ * Its digits come from ECPay's plan query; without an answer the plan is still the method (its
+ * reference is the trade's), shown without them.
+ */
+async function planCardOf(context: ServiceContext, merchant: EcpayMerchant, tradeNo: string): Promise<CardSummary> {
+  const info = await queryPeriod(merchant, tradeNo, context.now()).catch(() => null);
+  return planCard(info ?? { merchantTradeNo: tradeNo, card: { first6: '', last4: '' } });
 }
 
 function noticeOf(notification: EcpayNotification): TradeNotice {
@@ -111,9 +180,9 @@ export async function returnFromEcpay(context: ServiceContext, sessionId: string
         { err, session: sessionId },
         'ECPay did not answer about the trade; the notification or the sweep records it',
       );
-      return 'not_charged' as const;
+      return null;
     });
-    if (charged === 'charged') session = await recordProcessorCharge(context, session);
+    if (charged) session = await recordProcessorCharge(context, session, charged.paymentMethod);
   }
   return session.status === 'COMPLETE' && session.success_url
     ? successRedirect(session.success_url, sessionId)
@@ -121,16 +190,17 @@ export async function returnFromEcpay(context: ServiceContext, sessionId: string
 }
 
 /**
- * The sweep's question about a pending ECPay charge: charged, or never (unpaid, failed or
- * unknown to ECPay). No trustworthy answer throws, and the session waits for the next sweep.
+ * The sweep's question about a pending ECPay charge: charged (with the card plan of a
+ * subscription), or never (null: unpaid, failed or unknown to ECPay). No trustworthy answer
+ * throws, and the session waits for the next sweep.
  */
-export async function ecpayChargeOf(
-  context: ServiceContext,
-  session: Session,
-  key: string,
-): Promise<'charged' | 'not_charged'> {
+export async function ecpayChargeOf(context: ServiceContext, session: Session, key: string): Promise<Charged | null> {
   const ecpay = await ecpayMerchantOf(context, session.organization, session.environment);
   if (!ecpay) throw new Error('The session was paid through ECPay, which is no longer set: asking later');
-  const status = await queryTrade(ecpay.merchant, merchantTradeNo(key), context.now());
-  return status.status === 'paid' ? 'charged' : 'not_charged';
+  const tradeNo = merchantTradeNo(key);
+  const status = await queryTrade(ecpay.merchant, tradeNo, context.now());
+  if (status.status !== 'paid') return null;
+  return {
+    paymentMethod: session.mode === 'SUBSCRIPTION' ? await planCardOf(context, ecpay.merchant, tradeNo) : null,
+  };
 }

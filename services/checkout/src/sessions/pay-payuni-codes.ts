@@ -38,6 +38,9 @@ export async function startPayuniCodePayment(
   const row = await findSessionRow(context.store.database, context.store.tables.schema, sessionId);
   const payuni = row?.session && (await payuniMerchantOf(context, row.session.organization, row.session.environment));
   if (!payuni || !row?.session) throw processorUnavailable('This checkout does not pay through PAYUNi');
+  if (row.session.mode !== 'PAYMENT') {
+    throw processorUnavailable('A subscription through PAYUNi is paid by card: it renews on the card PAYUNi keeps');
+  }
   const { session, key, method } = await openProcessorTrade(context, sessionId, input, {
     name: 'payuni',
     methods: payuniCodeMethods(payuni.methods, row.session),

@@ -16,6 +16,7 @@ import { RejectedNotification } from '../payments/payuni/notifications';
 import { PAYUNI_PRODUCTION_URL, PAYUNI_SANDBOX_URL, type PayuniMerchant } from '../payments/payuni/merchant';
 import { queryPayuniTrade } from '../payments/payuni/query';
 import { payuniTradeNo } from '../payments/payuni/upp';
+import { cardBrandOf } from '../payments/card-brand';
 import { payuniMerchantOf } from '../payments/settings/merchant-of';
 import { PROCESSOR_UNAVAILABLE } from '../payments/settings/refusal';
 import { type KnownSession, runSessionCommands } from './command';
@@ -24,7 +25,7 @@ import { type PayOutcome, buyerAtPayment, completeCharged } from './pay';
 import { findSessionRow } from './queries';
 import { statusAt } from './resource';
 import { successRedirect } from './rules';
-import type { Buyer, CardSummary, Session } from './session';
+import type { Buyer, CardSummary, Charged, Session } from './session';
 
 /**
  * Cards through PAYUNi (docs/payments.md): the buyer types the card into PAYUNi's card fields
@@ -238,18 +239,15 @@ export function afterPayuniReturn(context: ServiceContext, session: Session): st
 }
 
 /**
- * The sweep's question about a pending PAYUNi charge: charged, or never (failed, or unknown to
- * PAYUNi). No trustworthy answer throws, and the session waits for the next sweep.
+ * The sweep's question about a pending PAYUNi charge: charged (without the card, which the query
+ * does not name), or never (null: failed, or unknown to PAYUNi). No trustworthy answer throws,
+ * and the session waits for the next sweep.
  */
-export async function payuniChargeOf(
-  context: ServiceContext,
-  session: Session,
-  key: string,
-): Promise<'charged' | 'not_charged'> {
+export async function payuniChargeOf(context: ServiceContext, session: Session, key: string): Promise<Charged | null> {
   const payuni = await payuniMerchantOf(context, session.organization, session.environment);
   if (!payuni) throw new Error('The session was paid through PAYUNi, which is no longer set: asking later');
   const status = await queryPayuniTrade(payuni.merchant, payuniTradeNo(key), context.now());
-  return status.status === 'paid' ? 'charged' : 'not_charged';
+  return status.status === 'paid' ? { paymentMethod: null } : null;
 }
 
 const noBuyer: Buyer = { email: null, name: null, customer_id: null };
@@ -349,7 +347,7 @@ type PaidWithoutCard = { status: 'paid'; payuniTradeNo: string; amount: number; 
 /** The card as the platform shows it; for a subscription, kept at PAYUNi for renewals under a `pm_payuni_` reference. */
 async function keptCard(context: ServiceContext, session: Session, card: PayuniCard): Promise<CardSummary> {
   const shown = {
-    brand: brandOf(card.first6),
+    brand: cardBrandOf(card.first6),
     last4: card.last4,
     exp_month: card.expMonth ?? 0,
     exp_year: card.expYear ?? 0,
@@ -361,19 +359,6 @@ async function keptCard(context: ServiceContext, session: Session, card: PayuniC
     shown,
   );
 }
-
-const brandOf = (first6: string | null) =>
-  !first6
-    ? 'unknown'
-    : first6.startsWith('4')
-      ? 'visa'
-      : /^5[1-5]/.test(first6)
-        ? 'mastercard'
-        : first6.startsWith('35')
-          ? 'jcb'
-          : /^3[47]/.test(first6)
-            ? 'amex'
-            : 'unknown';
 
 async function run(
   context: ServiceContext,

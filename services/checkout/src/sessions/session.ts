@@ -275,6 +275,9 @@ export type Session = Omit<CheckoutSessionCreatedData, 'session_id' | 'customer_
 /** A processor of the merchant's own, beside the built-in simulator (docs/payments.md). */
 export type ExternalProcessor = 'ecpay' | 'payuni';
 
+/** A processor's answer that a pending charge was made: with what charges the subscription later, when there is one. */
+export type Charged = { paymentMethod: CardSummary | null };
+
 export type PendingCharge = { key: string; attempt_id: string; buyer: Buyer | null; processor?: ExternalProcessor };
 
 export type AsyncPayment = Pick<

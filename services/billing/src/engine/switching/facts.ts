@@ -18,6 +18,13 @@ import { subscriptionPlanOf } from '../catalog';
 // state on its stream, its clock, the target plan, what was paid for the period, the saved
 // card and the organization's policy, read once and handed to the pure `planSwitch`.
 
+/**
+ * A card the processor charges a fixed amount on its own schedule (ECPay's card plan,
+ * `pm_ecpay_`, docs/payments.md): a switch would change what the renewals must match, so it
+ * is refused until the customer pays another way.
+ */
+const chargesFixedAmount = (paymentMethodId: string) => paymentMethodId.startsWith('pm_ecpay_');
+
 export type Existing = Extract<SubscriptionState, { status: 'Existing' }>;
 
 export type SwitchRequest = { targetProductId: string; prorationBehavior?: ProrationBehavior };
@@ -49,7 +56,7 @@ export async function planFor(context: ServiceContext, tenant: Tenant, subscript
     now,
     policy,
     prorationBehavior: request.prorationBehavior,
-    blockingReason: blockingReasonOf(state),
+    blockingReason: blockingReasonOf(state) ?? (card && chargesFixedAmount(card.id) ? 'fixed_amount_plan' : null),
     hasPaymentMethod: card !== null,
   });
   return { state, target, planned, now, card };

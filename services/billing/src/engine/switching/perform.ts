@@ -205,6 +205,9 @@ function refuseUnlessProceeding(state: Existing, preview: SwitchPreview): void {
   }
   const details: Record<string, unknown> = { blocking_reason: reason };
   let message = `Subscription ${state.subscription.id} cannot switch: ${reason}`;
+  if (reason === 'fixed_amount_plan') {
+    message = `Subscription ${state.subscription.id} is paid by a card plan the processor charges a fixed amount each period (ECPay): it cannot switch plans`;
+  }
   if (reason === 'pending_schedule' && state.schedule) {
     details.schedule_id = state.schedule.id;
     message = `Subscription ${state.subscription.id} has a pending schedule ${state.schedule.id}: cancel it before switching again`;

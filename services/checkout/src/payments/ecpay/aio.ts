@@ -1,6 +1,7 @@
 import { createHash } from 'node:crypto';
 import { checkMacValue } from './check-mac';
 import { type EcpayMerchant, ecpayDateTime } from './merchant';
+import { type PeriodSchedule, periodFields } from './period';
 
 /** The AioCheckOut methods the platform offers: a card, an ATM virtual account, a convenience-store code. */
 export type EcpayMethod = 'Credit' | 'ATM' | 'CVS';
@@ -26,6 +27,8 @@ export interface AioOrder {
   atmExpireDays?: number;
   /** CVS: minutes the code stays valid, 1-43,200 (ECPay's default 10,080, seven days). */
   cvsExpireMinutes?: number;
+  /** A card plan (定期定額): ECPay charges `amount` again on this schedule and posts each period to `returnUrl`. */
+  period?: { schedule: PeriodSchedule; returnUrl: string };
 }
 
 /** What the buyer's browser posts to ECPay: the form's action and its fields, CheckMacValue last. */
@@ -72,6 +75,10 @@ export function aioCheckOutForm(merchant: EcpayMerchant, order: AioOrder): AioFo
 }
 
 function methodFields(order: AioOrder): Record<string, string> {
+  if (order.period) {
+    if (order.method !== 'Credit') throw new RangeError('ECPay charges a plan to a card only');
+    return periodFields(order.amount, order.period.schedule, order.period.returnUrl);
+  }
   const info: Record<string, string> = order.paymentInfoUrl ? { PaymentInfoURL: order.paymentInfoUrl } : {};
   if (order.method === 'ATM') {
     const days = order.atmExpireDays ?? 3;

@@ -5,13 +5,22 @@ import { html } from '@billing/service';
 import { checkMacValue, hasValidCheckMac } from './check-mac';
 import { type EcpayMerchant, ecpayDateTime } from './merchant';
 import { NOTIFICATION_RECEIVED } from './notifications';
+import {
+  type EmulatedPlan,
+  answerPeriodAction,
+  answerPeriodQuery,
+  chargePeriod,
+  periodRefusal,
+  startPlan,
+} from './emulator-period';
 
 /**
  * ECPay's AIO endpoints as its documents describe them, for tests and for a Sandbox pointed at
  * it: AioCheckOut/V5 (checks the CheckMacValue, refuses a MerchantTradeNo twice, issues ATM
  * accounts and CVS codes and posts them to PaymentInfoURL), the buyer's page with pay and
  * decline buttons, the result posted to ReturnURL (again until answered `1|OK`), and
- * QueryTradeInfo/V5. Written from the documents, not from ECPay's behaviour: where they are
+ * QueryTradeInfo/V5; card plans (定期定額, emulator-period.ts): the periods charged, their
+ * results posted to PeriodReturnURL, QueryCreditCardPeriodInfo and CreditCardPeriodAction. Written from the documents, not from ECPay's behaviour: where they are
  * silent it chooses, and `docs/payments.md` lists those choices.
  */
 export interface EcpayEmulator {
@@ -31,6 +40,14 @@ export interface EcpayEmulator {
   decline(tradeNo: string): Promise<void>;
   /** Posts every result the merchant has not answered `1|OK` again, as ECPay does. */
   resendUnacknowledged(): Promise<void>;
+  /**
+   * ECPay's scheduler charges the next period of the plan opened by `tradeNo` (paid unless
+   * `paid` is false), posting it to PeriodReturnURL unless `notify` is false.
+   */
+  chargePeriod(
+    tradeNo: string,
+    options?: { paid?: boolean; notify?: boolean; declinesReAuth?: boolean },
+  ): Promise<void>;
   close(): Promise<void>;
 }
 
@@ -43,6 +60,8 @@ export interface EmulatedTrade {
   result?: Record<string, string>;
   acknowledged: boolean;
   paymentInfo?: Record<string, string>;
+  /** A paid trade with PeriodAmount: the card plan ECPay charges on its own schedule. */
+  plan?: EmulatedPlan;
 }
 
 const FAILED = { RtnCode: '10100058', RtnMsg: '付款失敗' };
@@ -79,6 +98,7 @@ export async function startEcpayEmulator(
     if (trade.status !== 'unpaid') return;
     trade.status = paid ? 'paid' : 'failed';
     trade.paidAt = paid ? now() : undefined;
+    if (paid) startPlan(trade, now());
     trade.result = sign({
       MerchantID: merchant.merchantId,
       MerchantTradeNo: tradeNo,
@@ -96,7 +116,7 @@ export async function startEcpayEmulator(
   }
 
   async function checkOut(fields: Record<string, string>, res: ServerResponse): Promise<void> {
-    const refusal = refusalOf(fields, merchant, trades);
+    const refusal = refusalOf(fields, merchant, trades) ?? periodRefusal(fields);
     if (refusal) return page(res, 400, html`<h1>${refusal}</h1>`);
     const trade: EmulatedTrade = { fields, ecpayTradeNo: ecpayTradeNoOf(now()), status: 'unpaid', acknowledged: false };
     trades.set(fields.MerchantTradeNo!, trade);
@@ -158,6 +178,8 @@ export async function startEcpayEmulator(
     const fields = Object.fromEntries(new URLSearchParams(await bodyOf(req)));
     if (path === '/Cashier/AioCheckOut/V5') return checkOut(fields, res);
     if (path === '/Cashier/QueryTradeInfo/V5') return query(fields, res);
+    if (path === '/Cashier/QueryCreditCardPeriodInfo') return answerPeriodQuery(fields, merchant, trades, res);
+    if (path === '/Cashier/CreditCardPeriodAction') return answerPeriodAction(fields, merchant, trades, now(), res);
     return buyer(path, res);
   }
 
@@ -175,6 +197,17 @@ export async function startEcpayEmulator(
           trade.acknowledged = (await post(trade.fields.ReturnURL!, trade.result)) === NOTIFICATION_RECEIVED;
         }
       }
+    },
+    chargePeriod: (tradeNo, options) => {
+      const trade = trades.get(tradeNo);
+      if (!trade) throw new Error(`No emulated trade ${tradeNo}`);
+      return chargePeriod(
+        trade,
+        merchant,
+        now(),
+        { paid: options?.paid ?? true, notify: options?.notify ?? true, declinesReAuth: options?.declinesReAuth },
+        post,
+      );
     },
     close: () => new Promise<void>((resolve) => server.close(() => resolve())),
   };

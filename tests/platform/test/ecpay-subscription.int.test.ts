@@ -1,0 +1,224 @@
+import { ECPAY_STAGING_MERCHANT, type EcpayEmulator, startEcpayEmulator } from '@billing/checkout';
+import { eventually } from '@billing/testing';
+import { type CreatedOrganization, type Platform, clientOf, jsonApi, plan, startPlatform } from '../src/platform';
+
+jest.setTimeout(180_000);
+
+/**
+ * Subscriptions through ECPay's card plan (信用卡定期定額, docs/payments.md), with a Sandbox pointed
+ * at the ECPay emulator: the buyer authorises the plan on ECPay's page, ECPay charges each
+ * period itself, and each renewal on a test clock is the period ECPay charged, matched once; a
+ * period ECPay has not charged yet waits for the reconciler; a failed period is authorised again
+ * (補授權) once; a plan is stopped at ECPay when its subscription ends.
+ */
+describe('ECPay card plans: subscriptions and their renewals', () => {
+  let platform: Platform;
+  let emulator: EcpayEmulator;
+  let org: CreatedOrganization;
+  let send: ReturnType<typeof jsonApi>;
+
+  beforeAll(async () => {
+    emulator = await startEcpayEmulator(ECPAY_STAGING_MERCHANT);
+    platform = await startPlatform({
+      checkout: true,
+      billing: true,
+      config: {
+        RATE_LIMIT_PER_MINUTE_OVERRIDE: '100000',
+        CHECKOUT_SWEEP_INTERVAL_MS: '200',
+        BILLING_PENDING_CHARGE_MS: '1000',
+        BILLING_TRIAL_SWEEP_INTERVAL_MS: '500',
+      },
+    });
+    const client = clientOf(platform.gatewayUrl);
+    org = await client.createOrganization();
+    send = jsonApi(
+      () => platform.gatewayUrl,
+      () => org.api_keys.sandbox.secret_key,
+    );
+    expect((await client.createProduct(org.id, plan({ slug: 'pro', price: 299 }))).status).toBe(201);
+    expect((await client.createProduct(org.id, plan({ slug: 'trial', price: 299, trial_days: 14 }))).status).toBe(201);
+    expect((await client.createProduct(org.id, plan({ slug: 'team', price: 599 }))).status).toBe(201);
+    const processor = await client.admin('PUT', `/organizations/${org.id}/payment_processor?environment=sandbox`, {
+      processor: 'ecpay',
+      merchant_id: ECPAY_STAGING_MERCHANT.merchantId,
+      hash_key: ECPAY_STAGING_MERCHANT.hashKey,
+      hash_iv: ECPAY_STAGING_MERCHANT.hashIV,
+      endpoint_url: emulator.url,
+    });
+    expect(processor.status).toBe(200);
+  });
+  afterAll(async () => {
+    await platform?.stop();
+    await emulator?.close();
+  });
+
+  const page = (sessionId: string, init: RequestInit = {}) =>
+    fetch(`${platform.gatewayUrl}/checkout/${sessionId}`, {
+      redirect: 'manual',
+      ...init,
+      headers: { 'accept-language': 'en', ...(init.headers ?? {}) },
+    }).then(async (r) => ({ status: r.status, html: await r.text() }));
+
+  async function openSession(email: string, fields: Record<string, unknown> = {}) {
+    const session = await send('POST', '/checkout/sessions', {
+      product_slug: 'pro',
+      success_url: 'https://shop.example/ok',
+      cancel_url: 'https://shop.example/no',
+      customer_email: email,
+      ...fields,
+    });
+    expect([session.status, session.body?.error]).toEqual([201, undefined]);
+    return session.body.id as string;
+  }
+
+  /** The buyer authorises the plan on ECPay's page: the form the checkout page posts, then paid there. */
+  async function subscribeAtEcpay(sessionId: string) {
+    const offered = await page(sessionId);
+    expect(offered.html).toContain('Card, on ECPay&#39;s secure page');
+    expect(offered.html).not.toContain('value="atm"');
+    const redirect = await page(sessionId, { method: 'POST', body: new URLSearchParams({ method: 'card' }) });
+    expect(redirect.status).toBe(200);
+    const fields = Object.fromEntries(
+      [...redirect.html.matchAll(/<input type="hidden" name="([^"]+)" value="([^"]*)" \/>/g)].map((m) => [
+        m[1]!,
+        m[2]!.replaceAll('&amp;', '&'),
+      ]),
+    );
+    expect(fields).toMatchObject({
+      ChoosePayment: 'Credit',
+      TotalAmount: '299',
+      PeriodAmount: '299',
+      PeriodType: 'M',
+      Frequency: '1',
+      ExecTimes: '99',
+      PeriodReturnURL: `${platform.gatewayUrl}/checkout/${sessionId}/ecpay/period`,
+    });
+    const atEcpay = await fetch(`${emulator.url}/Cashier/AioCheckOut/V5`, {
+      method: 'POST',
+      body: new URLSearchParams(fields),
+    });
+    expect(atEcpay.status).toBe(200);
+    await emulator.pay(fields.MerchantTradeNo!);
+    return fields.MerchantTradeNo!;
+  }
+
+  async function subscriptionOf(sessionId: string) {
+    return eventually(async () => {
+      const read = await send('GET', `/checkout/sessions/${sessionId}`);
+      expect(read.body.subscription_id).toEqual(expect.any(String));
+      const subscription = await send('GET', `/subscriptions/${read.body.subscription_id}`);
+      expect(subscription.status).toBe(200);
+      return subscription.body;
+    });
+  }
+
+  async function testClock(frozen: string) {
+    const clock = (await send('POST', '/test_clocks', { frozen_time: frozen })).body.id as string;
+    const advance = async (to: string) => {
+      expect((await send('POST', `/test_clocks/${clock}/advance`, { frozen_time: to })).status).toBe(200);
+      await eventually(
+        async () => expect((await send('GET', `/test_clocks/${clock}`)).body.status).toBe('ready'),
+        60000,
+      );
+    };
+    return { clock, advance };
+  }
+
+  const invoicesOf = async (subscriptionId: string) =>
+    (await send('GET', `/invoices?subscription_id=${subscriptionId}`)).body.data as { status: string }[];
+  const paidCount = async (subscriptionId: string) =>
+    (await invoicesOf(subscriptionId)).filter((invoice) => invoice.status === 'paid').length;
+
+  it('renews with the periods ECPay charged, each once; a period not charged yet waits for the reconciler; the plan stops when the subscription ends', async () => {
+    const { clock, advance } = await testClock('2026-01-31T10:00:00Z');
+    const sessionId = await openSession('plan@example.com', { test_clock: clock });
+    const tradeNo = await subscribeAtEcpay(sessionId);
+    const subscription = await subscriptionOf(sessionId);
+    expect(subscription).toMatchObject({ status: 'ACTIVE', price: 299 });
+    expect(await paidCount(subscription.id)).toBe(1);
+
+    // ECPay charges the plan's amount each period: a plan switch is refused, saying why.
+    const products = (await send('GET', '/products')).body.data as { id: string; slug: string }[];
+    const team = products.find((product) => product.slug === 'team')!.id;
+    const preview = await send('GET', `/subscriptions/${subscription.id}/switch-preview?target_product_id=${team}`);
+    expect(preview.body).toMatchObject({ can_proceed: false, blocking_reason: 'fixed_amount_plan' });
+    const switched = await send('POST', `/subscriptions/${subscription.id}/switch`, { target_product_id: team });
+    expect([switched.status, switched.body.error?.details?.[0]]).toEqual([
+      409,
+      expect.objectContaining({ blocking_reason: 'fixed_amount_plan' }),
+    ]);
+
+    // ECPay charges the second period on its own schedule and posts it; billing's renewal finds it.
+    await emulator.chargePeriod(tradeNo);
+    expect(emulator.posts.at(-1)).toMatchObject({
+      url: `${platform.gatewayUrl}/checkout/${sessionId}/ecpay/period`,
+      answer: '1|OK',
+    });
+    await advance('2026-03-01T00:00:00Z');
+    await eventually(async () => expect(await paidCount(subscription.id)).toBe(2), 30000);
+
+    // The third renewal comes before ECPay's charge: the invoice waits (and the clock with it),
+    // then the reconciler matches the period ECPay charged.
+    expect((await send('POST', `/test_clocks/${clock}/advance`, { frozen_time: '2026-04-01T00:00:00Z' })).status).toBe(
+      200,
+    );
+    await new Promise((resolve) => setTimeout(resolve, 2500));
+    expect(await paidCount(subscription.id)).toBe(2);
+    expect((await send('GET', `/subscriptions/${subscription.id}`)).body.status).toBe('ACTIVE');
+    await emulator.chargePeriod(tradeNo, { notify: false });
+    await eventually(async () => expect(await paidCount(subscription.id)).toBe(3), 60000);
+    await eventually(async () => expect((await send('GET', `/test_clocks/${clock}`)).body.status).toBe('ready'), 30000);
+    // Three paid invoices for three authorisations: no period paid two invoices.
+    expect(emulator.trades.get(tradeNo)!.plan!.executions.filter((e) => e.RtnCode === '1')).toHaveLength(3);
+
+    // Canceled now: checkout stops the plan at ECPay, which charges nothing more.
+    const canceled = await send('POST', `/subscriptions/${subscription.id}/cancel`, { at_period_end: false });
+    expect(canceled.status).toBe(200);
+    await eventually(async () => expect(emulator.trades.get(tradeNo)!.plan!.execStatus).toBe('0'), 30000);
+    expect(emulator.trades.get(tradeNo)!.plan!.actions).toContain('Cancel');
+  });
+
+  it('a period ECPay could not charge is authorised again once; a card that still declines leaves the subscription past due', async () => {
+    const { clock, advance } = await testClock('2026-01-31T10:00:00Z');
+    const rescued = await openSession('reauth@example.com', { test_clock: clock });
+    const rescuedTrade = await subscribeAtEcpay(rescued);
+    const rescuedSubscription = await subscriptionOf(rescued);
+    await emulator.chargePeriod(rescuedTrade, { paid: false });
+
+    const { clock: other, advance: advanceOther } = await testClock('2026-01-31T10:00:00Z');
+    const declined = await openSession('declined-plan@example.com', { test_clock: other });
+    const declinedTrade = await subscribeAtEcpay(declined);
+    const declinedSubscription = await subscriptionOf(declined);
+    await emulator.chargePeriod(declinedTrade, { paid: false, declinesReAuth: true });
+
+    await advance('2026-03-01T00:00:00Z');
+    await eventually(async () => expect(await paidCount(rescuedSubscription.id)).toBe(2), 30000);
+    expect(emulator.trades.get(rescuedTrade)!.plan!.actions).toEqual(['ReAuth']);
+
+    await advanceOther('2026-03-01T00:00:00Z');
+    await eventually(async () =>
+      expect((await send('GET', `/subscriptions/${declinedSubscription.id}`)).body.status).toBe('PAST_DUE'),
+    );
+    expect((await invoicesOf(declinedSubscription.id)).map((invoice) => invoice.status).sort()).toEqual([
+      'open',
+      'paid',
+    ]);
+  });
+
+  it('a free trial is refused before anything is opened at ECPay, and a forged plan post changes nothing', async () => {
+    const trades = emulator.trades.size;
+    const trial = await openSession('trial@example.com', { product_slug: 'trial' });
+    const refused = await page(trial, { method: 'POST', body: new URLSearchParams({ method: 'card' }) });
+    expect(refused.status).toBe(402);
+    // The buyer reads that the shop cannot take the payment; the merchant's reason is in the log and docs.
+    expect(refused.html).toContain('This shop cannot take payments right now');
+    expect(emulator.trades.size).toBe(trades);
+    expect((await send('GET', `/checkout/sessions/${trial}`)).body.status).toBe('OPEN');
+    // A post that is not ECPay's about a plan is refused.
+    const forged = await fetch(`${platform.gatewayUrl}/checkout/${trial}/ecpay/period`, {
+      method: 'POST',
+      body: new URLSearchParams({ MerchantID: '3002607', MerchantTradeNo: 'X', RtnCode: '1', CheckMacValue: 'A' }),
+    });
+    expect([forged.status, (await forged.text()).startsWith('0|')]).toEqual([400, true]);
+  });
+});
