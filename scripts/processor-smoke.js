@@ -24,6 +24,7 @@ async function smokeEcpay(baseUrl) {
   const { aioCheckOutForm, merchantTradeNo } = require('../services/checkout/dist/payments/ecpay/aio');
   const { ECPAY_STAGING_MERCHANT } = require('../services/checkout/dist/payments/ecpay/merchant');
   const { queryTrade } = require('../services/checkout/dist/payments/ecpay/query');
+  const { periodScheduleOf, queryPeriod } = require('../services/checkout/dist/payments/ecpay/period');
   const merchant = { ...ECPAY_STAGING_MERCHANT, baseUrl: baseUrl ?? ECPAY_STAGING_MERCHANT.baseUrl };
   const key = `smoke-${randomBytes(8).toString('hex')}`;
   const checks = [];
@@ -61,6 +62,37 @@ async function smokeEcpay(baseUrl) {
       checks.push([`QueryTradeInfo/V5 about ${what}`, false, error.message]);
     }
   }
+  // A card plan (定期定額): the form with its period fields, then the plan query about it (not
+  // authorised yet: ECPay's answer shows how it reads a plan that never ran).
+  const planKey = `${key}-plan`;
+  const plan = aioCheckOutForm(merchant, {
+    idempotencyKey: planKey,
+    amount: 100,
+    method: 'Credit',
+    itemName: 'Smoke test plan',
+    description: 'processor smoke test',
+    now: new Date(),
+    returnUrl: 'https://example.com/ecpay/notifications',
+    period: { schedule: periodScheduleOf('month', 1), returnUrl: 'https://example.com/ecpay/period' },
+  });
+  const planOpened = await fetch(plan.action, {
+    method: 'POST',
+    headers: { 'content-type': 'application/x-www-form-urlencoded' },
+    body: new URLSearchParams(plan.fields).toString(),
+  });
+  const planPage = await planOpened.text();
+  checks.push([
+    'AioCheckOut/V5 accepts a card plan (PeriodAmount, PeriodType M, Frequency 1, ExecTimes 99)',
+    planOpened.ok && !/Error/i.test(planPage.replace(/<[^>]*>/g, ' ').slice(0, 2000)),
+    `HTTP ${planOpened.status}`,
+  ]);
+  try {
+    const info = await queryPeriod(merchant, merchantTradeNo(planKey), new Date());
+    checks.push(['QueryCreditCardPeriodInfo answers JSON about the plan just opened', true, JSON.stringify(info)]);
+  } catch (error) {
+    checks.push(['QueryCreditCardPeriodInfo about the plan just opened', false, error.message]);
+  }
+  // CreditDetail/DoAction (refunds) cannot run on ECPay's staging site: it has no real authorisations.
   return checks;
 }
 

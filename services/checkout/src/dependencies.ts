@@ -6,6 +6,7 @@ import { sandboxChargeLedger, sandboxRefundLedger } from './payments/ledger';
 import { SandboxProcessor } from './payments/sandbox';
 import { PayuniRecords } from './payments/payuni/records';
 import { EcpayPeriodCharges } from './payments/ecpay/period-charges';
+import { EcpayRefunds } from './payments/ecpay/refund-records';
 import { type CredentialsKey, credentialsKeyOf } from './payments/settings/credentials';
 
 export const DEFAULT_CHECKOUT_URL = 'http://127.0.0.1:8080/checkout';
@@ -29,6 +30,8 @@ export interface CheckoutDependencies {
   payuni: PayuniRecords;
   /** Which period of an ECPay card plan paid which renewal. */
   ecpayPeriods: EcpayPeriodCharges;
+  /** The refunds asked of ECPay, each at most once. */
+  ecpayRefunds: EcpayRefunds;
   /** Read at each use: the embedded default learns the gateway's address after checkout starts. */
   readonly checkoutUrl: string;
   /** Read at each use, like `checkoutUrl`: a payment link's `url` is `PAYMENT_LINK_URL/<url_id>`. */
@@ -67,6 +70,7 @@ export function dependenciesOf(context: ServiceContext): CheckoutDependencies {
     credentialsKey,
     payuni: new PayuniRecords(context.store, credentialsKey),
     ecpayPeriods: new EcpayPeriodCharges(context.store),
+    ecpayRefunds: new EcpayRefunds(context.store),
     get checkoutUrl() {
       return config.CHECKOUT_URL ?? DEFAULT_CHECKOUT_URL;
     },

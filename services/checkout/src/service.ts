@@ -10,6 +10,7 @@ import { mountPaymentLinkRoutes } from './payment-links/routes';
 import { migrateSandboxChargeLedger } from './payments/ledger';
 import { migratePayuniRecords } from './payments/payuni/records';
 import { migrateEcpayPeriodCharges } from './payments/ecpay/period-charges';
+import { migrateEcpayRefunds } from './payments/ecpay/refund-records';
 import { mountChargeRoutes } from './payments/routes';
 import { mountProcessorSettingsRoutes } from './payments/settings/routes';
 import { migrateUnmatchedPayments, mountUnmatchedPaymentsRoute } from './payments/unmatched';
@@ -50,6 +51,7 @@ export const checkoutService: ServiceDefinition = {
     await migrateSandboxChargeLedger(context.store);
     await migratePayuniRecords(context.store);
     await migrateEcpayPeriodCharges(context.store);
+    await migrateEcpayRefunds(context.store);
     await migrateRefundsReadModel(context.store);
     await migrateUnmatchedPayments(context.store);
     await migrateMerchants(context.store);

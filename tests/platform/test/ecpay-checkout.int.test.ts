@@ -168,7 +168,7 @@ describe('ECPay ATM and convenience-store payments through the hosted checkout',
     expect(await again.text()).toBe('1|OK');
     await eventually(async () => expect(webhooksOf(sessionId, 'checkout.completed')).toHaveLength(1));
     expect((await page(sessionId)).status).toBe(409);
-    // No refund is pretended: ECPay payments are refunded at ECPay until checkout can ask it to.
+    // An ATM payment goes back by bank transfer, outside ECPay's refund API: refused, nothing held.
     const orderId = (await send('GET', `/checkout/sessions/${sessionId}`)).body.order_id;
     const refund = await send('POST', '/refunds', { order_id: orderId, amount: 100 });
     expect(refund.status).toBe(402);
@@ -251,6 +251,11 @@ describe('ECPay ATM and convenience-store payments through the hosted checkout',
     await emulator.resendUnacknowledged();
     expect(emulator.posts.filter((p) => p.fields.MerchantTradeNo === tradeNo).map((p) => p.answer)).toEqual(['1|OK']);
     await eventually(async () => expect(webhooksOf(sessionId, 'checkout.completed')).toHaveLength(1));
+    // A card ECPay took is refunded through ECPay (DoAction R), whole here.
+    const orderId = (await send('GET', `/checkout/sessions/${sessionId}`)).body.order_id;
+    const refund = await send('POST', '/refunds', { order_id: orderId, amount: 480 });
+    expect([refund.status, refund.body.status]).toEqual([201, 'succeeded']);
+    expect(emulator.refunded.get(emulator.trades.get(tradeNo)!.ecpayTradeNo)).toBe(480);
   });
 
   it('a card ECPay declined ends that trade; the buyer may choose again, under a new trade', async () => {

@@ -16,12 +16,15 @@ describe('ECPay card plans: subscriptions and their renewals', () => {
   let emulator: EcpayEmulator;
   let org: CreatedOrganization;
   let send: ReturnType<typeof jsonApi>;
+  /** The services' clock: real time, moved ahead where a test waits for a sweep's threshold. */
+  let ahead = 0;
 
   beforeAll(async () => {
     emulator = await startEcpayEmulator(ECPAY_STAGING_MERCHANT);
     platform = await startPlatform({
       checkout: true,
       billing: true,
+      now: () => new Date(Date.now() + ahead),
       config: {
         RATE_LIMIT_PER_MINUTE_OVERRIDE: '100000',
         CHECKOUT_SWEEP_INTERVAL_MS: '200',
@@ -176,6 +179,54 @@ describe('ECPay card plans: subscriptions and their renewals', () => {
     expect(canceled.status).toBe(200);
     await eventually(async () => expect(emulator.trades.get(tradeNo)!.plan!.execStatus).toBe('0'), 30000);
     expect(emulator.trades.get(tradeNo)!.plan!.actions).toContain('Cancel');
+  });
+
+  it('refunds part of the first payment and part of a renewal at ECPay; a refund whose answer is lost stays pending and is never asked twice', async () => {
+    const { clock, advance } = await testClock('2026-01-31T10:00:00Z');
+    const sessionId = await openSession('refunds@example.com', { test_clock: clock });
+    const tradeNo = await subscribeAtEcpay(sessionId);
+    const subscription = await subscriptionOf(sessionId);
+    await emulator.chargePeriod(tradeNo);
+    await advance('2026-03-01T00:00:00Z');
+    await eventually(async () => expect(await paidCount(subscription.id)).toBe(2), 30000);
+    const plan = emulator.trades.get(tradeNo)!;
+    const [first, renewal] = plan.plan!.executions;
+
+    const orderId = (await send('GET', `/checkout/sessions/${sessionId}`)).body.order_id;
+    const part = await send('POST', '/refunds', { order_id: orderId, amount: 100 });
+    expect([part.status, part.body.status]).toEqual([201, 'succeeded']);
+    expect(emulator.refunded.get(first!.TradeNo)).toBe(100);
+
+    const invoices = (await send('GET', `/invoices?subscription_id=${subscription.id}`)).body.data as {
+      id: string;
+      status: string;
+      billing_reason?: string;
+      created_at: string;
+    }[];
+    const renewed = invoices
+      .filter((invoice) => invoice.status === 'paid')
+      .sort((a, b) => (a.created_at < b.created_at ? 1 : -1))[0]!;
+    const ofRenewal = await send('POST', '/refunds', { invoice_id: renewed.id, amount: 50 });
+    expect([ofRenewal.status, ofRenewal.body.status]).toEqual([201, 'succeeded']);
+    expect(emulator.refunded.get(renewal!.TradeNo)).toBe(50);
+
+    // ECPay makes the next refund but its answer is lost: pending, and no sweep asks ECPay again
+    // (it takes no key; a second DoAction would refund twice). A person reads it in ECPay's site.
+    emulator.failNext('/CreditDetail/DoAction', 'drop');
+    const lost = await send('POST', '/refunds', { order_id: orderId, amount: 30 });
+    expect([lost.status, lost.body.status]).toEqual([201, 'pending']);
+    expect(emulator.refunded.get(first!.TradeNo)).toBe(130);
+    ahead = 61_000; // past the sweep's minute for a refund the processor did not answer
+    try {
+      await new Promise((resolve) => setTimeout(resolve, 1500));
+      expect((await send('GET', `/refunds/${lost.body.id}`)).body.status).toBe('pending');
+      expect(emulator.refunded.get(first!.TradeNo)).toBe(130);
+    } finally {
+      ahead = 0;
+    }
+    // Never more than was paid: the rest of the first payment is 299 - 130 held.
+    const tooMuch = await send('POST', '/refunds', { order_id: orderId, amount: 170 });
+    expect(tooMuch.status).toBe(422);
   });
 
   it('a period ECPay could not charge is authorised again once; a card that still declines leaves the subscription past due', async () => {

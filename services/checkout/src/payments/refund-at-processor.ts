@@ -6,37 +6,40 @@ import { queryPayuniTrade } from './payuni/query';
 import { refundPayuniTrade } from './payuni/refund';
 import { payuniTradeNo } from './payuni/upp';
 import type { RefundRequest, RefundResult } from './processor';
-import { payuniMerchantOf } from './settings/merchant-of';
+import { type ProcessorMerchant, processorMerchantOf } from './settings/merchant-of';
+import { refundAtEcpay } from './ecpay-refunds';
 
 type Owner = { organization: string; environment: Environment };
 
 /**
- * Gives money back for a charge, where it was taken: at PAYUNi for a charge it made (a checkout
- * or a renewal of a card it keeps), else at the simulator. Once per `idempotencyKey`, as
- * `PaymentProcessor.refund`; throws when the processor gives no answer (the caller asks again).
+ * Gives money back for a charge, where it was taken: at PAYUNi or ECPay for a charge it made (a
+ * checkout, or a renewal of a card or plan it keeps), else at the simulator. Once per
+ * `idempotencyKey`, as `PaymentProcessor.refund`; throws when the processor gives no answer (the
+ * caller asks again, except ECPay's, which stays pending for a person).
  */
 export async function refundCharge(
   context: ServiceContext,
   owner: Owner,
   request: RefundRequest,
 ): Promise<RefundResult> {
-  const payuni = await payuniChargeMerchant(context, owner, request.chargeKey);
-  if (payuni) return refundAtPayuni(context, payuni, request);
+  const charged = await chargedAt(context, owner, request.chargeKey);
+  if (charged?.processor === 'payuni') return refundAtPayuni(context, charged.merchant, request);
+  if (charged?.processor === 'ecpay') return refundAtEcpay(context, charged.merchant, request);
   return dependenciesOf(context).processor.refund(request);
 }
 
 /**
- * The organization's PAYUNi merchant when the charge is PAYUNi's: one the simulator has no
- * record of, of an organization that pays through PAYUNi. Null otherwise.
+ * The organization's merchant at its processor when the charge is that processor's: one the
+ * simulator has no record of, of an organization that pays through ECPay or PAYUNi. Null otherwise.
  */
-export async function payuniChargeMerchant(
+export async function chargedAt(
   context: ServiceContext,
   owner: Owner,
   chargeKey: string,
-): Promise<PayuniMerchant | null> {
+): Promise<ProcessorMerchant | null> {
   const simulated = await dependenciesOf(context).processor.lookup(chargeKey);
   if (simulated?.status === 'succeeded') return null;
-  return (await payuniMerchantOf(context, owner.organization, owner.environment))?.merchant ?? null;
+  return processorMerchantOf(context, owner.organization, owner.environment);
 }
 
 /** PAYUNi's PaymentType of a card trade: ATM (2) and store (3) payments are not refunded through its API. */

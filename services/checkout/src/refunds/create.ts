@@ -23,7 +23,9 @@ import {
   invoicePaymentStream,
 } from './invoice-payment';
 import { chargeKeyOfPaid } from './order';
-import { payuniChargeMerchant, payuniRefundsByApi, refundCharge } from '../payments/refund-at-processor';
+import { chargedAt, payuniRefundsByApi, refundCharge } from '../payments/refund-at-processor';
+import { ecpayAuthorisationOf } from '../payments/ecpay-refunds';
+import type { EcpayMerchant } from '../payments/ecpay/merchant';
 import { PROCESSOR_UNAVAILABLE } from '../payments/settings/refusal';
 import type { RequestRefund, SettleRefund } from './refund';
 
@@ -36,34 +38,55 @@ type Target = (
 const PROCESSOR_NAMES = { ecpay: 'ECPay', payuni: 'PAYUNi' } as const;
 
 /**
- * Refunds go where the money was taken: the simulator, or PAYUNi (an order it charged, or a
- * renewal of a card it keeps, which the simulator has no record of). A payment ECPay took is
- * refused with 402 before anything is held, and so is an ATM or store payment through PAYUNi
- * (docs/payments.md).
+ * Refunds go where the money was taken: the simulator, PAYUNi or ECPay (an order it charged, or a
+ * renewal of a card or plan it keeps, which the simulator has no record of). A card payment goes
+ * back through the processor's API; an ATM or convenience-store payment does not (the merchant
+ * transfers it back in the processor's site), and is refused with 402 before anything is held,
+ * as is a charge no processor shows (docs/payments.md). ECPay not answering the question is 503,
+ * nothing held: a refund there is asked only once, so it is not asked blind.
  */
 async function refuseUnlessRefundable(context: ServiceContext, caller: CallerIdentity, target: Target): Promise<void> {
-  const chargedBy = target.kind === 'order' ? target.session.charge?.processor : undefined;
   const chargeKey = target.kind === 'order' ? chargeKeyOfPaid(target.session) : target.invoice.chargeKey;
   const path = target.kind === 'order' ? target.field : 'invoice_id';
   const refuse = (message: string): never => {
     throw ApiError.of('payment_required', message, [{ path, code: PROCESSOR_UNAVAILABLE, message }]);
   };
-  if (chargedBy === 'payuni') {
-    const merchant = await payuniChargeMerchant(context, caller, chargeKey);
-    if (!merchant || (await payuniRefundsByApi(context, merchant, chargeKey))) return;
+  const charged = await chargedAt(context, caller, chargeKey);
+  if (!charged) {
+    if ((await dependenciesOf(context).processor.lookup(chargeKey))?.status === 'succeeded') return;
     refuse(
-      "An ATM or convenience-store payment through PAYUNi is refunded by bank transfer: refund it in PAYUNi's merchant site (docs/payments.md)",
+      "This payment is not one the organization's payment processor shows: refund it in the processor's merchant site (docs/payments.md)",
     );
   }
-  if (!chargedBy) {
-    const { processor } = dependenciesOf(context);
-    if ((await processor.lookup(chargeKey))?.status === 'succeeded') return;
-    if (await payuniChargeMerchant(context, caller, chargeKey)) return;
+  const name = PROCESSOR_NAMES[charged!.processor];
+  const kind =
+    charged!.processor === 'payuni'
+      ? (await payuniRefundsByApi(context, charged!.merchant, chargeKey))
+        ? 'card'
+        : 'code'
+      : await ecpayPaymentKind(context, charged!.merchant, chargeKey);
+  if (kind === 'none') refuse(`${name} does not show this payment as paid: nothing was refunded`);
+  if (kind === 'code') {
+    refuse(
+      `An ATM or convenience-store payment through ${name} is refunded by bank transfer: refund it in ${name}'s merchant site (docs/payments.md)`,
+    );
   }
-  const name = chargedBy ? PROCESSOR_NAMES[chargedBy] : "the organization's payment processor";
-  refuse(
-    `Refunds of payments made through ${name} are not available here yet: refund it in the processor's merchant site (docs/payments.md)`,
-  );
+}
+
+/** What ECPay shows of the charge: a card payment, a code paid (ATM or store), or none; 503 when it does not answer (nothing is held). */
+async function ecpayPaymentKind(
+  context: ServiceContext,
+  merchant: EcpayMerchant,
+  chargeKey: string,
+): Promise<'card' | 'code' | 'none'> {
+  const paid = await ecpayAuthorisationOf(context, merchant, chargeKey).catch(() => {
+    throw new ApiError(
+      503,
+      'processor_unavailable',
+      'ECPay did not answer about the payment; nothing was refunded. Try again shortly',
+    );
+  });
+  return !paid ? 'none' : paid.card ? 'card' : 'code';
 }
 
 /**

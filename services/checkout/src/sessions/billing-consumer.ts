@@ -45,7 +45,8 @@ export async function startBillingConsumer(context: ServiceContext): Promise<() 
 }
 
 /**
- * A duplicate subscription's payment is refunded at the processor first, keyed by the order:
+ * A duplicate subscription's payment is refunded at the processor first (its ECPay card plan
+ * stopped before), keyed by the order:
  * a redelivery (the transaction that records it failed, or a crash in between) asks for the
  * same refund and gets the first one; once recorded, the order is no longer PAID and nothing is
  * asked again.
@@ -57,6 +58,8 @@ async function refundDuplicateAtProcessor(context: ServiceContext, event: Domain
   const { store } = context;
   const session = await findSession(store.database, store.tables.schema, sessionId);
   if (!session || session.organization !== event.organization || session.environment !== event.environment) return;
+  // The duplicate's card plan at ECPay would go on charging: stopped first, then refunded.
+  await stopEcpayPlan(context, session);
   if (session.order.status !== 'PAID') return;
   await refundAtProcessor(context, session);
 }
@@ -73,12 +76,17 @@ async function stopPlanAtProcessor(context: ServiceContext, event: DomainEventEn
   if (typeof sessionId !== 'string') return;
   const session = await findSession(context.store.database, context.store.tables.schema, sessionId);
   if (!session || session.organization !== event.organization || session.environment !== event.environment) return;
+  await stopEcpayPlan(context, session);
+}
+
+/** Stops the card plan at ECPay of a subscription checkout paid through it; nothing for any other session. */
+async function stopEcpayPlan(context: ServiceContext, session: Session) {
   if (session.mode !== 'SUBSCRIPTION' || session.charge?.processor !== 'ecpay') return;
   const ecpay = await ecpayMerchantOf(context, session.organization, session.environment);
   const tradeNo = merchantTradeNo(session.charge.key);
   if (!ecpay) {
     context.logger.error(
-      { session: sessionId, trade: tradeNo },
+      { session: session.id, trade: tradeNo },
       "ECPay is no longer set: stop this card plan in ECPay's site",
     );
     return;

@@ -13,6 +13,7 @@ import {
   periodRefusal,
   startPlan,
 } from './emulator-period';
+import { answerDoAction } from './emulator-refund';
 
 /**
  * ECPay's AIO endpoints as its documents describe them, for tests and for a Sandbox pointed at
@@ -44,6 +45,13 @@ export interface EcpayEmulator {
    * ECPay's scheduler charges the next period of the plan opened by `tradeNo` (paid unless
    * `paid` is false), posting it to PeriodReturnURL unless `notify` is false.
    */
+  /** What DoAction refunded so far, by ECPay TradeNo (a trade's, or a plan period's). */
+  refunded: Map<string, number>;
+  /**
+   * Loses the next answer on `path` after the request was acted on: `drop` closes the connection
+   * unanswered, `http500` answers HTTP 500. Several calls lose that many answers, in order.
+   */
+  failNext(path: string, how: 'drop' | 'http500'): void;
   chargePeriod(
     tradeNo: string,
     options?: { paid?: boolean; notify?: boolean; declinesReAuth?: boolean },
@@ -73,6 +81,8 @@ export async function startEcpayEmulator(
   const trades = new Map<string, EmulatedTrade>();
   const posts: EcpayEmulator['posts'] = [];
   const queries: string[] = [];
+  const refunded = new Map<string, number>();
+  const failures = new Map<string, ('drop' | 'http500')[]>();
   const sign = (fields: Record<string, string>) => ({ ...fields, CheckMacValue: checkMacValue(fields, merchant) });
 
   async function post(url: string, fields: Record<string, string>): Promise<string> {
@@ -172,13 +182,24 @@ export async function startEcpayEmulator(
       res.end(error.message);
     });
   });
+  /** Acts on the request, then loses its answer. */
+  function lose(path: string, fields: Record<string, string>, how: 'drop' | 'http500', res: ServerResponse): void {
+    const swallowed = { writeHead: () => swallowed, end: () => swallowed } as unknown as ServerResponse;
+    if (path === '/CreditDetail/DoAction') answerDoAction(fields, merchant, trades, refunded, swallowed);
+    if (how === 'drop') return void res.socket?.destroy();
+    res.writeHead(500, { 'content-type': 'text/plain' }).end('emulated failure');
+  }
+
   async function handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
     const path = new URL(req.url ?? '/', 'http://emulator').pathname;
     if (req.method !== 'POST') return page(res, 405, html`<h1>POST only</h1>`);
     const fields = Object.fromEntries(new URLSearchParams(await bodyOf(req)));
+    const failure = failures.get(path)?.shift();
+    if (failure) return lose(path, fields, failure, res);
     if (path === '/Cashier/AioCheckOut/V5') return checkOut(fields, res);
     if (path === '/Cashier/QueryTradeInfo/V5') return query(fields, res);
     if (path === '/Cashier/QueryCreditCardPeriodInfo') return answerPeriodQuery(fields, merchant, trades, res);
+    if (path === '/CreditDetail/DoAction') return answerDoAction(fields, merchant, trades, refunded, res);
     if (path === '/Cashier/CreditCardPeriodAction') return answerPeriodAction(fields, merchant, trades, now(), res);
     return buyer(path, res);
   }
@@ -198,6 +219,8 @@ export async function startEcpayEmulator(
         }
       }
     },
+    refunded,
+    failNext: (path, how) => void failures.set(path, [...(failures.get(path) ?? []), how]),
     chargePeriod: (tradeNo, options) => {
       const trade = trades.get(tradeNo);
       if (!trade) throw new Error(`No emulated trade ${tradeNo}`);

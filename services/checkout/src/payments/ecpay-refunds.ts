@@ -1,0 +1,90 @@
+import type { ServiceContext } from '@billing/runtime';
+import { dependenciesOf } from '../dependencies';
+import { merchantTradeNo } from './ecpay/aio';
+import type { EcpayMerchant } from './ecpay/merchant';
+import { queryTrade } from './ecpay/query';
+import { EcpayRefundUnanswered, refundEcpayTrade } from './ecpay/refund';
+import type { RefundRequest, RefundResult } from './processor';
+
+/**
+ * Refunds of card payments ECPay took (docs/payments.md): a checkout's trade, a subscription's
+ * first payment (its plan's trade), or a renewal (the plan period matched to it). ECPay takes no
+ * key for a refund, so each is asked at most once (`EcpayRefunds`); a refund whose answer was
+ * lost stays pending for a person, never asked again.
+ */
+
+/** The ECPay authorisation a charge key paid with: the trade (or plan period) and whether it was a card. */
+type EcpayAuthorisation = { merchantTradeNo: string; ecpayTradeNo: string; card: boolean };
+
+/**
+ * The authorisation behind `chargeKey`: the plan period matched to a renewal's key, else the
+ * checkout trade ECPay reports paid under the key's MerchantTradeNo; null when ECPay shows none.
+ * Throws when ECPay does not answer.
+ */
+export async function ecpayAuthorisationOf(
+  context: ServiceContext,
+  merchant: EcpayMerchant,
+  chargeKey: string,
+): Promise<EcpayAuthorisation | null> {
+  const period = await dependenciesOf(context).ecpayPeriods.find(chargeKey);
+  if (period?.status === 'claimed' && period.executionTradeNo) {
+    return { merchantTradeNo: period.merchantTradeNo, ecpayTradeNo: period.executionTradeNo, card: true };
+  }
+  const tradeNo = merchantTradeNo(chargeKey);
+  const trade = await queryTrade(merchant, tradeNo, context.now());
+  if (trade.status !== 'paid') return null;
+  return { merchantTradeNo: tradeNo, ecpayTradeNo: trade.ecpayTradeNo, card: trade.paymentType.startsWith('Credit') };
+}
+
+/** The refund at ECPay (CreditDetail/DoAction, Action R), asked at most once under its key. */
+export async function refundAtEcpay(
+  context: ServiceContext,
+  merchant: EcpayMerchant,
+  request: RefundRequest,
+): Promise<RefundResult> {
+  const records = dependenciesOf(context).ecpayRefunds;
+  const refundId = `ecpay_${request.idempotencyKey}`;
+  const lost = () =>
+    new Error(
+      `ECPay's answer to refund ${request.idempotencyKey} was lost; ECPay takes no key, so it is not asked twice: read the trade in ECPay's site`,
+    );
+  const known = await records.find(request.idempotencyKey);
+  if (known?.status === 'refunded') return { status: 'succeeded', refund_id: refundId };
+  if (known?.status === 'refused') return { status: 'failed', message: known.message ?? 'ECPay refused the refund' };
+  if (known) throw lost();
+  const paid = await ecpayAuthorisationOf(context, merchant, request.chargeKey);
+  if (!paid) return { status: 'failed', message: 'ECPay does not show this charge as paid' };
+  if (!paid.card)
+    return {
+      status: 'failed',
+      message: 'ECPay refunds cards only: an ATM or store payment goes back by bank transfer',
+    };
+  const { merchantTradeNo: tradeNo, ecpayTradeNo } = paid;
+  if (
+    !(await records.ask({
+      idempotencyKey: request.idempotencyKey,
+      merchantTradeNo: tradeNo,
+      ecpayTradeNo,
+      amount: request.amount,
+    }))
+  ) {
+    throw lost();
+  }
+  try {
+    const outcome = await refundEcpayTrade(merchant, {
+      merchantTradeNo: tradeNo,
+      ecpayTradeNo,
+      amount: request.amount,
+    });
+    if (outcome.status === 'refunded') {
+      await records.settle(request.idempotencyKey, 'refunded');
+      return { status: 'succeeded', refund_id: refundId };
+    }
+    const message = outcome.message || `ECPay refused the refund (${outcome.code})`;
+    await records.settle(request.idempotencyKey, 'refused', message);
+    return { status: 'failed', message };
+  } catch (error) {
+    if (error instanceof EcpayRefundUnanswered) throw lost();
+    throw error;
+  }
+}
