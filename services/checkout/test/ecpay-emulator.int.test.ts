@@ -85,13 +85,17 @@ describe('ECPay AIO against the emulator, over HTTP', () => {
     return { status: response.status, page: await response.text() };
   };
 
-  it('given a card order, the buyer pays on ECPay: the result is posted once, checked, and the query agrees', async () => {
+  it('given a card order, the buyer passes 3-D Secure and pays on ECPay: the result is posted once, checked, and the query agrees', async () => {
     const opened = await submit(order('card-1', 'Credit'));
     expect(opened.status).toBe(200);
     const tradeNo = merchantTradeNo('card-1');
     expect(await queryTrade(merchant, tradeNo, clock)).toMatchObject({ status: 'unpaid', amount: 480 });
 
-    const paid = await fetch(`${emulator.url}/emulator/trades/${tradeNo}/pay`, { method: 'POST' });
+    // The bank's 3-D Secure step comes first: nothing is paid until the code is confirmed.
+    const challenged = await fetch(`${emulator.url}/emulator/trades/${tradeNo}/pay`, { method: 'POST' });
+    expect(await challenged.text()).toContain('3-D Secure');
+    expect(await queryTrade(merchant, tradeNo, clock)).toMatchObject({ status: 'unpaid' });
+    const paid = await fetch(`${emulator.url}/emulator/trades/${tradeNo}/otp`, { method: 'POST' });
     expect(await paid.text()).toContain('https://shop.example/thanks');
     expect(receiver.heard.filter((n) => n.tradeNo === tradeNo)).toEqual([
       expect.objectContaining({ kind: 'paid', amount: 480, paidAt: clock }),

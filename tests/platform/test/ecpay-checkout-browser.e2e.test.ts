@@ -2,7 +2,7 @@ import { ECPAY_STAGING_MERCHANT, type EcpayEmulator, startEcpayEmulator } from '
 import { ebook, eventually } from '@billing/testing';
 import type { Browser } from 'playwright-core';
 import { describeWithBrowser, launchChromium } from '../src/browser';
-import { type Platform, clientOf, jsonApi, startPlatform } from '../src/platform';
+import { type Platform, clientOf, jsonApi, plan, startPlatform } from '../src/platform';
 
 jest.setTimeout(120_000);
 
@@ -10,12 +10,13 @@ jest.setTimeout(120_000);
 declare const window: any;
 
 /**
- * A buyer on a phone pays by ATM through ECPay (the emulator) in Chromium, in zh-TW and in
- * English: chooses the method, is taken to ECPay by the page's own form, comes back to the
- * checkout link and finds the account, the amount and the deadline, nothing wider than the
- * screen (docs/payments.md).
+ * A buyer on a phone pays through ECPay (the emulator) in Chromium, in zh-TW and in English: by
+ * ATM (chooses the method, is taken to ECPay by the page's own form, comes back to the checkout
+ * link and finds the account, the amount and the deadline), and subscribes to a monthly plan by
+ * card on ECPay's page through 3-D Secure, sent back to the shop once paid; nothing wider than
+ * the screen (docs/payments.md).
  */
-describeWithBrowser('ECPay ATM payment in the browser', () => {
+describeWithBrowser('ECPay payments in the browser', () => {
   let platform: Platform;
   let emulator: EcpayEmulator;
   let browser: Browser;
@@ -23,7 +24,11 @@ describeWithBrowser('ECPay ATM payment in the browser', () => {
 
   beforeAll(async () => {
     emulator = await startEcpayEmulator(ECPAY_STAGING_MERCHANT);
-    platform = await startPlatform({ checkout: true, config: { RATE_LIMIT_PER_MINUTE_OVERRIDE: '100000' } });
+    platform = await startPlatform({
+      checkout: true,
+      billing: true,
+      config: { RATE_LIMIT_PER_MINUTE_OVERRIDE: '100000' },
+    });
     browser = await launchChromium();
     const client = clientOf(platform.gatewayUrl);
     const org = await client.createOrganization();
@@ -32,13 +37,14 @@ describeWithBrowser('ECPay ATM payment in the browser', () => {
       () => org.api_keys.sandbox.secret_key,
     );
     await client.createProduct(org.id, ebook({ slug: 'ebook', name: '電子書', price: 480 }));
+    await client.createProduct(org.id, plan({ slug: 'pro', name: 'Pro 月方案', price: 299 }));
     await client.admin('PUT', `/organizations/${org.id}/payment_processor?environment=sandbox`, {
       processor: 'ecpay',
       merchant_id: ECPAY_STAGING_MERCHANT.merchantId,
       hash_key: ECPAY_STAGING_MERCHANT.hashKey,
       hash_iv: ECPAY_STAGING_MERCHANT.hashIV,
       endpoint_url: emulator.url,
-      methods: ['atm', 'cvs'],
+      methods: ['card', 'atm', 'cvs'],
     });
   });
   afterAll(async () => {
@@ -82,4 +88,42 @@ describeWithBrowser('ECPay ATM payment in the browser', () => {
     ).toBeLessThanOrEqual(0);
     await context.close();
   });
+
+  it.each([
+    ['zh-TW', '姓名', '信用卡（綠界安全付款頁）', '前往綠界付款'],
+    ['en', 'Name', "Card, on ECPay's secure page", 'Continue to ECPay'],
+  ])(
+    "%s: subscribes to a monthly plan by card on ECPay's page through 3-D Secure, and is sent back paid",
+    async (locale, name, card, go) => {
+      const session = await send('POST', '/checkout/sessions', {
+        product_slug: 'pro',
+        success_url: 'https://shop.example/ok',
+        cancel_url: 'https://shop.example/no',
+        customer_email: `plan-${locale.toLowerCase()}@example.com`,
+      });
+      const context = await browser.newContext({ locale, viewport: { width: 375, height: 800 } });
+      const page = await context.newPage();
+      await page.goto(`${platform.gatewayUrl}/checkout/${session.body.id}`);
+      await page.getByLabel(name).fill('王小明');
+      expect(await page.getByLabel(card).isChecked()).toBe(true);
+      expect(await page.locator('input[name="method"]').count()).toBe(1);
+      await page.screenshot({ path: `/tmp/ecpay-plan-${locale}.png`, fullPage: true });
+      expect(
+        await page.evaluate(() => window.document.documentElement.scrollWidth - window.innerWidth),
+      ).toBeLessThanOrEqual(0);
+      await page.getByRole('button', { name: go }).click();
+      await page.waitForURL(`${emulator.url}/Cashier/AioCheckOut/V5`);
+      await page.locator('#pay').click();
+      await page.locator('#otp-pass').click();
+      const returned = page.waitForResponse((r) => r.url().endsWith(`/checkout/${session.body.id}/ecpay/return`));
+      await page.locator('#back button').click();
+      const back = await returned;
+      expect([back.status(), back.headers().location]).toEqual([303, 'https://shop.example/ok']);
+      await eventually(async () => {
+        const read = (await send('GET', `/checkout/sessions/${session.body.id}`)).body;
+        expect(read).toMatchObject({ status: 'COMPLETE', subscription_id: expect.any(String) });
+      }, 30000);
+      await context.close();
+    },
+  );
 });

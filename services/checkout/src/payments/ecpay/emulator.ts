@@ -162,18 +162,43 @@ export async function startEcpayEmulator(
     res.writeHead(200, { 'content-type': 'text/html' }).end(new URLSearchParams(answer).toString());
   }
 
+  /**
+   * The buyer on ECPay's page: a card goes through the bank's 3-D Secure step first (a code
+   * page, `otp`), then the result; the browser is sent back by a form posted to OrderResultURL
+   * with ECPay's signed result, as ECPay does, or by a link to ClientBackURL.
+   */
   async function buyer(path: string, res: ServerResponse): Promise<void> {
-    const [, tradeNo, action] = /^\/emulator\/trades\/([A-Za-z0-9]+)\/(pay|decline)$/.exec(path) ?? [];
+    const [, tradeNo, action] = /^\/emulator\/trades\/([A-Za-z0-9]+)\/(pay|decline|otp)$/.exec(path) ?? [];
     const trade = tradeNo ? trades.get(tradeNo) : undefined;
     if (!trade) return page(res, 404, html`<h1>No such trade</h1>`);
-    await settle(tradeNo!, action === 'pay');
-    const back = trade.fields.OrderResultURL ?? trade.fields.ClientBackURL;
-    page(
-      res,
-      200,
-      html`<h1>${trade.status === 'paid' ? '交易成功' : '付款失敗'}</h1>
-        ${back ? html`<a id="back" href="${back}">返回商店</a>` : ''}`,
-    );
+    if (action === 'pay' && trade.fields.ChoosePayment === 'Credit' && trade.status === 'unpaid') {
+      return page(
+        res,
+        200,
+        html`<h1>3-D Secure</h1>
+          <p>Enter the code your bank sent (emulator: any code).</p>
+          <form method="post" action="/emulator/trades/${tradeNo}/otp">
+            <input name="otp" value="123456" aria-label="OTP" /><button id="otp-pass">Confirm</button>
+          </form>`,
+      );
+    }
+    await settle(tradeNo!, action !== 'decline');
+    const heading = html`<h1>${trade.status === 'paid' ? '交易成功' : '付款失敗'}</h1>`;
+    if (trade.fields.OrderResultURL && trade.result) {
+      const fields = Object.entries(trade.result).map(
+        ([name, value]) => html`<input type="hidden" name="${name}" value="${value}" />`,
+      );
+      return page(
+        res,
+        200,
+        html`${heading}
+          <form id="back" method="post" action="${trade.fields.OrderResultURL}">
+            ${fields}<button>返回商店</button>
+          </form>`,
+      );
+    }
+    const back = trade.fields.ClientBackURL;
+    page(res, 200, html`${heading} ${back ? html`<a id="back" href="${back}">返回商店</a>` : ''}`);
   }
 
   const server: Server = createServer((req, res) => {
