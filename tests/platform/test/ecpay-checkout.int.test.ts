@@ -175,6 +175,17 @@ describe('ECPay ATM and convenience-store payments through the hosted checkout',
     expect(refund.body.error.details[0]).toMatchObject({ path: 'order_id', code: 'processor_unavailable' });
   });
 
+  it('CVS: a store code issued, paid at the store, completes the session once', async () => {
+    const sessionId = await openSession('cvs-payer@example.com');
+    const { tradeNo } = await payAtEcpay(sessionId, 'cvs');
+    expect((await send('GET', `/checkout/sessions/${sessionId}`)).body.payment_instructions).toMatchObject({
+      type: 'cvs',
+    });
+    await emulator.pay(tradeNo);
+    expect((await send('GET', `/checkout/sessions/${sessionId}`)).body.status).toBe('COMPLETE');
+    await eventually(async () => expect(webhooksOf(sessionId, 'checkout.completed')).toHaveLength(1));
+  });
+
   it('CVS: a code left unpaid expires at its deadline, with the session', async () => {
     const sessionId = await openSession('cvs-buyer@example.com');
     const { ecpayPage } = await payAtEcpay(sessionId, 'cvs');

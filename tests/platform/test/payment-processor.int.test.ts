@@ -1,3 +1,4 @@
+import { hasValidCheckMac } from '@billing/checkout';
 import { createLogger } from '@billing/service';
 import { ebook } from '@billing/testing';
 import { type CreatedOrganization, type Platform, clientOf, jsonApi, startPlatform } from '../src/platform';
@@ -31,9 +32,11 @@ describe('payment processor settings', () => {
     hash_iv: 'EkRm7iFT261dpevs',
   };
 
-  async function productionCheckout(org: CreatedOrganization) {
-    const product = await client().createProduct(org.id, ebook({ environment: 'PRODUCTION', slug: 'ebook' }));
-    expect(product.status).toBe(201);
+  async function productionCheckout(org: CreatedOrganization, options = { newProduct: true }) {
+    if (options.newProduct) {
+      const product = await client().createProduct(org.id, ebook({ environment: 'PRODUCTION', slug: 'ebook' }));
+      expect(product.status).toBe(201);
+    }
     const send = jsonApi(
       () => platform.gatewayUrl,
       () => org.api_keys.production.secret_key,
@@ -182,10 +185,34 @@ describe('payment processor settings', () => {
     },
   );
 
-  it('Production with ECPay set refuses the payment as unavailable until checkout charges through it', async () => {
+  it("Production with ECPay set takes the payment on ECPay's production site; a card sent to the pay API is refused", async () => {
     const org = await client().createOrganization();
     expect((await client().admin('PUT', path(org.id, 'production'), ecpay)).status).toBe(200);
-    const refused = await payJson(await productionCheckout(org));
+    const sessionId = await productionCheckout(org);
+    // The hosted page offers ECPay's methods, and the buyer's choice is a form signed with the
+    // organization's keys that the browser posts to ECPay's production AioCheckOut.
+    const page = await fetch(`${platform.gatewayUrl}/checkout/${sessionId}`, { headers: { 'accept-language': 'en' } });
+    const offered = await page.text();
+    expect(offered).toContain('ATM transfer (virtual account)');
+    expect(offered).not.toContain('Sandbox');
+    const redirect = await fetch(`${platform.gatewayUrl}/checkout/${sessionId}`, {
+      method: 'POST',
+      body: new URLSearchParams({ method: 'card' }),
+    });
+    const form = await redirect.text();
+    expect(/action="([^"]+)" id="processor-form"/.exec(form)![1]).toBe(
+      'https://payment.ecpay.com.tw/Cashier/AioCheckOut/V5',
+    );
+    const fields = Object.fromEntries(
+      [...form.matchAll(/<input type="hidden" name="([^"]+)" value="([^"]*)" \/>/g)].map((m) => [
+        m[1]!,
+        m[2]!.replaceAll('&amp;', '&'),
+      ]),
+    );
+    expect(fields).toMatchObject({ MerchantID: '3002607', ChoosePayment: 'Credit', TotalAmount: '300' });
+    expect(hasValidCheckMac(fields, { hashKey: ecpay.hash_key, hashIV: ecpay.hash_iv })).toBe(true);
+    // A card typed into the platform is never charged through ECPay (cards are typed on ECPay's page).
+    const refused = await payJson(await productionCheckout(org, { newProduct: false }));
     expect(refused.status).toBe(402);
     expect(refused.body.error.details).toEqual([expect.objectContaining({ code: 'processor_unavailable' })]);
   });

@@ -101,8 +101,9 @@ describe('PAYUNi ATM and convenience-store payments through the hosted checkout'
     expect(action).toBe(`${emulator.url}/api/upp`);
     const fields = hiddenFields(redirect.html);
     expect(Object.keys(fields).sort()).toEqual(['EncryptInfo', 'HashInfo', 'MerID', 'Version']);
-    // Nothing of the order travels in the clear.
-    expect(JSON.stringify(fields)).not.toContain('480');
+    // Nothing of the order travels in the clear: the four fields are the merchant, the version and hex.
+    expect(fields.EncryptInfo).toMatch(/^[0-9a-f]+$/);
+    expect(JSON.stringify(fields)).not.toMatch(/TradeAmt|example\.com|NotifyURL/);
     const atPayuni = await fetch(action, { method: 'POST', body: new URLSearchParams(fields) });
     expect(atPayuni.status).toBe(200);
     const [tradeNo, trade] = [...emulator.trades.entries()].at(-1)!;
@@ -187,6 +188,17 @@ describe('PAYUNi ATM and convenience-store payments through the hosted checkout'
     const refund = await send('POST', '/refunds', { order_id: paid.order_id, amount: 100 });
     expect(refund.status).toBe(402);
     expect(refund.body.error.details[0]).toMatchObject({ path: 'order_id', code: 'processor_unavailable' });
+  });
+
+  it('CVS: a store code issued, paid at the store, completes the session once', async () => {
+    const sessionId = await openSession('cvs-payer@example.com');
+    const { tradeNo } = await payAtPayuni(sessionId, 'cvs');
+    expect((await send('GET', `/checkout/sessions/${sessionId}`)).body.payment_instructions).toMatchObject({
+      type: 'cvs',
+    });
+    await emulator.pay(tradeNo);
+    expect((await send('GET', `/checkout/sessions/${sessionId}`)).body.status).toBe('COMPLETE');
+    await eventually(async () => expect(webhooksOf(sessionId, 'checkout.completed')).toHaveLength(1));
   });
 
   it('CVS: a code left unpaid expires at its deadline, with the session; paid after all, it is listed to refund by hand', async () => {
