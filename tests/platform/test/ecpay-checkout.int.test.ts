@@ -3,6 +3,7 @@ import { ebook, eventually } from '@billing/testing';
 import { createUser, signedIn } from '../src/dashboard-helpers';
 import { type Receiver, startReceiver } from '../src/lifecycle-helpers';
 import { type CreatedOrganization, type Platform, clientOf, jsonApi, startPlatform } from '../src/platform';
+import { hiddenFieldsOf, useProcessor } from '../src/processor-helpers';
 
 jest.setTimeout(120_000);
 
@@ -48,15 +49,9 @@ describe('ECPay ATM and convenience-store payments through the hosted checkout',
       events: ['*'],
     });
     expect(endpoint.status).toBe(201);
-    const processor = await client.admin('PUT', `/organizations/${org.id}/payment_processor?environment=sandbox`, {
-      processor: 'ecpay',
-      merchant_id: ECPAY_STAGING_MERCHANT.merchantId,
-      hash_key: ECPAY_STAGING_MERCHANT.hashKey,
-      hash_iv: ECPAY_STAGING_MERCHANT.hashIV,
-      endpoint_url: emulator.url,
+    await useProcessor(client, org.id, 'ecpay', ECPAY_STAGING_MERCHANT, emulator.url, {
       methods: ['card', 'atm', 'cvs'],
     });
-    expect(processor.status).toBe(200);
   });
   afterAll(async () => {
     await platform?.stop();
@@ -87,12 +82,7 @@ describe('ECPay ATM and convenience-store payments through the hosted checkout',
     expect(redirect.status).toBe(200);
     const action = /<form method="post" action="([^"]+)" id="processor-form">/.exec(redirect.html)![1]!;
     expect(action).toBe(`${emulator.url}/Cashier/AioCheckOut/V5`);
-    const fields = Object.fromEntries(
-      [...redirect.html.matchAll(/<input type="hidden" name="([^"]+)" value="([^"]*)" \/>/g)].map((m) => [
-        m[1]!,
-        m[2]!.replaceAll('&amp;', '&'),
-      ]),
-    );
+    const fields = hiddenFieldsOf(redirect.html);
     expect(fields).toMatchObject({
       ChoosePayment: { card: 'Credit', atm: 'ATM', cvs: 'CVS' }[method],
       TotalAmount: '480',

@@ -1,6 +1,7 @@
 import { ECPAY_STAGING_MERCHANT, type EcpayEmulator, startEcpayEmulator } from '@billing/checkout';
 import { eventually } from '@billing/testing';
 import { type CreatedOrganization, type Platform, clientOf, jsonApi, plan, startPlatform } from '../src/platform';
+import { hiddenFieldsOf, subscriptionOf, testClockOf, useProcessor } from '../src/processor-helpers';
 
 jest.setTimeout(180_000);
 
@@ -41,14 +42,7 @@ describe('ECPay card plans: subscriptions and their renewals', () => {
     expect((await client.createProduct(org.id, plan({ slug: 'pro', price: 299 }))).status).toBe(201);
     expect((await client.createProduct(org.id, plan({ slug: 'trial', price: 299, trial_days: 14 }))).status).toBe(201);
     expect((await client.createProduct(org.id, plan({ slug: 'team', price: 599 }))).status).toBe(201);
-    const processor = await client.admin('PUT', `/organizations/${org.id}/payment_processor?environment=sandbox`, {
-      processor: 'ecpay',
-      merchant_id: ECPAY_STAGING_MERCHANT.merchantId,
-      hash_key: ECPAY_STAGING_MERCHANT.hashKey,
-      hash_iv: ECPAY_STAGING_MERCHANT.hashIV,
-      endpoint_url: emulator.url,
-    });
-    expect(processor.status).toBe(200);
+    await useProcessor(client, org.id, 'ecpay', ECPAY_STAGING_MERCHANT, emulator.url);
   });
   afterAll(async () => {
     await platform?.stop();
@@ -81,12 +75,7 @@ describe('ECPay card plans: subscriptions and their renewals', () => {
     expect(offered.html).not.toContain('value="atm"');
     const redirect = await page(sessionId, { method: 'POST', body: new URLSearchParams({ method: 'card' }) });
     expect(redirect.status).toBe(200);
-    const fields = Object.fromEntries(
-      [...redirect.html.matchAll(/<input type="hidden" name="([^"]+)" value="([^"]*)" \/>/g)].map((m) => [
-        m[1]!,
-        m[2]!.replaceAll('&amp;', '&'),
-      ]),
-    );
+    const fields = hiddenFieldsOf(redirect.html);
     expect(fields).toMatchObject({
       ChoosePayment: 'Credit',
       TotalAmount: '299',
@@ -105,38 +94,16 @@ describe('ECPay card plans: subscriptions and their renewals', () => {
     return fields.MerchantTradeNo!;
   }
 
-  async function subscriptionOf(sessionId: string) {
-    return eventually(async () => {
-      const read = await send('GET', `/checkout/sessions/${sessionId}`);
-      expect(read.body.subscription_id).toEqual(expect.any(String));
-      const subscription = await send('GET', `/subscriptions/${read.body.subscription_id}`);
-      expect(subscription.status).toBe(200);
-      return subscription.body;
-    });
-  }
-
-  async function testClock(frozen: string) {
-    const clock = (await send('POST', '/test_clocks', { frozen_time: frozen })).body.id as string;
-    const advance = async (to: string) => {
-      expect((await send('POST', `/test_clocks/${clock}/advance`, { frozen_time: to })).status).toBe(200);
-      await eventually(
-        async () => expect((await send('GET', `/test_clocks/${clock}`)).body.status).toBe('ready'),
-        60000,
-      );
-    };
-    return { clock, advance };
-  }
-
   const invoicesOf = async (subscriptionId: string) =>
     (await send('GET', `/invoices?subscription_id=${subscriptionId}`)).body.data as { status: string }[];
   const paidCount = async (subscriptionId: string) =>
     (await invoicesOf(subscriptionId)).filter((invoice) => invoice.status === 'paid').length;
 
   it('renews with the periods ECPay charged, each once; a period not charged yet waits for the reconciler; the plan stops when the subscription ends', async () => {
-    const { clock, advance } = await testClock('2026-01-31T10:00:00Z');
+    const { clock, advance } = await testClockOf(send, '2026-01-31T10:00:00Z');
     const sessionId = await openSession('plan@example.com', { test_clock: clock });
     const tradeNo = await subscribeAtEcpay(sessionId);
-    const subscription = await subscriptionOf(sessionId);
+    const subscription = await subscriptionOf(send, sessionId);
     expect(subscription).toMatchObject({ status: 'ACTIVE', price: 299 });
     expect(await paidCount(subscription.id)).toBe(1);
 
@@ -182,10 +149,10 @@ describe('ECPay card plans: subscriptions and their renewals', () => {
   });
 
   it('refunds part of the first payment and part of a renewal at ECPay; a refund whose answer is lost stays pending and is never asked twice', async () => {
-    const { clock, advance } = await testClock('2026-01-31T10:00:00Z');
+    const { clock, advance } = await testClockOf(send, '2026-01-31T10:00:00Z');
     const sessionId = await openSession('refunds@example.com', { test_clock: clock });
     const tradeNo = await subscribeAtEcpay(sessionId);
-    const subscription = await subscriptionOf(sessionId);
+    const subscription = await subscriptionOf(send, sessionId);
     await emulator.chargePeriod(tradeNo);
     await advance('2026-03-01T00:00:00Z');
     await eventually(async () => expect(await paidCount(subscription.id)).toBe(2), 30000);
@@ -230,16 +197,16 @@ describe('ECPay card plans: subscriptions and their renewals', () => {
   });
 
   it('a period ECPay could not charge is authorised again once; a card that still declines leaves the subscription past due', async () => {
-    const { clock, advance } = await testClock('2026-01-31T10:00:00Z');
+    const { clock, advance } = await testClockOf(send, '2026-01-31T10:00:00Z');
     const rescued = await openSession('reauth@example.com', { test_clock: clock });
     const rescuedTrade = await subscribeAtEcpay(rescued);
-    const rescuedSubscription = await subscriptionOf(rescued);
+    const rescuedSubscription = await subscriptionOf(send, rescued);
     await emulator.chargePeriod(rescuedTrade, { paid: false });
 
-    const { clock: other, advance: advanceOther } = await testClock('2026-01-31T10:00:00Z');
+    const { clock: other, advance: advanceOther } = await testClockOf(send, '2026-01-31T10:00:00Z');
     const declined = await openSession('declined-plan@example.com', { test_clock: other });
     const declinedTrade = await subscribeAtEcpay(declined);
-    const declinedSubscription = await subscriptionOf(declined);
+    const declinedSubscription = await subscriptionOf(send, declined);
     await emulator.chargePeriod(declinedTrade, { paid: false, declinesReAuth: true });
 
     await advance('2026-03-01T00:00:00Z');

@@ -2,6 +2,7 @@ import { hasValidCheckMac } from '@billing/checkout';
 import { createLogger } from '@billing/service';
 import { ebook } from '@billing/testing';
 import { type CreatedOrganization, type Platform, clientOf, jsonApi, startPlatform } from '../src/platform';
+import { hiddenFieldsOf } from '../src/processor-helpers';
 
 jest.setTimeout(120_000);
 
@@ -203,12 +204,7 @@ describe('payment processor settings', () => {
     expect(/action="([^"]+)" id="processor-form"/.exec(form)![1]).toBe(
       'https://payment.ecpay.com.tw/Cashier/AioCheckOut/V5',
     );
-    const fields = Object.fromEntries(
-      [...form.matchAll(/<input type="hidden" name="([^"]+)" value="([^"]*)" \/>/g)].map((m) => [
-        m[1]!,
-        m[2]!.replaceAll('&amp;', '&'),
-      ]),
-    );
+    const fields = hiddenFieldsOf(form);
     expect(fields).toMatchObject({ MerchantID: '3002607', ChoosePayment: 'Credit', TotalAmount: '300' });
     expect(hasValidCheckMac(fields, { hashKey: ecpay.hash_key, hashIV: ecpay.hash_iv })).toBe(true);
     // A card typed into the platform is never charged through ECPay (cards are typed on ECPay's page).

@@ -1,11 +1,11 @@
 import { type PayuniEmulator, startPayuniEmulator } from '@billing/checkout';
 import { callService, caller, eventually } from '@billing/testing';
 import { type CreatedOrganization, type Platform, clientOf, jsonApi, plan, startPlatform } from '../src/platform';
+import { PAYUNI_TEST_MERCHANT, subscriptionOf, useProcessor } from '../src/processor-helpers';
 
 jest.setTimeout(180_000);
 
-/** Keys in the shape PAYUNi issues (it publishes no test merchant). */
-const PAYUNI = { merchantId: 'S01234567', hashKey: '12345678901234567890123456789012', hashIV: '1234567890123456' };
+const PAYUNI = PAYUNI_TEST_MERCHANT;
 const CARDS = { ok: '4242424242424242', challenge: '4000000000003220', declined: '4000000000000002' };
 
 /**
@@ -42,14 +42,7 @@ describe('PAYUNi cards through the hosted checkout and renewals', () => {
       () => org.api_keys.sandbox.secret_key,
     );
     expect((await client.createProduct(org.id, plan({ slug: 'pro', price: 299 }))).status).toBe(201);
-    const processor = await client.admin('PUT', `/organizations/${org.id}/payment_processor?environment=sandbox`, {
-      processor: 'payuni',
-      merchant_id: PAYUNI.merchantId,
-      hash_key: PAYUNI.hashKey,
-      hash_iv: PAYUNI.hashIV,
-      endpoint_url: emulator.url,
-    });
-    expect([processor.status, processor.body.processor]).toEqual([200, 'payuni']);
+    await useProcessor(client, org.id, 'payuni', PAYUNI, emulator.url);
   });
   afterAll(async () => {
     await platform?.stop();
@@ -92,16 +85,6 @@ describe('PAYUNi cards through the hosted checkout and renewals', () => {
 
   const pay = (sessionId: string) => page(sessionId, { method: 'POST', body: new URLSearchParams({}) });
 
-  async function subscriptionOf(sessionId: string) {
-    return eventually(async () => {
-      const read = await send('GET', `/checkout/sessions/${sessionId}`);
-      expect(read.body.subscription_id).toEqual(expect.any(String));
-      const subscription = await send('GET', `/subscriptions/${read.body.subscription_id}`);
-      expect(subscription.status).toBe(200);
-      return subscription.body;
-    });
-  }
-
   it('a monthly plan paid through 3-D Secure: the bank page, PAYUNi posts the result, the session completes once', async () => {
     const sessionId = await openSession('three-d@example.com');
     await typeCard(sessionId, CARDS.challenge);
@@ -121,7 +104,7 @@ describe('PAYUNi cards through the hosted checkout and renewals', () => {
     expect(back.status).toBe(303);
     expect(back.headers.get('location')).toBe(`https://shop.example/ok`);
 
-    const subscription = await subscriptionOf(sessionId);
+    const subscription = await subscriptionOf(send, sessionId);
     expect(subscription).toMatchObject({ status: 'ACTIVE' });
     const session = (await send('GET', `/checkout/sessions/${sessionId}`)).body;
     expect(session).toMatchObject({ status: 'COMPLETE' });
@@ -163,7 +146,7 @@ describe('PAYUNi cards through the hosted checkout and renewals', () => {
     await typeCard(sessionId, CARDS.ok);
     const paid = await pay(sessionId);
     expect([paid.status, paid.location]).toEqual([303, 'https://shop.example/ok']);
-    expect(await subscriptionOf(sessionId)).toMatchObject({ status: 'ACTIVE' });
+    expect(await subscriptionOf(send, sessionId)).toMatchObject({ status: 'ACTIVE' });
   });
 
   it('a lost charge answer: the buyer is told to try again, and paying again asks PAYUNi first, never charging twice', async () => {
@@ -204,7 +187,7 @@ describe('PAYUNi cards through the hosted checkout and renewals', () => {
     const sessionId = await openSession('renews@example.com', { test_clock: clock });
     await typeCard(sessionId, CARDS.ok);
     expect((await pay(sessionId)).status).toBe(303);
-    const subscription = await subscriptionOf(sessionId);
+    const subscription = await subscriptionOf(send, sessionId);
     const session = (await send('GET', `/checkout/sessions/${sessionId}`)).body;
     expect(session.payment_method ?? session.card ?? {}).not.toHaveProperty('number');
 
@@ -243,7 +226,7 @@ describe('PAYUNi cards through the hosted checkout and renewals', () => {
     const sessionId = await openSession('declines-later@example.com', { test_clock: clock });
     await typeCard(sessionId, '4000000000000341'); // pays now, declines every later charge
     expect((await pay(sessionId)).status).toBe(303);
-    const subscription = await subscriptionOf(sessionId);
+    const subscription = await subscriptionOf(send, sessionId);
     expect((await send('POST', `/test_clocks/${clock}/advance`, { frozen_time: '2026-03-01T00:00:00Z' })).status).toBe(
       200,
     );
@@ -322,7 +305,7 @@ describe('PAYUNi cards through the hosted checkout and renewals', () => {
     const sessionId = await openSession('refund@example.com');
     await typeCard(sessionId, CARDS.ok);
     expect((await pay(sessionId)).status).toBe(303);
-    await subscriptionOf(sessionId);
+    await subscriptionOf(send, sessionId);
     const orderId = (await send('GET', `/checkout/sessions/${sessionId}`)).body.order_id;
     const trade = [...emulator.trades.values()].find((t) => t.fields.UsrMail === 'refund@example.com')!;
 

@@ -2,11 +2,11 @@ import { type PayuniEmulator, startPayuniEmulator } from '@billing/checkout';
 import { ebook, eventually } from '@billing/testing';
 import { type Receiver, startReceiver } from '../src/lifecycle-helpers';
 import { type CreatedOrganization, type Platform, clientOf, jsonApi, plan, startPlatform } from '../src/platform';
+import { PAYUNI_TEST_MERCHANT, hiddenFieldsOf, useProcessor } from '../src/processor-helpers';
 
 jest.setTimeout(120_000);
 
-/** Keys in the shape PAYUNi issues (it publishes no test merchant). */
-const PAYUNI = { merchantId: 'S01234567', hashKey: '12345678901234567890123456789012', hashIV: '1234567890123456' };
+const PAYUNI = PAYUNI_TEST_MERCHANT;
 
 /**
  * ATM accounts and convenience-store codes through PAYUNi (docs/payments.md), with a Sandbox
@@ -51,14 +51,8 @@ describe('PAYUNi ATM and convenience-store payments through the hosted checkout'
       events: ['*'],
     });
     expect(endpoint.status).toBe(201);
-    const processor = await client.admin('PUT', `/organizations/${org.id}/payment_processor?environment=sandbox`, {
-      processor: 'payuni',
-      merchant_id: PAYUNI.merchantId,
-      hash_key: PAYUNI.hashKey,
-      hash_iv: PAYUNI.hashIV,
-      endpoint_url: emulator.url,
-    });
-    expect([processor.status, processor.body.methods]).toEqual([200, ['card', 'atm', 'cvs']]);
+    const processor = await useProcessor(client, org.id, 'payuni', PAYUNI, emulator.url);
+    expect(processor.methods).toEqual(['card', 'atm', 'cvs']);
   });
   afterAll(async () => {
     await platform?.stop();
@@ -84,14 +78,6 @@ describe('PAYUNi ATM and convenience-store payments through the hosted checkout'
     return session.body.id as string;
   }
 
-  const hiddenFields = (html: string) =>
-    Object.fromEntries(
-      [...html.matchAll(/<input type="hidden" name="([^"]+)" value="([^"]*)" \/>/g)].map((m) => [
-        m[1]!,
-        m[2]!.replaceAll('&amp;', '&'),
-      ]),
-    );
-
   /** The buyer chooses ATM or CVS; the page posts the sealed UPP form to PAYUNi, as a browser does. */
   async function payAtPayuni(sessionId: string, method: 'atm' | 'cvs') {
     const redirect = await page(sessionId, { method: 'POST', body: new URLSearchParams({ method }) });
@@ -99,7 +85,7 @@ describe('PAYUNi ATM and convenience-store payments through the hosted checkout'
     expect(redirect.html).toContain('Continue to PAYUNi');
     const action = /<form method="post" action="([^"]+)" id="processor-form">/.exec(redirect.html)![1]!;
     expect(action).toBe(`${emulator.url}/api/upp`);
-    const fields = hiddenFields(redirect.html);
+    const fields = hiddenFieldsOf(redirect.html);
     expect(Object.keys(fields).sort()).toEqual(['EncryptInfo', 'HashInfo', 'MerID', 'Version']);
     // Nothing of the order travels in the clear: the four fields are the merchant, the version and hex.
     expect(fields.EncryptInfo).toMatch(/^[0-9a-f]+$/);

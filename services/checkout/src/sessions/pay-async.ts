@@ -9,6 +9,7 @@ import {
   validationError,
 } from '@billing/contracts';
 import type { ServiceContext } from '@billing/runtime';
+import { merchantOf } from '../payments/settings/merchant-of';
 import { PROCESSOR_UNAVAILABLE } from '../payments/settings/refusal';
 import { runSessionCommands } from './command';
 import type { SessionCommand } from './decide';
@@ -27,6 +28,23 @@ import type { CardSummary, Session } from './session';
  */
 
 const PROCESSOR_NAMES: Record<AsyncPaymentProcessor, string> = { ecpay: 'ECPay', payuni: 'PAYUNi' };
+
+/**
+ * The session a processor's post names, with the organization's merchant at that processor:
+ * 404 for no such session, 400 when its environment does not pay through the processor.
+ */
+export async function sessionAtProcessor<P extends AsyncPaymentProcessor>(
+  context: ServiceContext,
+  sessionId: string,
+  processor: P,
+): Promise<{ session: Session; merchant: NonNullable<Awaited<ReturnType<typeof merchantOf<P>>>>['merchant'] }> {
+  const row = await findSessionRow(context.store.database, context.store.tables.schema, sessionId);
+  const session = row?.session;
+  if (!row || !session) throw notFound(`No such checkout session: ${sessionId}`);
+  const found = await merchantOf(context, session.organization, session.environment, processor);
+  if (!found) throw ApiError.of('bad_request', `This checkout does not pay through ${PROCESSOR_NAMES[processor]}`);
+  return { session, merchant: found.merchant };
+}
 
 /** A processor's post about a trade, once its signature and merchant checked out. */
 export type TradeNotice =

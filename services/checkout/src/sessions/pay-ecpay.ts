@@ -1,4 +1,4 @@
-import { ApiError, type PaymentMethodKind, notFound } from '@billing/contracts';
+import { ApiError, type PaymentMethodKind } from '@billing/contracts';
 import type { ServiceContext } from '@billing/runtime';
 import { dependenciesOf } from '../dependencies';
 import { type AioForm, aioCheckOutForm, merchantTradeNo } from '../payments/ecpay/aio';
@@ -15,6 +15,7 @@ import {
   openProcessorTrade,
   processorUnavailable,
   recordProcessorCharge,
+  sessionAtProcessor,
 } from './pay-async';
 import { findSessionRow } from './queries';
 import { successRedirect } from './rules';
@@ -91,20 +92,16 @@ export async function acceptEcpayNotification(
   sessionId: string,
   body: Record<string, unknown>,
 ): Promise<string> {
-  const row = await findSessionRow(context.store.database, context.store.tables.schema, sessionId);
-  const session = row?.session;
-  if (!row || !session) throw notFound(`No such checkout session: ${sessionId}`);
-  const ecpay = await ecpayMerchantOf(context, session.organization, session.environment);
-  if (!ecpay) throw ApiError.of('bad_request', 'This checkout does not pay through ECPay');
+  const { session, merchant } = await sessionAtProcessor(context, sessionId, 'ecpay');
   let notification: EcpayNotification;
   try {
-    notification = readNotification(body, ecpay.merchant);
+    notification = readNotification(body, merchant);
   } catch {
     throw ApiError.of('bad_request', 'Not a notification of this merchant (CheckMacValue or MerchantID)');
   }
   const notice = noticeOf(notification);
   if (notice.kind === 'paid' && session.mode === 'SUBSCRIPTION') {
-    notice.paymentMethod = await planCardOf(context, ecpay.merchant, notice.tradeNo);
+    notice.paymentMethod = await planCardOf(context, merchant, notice.tradeNo);
   }
   await acceptTradeNotice(context, session, 'ecpay', merchantTradeNo, notice);
   return NOTIFICATION_RECEIVED;
@@ -121,11 +118,8 @@ export async function acceptEcpayPeriodNotification(
   sessionId: string,
   body: Record<string, unknown>,
 ): Promise<string> {
-  const row = await findSessionRow(context.store.database, context.store.tables.schema, sessionId);
-  const session = row?.session;
-  if (!row || !session) throw notFound(`No such checkout session: ${sessionId}`);
-  const ecpay = await ecpayMerchantOf(context, session.organization, session.environment);
-  const period = ecpay && readPeriodNotification(body, ecpay.merchant);
+  const { session, merchant } = await sessionAtProcessor(context, sessionId, 'ecpay');
+  const period = readPeriodNotification(body, merchant);
   const key = session.charge?.key;
   if (!period || !key || period.merchantTradeNo !== merchantTradeNo(key)) {
     throw ApiError.of('bad_request', "Not ECPay's post about this checkout's card plan");

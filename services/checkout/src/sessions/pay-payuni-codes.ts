@@ -1,4 +1,4 @@
-import { ApiError, type PaymentMethodKind, notFound } from '@billing/contracts';
+import { ApiError, type PaymentMethodKind } from '@billing/contracts';
 import type { ServiceContext } from '@billing/runtime';
 import { dependenciesOf } from '../dependencies';
 import { type PayuniNotification, RejectedNotification, readNotification } from '../payments/payuni/notifications';
@@ -10,6 +10,7 @@ import {
   instructionsOf,
   openProcessorTrade,
   processorUnavailable,
+  sessionAtProcessor,
 } from './pay-async';
 import { findSessionRow } from './queries';
 import type { Session } from './session';
@@ -70,14 +71,10 @@ export async function acceptPayuniCodeNotification(
   sessionId: string,
   body: Record<string, unknown>,
 ): Promise<Session> {
-  const row = await findSessionRow(context.store.database, context.store.tables.schema, sessionId);
-  const session = row?.session;
-  if (!row || !session) throw notFound(`No such checkout session: ${sessionId}`);
-  const payuni = await payuniMerchantOf(context, session.organization, session.environment);
-  if (!payuni) throw ApiError.of('bad_request', 'This checkout does not pay through PAYUNi');
+  const { session, merchant } = await sessionAtProcessor(context, sessionId, 'payuni');
   let notification: PayuniNotification;
   try {
-    notification = readNotification(body, payuni.merchant);
+    notification = readNotification(body, merchant);
   } catch (error) {
     if (!(error instanceof RejectedNotification)) throw error;
     throw ApiError.of('bad_request', 'Not a post of this merchant (HashInfo, EncryptInfo or MerID)');

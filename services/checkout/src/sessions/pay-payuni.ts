@@ -20,6 +20,7 @@ import { cardBrandOf } from '../payments/card-brand';
 import { payuniMerchantOf } from '../payments/settings/merchant-of';
 import { PROCESSOR_UNAVAILABLE } from '../payments/settings/refusal';
 import { type KnownSession, runSessionCommands } from './command';
+import { sessionAtProcessor } from './pay-async';
 import type { SessionCommand } from './decide';
 import { type PayOutcome, buyerAtPayment, completeCharged } from './pay';
 import { findSessionRow } from './queries';
@@ -196,14 +197,10 @@ export async function acceptPayuniCardResult(
   sessionId: string,
   body: Record<string, unknown>,
 ): Promise<Session> {
-  const row = await findSessionRow(context.store.database, context.store.tables.schema, sessionId);
-  const session = row?.session;
-  if (!row || !session) throw notFound(`No such checkout session: ${sessionId}`);
-  const payuni = await payuniMerchantOf(context, session.organization, session.environment);
-  if (!payuni) throw ApiError.of('bad_request', 'This checkout does not pay through PAYUNi');
+  const { session, merchant } = await sessionAtProcessor(context, sessionId, 'payuni');
   let result: ReturnType<typeof readCardNotification>;
   try {
-    result = readCardNotification(body, payuni.merchant);
+    result = readCardNotification(body, merchant);
   } catch (error) {
     if (error instanceof RejectedNotification) {
       throw ApiError.of('bad_request', 'Not a post of this merchant (HashInfo, EncryptInfo or MerID)');

@@ -1,0 +1,70 @@
+import { eventually } from '@billing/testing';
+import type { jsonApi } from './platform';
+
+/**
+ * What the tests of real processors (ECPay, PAYUNi, through their emulators) share: an
+ * organization's Sandbox pointed at an emulator, the form a page posts on to the processor, the
+ * subscription a paid checkout created, and test clocks advanced until ready.
+ */
+
+type Send = ReturnType<typeof jsonApi>;
+type Admin = { admin: (method: string, path: string, body?: unknown) => Promise<{ status: number; body: any }> };
+
+/** Keys in the shape PAYUNi issues (it publishes no test merchant). */
+export const PAYUNI_TEST_MERCHANT = {
+  merchantId: 'S01234567',
+  hashKey: '12345678901234567890123456789012',
+  hashIV: '1234567890123456',
+};
+
+/** Points the organization's Sandbox at a processor's emulator with these keys; answers the settings. */
+export async function useProcessor(
+  client: Admin,
+  organizationId: string,
+  processor: 'ecpay' | 'payuni',
+  keys: { merchantId: string; hashKey: string; hashIV: string },
+  emulatorUrl: string,
+  extra: { methods?: string[] } = {},
+) {
+  const set = await client.admin('PUT', `/organizations/${organizationId}/payment_processor?environment=sandbox`, {
+    processor,
+    merchant_id: keys.merchantId,
+    hash_key: keys.hashKey,
+    hash_iv: keys.hashIV,
+    endpoint_url: emulatorUrl,
+    ...extra,
+  });
+  expect([set.status, set.body.processor]).toEqual([200, processor]);
+  return set.body;
+}
+
+/** The hidden fields of a form a page posts on to a processor, as the browser would send them. */
+export function hiddenFieldsOf(html: string): Record<string, string> {
+  return Object.fromEntries(
+    [...html.matchAll(/<input type="hidden" name="([^"]+)" value="([^"]*)" \/>/g)].map((m) => [
+      m[1]!,
+      m[2]!.replaceAll('&amp;', '&'),
+    ]),
+  );
+}
+
+/** The subscription a completed checkout session created, once billing made it. */
+export function subscriptionOf(send: Send, sessionId: string) {
+  return eventually(async () => {
+    const read = await send('GET', `/checkout/sessions/${sessionId}`);
+    expect(read.body.subscription_id).toEqual(expect.any(String));
+    const subscription = await send('GET', `/subscriptions/${read.body.subscription_id}`);
+    expect(subscription.status).toBe(200);
+    return subscription.body;
+  });
+}
+
+/** A test clock frozen at `frozen`, and a function that advances it and waits until it is ready. */
+export async function testClockOf(send: Send, frozen: string) {
+  const clock = (await send('POST', '/test_clocks', { frozen_time: frozen })).body.id as string;
+  const advance = async (to: string) => {
+    expect((await send('POST', `/test_clocks/${clock}/advance`, { frozen_time: to })).status).toBe(200);
+    await eventually(async () => expect((await send('GET', `/test_clocks/${clock}`)).body.status).toBe('ready'), 60000);
+  };
+  return { clock, advance };
+}
