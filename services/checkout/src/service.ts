@@ -21,6 +21,7 @@ import { startRefundSweep } from './refunds/sweep';
 import { startBillingConsumer } from './sessions/billing-consumer';
 import { startProductCacheInvalidation } from './sessions/product-cache';
 import { startExpirySweep } from './sessions/expiry';
+import { migrateProcessorReconciliations, startProcessorReconciliation } from './sessions/reconcile';
 import { mountPayRoute } from './sessions/pay';
 import { migrateSessionsReadModel } from './sessions/read-model';
 import { mountSessionRoutes } from './sessions/routes';
@@ -52,11 +53,13 @@ export const checkoutService: ServiceDefinition = {
     await migratePayuniRecords(context.store);
     await migrateEcpayPeriodCharges(context.store);
     await migrateEcpayRefunds(context.store);
+    await migrateProcessorReconciliations(context.store);
     await migrateRefundsReadModel(context.store);
     await migrateUnmatchedPayments(context.store);
     await migrateMerchants(context.store);
     const stopSweep = startExpirySweep(context);
     const stopRefundSweep = startRefundSweep(context);
+    const stopReconciliation = startProcessorReconciliation(context);
     const stopBillingConsumer = await startBillingConsumer(context);
     const stopMerchantsConsumer = await startMerchantsConsumer(context);
     const stopProductCacheInvalidation = await startProductCacheInvalidation(context, dependenciesOf(context).products);
@@ -67,6 +70,7 @@ export const checkoutService: ServiceDefinition = {
       async () => {
         await stopSweep();
         await stopRefundSweep();
+        await stopReconciliation();
         dependenciesOf(context).close();
       },
     ];

@@ -34,6 +34,7 @@ describe('ECPay ATM and convenience-store payments through the hosted checkout',
         RATE_LIMIT_PER_MINUTE_OVERRIDE: '100000',
         WEBHOOK_ALLOW_PRIVATE_TARGETS: 'sandbox',
         CHECKOUT_SWEEP_INTERVAL_MS: '200',
+        CHECKOUT_RECONCILE_INTERVAL_MS: '200',
       },
     });
     const client = clientOf(platform.gatewayUrl);
@@ -223,7 +224,7 @@ describe('ECPay ATM and convenience-store payments through the hosted checkout',
     await createUser(platform.gatewayUrl, org.id, 'owner@ecpay.example', 'owner', 'a long enough password 1');
     const owner = await signedIn(platform.gatewayUrl, 'owner@ecpay.example', 'a long enough password 1');
     const overview = (await owner.get(`/dashboard/${org.id}/sandbox`)).html;
-    expect(overview).toContain('Payments to refund by hand');
+    expect(overview).toContain('Payments that do not match the processor');
     expect(overview).toContain(tradeOf(sessionId));
   });
 
@@ -299,5 +300,30 @@ describe('ECPay ATM and convenience-store payments through the hosted checkout',
     });
     expect(card.status).toBe(402);
     expect(((await card.json()) as any).error.details[0].code).toBe('processor_unavailable');
+  });
+
+  it('a payment recorded here that ECPay no longer shows paid is found by the reconciliation and listed for the operator', async () => {
+    const sessionId = await openSession('voided@example.com');
+    const { tradeNo } = await payAtEcpay(sessionId, 'card');
+    await emulator.pay(tradeNo);
+    expect((await send('GET', `/checkout/sessions/${sessionId}`)).body.status).toBe('COMPLETE');
+    // Undone in ECPay's site; a few minutes later the reconciliation asks ECPay about it.
+    emulator.voidTrade(tradeNo);
+    clock = new Date(clock.getTime() + 6 * 60_000);
+    const listed = await eventually(async () => {
+      const unmatched = await clientOf(platform.gatewayUrl).admin(
+        'GET',
+        `/organizations/${org.id}/unmatched_payments?environment=sandbox`,
+      );
+      const found = unmatched.body.data.find((p: { trade_no: string }) => p.trade_no === tradeNo);
+      expect(found).toBeDefined();
+      return found;
+    });
+    expect(listed).toMatchObject({ checkout_session_id: sessionId, amount: 480, reason: 'not_paid_at_processor' });
+    // Asked once: later passes do not ask ECPay about it again.
+    const asked = emulator.queries.filter((q) => q === tradeNo).length;
+    clock = new Date(clock.getTime() + 60_000);
+    await new Promise((resolve) => setTimeout(resolve, 800));
+    expect(emulator.queries.filter((q) => q === tradeNo).length).toBe(asked);
   });
 });

@@ -171,8 +171,17 @@ export const CheckoutAsyncPaymentExpiredData = z
 export type CheckoutAsyncPaymentExpiredData = z.infer<typeof CheckoutAsyncPaymentExpiredData>;
 
 /**
- * A processor reported a payment for a checkout that could not take it (expired first, or paid
- * under a trade it no longer waited for): money to give back by hand. Internal.
+ * Why a payment and the processor disagree: the processor was paid for a checkout that expired
+ * first, or under a trade the checkout no longer waited for (money to give back by hand); or the
+ * checkout recorded a payment the processor does not show as paid, or shows another amount (to
+ * check in the processor's site before anything ships).
+ */
+export const UnmatchedPaymentReason = z.enum(['paid_after_expiry', 'paid_other_trade', 'not_paid_at_processor']);
+export type UnmatchedPaymentReason = z.infer<typeof UnmatchedPaymentReason>;
+
+/**
+ * A processor and a checkout disagree about a payment (`UnmatchedPaymentReason`): for the
+ * operator, once per trade. Internal.
  */
 export const CheckoutPaymentUnmatchedData = z
   .object({
@@ -181,7 +190,7 @@ export const CheckoutPaymentUnmatchedData = z
     processor: AsyncPaymentProcessor,
     trade_no: z.string(),
     amount: z.int(),
-    reason: z.enum(['paid_after_expiry', 'paid_other_trade']),
+    reason: UnmatchedPaymentReason,
     detected_at: z.iso.datetime(),
   })
   .meta({ id: 'CheckoutPaymentUnmatchedData' });
@@ -197,7 +206,7 @@ export const UnmatchedPayment = z
     processor: AsyncPaymentProcessor,
     trade_no: z.string().describe("The processor's trade (ECPay's MerchantTradeNo, PAYUNi's MerTradeNo)"),
     amount: z.int().describe('TWD the processor says was paid'),
-    reason: z.enum(['paid_after_expiry', 'paid_other_trade']),
+    reason: UnmatchedPaymentReason,
     created_at: z.iso.datetime(),
     livemode: z.boolean(),
   })

@@ -1,6 +1,7 @@
 import {
   ApiError,
   type AsyncPaymentProcessor,
+  type UnmatchedPaymentReason,
   type CheckoutSession,
   type PaymentInstructions,
   type ReservedRedemption,
@@ -42,7 +43,7 @@ export type RecordUnmatchedPayment = {
     processor: AsyncPaymentProcessor;
     tradeNo: string;
     amount: number;
-    reason: 'paid_after_expiry' | 'paid_other_trade';
+    reason: UnmatchedPaymentReason;
     now: Date;
   };
 };

@@ -1,6 +1,7 @@
 import {
   ApiError,
   type AsyncPaymentProcessor,
+  type UnmatchedPaymentReason,
   type PaymentInstructions,
   type PaymentMethodKind,
   conflict,
@@ -232,7 +233,7 @@ async function recordUnmatched(
   session: Session,
   processor: AsyncPaymentProcessor,
   paid: Extract<TradeNotice, { kind: 'paid' }>,
-  reason: 'paid_after_expiry' | 'paid_other_trade',
+  reason: UnmatchedPaymentReason,
 ): Promise<void> {
   const { now, logger } = context;
   logger.error(

@@ -1,4 +1,4 @@
-import { ApiError, type PaymentMethodKind } from '@billing/contracts';
+import { ApiError, type PaymentMethodKind, notFound } from '@billing/contracts';
 import type { ServiceContext } from '@billing/runtime';
 import { dependenciesOf } from '../dependencies';
 import { type AioForm, aioCheckOutForm, merchantTradeNo } from '../payments/ecpay/aio';
@@ -56,8 +56,9 @@ export async function startEcpayPayment(
   input: { method: string; email?: string; name?: string },
 ): Promise<AioForm> {
   const row = await findSessionRow(context.store.database, context.store.tables.schema, sessionId);
-  const ecpay = row?.session && (await ecpayMerchantOf(context, row.session.organization, row.session.environment));
-  if (!ecpay || !row?.session) throw processorUnavailable('This checkout does not pay through ECPay');
+  if (!row?.session) throw notFound(`No such checkout session: ${sessionId}`);
+  const ecpay = await ecpayMerchantOf(context, row.session.organization, row.session.environment);
+  if (!ecpay) throw processorUnavailable('This checkout does not pay through ECPay');
   const plan = row.session.mode === 'SUBSCRIPTION' ? ecpayPlanOf(row.session) : null;
   if (plan && 'refusal' in plan) throw processorUnavailable(plan.refusal);
   const { session, key, method } = await openProcessorTrade(context, sessionId, input, {

@@ -1,4 +1,4 @@
-import { ApiError, type PaymentMethodKind } from '@billing/contracts';
+import { ApiError, type PaymentMethodKind, notFound } from '@billing/contracts';
 import type { ServiceContext } from '@billing/runtime';
 import { dependenciesOf } from '../dependencies';
 import { type PayuniNotification, RejectedNotification, readNotification } from '../payments/payuni/notifications';
@@ -37,8 +37,9 @@ export async function startPayuniCodePayment(
   input: { method: string; email?: string; name?: string },
 ): Promise<UppForm> {
   const row = await findSessionRow(context.store.database, context.store.tables.schema, sessionId);
-  const payuni = row?.session && (await payuniMerchantOf(context, row.session.organization, row.session.environment));
-  if (!payuni || !row?.session) throw processorUnavailable('This checkout does not pay through PAYUNi');
+  if (!row?.session) throw notFound(`No such checkout session: ${sessionId}`);
+  const payuni = await payuniMerchantOf(context, row.session.organization, row.session.environment);
+  if (!payuni) throw processorUnavailable('This checkout does not pay through PAYUNi');
   if (row.session.mode !== 'PAYMENT') {
     throw processorUnavailable('A subscription through PAYUNi is paid by card: it renews on the card PAYUNi keeps');
   }

@@ -39,6 +39,11 @@ export interface EcpayEmulator {
   pay(tradeNo: string, options?: { notify?: boolean }): Promise<void>;
   /** The card is declined: ReturnURL hears the failure. */
   decline(tradeNo: string): Promise<void>;
+  /**
+   * A paid trade undone at ECPay without a word to the merchant (voided in ECPay's site, a
+   * chargeback): QueryTradeInfo no longer says paid.
+   */
+  voidTrade(tradeNo: string): void;
   /** Posts every result the merchant has not answered `1|OK` again, as ECPay does. */
   resendUnacknowledged(): Promise<void>;
   /**
@@ -237,6 +242,11 @@ export async function startEcpayEmulator(
     queries,
     pay: (tradeNo, options) => settle(tradeNo, true, options?.notify ?? true),
     decline: (tradeNo) => settle(tradeNo, false),
+    voidTrade: (tradeNo) => {
+      const trade = trades.get(tradeNo);
+      if (!trade) throw new Error(`No emulated trade ${tradeNo}`);
+      trade.status = 'failed';
+    },
     async resendUnacknowledged() {
       for (const trade of trades.values()) {
         if (trade.result && !trade.acknowledged) {

@@ -149,18 +149,19 @@ interface UnmatchedPayment {
   checkout_session_id: string;
   trade_no: string;
   amount: number;
-  reason: 'paid_after_expiry' | 'paid_other_trade';
+  reason: 'paid_after_expiry' | 'paid_other_trade' | 'not_paid_at_processor';
   created_at: string;
 }
 
 const UNMATCHED_REASONS: Record<UnmatchedPayment['reason'], string> = {
   paid_after_expiry: 'Paid after the checkout expired',
   paid_other_trade: 'Paid under a trade the checkout no longer waited for',
+  not_paid_at_processor: 'Recorded as paid here; the processor does not show it paid',
 };
 
 /**
- * Money the processor took that no checkout recorded (docs/payments.md): shown only when there
- * is some, since each is a refund the merchant must make in the processor's own site.
+ * Payments the processor and the platform disagree about (docs/payments.md): shown only when
+ * there are some, since each is money to give back, or an order to check, in the processor's site.
  */
 async function unmatchedPaymentsSection(ctx: PageContext): Promise<Html | string> {
   let unmatched: UnmatchedPayment[];
@@ -173,11 +174,14 @@ async function unmatchedPaymentsSection(ctx: PageContext): Promise<Html | string
     return html`<p class="error" role="alert">The unmatched payments could not be read: ${error.explanation}</p>`;
   }
   if (unmatched.length === 0) return '';
-  return html`<section class="card" aria-label="Payments to refund by hand">
-    <h2>Payments to refund by hand</h2>
-    <p>The processor took these payments, but no order records them. Refund each in the processor's own site.</p>
+  return html`<section class="card" aria-label="Payments that do not match the processor">
+    <h2>Payments that do not match the processor</h2>
+    <p>
+      Money the processor took that no order records: refund it in the processor's own site. An order recorded as paid
+      that the processor does not show paid: check it there before delivering.
+    </p>
     ${table(
-      'Payments to refund by hand',
+      'Payments that do not match the processor',
       ['Reported at', 'Why', 'Checkout', 'Amount', 'Processor trade'],
       unmatched.map(
         (payment) =>
