@@ -9,7 +9,7 @@ import {
   RejectedNotification,
   readNotification,
 } from '../src/payments/ecpay/notifications';
-import { QueryUnanswered, queryTrade } from '../src/payments/ecpay/query';
+import { QueryUnanswered, queryPaymentInfo, queryTrade } from '../src/payments/ecpay/query';
 
 /** The merchant's side: reads each post as the platform will, answers `1|OK` unless told to fail the next ones. */
 async function startReceiver(merchant: () => EcpayMerchant) {
@@ -118,6 +118,15 @@ describe('ECPay AIO against the emulator, over HTTP', () => {
     expect(opened.page).toContain((issued as { account: string }).account);
     expect((issued as { expiresAt: Date }).expiresAt).toEqual(new Date('2026-11-30T15:59:59Z'));
     expect(await queryTrade(merchant, tradeNo, clock)).toMatchObject({ status: 'unpaid' });
+    // QueryPaymentInfo gives the same account, signed, for a post that never arrived; a card trade has none.
+    expect(await queryPaymentInfo(merchant, tradeNo, clock)).toMatchObject({
+      kind: 'atm_issued',
+      account: (issued as { account: string }).account,
+    });
+    expect(await queryPaymentInfo(merchant, merchantTradeNo('card-2'), clock)).toBeNull();
+    await expect(queryPaymentInfo({ ...merchant, hashKey: 'aaaaaaaaaaaaaaaa' }, tradeNo, clock)).rejects.toThrow(
+      QueryUnanswered,
+    );
 
     clock = new Date('2026-11-28T01:00:00Z');
     await emulator.pay(tradeNo);

@@ -166,6 +166,25 @@ describe('ECPay ATM and convenience-store payments through the hosted checkout',
     expect(refund.body.error.details[0]).toMatchObject({ path: 'order_id', code: 'processor_unavailable' });
   });
 
+  it('ATM: an account whose post never arrived is found by asking ECPay when the session falls due, and paid', async () => {
+    const sessionId = await openSession('lost-info@example.com');
+    emulator.losePaymentInfoPost();
+    const { tradeNo, ecpayPage } = await payAtEcpay(sessionId, 'atm');
+    const account = /<span id="account">(\d+)<\/span>/.exec(ecpayPage)![1]!;
+    expect((await send('GET', `/checkout/sessions/${sessionId}`)).body).not.toHaveProperty('payment_instructions');
+    // Past the session's own 30 minutes: the sweep asks ECPay, finds the account, and the session waits for it.
+    clock = new Date(clock.getTime() + 31 * 60_000);
+    const waiting = await eventually(async () => {
+      const read = (await send('GET', `/checkout/sessions/${sessionId}`)).body;
+      expect(read.payment_instructions).toMatchObject({ type: 'atm', account });
+      return read;
+    });
+    expect(waiting.status).toBe('OPEN');
+    await eventually(async () => expect(webhooksOf(sessionId, 'checkout.async_payment_pending')).toHaveLength(1));
+    await emulator.pay(tradeNo);
+    expect((await send('GET', `/checkout/sessions/${sessionId}`)).body.status).toBe('COMPLETE');
+  });
+
   it('CVS: a store code issued, paid at the store, completes the session once', async () => {
     const sessionId = await openSession('cvs-payer@example.com');
     const { tradeNo } = await payAtEcpay(sessionId, 'cvs');

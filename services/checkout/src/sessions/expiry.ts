@@ -1,7 +1,7 @@
 import { type ServiceContext, startPeriodic } from '@billing/runtime';
 import { dependenciesOf, serviceCaller } from '../dependencies';
 import { completeCharged } from './pay';
-import { ecpayChargeOf } from './pay-ecpay';
+import { awaitLostEcpayCode, ecpayChargeOf } from './pay-ecpay';
 import { payuniChargeOf } from './pay-payuni';
 import { findChargedOpenSessions, findDueSessions, findSession } from './queries';
 import { sessionAggregate } from './aggregate';
@@ -30,7 +30,7 @@ export async function expireDueSessions(context: ServiceContext): Promise<string
       const session = await findSession(store.database, schema, id);
       if (!session) continue;
       const unchargedKey = await settlePendingCharge(context, session);
-      if (unchargedKey === 'charged') continue;
+      if (unchargedKey === 'kept') continue;
       const { state, events } = await sessionAggregate.handle(
         store,
         id,
@@ -66,10 +66,11 @@ async function completeChargedSessions(context: ServiceContext): Promise<void> {
 
 /**
  * For a session whose last charge has no recorded outcome: asks the processor about its key.
- * Charged: records the charge and completes the session (`'charged'`). Never charged: the key,
+ * Charged: records the charge and completes the session (`'kept'`); an ECPay code issued whose
+ * post was lost: records it, and the session waits for it (`'kept'`). Never charged: the key,
  * which lets the session expire. Nothing pending: undefined.
  */
-async function settlePendingCharge(context: ServiceContext, session: Session): Promise<string | 'charged' | undefined> {
+async function settlePendingCharge(context: ServiceContext, session: Session): Promise<string | 'kept' | undefined> {
   const pending = session.pending_charge;
   if (!pending || session.charge) return undefined;
   const { store, now } = context;
@@ -79,7 +80,8 @@ async function settlePendingCharge(context: ServiceContext, session: Session): P
     charged !== undefined
       ? charged && { status: 'succeeded' as const, payment_method: charged.paymentMethod }
       : await dependenciesOf(context).processor.lookup(pending.key);
-  if (answer?.status !== 'succeeded') return pending.key;
+  // A code ECPay issued whose post was lost: the session waits for it instead of expiring.
+  if (answer?.status !== 'succeeded') return (await awaitLostEcpayCode(context, session)) ? 'kept' : pending.key;
   context.logger.warn({ id: session.id, key: pending.key }, 'found an unrecorded charge; completing the session');
   await sessionAggregate.handle(
     store,
@@ -98,7 +100,7 @@ async function settlePendingCharge(context: ServiceContext, session: Session): P
   );
   const recorded = await findSession(store.database, store.tables.schema, session.id);
   await completeCharged(context, recorded ?? session);
-  return 'charged';
+  return 'kept';
 }
 
 /** The background sweep: every `CHECKOUT_SWEEP_INTERVAL_MS` (default 30 s). */

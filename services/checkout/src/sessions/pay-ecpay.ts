@@ -3,7 +3,7 @@ import type { ServiceContext } from '@billing/runtime';
 import { dependenciesOf } from '../dependencies';
 import { type AioForm, aioCheckOutForm, merchantTradeNo } from '../payments/ecpay/aio';
 import { type EcpayNotification, NOTIFICATION_RECEIVED, readNotification } from '../payments/ecpay/notifications';
-import { queryTrade } from '../payments/ecpay/query';
+import { queryPaymentInfo, queryTrade } from '../payments/ecpay/query';
 import type { EcpayMerchant } from '../payments/ecpay/merchant';
 import { type PeriodSchedule, periodScheduleOf, queryPeriod, readPeriodNotification } from '../payments/ecpay/period';
 import { planCard } from '../payments/ecpay-plans';
@@ -182,6 +182,28 @@ export async function returnFromEcpay(context: ServiceContext, sessionId: string
   return session.status === 'COMPLETE' && session.success_url
     ? successRedirect(session.success_url, sessionId)
     : pageUrl;
+}
+
+/**
+ * For a session due to expire while its ECPay trade is unpaid and no account or code reached it:
+ * asks ECPay whether one was issued (QueryPaymentInfo; its PaymentInfoURL post was lost). One
+ * issued and still open is recorded as if the post had come (the session waits for it until its
+ * deadline); answers whether the session now waits. ECPay not answering throws.
+ */
+export async function awaitLostEcpayCode(context: ServiceContext, session: Session): Promise<boolean> {
+  const pending = session.pending_charge;
+  if (!pending || pending.processor !== 'ecpay' || session.async_payment || session.mode !== 'PAYMENT') return false;
+  const ecpay = await ecpayMerchantOf(context, session.organization, session.environment);
+  if (!ecpay) return false;
+  const tradeNo = merchantTradeNo(pending.key);
+  const issued = await queryPaymentInfo(ecpay.merchant, tradeNo, context.now());
+  if (!issued || issued.expiresAt.getTime() <= context.now().getTime()) return false;
+  await acceptTradeNotice(context, session, 'ecpay', merchantTradeNo, {
+    kind: 'issued',
+    tradeNo,
+    instructions: instructionsOf(issued),
+  });
+  return true;
 }
 
 /**

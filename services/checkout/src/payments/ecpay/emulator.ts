@@ -44,6 +44,8 @@ export interface EcpayEmulator {
    * chargeback): QueryTradeInfo no longer says paid.
    */
   voidTrade(tradeNo: string): void;
+  /** The next ATM account or CVS code is issued but its PaymentInfoURL post never arrives (QueryPaymentInfo still has it). */
+  losePaymentInfoPost(): void;
   /** Posts every result the merchant has not answered `1|OK` again, as ECPay does. */
   resendUnacknowledged(): Promise<void>;
   /**
@@ -88,6 +90,7 @@ export async function startEcpayEmulator(
   const queries: string[] = [];
   const refunded = new Map<string, number>();
   const failures = new Map<string, ('drop' | 'http500')[]>();
+  let losePaymentInfo = false;
   const sign = (fields: Record<string, string>) => ({ ...fields, CheckMacValue: checkMacValue(fields, merchant) });
 
   async function post(url: string, fields: Record<string, string>): Promise<string> {
@@ -137,7 +140,8 @@ export async function startEcpayEmulator(
     trades.set(fields.MerchantTradeNo!, trade);
     if (fields.ChoosePayment === 'ATM' || fields.ChoosePayment === 'CVS') {
       trade.paymentInfo = sign(paymentInfoOf(fields, trade, merchant.merchantId, now()));
-      if (fields.PaymentInfoURL) await post(fields.PaymentInfoURL, trade.paymentInfo);
+      if (fields.PaymentInfoURL && !losePaymentInfo) await post(fields.PaymentInfoURL, trade.paymentInfo);
+      losePaymentInfo = false;
     }
     page(res, 200, buyerPage(fields.MerchantTradeNo!, trade));
   }
@@ -172,6 +176,26 @@ export async function startEcpayEmulator(
    * page, `otp`), then the result; the browser is sent back by a form posted to OrderResultURL
    * with ECPay's signed result, as ECPay does, or by a link to ClientBackURL.
    */
+  /** QueryPaymentInfo: the account or code issued, with the fields PaymentInfoURL got, else a signed answer without one. */
+  function paymentInfoQuery(fields: Record<string, string>, res: ServerResponse): void {
+    const skew = Math.abs(now().getTime() / 1000 - Number(fields.TimeStamp));
+    if (!hasValidCheckMac(fields, merchant) || !(skew <= 180)) {
+      res.writeHead(400, { 'content-type': 'text/plain' }).end('CheckMacValue or TimeStamp Error');
+      return;
+    }
+    queries.push(fields.MerchantTradeNo ?? '');
+    const trade = trades.get(fields.MerchantTradeNo ?? '');
+    const answer =
+      trade?.paymentInfo ??
+      sign({
+        MerchantID: merchant.merchantId,
+        MerchantTradeNo: fields.MerchantTradeNo ?? '',
+        RtnCode: '10200047',
+        RtnMsg: 'Cant not find the trade data.',
+      });
+    res.writeHead(200, { 'content-type': 'text/html' }).end(new URLSearchParams(answer).toString());
+  }
+
   async function buyer(path: string, res: ServerResponse): Promise<void> {
     const [, tradeNo, action] = /^\/emulator\/trades\/([A-Za-z0-9]+)\/(pay|decline|otp)$/.exec(path) ?? [];
     const trade = tradeNo ? trades.get(tradeNo) : undefined;
@@ -228,6 +252,7 @@ export async function startEcpayEmulator(
     if (failure) return lose(path, fields, failure, res);
     if (path === '/Cashier/AioCheckOut/V5') return checkOut(fields, res);
     if (path === '/Cashier/QueryTradeInfo/V5') return query(fields, res);
+    if (path === '/Cashier/QueryPaymentInfo') return paymentInfoQuery(fields, res);
     if (path === '/Cashier/QueryCreditCardPeriodInfo') return answerPeriodQuery(fields, merchant, trades, res);
     if (path === '/CreditDetail/DoAction') return answerDoAction(fields, merchant, trades, refunded, res);
     if (path === '/Cashier/CreditCardPeriodAction') return answerPeriodAction(fields, merchant, trades, now(), res);
@@ -242,6 +267,7 @@ export async function startEcpayEmulator(
     queries,
     pay: (tradeNo, options) => settle(tradeNo, true, options?.notify ?? true),
     decline: (tradeNo) => settle(tradeNo, false),
+    losePaymentInfoPost: () => void (losePaymentInfo = true),
     voidTrade: (tradeNo) => {
       const trade = trades.get(tradeNo);
       if (!trade) throw new Error(`No emulated trade ${tradeNo}`);

@@ -1,5 +1,6 @@
 import { checkMacValue, hasValidCheckMac } from './check-mac';
 import { type EcpayMerchant, parseEcpayDateTime } from './merchant';
+import { type EcpayNotification, readNotification } from './notifications';
 
 /**
  * ECPay's answer about one trade (查詢訂單, Cashier/QueryTradeInfo/V5): TradeStatus 1 is paid,
@@ -15,12 +16,48 @@ export type TradeStatus =
 /** No answer that can be trusted (network, HTTP status, a CheckMacValue that does not match): ask again later. */
 export class QueryUnanswered extends Error {}
 
+type Options = { fetch?: typeof fetch; timeoutMs?: number };
+
 export async function queryTrade(
   merchant: EcpayMerchant,
   tradeNo: string,
   now: Date,
-  options: { fetch?: typeof fetch; timeoutMs?: number } = {},
+  options: Options = {},
 ): Promise<TradeStatus> {
+  const fields = await ask(merchant, '/Cashier/QueryTradeInfo/V5', tradeNo, now, options);
+  return tradeStatusOf(fields, merchant, tradeNo);
+}
+
+/**
+ * QueryPaymentInfo (查詢 ATM/CVS 取號結果): the account or code ECPay issued for the trade, read
+ * as its PaymentInfoURL post is (the answer carries the same signed fields); null when ECPay
+ * issued none. For a PaymentInfoURL post that never arrived.
+ */
+export async function queryPaymentInfo(
+  merchant: EcpayMerchant,
+  tradeNo: string,
+  now: Date,
+  options: Options = {},
+): Promise<Extract<EcpayNotification, { kind: 'atm_issued' | 'cvs_issued' }> | null> {
+  const fields = await ask(merchant, '/Cashier/QueryPaymentInfo', tradeNo, now, options);
+  let answer: EcpayNotification;
+  try {
+    answer = readNotification(fields, merchant);
+  } catch {
+    throw new QueryUnanswered('QueryPaymentInfo answer has a wrong CheckMacValue or merchant');
+  }
+  if (answer.tradeNo !== tradeNo) throw new QueryUnanswered('QueryPaymentInfo answered about another trade');
+  return answer.kind === 'atm_issued' || answer.kind === 'cvs_issued' ? answer : null;
+}
+
+/** Posts a query about `tradeNo` signed with the merchant's keys; its answer's fields, or `QueryUnanswered`. */
+async function ask(
+  merchant: EcpayMerchant,
+  path: string,
+  tradeNo: string,
+  now: Date,
+  options: Options,
+): Promise<Record<string, string>> {
   const request: Record<string, string> = {
     MerchantID: merchant.merchantId,
     MerchantTradeNo: tradeNo,
@@ -29,19 +66,19 @@ export async function queryTrade(
   request.CheckMacValue = checkMacValue(request, merchant);
   let body: string;
   try {
-    const response = await (options.fetch ?? fetch)(`${merchant.baseUrl}/Cashier/QueryTradeInfo/V5`, {
+    const response = await (options.fetch ?? fetch)(`${merchant.baseUrl}${path}`, {
       method: 'POST',
       headers: { 'content-type': 'application/x-www-form-urlencoded' },
       body: new URLSearchParams(request).toString(),
       signal: AbortSignal.timeout(options.timeoutMs ?? 10_000),
     });
-    if (!response.ok) throw new QueryUnanswered(`QueryTradeInfo answered HTTP ${response.status}`);
+    if (!response.ok) throw new QueryUnanswered(`${path} answered HTTP ${response.status}`);
     body = await response.text();
   } catch (error) {
     if (error instanceof QueryUnanswered) throw error;
-    throw new QueryUnanswered(`QueryTradeInfo did not answer: ${(error as Error).message}`);
+    throw new QueryUnanswered(`${path} did not answer: ${(error as Error).message}`);
   }
-  return tradeStatusOf(Object.fromEntries(new URLSearchParams(body)), merchant, tradeNo);
+  return Object.fromEntries(new URLSearchParams(body));
 }
 
 function tradeStatusOf(fields: Record<string, string>, merchant: EcpayMerchant, tradeNo: string): TradeStatus {
