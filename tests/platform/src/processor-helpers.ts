@@ -1,3 +1,4 @@
+import { createLogger } from '@billing/service';
 import { eventually } from '@billing/testing';
 import type { jsonApi } from './platform';
 
@@ -67,4 +68,22 @@ export async function testClockOf(send: Send, frozen: string) {
     await eventually(async () => expect((await send('GET', `/test_clocks/${clock}`)).body.status).toBe('ready'), 60000);
   };
   return { clock, advance };
+}
+
+/** Every log line every service writes, at trace level: to show what never reaches a log. */
+export function capturedLogs() {
+  const lines: string[] = [];
+  const logger = (name: string) =>
+    createLogger(name, { level: 'trace', destination: { write: (line) => lines.push(line) } });
+  return { lines, logger };
+}
+
+/**
+ * The secrets and personal data a log line must never hold: each value given that appears in
+ * some line, with the line's start (an empty list when none does).
+ */
+export function leaksIn(lines: string[], secrets: string[]): string[] {
+  return secrets.flatMap((secret) =>
+    lines.filter((line) => line.includes(secret)).map((line) => `${secret} in ${line.slice(0, 160)}`),
+  );
 }

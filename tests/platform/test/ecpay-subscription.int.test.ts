@@ -1,7 +1,14 @@
 import { ECPAY_STAGING_MERCHANT, type EcpayEmulator, startEcpayEmulator } from '@billing/checkout';
 import { eventually } from '@billing/testing';
 import { type CreatedOrganization, type Platform, clientOf, jsonApi, plan, startPlatform } from '../src/platform';
-import { hiddenFieldsOf, subscriptionOf, testClockOf, useProcessor } from '../src/processor-helpers';
+import {
+  capturedLogs,
+  hiddenFieldsOf,
+  leaksIn,
+  subscriptionOf,
+  testClockOf,
+  useProcessor,
+} from '../src/processor-helpers';
 
 jest.setTimeout(180_000);
 
@@ -20,11 +27,14 @@ describe('ECPay card plans: subscriptions and their renewals', () => {
   /** The services' clock: real time, moved ahead where a test waits for a sweep's threshold. */
   let ahead = 0;
 
+  const logs = capturedLogs();
+
   beforeAll(async () => {
     emulator = await startEcpayEmulator(ECPAY_STAGING_MERCHANT);
     platform = await startPlatform({
       checkout: true,
       billing: true,
+      logger: logs.logger,
       now: () => new Date(Date.now() + ahead),
       config: {
         RATE_LIMIT_PER_MINUTE_OVERRIDE: '100000',
@@ -238,5 +248,17 @@ describe('ECPay card plans: subscriptions and their renewals', () => {
       body: new URLSearchParams({ MerchantID: '3002607', MerchantTradeNo: 'X', RtnCode: '1', CheckMacValue: 'A' }),
     });
     expect([forged.status, (await forged.text()).startsWith('0|')]).toEqual([400, true]);
+  });
+
+  it("writes no key or buyer's email to any log line", () => {
+    const secrets = [
+      ECPAY_STAGING_MERCHANT.hashKey,
+      ECPAY_STAGING_MERCHANT.hashIV,
+      'plan@example.com',
+      'refunds@example.com',
+      'reauth@example.com',
+    ];
+    expect(logs.lines.length).toBeGreaterThan(100);
+    expect(leaksIn(logs.lines, secrets)).toEqual([]);
   });
 });

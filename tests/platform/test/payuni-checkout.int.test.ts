@@ -1,7 +1,7 @@
 import { type PayuniEmulator, startPayuniEmulator } from '@billing/checkout';
 import { callService, caller, eventually } from '@billing/testing';
 import { type CreatedOrganization, type Platform, clientOf, jsonApi, plan, startPlatform } from '../src/platform';
-import { PAYUNI_TEST_MERCHANT, subscriptionOf, useProcessor } from '../src/processor-helpers';
+import { PAYUNI_TEST_MERCHANT, capturedLogs, leaksIn, subscriptionOf, useProcessor } from '../src/processor-helpers';
 
 jest.setTimeout(180_000);
 
@@ -23,11 +23,14 @@ describe('PAYUNi cards through the hosted checkout and renewals', () => {
   /** The services' clock: real time, moved ahead where a test waits for a sweep's threshold. */
   let ahead = 0;
 
+  const logs = capturedLogs();
+
   beforeAll(async () => {
     emulator = await startPayuniEmulator(PAYUNI);
     platform = await startPlatform({
       checkout: true,
       billing: true,
+      logger: logs.logger,
       now: () => new Date(Date.now() + ahead),
       config: {
         RATE_LIMIT_PER_MINUTE_OVERRIDE: '100000',
@@ -331,5 +334,20 @@ describe('PAYUNi cards through the hosted checkout and renewals', () => {
     const tooMuch = await send('POST', '/refunds', { order_id: orderId, amount: 1 });
     expect(tooMuch.status).toBe(422);
     expect(trade.refunds).toEqual([100, 199]);
+  });
+
+  it("writes no key, card, card token, SDK token or buyer's email to any log line", () => {
+    const secrets = [
+      PAYUNI.hashKey,
+      PAYUNI.hashIV,
+      ...Object.values(CARDS),
+      ...[...emulator.savedCards.keys()],
+      ...[...emulator.tokens.keys()],
+      'three-d@example.com',
+      'renews@example.com',
+      'refund@example.com',
+    ];
+    expect(logs.lines.length).toBeGreaterThan(100);
+    expect(leaksIn(logs.lines, secrets)).toEqual([]);
   });
 });
