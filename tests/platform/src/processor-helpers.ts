@@ -1,6 +1,6 @@
 import { createLogger } from '@billing/service';
 import { eventually } from '@billing/testing';
-import type { jsonApi } from './platform';
+import { type Platform, clientOf, jsonApi } from './platform';
 
 /**
  * What the tests of real processors (ECPay, PAYUNi, through their emulators) share: an
@@ -9,6 +9,32 @@ import type { jsonApi } from './platform';
  */
 
 type Send = ReturnType<typeof jsonApi>;
+
+/** What the processor tests run the services with: no rate limit in the way, webhooks to loopback, a quick sweep. */
+export const PROCESSOR_TEST_CONFIG = {
+  RATE_LIMIT_PER_MINUTE_OVERRIDE: '100000',
+  WEBHOOK_ALLOW_PRIVATE_TARGETS: 'sandbox',
+  CHECKOUT_SWEEP_INTERVAL_MS: '200',
+};
+
+/** A new organization on `platform`, with its Sandbox Secret Key client; its webhooks sent to `webhooksTo` when given. */
+export async function organizationOn(platform: Platform, options: { webhooksTo?: string } = {}) {
+  const client = clientOf(platform.gatewayUrl);
+  const org = await client.createOrganization();
+  const send = jsonApi(
+    () => platform.gatewayUrl,
+    () => org.api_keys.sandbox.secret_key,
+  );
+  if (options.webhooksTo) {
+    const endpoint = await client.admin('POST', `/organizations/${org.id}/webhook_endpoints`, {
+      environment: 'SANDBOX',
+      url: options.webhooksTo,
+      events: ['*'],
+    });
+    expect(endpoint.status).toBe(201);
+  }
+  return { client, org, send };
+}
 type Admin = { admin: (method: string, path: string, body?: unknown) => Promise<{ status: number; body: any }> };
 
 /** Keys in the shape PAYUNi issues (it publishes no test merchant). */

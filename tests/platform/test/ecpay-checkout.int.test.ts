@@ -3,7 +3,7 @@ import { ebook, eventually } from '@billing/testing';
 import { createUser, signedIn } from '../src/dashboard-helpers';
 import { type Receiver, startReceiver } from '../src/lifecycle-helpers';
 import { type CreatedOrganization, type Platform, clientOf, jsonApi, startPlatform } from '../src/platform';
-import { hiddenFieldsOf, useProcessor } from '../src/processor-helpers';
+import { PROCESSOR_TEST_CONFIG, hiddenFieldsOf, organizationOn, useProcessor } from '../src/processor-helpers';
 
 jest.setTimeout(120_000);
 
@@ -30,26 +30,12 @@ describe('ECPay ATM and convenience-store payments through the hosted checkout',
       billing: true,
       notifications: true,
       now: () => clock,
-      config: {
-        RATE_LIMIT_PER_MINUTE_OVERRIDE: '100000',
-        WEBHOOK_ALLOW_PRIVATE_TARGETS: 'sandbox',
-        CHECKOUT_SWEEP_INTERVAL_MS: '200',
-        CHECKOUT_RECONCILE_INTERVAL_MS: '200',
-      },
+      config: { ...PROCESSOR_TEST_CONFIG, CHECKOUT_RECONCILE_INTERVAL_MS: '200' },
     });
-    const client = clientOf(platform.gatewayUrl);
-    org = await client.createOrganization();
-    send = jsonApi(
-      () => platform.gatewayUrl,
-      () => org.api_keys.sandbox.secret_key,
-    );
+    const shop = await organizationOn(platform, { webhooksTo: receiver.url });
+    ({ org, send } = shop);
+    const { client } = shop;
     expect((await client.createProduct(org.id, ebook({ slug: 'ebook', price: 480 }))).status).toBe(201);
-    const endpoint = await client.admin('POST', `/organizations/${org.id}/webhook_endpoints`, {
-      environment: 'SANDBOX',
-      url: receiver.url,
-      events: ['*'],
-    });
-    expect(endpoint.status).toBe(201);
     await useProcessor(client, org.id, 'ecpay', ECPAY_STAGING_MERCHANT, emulator.url, {
       methods: ['card', 'atm', 'cvs'],
     });

@@ -1,8 +1,10 @@
 import { ECPAY_STAGING_MERCHANT, type EcpayEmulator, startEcpayEmulator } from '@billing/checkout';
 import { eventually } from '@billing/testing';
-import { type CreatedOrganization, type Platform, clientOf, jsonApi, plan, startPlatform } from '../src/platform';
+import { type CreatedOrganization, type Platform, jsonApi, plan, startPlatform } from '../src/platform';
 import {
+  PROCESSOR_TEST_CONFIG,
   capturedLogs,
+  organizationOn,
   hiddenFieldsOf,
   leaksIn,
   subscriptionOf,
@@ -36,19 +38,11 @@ describe('ECPay card plans: subscriptions and their renewals', () => {
       billing: true,
       logger: logs.logger,
       now: () => new Date(Date.now() + ahead),
-      config: {
-        RATE_LIMIT_PER_MINUTE_OVERRIDE: '100000',
-        CHECKOUT_SWEEP_INTERVAL_MS: '200',
-        BILLING_PENDING_CHARGE_MS: '1000',
-        BILLING_TRIAL_SWEEP_INTERVAL_MS: '500',
-      },
+      config: { ...PROCESSOR_TEST_CONFIG, BILLING_PENDING_CHARGE_MS: '1000', BILLING_TRIAL_SWEEP_INTERVAL_MS: '500' },
     });
-    const client = clientOf(platform.gatewayUrl);
-    org = await client.createOrganization();
-    send = jsonApi(
-      () => platform.gatewayUrl,
-      () => org.api_keys.sandbox.secret_key,
-    );
+    const shop = await organizationOn(platform);
+    ({ org, send } = shop);
+    const { client } = shop;
     expect((await client.createProduct(org.id, plan({ slug: 'pro', price: 299 }))).status).toBe(201);
     expect((await client.createProduct(org.id, plan({ slug: 'trial', price: 299, trial_days: 14 }))).status).toBe(201);
     expect((await client.createProduct(org.id, plan({ slug: 'team', price: 599 }))).status).toBe(201);

@@ -1,7 +1,15 @@
 import { type PayuniEmulator, startPayuniEmulator } from '@billing/checkout';
 import { callService, caller, eventually } from '@billing/testing';
 import { type CreatedOrganization, type Platform, clientOf, jsonApi, plan, startPlatform } from '../src/platform';
-import { PAYUNI_TEST_MERCHANT, capturedLogs, leaksIn, subscriptionOf, useProcessor } from '../src/processor-helpers';
+import {
+  PAYUNI_TEST_MERCHANT,
+  PROCESSOR_TEST_CONFIG,
+  capturedLogs,
+  leaksIn,
+  organizationOn,
+  subscriptionOf,
+  useProcessor,
+} from '../src/processor-helpers';
 
 jest.setTimeout(180_000);
 
@@ -32,18 +40,11 @@ describe('PAYUNi cards through the hosted checkout and renewals', () => {
       billing: true,
       logger: logs.logger,
       now: () => new Date(Date.now() + ahead),
-      config: {
-        RATE_LIMIT_PER_MINUTE_OVERRIDE: '100000',
-        CHECKOUT_SWEEP_INTERVAL_MS: '200',
-        BILLING_PENDING_CHARGE_MS: '1000',
-      },
+      config: { ...PROCESSOR_TEST_CONFIG, BILLING_PENDING_CHARGE_MS: '1000' },
     });
-    const client = clientOf(platform.gatewayUrl);
-    org = await client.createOrganization();
-    send = jsonApi(
-      () => platform.gatewayUrl,
-      () => org.api_keys.sandbox.secret_key,
-    );
+    const shop = await organizationOn(platform);
+    ({ org, send } = shop);
+    const { client } = shop;
     expect((await client.createProduct(org.id, plan({ slug: 'pro', price: 299 }))).status).toBe(201);
     await useProcessor(client, org.id, 'payuni', PAYUNI, emulator.url);
   });

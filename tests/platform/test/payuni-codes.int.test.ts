@@ -2,7 +2,13 @@ import { type PayuniEmulator, startPayuniEmulator } from '@billing/checkout';
 import { ebook, eventually } from '@billing/testing';
 import { type Receiver, startReceiver } from '../src/lifecycle-helpers';
 import { type CreatedOrganization, type Platform, clientOf, jsonApi, plan, startPlatform } from '../src/platform';
-import { PAYUNI_TEST_MERCHANT, hiddenFieldsOf, useProcessor } from '../src/processor-helpers';
+import {
+  PAYUNI_TEST_MERCHANT,
+  PROCESSOR_TEST_CONFIG,
+  hiddenFieldsOf,
+  organizationOn,
+  useProcessor,
+} from '../src/processor-helpers';
 
 jest.setTimeout(120_000);
 
@@ -31,26 +37,13 @@ describe('PAYUNi ATM and convenience-store payments through the hosted checkout'
       billing: true,
       notifications: true,
       now: () => clock,
-      config: {
-        RATE_LIMIT_PER_MINUTE_OVERRIDE: '100000',
-        WEBHOOK_ALLOW_PRIVATE_TARGETS: 'sandbox',
-        CHECKOUT_SWEEP_INTERVAL_MS: '200',
-      },
+      config: PROCESSOR_TEST_CONFIG,
     });
-    const client = clientOf(platform.gatewayUrl);
-    org = await client.createOrganization();
-    send = jsonApi(
-      () => platform.gatewayUrl,
-      () => org.api_keys.sandbox.secret_key,
-    );
+    const shop = await organizationOn(platform, { webhooksTo: receiver.url });
+    ({ org, send } = shop);
+    const { client } = shop;
     expect((await client.createProduct(org.id, ebook({ slug: 'ebook', price: 480 }))).status).toBe(201);
     expect((await client.createProduct(org.id, plan({ slug: 'pro', price: 299 }))).status).toBe(201);
-    const endpoint = await client.admin('POST', `/organizations/${org.id}/webhook_endpoints`, {
-      environment: 'SANDBOX',
-      url: receiver.url,
-      events: ['*'],
-    });
-    expect(endpoint.status).toBe(201);
     const processor = await useProcessor(client, org.id, 'payuni', PAYUNI, emulator.url);
     expect(processor.methods).toEqual(['card', 'atm', 'cvs']);
   });
