@@ -127,6 +127,50 @@ export async function startPayuniEmulator(
     if (send) await notify(trade, inside);
   }
 
+  /**
+   * 虛擬帳號幕後 / 超商代碼幕後: the account or code issued at once and answered sealed (no page, no
+   * post); the payment is posted to NotifyURL later, as for UPP.
+   */
+  function serverCode(path: string, body: Record<string, string>, res: ServerResponse): void {
+    const json = (value: unknown): void => answer(res, path, value);
+    let fields: Record<string, string>;
+    try {
+      fields = open(body, merchant);
+    } catch (error) {
+      if (!(error instanceof PayuniCipherError)) throw error;
+      return json({ Status: 'ERROR', Message: error.message });
+    }
+    const method = path === PAYUNI_PATHS.atm ? 'ATM' : 'CVS';
+    const asUpp = { ...fields, [method]: '1' };
+    const refusal = refusalOf(body, asUpp, merchant.merchantId, trades);
+    if (refusal) return json({ Status: 'ERROR', Message: refusal });
+    const trade: EmulatedPayuniTrade = {
+      fields: asUpp,
+      payuniTradeNo: payuniTradeNoOf(now()),
+      status: 'issued',
+      pending: [],
+      refunds: [],
+    };
+    trades.set(fields.MerTradeNo!, trade);
+    trade.issued = issuedCode(trade, method, fields.ExpireDate);
+    json(envelope(trade.issued, body.Version || '1.0'));
+  }
+
+  /** The account or code of an ATM or CVS trade, as its answer and the NotifyURL post give it. */
+  function issuedCode(trade: EmulatedPayuniTrade, method: 'ATM' | 'CVS', expireDate: string | undefined) {
+    const expires = expireDate ?? payuniDate(new Date(now().getTime() + 7 * 86_400_000));
+    return {
+      Status: 'SUCCESS',
+      Message: method === 'ATM' ? '(ATM)建立成功' : '(CVS)建立成功',
+      ...common(trade),
+      TradeStatus: '0',
+      ...(method === 'ATM'
+        ? { BankType: trade.fields.BankType ?? '822', PayNo: digits(14), PaySet: '1' }
+        : { Store: 'SEVEN', PayNo: `UN${digits(12)}` }),
+      ExpireDate: `${expires} 23:59:59`,
+    };
+  }
+
   async function upp(body: Record<string, string>, res: ServerResponse): Promise<void> {
     let fields: Record<string, string>;
     try {
@@ -148,17 +192,7 @@ export async function startPayuniEmulator(
     const method = methodOf(fields)!;
     if (method !== 'Credit') {
       trade.status = 'issued';
-      const expires = fields.ExpireDate ?? payuniDate(new Date(now().getTime() + 7 * 86_400_000));
-      trade.issued = {
-        Status: 'SUCCESS',
-        Message: method === 'ATM' ? '(ATM)建立成功' : '(CVS)建立成功',
-        ...common(trade),
-        TradeStatus: '0',
-        ...(method === 'ATM'
-          ? { BankType: '822', PayNo: digits(14), PaySet: '1' }
-          : { Store: 'SEVEN', PayNo: `UN${digits(12)}` }),
-        ExpireDate: `${expires} 23:59:59`,
-      };
+      trade.issued = issuedCode(trade, method, fields.ExpireDate);
       await notify(trade, trade.issued);
     }
     page(res, 200, buyerPage(fields.MerTradeNo!, trade));
@@ -246,6 +280,7 @@ export async function startPayuniEmulator(
     if (refunds.handle(req.method ?? 'GET', path, fields, res)) return;
     if (req.method !== 'POST') return page(res, 405, html`<h1>POST only</h1>`);
     if (path === PAYUNI_PATHS.upp) return upp(fields, res);
+    if (path === PAYUNI_PATHS.atm || path === PAYUNI_PATHS.cvs) return serverCode(path, fields, res);
     if (path === PAYUNI_PATHS.tradeQuery) return query(fields, res);
     return buyer(path, res);
   }
