@@ -87,6 +87,7 @@ describe('PAYUNi cards through the hosted checkout and renewals', () => {
     return sdkToken;
   }
 
+  const payuniTokens = () => emulator.tokens.size;
   const pay = (sessionId: string) => page(sessionId, { method: 'POST', body: new URLSearchParams({}) });
 
   it('a monthly plan paid through 3-D Secure: the bank page, PAYUNi posts the result, the session completes once', async () => {
@@ -141,10 +142,17 @@ describe('PAYUNi cards through the hosted checkout and renewals', () => {
 
   it('a declined card: the page says so and nothing is charged; another card then pays under a new trade', async () => {
     const sessionId = await openSession('declined@example.com');
+    // Reloading the page reuses its SDK token: PAYUNi is asked for one until a charge uses it.
+    const tokenOf = (html: string) => /data-sdk-token="([^"]+)"/.exec(html)![1]!;
+    const tokensBefore = payuniTokens();
+    const first = tokenOf((await page(sessionId)).html);
+    expect(tokenOf((await page(sessionId)).html)).toBe(first);
+    expect(payuniTokens() - tokensBefore).toBe(1);
     await typeCard(sessionId, CARDS.declined);
     const refused = await pay(sessionId);
     expect(refused.status).toBe(402);
     expect(refused.html).toContain('payuni-fields');
+    expect(tokenOf(refused.html)).not.toBe(first);
     expect((await send('GET', `/checkout/sessions/${sessionId}`)).body.status).toBe('OPEN');
 
     await typeCard(sessionId, CARDS.ok);

@@ -70,18 +70,31 @@ export async function payuniCardFieldsFor(
   return payuni ? openPayuniCardFields(context, session, payuni.merchant, iframeDomain) : null;
 }
 
-/** PAYUNi's card fields with a fresh SDK token (PAYUNi's last ten minutes), remembered as the one the next payment charges. */
+/** A token kept for another page view must last this long yet: time to type a card and pay. */
+const TOKEN_REUSE_MARGIN_MS = 3 * 60_000;
+
+/**
+ * PAYUNi's card fields with an SDK token (PAYUNi's last ten minutes), remembered as the one the
+ * next payment charges: the session's last one when no charge was asked with it and it lasts a
+ * few minutes more, else a new one, so that reloading a page does not ask PAYUNi each time.
+ */
 export async function openPayuniCardFields(
   context: ServiceContext,
   session: Session,
   merchant: PayuniMerchant,
   iframeDomain: string,
 ): Promise<PayuniCardFields> {
-  const creditToken = session.mode === 'SUBSCRIPTION' ? creditTokenOf(session) : undefined;
-  const token = await requestSdkToken(merchant, { iframeDomain, creditToken }, context.now());
-  await dependenciesOf(context).payuni.putSdkToken(session.id, token.sdkToken, token.expiresAt);
+  const records = dependenciesOf(context).payuni;
+  const until = new Date(context.now().getTime() + TOKEN_REUSE_MARGIN_MS);
+  let sdkToken = await records.reusableSdkToken(session.id, iframeDomain, until);
+  if (!sdkToken) {
+    const creditToken = session.mode === 'SUBSCRIPTION' ? creditTokenOf(session) : undefined;
+    const token = await requestSdkToken(merchant, { iframeDomain, creditToken }, context.now());
+    await records.putSdkToken(session.id, token.sdkToken, token.expiresAt, iframeDomain);
+    sdkToken = token.sdkToken;
+  }
   return {
-    sdkToken: token.sdkToken,
+    sdkToken,
     scriptUrl: payuniScriptUrl(merchant.baseUrl),
     env: session.environment === 'PRODUCTION' ? 'P' : 'S',
   };
@@ -157,6 +170,7 @@ export async function payWithPayuni(
   });
   const key = started.pending_charge!.key;
   const pageUrl = `${dependenciesOf(context).checkoutUrl}/${sessionId}`;
+  await dependenciesOf(context).payuni.useSdkToken(sessionId, now());
   let outcome: PayuniCardOutcome;
   try {
     outcome = await authorizeEmbeddedCard(

@@ -29,6 +29,9 @@ export async function migratePayuniRecords(store: EventStore): Promise<void> {
       sdk_token text NOT NULL,
       expires_at timestamptz
     );
+    -- A token is reused by the next page view of the same origin until a charge is asked with it.
+    ALTER TABLE ${schema}.payuni_sdk_tokens ADD COLUMN IF NOT EXISTS iframe_domain text;
+    ALTER TABLE ${schema}.payuni_sdk_tokens ADD COLUMN IF NOT EXISTS used_at timestamptz;
     CREATE TABLE IF NOT EXISTS ${schema}.payuni_refunds (
       idempotency_key text PRIMARY KEY,
       charge_key text NOT NULL,
@@ -121,13 +124,35 @@ export class PayuniRecords {
     };
   }
 
-  /** Remembers the SDK token the checkout's card fields were opened with last. */
-  async putSdkToken(sessionId: string, sdkToken: string, expiresAt: Date | null): Promise<void> {
+  /** Remembers the SDK token the checkout's card fields were opened with last, for the page at `iframeDomain`. */
+  async putSdkToken(sessionId: string, sdkToken: string, expiresAt: Date | null, iframeDomain: string): Promise<void> {
     await this.store.database.query(
-      `INSERT INTO ${this.schema}.payuni_sdk_tokens (session_id, sdk_token, expires_at) VALUES ($1, $2, $3)
-       ON CONFLICT (session_id) DO UPDATE SET sdk_token = EXCLUDED.sdk_token, expires_at = EXCLUDED.expires_at`,
-      [sessionId, sdkToken, expiresAt],
+      `INSERT INTO ${this.schema}.payuni_sdk_tokens (session_id, sdk_token, expires_at, iframe_domain) VALUES ($1, $2, $3, $4)
+       ON CONFLICT (session_id) DO UPDATE SET sdk_token = EXCLUDED.sdk_token, expires_at = EXCLUDED.expires_at,
+         iframe_domain = EXCLUDED.iframe_domain, used_at = NULL`,
+      [sessionId, sdkToken, expiresAt, iframeDomain],
     );
+  }
+
+  /**
+   * The session's token for another view of the page at `iframeDomain`: one no charge was asked
+   * with yet, lasting past `until`; null when a new one must be asked of PAYUNi.
+   */
+  async reusableSdkToken(sessionId: string, iframeDomain: string, until: Date): Promise<string | null> {
+    const { rows } = await this.store.database.query<{ sdk_token: string }>(
+      `SELECT sdk_token FROM ${this.schema}.payuni_sdk_tokens
+        WHERE session_id = $1 AND iframe_domain = $2 AND used_at IS NULL AND expires_at > $3`,
+      [sessionId, iframeDomain, until.toISOString()],
+    );
+    return rows[0]?.sdk_token ?? null;
+  }
+
+  /** A charge was asked with the session's token: the next page view asks PAYUNi for a new one. */
+  async useSdkToken(sessionId: string, at: Date): Promise<void> {
+    await this.store.database.query(`UPDATE ${this.schema}.payuni_sdk_tokens SET used_at = $2 WHERE session_id = $1`, [
+      sessionId,
+      at.toISOString(),
+    ]);
   }
 
   async sdkToken(sessionId: string): Promise<string | null> {
