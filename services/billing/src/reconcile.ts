@@ -34,7 +34,8 @@ async function reconcile(context: ServiceContext, pending: PendingCharge): Promi
   // A first period's key is never asked again by anyone else: give it up if it was never charged.
   const release = pending.purpose === 'first_period';
   const outcome = await chargeStatus(context, tenant, pending.key, { release });
-  if (outcome.status === 'unknown') return false;
+  // A transfer the customer has not made yet: the renewal's scheduler asks its key again.
+  if (outcome.status === 'unknown' || outcome.status === 'pending') return false;
   if (pending.purpose === 'invoice') {
     // A decline, or a key never charged, is left to the next scheduled attempt, which asks it again.
     if (outcome.status !== 'not_found') {

@@ -7,6 +7,7 @@ import { SandboxProcessor } from './payments/sandbox';
 import { PayuniRecords } from './payments/payuni/records';
 import { EcpayPeriodCharges } from './payments/ecpay/period-charges';
 import { EcpayRefunds } from './payments/ecpay/refund-records';
+import { PayuniCodeCharges } from './payments/payuni/code-charges';
 import { type CredentialsKey, credentialsKeyOf } from './payments/settings/credentials';
 
 export const DEFAULT_CHECKOUT_URL = 'http://127.0.0.1:8080/checkout';
@@ -32,6 +33,8 @@ export interface CheckoutDependencies {
   ecpayPeriods: EcpayPeriodCharges;
   /** The refunds asked of ECPay, each at most once. */
   ecpayRefunds: EcpayRefunds;
+  /** The ATM accounts and store codes issued at PAYUNi for invoices, by charge key. */
+  payuniCodes: PayuniCodeCharges;
   /** Read at each use: the embedded default learns the gateway's address after checkout starts. */
   readonly checkoutUrl: string;
   /** Read at each use, like `checkoutUrl`: a payment link's `url` is `PAYMENT_LINK_URL/<url_id>`. */
@@ -71,6 +74,7 @@ export function dependenciesOf(context: ServiceContext): CheckoutDependencies {
     payuni: new PayuniRecords(context.store, credentialsKey),
     ecpayPeriods: new EcpayPeriodCharges(context.store),
     ecpayRefunds: new EcpayRefunds(context.store),
+    payuniCodes: new PayuniCodeCharges(context.store),
     get checkoutUrl() {
       return config.CHECKOUT_URL ?? DEFAULT_CHECKOUT_URL;
     },

@@ -11,6 +11,7 @@ import { migrateSandboxChargeLedger } from './payments/ledger';
 import { migratePayuniRecords } from './payments/payuni/records';
 import { migrateEcpayPeriodCharges } from './payments/ecpay/period-charges';
 import { migrateEcpayRefunds } from './payments/ecpay/refund-records';
+import { migratePayuniCodeCharges } from './payments/payuni/code-charges';
 import { mountChargeRoutes } from './payments/routes';
 import { mountProcessorSettingsRoutes } from './payments/settings/routes';
 import { migrateUnmatchedPayments, mountUnmatchedPaymentsRoute } from './payments/unmatched';
@@ -53,6 +54,7 @@ export const checkoutService: ServiceDefinition = {
     await migratePayuniRecords(context.store);
     await migrateEcpayPeriodCharges(context.store);
     await migrateEcpayRefunds(context.store);
+    await migratePayuniCodeCharges(context.store);
     await migrateProcessorReconciliations(context.store);
     await migrateRefundsReadModel(context.store);
     await migrateUnmatchedPayments(context.store);

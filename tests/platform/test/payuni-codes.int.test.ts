@@ -43,7 +43,7 @@ describe('PAYUNi ATM and convenience-store payments through the hosted checkout'
     ({ org, send } = shop);
     const { client } = shop;
     expect((await client.createProduct(org.id, ebook({ slug: 'ebook', price: 480 }))).status).toBe(201);
-    expect((await client.createProduct(org.id, plan({ slug: 'pro', price: 299 }))).status).toBe(201);
+    expect((await client.createProduct(org.id, plan({ slug: 'trial', price: 299, trial_days: 14 }))).status).toBe(201);
     const processor = await useProcessor(client, org.id, 'payuni', PAYUNI, emulator.url);
     expect(processor.methods).toEqual(['card', 'atm', 'cvs']);
   });
@@ -225,7 +225,7 @@ describe('PAYUNi ATM and convenience-store payments through the hosted checkout'
     ]);
   });
 
-  it('a method the organization does not offer, or a code for a subscription, is refused and opens nothing', async () => {
+  it('a method the organization does not offer, or a code for a free trial, is refused and opens nothing', async () => {
     const sessionId = await openSession('refused@example.com');
     const trades = emulator.trades.size;
     const refused = await page(sessionId, { method: 'POST', body: new URLSearchParams({ method: 'bank' }) });
@@ -233,15 +233,14 @@ describe('PAYUNi ATM and convenience-store payments through the hosted checkout'
     expect(refused.html).toContain('id="payuni-fields"');
     expect((await send('GET', `/checkout/sessions/${sessionId}`)).body.status).toBe('OPEN');
 
-    // A subscription renews on a card: its page offers no codes, and a code asked for anyway is refused.
-    const subscribing = await openSession('subscriber@example.com', 'pro');
-    const planPage = await page(subscribing);
-    expect(planPage.html).toContain('id="payuni-fields"');
-    expect(planPage.html).not.toContain('id="methods"');
-    const code = await page(subscribing, { method: 'POST', body: new URLSearchParams({ method: 'atm' }) });
+    // A subscription that starts free has nothing to transfer today: its page offers the card only.
+    const trial = await openSession('trial@example.com', 'trial');
+    const trialPage = await page(trial);
+    expect(trialPage.html).toContain('id="payuni-fields"');
+    expect(trialPage.html).not.toContain('id="methods"');
+    const code = await page(trial, { method: 'POST', body: new URLSearchParams({ method: 'atm' }) });
     expect(code.status).toBe(402);
-    expect(code.html).toContain('id="payuni-fields"');
     expect(emulator.trades.size).toBe(trades);
-    expect((await send('GET', `/checkout/sessions/${subscribing}`)).body.status).toBe('OPEN');
+    expect((await send('GET', `/checkout/sessions/${trial}`)).body.status).toBe('OPEN');
   });
 });

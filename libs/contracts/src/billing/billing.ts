@@ -2,6 +2,7 @@ import { z } from 'zod';
 import { ApiError, CUSTOMER_ERROR_STATUS, type CustomerErrorCode, ErrorEnvelope } from '../shared/errors';
 import { Environment } from '../events/envelope';
 import { SavedPaymentMethod } from '../checkout/charges';
+import { PaymentInstructions } from '../checkout/sessions';
 import { CouponDiscount } from '../promotions/promotions';
 import { cursorListEnvelope, limitParam, startingAfterParam } from '../shared/list';
 import { type OpenApiRegistry, invalidParametersResponse } from '../shared/openapi';
@@ -259,6 +260,11 @@ export const Invoice = z
     period_end: timestamp,
     attempt_count: z.int().min(0).describe('Charges tried'),
     next_payment_attempt: timestamp.nullable(),
+    payment_instructions: PaymentInstructions.nullable()
+      .optional()
+      .describe(
+        'An invoice waiting for the customer to pay by transfer: the ATM account or store code issued for its current attempt and its deadline; null or absent otherwise',
+      ),
     paid_at: timestamp.nullable(),
     created_at: timestamp,
     updated_at: timestamp,
@@ -455,6 +461,21 @@ export const InvoicePaymentFailedData = z
   .meta({ id: 'InvoicePaymentFailedData' });
 export type InvoicePaymentFailedData = z.infer<typeof InvoicePaymentFailedData>;
 
+/**
+ * Occurs when an invoice waits for the customer to pay by transfer: the ATM account or store code
+ * issued for attempt `attempt`, and its deadline (public: invoice.payment_action_required). Paid,
+ * the invoice is paid; unpaid by the deadline, the attempt failed (invoice.payment_failed).
+ */
+export const InvoicePaymentPendingData = z
+  .object({
+    invoice_id: z.string(),
+    attempt: z.int().min(1),
+    payment_instructions: PaymentInstructions,
+    object: Invoice,
+  })
+  .meta({ id: 'InvoicePaymentPendingData' });
+export type InvoicePaymentPendingData = z.infer<typeof InvoicePaymentPendingData>;
+
 /** Internal: the last retry failed; nothing more will be tried. */
 export const InvoiceMarkedUncollectibleData = z
   .object({ invoice_id: z.string(), object: Invoice })
@@ -508,6 +529,7 @@ export const BILLING_EVENT_SCHEMAS = {
   InvoicePaid: InvoicePaidData,
   InvoiceOpened: InvoiceOpenedData,
   InvoicePaymentFailed: InvoicePaymentFailedData,
+  InvoicePaymentPending: InvoicePaymentPendingData,
   InvoiceMarkedUncollectible: InvoiceMarkedUncollectibleData,
   InvoiceRefunded: InvoiceRefundedData,
 } as const;

@@ -59,7 +59,7 @@ export const SwitchPreview = z
       .string()
       .nullable()
       .describe(
-        'past_due, canceled, cancel_at_period_end, pending_schedule, switch_in_progress, no_payment_method, fixed_amount_plan (a processor charges the card a fixed amount each period: ECPay)',
+        'past_due, canceled, cancel_at_period_end, pending_schedule, switch_in_progress, no_payment_method, fixed_amount_plan (a processor charges the card a fixed amount each period: ECPay), pays_by_transfer (each invoice is paid by an ATM or store code)',
       ),
     is_in_trial: z.boolean(),
     trial_end: timestamp.nullable(),

@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { PaymentInstructions } from './sessions';
 
 /**
  * Internal, billing to checkout (which owns the payment processor): charge a card saved at
@@ -23,10 +24,17 @@ export const ChargeSavedCardsBody = z
   .meta({ id: 'ChargeSavedCardsBody' });
 export type ChargeSavedCardsBody = z.infer<typeof ChargeSavedCardsBody>;
 
+/**
+ * A charge's answer. `pending`: the payment method is a transfer the buyer makes (an ATM
+ * account or a store code issued for the invoice), to be paid by `payment_instructions.expires_at`;
+ * asked again under the same key it answers the same instructions until it is paid (`succeeded`)
+ * or the deadline passes (`declined`, `payment_deadline_passed`).
+ */
 export const SavedCardCharge = z
   .discriminatedUnion('status', [
     z.object({ status: z.literal('succeeded') }),
     z.object({ status: z.literal('declined'), code: z.string(), message: z.string() }),
+    z.object({ status: z.literal('pending'), payment_instructions: PaymentInstructions }),
   ])
   .meta({ id: 'SavedCardCharge' });
 export type SavedCardCharge = z.infer<typeof SavedCardCharge>;
@@ -50,6 +58,7 @@ export const ChargeStatus = z
   .discriminatedUnion('status', [
     z.object({ status: z.literal('succeeded') }),
     z.object({ status: z.literal('declined'), code: z.string(), message: z.string() }),
+    z.object({ status: z.literal('pending'), payment_instructions: PaymentInstructions }),
     z.object({ status: z.literal('not_found') }),
   ])
   .meta({ id: 'ChargeStatus' });

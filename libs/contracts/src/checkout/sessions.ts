@@ -165,7 +165,9 @@ export const PaymentInstructions = z
     account: z.string().nullable().describe('atm: the virtual account number'),
     payment_code: z.string().nullable().describe('cvs: the code to pay at a store kiosk or counter'),
     amount: z.int().describe('TWD to pay, exactly'),
-    expires_at: z.iso.datetime().describe('Unpaid by then, the checkout expires'),
+    expires_at: z.iso
+      .datetime()
+      .describe("Unpaid by then, the payment expires: a checkout expires, an invoice's attempt fails"),
   })
   .meta({ id: 'PaymentInstructions' });
 export type PaymentInstructions = z.infer<typeof PaymentInstructions>;

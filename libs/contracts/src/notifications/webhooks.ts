@@ -122,6 +122,7 @@ export const WEBHOOK_OBJECT_SCHEMAS = {
   'subscription.past_due': Subscription,
   'subscription.trial_will_end': Subscription,
   'invoice.payment_failed': Invoice,
+  'invoice.payment_action_required': Invoice,
   'invoice.paid': Invoice,
   'invoice.refunded': Invoice,
   'subscription_schedule.created': SubscriptionSchedule,

@@ -177,8 +177,9 @@ async function startPaid(
           detail: { customer_id: customer.id, plan } satisfies FirstPeriodDetail,
         },
       });
-      if (outcome.status === 'unknown') {
+      if (outcome.status === 'unknown' || outcome.status === 'pending') {
         // The claim stays until the reconciler completes or gives up the charge: no second creation charges.
+        // (A transfer the customer makes is not known to be paid either: it is never read as paid.)
         keepClaim = true;
         throw paymentPending(
           `The first charge of ${subscriptionId} got no answer from the processor; it is being confirmed, and nothing more will be charged`,

@@ -6,6 +6,8 @@ import {
   type InvoiceOpenedData,
   type InvoicePaidData,
   type InvoicePaymentFailedData,
+  type InvoicePaymentPendingData,
+  type PaymentInstructions,
   conflict,
   livemodeOf,
 } from '@billing/contracts';
@@ -20,14 +22,22 @@ export type InvoicePaid = { type: 'InvoicePaid'; data: InvoicePaidData };
 export type InvoiceOpened = { type: 'InvoiceOpened'; data: InvoiceOpenedData };
 export type InvoicePaymentFailed = { type: 'InvoicePaymentFailed'; data: InvoicePaymentFailedData };
 export type InvoiceMarkedUncollectible = { type: 'InvoiceMarkedUncollectible'; data: InvoiceMarkedUncollectibleData };
+export type InvoicePaymentPending = { type: 'InvoicePaymentPending'; data: InvoicePaymentPendingData };
 export type { InvoiceCredited, InvoiceRefunded };
 export type InvoiceEvent =
-  InvoicePaid | InvoiceOpened | InvoicePaymentFailed | InvoiceMarkedUncollectible | InvoiceRefunded | InvoiceCredited;
+  | InvoicePaid
+  | InvoiceOpened
+  | InvoicePaymentFailed
+  | InvoicePaymentPending
+  | InvoiceMarkedUncollectible
+  | InvoiceRefunded
+  | InvoiceCredited;
 
 export const invoiceEvents = streamEvents<InvoiceEvent>({
   InvoicePaid: true,
   InvoiceOpened: true,
   InvoicePaymentFailed: true,
+  InvoicePaymentPending: true,
   InvoiceMarkedUncollectible: true,
   InvoiceRefunded: true,
   InvoiceCredited: true,
@@ -115,6 +125,16 @@ export type RecordPaymentAttempt = {
   };
 };
 
+/**
+ * Attempt `attempt` is a transfer the customer makes (an ATM account or a store code issued for
+ * it): the invoice shows how to pay and by when. The same instructions again record nothing; the
+ * attempt's answer (paid, or the deadline passed) is a `RecordPaymentAttempt` later.
+ */
+export type RecordPaymentPending = {
+  type: 'RecordPaymentPending';
+  data: { attempt: number; instructions: PaymentInstructions; now: Date };
+};
+
 /** Dunning ended without a payment: the invoice is uncollectible, nothing more is tried. */
 export type MarkUncollectible = { type: 'MarkUncollectible'; data: { now: Date } };
 
@@ -122,6 +142,7 @@ export type InvoiceCommand =
   | RecordPaidInvoice
   | OpenInvoice
   | RecordPaymentAttempt
+  | RecordPaymentPending
   | MarkUncollectible
   | RecordInvoiceRefund
   | RecordInvoiceCredit;
@@ -134,6 +155,8 @@ export function decide(command: InvoiceCommand, state: InvoiceState): InvoiceEve
       return open(command, state);
     case 'RecordPaymentAttempt':
       return recordAttempt(command, state);
+    case 'RecordPaymentPending':
+      return recordPending(command, state);
     case 'MarkUncollectible': {
       if (state.status === 'Empty' || state.invoice.status !== 'open') return [];
       const at = command.data.now.toISOString();
@@ -231,12 +254,27 @@ function open({ data }: OpenInvoice, state: InvoiceState): InvoiceEvent[] {
   return [{ type: 'InvoiceOpened', data: { invoice_id: data.invoiceId, organization, environment, object: invoice } }];
 }
 
+function recordPending({ data }: RecordPaymentPending, state: InvoiceState): InvoiceEvent[] {
+  if (state.status === 'Empty') return [];
+  const { invoice } = state;
+  if (invoice.status !== 'open' || data.attempt <= invoice.attempt_count) return [];
+  if (JSON.stringify(invoice.payment_instructions ?? null) === JSON.stringify(data.instructions)) return [];
+  const object: Invoice = { ...invoice, payment_instructions: data.instructions, updated_at: data.now.toISOString() };
+  return [
+    {
+      type: 'InvoicePaymentPending',
+      data: { invoice_id: invoice.id, attempt: data.attempt, payment_instructions: data.instructions, object },
+    },
+  ];
+}
+
 function recordAttempt({ data }: RecordPaymentAttempt, state: InvoiceState): InvoiceEvent[] {
   if (state.status === 'Empty') return [];
   const { invoice } = state;
   if (invoice.status !== 'open' || data.attempt <= invoice.attempt_count) return [];
   const at = data.now.toISOString();
-  const attempted = { ...invoice, attempt_count: data.attempt, updated_at: at };
+  // The attempt's answer ends what it asked the customer to pay by transfer, if anything.
+  const attempted = { ...invoice, attempt_count: data.attempt, payment_instructions: null, updated_at: at };
   if (data.outcome.status === 'succeeded') {
     const object: Invoice = {
       ...attempted,

@@ -165,6 +165,35 @@ describe('Renewal invoice', () => {
       .when(attempt(1, 'declined', next))
       .then([]);
   });
+  it('shows the transfer an attempt waits for, once, and forgets it when the attempt is answered', () => {
+    const instructions = {
+      type: 'atm' as const,
+      bank_code: '822',
+      account: '12345678901234',
+      payment_code: null,
+      amount: 299,
+      expires_at: '2026-03-03T15:59:59.000Z',
+    };
+    const pending: InvoiceCommand = { type: 'RecordPaymentPending', data: { attempt: 1, instructions, now: opened } };
+    const [waiting] = invoiceAggregate.decide(
+      pending,
+      invoiceAggregate.evolve(invoiceAggregate.initialState(), openedEvent!),
+    );
+    expect(waiting).toMatchObject({
+      type: 'InvoicePaymentPending',
+      data: {
+        attempt: 1,
+        payment_instructions: instructions,
+        object: { status: 'open', attempt_count: 0, payment_instructions: instructions },
+      },
+    });
+    spec.given([openedEvent!, waiting!]).when(pending).then([]);
+    const state = [openedEvent!, waiting!].reduce(invoiceAggregate.evolve, invoiceAggregate.initialState());
+    const [paidEvent] = invoiceAggregate.decide(attempt(1, 'succeeded'), state);
+    expect(paidEvent).toMatchObject({ type: 'InvoicePaid', data: { object: { payment_instructions: null } } });
+    // An attempt answered already waits for nothing.
+    spec.given([openedEvent!, waiting!, paidEvent!]).when(pending).then([]);
+  });
   it('becomes uncollectible when dunning ends, and only from open', () => {
     const [ended] = invoiceAggregate.decide(
       { type: 'MarkUncollectible', data: { now: opened } },

@@ -12,13 +12,20 @@ import {
   randomBase62,
 } from '@billing/contracts';
 import type { ServiceContext } from '@billing/runtime';
-import { callerOf, requireCaller, validate } from '@billing/service';
+import { callerOf, formBodies, requireCaller, validate } from '@billing/service';
 import type { Express } from 'express';
 import { dependenciesOf } from '../dependencies';
 import { chargePayuniSavedCard, isPayuniCard, payuniChargeStatus } from './payuni-saved-cards';
-import type { ChargeResult, PaymentProcessor, SavedCardChargeRequest } from './processor';
+import type { PaymentProcessor, SavedCardChargeRequest } from './processor';
 import { chargeEcpayPlan, ecpayPlanChargeStatus, isEcpayPlan } from './ecpay-plans';
-import { ecpayMerchantOf, payuniMerchantOf, processorMerchantOf } from './settings/merchant-of';
+import {
+  type InvoiceChargeResult,
+  acceptPayuniInvoiceNotification,
+  chargeByPayuniCode,
+  isPayuniCodeMethod,
+  payuniCodeChargeStatus,
+} from './payuni-invoice-codes';
+import { type ProcessorMerchant, processorMerchantOf } from './settings/merchant-of';
 import { refuseUnlessChargeable } from './settings/refusal';
 
 /**
@@ -27,6 +34,16 @@ import { refuseUnlessChargeable } from './settings/refusal';
  * `POST /internal/charges/batch` takes up to 100 of them in one call.
  */
 export function mountChargeRoutes(app: Express, context: ServiceContext): void {
+  // PAYUNi's posts about a renewal's ATM account or store code (NotifyURL): checked and
+  // acknowledged; billing learns the payment by asking the charge's key.
+  app.post('/checkout/:trade_no/payuni/invoice-notify', formBodies('16kb'), async (req, res) => {
+    const checked = await acceptPayuniInvoiceNotification(context, String(req.params.trade_no), req.body ?? {});
+    res
+      .status(checked ? 200 : 400)
+      .type('text')
+      .send(checked ? 'OK' : 'Not a post of this merchant about this code');
+  });
+
   app.post('/internal/charges', requireCaller, validate({ body: ChargeSavedCardBody }), async (req, res) => {
     const caller = callerOf(req);
     const request = savedCardRequest(context, caller.environment, res.locals.input.body);
@@ -90,7 +107,7 @@ export function mountChargeRoutes(app: Express, context: ServiceContext): void {
     const { processor } = dependenciesOf(context);
     const { charges } = res.locals.input.body as ChargeSavedCardsBody;
     const requests = charges.map((body) => savedCardRequest(context, caller.environment, body));
-    const atProcessor = (id: string) => isPayuniCard(id) || isEcpayPlan(id);
+    const atProcessor = (id: string) => isPayuniCard(id) || isEcpayPlan(id) || isPayuniCodeMethod(id);
     const simulated = requests.filter((request) => !atProcessor(request.paymentMethodId));
     if (simulated.length > 0) refuseUnlessSimulated(processor, caller.environment);
     const simulatedResults =
@@ -106,36 +123,50 @@ export function mountChargeRoutes(app: Express, context: ServiceContext): void {
         ? await processorMerchantOf(context, caller.organization, caller.environment)
         : null;
     const results = await Promise.all(
-      requests.map(
-        (request) =>
-          byKey.get(request.idempotencyKey) ??
-          (isEcpayPlan(request.paymentMethodId)
-            ? chargeEcpayPlan(context, request, own?.processor === 'ecpay' ? own.merchant : null)
-            : chargePayuniSavedCard(context, caller, request, own?.processor === 'payuni' ? own.merchant : null)),
-      ),
+      requests.map((request) => byKey.get(request.idempotencyKey) ?? chargeAtProcessor(context, caller, request, own)),
     );
     const answer: SavedCardCharges = { results: results.map(answerOf) };
     res.json(answer);
   });
 }
 
-/** A saved card charged without the buyer: at PAYUNi for its cards, a period of ECPay's plan for its plans, else by the simulator. */
+/**
+ * A saved payment method charged without the buyer: at PAYUNi for its cards, a transfer code at
+ * PAYUNi for a customer who pays by transfer, a period of ECPay's plan for its plans, else by the
+ * simulator.
+ */
 async function chargeSavedCard(
   context: ServiceContext,
   caller: { organization: string; environment: Environment },
   request: SavedCardChargeRequest,
-): Promise<ChargeResult> {
-  if (isEcpayPlan(request.paymentMethodId)) {
-    const ecpay = await ecpayMerchantOf(context, caller.organization, caller.environment);
-    return chargeEcpayPlan(context, request, ecpay?.merchant ?? null);
-  }
-  if (isPayuniCard(request.paymentMethodId)) {
-    const payuni = await payuniMerchantOf(context, caller.organization, caller.environment);
-    return chargePayuniSavedCard(context, caller, request, payuni?.merchant ?? null);
+): Promise<InvoiceChargeResult> {
+  const id = request.paymentMethodId;
+  if (isEcpayPlan(id) || isPayuniCard(id) || isPayuniCodeMethod(id)) {
+    return chargeAtProcessor(
+      context,
+      caller,
+      request,
+      await processorMerchantOf(context, caller.organization, caller.environment),
+    );
   }
   const { processor } = dependenciesOf(context);
   refuseUnlessSimulated(processor, caller.environment);
   return processor.chargeSavedCard(request);
+}
+
+/** A charge at the organization's processor (`own`, read once for a batch) of a method it keeps. */
+function chargeAtProcessor(
+  context: ServiceContext,
+  caller: { organization: string; environment: Environment },
+  request: SavedCardChargeRequest,
+  own: ProcessorMerchant | null,
+): Promise<InvoiceChargeResult> {
+  const payuni = own?.processor === 'payuni' ? own.merchant : null;
+  if (isEcpayPlan(request.paymentMethodId)) {
+    return chargeEcpayPlan(context, request, own?.processor === 'ecpay' ? own.merchant : null);
+  }
+  if (isPayuniCodeMethod(request.paymentMethodId)) return chargeByPayuniCode(context, caller, request, payuni);
+  return chargePayuniSavedCard(context, caller, request, payuni);
 }
 
 /**
@@ -148,9 +179,12 @@ async function unsimulatedStatus(
   caller: { organization: string; environment: Environment },
   key: string,
   release: boolean,
-): Promise<ChargeResult | null> {
+): Promise<InvoiceChargeResult | null> {
   const own = await processorMerchantOf(context, caller.organization, caller.environment);
-  if (own?.processor === 'payuni') return payuniChargeStatus(context, own.merchant, key, release);
+  if (own?.processor === 'payuni') {
+    const code = await payuniCodeChargeStatus(context, own.merchant, key);
+    return code ?? payuniChargeStatus(context, own.merchant, key, release);
+  }
   if (own?.processor === 'ecpay') {
     const answer = await ecpayPlanChargeStatus(context, own.merchant, key, release);
     if (answer) return answer;
@@ -177,10 +211,15 @@ function savedCardRequest(
   };
 }
 
-function answerOf(result: ChargeResult): SavedCardCharge {
-  return result.status === 'succeeded'
-    ? { status: 'succeeded' }
-    : result.status === 'declined'
-      ? { status: 'declined', code: result.code, message: result.message }
-      : { status: 'declined', code: 'authentication_required', message: 'The card asks for the buyer' };
+function answerOf(result: InvoiceChargeResult): SavedCardCharge {
+  switch (result.status) {
+    case 'succeeded':
+      return { status: 'succeeded' };
+    case 'declined':
+      return { status: 'declined', code: result.code, message: result.message };
+    case 'pending':
+      return { status: 'pending', payment_instructions: result.payment_instructions };
+    case 'requires_action':
+      return { status: 'declined', code: 'authentication_required', message: 'The card asks for the buyer' };
+  }
 }

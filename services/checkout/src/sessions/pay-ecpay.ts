@@ -11,12 +11,12 @@ import { ecpayMerchantOf } from '../payments/settings/merchant-of';
 import {
   type TradeNotice,
   acceptTradeNotice,
-  instructionsOf,
   openProcessorTrade,
   processorUnavailable,
   recordProcessorCharge,
   sessionAtProcessor,
 } from './pay-async';
+import { instructionsOf } from '../payments/instructions';
 import { findSessionRow } from './queries';
 import { successRedirect } from './rules';
 import type { CardSummary, Charged, Session } from './session';

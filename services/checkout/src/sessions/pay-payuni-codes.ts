@@ -3,15 +3,16 @@ import type { ServiceContext } from '@billing/runtime';
 import { dependenciesOf } from '../dependencies';
 import { type PayuniNotification, RejectedNotification, readNotification } from '../payments/payuni/notifications';
 import { type UppForm, payuniTradeNo, uppForm } from '../payments/payuni/upp';
+import { payuniCodeMethod } from '../payments/payuni-invoice-codes';
 import { payuniMerchantOf } from '../payments/settings/merchant-of';
 import {
   type TradeNotice,
   acceptTradeNotice,
-  instructionsOf,
   openProcessorTrade,
   processorUnavailable,
   sessionAtProcessor,
 } from './pay-async';
+import { instructionsOf } from '../payments/instructions';
 import { findSessionRow } from './queries';
 import type { Session } from './session';
 
@@ -24,9 +25,13 @@ import type { Session } from './session';
 
 const UPP_METHOD = { atm: 'ATM', cvs: 'CVS' } as const;
 
-/** The methods besides the card a buyer of this session may choose at PAYUNi; empty for a subscription. */
+/**
+ * The methods besides the card a buyer of this session may choose at PAYUNi: for a subscription
+ * too (its renewals are then paid by transfer, a code per invoice: payments/payuni-invoice-codes.ts),
+ * except one that starts free (nothing to transfer today).
+ */
 export function payuniCodeMethods(methods: readonly PaymentMethodKind[], session: Session): ('atm' | 'cvs')[] {
-  if (session.mode !== 'PAYMENT') return [];
+  if (session.intent.amount === 0) return [];
   return methods.filter((method): method is 'atm' | 'cvs' => method !== 'card');
 }
 
@@ -40,8 +45,8 @@ export async function startPayuniCodePayment(
   if (!row?.session) throw notFound(`No such checkout session: ${sessionId}`);
   const payuni = await payuniMerchantOf(context, row.session.organization, row.session.environment);
   if (!payuni) throw processorUnavailable('This checkout does not pay through PAYUNi');
-  if (row.session.mode !== 'PAYMENT') {
-    throw processorUnavailable('A subscription through PAYUNi is paid by card: it renews on the card PAYUNi keeps');
+  if (row.session.intent.amount === 0) {
+    throw processorUnavailable('A free trial is not paid by transfer: there is nothing to pay today');
   }
   const { session, key, method } = await openProcessorTrade(context, sessionId, input, {
     name: 'payuni',
@@ -80,9 +85,20 @@ export async function acceptPayuniCodeNotification(
     if (!(error instanceof RejectedNotification)) throw error;
     throw ApiError.of('bad_request', 'Not a post of this merchant (HashInfo, EncryptInfo or MerID)');
   }
-  await acceptTradeNotice(context, session, 'payuni', payuniTradeNo, noticeOf(notification));
+  const notice = noticeOf(notification);
+  // A subscription paid by transfer renews by transfer: a code per invoice.
+  if (notice.kind === 'paid' && session.mode === 'SUBSCRIPTION' && notification.kind === 'paid') {
+    const method = codeMethodOfPaymentType(notification.paymentType);
+    if (method) notice.paymentMethod = payuniCodeMethod(method);
+  }
+  await acceptTradeNotice(context, session, 'payuni', payuniTradeNo, notice);
   const after = await findSessionRow(context.store.database, context.store.tables.schema, sessionId);
   return after?.session ?? session;
+}
+
+/** PAYUNi's PaymentType of a transfer: 2 an ATM account, 3 a store code. */
+export function codeMethodOfPaymentType(paymentType: string): 'atm' | 'cvs' | null {
+  return paymentType === '2' ? 'atm' : paymentType === '3' ? 'cvs' : null;
 }
 
 function noticeOf(notification: PayuniNotification): TradeNotice {

@@ -21,6 +21,8 @@ import { payuniMerchantOf } from '../payments/settings/merchant-of';
 import { PROCESSOR_UNAVAILABLE } from '../payments/settings/refusal';
 import { type KnownSession, runSessionCommands } from './command';
 import { sessionAtProcessor } from './pay-async';
+import { codeMethodOfPaymentType } from './pay-payuni-codes';
+import { payuniCodeMethod } from '../payments/payuni-invoice-codes';
 import type { SessionCommand } from './decide';
 import { type PayOutcome, buyerAtPayment, completeCharged } from './pay';
 import { findSessionRow } from './queries';
@@ -258,7 +260,10 @@ export async function payuniChargeOf(context: ServiceContext, session: Session, 
   const payuni = await payuniMerchantOf(context, session.organization, session.environment);
   if (!payuni) throw new Error('The session was paid through PAYUNi, which is no longer set: asking later');
   const status = await queryPayuniTrade(payuni.merchant, payuniTradeNo(key), context.now());
-  return status.status === 'paid' ? { paymentMethod: null } : null;
+  if (status.status !== 'paid') return null;
+  // A subscription paid by transfer renews by transfer; one paid by card has no CreditHash from the query.
+  const method = session.mode === 'SUBSCRIPTION' ? codeMethodOfPaymentType(status.paymentType) : null;
+  return { paymentMethod: method ? payuniCodeMethod(method) : null };
 }
 
 const noBuyer: Buyer = { email: null, name: null, customer_id: null };

@@ -1,4 +1,4 @@
-import type { Invoice, SavedPaymentMethod } from '@billing/contracts';
+import type { Invoice, PaymentInstructions, SavedPaymentMethod } from '@billing/contracts';
 import {
   DEFAULT_RETRY_POLICY,
   type EventStoreTransaction,
@@ -52,6 +52,27 @@ export async function chargeAttempts(context: ServiceContext, tenant: Tenant, at
     outcomes.forEach((outcome, i) => (outcomes[i] = outcome ?? answers[next++]!));
   }
   return outcomes as ChargeOutcome[];
+}
+
+/**
+ * Attempt `attempt` of `invoice` waits for the customer's transfer: the invoice shows the ATM
+ * account or store code and its deadline (`invoice.payment_action_required`), once; the charge
+ * stays pending until its answer is recorded.
+ */
+export async function recordPaymentPending(
+  context: ServiceContext,
+  tenant: Tenant,
+  invoice: Invoice,
+  attempt: number,
+  instructions: PaymentInstructions,
+  now: Date,
+): Promise<void> {
+  await invoiceAggregate.handle(
+    context.store,
+    invoice.id,
+    { type: 'RecordPaymentPending', data: { attempt, instructions, now } },
+    { ...tenant, occurredAt: now },
+  );
 }
 
 /**

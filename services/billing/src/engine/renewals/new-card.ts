@@ -93,8 +93,9 @@ async function retryOpenInvoice(
   const attempt = invoice.attempt_count + 1;
   const card = await savedCardOf(context, subscription.customer_id);
   const outcome = (await chargeAttempts(context, tenant, [{ tenant, card, invoice, attempt }]))[0]!;
-  // Left open as it was: the reconciler records the charge once its outcome is known.
-  if (outcome.status === 'unknown') return invoice;
+  // Left open as it was: the reconciler records the charge once its outcome is known (a new card
+  // is a card: a transfer to wait for is the renewal's, not this retry's).
+  if (outcome.status === 'unknown' || outcome.status === 'pending') return invoice;
   const nextAttemptAt =
     outcome.status === 'declined' && invoice.next_payment_attempt ? new Date(invoice.next_payment_attempt) : null;
   const subscriptionId = subscription.id;

@@ -6,7 +6,7 @@ import { type ChargeOutcome, paymentPending } from '../../charges/charge';
 import { findInvoice } from '../../invoices/read-model';
 import { type DueSubscription, findSubscription } from '../../subscriptions/queries';
 import { timeOn } from '../../test-clocks/read-model';
-import { type Attempt, type AttemptRecord, chargeAttempts, recordAttempts } from './attempts';
+import { type Attempt, type AttemptRecord, chargeAttempts, recordAttempts, recordPaymentPending } from './attempts';
 import { afterAnswer, nextStep } from './dunning';
 import { type Renewal, byTenant, onThePlainPath, openInvoices, readDue, readInvoices } from './open';
 import { afterSwitch } from './switches';
@@ -186,6 +186,16 @@ async function charge(context: ServiceContext, run: Run, attempts: Array<Attempt
     }
     for (const [i, { renewal, tenant, invoice, attempt }] of group.entries()) {
       const outcome = outcomes[i]!;
+      if (outcome.status === 'pending') {
+        // A transfer the customer makes: the invoice shows how, and the same key is asked again
+        // until it is paid or its deadline passes (then recorded as any answer, dunning included).
+        await recordPaymentPending(context, tenant, invoice, attempt, outcome.payment_instructions, at).catch(
+          (error: unknown) => failed(run, 'recording', [renewal], error),
+        );
+        const error = awaitingTransfer(invoice.id, attempt);
+        run.handedBack.push({ why: 'unknown', what: 'charging', error, items: [renewal.item] });
+        continue;
+      }
       if (outcome.status === 'unknown') {
         const error = unknownOutcome(invoice.id, attempt);
         run.handedBack.push({ why: 'unknown', what: 'charging', error, items: [renewal.item] });
@@ -206,6 +216,11 @@ async function charge(context: ServiceContext, run: Run, attempts: Array<Attempt
     }
   }
   return records;
+}
+
+/** The renewal waits for the customer's transfer: the scheduler asks the same key again. */
+function awaitingTransfer(invoiceId: string, attempt: number): ApiError {
+  return paymentPending(`Invoice ${invoiceId}, attempt ${attempt}, waits for the customer's transfer`);
 }
 
 /** The renewal's charge got no answer: nothing is recorded, and the scheduler asks the same key again. */

@@ -19,11 +19,16 @@ import { subscriptionPlanOf } from '../catalog';
 // card and the organization's policy, read once and handed to the pure `planSwitch`.
 
 /**
- * A card the processor charges a fixed amount on its own schedule (ECPay's card plan,
- * `pm_ecpay_`, docs/payments.md): a switch would change what the renewals must match, so it
- * is refused until the customer pays another way.
+ * Payment methods a switch cannot be charged to now (docs/payments.md): a card the processor
+ * charges a fixed amount on its own schedule (ECPay's card plan, `pm_ecpay_`: the renewals must
+ * match it), and a transfer the customer makes for each invoice (an ATM account or store code,
+ * `pm_code_`). The switch is refused until the customer pays another way.
  */
-const chargesFixedAmount = (paymentMethodId: string) => paymentMethodId.startsWith('pm_ecpay_');
+function blockedByPaymentMethod(paymentMethodId: string): 'fixed_amount_plan' | 'pays_by_transfer' | null {
+  if (paymentMethodId.startsWith('pm_ecpay_')) return 'fixed_amount_plan';
+  if (paymentMethodId.startsWith('pm_code_')) return 'pays_by_transfer';
+  return null;
+}
 
 export type Existing = Extract<SubscriptionState, { status: 'Existing' }>;
 
@@ -56,7 +61,7 @@ export async function planFor(context: ServiceContext, tenant: Tenant, subscript
     now,
     policy,
     prorationBehavior: request.prorationBehavior,
-    blockingReason: blockingReasonOf(state) ?? (card && chargesFixedAmount(card.id) ? 'fixed_amount_plan' : null),
+    blockingReason: blockingReasonOf(state) ?? (card ? blockedByPaymentMethod(card.id) : null),
     hasPaymentMethod: card !== null,
   });
   return { state, target, planned, now, card };

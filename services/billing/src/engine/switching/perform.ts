@@ -172,8 +172,9 @@ export async function performSwitch(
     });
     throw error;
   }
-  if (outcome.status === 'unknown') {
+  if (outcome.status === 'unknown' || outcome.status === 'pending') {
     // Never read as "not charged": the hold stays until the sweep learns the outcome (settleHeldSwitch).
+    // A transfer to wait for is refused before a switch (`pays_by_transfer`), so this is a lost answer.
     throw paymentPending(
       `The charge for switching ${subscriptionId} got no answer from the processor; it is being confirmed, and nothing more will be charged`,
       [{ switch_id: switchId, invoice_id: invoiceId }],
@@ -207,6 +208,9 @@ function refuseUnlessProceeding(state: Existing, preview: SwitchPreview): void {
   let message = `Subscription ${state.subscription.id} cannot switch: ${reason}`;
   if (reason === 'fixed_amount_plan') {
     message = `Subscription ${state.subscription.id} is paid by a card plan the processor charges a fixed amount each period (ECPay): it cannot switch plans`;
+  }
+  if (reason === 'pays_by_transfer') {
+    message = `Subscription ${state.subscription.id} is paid by transfer (an ATM account or store code per invoice): it cannot switch plans, which is charged at once`;
   }
   if (reason === 'pending_schedule' && state.schedule) {
     details.schedule_id = state.schedule.id;

@@ -42,7 +42,7 @@ export async function settleHeldSwitch(
   }
   // Asked, not charged again: a key never answered is given up at the processor, so this is final.
   const outcome = await chargeStatus(context, tenant, switchChargeKey(held.invoice_id), { release: true });
-  if (outcome.status === 'unknown') return false;
+  if (outcome.status === 'unknown' || outcome.status === 'pending') return false;
   if (outcome.status === 'declined') {
     await onSubscription(context, tenant, {
       type: 'FailSwitch',

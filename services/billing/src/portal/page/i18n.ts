@@ -154,6 +154,7 @@ const MESSAGES = {
       no_payment_method: 'Add a card first: this change is charged now.',
       fixed_amount_plan:
         'Your card is charged a fixed amount each period by the payment provider: contact the shop to change plans.',
+      pays_by_transfer: 'You pay each invoice by transfer: contact the shop to change plans.',
     } as Record<string, string>,
     perPeriod: (amount: string, period: string) => `${amount} ${period}`,
     poweredBy: 'Secure billing portal',
@@ -261,6 +262,7 @@ const MESSAGES = {
       switch_in_progress: '方案變更處理中，請稍後再試。',
       no_payment_method: '此變更需立即付款，請先新增信用卡。',
       fixed_amount_plan: '您的信用卡由金流商每期扣固定金額，如需變更方案請聯絡商家。',
+      pays_by_transfer: '您以轉帳或超商代碼繳付每期帳單，如需變更方案請聯絡商家。',
     } as Record<string, string>,
     perPeriod: (amount: string, period: string) => `${amount} ${period}`,
     poweredBy: '安全的帳單入口',
