@@ -1,6 +1,6 @@
 import { ECPAY_STAGING_MERCHANT, type EcpayEmulator, startEcpayEmulator } from '@billing/checkout';
 import { eventually } from '@billing/testing';
-import { type CreatedOrganization, type Platform, jsonApi, plan, startPlatform } from '../src/platform';
+import { type CreatedOrganization, type Platform, clientOf, jsonApi, plan, startPlatform } from '../src/platform';
 import {
   PROCESSOR_TEST_CONFIG,
   capturedLogs,
@@ -145,11 +145,26 @@ describe('ECPay card plans: subscriptions and their renewals', () => {
     // Three paid invoices for three authorisations: no period paid two invoices.
     expect(emulator.trades.get(tradeNo)!.plan!.executions.filter((e) => e.RtnCode === '1')).toHaveLength(3);
 
+    // ECPay charges a fourth period before the subscription is canceled, for a renewal that will
+    // never come: once the plan is stopped, that period is listed to refund by hand.
+    await emulator.chargePeriod(tradeNo);
+    const fourth = emulator.trades.get(tradeNo)!.plan!.executions.at(-1)!;
     // Canceled now: checkout stops the plan at ECPay, which charges nothing more.
     const canceled = await send('POST', `/subscriptions/${subscription.id}/cancel`, { at_period_end: false });
     expect(canceled.status).toBe(200);
     await eventually(async () => expect(emulator.trades.get(tradeNo)!.plan!.execStatus).toBe('0'), 30000);
     expect(emulator.trades.get(tradeNo)!.plan!.actions).toContain('Cancel');
+    const unmatched = await eventually(async () => {
+      const listed = await clientOf(platform.gatewayUrl).admin(
+        'GET',
+        `/organizations/${org.id}/unmatched_payments?environment=sandbox`,
+      );
+      expect(listed.body.data).toHaveLength(1);
+      return listed.body.data;
+    });
+    expect(unmatched).toEqual([
+      expect.objectContaining({ trade_no: fourth.TradeNo, amount: 299, reason: 'period_not_invoiced' }),
+    ]);
   });
 
   it('refunds part of the first payment and part of a renewal at ECPay; a refund whose answer is lost stays pending and is never asked twice', async () => {

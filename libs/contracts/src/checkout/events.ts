@@ -172,11 +172,17 @@ export type CheckoutAsyncPaymentExpiredData = z.infer<typeof CheckoutAsyncPaymen
 
 /**
  * Why a payment and the processor disagree: the processor was paid for a checkout that expired
- * first, or under a trade the checkout no longer waited for (money to give back by hand); or the
- * checkout recorded a payment the processor does not show as paid, or shows another amount (to
- * check in the processor's site before anything ships).
+ * first, or under a trade the checkout no longer waited for, or a period of a card plan that no
+ * invoice took before the plan was stopped (money to give back by hand); or the checkout recorded
+ * a payment the processor does not show as paid, or shows another amount (to check in the
+ * processor's site before anything ships).
  */
-export const UnmatchedPaymentReason = z.enum(['paid_after_expiry', 'paid_other_trade', 'not_paid_at_processor']);
+export const UnmatchedPaymentReason = z.enum([
+  'paid_after_expiry',
+  'paid_other_trade',
+  'not_paid_at_processor',
+  'period_not_invoiced',
+]);
 export type UnmatchedPaymentReason = z.infer<typeof UnmatchedPaymentReason>;
 
 /**

@@ -129,6 +129,20 @@ async function matchPeriod(
 }
 
 /**
+ * The periods ECPay charged on the plan (after the buyer's first) that no renewal took: money for
+ * no invoice, once the plan is stopped. Throws when ECPay does not answer.
+ */
+export async function unclaimedPeriods(
+  context: ServiceContext,
+  ecpay: EcpayMerchant,
+  merchantTradeNo: string,
+): Promise<PeriodInfo['executions']> {
+  const info = await queryPeriod(ecpay, merchantTradeNo, context.now());
+  const claimed = await dependenciesOf(context).ecpayPeriods.claimedExecutions(merchantTradeNo);
+  return info.executions.slice(1).filter((execution) => execution.succeeded && !claimed.has(execution.tradeNo));
+}
+
+/**
  * Stops the plan's later charges at ECPay (the subscription ended). True once ECPay confirms or
  * says the plan is no longer running; false when it gave no answer (asked again later).
  */

@@ -4,7 +4,8 @@ import type { EventStoreTransaction } from '@billing/eventstore';
 import { type ServiceContext, topicOf } from '@billing/runtime';
 import { refundCharge } from '../payments/refund-at-processor';
 import { merchantTradeNo } from '../payments/ecpay/aio';
-import { cancelEcpayPlan } from '../payments/ecpay-plans';
+import { cancelEcpayPlan, unclaimedPeriods } from '../payments/ecpay-plans';
+import { runSessionCommands } from './command';
 import { ecpayMerchantOf } from '../payments/settings/merchant-of';
 import { chargeKeyOfPaid } from '../refunds/order';
 import { heldAmount } from '../refunds/refund';
@@ -94,6 +95,31 @@ async function stopEcpayPlan(context: ServiceContext, session: Session) {
   if (!(await cancelEcpayPlan(context, ecpay.merchant, tradeNo))) {
     throw new Error(`ECPay did not confirm stopping the card plan ${tradeNo}; asked again`);
   }
+  // Periods ECPay charged that no invoice took (charged before the stop, for a renewal that never
+  // asked): listed for a refund by hand, once each.
+  const now = context.now();
+  const unclaimed = await unclaimedPeriods(context, ecpay.merchant, tradeNo);
+  if (unclaimed.length === 0) return;
+  context.logger.error(
+    { session: session.id, trade: tradeNo, periods: unclaimed.length },
+    'ECPay charged periods no invoice took: refund them',
+  );
+  await runSessionCommands(
+    context,
+    session.id,
+    null,
+    unclaimed.map((period) => ({
+      type: 'RecordUnmatchedPayment' as const,
+      data: {
+        processor: 'ecpay' as const,
+        tradeNo: period.tradeNo,
+        amount: period.amount,
+        reason: 'period_not_invoiced' as const,
+        now,
+      },
+    })),
+    { organization: session.organization, environment: session.environment, occurredAt: now },
+  );
 }
 
 async function onBillingEvent(context: ServiceContext, tx: EventStoreTransaction, event: DomainEventEnvelope) {

@@ -149,7 +149,7 @@ interface UnmatchedPayment {
   checkout_session_id: string;
   trade_no: string;
   amount: number;
-  reason: 'paid_after_expiry' | 'paid_other_trade' | 'not_paid_at_processor';
+  reason: 'paid_after_expiry' | 'paid_other_trade' | 'not_paid_at_processor' | 'period_not_invoiced';
   created_at: string;
 }
 
@@ -157,6 +157,7 @@ const UNMATCHED_REASONS: Record<UnmatchedPayment['reason'], string> = {
   paid_after_expiry: 'Paid after the checkout expired',
   paid_other_trade: 'Paid under a trade the checkout no longer waited for',
   not_paid_at_processor: 'Recorded as paid here; the processor does not show it paid',
+  period_not_invoiced: "A card plan's period the processor charged that no invoice took",
 };
 
 /**
