@@ -119,6 +119,18 @@ describe('PAYUNi: subscriptions paid by transfer, renewal invoices that wait wit
       account: invoice.payment_instructions!.account,
     });
     expect((await send('GET', `/subscriptions/${subscription.id}`)).body.status).toBe('ACTIVE');
+    // The customer portal shows the customer how to pay it, in their language.
+    const portal = await send('POST', '/portal/sessions', {
+      customer_id: subscription.customer_id,
+      return_url: 'https://shop.example/account',
+      locale: 'zh-TW',
+    });
+    expect(portal.status).toBe(201);
+    const portalPage = await fetch(portal.body.url).then((r) => r.text());
+    expect(portalPage).toContain('請轉帳繳費');
+    expect(portalPage).toContain(`<dd id="account">${invoice.payment_instructions!.account}</dd>`);
+    expect(portalPage).toContain('NT$299');
+    expect(portalPage).toContain('每期帳單以 ATM 轉帳（虛擬帳號）繳費');
     // One account for the invoice however often billing asks its key again.
     await new Promise((resolve) => setTimeout(resolve, 1500));
     expect(renewalTrades().length - codesBefore).toBe(1);

@@ -2,7 +2,7 @@ import type { Invoice, PortalLocale, ProductInterval, SavedPaymentMethod, Subscr
 import { page, postForm } from './html';
 import { billingPeriod, brandName, invoiceStatusText, messagesFor, subscriptionStatusText } from './i18n';
 import type { OpenPortal } from './open-portal';
-import { type Html, formatDate, formatTwd, html } from '@billing/service';
+import { type Html, formatDate, formatDateTime, formatTwd, html } from '@billing/service';
 
 /** A subscription as the portal shows it, with what its next invoice will charge. */
 export interface SubscriptionView {
@@ -150,9 +150,11 @@ function paymentMethodSection(
   cardForm: string | undefined,
 ): Html {
   const { t } = portal;
-  const text = method
-    ? t.cardOnFile(brandName(method.brand), method.last4, method.exp_month, method.exp_year)
-    : t.noCard;
+  const text = !method
+    ? t.noCard
+    : method.id.startsWith('pm_code_')
+      ? t.paysByTransfer(method.brand === 'cvs' ? 'cvs' : 'atm')
+      : t.cardOnFile(brandName(method.brand), method.last4, method.exp_month, method.exp_year);
   const update = cardForm && html`<a class="button secondary" id="update-card" href="${cardForm}">${t.updateCard}</a>`;
   return html`<h2>${t.paymentMethod}</h2>
     <section class="card" id="payment-method">
@@ -198,6 +200,35 @@ function invoiceSection(portal: OpenPortal, invoices: Invoice[]): Html | '' {
     </section>`;
 }
 
+/**
+ * Open invoices that wait for the customer's transfer (a subscription paid by ATM account or
+ * store code): the account or code, the amount and the deadline, above everything else.
+ */
+function transferSection(portal: OpenPortal, invoices: Invoice[]): Html[] {
+  const { t, locale } = portal;
+  const line = (label: string, value: string, id: string) =>
+    html`<div>
+      <dt>${label}</dt>
+      <dd id="${id}">${value}</dd>
+    </div>`;
+  return invoices.flatMap((invoice) => {
+    const pay = invoice.status === 'open' ? invoice.payment_instructions : null;
+    if (!pay) return [];
+    return [
+      html`<h2>${t.transferTitle}</h2>
+        <section class="card" id="transfer-${invoice.id}">
+          <p class="muted">${t.transferNote(invoice.number)}</p>
+          <dl class="summary">
+            ${pay.type === 'atm' ? line(t.bankCode, pay.bank_code ?? '', 'bank-code') : ''}
+            ${pay.type === 'atm' ? line(t.account, pay.account ?? '', 'account') : line(t.paymentCode, pay.payment_code ?? '', 'payment-code')}
+            ${line(t.amount, formatTwd(pay.amount), 'transfer-amount')}
+            ${line(t.payBefore, formatDateTime(pay.expires_at, { lang: locale }), 'pay-before')}
+          </dl>
+        </section>`,
+    ];
+  });
+}
+
 /** The portal's main page: subscriptions, the card, invoices. */
 export function renderPortalPage(portal: OpenPortal, view: PortalPageView): string {
   const { t } = portal;
@@ -212,7 +243,7 @@ export function renderPortalPage(portal: OpenPortal, view: PortalPageView): stri
     t.manageTitle,
     html`<h1>${t.manageTitle}</h1>
       <p class="muted">${t.signedInAs(view.customerEmail)}</p>
-      ${notice}${error}
+      ${notice}${error} ${transferSection(portal, view.invoices)}
       <h2>${t.subscriptions}</h2>
       ${subscriptions} ${paymentMethodSection(portal, view.paymentMethod, view.cardForm)}
       ${invoiceSection(portal, view.invoices)}`,
