@@ -136,6 +136,9 @@ describe('PAYUNi: subscriptions paid by transfer, renewal invoices that wait wit
     expect(renewalTrades().length - codesBefore).toBe(1);
 
     const [tradeNo] = renewalTrades().at(-1)!;
+    // Billing asks the key on every sweep; PAYUNi's trade query is asked at most every ten minutes.
+    expect(emulator.queries.filter((q) => q === tradeNo).length).toBeLessThanOrEqual(1);
+    // The transfer arrives: PAYUNi's post is checked and noted, and the next ask finds it paid.
     await emulator.pay(tradeNo);
     expect(emulator.posts.filter((p) => p.inside.MerTradeNo === tradeNo).map((p) => p.answer)).toEqual(['200 OK']);
     await eventually(async () => {

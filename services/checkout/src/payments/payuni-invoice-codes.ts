@@ -50,7 +50,7 @@ export async function chargeByPayuniCode(
 ): Promise<InvoiceChargeResult> {
   const records = dependenciesOf(context).payuniCodes;
   const known = await records.find(request.idempotencyKey);
-  if (known) return codeStatus(payuni, known, request.now);
+  if (known) return codeStatus(context, payuni, known, request.now);
   if (!payuni)
     return declined('processor_unavailable', 'The customer pays through PAYUNi, which the organization no longer uses');
   const method = request.paymentMethodId.slice(PREFIX.length);
@@ -90,9 +90,9 @@ export async function chargeByPayuniCode(
 }
 
 /**
- * PAYUNi's post about a renewal's code (issued, paid), checked with the organization's keys: it
- * records nothing, since billing asks the charge's key again until it is paid or past its
- * deadline; answers whether the post checked out (then PAYUNi may stop resending it).
+ * PAYUNi's post about a renewal's code (issued, paid), checked with the organization's keys: a
+ * payment is noted, so that billing's next ask of the key answers it without asking PAYUNi;
+ * answers whether the post checked out (then PAYUNi may stop resending it).
  */
 export async function acceptPayuniInvoiceNotification(
   context: ServiceContext,
@@ -104,7 +104,10 @@ export async function acceptPayuniInvoiceNotification(
   const payuni = await payuniMerchantOf(context, charge.organization, charge.environment);
   if (!payuni) return false;
   try {
-    return readNotification(body, payuni.merchant).tradeNo === tradeNo;
+    const notification = readNotification(body, payuni.merchant);
+    if (notification.tradeNo !== tradeNo) return false;
+    if (notification.kind === 'paid') await dependenciesOf(context).payuniCodes.paid(tradeNo, context.now());
+    return true;
   } catch (error) {
     if (error instanceof RejectedNotification) return false;
     throw error;
@@ -118,17 +121,34 @@ export async function payuniCodeChargeStatus(
   idempotencyKey: string,
 ): Promise<InvoiceChargeResult | null> {
   const known = await dependenciesOf(context).payuniCodes.find(idempotencyKey);
-  return known ? codeStatus(payuni, known, context.now()) : null;
+  return known ? codeStatus(context, payuni, known, context.now()) : null;
 }
 
-/** Paid, past its deadline, or still to be paid, as PAYUNi's trade query says; throws when it does not answer. */
-async function codeStatus(payuni: PayuniMerchant | null, charge: CodeCharge, now: Date): Promise<InvoiceChargeResult> {
+/**
+ * Paid, past its deadline, or still to be paid. Billing asks a waiting invoice's key on every
+ * sweep, for days: PAYUNi's trade query is asked at most every `CHECKOUT_INVOICE_CODE_CHECK_MS`
+ * (10 minutes by default) before the deadline, and always once it has passed; a payment PAYUNi
+ * posted is checked with the query at once. Throws when PAYUNi does not answer.
+ */
+async function codeStatus(
+  context: ServiceContext,
+  payuni: PayuniMerchant | null,
+  charge: CodeCharge,
+  now: Date,
+): Promise<InvoiceChargeResult> {
   if (charge.status === 'not_issued') return declined('code_not_issued', charge.message ?? 'No code was issued');
   if (!payuni) throw new Error('The code is at PAYUNi, which the organization no longer uses: asking later');
   const instructions = charge.instructions!;
+  const deadline = Date.parse(instructions.expires_at);
+  const checkEvery = positiveNumberSetting(context.config, 'CHECKOUT_INVOICE_CODE_CHECK_MS', 10 * 60_000);
+  const checkedRecently = charge.checkedAt && now.getTime() - charge.checkedAt.getTime() < checkEvery;
+  if (!charge.paidAt && checkedRecently && now.getTime() < deadline) {
+    return { status: 'pending', payment_instructions: instructions };
+  }
   const trade = await queryPayuniTrade(payuni, charge.tradeNo, now);
+  await dependenciesOf(context).payuniCodes.checked(charge.chargeKey, now);
   if (trade.status === 'paid') return { status: 'succeeded', payment_method: payuniCodeMethod(instructions.type) };
-  if (trade.status === 'failed' || trade.status === 'expired' || now.getTime() >= Date.parse(instructions.expires_at)) {
+  if (trade.status === 'failed' || trade.status === 'expired' || now.getTime() >= deadline) {
     return declined('payment_deadline_passed', 'The transfer was not made before its deadline');
   }
   return { status: 'pending', payment_instructions: instructions };

@@ -20,6 +20,9 @@ export async function migratePayuniCodeCharges(store: EventStore): Promise<void>
       message text,
       created_at timestamptz NOT NULL DEFAULT now()
     );
+    -- When PAYUNi's trade query was last asked about it, and when PAYUNi's post said it was paid.
+    ALTER TABLE ${schema}.payuni_code_charges ADD COLUMN IF NOT EXISTS checked_at timestamptz;
+    ALTER TABLE ${schema}.payuni_code_charges ADD COLUMN IF NOT EXISTS paid_at timestamptz;
   `);
 }
 
@@ -32,6 +35,10 @@ export type CodeCharge = {
   status: 'issued' | 'not_issued';
   instructions: PaymentInstructions | null;
   message: string | null;
+  /** When PAYUNi's trade query was last asked about it. */
+  checkedAt?: Date | null;
+  /** When PAYUNi's signed post said it was paid. */
+  paidAt?: Date | null;
 };
 
 type Row = {
@@ -42,6 +49,8 @@ type Row = {
   status: CodeCharge['status'];
   instructions: PaymentInstructions | null;
   message: string | null;
+  checked_at: Date | null;
+  paid_at: Date | null;
 };
 
 const chargeOf = (row: Row): CodeCharge => ({
@@ -52,6 +61,8 @@ const chargeOf = (row: Row): CodeCharge => ({
   status: row.status,
   instructions: row.instructions,
   message: row.message,
+  checkedAt: row.checked_at ? new Date(row.checked_at) : null,
+  paidAt: row.paid_at ? new Date(row.paid_at) : null,
 });
 
 export class PayuniCodeCharges {
@@ -86,6 +97,22 @@ export class PayuniCodeCharges {
       [chargeKey],
     );
     return rows[0] ? chargeOf(rows[0]) : null;
+  }
+
+  /** PAYUNi's trade query was asked about the code at `at`. */
+  async checked(chargeKey: string, at: Date): Promise<void> {
+    await this.store.database.query(
+      `UPDATE ${this.schema}.payuni_code_charges SET checked_at = $2 WHERE charge_key = $1`,
+      [chargeKey, at.toISOString()],
+    );
+  }
+
+  /** PAYUNi's signed post said the code was paid. */
+  async paid(tradeNo: string, at: Date): Promise<void> {
+    await this.store.database.query(
+      `UPDATE ${this.schema}.payuni_code_charges SET paid_at = COALESCE(paid_at, $2) WHERE trade_no = $1`,
+      [tradeNo, at.toISOString()],
+    );
   }
 
   async findByTrade(tradeNo: string): Promise<CodeCharge | null> {
