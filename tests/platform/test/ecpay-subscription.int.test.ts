@@ -38,7 +38,12 @@ describe('ECPay card plans: subscriptions and their renewals', () => {
       billing: true,
       logger: logs.logger,
       now: () => new Date(Date.now() + ahead),
-      config: { ...PROCESSOR_TEST_CONFIG, BILLING_PENDING_CHARGE_MS: '1000', BILLING_TRIAL_SWEEP_INTERVAL_MS: '500' },
+      config: {
+        ...PROCESSOR_TEST_CONFIG,
+        BILLING_PENDING_CHARGE_MS: '1000',
+        BILLING_TRIAL_SWEEP_INTERVAL_MS: '500',
+        CHECKOUT_PLAN_CHECK_MS: '300',
+      },
     });
     const shop = await organizationOn(platform);
     ({ org, send } = shop);

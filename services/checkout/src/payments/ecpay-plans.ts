@@ -1,5 +1,5 @@
 import { dependenciesOf } from '../dependencies';
-import type { ServiceContext } from '@billing/runtime';
+import { type ServiceContext, positiveNumberSetting } from '@billing/runtime';
 import { cardBrandOf } from './card-brand';
 import type { EcpayMerchant } from './ecpay/merchant';
 import { type PeriodInfo, periodAction, queryPeriod } from './ecpay/period';
@@ -20,6 +20,12 @@ const PREFIX = 'pm_ecpay_';
 export const ecpayPlanReference = (merchantTradeNo: string) => `${PREFIX}${merchantTradeNo}`;
 export const isEcpayPlan = (paymentMethodId: string) => paymentMethodId.startsWith(PREFIX);
 const tradeNoOf = (paymentMethodId: string) => paymentMethodId.slice(PREFIX.length);
+
+/** How often a renewal waiting for its period asks ECPay's plan query: `CHECKOUT_PLAN_CHECK_MS`, 10 minutes. */
+function askedRecently(context: ServiceContext, charge: PeriodCharge, now: Date): boolean {
+  const every = positiveNumberSetting(context.config, 'CHECKOUT_PLAN_CHECK_MS', 10 * 60_000);
+  return charge.checkedAt !== null && now.getTime() - charge.checkedAt.getTime() < every;
+}
 
 /** ECPay has not charged the period yet, or did not answer: not known, asked again later. */
 export class PlanChargeNotKnown extends Error {}
@@ -54,6 +60,10 @@ export async function chargeEcpayPlan(
   if (!ecpay) return declined('processor_unavailable', 'The plan is at ECPay, which the organization no longer uses');
   const charge =
     known ?? (await records.ask(request.idempotencyKey, tradeNoOf(request.paymentMethodId), request.amount));
+  // Billing asks a waiting renewal's key on every sweep; ECPay answers callers too quick with 403.
+  if (charge.status === 'asked' && askedRecently(context, charge, request.now)) {
+    throw new PlanChargeNotKnown('ECPay was asked about this period a moment ago; the renewal waits');
+  }
   const answer = await matchPeriod(context, ecpay, charge, request.now);
   if (!answer) throw new PlanChargeNotKnown('ECPay has not charged this period yet; the renewal waits for it');
   return answer;
@@ -74,6 +84,7 @@ export async function ecpayPlanChargeStatus(
   const charge = await records.find(idempotencyKey);
   if (!charge) return null;
   if (charge.status === 'released') return RELEASED;
+  if (!release && charge.status === 'asked' && askedRecently(context, charge, context.now())) return null;
   const answer = await matchPeriod(context, ecpay, charge, context.now());
   if (answer || !release) return answer;
   await records.release(idempotencyKey);
@@ -98,6 +109,7 @@ async function matchPeriod(
   const info = await queryPeriod(ecpay, charge.merchantTradeNo, now).catch((error: Error) => {
     throw new PlanChargeNotKnown(error.message);
   });
+  await records.checked(charge.chargeKey, now);
   const succeeded: ChargeResult = { status: 'succeeded', payment_method: planCard(info) };
   if (charge.status === 'claimed') return succeeded;
   const claimed = await records.claimedExecutions(charge.merchantTradeNo);

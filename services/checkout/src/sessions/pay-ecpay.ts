@@ -110,8 +110,9 @@ export async function acceptEcpayNotification(
 
 /**
  * ECPay's post of a plan's period (PeriodReturnURL), checked with the organization's keys and
- * acknowledged. It records nothing: a renewal reads the plan from ECPay's own query when billing
- * asks for it (payments/ecpay-plans.ts), so a post lost or repeated changes nothing. Throws
+ * acknowledged. It records no payment: a renewal reads the plan from ECPay's own query when
+ * billing asks for it (payments/ecpay-plans.ts), at once after such a post, so a post lost or
+ * repeated changes nothing. Throws
  * `ApiError` 400 for a post that is not ECPay's about this session's plan.
  */
 export async function acceptEcpayPeriodNotification(
@@ -129,6 +130,8 @@ export async function acceptEcpayPeriodNotification(
     { session: sessionId, succeeded: period.succeeded, times: period.totalSuccessTimes },
     'ECPay charged a period of a card plan',
   );
+  // A renewal waiting for this period asks ECPay's plan query at once instead of at its next turn.
+  await dependenciesOf(context).ecpayPeriods.periodPosted(period.merchantTradeNo);
   return NOTIFICATION_RECEIVED;
 }
 

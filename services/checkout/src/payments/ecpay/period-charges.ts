@@ -18,6 +18,8 @@ export async function migrateEcpayPeriodCharges(store: EventStore): Promise<void
       execution_trade_no text UNIQUE,
       created_at timestamptz NOT NULL DEFAULT now()
     );
+    -- When ECPay's plan query was last asked for it (ECPay answers HTTP 403 to callers too quick).
+    ALTER TABLE ${schema}.ecpay_period_charges ADD COLUMN IF NOT EXISTS checked_at timestamptz;
   `);
 }
 
@@ -28,6 +30,8 @@ export type PeriodCharge = {
   amount: number;
   status: 'asked' | 'claimed' | 'released';
   executionTradeNo: string | null;
+  /** When ECPay's plan query was last asked for it. */
+  checkedAt: Date | null;
 };
 
 type Row = {
@@ -36,6 +40,7 @@ type Row = {
   amount: number;
   status: PeriodCharge['status'];
   execution_trade_no: string | null;
+  checked_at: Date | null;
 };
 
 const chargeOf = (row: Row): PeriodCharge => ({
@@ -44,6 +49,7 @@ const chargeOf = (row: Row): PeriodCharge => ({
   amount: row.amount,
   status: row.status,
   executionTradeNo: row.execution_trade_no,
+  checkedAt: row.checked_at ? new Date(row.checked_at) : null,
 });
 
 export class EcpayPeriodCharges {
@@ -69,6 +75,22 @@ export class EcpayPeriodCharges {
       [chargeKey],
     );
     return rows[0] ? chargeOf(rows[0]) : null;
+  }
+
+  /** ECPay's plan query was asked for the charge at `at`. */
+  async checked(chargeKey: string, at: Date): Promise<void> {
+    await this.store.database.query(
+      `UPDATE ${this.schema}.ecpay_period_charges SET checked_at = $2 WHERE charge_key = $1`,
+      [chargeKey, at.toISOString()],
+    );
+  }
+
+  /** ECPay posted a period of the plan: its waiting renewals ask ECPay again at once. */
+  async periodPosted(merchantTradeNo: string): Promise<void> {
+    await this.store.database.query(
+      `UPDATE ${this.schema}.ecpay_period_charges SET checked_at = NULL WHERE merchant_trade_no = $1 AND status = 'asked'`,
+      [merchantTradeNo],
+    );
   }
 
   /** The authorisations of a plan already matched to a renewal. */
