@@ -72,21 +72,24 @@ export async function chargeByPayuniCode(
     if (!(error instanceof CodeIssueUnanswered)) throw error;
     // A code PAYUNi may have made but no one was told of is never paid: the next attempt asks a new one.
     const message = 'PAYUNi did not answer when asked for a code; the next attempt asks again';
-    await records.record({ ...base, status: 'not_issued', message });
-    return declined('code_not_issued', message);
+    return answerOf(await records.record({ ...base, status: 'not_issued', message }));
   }
   if (issued.kind === 'refused') {
     const message = issued.message || `PAYUNi refused to issue a code (${issued.status})`;
-    await records.record({ ...base, status: 'not_issued', message });
-    return declined('processor_declined', message);
+    return answerOf(await records.record({ ...base, status: 'not_issued', message }));
   }
-  const recorded = await records.record({
-    ...base,
-    status: 'issued',
-    instructions: instructionsOf(issued),
-    message: null,
-  });
-  return { status: 'pending', payment_instructions: recorded.instructions! };
+  return answerOf(
+    await records.record({ ...base, status: 'issued', instructions: instructionsOf(issued), message: null }),
+  );
+}
+
+/**
+ * The answer of the code recorded for a key: the first record stands, so two asks of one key at
+ * once (two billing replicas) answer alike whichever of them PAYUNi answered.
+ */
+function answerOf(recorded: CodeCharge): InvoiceChargeResult {
+  if (recorded.status === 'issued') return { status: 'pending', payment_instructions: recorded.instructions! };
+  return declined('code_not_issued', recorded.message ?? 'No code was issued');
 }
 
 /**

@@ -189,9 +189,12 @@ async function charge(context: ServiceContext, run: Run, attempts: Array<Attempt
       if (outcome.status === 'pending') {
         // A transfer the customer makes: the invoice shows how, and the same key is asked again
         // until it is paid or its deadline passes (then recorded as any answer, dunning included).
-        await recordPaymentPending(context, tenant, invoice, attempt, outcome.payment_instructions, at).catch(
-          (error: unknown) => failed(run, 'recording', [renewal], error),
-        );
+        try {
+          await recordPaymentPending(context, tenant, invoice, attempt, outcome.payment_instructions, at);
+        } catch (error) {
+          failed(run, 'recording', [renewal], error);
+          continue;
+        }
         const error = awaitingTransfer(invoice.id, attempt);
         run.handedBack.push({ why: 'unknown', what: 'charging', error, items: [renewal.item] });
         continue;
