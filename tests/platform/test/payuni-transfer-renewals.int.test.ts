@@ -131,6 +131,9 @@ describe('PAYUNi: subscriptions paid by transfer, renewal invoices that wait wit
     expect(portalPage).toContain(`<dd id="account">${invoice.payment_instructions!.account}</dd>`);
     expect(portalPage).toContain('NT$299');
     expect(portalPage).toContain('每期帳單以 ATM 轉帳（虛擬帳號）繳費');
+    // The portal's card form is the simulator's: a customer of PAYUNi changes how they pay with the shop.
+    expect(portalPage).not.toContain('id="update-card"');
+    expect(portalPage).toContain('如需變更付款方式，請聯絡商家。');
     // One account for the invoice however often billing asks its key again.
     await new Promise((resolve) => setTimeout(resolve, 1500));
     expect(renewalTrades().length - codesBefore).toBe(1);

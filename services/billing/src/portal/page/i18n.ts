@@ -77,6 +77,7 @@ const MESSAGES = {
     invoices: 'Invoice history',
     noInvoices: 'No invoices yet.',
     transferTitle: 'Pay by transfer',
+    changeWithShop: 'To change how you pay, contact the shop.',
     paysByTransfer: (method: 'atm' | 'cvs') =>
       method === 'atm' ? 'Each invoice by ATM transfer (a virtual account)' : 'Each invoice by convenience-store code',
     transferNote: (number: string) => `Invoice ${number} waits for your payment; it is paid when the transfer arrives.`,
@@ -197,6 +198,7 @@ const MESSAGES = {
     invoices: '帳單紀錄',
     noInvoices: '目前沒有帳單。',
     transferTitle: '請轉帳繳費',
+    changeWithShop: '如需變更付款方式，請聯絡商家。',
     paysByTransfer: (method: 'atm' | 'cvs') =>
       method === 'atm' ? '每期帳單以 ATM 轉帳（虛擬帳號）繳費' : '每期帳單以超商代碼繳費',
     transferNote: (number: string) => `帳單 ${number} 等待您繳費，款項入帳後即完成。`,

@@ -144,6 +144,10 @@ function subscriptionCard(portal: OpenPortal, view: SubscriptionView, cardForm: 
   </section>`;
 }
 
+/** A payment method ECPay or PAYUNi keeps (a card plan, a kept card, a transfer per invoice: docs/payments.md). */
+export const keptByProcessor = (method: SavedPaymentMethod | null) =>
+  method !== null && /^pm_(ecpay|payuni|code)_/.test(method.id);
+
 function paymentMethodSection(
   portal: OpenPortal,
   method: SavedPaymentMethod | null,
@@ -155,7 +159,9 @@ function paymentMethodSection(
     : method.id.startsWith('pm_code_')
       ? t.paysByTransfer(method.brand === 'cvs' ? 'cvs' : 'atm')
       : t.cardOnFile(brandName(method.brand), method.last4, method.exp_month, method.exp_year);
-  const update = cardForm && html`<a class="button secondary" id="update-card" href="${cardForm}">${t.updateCard}</a>`;
+  const update = cardForm
+    ? html`<a class="button secondary" id="update-card" href="${cardForm}">${t.updateCard}</a>`
+    : keptByProcessor(method) && html`<p class="muted" id="change-with-shop">${t.changeWithShop}</p>`;
   return html`<h2>${t.paymentMethod}</h2>
     <section class="card" id="payment-method">
       <div class="heading"><span id="card-on-file">${text}</span>${update}</div>

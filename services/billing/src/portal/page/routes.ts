@@ -14,7 +14,7 @@ import { type Notice, backToPortal, notFoundPage } from './respond';
 import { savedPaymentMethod } from './queries';
 import { mountPortalSwitchPages, scheduledSwitchOf } from './switch';
 import { mountPortalCardPages } from './card';
-import { type SubscriptionView, renderCancelPage, renderPortalPage, renderReceipt } from './render';
+import { type SubscriptionView, keptByProcessor, renderCancelPage, renderPortalPage, renderReceipt } from './render';
 
 const BASE = '/portal/:session_id/:token';
 const form = formBodies('10kb');
@@ -96,7 +96,11 @@ export async function mainPageView(context: ServiceContext, portal: OpenPortal, 
     subscriptions,
     invoices,
     paymentMethod,
-    cardForm: portal.features.payment_method_update.enabled ? `${portal.base}/payment_method` : undefined,
+    // The portal's card form is the simulator's: a method a processor keeps is changed with the shop.
+    cardForm:
+      portal.features.payment_method_update.enabled && !keptByProcessor(paymentMethod)
+        ? `${portal.base}/payment_method`
+        : undefined,
     notice: noticeText(portal, query.notice, subscriptions),
     error: query.error === 'not_allowed' ? portal.t.notAllowed : undefined,
   };
