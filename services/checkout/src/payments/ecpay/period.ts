@@ -1,5 +1,6 @@
-import { checkMacValue, hasValidCheckMac } from './check-mac';
+import { hasValidCheckMac } from './check-mac';
 import type { EcpayMerchant } from './merchant';
+import { type EcpayCallOptions, postSigned } from './post';
 
 /**
  * ECPay's card plan (信用卡定期定額): the buyer authorises the first period on ECPay's page
@@ -69,7 +70,7 @@ export type PeriodInfo = {
 /** No answer that can be trusted (network, HTTP status, not ECPay's JSON, another trade): ask again later. */
 export class PeriodQueryUnanswered extends Error {}
 
-type Options = { fetch?: typeof fetch; timeoutMs?: number };
+type Options = EcpayCallOptions;
 
 /**
  * QueryCreditCardPeriodInfo: the plan opened under `merchantTradeNo`. Its answer is JSON that
@@ -82,12 +83,14 @@ export async function queryPeriod(
   now: Date,
   options: Options = {},
 ): Promise<PeriodInfo> {
-  const request = signed(merchant, {
-    MerchantID: merchant.merchantId,
-    MerchantTradeNo: merchantTradeNo,
-    TimeStamp: unix(now),
-  });
-  const body = await post(merchant, '/Cashier/QueryCreditCardPeriodInfo', request, options, PeriodQueryUnanswered);
+  const request = { MerchantID: merchant.merchantId, MerchantTradeNo: merchantTradeNo, TimeStamp: unix(now) };
+  const body = await postSigned(
+    merchant,
+    '/Cashier/QueryCreditCardPeriodInfo',
+    request,
+    { ...options, timeoutMs: options.timeoutMs ?? 10_000 },
+    PeriodQueryUnanswered,
+  );
   let answer: Record<string, unknown>;
   try {
     answer = JSON.parse(body) as Record<string, unknown>;
@@ -127,13 +130,19 @@ export async function periodAction(
   now: Date,
   options: Options = {},
 ): Promise<{ ok: true } | { ok: false; code: string; message: string }> {
-  const request = signed(merchant, {
+  const request = {
     MerchantID: merchant.merchantId,
     MerchantTradeNo: merchantTradeNo,
     Action: action,
     TimeStamp: unix(now),
-  });
-  const body = await post(merchant, '/Cashier/CreditCardPeriodAction', request, options, PeriodActionUnanswered);
+  };
+  const body = await postSigned(
+    merchant,
+    '/Cashier/CreditCardPeriodAction',
+    request,
+    { ...options, timeoutMs: options.timeoutMs ?? 10_000 },
+    PeriodActionUnanswered,
+  );
   const fields = Object.fromEntries(new URLSearchParams(body));
   if (!hasValidCheckMac(fields, merchant) || fields.MerchantTradeNo !== merchantTradeNo) {
     throw new PeriodActionUnanswered('CreditCardPeriodAction answered without a matching CheckMacValue');
@@ -173,29 +182,3 @@ export function readPeriodNotification(
 }
 
 const unix = (now: Date) => String(Math.floor(now.getTime() / 1000));
-const signed = (merchant: EcpayMerchant, fields: Record<string, string>) => ({
-  ...fields,
-  CheckMacValue: checkMacValue(fields, merchant),
-});
-
-async function post(
-  merchant: EcpayMerchant,
-  path: string,
-  fields: Record<string, string>,
-  options: Options,
-  Unanswered: new (message: string) => Error,
-): Promise<string> {
-  try {
-    const response = await (options.fetch ?? fetch)(`${merchant.baseUrl}${path}`, {
-      method: 'POST',
-      headers: { 'content-type': 'application/x-www-form-urlencoded' },
-      body: new URLSearchParams(fields).toString(),
-      signal: AbortSignal.timeout(options.timeoutMs ?? 10_000),
-    });
-    if (!response.ok) throw new Unanswered(`${path} answered HTTP ${response.status}`);
-    return await response.text();
-  } catch (error) {
-    if (error instanceof Unanswered) throw error;
-    throw new Unanswered(`${path} did not answer: ${(error as Error).message}`);
-  }
-}

@@ -1,4 +1,5 @@
-import { checkMacValue, hasValidCheckMac } from './check-mac';
+import { hasValidCheckMac } from './check-mac';
+import { type EcpayCallOptions, postSigned } from './post';
 import { type EcpayMerchant, parseEcpayDateTime } from './merchant';
 import { type EcpayNotification, readNotification } from './notifications';
 
@@ -16,7 +17,9 @@ export type TradeStatus =
 /** No answer that can be trusted (network, HTTP status, a CheckMacValue that does not match): ask again later. */
 export class QueryUnanswered extends Error {}
 
-type Options = { fetch?: typeof fetch; timeoutMs?: number };
+type Options = EcpayCallOptions;
+
+const unixSeconds = (now: Date) => String(Math.floor(now.getTime() / 1000));
 
 export async function queryTrade(
   merchant: EcpayMerchant,
@@ -58,26 +61,14 @@ async function ask(
   now: Date,
   options: Options,
 ): Promise<Record<string, string>> {
-  const request: Record<string, string> = {
-    MerchantID: merchant.merchantId,
-    MerchantTradeNo: tradeNo,
-    TimeStamp: String(Math.floor(now.getTime() / 1000)),
-  };
-  request.CheckMacValue = checkMacValue(request, merchant);
-  let body: string;
-  try {
-    const response = await (options.fetch ?? fetch)(`${merchant.baseUrl}${path}`, {
-      method: 'POST',
-      headers: { 'content-type': 'application/x-www-form-urlencoded' },
-      body: new URLSearchParams(request).toString(),
-      signal: AbortSignal.timeout(options.timeoutMs ?? 10_000),
-    });
-    if (!response.ok) throw new QueryUnanswered(`${path} answered HTTP ${response.status}`);
-    body = await response.text();
-  } catch (error) {
-    if (error instanceof QueryUnanswered) throw error;
-    throw new QueryUnanswered(`${path} did not answer: ${(error as Error).message}`);
-  }
+  const request = { MerchantID: merchant.merchantId, MerchantTradeNo: tradeNo, TimeStamp: unixSeconds(now) };
+  const body = await postSigned(
+    merchant,
+    path,
+    request,
+    { ...options, timeoutMs: options.timeoutMs ?? 10_000 },
+    QueryUnanswered,
+  );
   return Object.fromEntries(new URLSearchParams(body));
 }
 

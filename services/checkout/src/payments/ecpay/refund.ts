@@ -1,5 +1,6 @@
-import { checkMacValue, hasValidCheckMac } from './check-mac';
+import { hasValidCheckMac } from './check-mac';
 import type { EcpayMerchant } from './merchant';
+import { type EcpayCallOptions, postSigned } from './post';
 
 /**
  * A card refund at ECPay (信用卡請退款, CreditDetail/DoAction, ?p=2885): Action `R` (退刷) gives
@@ -18,7 +19,7 @@ export class EcpayRefundUnanswered extends Error {}
 export async function refundEcpayTrade(
   merchant: EcpayMerchant,
   trade: { merchantTradeNo: string; ecpayTradeNo: string; amount: number },
-  options: { fetch?: typeof fetch; timeoutMs?: number } = {},
+  options: EcpayCallOptions = {},
 ): Promise<EcpayRefundOutcome> {
   if (!Number.isSafeInteger(trade.amount) || trade.amount <= 0) {
     throw new RangeError(`A refund is a positive integer of TWD, not ${trade.amount}`);
@@ -30,20 +31,13 @@ export async function refundEcpayTrade(
     Action: 'R',
     TotalAmount: String(trade.amount),
   };
-  let body: string;
-  try {
-    const response = await (options.fetch ?? fetch)(`${merchant.baseUrl}/CreditDetail/DoAction`, {
-      method: 'POST',
-      headers: { 'content-type': 'application/x-www-form-urlencoded' },
-      body: new URLSearchParams({ ...fields, CheckMacValue: checkMacValue(fields, merchant) }).toString(),
-      signal: AbortSignal.timeout(options.timeoutMs ?? 30_000),
-    });
-    if (!response.ok) throw new EcpayRefundUnanswered(`DoAction answered HTTP ${response.status}`);
-    body = await response.text();
-  } catch (error) {
-    if (error instanceof EcpayRefundUnanswered) throw error;
-    throw new EcpayRefundUnanswered(`DoAction did not answer: ${(error as Error).message}`);
-  }
+  const body = await postSigned(
+    merchant,
+    '/CreditDetail/DoAction',
+    fields,
+    { ...options, timeoutMs: options.timeoutMs ?? 30_000 },
+    EcpayRefundUnanswered,
+  );
   const answer = Object.fromEntries(new URLSearchParams(body));
   // ECPay's PHP SDK checks the answer's CheckMacValue (PostWithCmvEncodedStrResponseService).
   if (!hasValidCheckMac(answer, merchant) || answer.MerchantTradeNo !== trade.merchantTradeNo) {
