@@ -12,7 +12,7 @@ import {
 import type { ServiceContext } from '@billing/runtime';
 import { merchantOf } from '../payments/settings/merchant-of';
 import { PROCESSOR_UNAVAILABLE } from '../payments/settings/refusal';
-import { runSessionCommands } from './command';
+import { type KnownSession, runSessionCommands } from './command';
 import type { SessionCommand } from './decide';
 import { buyerAtPayment, completeCharged } from './pay';
 import { findSessionRow } from './queries';
@@ -69,16 +69,15 @@ export const processorUnavailable = (message: string) =>
  */
 export async function openProcessorTrade(
   context: ServiceContext,
-  sessionId: string,
+  row: KnownSession & { session: Session },
   input: { method: string; email?: string; name?: string },
   processor: { name: AsyncPaymentProcessor; methods: readonly PaymentMethodKind[] },
 ): Promise<OpenedTrade> {
   const { now } = context;
   const label = PROCESSOR_NAMES[processor.name];
-  const row = await findSessionRow(context.store.database, context.store.tables.schema, sessionId);
-  const session = row?.session;
-  if (!row || !session || (session.ui_mode ?? 'hosted') !== 'hosted')
-    throw notFound(`No such checkout session: ${sessionId}`);
+  const { session } = row;
+  const sessionId = session.id;
+  if ((session.ui_mode ?? 'hosted') !== 'hosted') throw notFound(`No such checkout session: ${sessionId}`);
   if (session.status === 'COMPLETE') throw conflict('This checkout session is already paid');
   if (statusAt(session, now()) === 'EXPIRED') throw conflict('This checkout session has expired');
   if (session.async_payment || session.pending_charge?.processor === processor.name) {

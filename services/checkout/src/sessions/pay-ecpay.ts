@@ -61,7 +61,7 @@ export async function startEcpayPayment(
   if (!ecpay) throw processorUnavailable('This checkout does not pay through ECPay');
   const plan = row.session.mode === 'SUBSCRIPTION' ? ecpayPlanOf(row.session) : null;
   if (plan && 'refusal' in plan) throw processorUnavailable(plan.refusal);
-  const { session, key, method } = await openProcessorTrade(context, sessionId, input, {
+  const { session, key, method } = await openProcessorTrade(context, { ...row, session: row.session }, input, {
     name: 'ecpay',
     methods: ecpayMethodsOf(row.session, ecpay.methods),
   });

@@ -48,7 +48,7 @@ export async function startPayuniCodePayment(
   if (row.session.intent.amount === 0) {
     throw processorUnavailable('A free trial is not paid by transfer: there is nothing to pay today');
   }
-  const { session, key, method } = await openProcessorTrade(context, sessionId, input, {
+  const { session, key, method } = await openProcessorTrade(context, { ...row, session: row.session }, input, {
     name: 'payuni',
     methods: payuniCodeMethods(payuni.methods, row.session),
   });

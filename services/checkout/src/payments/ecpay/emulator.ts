@@ -146,14 +146,23 @@ export async function startEcpayEmulator(
     page(res, 200, buyerPage(fields.MerchantTradeNo!, trade));
   }
 
-  function query(fields: Record<string, string>, res: ServerResponse): void {
+  /**
+   * A query's trade (undefined when ECPay never saw it), noted in `queries`; false once a query
+   * with a wrong CheckMacValue or a TimeStamp more than 3 minutes off was answered 400.
+   */
+  function queriedTrade(fields: Record<string, string>, res: ServerResponse): EmulatedTrade | undefined | false {
     const skew = Math.abs(now().getTime() / 1000 - Number(fields.TimeStamp));
     if (!hasValidCheckMac(fields, merchant) || !(skew <= 180)) {
       res.writeHead(400, { 'content-type': 'text/plain' }).end('CheckMacValue or TimeStamp Error');
-      return;
+      return false;
     }
     queries.push(fields.MerchantTradeNo ?? '');
-    const trade = trades.get(fields.MerchantTradeNo ?? '');
+    return trades.get(fields.MerchantTradeNo ?? '');
+  }
+
+  function query(fields: Record<string, string>, res: ServerResponse): void {
+    const trade = queriedTrade(fields, res);
+    if (trade === false) return;
     const answer = sign({
       MerchantID: merchant.merchantId,
       MerchantTradeNo: fields.MerchantTradeNo ?? '',
@@ -178,13 +187,8 @@ export async function startEcpayEmulator(
    */
   /** QueryPaymentInfo: the account or code issued, with the fields PaymentInfoURL got, else a signed answer without one. */
   function paymentInfoQuery(fields: Record<string, string>, res: ServerResponse): void {
-    const skew = Math.abs(now().getTime() / 1000 - Number(fields.TimeStamp));
-    if (!hasValidCheckMac(fields, merchant) || !(skew <= 180)) {
-      res.writeHead(400, { 'content-type': 'text/plain' }).end('CheckMacValue or TimeStamp Error');
-      return;
-    }
-    queries.push(fields.MerchantTradeNo ?? '');
-    const trade = trades.get(fields.MerchantTradeNo ?? '');
+    const trade = queriedTrade(fields, res);
+    if (trade === false) return;
     const answer =
       trade?.paymentInfo ??
       sign({

@@ -1,4 +1,5 @@
 import { PAYUNI_PATHS, type PayuniMerchant, parsePayuniDateTime, payuniDate } from './merchant';
+import type { PayuniNotification } from './notifications';
 import { postSealed } from './post';
 import { payuniTradeNo } from './upp';
 
@@ -24,17 +25,8 @@ export type PayuniCodeOrder = {
   now: Date;
 };
 
-export type PayuniIssuedCode =
-  | {
-      kind: 'atm_issued';
-      tradeNo: string;
-      payuniTradeNo: string;
-      amount: number;
-      bankCode: string;
-      account: string;
-      expiresAt: Date;
-    }
-  | { kind: 'cvs_issued'; tradeNo: string; payuniTradeNo: string; amount: number; paymentNo: string; expiresAt: Date };
+/** An account or code issued, as PAYUNi's NotifyURL post names one (`PayuniNotification`). */
+export type PayuniIssuedCode = Extract<PayuniNotification, { kind: 'atm_issued' | 'cvs_issued' }>;
 
 /** PAYUNi refused to issue the code (a signed answer other than SUCCESS): nothing to pay. */
 export type PayuniCodeRefusal = { kind: 'refused'; status: string; message: string };
@@ -89,5 +81,5 @@ export async function issuePayuniCode(
   const common = { tradeNo, payuniTradeNo: inside.TradeNo ?? '', amount, expiresAt };
   return order.method === 'atm'
     ? { kind: 'atm_issued', ...common, bankCode: inside.BankType ?? PAYUNI_ATM_BANK, account: inside.PayNo }
-    : { kind: 'cvs_issued', ...common, paymentNo: inside.PayNo };
+    : { kind: 'cvs_issued', ...common, store: inside.Store ?? '', paymentNo: inside.PayNo };
 }
