@@ -57,3 +57,13 @@ export { PROTOCOL_ERRORS, answerProtocolErrorsInEnvelope, rawErrorResponse } fro
 export { escapeHtml, formatTwd, languageOf } from './html';
 export { Html, html, raw } from './template';
 export { DEFAULT_TIME_ZONE, type DateOptions, type PageLanguage, formatDate, formatDateTime } from './dates';
+export {
+  CredentialsUnreadable,
+  EINVOICE_CREDENTIALS,
+  PROCESSOR_CREDENTIALS,
+  credentialsKeyOf,
+  openCredentials,
+  sealCredentials,
+  type CredentialsKey,
+  type CredentialsPurpose,
+} from './sealed-credentials';

@@ -8,7 +8,7 @@ import { PayuniRecords } from './payments/payuni/records';
 import { EcpayPeriodCharges } from './payments/ecpay/period-charges';
 import { EcpayRefunds } from './payments/ecpay/refund-records';
 import { PayuniCodeCharges } from './payments/payuni/code-charges';
-import { type CredentialsKey, credentialsKeyOf } from './payments/settings/credentials';
+import { type CredentialsKey, credentialsKeyOf } from '@billing/service';
 
 export const DEFAULT_CHECKOUT_URL = 'http://127.0.0.1:8080/checkout';
 export const DEFAULT_PAYMENT_LINK_URL = 'http://127.0.0.1:8080/pay';

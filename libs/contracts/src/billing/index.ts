@@ -6,3 +6,4 @@ export * from './billing-settings';
 export * from './switching';
 export * from './subscription-creation';
 export * from './metrics';
+export * from './einvoices';

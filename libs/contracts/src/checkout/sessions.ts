@@ -18,6 +18,11 @@ export type CheckoutSessionStatus = z.infer<typeof CheckoutSessionStatus>;
 export const Einvoice = z
   .discriminatedUnion('type', [
     z.strictObject({
+      type: z
+        .literal('MEMBER')
+        .describe("The e-invoice provider's member carrier, found by the buyer's email (the default)"),
+    }),
+    z.strictObject({
       type: z.literal('B2B').describe('Company invoice'),
       tax_id: z.string().max(8).describe('統一編號: 8 digits with a valid check digit'),
       company_name: z.string().min(1).max(255).optional(),

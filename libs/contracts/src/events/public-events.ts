@@ -53,6 +53,16 @@ export const BILLING_PUBLIC_EVENTS = {
   InvoicePaymentPending: 'invoice.payment_action_required',
   /** Occurs when a refund of an invoice's payment succeeds, in full or in part (`amount_refunded`). */
   InvoiceRefunded: 'invoice.refunded',
+  /** Occurs when the provider issued an e-invoice (電子發票) for a paid order or invoice. */
+  EinvoiceIssued: 'einvoice.issued',
+  /** Occurs when an e-invoice was voided (作廢) after a full refund. */
+  EinvoiceVoided: 'einvoice.voided',
+  /** Occurs when an allowance (折讓) was issued on an e-invoice for a refund. */
+  EinvoiceAllowanceIssued: 'einvoice.allowance_issued',
+  /** Occurs when an attempt to issue, void or allowance failed; it is tried again. */
+  EinvoiceAttemptFailed: 'einvoice.failed',
+  /** Occurs once when an e-invoice is still not issued close to its legal deadline. */
+  EinvoiceDeadlineApproaching: 'einvoice.deadline_approaching',
   /** Occurs when a switch is scheduled for the end of the period (a pending subscription schedule). */
   SubscriptionScheduleCreated: 'subscription_schedule.created',
   /** Occurs when a pending subscription schedule is canceled. */

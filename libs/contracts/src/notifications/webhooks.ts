@@ -1,4 +1,5 @@
 import { createHash } from 'node:crypto';
+import { EinvoiceResource } from '../billing/einvoices';
 import { z } from 'zod';
 import { Customer, Invoice, Subscription } from '../billing/billing';
 import { CheckoutSession } from '../checkout/sessions';
@@ -129,6 +130,11 @@ export const WEBHOOK_OBJECT_SCHEMAS = {
   'subscription_schedule.canceled': SubscriptionSchedule,
   'subscription_schedule.completed': SubscriptionSchedule,
   'promotion_code.redeemed': Redemption,
+  'einvoice.issued': EinvoiceResource,
+  'einvoice.voided': EinvoiceResource,
+  'einvoice.allowance_issued': EinvoiceResource,
+  'einvoice.failed': EinvoiceResource,
+  'einvoice.deadline_approaching': EinvoiceResource,
 } as const satisfies Record<PublicEventType, z.ZodType>;
 
 /** `{ id, type, created_at, livemode, data: { object } }`, the body of every webhook request. */

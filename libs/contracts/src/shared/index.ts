@@ -7,3 +7,4 @@ export * from './openapi-markdown';
 export * from './identity';
 export * from './actors';
 export * from './schema-order';
+export * from './einvoice-choice';

@@ -12,13 +12,13 @@ import {
   randomBase62,
   validationError,
   normalizeCheckoutSessionBody,
+  einvoiceViolations,
 } from '@billing/contracts';
 import type { Product, ReservedRedemption } from '@billing/contracts';
 import type { EventStoreTransaction } from '@billing/eventstore';
 import type { ServiceContext } from '@billing/runtime';
 import type { z } from 'zod';
 import { dependenciesOf } from '../dependencies';
-import { einvoiceViolations } from './einvoice';
 import { runSessionCommands } from './command';
 import { modeFor, redirectUrlViolation } from './rules';
 import type { CheckoutSessionCreatedData, Session } from './session';

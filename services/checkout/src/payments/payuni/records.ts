@@ -1,7 +1,7 @@
 import type { Environment } from '@billing/contracts';
 import { randomBase62 } from '@billing/contracts';
 import type { EventStore } from '@billing/eventstore';
-import { type CredentialsKey, openCredentials, sealCredentials } from '../settings/credentials';
+import { type CredentialsKey, openCredentials, sealCredentials } from '@billing/service';
 
 /**
  * What checkout keeps of its PAYUNi payments, in its own schema: the card tokens PAYUNi gave

@@ -4,7 +4,7 @@ import { dependenciesOf } from '../../dependencies';
 import type { EcpayMerchant } from '../ecpay/merchant';
 import type { PayuniMerchant } from '../payuni/merchant';
 import { storedProcessor } from './aggregate';
-import { openCredentials } from './credentials';
+import { openCredentials } from '@billing/service';
 
 type Merchants = { ecpay: EcpayMerchant; payuni: PayuniMerchant };
 

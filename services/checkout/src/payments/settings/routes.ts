@@ -5,10 +5,9 @@ import {
   environmentOfSettings,
 } from '@billing/contracts';
 import type { ServiceContext } from '@billing/runtime';
-import { adminOrganizationOf, validate } from '@billing/service';
+import { type CredentialsKey, adminOrganizationOf, sealCredentials, validate } from '@billing/service';
 import type { Express } from 'express';
 import { processorSettingsAggregate, storedProcessor } from './aggregate';
-import { type CredentialsKey, sealCredentials } from './credentials';
 import { type ProcessorSettingsCommand, processorSettingsId } from './processor-settings';
 
 /**

@@ -1,4 +1,4 @@
-import { einvoiceViolations, isValidTaxId } from './einvoice';
+import { einvoiceViolations, isValidTaxId } from './einvoice-choice';
 
 describe('Taiwan business tax id (統一編號) check digit', () => {
   it.each([

@@ -1,4 +1,5 @@
-import type { Einvoice, ErrorDetail } from '@billing/contracts';
+import type { Einvoice } from '../checkout/sessions';
+import type { ErrorDetail } from './errors';
 
 const TAX_ID_WEIGHTS = [1, 2, 1, 2, 1, 2, 4, 1];
 
@@ -44,6 +45,8 @@ export function einvoiceViolations(einvoice: Einvoice | undefined): ErrorDetail[
       return CITIZEN_CERTIFICATE.test(einvoice.carrier)
         ? []
         : bad('carrier', 'invalid_citizen_certificate', 'a citizen certificate is 2 uppercase letters and 14 digits');
+    case 'MEMBER':
+      return [];
     case 'DONATION':
       return DONATION_CODE.test(einvoice.donation_code)
         ? []

@@ -1,10 +1,10 @@
 import { createCipheriv, createDecipheriv, createHash, hkdfSync, randomBytes } from 'node:crypto';
 
 /**
- * Processor credentials are kept sealed with AES-256-GCM under a key from the environment:
- * PROCESSOR_CREDENTIALS_KEY (32 bytes, base64), or, when it is not set, a key derived from
- * INTERNAL_SECRET (HKDF-SHA256), so that a deployment without it still never stores them in
- * the clear. A sealed value names the key it was sealed with (the first 8 hex digits of the
+ * A provider's credentials (a payment processor's, an e-invoice provider's) are kept sealed with
+ * AES-256-GCM under a key from the environment: the purpose's variable (32 bytes, base64), or,
+ * when it is not set, a key derived from INTERNAL_SECRET (HKDF-SHA256, the purpose as info), so
+ * that a deployment without it still never stores them in the clear. A sealed value names the key it was sealed with (the first 8 hex digits of the
  * key's SHA-256), so a value sealed under another key is refused clearly, not read as garbage.
  */
 export interface CredentialsKey {
@@ -12,14 +12,29 @@ export interface CredentialsKey {
   id: string;
 }
 
-export function credentialsKeyOf(config: Record<string, string | undefined>, internalSecret: string): CredentialsKey {
-  const given = config.PROCESSOR_CREDENTIALS_KEY;
+/** Which credentials a key seals: the variable that may hold it, and the derivation's info. */
+export type CredentialsPurpose = { variable: string; info: string };
+export const PROCESSOR_CREDENTIALS: CredentialsPurpose = {
+  variable: 'PROCESSOR_CREDENTIALS_KEY',
+  info: 'processor-credentials',
+};
+export const EINVOICE_CREDENTIALS: CredentialsPurpose = {
+  variable: 'EINVOICE_CREDENTIALS_KEY',
+  info: 'einvoice-credentials',
+};
+
+export function credentialsKeyOf(
+  config: Record<string, string | undefined>,
+  internalSecret: string,
+  purpose: CredentialsPurpose = PROCESSOR_CREDENTIALS,
+): CredentialsKey {
+  const given = config[purpose.variable];
   let key: Buffer;
   if (given) {
     key = Buffer.from(given, 'base64');
-    if (key.length !== 32) throw new Error('PROCESSOR_CREDENTIALS_KEY must be 32 bytes, base64-encoded');
+    if (key.length !== 32) throw new Error(`${purpose.variable} must be 32 bytes, base64-encoded`);
   } else {
-    key = Buffer.from(hkdfSync('sha256', internalSecret, 'billing', 'processor-credentials', 32));
+    key = Buffer.from(hkdfSync('sha256', internalSecret, 'billing', purpose.info, 32));
   }
   return { key, id: createHash('sha256').update(key).digest('hex').slice(0, 8) };
 }
