@@ -29,6 +29,10 @@ import { mountBillingSettingsRoutes } from './settings/routes';
 import { billingMetrics } from './metrics/daily';
 import { mountPendingChargesRoute } from './charges/routes';
 import { mountDashboardReads } from './dashboard/routes';
+import { migrateEinvoicesReadModel } from './einvoices/read-model';
+import { mountEinvoiceRoutes, mountEinvoiceSettingsRoutes } from './einvoices/routes';
+import { EINVOICE_TRIGGERS } from './einvoices/request';
+import { einvoiceNudger } from './einvoices/worker';
 
 /** The billing service: customers, subscriptions, invoices, entitlements, test clocks, the customer portal. */
 export const billingService: ServiceDefinition = {
@@ -59,6 +63,8 @@ export const billingService: ServiceDefinition = {
     mountMetricsPart(app, context, billingMetrics);
     mountDashboardReads(app, context);
     mountPendingChargesRoute(app, context);
+    mountEinvoiceRoutes(app, context);
+    mountEinvoiceSettingsRoutes(app, context);
     // After the customer routes: their errors leave with the customer endpoints' own codes.
     app.use('/v1/customers', customerErrorCodes);
   },
@@ -75,6 +81,11 @@ export const billingService: ServiceDefinition = {
     await migratePortalSessionsReadModel(context.store);
     await migratePortalConfigurationsReadModel(context.store);
     await migrateMerchants(context.store);
-    return [...(await startConsumers(context)), await startMerchantsConsumer(context), startBillingSweep(context)];
+    await migrateEinvoicesReadModel(context.store);
+    const einvoices = einvoiceNudger(context);
+    const consumers = await startConsumers(context, (event) => {
+      if (EINVOICE_TRIGGERS.has(event.type)) einvoices.nudge();
+    });
+    return [...consumers, await startMerchantsConsumer(context), startBillingSweep(context), einvoices.drain];
   },
 };

@@ -25,6 +25,7 @@ import { startExpirySweep } from './sessions/expiry';
 import { migrateProcessorReconciliations, startProcessorReconciliation } from './sessions/reconcile';
 import { mountPayRoute } from './sessions/pay';
 import { migrateSessionsReadModel } from './sessions/read-model';
+import { migrateEinvoiceOrganizations } from './sessions/einvoice-enabled';
 import { mountSessionRoutes } from './sessions/routes';
 
 /** The checkout service: checkout sessions, orders, payment and setup intents, refunds, sandbox payment processor. */
@@ -49,6 +50,7 @@ export const checkoutService: ServiceDefinition = {
   // Read models are created before HTTP starts, so the first request finds its table.
   start: async (context) => {
     await migrateSessionsReadModel(context.store);
+    await migrateEinvoiceOrganizations(context.store);
     await migratePaymentLinksReadModel(context.store);
     await migrateSandboxChargeLedger(context.store);
     await migratePayuniRecords(context.store);

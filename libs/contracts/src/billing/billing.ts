@@ -8,6 +8,7 @@ import { cursorListEnvelope, limitParam, startingAfterParam } from '../shared/li
 import { type OpenApiRegistry, invalidParametersResponse } from '../shared/openapi';
 import { ProductInterval } from '../catalog/products';
 import { TEXT_LIMITS, idText } from '../shared/text';
+import { EinvoiceIdParams, EinvoiceList, EinvoiceResource, ListEinvoicesQuery } from './einvoices';
 
 // Billing's public resources, requests and events (issue 6): customers, subscriptions,
 // invoices, entitlements. Rules and decisions: services/billing/README.md.
@@ -716,6 +717,33 @@ export function registerBillingRoutes(registry: OpenApiRegistry): OpenApiRegistr
         400: invalidParametersResponse,
         401: unauthorized,
         404: error('not_found: no such invoice'),
+      },
+    })
+    .route({
+      method: 'get',
+      path: '/einvoices',
+      summary: 'List e-invoices (電子發票), newest first',
+      tags: ['E-invoices'],
+      security: secret,
+      query: ListEinvoicesQuery,
+      responses: {
+        200: { description: 'A page of e-invoices', schema: EinvoiceList },
+        400: invalidParametersResponse,
+        401: unauthorized,
+      },
+    })
+    .route({
+      method: 'get',
+      path: '/einvoices/{id}',
+      summary: 'Retrieve an e-invoice',
+      tags: ['E-invoices'],
+      security: secret,
+      params: EinvoiceIdParams,
+      responses: {
+        200: { description: 'The e-invoice', schema: EinvoiceResource },
+        400: invalidParametersResponse,
+        401: unauthorized,
+        404: error('not_found: no such e-invoice'),
       },
     });
 }

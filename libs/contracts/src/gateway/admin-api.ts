@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import { Customer, Subscription } from '../billing/billing';
 import { BillingSettings, BillingSettingsQuery, UpdateBillingSettingsBody } from '../billing/billing-settings';
+import { ConfigureEinvoiceBody, EinvoiceSettings } from '../billing/einvoices';
 import { ConfigurePaymentProcessorBody, PaymentProcessorSettings } from '../checkout/payment-processor';
 import { UnmatchedPayment } from '../checkout/events';
 import { ErrorEnvelope } from '../shared/errors';
@@ -520,6 +521,27 @@ export function registerAdminRoutes(registry: OpenApiRegistry): OpenApiRegistry 
     params,
     query: BillingSettingsQuery,
     responses: { 200: processorResponse, 400: invalidParametersResponse },
+  });
+  const einvoiceResponse = { description: 'The e-invoice settings, without credentials', schema: EinvoiceSettings };
+  route({
+    method: 'get',
+    path: `${org}/einvoice_settings`,
+    summary: 'The e-invoice provider of an environment',
+    tags: ['E-invoices'],
+    params,
+    query: BillingSettingsQuery,
+    responses: { 200: einvoiceResponse, 400: invalidParametersResponse },
+  });
+  route({
+    method: 'put',
+    path: `${org}/einvoice_settings`,
+    summary:
+      'Set the e-invoice provider of an environment, its credentials (stored sealed, never returned), the seller tax id and tax type; provider none turns e-invoices off',
+    tags: ['E-invoices'],
+    params,
+    query: BillingSettingsQuery,
+    body: ConfigureEinvoiceBody,
+    responses: { 200: einvoiceResponse, 422: error('validation_error') },
   });
   route({
     method: 'get',

@@ -7,14 +7,27 @@ import type { Einvoice as EinvoiceChoice, EinvoiceTaxType } from '@billing/contr
  * amount is total / 1.05 rounded half up to a whole TWD, and the tax is what is left
  * (total - untaxed), so that the two always add up to what was paid. Zero-rated and exempt
  * sales carry no tax. Consumer (B2C) invoices state the total tax included: sales = total, tax 0.
+ * Allowances split the same way for every buyer (`splitAllowance`).
  */
 export function splitTax(
   total: number,
   buyer: EinvoiceChoice,
   taxType: EinvoiceTaxType,
 ): { salesAmount: number; taxAmount: number } {
+  return buyer.type === 'B2B' ? splitTaxed(total, taxType) : splitTaxed(total, 'EXEMPT');
+}
+
+/**
+ * An allowance (折讓) states its untaxed amount and tax for every buyer, consumers included
+ * (the MOF's allowance form; Amego's g0401 lines carry their tax): the same rule as a B2B invoice.
+ */
+export function splitAllowance(total: number, taxType: EinvoiceTaxType) {
+  return splitTaxed(total, taxType);
+}
+
+function splitTaxed(total: number, taxType: EinvoiceTaxType): { salesAmount: number; taxAmount: number } {
   if (!Number.isSafeInteger(total) || total < 0) throw new Error(`total must be whole TWD, got ${total}`);
-  if (buyer.type !== 'B2B' || taxType !== 'TAXED') return { salesAmount: total, taxAmount: 0 };
+  if (taxType !== 'TAXED') return { salesAmount: total, taxAmount: 0 };
   // round_half_up(total * 100 / 105) in integers: floor((2 * total * 100 + 105) / 210).
   const salesAmount = Math.floor((total * 200 + 105) / 210);
   return { salesAmount, taxAmount: total - salesAmount };

@@ -1,4 +1,4 @@
-import { deadlineOf, retryDelayMs, splitTax, voidableAt, warnAtOf } from './rules';
+import { deadlineOf, retryDelayMs, splitAllowance, splitTax, voidableAt, warnAtOf } from './rules';
 
 const company = { type: 'B2B' as const, tax_id: '04595257', company_name: 'Acme' };
 const phone = { type: 'MOBILE_BARCODE' as const, carrier: '/ABC+123' };
@@ -31,6 +31,11 @@ describe('the B2B tax split', () => {
     expect(splitTax(299, phone, 'TAXED')).toEqual({ salesAmount: 299, taxAmount: 0 });
     expect(splitTax(299, company, 'ZERO_RATED')).toEqual({ salesAmount: 299, taxAmount: 0 });
     expect(splitTax(299, company, 'EXEMPT')).toEqual({ salesAmount: 299, taxAmount: 0 });
+  });
+
+  it('splits an allowance for a consumer too, unless the sale is zero-rated or exempt', () => {
+    expect(splitAllowance(100, 'TAXED')).toEqual({ salesAmount: 95, taxAmount: 5 });
+    expect(splitAllowance(100, 'EXEMPT')).toEqual({ salesAmount: 100, taxAmount: 0 });
   });
 
   it('refuses an amount that is not whole TWD', () => {

@@ -6,6 +6,7 @@ import type { CustomerCommand } from '../customers/decide';
 import { externalIdHolder, findCustomer } from '../customers/queries';
 import { usableExternalId, usableName } from '../customers/resolve';
 import { inSequence, startStream } from '../shared/commands';
+import { einvoiceForCheckout } from '../einvoices/request';
 import { invoiceAggregate } from '../invoices/aggregate';
 import { nextInvoiceNumber } from '../invoices/read-model';
 import { subscriptionAggregate } from '../subscriptions/aggregate';
@@ -58,6 +59,7 @@ export async function provisionFromCheckout(
   // customer made by a session on a test clock is put on it. Everything starts at the clock's time.
   const clockId = found?.test_clock ?? d.test_clock;
   const clock = clockId ? await findTestClock(tx, schema, tenant, clockId) : undefined;
+  const serviceNow = now;
   if (clock) now = new Date(clock.frozen_time);
   const customerId = found?.id ?? newId('customer');
   // Everything the checkout does to the customer, decided in turn and appended at once.
@@ -99,6 +101,8 @@ export async function provisionFromCheckout(
   } else {
     await startStream(tx, store, customerCommandsAggregate, customerId, customerCommands, customerOptions);
   }
+  // E-invoices keep to the service's clock: their deadlines are real, test clock or not.
+  await einvoiceForCheckout(store, tx, tenant, customerId, d, serviceNow);
 
   // The plan as the session sold it: later catalog changes do not move a sale.
   const product = d.product;

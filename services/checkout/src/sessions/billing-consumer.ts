@@ -6,6 +6,7 @@ import { refundCharge } from '../payments/refund-at-processor';
 import { merchantTradeNo } from '../payments/ecpay/aio';
 import { cancelEcpayPlan, unclaimedPeriods } from '../payments/ecpay-plans';
 import { runSessionCommands } from './command';
+import { EINVOICE_SETTINGS_CONFIGURED, recordEinvoiceSettings } from './einvoice-enabled';
 import { ecpayMerchantOf } from '../payments/settings/merchant-of';
 import { chargeKeyOfPaid } from '../refunds/order';
 import { heldAmount } from '../refunds/refund';
@@ -22,14 +23,15 @@ export const DUPLICATE_SUBSCRIPTION_PAID = 'DuplicateSubscriptionPaid';
 /**
  * What checkout learns from billing: the subscription a paid session created (the session's
  * `subscription_id`), a payment billing would not turn into a second subscription, which
- * checkout refunds, and a subscription that ended, whose ECPay card plan checkout stops. Each
+ * checkout refunds, a subscription that ended, whose ECPay card plan checkout stops, and whether
+ * the organization issues e-invoices (`einvoice_enabled`). Each
  * effect on a session commits with its inbox row.
  */
 export async function startBillingConsumer(context: ServiceContext): Promise<() => Promise<void>> {
   const { store, infrastructure } = context;
   const groupId = store.tables.schema.replaceAll('"', '');
   const record = exactlyOnce(store, groupId, (event, tx) => onBillingEvent(context, tx, event), {
-    only: [BILLING_PUBLIC_EVENTS.SubscriptionActivated, DUPLICATE_SUBSCRIPTION_PAID],
+    only: [BILLING_PUBLIC_EVENTS.SubscriptionActivated, DUPLICATE_SUBSCRIPTION_PAID, EINVOICE_SETTINGS_CONFIGURED],
   });
   const subscription = await infrastructure.bus.subscribe({
     groupId,
@@ -123,6 +125,8 @@ async function stopEcpayPlan(context: ServiceContext, session: Session) {
 }
 
 async function onBillingEvent(context: ServiceContext, tx: EventStoreTransaction, event: DomainEventEnvelope) {
+  if (event.type === EINVOICE_SETTINGS_CONFIGURED)
+    return recordEinvoiceSettings(tx, context.store.tables.schema, event);
   const sessionId = typeof event.data.checkout_session_id === 'string' ? event.data.checkout_session_id : null;
   if (!sessionId) return;
   if (event.type === BILLING_PUBLIC_EVENTS.SubscriptionActivated) {

@@ -12,7 +12,12 @@ export const statusAt = (session: Session, now: Date): Session['status'] =>
 
 export const pageUrl = (checkoutUrl: string, id: string) => `${checkoutUrl.replace(/\/+$/, '')}/${id}`;
 
-export function toCreatedResource(session: Session, checkoutUrl: string): CheckoutSessionCreated {
+/** `einvoiceEnabled`: whether billing issues the organization's e-invoices in the session's environment. */
+export function toCreatedResource(
+  session: Session,
+  checkoutUrl: string,
+  einvoiceEnabled = false,
+): CheckoutSessionCreated {
   return {
     object: 'checkout.session',
     id: session.id,
@@ -22,8 +27,7 @@ export function toCreatedResource(session: Session, checkoutUrl: string): Checko
     requires_payment_method: session.requires_payment_method,
     client_secret: session.intent.client_secret,
     discount: session.discount,
-    // The organization's e-invoice integration is not built; nothing is issued automatically yet.
-    einvoice_enabled: false,
+    einvoice_enabled: einvoiceEnabled,
     livemode: livemodeOf(session.environment),
   };
 }

@@ -6,6 +6,7 @@ import { dependenciesOf } from '../dependencies';
 import { createSession, parseCreateRequest } from './create';
 import { findCallerSession } from './queries';
 import { toCreatedResource, toSessionResource } from './resource';
+import { einvoiceEnabled } from './einvoice-enabled';
 
 export function mountSessionRoutes(app: Express, context: ServiceContext): void {
   const { store, now } = context;
@@ -18,7 +19,8 @@ export function mountSessionRoutes(app: Express, context: ServiceContext): void 
     const caller = callerOf(req);
     const request = parseCreateRequest(req.body, caller);
     const session = await createSession(context, caller, request);
-    res.status(201).json(toCreatedResource(session, deps.checkoutUrl));
+    const einvoices = await einvoiceEnabled(context, session.organization, session.environment);
+    res.status(201).json(toCreatedResource(session, deps.checkoutUrl, einvoices));
   });
 
   app.get('/v1/checkout/sessions/:id', validate({ params: CheckoutSessionIdParams }), async (req, res) => {

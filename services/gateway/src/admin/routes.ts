@@ -191,6 +191,8 @@ export function mountAdminRoutes(app: Express, options: AdminRoutesOptions): voi
   app.get(`${org}/pending_charges`, ...billing);
   app.get(`${org}/billing_settings`, ...billing);
   app.patch(`${org}/billing_settings`, ...billing);
+  app.get(`${org}/einvoice_settings`, ...billing);
+  app.put(`${org}/einvoice_settings`, ...billing);
   app.post(`${org}/portal_configurations`, ...billing);
   app.get(`${org}/portal_configurations`, ...billing);
   app.get(`${org}/portal_configurations/:configuration_id`, ...billing);

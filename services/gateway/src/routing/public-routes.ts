@@ -109,6 +109,8 @@ export const PUBLIC_ROUTES: readonly PublicRoute[] = [
   { method: 'get', path: '/v1/customers/:id/balance', upstream: 'billing', keys: SECRET },
   { method: 'get', path: '/v1/invoices', upstream: 'billing', keys: SECRET },
   { method: 'get', path: '/v1/invoices/:id', upstream: 'billing', keys: SECRET },
+  { method: 'get', path: '/v1/einvoices', upstream: 'billing', keys: SECRET },
+  { method: 'get', path: '/v1/einvoices/:id', upstream: 'billing', keys: SECRET },
   { method: 'post', path: '/v1/test_clocks', upstream: 'billing', keys: SECRET },
   { method: 'get', path: '/v1/test_clocks', upstream: 'billing', keys: SECRET },
   { method: 'get', path: '/v1/test_clocks/:id', upstream: 'billing', keys: SECRET },

@@ -42,7 +42,8 @@ export type IssueRequest = {
 /** An invoice the provider holds: its number (2 letters + 8 digits), random code (4 digits) and date. */
 export type IssuedEinvoice = { invoiceNumber: string; randomCode: string; issuedAt: Date };
 
-export type IssueOutcome = ({ status: 'issued' } & IssuedEinvoice) | { status: 'refused'; code: string; message: string };
+export type IssueOutcome =
+  ({ status: 'issued' } & IssuedEinvoice) | { status: 'refused'; code: string; message: string };
 
 export type VoidRequest = { invoiceNumber: string; issuedAt: Date; reason: string };
 export type VoidOutcome = { status: 'voided' } | { status: 'refused'; code: string; message: string };
@@ -52,6 +53,8 @@ export type AllowanceRequest = {
   issuedAt: Date;
   /** The platform's key of this allowance (the refund's), at most 30 of A-Za-z0-9, for providers that take one. */
   allowanceKey: string;
+  /** The allowance numbers already recorded on this invoice: a lookup without a key tells a new one from them. */
+  knownAllowanceNumbers: string[];
   buyer: EinvoiceBuyer;
   contact: { email: string | null; name: string | null };
   taxType: EinvoiceTaxType;
@@ -62,8 +65,7 @@ export type AllowanceRequest = {
   taxAmount: number;
 };
 export type AllowanceOutcome =
-  | { status: 'issued'; allowanceNumber: string }
-  | { status: 'refused'; code: string; message: string };
+  { status: 'issued'; allowanceNumber: string } | { status: 'refused'; code: string; message: string };
 
 /** What the provider knows of a merchant order number: nothing (null), or its invoice and whether it was voided. */
 export type QueriedEinvoice = IssuedEinvoice & { voided: boolean };
@@ -81,4 +83,10 @@ export interface EinvoiceProvider {
   query(merchantOrderNo: string, now: Date): Promise<QueriedEinvoice | null>;
   void(request: VoidRequest, now: Date): Promise<VoidOutcome>;
   allowance(request: AllowanceRequest, now: Date): Promise<AllowanceOutcome>;
+  /**
+   * The allowance the provider already holds for `request` (its `allowanceKey`), for a caller
+   * whose `allowance` went unanswered, before it asks again; absent where the provider offers no
+   * such lookup.
+   */
+  findAllowance?(request: AllowanceRequest, now: Date): Promise<{ allowanceNumber: string } | null>;
 }

@@ -1,0 +1,174 @@
+import {
+  BILLING_PUBLIC_EVENTS,
+  CHECKOUT_PUBLIC_EVENTS,
+  type CheckoutSessionCompletedData,
+  type Einvoice as EinvoiceChoice,
+  type Invoice,
+  RefundSucceededData,
+  InvoicePaidData,
+  type DomainEventEnvelope,
+} from '@billing/contracts';
+import type { EventStore, EventStoreTransaction } from '@billing/eventstore';
+import type { Logger, Tenant } from '@billing/service';
+import { findCustomer } from '../customers/queries';
+import { findInvoiceByOrder } from '../invoices/read-model';
+import { einvoiceAggregate, einvoiceIdOf, merchantOrderNumberOf } from './aggregate';
+import { chooseEinvoice, choiceOf, customerChoice } from './choice';
+import type { EinvoiceContact } from './einvoice';
+import { findEinvoiceOf } from './read-model';
+import { storedEinvoiceSettings } from './settings/einvoice-settings';
+
+/**
+ * Where e-invoices are asked for, each in the consumer's inbox transaction (exactly once):
+ * - a paid checkout keeps the buyer's choice for the customer's later payments, and a one-time
+ *   purchase (PAYMENT mode) asks for the order's e-invoice;
+ * - every paid billing invoice (a subscription's first period, renewals, proration charges,
+ *   dunning retries, transfers once paid) asks for its own, with the customer's choice;
+ * - a succeeded refund asks its e-invoice for a void or an allowance.
+ * Nothing is asked while the organization has no e-invoice provider in the environment.
+ */
+export async function einvoiceForCheckout(
+  store: EventStore,
+  tx: EventStoreTransaction,
+  tenant: Tenant,
+  customerId: string,
+  paid: CheckoutSessionCompletedData,
+  now: Date,
+): Promise<void> {
+  const chosen = choiceOf(paid.einvoice);
+  if (chosen) await chooseEinvoice(store, tx, tenant, customerId, chosen, now);
+  const mode = paid.mode ?? (paid.product?.type === 'SUBSCRIPTION' ? 'SUBSCRIPTION' : 'PAYMENT');
+  // A donation is a gift, not a sale: it gets no uniform invoice.
+  if (mode !== 'PAYMENT' || paid.amount_total < 1 || paid.product?.type === 'DONATION') return;
+  await requestEinvoice(store, tx, tenant, {
+    source: `order:${paid.order_id}`,
+    invoiceId: null,
+    orderId: paid.order_id,
+    customerId,
+    buyer: chosen ?? (await customerChoice(store, tx, customerId)),
+    contact: { email: paid.customer_email ?? null, name: paid.customer_name ?? null },
+    description: paid.product?.name ?? 'Purchase',
+    total: paid.amount_total,
+    now,
+  });
+}
+
+export async function einvoiceForPaidInvoice(
+  store: EventStore,
+  tx: EventStoreTransaction,
+  event: DomainEventEnvelope,
+  now: Date,
+  logger?: Logger,
+): Promise<void> {
+  const parsed = InvoicePaidData.safeParse(event.data);
+  if (!parsed.success) {
+    logger?.error({ eventId: event.id }, 'invoice.paid payload does not match its schema; no e-invoice asked');
+    return;
+  }
+  const invoice = parsed.data.object;
+  if (invoice.amount_paid < 1) return;
+  const tenant: Tenant = { organization: event.organization, environment: event.environment };
+  const customer = await findCustomer(tx, store.tables.schema, tenant, { by: 'id', value: invoice.customer_id });
+  await requestEinvoice(store, tx, tenant, {
+    source: `invoice:${invoice.id}`,
+    invoiceId: invoice.id,
+    orderId: null,
+    customerId: invoice.customer_id,
+    buyer: await customerChoice(store, tx, invoice.customer_id),
+    contact: { email: customer?.email ?? null, name: customer?.name ?? null },
+    description: descriptionOf(invoice),
+    total: invoice.amount_paid,
+    now,
+  });
+}
+
+export async function einvoiceForRefund(
+  store: EventStore,
+  tx: EventStoreTransaction,
+  event: DomainEventEnvelope,
+  now: Date,
+): Promise<void> {
+  const parsed = RefundSucceededData.safeParse(event.data);
+  if (!parsed.success || parsed.data.object.status !== 'succeeded') return;
+  const refund = parsed.data.object;
+  const tenant: Tenant = { organization: event.organization, environment: event.environment };
+  const { schema } = store.tables;
+  // A refund of a subscription's first period names its order; the invoice the order paid has the e-invoice.
+  const invoiceId =
+    refund.invoice_id ??
+    (refund.order_id ? (await findInvoiceByOrder(tx, schema, tenant, refund.order_id))?.id : undefined);
+  const einvoice =
+    (invoiceId ? await findEinvoiceOf(tx, schema, tenant, { invoiceId }) : undefined) ??
+    (await findEinvoiceOf(tx, schema, tenant, { orderId: refund.order_id }));
+  if (!einvoice) return;
+  await einvoiceAggregate.handleInTransaction(
+    tx,
+    store,
+    einvoice.id,
+    { type: 'RecordRefund', data: { refundId: refund.id, amount: refund.amount, now } },
+    { ...tenant, occurredAt: now },
+  );
+}
+
+/** A renewal's invoice names its plan and period on its subscription line. */
+function descriptionOf(invoice: Invoice): string {
+  const line = invoice.lines.find((l) => l.kind === 'subscription' || l.kind === 'proration');
+  return line?.description ?? `Invoice ${invoice.number}`;
+}
+
+/** The events after which the worker is nudged: they may have asked an e-invoice for something. */
+export const EINVOICE_TRIGGERS = new Set<string>([
+  CHECKOUT_PUBLIC_EVENTS.CheckoutSessionCompleted,
+  CHECKOUT_PUBLIC_EVENTS.RefundSucceeded,
+  BILLING_PUBLIC_EVENTS.InvoicePaid,
+]);
+
+async function requestEinvoice(
+  store: EventStore,
+  tx: EventStoreTransaction,
+  tenant: Tenant,
+  sale: {
+    source: string;
+    invoiceId: string | null;
+    orderId: string | null;
+    customerId: string | null;
+    buyer: EinvoiceChoice | null;
+    contact: EinvoiceContact;
+    description: string;
+    total: number;
+    now: Date;
+  },
+): Promise<void> {
+  const { settings } = await storedEinvoiceSettings(store, tenant, tx);
+  if (!settings.enabled || settings.provider === 'none') return;
+  const einvoiceId = einvoiceIdOf(tenant, sale.source);
+  // A donation is offered only where the organization allows it: otherwise the member carrier.
+  const buyer =
+    !sale.buyer || (sale.buyer.type === 'DONATION' && !settings.donation_offered)
+      ? { type: 'MEMBER' as const }
+      : sale.buyer;
+  await einvoiceAggregate.handleInTransaction(
+    tx,
+    store,
+    einvoiceId,
+    {
+      type: 'RequestEinvoice',
+      data: {
+        einvoiceId,
+        ...tenant,
+        invoiceId: sale.invoiceId,
+        orderId: sale.orderId,
+        customerId: sale.customerId,
+        buyer,
+        contact: sale.contact,
+        provider: settings.provider,
+        merchantOrderNumber: merchantOrderNumberOf(einvoiceId),
+        taxType: settings.tax_type,
+        description: sale.description.slice(0, 100),
+        total: sale.total,
+        now: sale.now,
+      },
+    },
+    { ...tenant, occurredAt: sale.now },
+  );
+}

@@ -1,0 +1,61 @@
+import { type DomainEventEnvelope, type Environment, EinvoiceSettingsConfiguredData } from '@billing/contracts';
+import type { EventStore, SqlExecutor } from '@billing/eventstore';
+import type { ServiceContext } from '@billing/runtime';
+
+/** Billing's internal event when an organization's e-invoice settings are set. */
+export const EINVOICE_SETTINGS_CONFIGURED = 'EinvoiceSettingsConfigured';
+
+const table = (schema: string) => `${schema}.einvoice_organizations`;
+
+/**
+ * Whether billing issues e-invoices for an organization in an environment (a session's
+ * `einvoice_enabled`): a replica of billing's e-invoice settings, kept from `billing.events`
+ * (their credentials stay in billing). Read through a 5-second cache per process, so a checkout
+ * does not pay a statement for it; a change shows within that.
+ */
+export async function migrateEinvoiceOrganizations(store: EventStore): Promise<void> {
+  const { schema } = store.tables;
+  await store.migrateSchema(`
+    CREATE SCHEMA IF NOT EXISTS ${schema};
+    CREATE TABLE IF NOT EXISTS ${table(schema)} (
+      organization text NOT NULL,
+      environment text NOT NULL,
+      enabled boolean NOT NULL,
+      changed_at timestamptz NOT NULL,
+      PRIMARY KEY (organization, environment)
+    );
+  `);
+}
+
+/** Records the settings an event carries, unless a later change is recorded already. */
+export async function recordEinvoiceSettings(sql: SqlExecutor, schema: string, event: DomainEventEnvelope) {
+  const parsed = EinvoiceSettingsConfiguredData.safeParse(event.data);
+  if (!parsed.success) return;
+  const { organization, environment, object } = parsed.data;
+  await sql.query(
+    `INSERT INTO ${table(schema)} (organization, environment, enabled, changed_at) VALUES ($1, $2, $3, $4)
+     ON CONFLICT (organization, environment) DO UPDATE SET enabled = EXCLUDED.enabled, changed_at = EXCLUDED.changed_at
+     WHERE ${table(schema)}.changed_at <= EXCLUDED.changed_at`,
+    [organization, environment, object.enabled, object.updated_at ?? event.occurred_at],
+  );
+}
+
+const CACHE_MS = 5_000;
+const caches = new WeakMap<ServiceContext, Map<string, { enabled: boolean; until: number }>>();
+
+export async function einvoiceEnabled(context: ServiceContext, organization: string, environment: Environment) {
+  let cache = caches.get(context);
+  if (!cache) caches.set(context, (cache = new Map()));
+  const key = `${organization}\n${environment}`;
+  const at = context.now().getTime();
+  const cached = cache.get(key);
+  if (cached && cached.until > at) return cached.enabled;
+  const { store } = context;
+  const { rows } = await store.database.query<{ enabled: boolean }>(
+    `SELECT enabled FROM ${table(store.tables.schema)} WHERE organization = $1 AND environment = $2`,
+    [organization, environment],
+  );
+  const enabled = rows[0]?.enabled ?? false;
+  cache.set(key, { enabled, until: at + CACHE_MS });
+  return enabled;
+}
