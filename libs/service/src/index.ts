@@ -57,6 +57,7 @@ export { PROTOCOL_ERRORS, answerProtocolErrorsInEnvelope, rawErrorResponse } fro
 export { escapeHtml, formatTwd, languageOf } from './html';
 export { Html, html, raw } from './template';
 export { DEFAULT_TIME_ZONE, type DateOptions, type PageLanguage, formatDate, formatDateTime } from './dates';
+export { einvoiceCarrierText } from './einvoice-text';
 export {
   CredentialsUnreadable,
   EINVOICE_CREDENTIALS,

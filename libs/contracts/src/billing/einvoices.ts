@@ -113,7 +113,10 @@ export const EinvoiceResource = z
     object: z.literal('einvoice'),
     id: z.string().describe('Prefix einv_'),
     invoice_id: z.string().nullable().describe('The billing invoice it was issued for'),
-    order_id: z.string().nullable().describe('The checkout order it was issued for (a one-time purchase)'),
+    order_id: z
+      .string()
+      .nullable()
+      .describe("The checkout order that paid for it: a one-time purchase's, or a subscription's first invoice's"),
     customer_id: z.string().nullable(),
     status: EinvoiceStatus,
     pending_action: z

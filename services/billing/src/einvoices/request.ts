@@ -72,7 +72,8 @@ export async function einvoiceForPaidInvoice(
   await requestEinvoice(store, tx, tenant, {
     source: `invoice:${invoice.id}`,
     invoiceId: invoice.id,
-    orderId: null,
+    // A first period's invoice was paid by a checkout order: its thank-you page shows this e-invoice.
+    orderId: invoice.order_id,
     customerId: invoice.customer_id,
     buyer: await customerChoice(store, tx, invoice.customer_id),
     contact: { email: customer?.email ?? null, name: customer?.name ?? null },

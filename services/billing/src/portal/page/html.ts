@@ -50,6 +50,10 @@ const STYLE = `
   label { display: block; font-size: .875rem; margin: 1rem 0 .25rem; }
   input { width: 100%; padding: .6rem; border: 1px solid #c9ced8; border-radius: 6px; font-size: 1rem; font-family: inherit; }
   .row { display: flex; gap: .75rem; } .row > div { flex: 1; }
+  .choice { border-top: 1px solid #eef0f4; padding: .2rem 0 .5rem; }
+  .choice > label { display: flex; gap: .6rem; align-items: center; font-size: 1rem; margin: .6rem 0 .2rem; }
+  .choice input[type=radio] { width: 1.15rem; height: 1.15rem; margin: 0; flex: none; }
+  .choice label.sub { margin: .5rem 0 .25rem 1.75rem; } .choice label.sub + input { margin-left: 1.75rem; width: calc(100% - 1.75rem); }
   .summary div { display: flex; justify-content: space-between; margin: .35rem 0; }
   .summary div.total { border-top: 1px solid #eef0f4; padding-top: .5rem; font-weight: 600; }
   a.back { color: #2f54eb; text-decoration: none; }

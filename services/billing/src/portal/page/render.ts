@@ -1,7 +1,15 @@
-import type { Invoice, PortalLocale, ProductInterval, SavedPaymentMethod, Subscription } from '@billing/contracts';
+import type {
+  EinvoiceResource,
+  Invoice,
+  PortalLocale,
+  ProductInterval,
+  SavedPaymentMethod,
+  Subscription,
+} from '@billing/contracts';
 import { page, postForm } from './html';
 import { billingPeriod, brandName, invoiceStatusText, messagesFor, subscriptionStatusText } from './i18n';
 import type { OpenPortal } from './open-portal';
+import { type PortalEinvoices, einvoiceFacts, einvoiceSection } from './einvoice-view';
 import { type Html, formatDate, formatDateTime, formatTwd, html } from '@billing/service';
 
 /** A subscription as the portal shows it, with what its next invoice will charge. */
@@ -22,6 +30,8 @@ export interface PortalPageView {
   paymentMethod: SavedPaymentMethod | null;
   /** The card form's address, when the configuration lets the customer change the card. */
   cardForm?: string;
+  /** Where the customer's e-invoices go and the e-invoice of each invoice; null without e-invoices. */
+  einvoices: PortalEinvoices | null;
   notice?: string;
   error?: string;
 }
@@ -168,7 +178,7 @@ function paymentMethodSection(
     </section>`;
 }
 
-function invoiceSection(portal: OpenPortal, invoices: Invoice[]): Html | '' {
+function invoiceSection(portal: OpenPortal, invoices: Invoice[], einvoices: PortalEinvoices | null): Html | '' {
   const { t, locale, features, base } = portal;
   if (!features.invoice_history.enabled) return '';
   if (invoices.length === 0)
@@ -180,7 +190,7 @@ function invoiceSection(portal: OpenPortal, invoices: Invoice[]): Html | '' {
       invoice.status === 'paid' &&
       html`<a href="${base}/invoices/${invoice.id}" id="receipt-${invoice.id}">${t.receipt}</a>`;
     return html`<tr id="invoice-${invoice.id}">
-      <td class="date">${formatDate(invoice.created_at, { lang: locale })}</td>
+      <td class="date">${formatDate(invoice.created_at, { lang: locale })}${einvoiceNumber(einvoices, invoice)}</td>
       <td class="number">${invoice.number}</td>
       <td class="amount">${formatTwd(invoice.total)}</td>
       <td><span class="badge${tone}">${invoiceStatusText(locale, invoice.status)}</span></td>
@@ -204,6 +214,12 @@ function invoiceSection(portal: OpenPortal, invoices: Invoice[]): Html | '' {
         </tbody>
       </table>
     </section>`;
+}
+
+/** Under an invoice's date, its e-invoice's number once issued (the invoice number column hides on phones). */
+function einvoiceNumber(einvoices: PortalEinvoices | null, invoice: Invoice): Html | '' {
+  const number = einvoices?.byInvoice.get(invoice.id)?.number;
+  return number ? html`<br /><span class="muted" id="einvoice-${invoice.id}">${number}</span>` : '';
 }
 
 /**
@@ -252,7 +268,7 @@ export function renderPortalPage(portal: OpenPortal, view: PortalPageView): stri
       ${notice}${error} ${transferSection(portal, view.invoices)}
       <h2>${t.subscriptions}</h2>
       ${subscriptions} ${paymentMethodSection(portal, view.paymentMethod, view.cardForm)}
-      ${invoiceSection(portal, view.invoices)}`,
+      ${einvoiceSection(portal, view.einvoices)} ${invoiceSection(portal, view.invoices, view.einvoices)}`,
   );
 }
 
@@ -285,7 +301,12 @@ export function renderCancelPage(portal: OpenPortal, subscription: Subscription)
 }
 
 /** A printable receipt of a paid invoice. */
-export function renderReceipt(portal: OpenPortal, invoice: Invoice, customerEmail: string): string {
+export function renderReceipt(
+  portal: OpenPortal,
+  invoice: Invoice,
+  customerEmail: string,
+  einvoice?: EinvoiceResource,
+): string {
   const { t, locale, base } = portal;
   const date = (iso: string) => formatDate(iso, { lang: locale });
   const lines = invoice.lines.map((line) => {
@@ -311,10 +332,7 @@ export function renderReceipt(portal: OpenPortal, invoice: Invoice, customerEmai
           <span class="badge">${invoiceStatusText(locale, invoice.status)}</span>
         </div>
         <p class="muted">${business} · ${invoice.paid_at ? t.receiptPaidOn(date(invoice.paid_at)) : ''}</p>
-        ${facts([
-          [t.billedTo, customerEmail],
-          [t.invoiceNumber, invoice.number],
-        ])}
+        ${facts([[t.billedTo, customerEmail], [t.invoiceNumber, invoice.number], ...einvoiceFacts(locale, einvoice)])}
         <table style="margin-top:1rem">
           <thead>
             <tr>

@@ -14,6 +14,7 @@ export const NOTICES = [
   'switched',
   'scheduled',
   'schedule_canceled',
+  'einvoice_saved',
 ] as const;
 export type Notice = (typeof NOTICES)[number];
 

@@ -14,6 +14,9 @@ import { type Notice, backToPortal, notFoundPage } from './respond';
 import { savedPaymentMethod } from './queries';
 import { mountPortalSwitchPages, scheduledSwitchOf } from './switch';
 import { mountPortalCardPages } from './card';
+import { mountPortalEinvoicePages } from './einvoice';
+import { einvoiceTexts, portalEinvoices } from './einvoice-view';
+import { findEinvoiceOf } from '../../einvoices/read-model';
 import { type SubscriptionView, keptByProcessor, renderCancelPage, renderPortalPage, renderReceipt } from './render';
 
 const BASE = '/portal/:session_id/:token';
@@ -42,6 +45,8 @@ function noticeText(portal: OpenPortal, notice: unknown, subscriptions: Subscrip
       return t.noticeScheduled;
     case 'schedule_canceled':
       return t.noticeScheduleCanceled;
+    case 'einvoice_saved':
+      return einvoiceTexts(portal.locale).saved;
     default:
       return undefined;
   }
@@ -85,10 +90,11 @@ export async function mainPageView(context: ServiceContext, portal: OpenPortal, 
   const { store } = context;
   const { schema } = store.tables;
   const customerId = portal.session.customer_id;
-  const [customer, { invoices }, paymentMethod] = await Promise.all([
+  const [customer, { invoices }, paymentMethod, einvoices] = await Promise.all([
     findCustomer(store.database, schema, portal.tenant, { by: 'id', value: customerId }),
     listInvoices(store.database, schema, portal.tenant, { limit: 24, customer_id: customerId }),
     savedPaymentMethod(store.database, schema, portal.tenant, customerId),
+    portalEinvoices(context, portal),
   ]);
   const subscriptions = await subscriptionViews(context, portal, invoices);
   return {
@@ -96,6 +102,7 @@ export async function mainPageView(context: ServiceContext, portal: OpenPortal, 
     subscriptions,
     invoices,
     paymentMethod,
+    einvoices,
     // The portal's card form is the simulator's: a method a processor keeps is changed with the shop.
     cardForm:
       portal.features.payment_method_update.enabled && !keptByProcessor(paymentMethod)
@@ -177,6 +184,7 @@ export function mountPortalPages(app: Express, context: ServiceContext): void {
 
   mountPortalSwitchPages(app, context);
   mountPortalCardPages(app, context);
+  mountPortalEinvoicePages(app, context);
 
   app.get(`${BASE}/invoices/:invoice_id`, async (req, res) => {
     const portal = await openPortal(context, req, res);
@@ -184,10 +192,10 @@ export function mountPortalPages(app: Express, context: ServiceContext): void {
     const invoice = await findInvoice(store.database, schema, portal.tenant, String(req.params.invoice_id));
     const own = invoice && invoice.customer_id === portal.session.customer_id && invoice.status === 'paid';
     if (!own || !portal.features.invoice_history.enabled) return notFoundPage(res, portal);
-    const customer = await findCustomer(store.database, schema, portal.tenant, {
-      by: 'id',
-      value: invoice.customer_id,
-    });
-    res.type('html').send(renderReceipt(portal, invoice, customer?.email ?? ''));
+    const [customer, einvoice] = await Promise.all([
+      findCustomer(store.database, schema, portal.tenant, { by: 'id', value: invoice.customer_id }),
+      findEinvoiceOf(store.database, schema, portal.tenant, { invoiceId: invoice.id }),
+    ]);
+    res.type('html').send(renderReceipt(portal, invoice, customer?.email ?? '', einvoice));
   });
 }
