@@ -1,0 +1,149 @@
+import { eventually } from '@billing/testing';
+import {
+  type AmegoEmulator,
+  startAmegoEinvoiceEmulator,
+} from '../../../services/billing/dist/einvoices/providers/amego/emulator';
+import {
+  type EcpayEinvoiceEmulator,
+  startEcpayEinvoiceEmulator,
+} from '../../../services/billing/dist/einvoices/providers/ecpay/emulator';
+import { ECPAY_EINVOICE_STAGE_MERCHANT } from '../../../services/billing/dist/einvoices/providers/ecpay/merchant';
+import { type Receiver, lifecycleOrganization, startLifecyclePlatform, startReceiver } from '../src/lifecycle-helpers';
+import type { Platform } from '../src/platform';
+
+jest.setTimeout(240000);
+
+/**
+ * Taiwan e-invoices through the gateway, with billing, checkout and notifications on Kafka and
+ * each provider's emulator (issue 29): a buyer with a mobile barcode subscribes on the hosted
+ * page and gets an e-invoice, the renewal on a test clock another; a company gets the 5 % split;
+ * refunds give an allowance or void; bad choices are refused with 422; the webhooks carry it all.
+ */
+describe('e-invoices through the gateway', () => {
+  let platform: Platform;
+  let receiver: Receiver;
+  let amego: AmegoEmulator;
+  let ecpay: EcpayEinvoiceEmulator;
+  const { baseUrl: _stage, ...ecpayMerchant } = ECPAY_EINVOICE_STAGE_MERCHANT;
+
+  beforeAll(async () => {
+    amego = await startAmegoEinvoiceEmulator({ sellerTaxId: '12345678', appKey: 'sHeq7t8G1wiQvhAuIM27' });
+    ecpay = await startEcpayEinvoiceEmulator(ecpayMerchant);
+    receiver = await startReceiver();
+    platform = await startLifecyclePlatform();
+  });
+  afterAll(async () => {
+    await platform?.stop();
+    await receiver?.close();
+    await amego?.close();
+    await ecpay?.close();
+  });
+
+  const settingsFor = (provider: 'amego' | 'ecpay') =>
+    provider === 'amego'
+      ? { provider, app_key: 'sHeq7t8G1wiQvhAuIM27', seller_tax_id: '12345678', endpoint_url: amego.url }
+      : {
+          provider,
+          merchant_id: ecpayMerchant.merchantId,
+          hash_key: ecpayMerchant.hashKey,
+          hash_iv: ecpayMerchant.hashIV,
+          seller_tax_id: '04595257',
+          endpoint_url: ecpay.url,
+        };
+
+  async function organizationOn(provider: 'amego' | 'ecpay') {
+    const tools = await lifecycleOrganization(platform, receiver);
+    const set = await tools.client.admin(
+      'PUT',
+      `/organizations/${tools.org.id}/einvoice_settings?environment=sandbox`,
+      settingsFor(provider),
+    );
+    expect([set.status, set.body.enabled]).toEqual([200, true]);
+    return tools;
+  }
+
+  describe.each(['amego', 'ecpay'] as const)('through %s', (provider) => {
+    it('issues for the first period and the renewal, splits a company invoice, allowances and voids refunds, and tells the webhooks', async () => {
+      const { send, subscribeOnClock, advance, invoicesOf } = await organizationOn(provider);
+      const einvoicesOf = async (query: string) => (await send('GET', `/einvoices?${query}`)).body.data;
+      const issuedFor = (invoiceId: string) =>
+        eventually(async () => {
+          const [einvoice] = await einvoicesOf(`invoice_id=${invoiceId}`);
+          expect(einvoice?.status).toBe('issued');
+          return einvoice;
+        }, 30000);
+
+      // A session announces e-invoices; a bad choice is refused before anything.
+      const badBarcode = await send('POST', '/checkout/sessions', {
+        product_slug: 'pro',
+        success_url: 'https://shop.example/ok',
+        cancel_url: 'https://shop.example/no',
+        einvoice: { type: 'MOBILE_BARCODE', carrier: 'ABC1234' },
+      });
+      expect([badBarcode.status, badBarcode.body.error.details[0].code]).toEqual([422, 'invalid_mobile_barcode']);
+      const badTaxId = await send('POST', '/checkout/sessions', {
+        product_slug: 'pro',
+        success_url: 'https://shop.example/ok',
+        cancel_url: 'https://shop.example/no',
+        einvoice: { type: 'B2B', tax_id: '04595258', company_name: 'Acme' },
+      });
+      expect([badTaxId.status, badTaxId.body.error.details[0].code]).toEqual([422, 'invalid_tax_id']);
+
+      const { clock, subscription, session } = await subscribeOnClock(
+        `barcode-${provider}@example.com`,
+        '4242424242424242',
+        {
+          einvoice: { type: 'MOBILE_BARCODE', carrier: '/ABC+123' },
+        },
+      );
+      expect(session.einvoice_enabled).toBe(true);
+      const [firstInvoice] = await invoicesOf(subscription.id);
+      const first = await issuedFor(firstInvoice.id);
+      expect(first).toMatchObject({
+        provider,
+        buyer: { type: 'MOBILE_BARCODE', carrier: '/ABC+123' },
+        total: 299,
+        number: expect.stringMatching(/^[A-Z]{2}\d{8}$/),
+      });
+
+      await advance(clock, '2026-03-01T10:00:00Z');
+      const renewal = await eventually(async () => {
+        const invoices = await invoicesOf(subscription.id);
+        expect(invoices).toHaveLength(2);
+        expect(invoices[1].status).toBe('paid');
+        return invoices[1];
+      }, 60000);
+      const second = await issuedFor(renewal.id);
+      expect(second.number).not.toBe(first.number);
+      expect(second.buyer).toEqual({ type: 'MOBILE_BARCODE', carrier: '/ABC+123' });
+
+      const company = await subscribeOnClock(`company-${provider}@example.com`, '4242424242424242', {
+        einvoice: { type: 'B2B', tax_id: '04595257', company_name: 'Acme Ltd' },
+      });
+      const [companyInvoice] = await invoicesOf(company.subscription.id);
+      expect(await issuedFor(companyInvoice.id)).toMatchObject({ total: 299, sales_amount: 285, tax_amount: 14 });
+
+      // A part of the renewal refunded: an allowance; the company's first period refunded whole: a void.
+      expect((await send('POST', '/refunds', { invoice_id: renewal.id, amount: 100 })).status).toBe(201);
+      await eventually(async () => {
+        const [e] = await einvoicesOf(`invoice_id=${renewal.id}`);
+        expect(e.allowances).toEqual([expect.objectContaining({ amount: 100, status: 'issued' })]);
+      }, 30000);
+      expect((await send('POST', '/refunds', { invoice_id: companyInvoice.id })).status).toBe(201);
+      await eventually(async () => {
+        const [e] = await einvoicesOf(`invoice_id=${companyInvoice.id}`);
+        expect(e.status).toBe('voided');
+      }, 30000);
+
+      const idsOf = (type: string) => receiver.events.filter((e) => e.type === type).map((e) => e.data.object.id);
+      await eventually(async () => {
+        expect(idsOf('einvoice.issued')).toEqual(expect.arrayContaining([first.id, second.id]));
+        expect(idsOf('einvoice.allowance_issued')).toContain(second.id);
+        const voided = receiver.events.find(
+          (e) => e.type === 'einvoice.voided' && e.data.object.invoice_id === companyInvoice.id,
+        );
+        expect(voided?.data.object).toMatchObject({ status: 'voided', livemode: false });
+      }, 30000);
+    });
+  });
+});
