@@ -45,11 +45,13 @@ export async function einvoiceForCheckout(
     invoiceId: null,
     orderId: paid.order_id,
     customerId,
-    buyer: chosen ?? (await customerChoice(store, tx, customerId)),
-    contact: { email: paid.customer_email ?? null, name: paid.customer_name ?? null },
     description: paid.product?.name ?? 'Purchase',
     total: paid.amount_total,
     now,
+    buyer: async () => ({
+      choice: chosen ?? (await customerChoice(store, tx, customerId)),
+      contact: { email: paid.customer_email ?? null, name: paid.customer_name ?? null },
+    }),
   });
 }
 
@@ -68,18 +70,22 @@ export async function einvoiceForPaidInvoice(
   const invoice = parsed.data.object;
   if (invoice.amount_paid < 1) return;
   const tenant: Tenant = { organization: event.organization, environment: event.environment };
-  const customer = await findCustomer(tx, store.tables.schema, tenant, { by: 'id', value: invoice.customer_id });
   await requestEinvoice(store, tx, tenant, {
     source: `invoice:${invoice.id}`,
     invoiceId: invoice.id,
     // A first period's invoice was paid by a checkout order: its thank-you page shows this e-invoice.
     orderId: invoice.order_id,
     customerId: invoice.customer_id,
-    buyer: await customerChoice(store, tx, invoice.customer_id),
-    contact: { email: customer?.email ?? null, name: customer?.name ?? null },
     description: descriptionOf(invoice),
     total: invoice.amount_paid,
     now,
+    buyer: async () => {
+      const [choice, customer] = await Promise.all([
+        customerChoice(store, tx, invoice.customer_id),
+        findCustomer(tx, store.tables.schema, tenant, { by: 'id', value: invoice.customer_id }),
+      ]);
+      return { choice, contact: { email: customer?.email ?? null, name: customer?.name ?? null } };
+    },
   });
 }
 
@@ -133,21 +139,20 @@ async function requestEinvoice(
     invoiceId: string | null;
     orderId: string | null;
     customerId: string | null;
-    buyer: EinvoiceChoice | null;
-    contact: EinvoiceContact;
     description: string;
     total: number;
     now: Date;
+    /** Who buys, read only when the organization issues e-invoices. */
+    buyer: () => Promise<{ choice: EinvoiceChoice | null; contact: EinvoiceContact }>;
   },
 ): Promise<void> {
   const { settings } = await storedEinvoiceSettings(store, tenant, tx);
   if (!settings.enabled || settings.provider === 'none') return;
   const einvoiceId = einvoiceIdOf(tenant, sale.source);
+  const { choice, contact } = await sale.buyer();
   // A donation is offered only where the organization allows it: otherwise the member carrier.
   const buyer =
-    !sale.buyer || (sale.buyer.type === 'DONATION' && !settings.donation_offered)
-      ? { type: 'MEMBER' as const }
-      : sale.buyer;
+    !choice || (choice.type === 'DONATION' && !settings.donation_offered) ? { type: 'MEMBER' as const } : choice;
   await einvoiceAggregate.handleInTransaction(
     tx,
     store,
@@ -161,7 +166,7 @@ async function requestEinvoice(
         orderId: sale.orderId,
         customerId: sale.customerId,
         buyer,
-        contact: sale.contact,
+        contact,
         provider: settings.provider,
         merchantOrderNumber: merchantOrderNumberOf(einvoiceId),
         taxType: settings.tax_type,
