@@ -31,7 +31,7 @@ const DOC_EXAMPLE = {
 /**
  * ECPay's 電子發票示範 (developers.ecpay.com.tw/?p=19021): a B2C Issue by the test merchant,
  * `RqHeader: {Timestamp: 1747891440}` and this Data. The page shows the plaintext only as a
- * picture; the stored copy of its text stops after these 1445 characters of Data (67 whole AES
+ * picture; the archived copy of its text stops after these 1445 characters of Data (67 whole AES
  * blocks and part of the 68th), which decrypt under the test keys to the fields below, item 1
  * and the start of item 2. Item 2's other fields are not on the page: they are the obvious
  * completion (SalesAmount 70 = 50 + 20) and no byte compared depends on them.
