@@ -72,8 +72,8 @@ function renderChoiceForm(
     html`<label class="sub" for="field-${name}">${label}</label>
       <input id="field-${name}" name="${name}" type="text" value="${fields[name] ?? ''}" ${attributes} />`;
   const body = html`${option('MEMBER', t.member)}
-    ${option('MOBILE_BARCODE', t.mobile, input('mobile_barcode', t.mobile, html` placeholder="/ABC+123" autocapitalize="characters"`))}
-    ${option('CITIZEN_CERTIFICATE', t.certificate, input('citizen_certificate', t.certificate, html` placeholder="AB12345678901234"`))}
+    ${option('MOBILE_BARCODE', t.mobile, input('mobile_barcode', t.barcode, html` placeholder="/ABC+123" autocapitalize="characters"`))}
+    ${option('CITIZEN_CERTIFICATE', t.certificate, input('citizen_certificate', t.certificateNumber, html` placeholder="AB12345678901234"`))}
     ${einvoices.donationOffered ? option('DONATION', t.donation, input('donation_code', t.donationCode, html` inputmode="numeric"`)) : ''}
     ${option('B2B', t.company, html`${input('tax_id', t.taxId, html` inputmode="numeric" maxlength="8"`)}${input('company_name', t.companyName)}`)}
     <button type="submit" class="wide" id="save-einvoice">${t.save}</button>`;
