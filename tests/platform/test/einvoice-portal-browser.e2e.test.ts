@@ -10,6 +10,8 @@ import {
 import { describeWithBrowser, launchChromium } from '../src/browser';
 import { type CreatedOrganization, type Platform, clientOf, jsonApi, plan, startPlatform } from '../src/platform';
 
+declare const window: any;
+
 jest.setTimeout(180_000);
 
 /** Screenshots for a person to look at (EINVOICE_SCREENSHOTS, default a temporary folder); never committed. */
@@ -100,7 +102,7 @@ describeWithBrowser('e-invoices in the customer portal in a real browser', () =>
     expect(await page.textContent('#einvoice-choice')).toBe(zh ? '手機條碼 /ABC+123' : 'Mobile barcode /ABC+123');
     expect(await page.textContent(`#einvoice-${einvoice.invoice_id}`)).toBe(einvoice.number);
     // Nothing wider than the phone: the page does not scroll sideways.
-    expect(await page.evaluate(() => document.documentElement.scrollWidth)).toBeLessThanOrEqual(375);
+    expect(await page.evaluate(() => window.document.documentElement.scrollWidth)).toBeLessThanOrEqual(375);
     await shot(page, `portal-${locale}-main`);
 
     await page.click('#change-einvoice');
@@ -112,7 +114,7 @@ describeWithBrowser('e-invoices in the customer portal in a real browser', () =>
       zh ? '統一編號不正確，請檢查 8 碼數字。' : 'That tax ID is not valid: check its 8 digits.',
     );
     expect(await page.inputValue('#field-company_name')).toBe('Acme 有限公司');
-    expect(await page.evaluate(() => document.documentElement.scrollWidth)).toBeLessThanOrEqual(375);
+    expect(await page.evaluate(() => window.document.documentElement.scrollWidth)).toBeLessThanOrEqual(375);
     await shot(page, `portal-${locale}-einvoice-error`);
 
     await page.fill('#field-tax_id', '04595257');

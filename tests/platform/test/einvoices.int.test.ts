@@ -9,7 +9,7 @@ import {
 } from '../../../services/billing/dist/einvoices/providers/ecpay/emulator';
 import { ECPAY_EINVOICE_STAGE_MERCHANT } from '../../../services/billing/dist/einvoices/providers/ecpay/merchant';
 import { type Receiver, lifecycleOrganization, startLifecyclePlatform, startReceiver } from '../src/lifecycle-helpers';
-import type { Platform } from '../src/platform';
+import { type Platform, plan } from '../src/platform';
 
 jest.setTimeout(240000);
 
@@ -64,7 +64,7 @@ describe('e-invoices through the gateway', () => {
 
   describe.each(['amego', 'ecpay'] as const)('through %s', (provider) => {
     it('issues for the first period and the renewal, splits a company invoice, allowances and voids refunds, and tells the webhooks', async () => {
-      const { send, subscribeOnClock, advance, invoicesOf } = await organizationOn(provider);
+      const { org, client, send, subscribeOnClock, advance, invoicesOf } = await organizationOn(provider);
       const einvoicesOf = async (query: string) => (await send('GET', `/einvoices?${query}`)).body.data;
       const issuedFor = (invoiceId: string) =>
         eventually(async () => {
@@ -134,6 +134,18 @@ describe('e-invoices through the gateway', () => {
         const [e] = await einvoicesOf(`invoice_id=${companyInvoice.id}`);
         expect(e.status).toBe('voided');
       }, 30000);
+
+      // An upgrade charged now: its proration invoice gets an e-invoice too, for what was paid.
+      const business = (await client.createProduct(org.id, plan({ slug: 'business', price: 599 }))).body;
+      const switched = await send('POST', `/subscriptions/${subscription.id}/switch`, {
+        target_product_id: business.id,
+      });
+      expect([switched.status, switched.body.invoice?.status]).toEqual([200, 'paid']);
+      const proration = await issuedFor(switched.body.invoice.id);
+      expect(proration).toMatchObject({
+        total: switched.body.invoice.amount_paid,
+        buyer: { type: 'MOBILE_BARCODE', carrier: '/ABC+123' },
+      });
 
       const idsOf = (type: string) => receiver.events.filter((e) => e.type === type).map((e) => e.data.object.id);
       await eventually(async () => {

@@ -117,9 +117,10 @@ export async function einvoiceForRefund(
   );
 }
 
-/** A renewal's invoice names its plan and period on its subscription line. */
+/** An invoice names its plan on its subscription line (a switch's too, beside its proration credit). */
 function descriptionOf(invoice: Invoice): string {
-  const line = invoice.lines.find((l) => l.kind === 'subscription' || l.kind === 'proration');
+  const line =
+    invoice.lines.find((l) => l.kind === 'subscription') ?? invoice.lines.find((l) => l.kind === 'proration');
   return line?.description ?? `Invoice ${invoice.number}`;
 }
 
