@@ -1,7 +1,15 @@
 import { type IncomingHttpHeaders, createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { eventually } from '@billing/testing';
-import { type CreatedOrganization, type Platform, clientOf, jsonApi, plan, startPlatform } from './platform';
+import {
+  type CreatedOrganization,
+  type Platform,
+  type PlatformOptions,
+  clientOf,
+  jsonApi,
+  plan,
+  startPlatform,
+} from './platform';
 
 /**
  * What the subscription-lifecycle tests through the gateway share: a platform with checkout,
@@ -34,12 +42,13 @@ export async function startReceiver() {
 }
 export type Receiver = Awaited<ReturnType<typeof startReceiver>>;
 
-export async function startLifecyclePlatform(): Promise<Platform> {
+export async function startLifecyclePlatform(options: Pick<PlatformOptions, 'logger'> = {}): Promise<Platform> {
   return startPlatform({
     checkout: true,
     billing: true,
     notifications: true,
     config: { RATE_LIMIT_PER_MINUTE_OVERRIDE: '100000', WEBHOOK_ALLOW_PRIVATE_TARGETS: 'sandbox' },
+    ...options,
   });
 }
 

@@ -10,6 +10,7 @@ import {
 import { ECPAY_EINVOICE_STAGE_MERCHANT } from '../../../services/billing/dist/einvoices/providers/ecpay/merchant';
 import { type Receiver, lifecycleOrganization, startLifecyclePlatform, startReceiver } from '../src/lifecycle-helpers';
 import { type Platform, plan } from '../src/platform';
+import { capturedLogs, leaksIn } from '../src/processor-helpers';
 
 jest.setTimeout(240000);
 
@@ -24,13 +25,14 @@ describe('e-invoices through the gateway', () => {
   let receiver: Receiver;
   let amego: AmegoEmulator;
   let ecpay: EcpayEinvoiceEmulator;
+  const logs = capturedLogs();
   const { baseUrl: _stage, ...ecpayMerchant } = ECPAY_EINVOICE_STAGE_MERCHANT;
 
   beforeAll(async () => {
     amego = await startAmegoEinvoiceEmulator({ sellerTaxId: '12345678', appKey: 'sHeq7t8G1wiQvhAuIM27' });
     ecpay = await startEcpayEinvoiceEmulator(ecpayMerchant);
     receiver = await startReceiver();
-    platform = await startLifecyclePlatform();
+    platform = await startLifecyclePlatform({ logger: logs.logger });
   });
   afterAll(async () => {
     await platform?.stop();
@@ -156,6 +158,11 @@ describe('e-invoices through the gateway', () => {
         );
         expect(voided?.data.object).toMatchObject({ status: 'voided', livemode: false });
       }, 30000);
+
+      // Credentials and the buyers' carriers and tax ids never reach a log line.
+      const secrets = ['sHeq7t8G1wiQvhAuIM27', ecpayMerchant.hashKey, ecpayMerchant.hashIV, '/ABC+123', '04595257'];
+      expect(logs.lines.length).toBeGreaterThan(100);
+      expect(leaksIn(logs.lines, secrets)).toEqual([]);
     });
   });
 });
