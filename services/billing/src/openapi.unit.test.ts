@@ -8,6 +8,8 @@ describe('billing OpenAPI', () => {
       '/customers/entitlements',
       '/customers/external/{external_id}',
       '/customers/{id}',
+      '/einvoices',
+      '/einvoices/{id}',
       '/invoices',
       '/invoices/{id}',
       '/subscriptions',
