@@ -26,6 +26,7 @@ import { migrateProcessorReconciliations, startProcessorReconciliation } from '.
 import { mountPayRoute } from './sessions/pay';
 import { migrateSessionsReadModel } from './sessions/read-model';
 import { migrateEinvoiceOrganizations } from './sessions/einvoice-enabled';
+import { migrateOrderEinvoices } from './sessions/order-einvoices';
 import { mountSessionRoutes } from './sessions/routes';
 
 /** The checkout service: checkout sessions, orders, payment and setup intents, refunds, sandbox payment processor. */
@@ -51,6 +52,7 @@ export const checkoutService: ServiceDefinition = {
   start: async (context) => {
     await migrateSessionsReadModel(context.store);
     await migrateEinvoiceOrganizations(context.store);
+    await migrateOrderEinvoices(context.store);
     await migratePaymentLinksReadModel(context.store);
     await migrateSandboxChargeLedger(context.store);
     await migratePayuniRecords(context.store);

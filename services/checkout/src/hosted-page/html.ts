@@ -20,14 +20,22 @@ const STYLE = `
               padding-bottom: .75rem; border-bottom: 3px solid var(--brand); }
   .merchant .logo { border-radius: 6px; object-fit: contain; }
   .schedule { font-weight: 500; margin: -.5rem 0 1rem; }
-  .receipt { margin: 1rem 0; } .receipt div { display: flex; justify-content: space-between; }
-  .receipt dt { color: #6b7385; } .receipt dd { margin: 0; font-weight: 500; }
+  .receipt { margin: 1rem 0; } .receipt div { display: flex; justify-content: space-between; align-items: baseline; gap: 1rem; }
+  .receipt dt { color: #6b7385; flex-shrink: 0; } .receipt dd { margin: 0; font-weight: 500; text-align: right; }
+  .receipt div.sentence { display: block; margin-top: .25rem; } .receipt .sentence dd { text-align: left; }
   button[disabled] { opacity: .6; cursor: progress; }
   .error { background: #fff1f0; border: 1px solid #ffa39e; color: #a8071a; padding: .75rem; border-radius: 6px; }
   .sandbox { background: #fffbe6; border: 1px solid #ffe58f; padding: .5rem .75rem; border-radius: 6px; font-size: .875rem; }
   .methods { border: 0; padding: 0; margin: 1rem 0 0; } .methods legend { font-size: .875rem; margin-bottom: .25rem; }
   .method { display: flex; align-items: center; gap: .5rem; margin: .5rem 0; font-size: 1rem; }
-  .method input { width: auto; }
+  .method input { width: auto; accent-color: var(--brand); }
+  .einvoice legend { padding: 0; font-weight: 600; }
+  .einvoice .method { min-height: 2.75rem; margin: 0; }
+  .einvoice .method input { width: 1.25rem; height: 1.25rem; margin: 0; flex-shrink: 0; }
+  .einvoice-fields { margin: 0 0 .75rem 1.75rem; } .einvoice-fields label { margin-top: .5rem; }
+  .hint { font-size: .8125rem; margin: -.5rem 0 .5rem 1.75rem; }
+  .field-error { color: #a8071a; font-size: .875rem; margin: .25rem 0 0; }
+  input[aria-invalid="true"] { border-color: #a8071a; }
   a.cancel { display: block; text-align: center; margin-top: 1rem; color: #6b7385; }
 `;
 

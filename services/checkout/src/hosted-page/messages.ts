@@ -1,9 +1,13 @@
 /** The hosted pages' languages: Traditional Chinese (Taiwan) and English. */
 export const LOCALES = ['zh-TW', 'en'] as const;
+import type { Einvoice } from '@billing/contracts';
 import { formatTwd, languageOf } from '@billing/service';
 export type Locale = (typeof LOCALES)[number];
 
 type Interval = 'day' | 'week' | 'month' | 'year';
+
+/** The text fields of the e-invoice section: one set per choice that needs them. */
+export type EinvoiceField = 'barcode' | 'certificate' | 'donation_code' | 'tax_id' | 'company_name';
 
 /** Every text of the hosted pages, per language. */
 export interface Messages {
@@ -90,6 +94,23 @@ export interface Messages {
     linkSoldOut: string;
     linkProductGone: string;
     linkDown: string;
+  };
+  /** The e-invoice (電子發票) the buyer chooses on the page, and the receipt's line about it. */
+  einvoice: {
+    title: string;
+    choices: Record<Einvoice['type'], string>;
+    memberHint: string;
+    fields: Record<EinvoiceField, string>;
+    /** What a field must hold, said when it did not ('type': no choice the page offers). */
+    rules: Record<EinvoiceField | 'type', string>;
+    /** Above the form when the section was refused. */
+    invalid: string;
+    number: string;
+    randomCode: string;
+    /** After the number of a voided (作廢) e-invoice. */
+    voided: string;
+    /** Not issued yet: where it will go, the carrier in words. */
+    issuedTo: (choice: Einvoice) => string;
   };
   product: string;
   amountPaid: string;
@@ -193,6 +214,50 @@ const en: Messages = {
     linkProductGone: 'The product of this payment link is no longer available.',
     linkDown: 'This payment link cannot open a checkout right now. Please try again later.',
   },
+  einvoice: {
+    title: 'E-invoice',
+    choices: {
+      MEMBER: 'Member carrier',
+      MOBILE_BARCODE: 'Mobile barcode',
+      CITIZEN_CERTIFICATE: 'Citizen digital certificate',
+      DONATION: 'Donate the invoice',
+      B2B: 'Company (tax ID number)',
+    },
+    memberHint: 'Kept under your email address; you get a notice there when it is issued.',
+    fields: {
+      barcode: 'Barcode',
+      certificate: 'Certificate number',
+      donation_code: 'Donation code',
+      tax_id: 'Tax ID number (統一編號)',
+      company_name: 'Company title (optional)',
+    },
+    rules: {
+      type: 'Choose how to receive the e-invoice.',
+      barcode: 'A mobile barcode is "/" and 7 characters (digits, capital letters, . + -), such as /ABC1234.',
+      certificate: 'A certificate number is 2 capital letters and 14 digits.',
+      donation_code: 'A donation code is 3 to 7 digits.',
+      tax_id: 'A tax ID number is 8 digits with a valid check digit. Please check it.',
+      company_name: 'The company title is at most 255 characters.',
+    },
+    invalid: 'Please check the e-invoice details. Nothing was charged.',
+    number: 'E-invoice number',
+    randomCode: 'Random code',
+    voided: ' (voided)',
+    issuedTo: (choice) => {
+      switch (choice.type) {
+        case 'MEMBER':
+          return 'To be issued to your member carrier';
+        case 'MOBILE_BARCODE':
+          return `To be issued to mobile barcode ${choice.carrier}`;
+        case 'CITIZEN_CERTIFICATE':
+          return `To be issued to citizen certificate ${choice.carrier}`;
+        case 'DONATION':
+          return `To be donated (donation code ${choice.donation_code})`;
+        case 'B2B':
+          return `To be issued to tax ID number ${choice.tax_id}`;
+      }
+    },
+  },
   product: 'Product',
   amountPaid: 'Amount paid',
   date: 'Date',
@@ -287,6 +352,50 @@ const zhTW: Messages = {
     linkSoldOut: '此付款連結的購買數量已達上限。',
     linkProductGone: '此付款連結的商品已無法購買。',
     linkDown: '此付款連結目前無法開啟結帳，請稍後再試。',
+  },
+  einvoice: {
+    title: '電子發票',
+    choices: {
+      MEMBER: '會員載具',
+      MOBILE_BARCODE: '手機條碼載具',
+      CITIZEN_CERTIFICATE: '自然人憑證條碼',
+      DONATION: '捐贈發票',
+      B2B: '公司發票（統一編號）',
+    },
+    memberHint: '以您的電子郵件歸戶，開立後寄送通知。',
+    fields: {
+      barcode: '手機條碼',
+      certificate: '憑證條碼',
+      donation_code: '愛心碼',
+      tax_id: '統一編號',
+      company_name: '公司抬頭（選填）',
+    },
+    rules: {
+      type: '請選擇發票的開立方式。',
+      barcode: '手機條碼為「/」加 7 個字元（數字、大寫英文字母或 . + -），例如 /ABC1234。',
+      certificate: '自然人憑證條碼為 2 個大寫英文字母加 14 位數字。',
+      donation_code: '愛心碼為 3 到 7 位數字。',
+      tax_id: '統一編號為 8 位數字且須通過檢查碼驗證，請再確認一次。',
+      company_name: '公司抬頭最多 255 個字。',
+    },
+    invalid: '請檢查電子發票資料，未收取任何費用。',
+    number: '發票號碼',
+    randomCode: '隨機碼',
+    voided: '（已作廢）',
+    issuedTo: (choice) => {
+      switch (choice.type) {
+        case 'MEMBER':
+          return '將開立至會員載具';
+        case 'MOBILE_BARCODE':
+          return `將開立至手機條碼 ${choice.carrier}`;
+        case 'CITIZEN_CERTIFICATE':
+          return `將開立至自然人憑證條碼 ${choice.carrier}`;
+        case 'DONATION':
+          return `將捐贈至愛心碼 ${choice.donation_code}`;
+        case 'B2B':
+          return `將開立至統一編號 ${choice.tax_id}`;
+      }
+    },
   },
   product: '商品',
   amountPaid: '付款金額',

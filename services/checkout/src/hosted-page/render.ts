@@ -1,6 +1,8 @@
 import type { AsyncPaymentProcessor, PaymentMethodKind } from '@billing/contracts';
 import type { Merchant } from '@billing/runtime';
 import { page } from './html';
+import type { EinvoiceSection } from './einvoice-form';
+import { type ReceiptEinvoice, einvoiceReceiptRows, einvoiceSection } from './einvoice-section';
 import { type Messages, messagesFor } from './messages';
 import { type Html, formatDate, formatTwd, html, raw } from '@billing/service';
 
@@ -42,6 +44,8 @@ export interface CheckoutPageView {
   processorMethods?: { processor: AsyncPaymentProcessor; methods: PaymentMethodKind[] };
   /** PAYUNi's card fields in place of the page's own: its script and the SDK token they bind the card to. */
   payuniFields?: { sdkToken: string; scriptUrl: string; env: 'S' | 'P' };
+  /** The buyer's e-invoice choice, when the organization issues e-invoices. */
+  einvoice?: EinvoiceSection;
 }
 
 const textOf = (view: { t?: Messages }) => view.t ?? messagesFor('en');
@@ -227,7 +231,7 @@ export function renderCheckoutPage(view: CheckoutPageView): string {
       <form method="post" action="${view.action}" id="checkout-form">
         ${field(t.email, 'email', 'email', { type: 'email', value: view.email, typed: view.typed?.email })}
         ${field(t.name, 'name', 'name', { value: view.name, typed: view.typed?.name })} ${paymentFields(view)}
-        ${challenge}
+        ${challenge} ${view.einvoice ? einvoiceSection(view.einvoice, t) : ''}
         <button type="submit" id="pay">${payLabel(view)}</button>
       </form>
       <a class="cancel" id="cancel" href="${view.cancelUrl}">${t.cancel}</a>
@@ -265,8 +269,8 @@ export interface PageContext {
   merchant: Merchant | null;
 }
 
-/** A receipt's lines: what was bought, what was paid, when. */
-export type Receipt = { product: string; amount: number; date: string };
+/** A receipt's lines: what was bought, what was paid, when, and its e-invoice when one is issued. */
+export type Receipt = { product: string; amount: number; date: string; einvoice?: ReceiptEinvoice };
 
 export interface MessagePageOptions {
   t?: Messages;
@@ -306,6 +310,7 @@ export function renderMessagePage(
             <dt>${t.date}</dt>
             <dd>${paidOn}</dd>
           </div>
+          ${receipt.einvoice ? einvoiceReceiptRows(receipt.einvoice, t) : ''}
         </dl>`
       }
       ${back}`,

@@ -1,3 +1,4 @@
+import type { Einvoice } from '@billing/contracts';
 import { chooseLocale, messagesFor, priceSchedule } from './messages';
 import { type CheckoutPageView, renderCheckoutPage, renderMessagePage } from './render';
 
@@ -117,6 +118,109 @@ describe('hosted checkout page', () => {
     expect(en).toMatch(/<dd>1 March 2026<\/dd>/);
     const zh = renderMessagePage('感謝', '已付款', undefined, { receipt, t: messagesFor('zh-TW') });
     expect(zh).toMatch(/<dd>2026年3月1日<\/dd>/);
+  });
+});
+
+describe('the e-invoice section (電子發票)', () => {
+  const member = { form: { type: 'MEMBER' as const }, donationOffered: true };
+  const radios = (html: string) => [...html.matchAll(/name="einvoice_type" value="(\w+)"/g)].map((m) => m[1]);
+
+  it('offers the member carrier (chosen), a barcode, a certificate, a donation and a company, above the pay button', () => {
+    const html = renderCheckoutPage({ ...view, t: messagesFor('zh-TW'), einvoice: member });
+    expect(html).toContain('<legend>電子發票</legend>');
+    expect(radios(html)).toEqual(['MEMBER', 'MOBILE_BARCODE', 'CITIZEN_CERTIFICATE', 'DONATION', 'B2B']);
+    expect(html).toMatch(/value="MEMBER"\s+checked/);
+    for (const text of [
+      '會員載具',
+      '手機條碼載具',
+      '自然人憑證條碼',
+      '捐贈發票',
+      '公司發票（統一編號）',
+      '愛心碼',
+      '公司抬頭（選填）',
+    ]) {
+      expect(html).toContain(text);
+    }
+    expect(html.indexOf('id="einvoice"')).toBeLessThan(html.indexOf('id="pay"'));
+    expect(html).toMatch(
+      /<label for="field-einvoice_tax_id">統一編號<\/label>\s*<input id="field-einvoice_tax_id" name="einvoice_tax_id"[^>]*inputmode="numeric"/,
+    );
+  });
+
+  it('in English, without the donation where the organization does not offer it', () => {
+    const html = renderCheckoutPage({ ...view, einvoice: { ...member, donationOffered: false } });
+    expect(html).toContain('<legend>E-invoice</legend>');
+    expect(radios(html)).toEqual(['MEMBER', 'MOBILE_BARCODE', 'CITIZEN_CERTIFICATE', 'B2B']);
+    expect(html).toContain('Member carrier');
+    expect(html).toContain('Company title (optional)');
+    expect(html).not.toContain('einvoice_donation_code');
+  });
+
+  it('shows a choice made already, with what it holds', () => {
+    const html = renderCheckoutPage({
+      ...view,
+      einvoice: { form: { type: 'B2B', tax_id: '04595257', company_name: 'Leaf & Co' }, donationOffered: true },
+    });
+    expect(html).toMatch(/value="B2B"\s+checked/);
+    expect(html).not.toMatch(/value="MEMBER"\s+checked/);
+    expect(html).toMatch(/id="field-einvoice_tax_id" [^>]*value="04595257"/);
+    expect(html).toMatch(/id="field-einvoice_company_name" [^>]*value="Leaf &amp; Co"/);
+  });
+
+  it('says at the field what a refused barcode must be, in the page’s language', () => {
+    const invalid = {
+      form: { type: 'MOBILE_BARCODE' as const, barcode: '/AB12' },
+      donationOffered: true,
+      invalid: 'barcode' as const,
+    };
+    const zh = messagesFor('zh-TW');
+    const html = renderCheckoutPage({ ...view, t: zh, einvoice: invalid, error: zh.einvoice.invalid });
+    expect(html).toContain('請檢查電子發票資料，未收取任何費用。');
+    expect(html).toMatch(
+      /id="field-einvoice_barcode" [^>]*value="\/AB12" aria-invalid="true" aria-describedby="einvoice-error"/,
+    );
+    expect(html).toContain('<p class="field-error" id="einvoice-error">手機條碼為「/」加 7 個字元');
+    const en = renderCheckoutPage({ ...view, einvoice: invalid });
+    expect(en).toContain('A mobile barcode is &quot;/&quot; and 7 characters');
+  });
+
+  it('is absent when the organization issues no e-invoices', () => {
+    expect(renderCheckoutPage(view)).not.toContain('name="einvoice_type"');
+  });
+});
+
+describe('the receipt’s e-invoice', () => {
+  const receipt = { product: 'Pro', amount: 299, date: '2026-02-28T16:30:00.000Z' };
+
+  it('gives the number and random code once issued', () => {
+    const einvoice = { number: 'AB12345678', randomCode: '1234', voided: false };
+    const zh = renderMessagePage('感謝', '已付款', undefined, {
+      receipt: { ...receipt, einvoice },
+      t: messagesFor('zh-TW'),
+    });
+    expect(zh).toMatch(/<dt>發票號碼<\/dt>\s*<dd>AB-12345678<\/dd>/);
+    expect(zh).toMatch(/<dt>隨機碼<\/dt>\s*<dd>1234<\/dd>/);
+    const en = renderMessagePage('Thanks', 'Paid.', undefined, {
+      receipt: { ...receipt, einvoice: { ...einvoice, voided: true } },
+    });
+    expect(en).toMatch(/<dt>E-invoice number<\/dt>\s*<dd>AB-12345678 \(voided\)<\/dd>/);
+  });
+
+  it('says where it will go before it is issued, the carrier in words', () => {
+    const zh = messagesFor('zh-TW');
+    const page = (issuedTo: Einvoice, t = zh) =>
+      renderMessagePage('感謝', '已付款', undefined, { receipt: { ...receipt, einvoice: { issuedTo } }, t });
+    expect(page({ type: 'MEMBER' })).toMatch(/<dt>電子發票<\/dt>\s*<dd>將開立至會員載具<\/dd>/);
+    expect(page({ type: 'MOBILE_BARCODE', carrier: '/ABC1234' })).toContain('將開立至手機條碼 /ABC1234');
+    expect(page({ type: 'CITIZEN_CERTIFICATE', carrier: 'AB12345678901234' })).toContain(
+      '將開立至自然人憑證條碼 AB12345678901234',
+    );
+    expect(page({ type: 'DONATION', donation_code: '168001' })).toContain('將捐贈至愛心碼 168001');
+    expect(page({ type: 'B2B', tax_id: '04595257', company_name: 'Leaf' })).toContain('將開立至統一編號 04595257</dd>');
+    const en = messagesFor('en');
+    expect(page({ type: 'MEMBER' }, en)).toContain('To be issued to your member carrier');
+    expect(page({ type: 'B2B', tax_id: '04595257' }, en)).toContain('To be issued to tax ID number 04595257</dd>');
+    expect(renderMessagePage('Thanks', 'Paid.', undefined, { receipt })).not.toContain('receipt-einvoice');
   });
 });
 

@@ -3,6 +3,8 @@ import type { ServiceContext } from '@billing/runtime';
 import { findTextProblems, formBodies } from '@billing/service';
 import type { Express, Request, Response } from 'express';
 import { findSessionRow } from '../sessions/queries';
+import { chooseEinvoice } from '../sessions/einvoice-choice';
+import { einvoiceOffer } from '../sessions/einvoice-enabled';
 import { statusAt } from '../sessions/resource';
 import { openedBySoldOutLink } from '../payment-links/queries';
 import { paySession } from '../sessions/pay';
@@ -29,6 +31,8 @@ import type { Session } from '../sessions/session';
 import { findMerchant } from '@billing/runtime';
 import { type Messages, chooseLocale, messagesFor, priceSchedule } from './messages';
 import { type CheckoutPageView, type PageContext, type Receipt, renderCheckoutPage, renderMessagePage } from './render';
+import { type EinvoiceForm, type EinvoiceSection, choiceOf, formOf, readEinvoiceForm } from './einvoice-form';
+import { receiptOf } from './receipt';
 
 function billingPeriod(session: Session, t: Messages): string | undefined {
   const { interval, interval_count } = session.product;
@@ -91,20 +95,14 @@ const backTo = (session: Session, page: PageContext) =>
     ? { href: session.cancel_url, text: page.merchant ? page.t.backTo(page.merchant.name) : page.t.backToShop }
     : undefined;
 
-/** What was bought, for how much, when: on the already-paid page. */
-const receiptOf = (session: Session) =>
-  session.completed_at
-    ? { product: session.product.name, amount: session.order.amount_total, date: session.completed_at }
-    : undefined;
-
 /** A session that cannot be paid gets a page that says why, never the form. */
-function unpayablePage(
+async function unpayablePage(
+  context: ServiceContext,
   res: Response,
   session: Session | null,
-  now: Date,
   linkSoldOut: boolean,
   page: PageContext,
-): boolean {
+): Promise<boolean> {
   const { t } = page;
   const message = (
     status: number,
@@ -130,10 +128,10 @@ function unpayablePage(
     return true;
   }
   if (session.status === 'COMPLETE') {
-    message(409, t.titles.alreadyPaid, t.texts.alreadyPaid, backTo(session, page), receiptOf(session));
+    message(409, t.titles.alreadyPaid, t.texts.alreadyPaid, backTo(session, page), await receiptOf(context, session));
     return true;
   }
-  if (statusAt(session, now) === 'EXPIRED') {
+  if (statusAt(session, context.now()) === 'EXPIRED') {
     message(410, t.titles.expired, t.texts.expired, backTo(session, page));
     return true;
   }
@@ -177,7 +175,7 @@ function refusalText(error: ApiError, t: Messages): string {
  * browser's language; with the merchant's name, logo and brand colour.
  */
 export function mountHostedPage(app: Express, context: ServiceContext): void {
-  const { store, now } = context;
+  const { store } = context;
   // An embedded checkout is paid on the merchant's page only: it has no hosted page.
   const loadRow = async (req: Request) => {
     const row = await findSessionRow(store.database, store.tables.schema, String(req.params.session_id));
@@ -191,7 +189,7 @@ export function mountHostedPage(app: Express, context: ServiceContext): void {
   const soldOut = (session: Session | null) =>
     session ? openedBySoldOutLink(store.database, store.tables.schema, session) : Promise.resolve(false);
   const refused = async (res: Response, session: Session | null, page: PageContext) =>
-    unpayablePage(res, session, now(), await soldOut(session), page);
+    unpayablePage(context, res, session, await soldOut(session), page);
   const action = (req: Request) => req.originalUrl.split('?')[0]!;
   // What the page offers in place of its own card fields: the processor's methods, PAYUNi's card fields, or both.
   const processorFields = async (session: Session): Promise<Partial<CheckoutPageView>> => {
@@ -205,6 +203,20 @@ export function mountHostedPage(app: Express, context: ServiceContext): void {
     const codes = payuniCodeMethods(processor.methods, session);
     if (codes.length === 0) return { payuniFields };
     return { payuniFields, processorMethods: { processor: 'payuni', methods: ['card', ...codes] } };
+  };
+  /**
+   * The e-invoice choices when the organization issues e-invoices for what the session sells:
+   * the form as posted, else the merchant's choice (a donation only where it is offered).
+   */
+  const einvoiceSectionOf = async (
+    session: Session,
+    posted: EinvoiceForm | null,
+  ): Promise<EinvoiceSection | undefined> => {
+    if (session.product.type === 'DONATION') return undefined;
+    const offer = await einvoiceOffer(context, session.organization, session.environment);
+    if (!offer.enabled) return undefined;
+    const given = session.einvoice?.type === 'DONATION' && !offer.donationOffered ? null : session.einvoice;
+    return { form: posted ?? formOf(given), donationOffered: offer.donationOffered };
   };
   /** The processor's fields, or null once a page saying payments are unavailable was sent (PAYUNi did not answer). */
   const fieldsOrUnavailable = async (res: Response, session: Session, page: PageContext) => {
@@ -236,7 +248,9 @@ export function mountHostedPage(app: Express, context: ServiceContext): void {
       return;
     }
     const fields = await fieldsOrUnavailable(res, session!, page);
-    if (fields) res.type('html').send(renderCheckoutPage(viewOf(session!, action(req), page, fields)));
+    if (!fields) return;
+    const einvoice = await einvoiceSectionOf(session!, null);
+    res.type('html').send(renderCheckoutPage(viewOf(session!, action(req), page, { ...fields, einvoice })));
   });
 
   // PAYUNi's card result after 3-D Secure: server to server (answered `OK` once recorded), and
@@ -308,7 +322,7 @@ export function mountHostedPage(app: Express, context: ServiceContext): void {
     const session = row?.session ?? null;
     const page = await pageOf(req, session);
     // A sold-out link is checked by paySession itself; its 409 then shows the page below.
-    if (unpayablePage(res, session, now(), false, page)) return;
+    if (await unpayablePage(context, res, session, false, page)) return;
     const form = (req.body ?? {}) as Record<string, unknown>;
     const typedValue = (name: string) =>
       typeof form[name] === 'string' && findTextProblems({ [name]: form[name] }).length === 0
@@ -316,23 +330,29 @@ export function mountHostedPage(app: Express, context: ServiceContext): void {
         : undefined;
     // Kept for the next attempt: never the card number or the CVC.
     const typed = { email: typedValue('email'), name: typedValue('name'), exp: typedValue('exp') };
+    // The e-invoice choice is checked with the rest of the form, and recorded before any charge.
+    const postedEinvoice = readEinvoiceForm(form);
+    const section = await einvoiceSectionOf(session!, postedEinvoice);
+    const chosen = section && postedEinvoice ? choiceOf(postedEinvoice, section.donationOffered) : null;
+    const einvoice = section && { ...section, invalid: chosen && 'invalid' in chosen ? chosen.invalid : undefined };
     const again = (status: number, extra: Partial<CheckoutPageView>) =>
       res
         .status(status)
         .type('html')
-        .send(renderCheckoutPage(viewOf(session!, action(req), page, { typed, ...extra })));
+        .send(renderCheckoutPage(viewOf(session!, action(req), page, { typed, einvoice, ...extra })));
     // The form is read here, after the service kit's edge: its text is checked the same way
     // (NUL, lone surrogates, control characters; a name on one line) before anything is charged.
     const refusedText = findTextProblems(form).map((d) => d.path);
     const parsed = payBodyOf(form);
-    if (refusedText.length > 0 || !parsed.success) {
+    if (refusedText.length > 0 || !parsed.success || einvoice?.invalid) {
       const invalid = parsed.success ? [] : detailsFromZodIssues(parsed.error.issues).map((d) => d.path);
       const fields = [...new Set([...refusedText, ...invalid])].join(', ');
       const shown = await fieldsOrUnavailable(res, session!, page);
-      if (shown) again(422, { error: page.t.checkFields(fields), ...shown });
+      if (shown) again(422, { error: fields ? page.t.checkFields(fields) : page.t.einvoice.invalid, ...shown });
       return;
     }
     try {
+      const known = chosen && 'choice' in chosen ? await chooseEinvoice(context, row!, chosen.choice) : row!;
       // A checkout with nothing to charge completes without a processor, as with the simulator.
       const payuni = await payuniMerchantFor(context, session!);
       // PAYUNi: the card is in its fields; any other method chosen is a code on PAYUNi's page.
@@ -361,7 +381,7 @@ export function mountHostedPage(app: Express, context: ServiceContext): void {
         }
         return;
       }
-      const outcome = await paySession(context, session!.id, parsed.data, { uiMode: 'hosted' }, row!);
+      const outcome = await paySession(context, session!.id, parsed.data, { uiMode: 'hosted' }, known);
       if (outcome.status === 'complete') return res.redirect(303, outcome.redirectUrl!);
       again(200, { challenge: true });
     } catch (error) {

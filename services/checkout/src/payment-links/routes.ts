@@ -21,6 +21,7 @@ import { z } from 'zod';
 import { dependenciesOf, serviceCaller } from '../dependencies';
 import { chooseLocale, messagesFor } from '../hosted-page/messages';
 import type { PageContext } from '../hosted-page/render';
+import { receiptOf } from '../hosted-page/receipt';
 import {
   renderLinkCanceled,
   renderLinkNotFound,
@@ -266,8 +267,8 @@ export function mountPaymentLinkRoutes(app: Express, context: ServiceContext): v
   });
 
   /**
-   * Where a link without `success_url` lands after payment: the product, the amount paid and
-   * the date of the paid session the link opened, and the way back.
+   * Where a link without `success_url` lands after payment: the product, the amount paid, the
+   * date and the e-invoice of the paid session the link opened, and the way back.
    */
   app.get('/pay/:url_id/thanks', async (req, res) => {
     const link = await findLinkByUrlId(db, schema, String(req.params.url_id));
@@ -277,10 +278,7 @@ export function mountPaymentLinkRoutes(app: Express, context: ServiceContext): v
         ? await findSession(db, schema, sessionId)
         : null;
     const page = await pageOf(req, link?.organization ?? null, session?.locale);
-    const receipt =
-      session?.status === 'COMPLETE' && session.completed_at
-        ? { product: session.product.name, amount: session.order.amount_total, date: session.completed_at }
-        : undefined;
+    const receipt = session?.status === 'COMPLETE' ? await receiptOf(context, session) : undefined;
     const url = link ? linkUrl(deps.paymentLinkUrl, link.url_id) : undefined;
     send(res, 200, renderLinkThanks(page, url, receipt));
   });

@@ -7,6 +7,7 @@ import { merchantTradeNo } from '../payments/ecpay/aio';
 import { cancelEcpayPlan, unclaimedPeriods } from '../payments/ecpay-plans';
 import { runSessionCommands } from './command';
 import { EINVOICE_SETTINGS_CONFIGURED, recordEinvoiceSettings } from './einvoice-enabled';
+import { ORDER_EINVOICE_EVENTS, recordOrderEinvoice } from './order-einvoices';
 import { ecpayMerchantOf } from '../payments/settings/merchant-of';
 import { chargeKeyOfPaid } from '../refunds/order';
 import { heldAmount } from '../refunds/refund';
@@ -23,15 +24,20 @@ export const DUPLICATE_SUBSCRIPTION_PAID = 'DuplicateSubscriptionPaid';
 /**
  * What checkout learns from billing: the subscription a paid session created (the session's
  * `subscription_id`), a payment billing would not turn into a second subscription, which
- * checkout refunds, a subscription that ended, whose ECPay card plan checkout stops, and whether
- * the organization issues e-invoices (`einvoice_enabled`). Each
- * effect on a session commits with its inbox row.
+ * checkout refunds, a subscription that ended, whose ECPay card plan checkout stops, whether
+ * the organization issues e-invoices (`einvoice_enabled`), and the e-invoice issued for an order
+ * (its thank-you page). Each effect on a session commits with its inbox row.
  */
 export async function startBillingConsumer(context: ServiceContext): Promise<() => Promise<void>> {
   const { store, infrastructure } = context;
   const groupId = store.tables.schema.replaceAll('"', '');
   const record = exactlyOnce(store, groupId, (event, tx) => onBillingEvent(context, tx, event), {
-    only: [BILLING_PUBLIC_EVENTS.SubscriptionActivated, DUPLICATE_SUBSCRIPTION_PAID, EINVOICE_SETTINGS_CONFIGURED],
+    only: [
+      BILLING_PUBLIC_EVENTS.SubscriptionActivated,
+      DUPLICATE_SUBSCRIPTION_PAID,
+      EINVOICE_SETTINGS_CONFIGURED,
+      ...ORDER_EINVOICE_EVENTS,
+    ],
   });
   const subscription = await infrastructure.bus.subscribe({
     groupId,
@@ -125,8 +131,9 @@ async function stopEcpayPlan(context: ServiceContext, session: Session) {
 }
 
 async function onBillingEvent(context: ServiceContext, tx: EventStoreTransaction, event: DomainEventEnvelope) {
-  if (event.type === EINVOICE_SETTINGS_CONFIGURED)
-    return recordEinvoiceSettings(tx, context.store.tables.schema, event);
+  const { schema } = context.store.tables;
+  if (event.type === EINVOICE_SETTINGS_CONFIGURED) return recordEinvoiceSettings(tx, schema, event);
+  if (ORDER_EINVOICE_EVENTS.includes(event.type)) return recordOrderEinvoice(tx, schema, event);
   const sessionId = typeof event.data.checkout_session_id === 'string' ? event.data.checkout_session_id : null;
   if (!sessionId) return;
   if (event.type === BILLING_PUBLIC_EVENTS.SubscriptionActivated) {

@@ -3,9 +3,11 @@ import {
   type AsyncPaymentProcessor,
   type UnmatchedPaymentReason,
   type CheckoutSession,
+  type Einvoice,
   type PaymentInstructions,
   type ReservedRedemption,
   conflict,
+  einvoiceViolations,
   notFound,
   validationError,
 } from '@billing/contracts';
@@ -109,6 +111,13 @@ export type ChangePromotion = {
   data: { code: string | null; redemption: ReservedRedemption | null; now: Date };
 };
 
+/**
+ * Records the buyer's e-invoice choice of the hosted page on an open checkout that was not
+ * charged, in place of the merchant's (`einvoice` at creation); the same choice again records
+ * nothing. Its format is checked again here (422).
+ */
+export type ChooseEinvoice = { type: 'ChooseEinvoice'; data: { einvoice: Einvoice; now: Date } };
+
 export type LinkSubscription = { type: 'LinkSubscription'; data: { subscriptionId: string; now: Date } };
 
 /** Asked after the processor gave the money back; the refund itself is the caller's. */
@@ -117,6 +126,7 @@ export type RecordRefund = { type: 'RecordRefund'; data: { reason: string; now: 
 export type SessionCommand =
   | CreateSession
   | ChangePromotion
+  | ChooseEinvoice
   | StartPayment
   | FailPayment
   | RecordAsyncPayment
@@ -148,6 +158,8 @@ export function decide(command: SessionCommand, state: SessionState): SessionEve
       return complete(command, state);
     case 'ChangePromotion':
       return changePromotion(command, state);
+    case 'ChooseEinvoice':
+      return chooseEinvoice(command, state);
     case 'ExpireSession':
       return expire(command, state);
     case 'LinkSubscription':
@@ -346,6 +358,25 @@ function changePromotion({ data }: ChangePromotion, state: SessionState): Sessio
     },
   ];
 }
+
+function chooseEinvoice({ data }: ChooseEinvoice, state: SessionState): SessionEvent[] {
+  const session = existing(state, '');
+  if (session.status === 'COMPLETE' || session.charge) throw conflict('This checkout is already paid');
+  if (!isPayable(session, data.now)) throw conflict('This checkout has expired');
+  const violations = einvoiceViolations(data.einvoice);
+  if (violations.length > 0) throw validationError(violations, 'The e-invoice choice is not valid');
+  if (sameEinvoice(session.einvoice, data.einvoice)) return [];
+  return [
+    {
+      type: 'EinvoiceChosen',
+      data: { session_id: session.id, einvoice: data.einvoice, chosen_at: data.now.toISOString() },
+    },
+  ];
+}
+
+/** The same choice whatever the order of its fields (the merchant's came as JSON). */
+const sameEinvoice = (a: Einvoice | null | undefined, b: Einvoice) =>
+  JSON.stringify(Object.entries(a ?? {}).sort()) === JSON.stringify(Object.entries(b).sort());
 
 /** From the recorded charge only: a session is complete exactly when it was charged. */
 function complete({ data }: CompleteSession, state: SessionState): SessionEvent[] {

@@ -1,6 +1,7 @@
 import { deciderSpec } from '@billing/testing';
 import { sessionAggregate } from './aggregate';
-import type { CompleteSession, ExpireSession, FailPayment, RecordCharge, StartPayment } from './decide';
+import type { Einvoice } from '@billing/contracts';
+import type { ChooseEinvoice, CompleteSession, ExpireSession, FailPayment, RecordCharge, StartPayment } from './decide';
 import { type Buyer, type CheckoutSessionCreatedData, type SessionEvent, evolve, initialState } from './session';
 
 const spec = deciderSpec(sessionAggregate);
@@ -552,6 +553,55 @@ describe('changing the promotion code of an open checkout (embedded checkouts)',
     spec
       .given([created])
       .when({ ...change, data: { ...change.data, now: at(31) } })
+      .thenThrows(/expired/);
+  });
+});
+
+describe("the buyer's e-invoice choice on the hosted page", () => {
+  const company = { type: 'B2B' as const, tax_id: '04595257', company_name: 'Leaf Co' };
+  const choose = (einvoice: Einvoice, now = at(1)): ChooseEinvoice => ({
+    type: 'ChooseEinvoice',
+    data: { einvoice, now },
+  });
+  const chosen = (einvoice: Einvoice): SessionEvent => ({
+    type: 'EinvoiceChosen',
+    data: { session_id: 'cs_1', einvoice, chosen_at: at(1).toISOString() },
+  });
+
+  it('given an open checkout, when the buyer chooses, records the choice in place of the merchant’s', () => {
+    spec
+      .given([created])
+      .when(choose(company))
+      .then([chosen(company)]);
+    const session = [created, chosen(company)].reduce(evolve, initialState());
+    expect(session).toMatchObject({ session: { einvoice: company } });
+  });
+
+  it('given the same choice recorded, when chosen again in another field order, records nothing', () => {
+    spec
+      .given([created, chosen(company)])
+      .when(choose({ company_name: 'Leaf Co', tax_id: '04595257', type: 'B2B' }))
+      .then([]);
+  });
+
+  it('the completion carries the buyer’s choice to billing', () => {
+    const paid = [created, chosen(company), started('pay_1', at(2)), succeeded('pay_1')];
+    const [completed] = sessionAggregate.decide(complete(), paid.reduce(evolve, initialState()));
+    expect(completed).toMatchObject({ type: 'CheckoutSessionCompleted', data: { einvoice: company } });
+  });
+
+  it('refuses a choice that breaks its format, once charged, and once expired', () => {
+    spec
+      .given([created])
+      .when(choose({ type: 'MOBILE_BARCODE', carrier: '/abc123' }))
+      .thenThrows(/e-invoice choice is not valid/);
+    spec
+      .given([created, started('pay_1', at(0.5)), succeeded('pay_1')])
+      .when(choose(company))
+      .thenThrows(/paid/);
+    spec
+      .given([created])
+      .when(choose(company, at(31)))
       .thenThrows(/expired/);
   });
 });

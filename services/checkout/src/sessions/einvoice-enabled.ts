@@ -9,7 +9,8 @@ const table = (schema: string) => `${schema}.einvoice_organizations`;
 
 /**
  * Whether billing issues e-invoices for an organization in an environment (a session's
- * `einvoice_enabled`): a replica of billing's e-invoice settings, kept from `billing.events`
+ * `einvoice_enabled`), and whether buyers may donate them (the hosted page's choices): a
+ * replica of billing's e-invoice settings, kept from `billing.events`
  * (their credentials stay in billing). Read through a 5-second cache per process, so a checkout
  * does not pay a statement for it; a change shows within that.
  */
@@ -24,6 +25,8 @@ export async function migrateEinvoiceOrganizations(store: EventStore): Promise<v
       changed_at timestamptz NOT NULL,
       PRIMARY KEY (organization, environment)
     );
+    -- Billing offers donations unless the organization turned them off.
+    ALTER TABLE ${table(schema)} ADD COLUMN IF NOT EXISTS donation_offered boolean NOT NULL DEFAULT true;
   `);
 }
 
@@ -33,29 +36,44 @@ export async function recordEinvoiceSettings(sql: SqlExecutor, schema: string, e
   if (!parsed.success) return;
   const { organization, environment, object } = parsed.data;
   await sql.query(
-    `INSERT INTO ${table(schema)} (organization, environment, enabled, changed_at) VALUES ($1, $2, $3, $4)
-     ON CONFLICT (organization, environment) DO UPDATE SET enabled = EXCLUDED.enabled, changed_at = EXCLUDED.changed_at
+    `INSERT INTO ${table(schema)} (organization, environment, enabled, donation_offered, changed_at)
+     VALUES ($1, $2, $3, $4, $5)
+     ON CONFLICT (organization, environment) DO UPDATE SET enabled = EXCLUDED.enabled,
+       donation_offered = EXCLUDED.donation_offered, changed_at = EXCLUDED.changed_at
      WHERE ${table(schema)}.changed_at <= EXCLUDED.changed_at`,
-    [organization, environment, object.enabled, object.updated_at ?? event.occurred_at],
+    [organization, environment, object.enabled, object.donation_offered, object.updated_at ?? event.occurred_at],
   );
 }
 
-const CACHE_MS = 5_000;
-const caches = new WeakMap<ServiceContext, Map<string, { enabled: boolean; until: number }>>();
+/** What the hosted page offers: whether e-invoices are issued at all, and whether buyers may donate them. */
+export type EinvoiceOffer = { enabled: boolean; donationOffered: boolean };
 
-export async function einvoiceEnabled(context: ServiceContext, organization: string, environment: Environment) {
+const NOT_ISSUED: EinvoiceOffer = { enabled: false, donationOffered: false };
+const CACHE_MS = 5_000;
+const caches = new WeakMap<ServiceContext, Map<string, { offer: EinvoiceOffer; until: number }>>();
+
+export async function einvoiceOffer(
+  context: ServiceContext,
+  organization: string,
+  environment: Environment,
+): Promise<EinvoiceOffer> {
   let cache = caches.get(context);
   if (!cache) caches.set(context, (cache = new Map()));
   const key = `${organization}\n${environment}`;
   const at = context.now().getTime();
   const cached = cache.get(key);
-  if (cached && cached.until > at) return cached.enabled;
+  if (cached && cached.until > at) return cached.offer;
   const { store } = context;
-  const { rows } = await store.database.query<{ enabled: boolean }>(
-    `SELECT enabled FROM ${table(store.tables.schema)} WHERE organization = $1 AND environment = $2`,
+  const { rows } = await store.database.query<{ enabled: boolean; donation_offered: boolean }>(
+    `SELECT enabled, donation_offered FROM ${table(store.tables.schema)} WHERE organization = $1 AND environment = $2`,
     [organization, environment],
   );
-  const enabled = rows[0]?.enabled ?? false;
-  cache.set(key, { enabled, until: at + CACHE_MS });
-  return enabled;
+  const row = rows[0];
+  const offer = row?.enabled ? { enabled: true, donationOffered: row.donation_offered } : NOT_ISSUED;
+  cache.set(key, { offer, until: at + CACHE_MS });
+  return offer;
+}
+
+export async function einvoiceEnabled(context: ServiceContext, organization: string, environment: Environment) {
+  return (await einvoiceOffer(context, organization, environment)).enabled;
 }

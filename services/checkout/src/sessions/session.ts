@@ -186,8 +186,12 @@ export type PromotionCodeChangedData = {
   changed_at: string;
 };
 
+/** The buyer chose how to receive the e-invoice on the hosted page, before the charge: the completion carries it. */
+export type EinvoiceChosenData = { session_id: string; einvoice: Einvoice; chosen_at: string };
+
 export type SessionCreated = { type: 'CheckoutSessionCreated'; data: CheckoutSessionCreatedData };
 export type PromotionCodeChanged = { type: 'PromotionCodeChanged'; data: PromotionCodeChangedData };
+export type EinvoiceChosen = { type: 'EinvoiceChosen'; data: EinvoiceChosenData };
 export type PaymentAttemptStarted = { type: 'PaymentAttemptStarted'; data: PaymentAttemptStartedData };
 export type PaymentAttemptFailed = { type: 'PaymentAttemptFailed'; data: PaymentAttemptFailedData };
 export type PaymentAttemptSucceeded = { type: 'PaymentAttemptSucceeded'; data: PaymentAttemptSucceededData };
@@ -205,6 +209,7 @@ export type OrderRefunded = { type: 'OrderRefunded'; data: OrderRefundedData };
 export type SessionEvent =
   | SessionCreated
   | PromotionCodeChanged
+  | EinvoiceChosen
   | PaymentAttemptStarted
   | PaymentAttemptFailed
   | PaymentAttemptSucceeded
@@ -221,6 +226,7 @@ export type SessionEvent =
 export const sessionEvents = streamEvents<SessionEvent>({
   CheckoutSessionCreated: true,
   PromotionCodeChanged: true,
+  EinvoiceChosen: true,
   PaymentAttemptStarted: true,
   PaymentAttemptFailed: true,
   PaymentAttemptSucceeded: true,
@@ -354,6 +360,8 @@ export function evolve(state: SessionState, event: SessionEvent): SessionState {
         d.changed_at,
       );
     }
+    case 'EinvoiceChosen':
+      return next({ ...s, einvoice: event.data.einvoice }, event.data.chosen_at);
     case 'PaymentAttemptStarted': {
       const { attempt_id: id, started_at, charge_key, buyer, processor } = event.data;
       const attempt = charge_key === undefined ? { id, started_at } : { id, started_at, charge_key };
