@@ -65,6 +65,71 @@ describe('e-invoices through the gateway', () => {
   }
 
   describe.each(['amego', 'ecpay'] as const)('through %s', (provider) => {
+    it("takes the buyer's choice with the embedded checkout's payment, refusing a malformed one before any charge", async () => {
+      const { org, client } = await organizationOn(provider);
+      const ebook = (
+        await client.createProduct(
+          org.id,
+          plan({ slug: 'ebook', name: 'E-book', type: 'ONE_TIME', interval: null, interval_count: 1, price: 200 }),
+        )
+      ).body;
+      const asPage = {
+        'content-type': 'application/json',
+        'x-recur-publishable-key': org.api_keys.sandbox.publishable_key,
+        origin: 'https://shop.example',
+      };
+      const post = async (path: string, body: unknown) => {
+        const response = await fetch(`${platform.gatewayUrl}${path}`, {
+          method: 'POST',
+          headers: asPage,
+          body: JSON.stringify(body),
+        });
+        return { status: response.status, body: (await response.json()) as any };
+      };
+      const created = await post('/v1/checkouts', {
+        productId: ebook.id,
+        customerEmail: `embedded-${provider}@example.com`,
+      });
+      expect(created.status).toBe(201);
+      const entered = await fetch(`${platform.gatewayUrl}/sandbox/card-form/${created.body.sdk_token}`, {
+        method: 'POST',
+        headers: { origin: 'https://shop.example' },
+        body: new URLSearchParams({ card_number: '4242424242424242', exp: '12/34', cvc: '123' }),
+      });
+      expect(entered.status).toBe(200);
+      const id = created.body.checkout.id;
+      const secret = { client_secret: created.body.checkout.client_secret ?? created.body.credit_token };
+
+      const refused = await post(`/v1/checkouts/${id}/pay`, {
+        ...secret,
+        einvoice: { type: 'MOBILE_BARCODE', carrier: '/abc' },
+      });
+      expect([refused.status, refused.body.error.details[0]]).toEqual([
+        422,
+        expect.objectContaining({ path: 'einvoice.carrier', code: 'invalid_mobile_barcode' }),
+      ]);
+      const open = await fetch(`${platform.gatewayUrl}/v1/checkouts/${id}?client_secret=${secret.client_secret}`, {
+        headers: asPage,
+      }).then((r) => r.json() as Promise<any>);
+      expect(open.checkout.session_status).toBe('OPEN');
+      const paid = await post(`/v1/checkouts/${id}/pay`, {
+        ...secret,
+        einvoice: { type: 'DONATION', donation_code: '8585' },
+      });
+      expect(paid.status).toBe(200);
+      const orderId = paid.body.checkout.order_id;
+      const einvoice = await eventually(async () => {
+        const [e] = (
+          await fetch(`${platform.gatewayUrl}/v1/einvoices?order_id=${orderId}`, {
+            headers: { authorization: `Bearer ${org.api_keys.sandbox.secret_key}` },
+          }).then((r) => r.json() as Promise<any>)
+        ).data;
+        expect(e?.status).toBe('issued');
+        return e;
+      }, 30000);
+      expect(einvoice).toMatchObject({ total: 200, buyer: { type: 'DONATION', donation_code: '8585' } });
+    });
+
     it('issues for the first period and the renewal, splits a company invoice, allowances and voids refunds, and tells the webhooks', async () => {
       const { org, client, send, subscribeOnClock, advance, invoicesOf } = await organizationOn(provider);
       const einvoicesOf = async (query: string) => (await send('GET', `/einvoices?${query}`)).body.data;

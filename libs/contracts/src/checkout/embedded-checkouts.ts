@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { CheckoutMode, CreateCheckoutSessionFields, exactlyOneProduct } from './sessions';
+import { CheckoutMode, CreateCheckoutSessionFields, Einvoice, exactlyOneProduct } from './sessions';
 import { ErrorEnvelope } from '../shared/errors';
 import type { OpenApiRegistry } from '../shared/openapi';
 import { Discount } from '../promotions/promotions';
@@ -49,6 +49,9 @@ export const PayCheckoutBody = z
       .describe('Sent by the SDK; ignored'),
     email: z.email().max(255).optional().describe('When the checkout was created without customer_email'),
     name: z.string().trim().min(1).max(255).optional(),
+    einvoice: Einvoice.optional().describe(
+      "The buyer's e-invoice choice, in place of one given at creation; a bad tax-id check digit or malformed carrier answers 422 and nothing is charged",
+    ),
   })
   .meta({ id: 'PayCheckoutBody' });
 export type PayCheckoutBody = z.infer<typeof PayCheckoutBody>;

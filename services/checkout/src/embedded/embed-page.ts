@@ -4,6 +4,8 @@ import type { Express } from 'express';
 import { page } from '../hosted-page/html';
 import { type Messages, chooseLocale, messagesFor, priceSchedule } from '../hosted-page/messages';
 import { merchantHeader, renderMessagePage } from '../hosted-page/render';
+import { einvoiceSectionFor } from '../hosted-page/einvoice-form';
+import { einvoiceSection } from '../hosted-page/einvoice-section';
 import { findMerchant } from '@billing/runtime';
 import { findSession } from '../sessions/queries';
 import { statusAt } from '../sessions/resource';
@@ -81,6 +83,32 @@ function embeddedScript(config: Record<string, unknown>): Html {
       body: JSON.stringify(body)
     }).then(function (r) { return r.json().then(function (b) { return { ok: r.ok, body: b }; }); });
   }
+  function chosenEinvoice() { return form.querySelector('input[name="einvoice_type"]:checked'); }
+  function einvoiceOf() {
+    var chosen = chosenEinvoice();
+    if (!chosen) return undefined;
+    function value(field) { var input = form.elements['einvoice_' + field]; return input ? input.value.trim() : ''; }
+    if (chosen.value === 'MOBILE_BARCODE') return { type: chosen.value, carrier: value('barcode').toUpperCase() };
+    if (chosen.value === 'CITIZEN_CERTIFICATE') return { type: chosen.value, carrier: value('certificate').toUpperCase() };
+    if (chosen.value === 'DONATION') return { type: chosen.value, donation_code: value('donation_code') };
+    if (chosen.value === 'B2B') {
+      var b2b = { type: chosen.value, tax_id: value('tax_id') };
+      if (value('company_name')) b2b.company_name = value('company_name');
+      return b2b;
+    }
+    return { type: 'MEMBER' };
+  }
+  // An e-invoice field refused by the API is told in the page's words.
+  function refusal(error) {
+    if (!error) return null;
+    var detail = error.details && error.details[0];
+    if (detail && /^einvoice\./.test(detail.path)) {
+      var field = detail.path.split('.')[1];
+      if (field === 'carrier') field = chosenEinvoice() && chosenEinvoice().value === 'MOBILE_BARCODE' ? 'barcode' : 'certificate';
+      return config.einvoiceRules[field] || detail.message;
+    }
+    return error.message;
+  }
   form.addEventListener('submit', function (event) {
     event.preventDefault();
     if (button.disabled) return;
@@ -88,10 +116,10 @@ function embeddedScript(config: Record<string, unknown>): Html {
     ready.then(function () { return card ? card.getTradeResult() : { Status: 'SUCCESS' }; })
       .then(function (entered) {
         if (entered.Status !== 'SUCCESS') throw new Error(entered.Message || 'Please check the card');
-        return api('/pay', { client_secret: config.clientSecret, email: form.email.value || undefined, name: form.name.value || undefined });
+        return api('/pay', { client_secret: config.clientSecret, email: form.email.value || undefined, name: form.name.value || undefined, einvoice: einvoiceOf() });
       })
       .then(function (paid) {
-        if (!paid.ok) throw new Error((paid.body.error && paid.body.error.message) || 'The payment failed');
+        if (!paid.ok) throw new Error(refusal(paid.body.error) || 'The payment failed');
         var c = paid.body.checkout;
         tell('RECUR_PAYMENT_SUCCESS', { checkoutId: c.id, orderId: c.order_id, subscriptionId: c.subscription_id, amount: c.amount, status: c.status });
         document.querySelector('main').innerHTML = '<h1 id="paid"></h1><p class="muted"></p>';
@@ -108,7 +136,8 @@ function embeddedScript(config: Record<string, unknown>): Html {
  * The embedded checkout's own page, for the SDK's `checkout.js` button and `widget.js`, which
  * open `<embed URL>/checkout?id=&key=&client_secret=` in a dialog's iframe: the checkout, the
  * sandbox card form, and pay through the public API with the Publishable Key and the
- * client_secret. The outcome goes to the merchant's page as the SDK listens for it
+ * client_secret, with the buyer's e-invoice choice when the organization issues e-invoices. The
+ * outcome goes to the merchant's page as the SDK listens for it
  * (`RECUR_PAYMENT_SUCCESS`, `RECUR_PAYMENT_ERROR` messages). Framed by any origin: the
  * client_secret in its address is what opens it.
  */
@@ -147,7 +176,9 @@ export function mountEmbedPage(app: Express, context: ServiceContext): void {
       token: session.card_form_token,
       needsCard: session.requires_payment_method,
       thanks: [t.titles.thanks, t.texts.thanks],
+      einvoiceRules: t.einvoice.rules,
     };
+    const einvoice = await einvoiceSectionFor(context, session, null);
     res.type('html').send(
       page(
         t.pay(session.product.name),
@@ -159,7 +190,7 @@ export function mountEmbedPage(app: Express, context: ServiceContext): void {
           <p class="error" role="alert" id="error" hidden></p>
           <form id="embedded-form">
             ${buyerField('email', t.email, session.customer_email)} ${buyerField('name', t.name, session.customer_name)}
-            ${session.requires_payment_method && cardElements(t)}
+            ${session.requires_payment_method && cardElements(t)} ${einvoice && einvoiceSection(einvoice, t)}
             <button type="submit" id="pay">${t.pay(formatTwd(session.order.amount_total))}</button>
           </form>
           ${EMBED_STYLE} ${embeddedScript(config)}`,

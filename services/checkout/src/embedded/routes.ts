@@ -9,12 +9,16 @@ import {
   notFound,
   type CallerIdentity,
   ApiError,
+  type Einvoice,
+  einvoiceViolations,
+  validationError,
 } from '@billing/contracts';
 import type { ServiceContext } from '@billing/runtime';
 import { callerOf, requireCaller, validate } from '@billing/service';
 import type { Express, RequestHandler } from 'express';
 import { dependenciesOf } from '../dependencies';
 import { CardForms } from '../payments/card-form';
+import { runSessionCommands } from '../sessions/command';
 import { createSession, parseSessionRequest } from '../sessions/create';
 import { paySession } from '../sessions/pay';
 import { payWithPayuni, payuniCardFieldsFor, payuniMerchantFor, rememberedPayuniFields } from '../sessions/pay-payuni';
@@ -112,6 +116,18 @@ export function mountEmbeddedCheckoutRoutes(app: Express, context: ServiceContex
   app.get('/v1/checkouts/:id', readParts, read);
   app.get('/v1/checkouts/:id/status', readParts, read);
 
+  /** The buyer's e-invoice choice, checked (422 at its field) and recorded on the session before any charge. */
+  const chooseEmbeddedEinvoice = async (checkout: Session, einvoice: Einvoice) => {
+    const violations = einvoiceViolations(einvoice);
+    if (violations.length > 0) throw validationError(violations);
+    const at = now();
+    await runSessionCommands(context, checkout.id, null, [{ type: 'ChooseEinvoice', data: { einvoice, now: at } }], {
+      organization: checkout.organization,
+      environment: checkout.environment,
+      occurredAt: at,
+    });
+  };
+
   app.post(
     '/v1/checkouts/:id/pay',
     snakeCaseBody,
@@ -122,6 +138,7 @@ export function mountEmbeddedCheckoutRoutes(app: Express, context: ServiceContex
       const body = res.locals.input.body as PayCheckoutBody;
       const secret = body.client_secret ?? (res.locals.input.query as ClientSecretQuery).client_secret;
       const checkout = await checkoutFor(caller, id, secret, false);
+      if (body.einvoice) await chooseEmbeddedEinvoice(checkout, body.einvoice);
       const payuni = await payuniMerchantFor(context, checkout);
       if (payuni) {
         if (secret === undefined && !sameCreditToken(body, checkout) && caller.keyKind === 'publishable') {

@@ -1,5 +1,8 @@
 import { Einvoice, einvoiceViolations } from '@billing/contracts';
+import type { ServiceContext } from '@billing/runtime';
 import { findTextProblems } from '@billing/service';
+import { einvoiceOffer } from '../sessions/einvoice-enabled';
+import type { Session } from '../sessions/session';
 import type { EinvoiceField } from './messages';
 
 /** What the buyer typed in the e-invoice section, kept field by field for the page shown again. */
@@ -91,4 +94,21 @@ function fieldAt(type: Einvoice['type'], path: PropertyKey | undefined): Einvoic
   if (path === 'carrier') return type === 'MOBILE_BARCODE' ? 'barcode' : 'certificate';
   if (path === 'tax_id' || path === 'company_name' || path === 'donation_code') return path;
   return 'type';
+}
+
+/**
+ * The e-invoice choices of a session's page (hosted or embedded) when the organization issues
+ * e-invoices for what it sells: the form as posted, else the merchant's choice (a donation only
+ * where it is offered). Undefined when there is nothing to choose.
+ */
+export async function einvoiceSectionFor(
+  context: ServiceContext,
+  session: Session,
+  posted: EinvoiceForm | null,
+): Promise<EinvoiceSection | undefined> {
+  if (session.product.type === 'DONATION') return undefined;
+  const offer = await einvoiceOffer(context, session.organization, session.environment);
+  if (!offer.enabled) return undefined;
+  const given = session.einvoice?.type === 'DONATION' && !offer.donationOffered ? null : session.einvoice;
+  return { form: posted ?? formOf(given), donationOffered: offer.donationOffered };
 }

@@ -4,7 +4,6 @@ import { findTextProblems, formBodies } from '@billing/service';
 import type { Express, Request, Response } from 'express';
 import { findSessionRow } from '../sessions/queries';
 import { chooseEinvoice } from '../sessions/einvoice-choice';
-import { einvoiceOffer } from '../sessions/einvoice-enabled';
 import { statusAt } from '../sessions/resource';
 import { openedBySoldOutLink } from '../payment-links/queries';
 import { paySession } from '../sessions/pay';
@@ -31,7 +30,7 @@ import type { Session } from '../sessions/session';
 import { findMerchant } from '@billing/runtime';
 import { type Messages, chooseLocale, messagesFor, priceSchedule } from './messages';
 import { type CheckoutPageView, type PageContext, type Receipt, renderCheckoutPage, renderMessagePage } from './render';
-import { type EinvoiceForm, type EinvoiceSection, choiceOf, formOf, readEinvoiceForm } from './einvoice-form';
+import { type EinvoiceForm, choiceOf, einvoiceSectionFor, readEinvoiceForm } from './einvoice-form';
 import { receiptOf } from './receipt';
 
 function billingPeriod(session: Session, t: Messages): string | undefined {
@@ -204,20 +203,8 @@ export function mountHostedPage(app: Express, context: ServiceContext): void {
     if (codes.length === 0) return { payuniFields };
     return { payuniFields, processorMethods: { processor: 'payuni', methods: ['card', ...codes] } };
   };
-  /**
-   * The e-invoice choices when the organization issues e-invoices for what the session sells:
-   * the form as posted, else the merchant's choice (a donation only where it is offered).
-   */
-  const einvoiceSectionOf = async (
-    session: Session,
-    posted: EinvoiceForm | null,
-  ): Promise<EinvoiceSection | undefined> => {
-    if (session.product.type === 'DONATION') return undefined;
-    const offer = await einvoiceOffer(context, session.organization, session.environment);
-    if (!offer.enabled) return undefined;
-    const given = session.einvoice?.type === 'DONATION' && !offer.donationOffered ? null : session.einvoice;
-    return { form: posted ?? formOf(given), donationOffered: offer.donationOffered };
-  };
+  const einvoiceSectionOf = (session: Session, posted: EinvoiceForm | null) =>
+    einvoiceSectionFor(context, session, posted);
   /** The processor's fields, or null once a page saying payments are unavailable was sent (PAYUNi did not answer). */
   const fieldsOrUnavailable = async (res: Response, session: Session, page: PageContext) => {
     try {

@@ -18,11 +18,12 @@ jest.setTimeout(180_000);
 const SHOTS = process.env.EINVOICE_SCREENSHOTS ?? join(tmpdir(), 'einvoice-screenshots');
 
 /**
- * A customer's e-invoices in the portal, in a real headless Chromium at a phone's width (issue
- * 29, part 6): the e-invoice number of a paid invoice, where the next ones go, changed with the
- * page's form (a bad tax id refused at the field), and the receipt with the number and carrier.
+ * E-invoices in a real headless Chromium at a phone's width (issue 29, parts 2 and 6): in the
+ * portal, the e-invoice number of a paid invoice, where the next ones go, changed with the page's
+ * form (a bad tax id refused at the field), and the receipt with the number and carrier; on the
+ * embedded checkout's page, the buyer's choice sent with the payment.
  */
-describeWithBrowser('e-invoices in the customer portal in a real browser', () => {
+describeWithBrowser('e-invoices in the customer portal and the embedded checkout in a real browser', () => {
   let platform: Platform;
   let org: CreatedOrganization;
   let sk: string;
@@ -132,4 +133,64 @@ describeWithBrowser('e-invoices in the customer portal in a real browser', () =>
     await shot(page, `portal-${locale}-receipt`);
     await page.close();
   });
+
+  it.each(['zh-TW', 'en'] as const)(
+    "sends the buyer's choice from the embedded checkout's page, a bad barcode told in %s",
+    async (locale) => {
+      const ebook = (
+        await clientOf(platform.gatewayUrl).createProduct(
+          org.id,
+          plan({
+            slug: `ebook-${locale.toLowerCase()}`,
+            name: '電子書',
+            type: 'ONE_TIME',
+            interval: null,
+            interval_count: 1,
+            price: 200,
+          }),
+        )
+      ).body;
+      const created = await fetch(`${platform.gatewayUrl}/v1/checkouts`, {
+        method: 'POST',
+        headers: {
+          'content-type': 'application/json',
+          'x-recur-publishable-key': org.api_keys.sandbox.publishable_key,
+          origin: 'https://shop.example',
+        },
+        body: JSON.stringify({ productId: ebook.id, customerEmail: `embed-${locale}@example.com`, locale }),
+      }).then((r) => r.json() as Promise<any>);
+      const { id, client_secret: secret } = created.checkout;
+      const query = new URLSearchParams({ id, key: org.api_keys.sandbox.publishable_key, client_secret: secret });
+      const page = await browser.newPage({ viewport: { width: 375, height: 812 }, locale });
+      await page.goto(`${platform.gatewayUrl}/embed/checkout?${query}`);
+      const zh = locale === 'zh-TW';
+      await page.fill('#name', 'Mei Lin');
+      await page.locator('[data-sandbox-card-field="card_number"]').fill('4242 4242 4242 4242');
+      await page.locator('[data-sandbox-card-field="exp"]').fill('12/34');
+      await page.locator('[data-sandbox-card-field="cvc"]').fill('123');
+      await page.check('input[name="einvoice_type"][value="MOBILE_BARCODE"]');
+      await page.fill('#field-einvoice_barcode', '/abc');
+      await page.click('#pay');
+      await page.waitForSelector('#error:not([hidden])');
+      expect(await page.textContent('#error')).toContain(zh ? '手機條碼' : 'barcode');
+      expect(await page.evaluate(() => window.document.documentElement.scrollWidth)).toBeLessThanOrEqual(375);
+      await shot(page, `embedded-${locale}-einvoice-error`);
+
+      await page.fill('#field-einvoice_barcode', '/abc+123');
+      await page.click('#pay');
+      await page.waitForSelector('#paid');
+      const einvoice = await eventually(
+        async () => {
+          const read = await send('GET', `/checkout/sessions/${id}`);
+          const [e] = (await send('GET', `/einvoices?order_id=${read.body.order_id}`)).body.data;
+          expect(e?.status).toBe('issued');
+          return e;
+        },
+        30_000,
+        100,
+      );
+      expect(einvoice.buyer).toEqual({ type: 'MOBILE_BARCODE', carrier: '/ABC+123' });
+      await page.close();
+    },
+  );
 });
