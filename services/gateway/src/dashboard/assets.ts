@@ -50,6 +50,12 @@ figure{margin:0}figcaption{font-weight:600}
 svg.chart{width:100%;height:auto;background:#fff}
 .pager{display:flex;gap:1rem;margin:.75rem 0}
 .badge{display:inline-block;padding:0 .4rem;border-radius:4px;background:#e5e7eb;font-size:.85rem}
+.badge.warned{background:#fde68a;color:#713f12;font-weight:600}.badge.late{background:#b91c1c;color:#fff;font-weight:600}
+tr.warned td{background:#fffbeb}tr.late td{background:#fef2f2}tr.warned td:first-child{box-shadow:inset 4px 0 #d97706}tr.late td:first-child{box-shadow:inset 4px 0 #b91c1c}
+td.einvoice{min-width:14rem}
+.einvoice-error{color:#7f1d1d;font-size:.85rem;max-width:20rem;overflow-wrap:anywhere}
+.field-error{color:#7f1d1d;font-weight:600;margin:.2rem 0}
+[aria-invalid=true]{border:2px solid #b91c1c}
 .check{display:flex;gap:.4rem;align-items:center;margin:.2rem 0}.check label{display:inline;font-weight:400;margin:0}
 fieldset{border:1px solid #c5cad6;border-radius:6px;margin:.6rem 0}
 pre{white-space:pre-wrap;word-break:break-all;font-size:.8rem;margin:.25rem 0}

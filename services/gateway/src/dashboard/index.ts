@@ -139,7 +139,10 @@ export function mountDashboard(app: Express, options: DashboardOptions): void {
       } catch (error) {
         if (!(error instanceof ApiFailure)) throw error;
         const status = error.status >= 500 ? 502 : error.status;
-        await renderPage(ctx, page, { errors: { [form._action!]: error.explanation }, form }, status);
+        const fieldErrors = Object.fromEntries(
+          error.details.filter((d) => d.path && d.message).map((d) => [d.path!, d.message!]),
+        );
+        await renderPage(ctx, page, { errors: { [form._action!]: error.explanation }, form, fieldErrors }, status);
       }
     });
   }

@@ -9,6 +9,7 @@ export const SECTIONS: Array<{ section: string; label: string; path: string; san
   { section: 'payment-links', label: 'Payment links', path: '/payment-links' },
   { section: 'customers', label: 'Customers', path: '/customers' },
   { section: 'subscriptions', label: 'Subscriptions', path: '/subscriptions' },
+  { section: 'einvoices', label: 'E-invoices', path: '/einvoices' },
   { section: 'webhooks', label: 'Webhooks', path: '/webhooks' },
   { section: 'api-keys', label: 'API keys', path: '/api-keys' },
   { section: 'settings', label: 'Settings', path: '/settings' },

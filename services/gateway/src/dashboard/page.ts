@@ -34,6 +34,8 @@ export interface PageState {
   reveal?: Html;
   /** The values the failed form had, to fill it again. */
   form?: Record<string, string>;
+  /** The failed form's problems by field (the API's `details[].path`), shown at each field. */
+  fieldErrors?: Record<string, string>;
 }
 
 export interface ActionOutcome {
@@ -76,6 +78,21 @@ export function errorFor(state: PageState, action: string): Html {
   return message ? html`<p class="error" role="alert" id="error-${action}">${message}</p>` : html``;
 }
 
+/** The problem the API found with one field of a failed action, if any. */
+export function fieldError(state: PageState, action: string, path: string): string | undefined {
+  return state.form?._action === action ? state.fieldErrors?.[path] : undefined;
+}
+
+/** A field's error (`aria-invalid`, and its message tied to it), or nothing. */
+function invalid(id: string, error: string | undefined): { attributes: Html; message: Html; describedBy?: string } {
+  if (!error) return { attributes: html``, message: html`` };
+  return {
+    attributes: html` aria-invalid="true"`,
+    message: html`<div class="field-error" id="${id}-error">${error}</div>`,
+    describedBy: `${id}-error`,
+  };
+}
+
 /** A one-button form (archive, deactivate, replay...). */
 export function buttonForm(
   ctx: PageContext,
@@ -115,9 +132,13 @@ export function field(
     required?: boolean;
     extra?: Html;
     hint?: string;
+    /** The API's problem with this field, shown under it. */
+    error?: string;
   },
 ): Html {
   const hintId = input.hint ? `${id}-hint` : undefined;
+  const problem = invalid(id, input.error);
+  const describedBy = [hintId, problem.describedBy].filter(Boolean).join(' ');
   return html`<label for="${id}">${label}</label
     ><input
       id="${id}"
@@ -125,8 +146,8 @@ export function field(
       type="${input.type ?? 'text'}"
       ${
         input.value !== undefined && input.value !== null ? html` value="${String(input.value)}"` : ''
-      }${input.required ? html` required` : ''}${hintId ? html` aria-describedby="${hintId}"` : ''}${input.extra ?? ''}
-    />${input.hint ? html`<div class="muted" id="${hintId}">${input.hint}</div>` : ''}`;
+      }${input.required ? html` required` : ''}${describedBy ? html` aria-describedby="${describedBy}"` : ''}${problem.attributes}${input.extra ?? ''}
+    />${problem.message}${input.hint ? html`<div class="muted" id="${hintId}">${input.hint}</div>` : ''}`;
 }
 
 export function select(
@@ -135,13 +156,19 @@ export function select(
   name: string,
   options: Array<[string, string]>,
   selected?: string,
+  error?: string,
 ): Html {
+  const problem = invalid(id, error);
   return html`<label for="${id}">${label}</label
-    ><select id="${id}" name="${name}">
+    ><select
+      id="${id}"
+      name="${name}"
+      ${problem.describedBy ? html` aria-describedby="${problem.describedBy}"` : ''}${problem.attributes}
+    >
       ${options.map(
         ([value, text]) => html`<option value="${value}" ${value === selected ? html` selected` : ''}>${text}</option>`,
-      )}
-    </select>`;
+      )}</select
+    >${problem.message}`;
 }
 
 /** A table that scrolls sideways on a phone rather than overflowing the page. */

@@ -2,6 +2,7 @@ import { ApiFailure, withQuery } from '../client';
 import { type Html, html } from '@billing/service';
 import { twd, when } from '../html';
 import { type DashboardPage, type PageContext, pager, table } from '../page';
+import { type EinvoiceLookup, einvoiceCell, einvoiceFailure, einvoicesOfCustomer, showsEinvoices } from './einvoices';
 import { historySection } from './history';
 
 interface Customer {
@@ -38,7 +39,16 @@ interface Payment {
   failure_message?: string | null;
 }
 
-export function invoiceRows(ctx: PageContext, invoices: Invoice[], lastCell?: (invoice: Invoice) => Html): Html[] {
+/**
+ * Invoice table rows; with the customer's e-invoices (`einvoicesOfCustomer`, one call for the
+ * whole table), each invoice's in a column after the period.
+ */
+export function invoiceRows(
+  ctx: PageContext,
+  invoices: Invoice[],
+  options: { lastCell?: (invoice: Invoice) => Html; einvoices?: EinvoiceLookup } = {},
+): Html[] {
+  const { lastCell, einvoices } = options;
   return invoices.map(
     (i) =>
       html`<tr>
@@ -48,6 +58,7 @@ export function invoiceRows(ctx: PageContext, invoices: Invoice[], lastCell?: (i
         <td>${twd(i.amount_paid)}</td>
         <td>${twd(i.amount_refunded)}</td>
         <td>${when(i.period_start)} – ${when(i.period_end)}</td>
+        ${einvoices && showsEinvoices(einvoices) ? html`<td class="einvoice">${einvoiceCell(ctx, einvoices, i)}</td>` : ''}
         ${lastCell ? html`<td>${lastCell(i)}</td>` : ''}
       </tr>`,
   );
@@ -56,6 +67,9 @@ export function invoiceRows(ctx: PageContext, invoices: Invoice[], lastCell?: (i
 export const refundable = (invoice: Invoice) =>
   invoice.status === 'paid' && invoice.amount_refunded < invoice.amount_paid;
 export const INVOICE_HEADERS = ['Number', 'Status', 'Total', 'Paid', 'Refunded', 'Period'];
+/** The headers of `invoiceRows` with the same e-invoices. */
+export const invoiceHeaders = (einvoices?: EinvoiceLookup) =>
+  showsEinvoices(einvoices) ? [...INVOICE_HEADERS, 'E-invoice'] : INVOICE_HEADERS;
 
 export const customersPage: DashboardPage = {
   path: 'customers',
@@ -113,9 +127,10 @@ export const customerPage: DashboardPage = {
   title: () => 'Customer',
   async view(ctx) {
     const id = encodeURIComponent(ctx.params.id!);
-    const [customer, invoices] = await Promise.all([
+    const [customer, invoices, einvoices] = await Promise.all([
       ctx.api.v1<Customer>('GET', `/customers/${id}`),
       ctx.api.v1<{ data: Invoice[]; has_more: boolean }>('GET', `/invoices?customer_id=${id}&limit=50`),
+      einvoicesOfCustomer(ctx, ctx.params.id!),
     ]);
     const subscriptionRows = (customer.subscriptions ?? []).map(
       (s) =>
@@ -161,7 +176,11 @@ export const customerPage: DashboardPage = {
       <h2>Subscriptions</h2>
       ${table('Subscriptions', ['Product', 'Status', 'Current period ends'], subscriptionRows, 'No subscriptions.')}
       <h2>Invoices</h2>
-      ${table('Invoices', INVOICE_HEADERS, invoiceRows(ctx, invoices.data), 'No invoices.')} ${payments}
-      ${await historySection(ctx, customer.id)}`;
+      ${table('Invoices', invoiceHeaders(einvoices), invoiceRows(ctx, invoices.data, { einvoices }), 'No invoices.')}${einvoiceFailure(einvoices)}${
+        einvoices.any
+          ? html`<p><a href="${ctx.base}/einvoices?customer_id=${customer.id}">All e-invoices of this customer</a></p>`
+          : ''
+      }
+      ${payments} ${await historySection(ctx, customer.id)}`;
   },
 };

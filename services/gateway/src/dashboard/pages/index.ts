@@ -1,6 +1,7 @@
 import type { DashboardPage } from '../page';
 import { couponsPage, promotionCodePage } from './coupons';
 import { customerPage, customersPage } from './customers';
+import { einvoicePage, einvoicesPage } from './einvoices';
 import { invoicePage } from './invoices';
 import { overviewPage } from './overview';
 import { paymentLinksPage } from './payment-links';
@@ -23,6 +24,8 @@ export const PAGES: DashboardPage[] = [
   subscriptionsPage,
   subscriptionPage,
   invoicePage,
+  einvoicesPage,
+  einvoicePage,
   webhooksPage,
   webhookPage,
   apiKeysPage,

@@ -2,6 +2,7 @@ import { html } from '@billing/service';
 import { twd, when } from '../html';
 import { type DashboardPage, errorFor, field, formFields, table } from '../page';
 import { type Invoice, refundable } from './customers';
+import { einvoiceFacts, einvoiceOfInvoice } from './einvoices';
 import { historySection } from './history';
 import { num } from './forms';
 
@@ -16,7 +17,10 @@ export const invoicePage: DashboardPage = {
   section: 'customers',
   title: () => 'Invoice',
   async view(ctx, state) {
-    const i = await ctx.api.v1<InvoiceWithLines>('GET', `/invoices/${encodeURIComponent(ctx.params.id!)}`);
+    const [i, einvoice] = await Promise.all([
+      ctx.api.v1<InvoiceWithLines>('GET', `/invoices/${encodeURIComponent(ctx.params.id!)}`),
+      einvoiceOfInvoice(ctx, ctx.params.id!),
+    ]);
     const lines = i.lines.map(
       (l) =>
         html`<tr>
@@ -52,6 +56,15 @@ export const invoicePage: DashboardPage = {
           <dd>${when(i.period_start)} – ${when(i.period_end)}</dd>
         </dl>
       </section>
+      ${
+        einvoice.einvoice
+          ? html`<h2 id="einvoice">E-invoice</h2>
+              <section class="card" aria-labelledby="einvoice">${einvoiceFacts(ctx, einvoice.einvoice)}</section>`
+          : einvoice.failure
+            ? html`<h2 id="einvoice">E-invoice</h2>
+                <p class="error" role="alert">The e-invoice could not be read: ${einvoice.failure}</p>`
+            : ''
+      }
       <h2>Lines</h2>
       ${table('Invoice lines', ['Description', 'Kind', 'Amount'], lines)}
       ${

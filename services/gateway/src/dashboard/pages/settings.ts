@@ -7,11 +7,13 @@ import {
   buttonForm,
   errorFor,
   field,
+  fieldError,
   formFields,
   select,
 } from '../page';
+import { TAX_TYPE_TEXT } from './einvoices';
 import { listProducts } from './products';
-import { nullableText, text } from './forms';
+import { nullableText, prefill, text } from './forms';
 
 interface Organization {
   name: string;
@@ -41,6 +43,17 @@ interface PaymentProcessor {
   credentials_set: boolean;
   updated_at: string | null;
 }
+interface EinvoiceSettings {
+  provider: 'none' | 'ecpay' | 'amego';
+  enabled: boolean;
+  merchant_id: string | null;
+  seller_tax_id: string | null;
+  tax_type: 'TAXED' | 'ZERO_RATED' | 'EXEMPT';
+  donation_offered: boolean;
+  endpoint_url: string | null;
+  credentials_set: boolean;
+  updated_at: string | null;
+}
 interface PortalConfiguration {
   id: string;
   is_default: boolean;
@@ -67,10 +80,11 @@ export const settingsPage: DashboardPage = {
   title: () => 'Settings',
   async view(ctx, state) {
     const env = ctx.envSlug;
-    const [org, billing, processor, portals, products] = await Promise.all([
+    const [org, billing, processor, einvoices, portals, products] = await Promise.all([
       readOrganization(ctx),
       ctx.api.admin<BillingSettings>('GET', `/billing_settings?environment=${env}`),
       ctx.api.admin<PaymentProcessor>('GET', `/payment_processor?environment=${env}`),
+      ctx.api.admin<EinvoiceSettings>('GET', `/einvoice_settings?environment=${env}`),
       ctx.api.admin<{ data: PortalConfiguration[] }>('GET', `/portal_configurations?environment=${ctx.environment}`),
       listProducts(ctx),
     ]);
@@ -89,7 +103,7 @@ export const settingsPage: DashboardPage = {
         ><textarea id="b-origins" name="allowed_origins" rows="3">${org.allowed_origins.join('\n')}</textarea>
         <div><button type="submit">Save branding</button></div>
       </form>
-      ${paymentsSection(ctx, state, processor)}
+      ${paymentsSection(ctx, state, processor)} ${einvoicesSection(ctx, state, einvoices)}
       <h2 id="billing">Dunning and proration (${ctx.environment === 'SANDBOX' ? 'Sandbox' : 'Production'})</h2>
       <form class="card" method="post" aria-labelledby="billing">
         ${formFields(ctx, 'billing')}${errorFor(state, 'billing')}
@@ -183,6 +197,32 @@ export const settingsPage: DashboardPage = {
       async run(ctx) {
         await ctx.api.admin('DELETE', `/payment_processor?environment=${ctx.envSlug}`);
         return { notice: 'Payment processor removed.' };
+      },
+    },
+    einvoices: {
+      ownerOnly: true,
+      async run(ctx, form) {
+        const path = `/einvoice_settings?environment=${ctx.envSlug}`;
+        if (form.provider === 'none') {
+          await ctx.api.admin('PUT', path, { provider: 'none' });
+          return { notice: 'E-invoices turned off: no e-invoice is issued for later payments.' };
+        }
+        // Only the chosen provider's fields are sent (the API takes the settings whole); another provider is refused by the API.
+        const common = {
+          seller_tax_id: text(form.seller_tax_id),
+          tax_type: form.tax_type,
+          donation_offered: form.donation_offered === 'on',
+          ...(ctx.environment === 'SANDBOX' && form.endpoint_url ? { endpoint_url: text(form.endpoint_url) } : {}),
+        };
+        const credentials =
+          form.provider === 'ecpay'
+            ? { merchant_id: text(form.merchant_id), hash_key: text(form.hash_key), hash_iv: text(form.hash_iv) }
+            : form.provider === 'amego'
+              ? { app_key: text(form.app_key) }
+              : {};
+        await ctx.api.admin('PUT', path, { provider: form.provider, ...credentials, ...common });
+        const name = form.provider === 'ecpay' ? 'ECPay' : 'Amego';
+        return { notice: `${name} e-invoice settings saved. The keys are stored sealed and are not shown again.` };
       },
     },
     branding: {
@@ -354,4 +394,89 @@ function paymentsSection(ctx: PageContext, state: PageState, processor: PaymentP
       }
     </form>
     ${owner && processor.updated_at ? buttonForm(ctx, 'removePayments', 'Remove payment processor', {}, { danger: true, confirm: sandbox ? 'Go back to the sandbox simulator?' : 'Production will refuse every payment. Remove?' }) : ''}`;
+}
+
+const EINVOICE_PROVIDERS = { ecpay: 'ECPay (綠界)', amego: 'Amego (光貿)' } as const;
+
+/**
+ * Which provider issues this environment's e-invoices (電子發票); owners set it, whole (the
+ * keys are never shown back, only whether they are set). The API's problems are shown at
+ * their fields.
+ */
+function einvoicesSection(ctx: PageContext, state: PageState, settings: EinvoiceSettings) {
+  const sandbox = ctx.environment === 'SANDBOX';
+  const owner = ctx.role !== 'member';
+  // After a refused save, the form shows what was sent (never the keys).
+  const sent = state.form?._action === 'einvoices' ? state.form : undefined;
+  const value = (name: string, stored: string | null) => prefill(sent, name, stored);
+  const problem = (path: string) => fieldError(state, 'einvoices', path);
+  const provider = sent?.provider ?? settings.provider;
+  const current =
+    settings.provider === 'none'
+      ? html`None: no e-invoice is issued.`
+      : html`${EINVOICE_PROVIDERS[settings.provider]}${settings.merchant_id ? `, merchant ${settings.merchant_id}` : ''},
+        seller ${settings.seller_tax_id}, ${TAX_TYPE_TEXT[settings.tax_type]},
+        ${settings.donation_offered ? 'buyers may donate' : 'no donation'}${sandbox ? html`, at ${settings.endpoint_url}` : ''};
+        ${settings.credentials_set ? 'keys set (stored sealed).' : 'no keys.'}`;
+  const keyHint = (kind: 'ecpay' | 'amego') =>
+    settings.credentials_set && settings.provider === kind
+      ? 'Set (stored sealed, never shown). Enter it again to save any change.'
+      : undefined;
+  const secret = (id: string, label: string, name: string, kind: 'ecpay' | 'amego') =>
+    field(id, label, {
+      name,
+      type: 'password',
+      extra: html` autocomplete="new-password"`,
+      hint: keyHint(kind),
+      error: problem(name),
+    });
+  return html`<h2 id="einvoices">E-invoices (${sandbox ? 'Sandbox' : 'Production'})</h2>
+    <form class="card" method="post" aria-labelledby="einvoices" autocomplete="off">
+      ${formFields(ctx, 'einvoices')}${errorFor(state, 'einvoices')}
+      <p>E-invoices now: ${current}</p>
+      <p class="muted">
+        With a provider set, an e-invoice (電子發票) is issued through it for every paid one-time order and every paid
+        invoice, to the carrier the buyer chose; refunds void it or issue an allowance. E-invoices still pending are
+        asked of the provider they were made for: changing the provider leaves them failing. Last changed:
+        ${when(settings.updated_at)}
+      </p>
+      ${
+        owner
+          ? html`${select(
+                'ei-provider',
+                'Provider',
+                'provider',
+                [
+                  ['none', 'None (no e-invoices)'],
+                  ['ecpay', EINVOICE_PROVIDERS.ecpay],
+                  ['amego', EINVOICE_PROVIDERS.amego],
+                ],
+                provider,
+                problem('provider'),
+              )}
+              ${field('ei-seller', "Seller's tax ID (統一編號, 8 digits)", { name: 'seller_tax_id', value: value('seller_tax_id', settings.seller_tax_id), extra: html` inputmode="numeric" maxlength="8"`, error: problem('seller_tax_id') })}
+              ${select(
+                'ei-tax',
+                'Tax type of what is sold',
+                'tax_type',
+                Object.entries(TAX_TYPE_TEXT),
+                value('tax_type', settings.tax_type),
+                problem('tax_type'),
+              )}
+              ${checkbox('ei-donation', 'donation_offered', 'Buyers may donate the e-invoice (愛心碼)', sent ? sent.donation_offered === 'on' : settings.donation_offered)}
+              <fieldset>
+                <legend>ECPay</legend>
+                ${field('ei-merchant', 'Merchant ID (MerchantID, digits)', { name: 'merchant_id', value: value('merchant_id', settings.merchant_id), extra: html` inputmode="numeric"`, error: problem('merchant_id') })}
+                ${secret('ei-hash-key', 'HashKey', 'hash_key', 'ecpay')}
+                ${secret('ei-hash-iv', 'HashIV', 'hash_iv', 'ecpay')}
+              </fieldset>
+              <fieldset>
+                <legend>Amego</legend>
+                ${secret('ei-app-key', 'App Key', 'app_key', 'amego')}
+              </fieldset>
+              ${sandbox ? field('ei-endpoint', "Sandbox endpoint URL (optional: the provider's test site by default, or an emulator's)", { name: 'endpoint_url', type: 'url', value: value('endpoint_url', settings.endpoint_url), error: problem('endpoint_url') }) : ''}
+              <div><button type="submit">Save e-invoice settings</button></div>`
+          : html`<p class="muted">Only an owner can change the e-invoice settings.</p>`
+      }
+    </form>`;
 }

@@ -2,7 +2,8 @@ import { withQuery } from '../client';
 import { html } from '@billing/service';
 import { twd, when } from '../html';
 import { type DashboardPage, buttonForm, errorFor, formFields, pager, select, table } from '../page';
-import { INVOICE_HEADERS, type Invoice, invoiceRows, refundable } from './customers';
+import { type Invoice, invoiceHeaders, invoiceRows, refundable } from './customers';
+import { einvoiceFailure, einvoicesOfCustomer } from './einvoices';
 import { historySection } from './history';
 import { listProducts } from './products';
 import { num } from './forms';
@@ -79,10 +80,13 @@ export const subscriptionPage: DashboardPage = {
   title: () => 'Subscription',
   async view(ctx, state) {
     const id = encodeURIComponent(ctx.params.id!);
-    const [s, invoices, products] = await Promise.all([
-      ctx.api.v1<Subscription>('GET', `/subscriptions/${id}`),
+    const subscription = ctx.api.v1<Subscription>('GET', `/subscriptions/${id}`);
+    const [s, invoices, products, einvoices] = await Promise.all([
+      subscription,
       ctx.api.v1<{ data: Invoice[] }>('GET', `/invoices?subscription_id=${id}&limit=50`),
       listProducts(ctx),
+      // The subscription's invoices' e-invoices are among its customer's: one call for the table.
+      subscription.then((found) => einvoicesOfCustomer(ctx, found.customer_id)),
     ]);
     const live = LIVE.includes(s.status.toUpperCase());
     const targets = products.filter((p) => p.type === 'SUBSCRIPTION' && p.id !== s.product.id);
@@ -173,20 +177,22 @@ export const subscriptionPage: DashboardPage = {
       <h2 id="invoices">Invoices</h2>
       ${errorFor(state, 'refund')}${table(
         'Invoices of this subscription',
-        [...INVOICE_HEADERS, 'Refund'],
-        invoiceRows(ctx, invoices.data, (invoice) =>
-          refundable(invoice)
-            ? buttonForm(
-                ctx,
-                'refund',
-                'Refund',
-                { invoice_id: invoice.id },
-                { confirm: `Refund ${invoice.number} in full?`, accessibleName: `Refund ${invoice.number}` },
-              )
-            : html``,
-        ),
+        [...invoiceHeaders(einvoices), 'Refund'],
+        invoiceRows(ctx, invoices.data, {
+          einvoices,
+          lastCell: (invoice) =>
+            refundable(invoice)
+              ? buttonForm(
+                  ctx,
+                  'refund',
+                  'Refund',
+                  { invoice_id: invoice.id },
+                  { confirm: `Refund ${invoice.number} in full?`, accessibleName: `Refund ${invoice.number}` },
+                )
+              : html``,
+        }),
         'No invoices.',
-      )}
+      )}${einvoiceFailure(einvoices)}
       ${await historySection(ctx, s.id)}`;
   },
   actions: {
