@@ -1,6 +1,6 @@
 import { randomInt } from 'node:crypto';
-import { type IncomingMessage, type Server, type ServerResponse, createServer } from 'node:http';
-import type { AddressInfo } from 'node:net';
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import { type EmulatedFailure, failureQueue, loseAnswer, serveLocally } from '../emulator-server';
 import { type AmegoMerchant, amegoDate, amegoTimeOfDay } from './merchant';
 import { hasValidAmegoSign } from './sign';
 
@@ -25,7 +25,7 @@ export interface AmegoEmulator {
    * `http500` acts on it and answers HTTP 500, `refuse` answers code 10 (系統停機維護中) without
    * acting. Several calls queue that many failures, in order.
    */
-  failNext(path: string, how: 'drop' | 'http500' | 'refuse'): void;
+  failNext(path: string, how: EmulatedFailure): void;
   close(): Promise<void>;
 }
 
@@ -75,7 +75,7 @@ export async function startAmegoEinvoiceEmulator(
   const invoices = new Map<string, EmulatedAmegoInvoice>();
   const allowances = new Map<string, EmulatedAmegoAllowance>();
   const calls: AmegoEmulator['calls'] = [];
-  const failures = new Map<string, ('drop' | 'http500' | 'refuse')[]>();
+  const failures = failureQueue();
   let nextNumber = 12345678;
 
   const byNumber = (invoiceNumber: string) => [...invoices.values()].find((i) => i.invoiceNumber === invoiceNumber);
@@ -391,36 +391,25 @@ export async function startAmegoEinvoiceEmulator(
     if (!endpoints[path]) return void res.writeHead(404, { 'content-type': 'text/plain' }).end('Not Found');
     if (req.method !== 'POST') return void res.writeHead(405, { 'content-type': 'text/plain' }).end('POST only');
     const form = Object.fromEntries(new URLSearchParams(await bodyOf(req)));
-    const failure = failures.get(path)?.shift();
+    const failure = failures.take(path);
     if (failure === 'refuse') {
       const refusal = fail(10, '系統停機維護中');
       calls.push({ path, data: form.data, code: refusal.code });
       return json(res, refusal);
     }
     const result = answer(path, form, failure);
-    if (failure === 'drop') return void res.socket?.destroy();
-    if (failure === 'http500') return void res.writeHead(500, { 'content-type': 'text/plain' }).end('emulated failure');
+    if (loseAnswer(res, failure)) return;
     json(res, result);
   }
 
-  const server: Server = createServer((req, res) => {
-    void handle(req, res).catch((error: Error) => {
-      if (!res.headersSent) res.writeHead(500, { 'content-type': 'text/plain' });
-      res.end(error.message);
-    });
-  });
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const server = await serveLocally(handle);
   return {
-    url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`,
+    url: server.url,
     invoices,
     allowances,
     calls,
-    failNext: (path, how) => void failures.set(path, [...(failures.get(path) ?? []), how]),
-    close: () =>
-      new Promise<void>((resolve) => {
-        server.closeAllConnections();
-        server.close(() => resolve());
-      }),
+    failNext: failures.failNext,
+    close: server.close,
   };
 }
 

@@ -1,6 +1,6 @@
 import { randomInt } from 'node:crypto';
-import { type IncomingMessage, type Server, type ServerResponse, createServer } from 'node:http';
-import type { AddressInfo } from 'node:net';
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import { type EmulatedFailure, failureQueue, loseAnswer, serveLocally } from '../emulator-server';
 import { EcpayCipherError, decryptData, encryptData } from './cipher';
 import { ECPAY_EINVOICE_PATHS, type EcpayEinvoiceKeys, taipeiDate, taipeiDateTime } from './merchant';
 
@@ -25,7 +25,7 @@ export interface EcpayEinvoiceEmulator {
    * then answers HTTP 500; `refuse` does not act and answers RtnCode 9000001 (呼叫財政部API失敗).
    * Several calls lose that many answers, in order.
    */
-  failNext(path: string, how: 'drop' | 'http500' | 'refuse'): void;
+  failNext(path: string, how: EmulatedFailure): void;
   close(): Promise<void>;
 }
 
@@ -100,7 +100,7 @@ export async function startEcpayEinvoiceEmulator(
   const invoices = new Map<string, EmulatedEinvoice>();
   const allowances = new Map<string, EmulatedAllowance>();
   const calls: EcpayEinvoiceEmulator['calls'] = [];
-  const failures = new Map<string, ('drop' | 'http500' | 'refuse')[]>();
+  const failures = failureQueue();
   let invoiceSeq = 0;
   let allowanceSeq = 0;
 
@@ -306,36 +306,25 @@ export async function startEcpayEinvoiceEmulator(
       return void json(envelope({ ...TRANS.decryptFailed, Data: null }));
     }
     calls.push({ path, fields });
-    const how = failures.get(path)?.shift();
+    const how = failures.take(path);
     const inside: Inside =
       how === 'refuse'
         ? { ...EMULATOR_RTN.refused }
         : str(fields.MerchantID) !== merchant.merchantId
           ? fieldError('MerchantID', 'is not the envelope’s')
           : route(fields);
-    if (how === 'drop') return void res.socket?.destroy();
-    if (how === 'http500') return void res.writeHead(500, { 'content-type': 'text/plain' }).end('emulated failure');
+    if (loseAnswer(res, how)) return;
     json(envelope({ TransCode: 1, TransMsg: 'Success', Data: encryptData(inside, merchant) }));
   }
 
-  const server: Server = createServer((req, res) => {
-    void handle(req, res).catch((error: Error) => {
-      if (!res.headersSent) res.writeHead(500, { 'content-type': 'text/plain' });
-      res.end(error.message);
-    });
-  });
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const server = await serveLocally(handle);
   return {
-    url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`,
+    url: server.url,
     invoices,
     allowances,
     calls,
-    failNext: (path, how) => void failures.set(path, [...(failures.get(path) ?? []), how]),
-    close: () =>
-      new Promise<void>((resolve) => {
-        server.closeAllConnections();
-        server.close(() => resolve());
-      }),
+    failNext: failures.failNext,
+    close: server.close,
   };
 }
 
