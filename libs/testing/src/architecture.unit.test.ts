@@ -147,6 +147,9 @@ const BILLING_LAYERS = {
     'shared',
     'proration',
     'charges',
+    // The e-invoice aggregates, their provider port and adapters, and the worker that drives
+    // them: nothing of it reads a subscription's time, so it sits below the engine.
+    'einvoices',
     'dependencies.ts',
   ],
 };
