@@ -7,7 +7,7 @@ import {
   type AmegoEmulator,
   startAmegoEinvoiceEmulator,
 } from '../../../services/billing/dist/einvoices/providers/amego/emulator';
-import { describeWithBrowser, launchChromium } from '../src/browser';
+import { describeWithBrowser, launchChromium, merchantSite } from '../src/browser';
 import { type CreatedOrganization, type Platform, clientOf, jsonApi, plan, startPlatform } from '../src/platform';
 
 declare const window: any;
@@ -29,6 +29,7 @@ describeWithBrowser('e-invoices in the customer portal and the embedded checkout
   let sk: string;
   let browser: Browser;
   let amego: AmegoEmulator;
+  let merchant: Awaited<ReturnType<typeof merchantSite>>;
 
   const send = jsonApi(
     () => platform.gatewayUrl,
@@ -39,9 +40,10 @@ describeWithBrowser('e-invoices in the customer portal and the embedded checkout
   beforeAll(async () => {
     mkdirSync(SHOTS, { recursive: true });
     amego = await startAmegoEinvoiceEmulator({ sellerTaxId: '12345678', appKey: 'sHeq7t8G1wiQvhAuIM27' });
-    [platform, browser] = await Promise.all([
+    [platform, browser, merchant] = await Promise.all([
       startPlatform({ checkout: true, billing: true, config: { RATE_LIMIT_PER_MINUTE_OVERRIDE: '100000' } }),
       launchChromium(),
+      merchantSite(),
     ]);
     const client = clientOf(platform.gatewayUrl);
     org = await client.createOrganization();
@@ -59,6 +61,7 @@ describeWithBrowser('e-invoices in the customer portal and the embedded checkout
     await browser?.close();
     await platform?.stop();
     await amego?.close();
+    merchant?.server.close();
   });
 
   /** A monthly plan paid with a mobile barcode; its customer and the first invoice's e-invoice once issued. */
@@ -193,4 +196,48 @@ describeWithBrowser('e-invoices in the customer portal and the embedded checkout
       await page.close();
     },
   );
+
+  it('takes the choice on the hosted page in zh-TW at 375 px: a malformed barcode refused at its field, then paid and issued', async () => {
+    const session = await send('POST', '/checkout/sessions', {
+      product_slug: 'pro',
+      success_url: `${merchant.url}/thanks`,
+      cancel_url: `${merchant.url}/cancel`,
+      customer_email: 'hosted-zh@example.com',
+      locale: 'zh-TW',
+    });
+    expect([session.status, session.body.einvoice_enabled]).toEqual([201, true]);
+    const page = await browser.newPage({ viewport: { width: 375, height: 812 }, locale: 'zh-TW' });
+    await page.goto(session.body.url.replace(/^https?:\/\/[^/]+/, platform.gatewayUrl));
+    const fill = async () => {
+      await page.fill('#field-name', '林美');
+      await page.fill('#field-card_number', '4242 4242 4242 4242');
+      await page.fill('#field-exp', '12/34');
+      await page.fill('#field-cvc', '123');
+    };
+    await fill();
+    await page.check('input[name="einvoice_type"][value="MOBILE_BARCODE"]');
+    await page.fill('#field-einvoice_barcode', '/abc');
+    await page.click('#pay');
+    await page.waitForSelector('#einvoice-error');
+    expect(await page.textContent('#einvoice-error')).toContain('手機條碼');
+    expect(await page.evaluate(() => window.document.documentElement.scrollWidth)).toBeLessThanOrEqual(375);
+    await shot(page, 'hosted-zh-TW-einvoice-error');
+
+    await fill();
+    await page.fill('#field-einvoice_barcode', '/abc+123');
+    await page.click('#pay');
+    await page.waitForSelector('#landed');
+    const einvoice = await eventually(
+      async () => {
+        const read = await send('GET', `/checkout/sessions/${session.body.id}`);
+        const [e] = (await send('GET', `/einvoices?order_id=${read.body.order_id}`)).body.data;
+        expect(e?.status).toBe('issued');
+        return e;
+      },
+      30_000,
+      100,
+    );
+    expect(einvoice).toMatchObject({ total: 299, buyer: { type: 'MOBILE_BARCODE', carrier: '/ABC+123' } });
+    await page.close();
+  });
 });

@@ -1,5 +1,9 @@
 import { type PayuniEmulator, startPayuniEmulator } from '@billing/checkout';
 import { ebook, eventually } from '@billing/testing';
+import {
+  type AmegoEmulator,
+  startAmegoEinvoiceEmulator,
+} from '../../../services/billing/dist/einvoices/providers/amego/emulator';
 import { type Receiver, startReceiver } from '../src/lifecycle-helpers';
 import { type CreatedOrganization, type Platform, clientOf, jsonApi, plan, startPlatform } from '../src/platform';
 import {
@@ -19,18 +23,22 @@ const PAYUNI = PAYUNI_TEST_MERCHANT;
  * pointed at the PAYUNi emulator: the hosted page offers them beside PAYUNi's card fields, the
  * buyer's browser posts the sealed UPP form to PAYUNi, PAYUNi posts the account or code (the
  * session waits, a webhook says how to pay) and later the payment (the session completes once,
- * however often PAYUNi repeats itself); an unpaid code expires at its deadline on the service clock.
+ * however often PAYUNi repeats itself) and gets its e-invoice only then; an unpaid code expires at
+ * its deadline on the service clock.
  */
 describe('PAYUNi ATM and convenience-store payments through the hosted checkout', () => {
   let clock = new Date('2026-11-26T02:00:00Z');
   let platform: Platform;
   let emulator: PayuniEmulator;
   let receiver: Receiver;
+  let amego: AmegoEmulator;
   let org: CreatedOrganization;
   let send: ReturnType<typeof jsonApi>;
 
   beforeAll(async () => {
     emulator = await startPayuniEmulator(PAYUNI, () => clock);
+    // Amego's time window reads the platform's clock, as billing's requests do.
+    amego = await startAmegoEinvoiceEmulator({ sellerTaxId: '12345678', appKey: 'sHeq7t8G1wiQvhAuIM27' }, () => clock);
     receiver = await startReceiver();
     platform = await startPlatform({
       checkout: true,
@@ -46,11 +54,19 @@ describe('PAYUNi ATM and convenience-store payments through the hosted checkout'
     expect((await client.createProduct(org.id, plan({ slug: 'trial', price: 299, trial_days: 14 }))).status).toBe(201);
     const processor = await useProcessor(client, org.id, 'payuni', PAYUNI, emulator.url);
     expect(processor.methods).toEqual(['card', 'atm', 'cvs']);
+    const einvoices = await client.admin('PUT', `/organizations/${org.id}/einvoice_settings?environment=sandbox`, {
+      provider: 'amego',
+      app_key: 'sHeq7t8G1wiQvhAuIM27',
+      seller_tax_id: '12345678',
+      endpoint_url: amego.url,
+    });
+    expect(einvoices.status).toBe(200);
   });
   afterAll(async () => {
     await platform?.stop();
     await emulator?.close();
     await receiver?.close();
+    await amego?.close();
   });
 
   const page = (sessionId: string, init: RequestInit = {}, language = 'en') =>
@@ -72,8 +88,8 @@ describe('PAYUNi ATM and convenience-store payments through the hosted checkout'
   }
 
   /** The buyer chooses ATM or CVS; the page posts the sealed UPP form to PAYUNi, as a browser does. */
-  async function payAtPayuni(sessionId: string, method: 'atm' | 'cvs') {
-    const redirect = await page(sessionId, { method: 'POST', body: new URLSearchParams({ method }) });
+  async function payAtPayuni(sessionId: string, method: 'atm' | 'cvs', einvoice: Record<string, string> = {}) {
+    const redirect = await page(sessionId, { method: 'POST', body: new URLSearchParams({ method, ...einvoice }) });
     expect(redirect.status).toBe(200);
     expect(redirect.html).toContain('Continue to PAYUNi');
     const action = /<form method="post" action="([^"]+)" id="processor-form">/.exec(redirect.html)![1]!;
@@ -107,7 +123,10 @@ describe('PAYUNi ATM and convenience-store payments through the hosted checkout'
     expect(offered.html).toContain('id="payuni-fields"');
     expect(offered.html).toContain('統一金流測試環境');
 
-    const { tradeNo, payuniPage } = await payAtPayuni(sessionId, 'atm');
+    const { tradeNo, payuniPage } = await payAtPayuni(sessionId, 'atm', {
+      einvoice_type: 'MOBILE_BARCODE',
+      einvoice_barcode: '/abc+123',
+    });
     const account = /<span id="account">(\d+)<\/span>/.exec(payuniPage)![1]!;
     const read = await send('GET', `/checkout/sessions/${sessionId}`);
     expect(read.body).toMatchObject({
@@ -140,6 +159,10 @@ describe('PAYUNi ATM and convenience-store payments through the hosted checkout'
     expect(forged.status).toBe(400);
     expect((await send('GET', `/checkout/sessions/${sessionId}`)).body.status).toBe('OPEN');
 
+    // No e-invoice while the transfer waits: nothing was paid yet.
+    const orderId = read.body.order_id;
+    expect((await send('GET', `/einvoices?order_id=${orderId}`)).body.data).toEqual([]);
+
     clock = new Date(clock.getTime() + 26 * 3600_000);
     await emulator.pay(tradeNo);
     expect(postsAbout(tradeNo).map((p) => [p.inside.TradeStatus, p.answer])).toEqual([
@@ -163,6 +186,14 @@ describe('PAYUNi ATM and convenience-store payments through the hosted checkout'
     });
     expect([back.status, back.headers.get('location')]).toEqual([303, 'https://shop.example/ok']);
     await eventually(async () => expect(webhooksOf(sessionId, 'checkout.completed')).toHaveLength(1));
+    // Paid, it gets its e-invoice, to the barcode the buyer chose on the page before transferring.
+    const einvoice = await eventually(async () => {
+      const [issued] = (await send('GET', `/einvoices?order_id=${orderId}`)).body.data;
+      expect(issued?.status).toBe('issued');
+      return issued;
+    }, 30_000);
+    expect(einvoice).toMatchObject({ total: 480, buyer: { type: 'MOBILE_BARCODE', carrier: '/ABC+123' } });
+    expect(amego.invoices.get(einvoice.merchant_order_number)?.invoiceNumber).toBe(einvoice.number);
     // An ATM payment goes back by bank transfer, not through PAYUNi's API: refused, nothing held.
     const refund = await send('POST', '/refunds', { order_id: paid.order_id, amount: 100 });
     expect(refund.status).toBe(402);
