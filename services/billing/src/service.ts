@@ -31,7 +31,6 @@ import { mountPendingChargesRoute } from './charges/routes';
 import { mountDashboardReads } from './dashboard/routes';
 import { migrateEinvoicesReadModel } from './einvoices/read-model';
 import { mountEinvoiceRoutes, mountEinvoiceSettingsRoutes } from './einvoices/routes';
-import { EINVOICE_TRIGGERS } from './einvoices/request';
 import { einvoiceNudger } from './einvoices/worker';
 
 /** The billing service: customers, subscriptions, invoices, entitlements, test clocks, the customer portal. */
@@ -83,9 +82,7 @@ export const billingService: ServiceDefinition = {
     await migrateMerchants(context.store);
     await migrateEinvoicesReadModel(context.store);
     const einvoices = einvoiceNudger(context);
-    const consumers = await startConsumers(context, (event) => {
-      if (EINVOICE_TRIGGERS.has(event.type)) einvoices.nudge();
-    });
+    const consumers = await startConsumers(context, einvoices.nudge);
     return [...consumers, await startMerchantsConsumer(context), startBillingSweep(context), einvoices.drain];
   },
 };

@@ -1,6 +1,4 @@
 import {
-  BILLING_PUBLIC_EVENTS,
-  CHECKOUT_PUBLIC_EVENTS,
   type CheckoutSessionCompletedData,
   type Einvoice as EinvoiceChoice,
   type Invoice,
@@ -25,7 +23,8 @@ import { storedEinvoiceSettings } from './settings/einvoice-settings';
  * - every paid billing invoice (a subscription's first period, renewals, proration charges,
  *   dunning retries, transfers once paid) asks for its own, with the customer's choice;
  * - a succeeded refund asks its e-invoice for a void or an allowance.
- * Nothing is asked while the organization has no e-invoice provider in the environment.
+ * Nothing is asked while the organization has no e-invoice provider in the environment. Each
+ * answers whether it asked something of an e-invoice (the worker is then nudged).
  */
 export async function einvoiceForCheckout(
   store: EventStore,
@@ -34,13 +33,13 @@ export async function einvoiceForCheckout(
   customerId: string,
   paid: CheckoutSessionCompletedData,
   now: Date,
-): Promise<void> {
+): Promise<boolean> {
   const chosen = choiceOf(paid.einvoice);
   if (chosen) await chooseEinvoice(store, tx, tenant, customerId, chosen, now);
   const mode = paid.mode ?? (paid.product?.type === 'SUBSCRIPTION' ? 'SUBSCRIPTION' : 'PAYMENT');
   // A donation is a gift, not a sale: it gets no uniform invoice.
-  if (mode !== 'PAYMENT' || paid.amount_total < 1 || paid.product?.type === 'DONATION') return;
-  await requestEinvoice(store, tx, tenant, {
+  if (mode !== 'PAYMENT' || paid.amount_total < 1 || paid.product?.type === 'DONATION') return false;
+  return requestEinvoice(store, tx, tenant, {
     source: `order:${paid.order_id}`,
     invoiceId: null,
     orderId: paid.order_id,
@@ -61,16 +60,16 @@ export async function einvoiceForPaidInvoice(
   event: DomainEventEnvelope,
   now: Date,
   logger?: Logger,
-): Promise<void> {
+): Promise<boolean> {
   const parsed = InvoicePaidData.safeParse(event.data);
   if (!parsed.success) {
     logger?.error({ eventId: event.id }, 'invoice.paid payload does not match its schema; no e-invoice asked');
-    return;
+    return false;
   }
   const invoice = parsed.data.object;
-  if (invoice.amount_paid < 1) return;
+  if (invoice.amount_paid < 1) return false;
   const tenant: Tenant = { organization: event.organization, environment: event.environment };
-  await requestEinvoice(store, tx, tenant, {
+  return requestEinvoice(store, tx, tenant, {
     source: `invoice:${invoice.id}`,
     invoiceId: invoice.id,
     // A first period's invoice was paid by a checkout order: its thank-you page shows this e-invoice.
@@ -94,9 +93,9 @@ export async function einvoiceForRefund(
   tx: EventStoreTransaction,
   event: DomainEventEnvelope,
   now: Date,
-): Promise<void> {
+): Promise<boolean> {
   const parsed = RefundSucceededData.safeParse(event.data);
-  if (!parsed.success || parsed.data.object.status !== 'succeeded') return;
+  if (!parsed.success || parsed.data.object.status !== 'succeeded') return false;
   const refund = parsed.data.object;
   const tenant: Tenant = { organization: event.organization, environment: event.environment };
   const { schema } = store.tables;
@@ -107,14 +106,15 @@ export async function einvoiceForRefund(
   const einvoice =
     (invoiceId ? await findEinvoiceOf(tx, schema, tenant, { invoiceId }) : undefined) ??
     (await findEinvoiceOf(tx, schema, tenant, { orderId: refund.order_id }));
-  if (!einvoice) return;
-  await einvoiceAggregate.handleInTransaction(
+  if (!einvoice) return false;
+  const { events } = await einvoiceAggregate.handleInTransaction(
     tx,
     store,
     einvoice.id,
     { type: 'RecordRefund', data: { refundId: refund.id, amount: refund.amount, now } },
     { ...tenant, occurredAt: now },
   );
+  return events.length > 0;
 }
 
 /** An invoice names its plan on its subscription line (a switch's too, beside its proration credit). */
@@ -123,13 +123,6 @@ function descriptionOf(invoice: Invoice): string {
     invoice.lines.find((l) => l.kind === 'subscription') ?? invoice.lines.find((l) => l.kind === 'proration');
   return line?.description ?? `Invoice ${invoice.number}`;
 }
-
-/** The events after which the worker is nudged: they may have asked an e-invoice for something. */
-export const EINVOICE_TRIGGERS = new Set<string>([
-  CHECKOUT_PUBLIC_EVENTS.CheckoutSessionCompleted,
-  CHECKOUT_PUBLIC_EVENTS.RefundSucceeded,
-  BILLING_PUBLIC_EVENTS.InvoicePaid,
-]);
 
 async function requestEinvoice(
   store: EventStore,
@@ -146,15 +139,15 @@ async function requestEinvoice(
     /** Who buys, read only when the organization issues e-invoices. */
     buyer: () => Promise<{ choice: EinvoiceChoice | null; contact: EinvoiceContact }>;
   },
-): Promise<void> {
+): Promise<boolean> {
   const { settings } = await storedEinvoiceSettings(store, tenant, tx);
-  if (!settings.enabled || settings.provider === 'none') return;
+  if (!settings.enabled || settings.provider === 'none') return false;
   const einvoiceId = einvoiceIdOf(tenant, sale.source);
   const { choice, contact } = await sale.buyer();
   // A donation is offered only where the organization allows it: otherwise the member carrier.
   const buyer =
     !choice || (choice.type === 'DONATION' && !settings.donation_offered) ? { type: 'MEMBER' as const } : choice;
-  await einvoiceAggregate.handleInTransaction(
+  const { events } = await einvoiceAggregate.handleInTransaction(
     tx,
     store,
     einvoiceId,
@@ -178,4 +171,5 @@ async function requestEinvoice(
     },
     { ...tenant, occurredAt: sale.now },
   );
+  return events.length > 0;
 }

@@ -31,6 +31,8 @@ export async function provisionFromCheckout(
   event: DomainEventEnvelope,
   now: Date,
   logger?: Logger,
+  /** Told when the checkout asked an e-invoice for something (after its transaction, the worker runs). */
+  einvoiceAsked: () => void = () => {},
 ): Promise<void> {
   const parsed = CheckoutSessionCompletedData.safeParse(event.data);
   if (!parsed.success) {
@@ -102,7 +104,7 @@ export async function provisionFromCheckout(
     await startStream(tx, store, customerCommandsAggregate, customerId, customerCommands, customerOptions);
   }
   // E-invoices keep to the service's clock: their deadlines are real, test clock or not.
-  await einvoiceForCheckout(store, tx, tenant, customerId, d, serviceNow);
+  if (await einvoiceForCheckout(store, tx, tenant, customerId, d, serviceNow)) einvoiceAsked();
 
   // The plan as the session sold it: later catalog changes do not move a sale.
   const product = d.product;

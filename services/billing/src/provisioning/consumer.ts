@@ -17,27 +17,36 @@ import { provisionFromCheckout } from './checkout-completed';
  * checkout is provisioned exactly once, its effects committed with the inbox row, so a
  * redelivered event changes nothing. Refunds (`refund.updated`) run in the same group, so an
  * order's refund reaches its invoice after the completion that recorded it. A paid invoice
- * (`invoice.paid`) asks for its e-invoice; `afterEach` runs once an event's effects committed
- * (the e-invoice worker's nudge).
+ * (`invoice.paid`) asks for its e-invoice; `einvoiceAsked` runs once the effects of an event that
+ * asked an e-invoice for something were handled (the e-invoice worker's nudge).
  */
 export async function startConsumers(
   context: ServiceContext,
-  afterEach: (event: DomainEventEnvelope) => void = () => {},
+  einvoiceAsked: () => void = () => {},
 ): Promise<Array<() => Promise<void>>> {
   const { store, infrastructure, logger } = context;
   // The group is the service's schema: `billing` in production, one per test schema.
   const groupId = store.tables.schema.replaceAll('"', '');
+  // The events whose handling asked an e-invoice for something, until their transaction ends.
+  const asking = new Set<string>();
   const handle = async (event: DomainEventEnvelope, tx: EventStoreTransaction) => {
     const now = context.now();
+    const asked = () => void asking.add(event.id);
     switch (event.type) {
       case CHECKOUT_PUBLIC_EVENTS.RefundSucceeded:
         await recordCheckoutRefund(store, tx, event, logger);
-        return einvoiceForRefund(store, tx, event, now);
+        if (await einvoiceForRefund(store, tx, event, now)) asked();
+        return;
       case BILLING_PUBLIC_EVENTS.InvoicePaid:
-        return einvoiceForPaidInvoice(store, tx, event, now, logger);
+        if (await einvoiceForPaidInvoice(store, tx, event, now, logger)) asked();
+        return;
       default:
-        return provisionFromCheckout(store, tx, event, now, logger);
+        return provisionFromCheckout(store, tx, event, now, logger, asked);
     }
+  };
+  const nudgeFor = (messages: ConsumedMessage[]) => {
+    const any = messages.some((message) => asking.delete(message.value.id));
+    if (any) einvoiceAsked();
   };
   const record = exactlyOnce(store, groupId, handle, {
     only: [
@@ -51,13 +60,19 @@ export async function startConsumers(
     topics: [CHECKOUT_TOPIC, BILLING_TOPIC],
     handler: Object.assign(
       async (message: ConsumedMessage) => {
-        await record(message);
-        afterEach(message.value);
+        try {
+          await record(message);
+        } finally {
+          nudgeFor([message]);
+        }
       },
       {
         batch: async (messages: ConsumedMessage[]) => {
-          await record.batch(messages);
-          for (const message of messages) afterEach(message.value);
+          try {
+            await record.batch(messages);
+          } finally {
+            nudgeFor(messages);
+          }
         },
       },
     ),
