@@ -4,12 +4,13 @@
 // is provisioned by billing (`checkout.completed` on the bus -> customer, subscription, paid
 // invoice). Prints one JSON object: per size the provisioning rate and its ratio to the first
 // size's, and the statements whose time per checkout grew most. See README.md.
-const { randomBytes, randomUUID } = require('node:crypto');
+const { randomBytes } = require('node:crypto');
 const pg = require('pg');
 const { createInfrastructure, runService } = require('@billing/runtime');
-const { CHECKOUT_TOPIC, newId } = require('@billing/contracts');
+const { CHECKOUT_TOPIC } = require('@billing/contracts');
 const { billingService } = require('@billing/billing');
 const { setting, positiveSetting } = require('../settings');
+const { paidCheckout } = require('../paid-checkout');
 const {
   internalSecret,
   machine,
@@ -29,62 +30,6 @@ const readParameters = () => ({
   measured: positiveSetting('measured', 'BENCH_GROWTH_MEASURED', 500),
   analyze: setting('analyze', 'BENCH_GROWTH_ANALYZE', 'on') !== 'off',
 });
-
-const plan = {
-  id: newId('product'),
-  name: 'Pro',
-  slug: 'pro',
-  type: 'SUBSCRIPTION',
-  interval: 'month',
-  interval_count: 1,
-  price: 299,
-  trial_days: null,
-};
-
-/** What checkout publishes for a paid SUBSCRIPTION checkout of buyer `i`, with the card it saved. */
-function paidCheckout(organization, i) {
-  const session = newId('checkoutSession');
-  const at = new Date().toISOString();
-  return {
-    id: randomUUID(),
-    type: 'checkout.completed',
-    schema_version: 1,
-    stream: `checkout_session-${session}`,
-    stream_version: 1,
-    global_position: i + 1,
-    occurred_at: at,
-    organization,
-    environment: 'SANDBOX',
-    data: {
-      session_id: session,
-      order_id: newId('order'),
-      organization,
-      environment: 'SANDBOX',
-      mode: 'SUBSCRIPTION',
-      customer_id: null,
-      customer_email: `buyer-${i}@example.com`,
-      customer_name: 'Buyer',
-      external_customer_id: null,
-      product_id: plan.id,
-      amount_subtotal: plan.price,
-      amount_total: plan.price,
-      discount_amount: 0,
-      currency: 'TWD',
-      promotion_code_id: null,
-      redemption_id: null,
-      metadata: null,
-      completed_at: at,
-      product: plan,
-      payment_method: {
-        id: `pm_sandbox_ok_4242_122034_${randomBytes(8).toString('hex')}`,
-        brand: 'visa',
-        last4: '4242',
-        exp_month: 12,
-        exp_year: 2034,
-      },
-    },
-  };
-}
 
 /**
  * Every statement's time by text, while `recording`: the pg client's queries, timed from send

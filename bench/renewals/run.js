@@ -6,13 +6,13 @@
 // one JSON object to stdout; see README.md.
 const os = require('node:os');
 const http = require('node:http');
-const { randomBytes, randomUUID } = require('node:crypto');
 const { createInfrastructure, runService } = require('@billing/runtime');
 const { CHECKOUT_TOPIC, identityHeaders, newId } = require('@billing/contracts');
 const { signInternalCall } = require('@billing/signing');
 const { checkoutService } = require('@billing/checkout');
 const { billingService } = require('@billing/billing');
 const { positiveSetting } = require('../settings');
+const { paidCheckout } = require('../paid-checkout');
 const {
   internalSecret,
   randomName: random,
@@ -97,62 +97,6 @@ function callBilling(platform, organization, method, path, body) {
   });
 }
 
-const plan = {
-  id: newId('product'),
-  name: 'Pro',
-  slug: 'pro',
-  type: 'SUBSCRIPTION',
-  interval: 'month',
-  interval_count: 1,
-  price: 299,
-  trial_days: null,
-};
-
-/** What checkout publishes for a paid SUBSCRIPTION checkout on the clock, with the card it saved. */
-function paidCheckout(organization, clockId, i) {
-  const session = newId('checkoutSession');
-  return {
-    id: randomUUID(),
-    type: 'checkout.completed',
-    schema_version: 1,
-    stream: `checkout_session-${session}`,
-    stream_version: 1,
-    global_position: i + 1,
-    occurred_at: new Date().toISOString(),
-    organization,
-    environment: 'SANDBOX',
-    data: {
-      session_id: session,
-      order_id: newId('order'),
-      organization,
-      environment: 'SANDBOX',
-      mode: 'SUBSCRIPTION',
-      customer_id: null,
-      customer_email: `buyer-${i}@example.com`,
-      customer_name: 'Buyer',
-      external_customer_id: null,
-      product_id: plan.id,
-      amount_subtotal: plan.price,
-      amount_total: plan.price,
-      discount_amount: 0,
-      currency: 'TWD',
-      promotion_code_id: null,
-      redemption_id: null,
-      metadata: null,
-      completed_at: new Date().toISOString(),
-      product: plan,
-      test_clock: clockId,
-      payment_method: {
-        id: `pm_sandbox_ok_4242_122034_${randomBytes(8).toString('hex')}`,
-        brand: 'visa',
-        last4: '4242',
-        exp_month: 12,
-        exp_year: 2034,
-      },
-    },
-  };
-}
-
 async function count(platform, sql, params) {
   const { rows } = await platform.infrastructure.database.query(sql, params);
   return rows[0].n;
@@ -213,7 +157,7 @@ async function main() {
     });
     // N subscriptions bought at the clock's time, so that all their periods end on 28 February.
     for (let i = 0; i < n; i += 500) {
-      const batch = Array.from({ length: Math.min(500, n - i) }, (_, j) => paidCheckout(organization, clock.id, i + j));
+      const batch = Array.from({ length: Math.min(500, n - i) }, (_, j) => paidCheckout(organization, i + j, clock.id));
       await platform.infrastructure.bus.publish(
         CHECKOUT_TOPIC,
         batch.map((event) => ({ key: event.stream, value: event })),
