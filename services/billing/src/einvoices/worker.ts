@@ -192,7 +192,9 @@ function buyerOf(choice: EinvoiceChoice, name: string | null): EinvoiceBuyer {
 export function einvoiceNudger(context: ServiceContext): { nudge: () => void; drain: () => Promise<void> } {
   let running: Promise<void> | null = null;
   let again = false;
+  let stopped = false;
   const nudge = () => {
+    if (stopped) return;
     if (running) {
       again = true;
       return;
@@ -207,8 +209,9 @@ export function einvoiceNudger(context: ServiceContext): { nudge: () => void; dr
         }
       });
   };
+  /** At shutdown: no pass starts any more, and the one running ends first. */
   const drain = async () => {
-    again = false;
+    stopped = true;
     while (running) await running;
   };
   return { nudge, drain };

@@ -45,8 +45,8 @@ export async function startConsumers(
     }
   };
   const nudgeFor = (messages: ConsumedMessage[]) => {
-    const any = messages.some((message) => asking.delete(message.value.id));
-    if (any) einvoiceAsked();
+    const asked = messages.filter((message) => asking.delete(message.value.id));
+    if (asked.length > 0) einvoiceAsked();
   };
   const record = exactlyOnce(store, groupId, handle, {
     only: [
