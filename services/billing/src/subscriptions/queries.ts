@@ -78,11 +78,16 @@ export type ClockScope = string | null;
 
 /**
  * Finds subscriptions due by `now` on a clock: those matching `where`, due at `dueAt` (a
- * document field, or an SQL expression), the earliest first.
+ * document field, an SQL expression, or `{ column }` of the table), the earliest first.
  */
-function dueFinder(where: string, dueAt: string) {
+function dueFinder(where: string, dueAt: string | { column: string }) {
   return async (sql: SqlExecutor, schema: string, now: Date, clock: ClockScope = null, limit = 500) => {
-    const due = /^[a-z_]+$/.test(dueAt) ? `(document->>'${dueAt}')::timestamptz` : `(${dueAt})`;
+    const due =
+      typeof dueAt === 'object'
+        ? dueAt.column
+        : /^[a-z_]+$/.test(dueAt)
+          ? `(document->>'${dueAt}')::timestamptz`
+          : `(${dueAt})`;
     const { rows } = await sql.query<DueSubscription>(
       `SELECT id, organization, environment, ${due} AS due_at FROM ${subscriptionsTable(schema)}
        WHERE ${where} AND ${due} <= $1 AND test_clock_id IS NOT DISTINCT FROM $2
@@ -108,10 +113,13 @@ export const findEndedCanceledPeriods = dueFinder(
   'current_period_end',
 );
 
-/** ACTIVE and TRIAL subscriptions, not canceling, whose period has ended: due to renew. */
+/**
+ * ACTIVE and TRIAL subscriptions, not canceling, whose period has ended: due to renew. A range of
+ * the `subscriptions_due_renewal` index (`period_end`), however many subscriptions there are.
+ */
 export const findDueRenewals = dueFinder(
   `status IN ('ACTIVE', 'TRIAL') AND NOT (document->>'cancel_at_period_end')::boolean`,
-  'current_period_end',
+  { column: 'period_end' },
 );
 
 /**

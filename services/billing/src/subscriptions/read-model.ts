@@ -29,6 +29,12 @@ export async function migrateSubscriptionsReadModel(store: EventStore): Promise<
       WHERE status <> 'CANCELED' AND (document->>'cancel_at_period_end')::boolean;
     -- The trial_end that subscription.trial_will_end was sent for.
     ALTER TABLE ${table} ADD COLUMN IF NOT EXISTS trial_will_end_sent_for timestamptz;
+    -- current_period_end as a column, so that the due renewals are an index range: the text in the
+    -- document cannot be indexed as a time (its cast depends on the session's time zone).
+    ALTER TABLE ${table} ADD COLUMN IF NOT EXISTS period_end timestamptz;
+    UPDATE ${table} SET period_end = (document->>'current_period_end')::timestamptz
+      WHERE period_end IS NULL AND document->>'current_period_end' IS NOT NULL;
+    CREATE INDEX IF NOT EXISTS subscriptions_due_renewal ON ${table} (period_end) WHERE status IN ('ACTIVE', 'TRIAL');
   `);
 }
 
@@ -43,8 +49,8 @@ export async function projectSubscriptions(sql: SqlExecutor, schema: string, eve
         const s = event.data.object;
         await sql.query(
           `INSERT INTO ${table} (id, organization, environment, customer_id, product_id, status, created_at, stream_version,
-             document, test_clock_id)
-           VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10) ON CONFLICT (id) DO NOTHING`,
+             document, test_clock_id, period_end)
+           VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11) ON CONFLICT (id) DO NOTHING`,
           [
             s.id,
             event.data.organization,
@@ -56,6 +62,7 @@ export async function projectSubscriptions(sql: SqlExecutor, schema: string, eve
             recorded.stream_version,
             JSON.stringify(s),
             s.test_clock ?? null,
+            s.current_period_end,
           ],
         );
         break;
@@ -66,9 +73,9 @@ export async function projectSubscriptions(sql: SqlExecutor, schema: string, eve
       case 'SubscriptionPastDue': {
         const s = event.data.object;
         await sql.query(
-          `UPDATE ${table} SET status = $2, product_id = $3, document = $4, stream_version = $5
+          `UPDATE ${table} SET status = $2, product_id = $3, document = $4, stream_version = $5, period_end = $6
            WHERE id = $1 AND stream_version < $5`,
-          [s.id, s.status, s.product.id, JSON.stringify(s), recorded.stream_version],
+          [s.id, s.status, s.product.id, JSON.stringify(s), recorded.stream_version, s.current_period_end],
         );
         break;
       }
