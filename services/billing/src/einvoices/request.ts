@@ -9,7 +9,6 @@ import {
 import type { EventStore, EventStoreTransaction } from '@billing/eventstore';
 import type { Logger, Tenant } from '@billing/service';
 import { findCustomer } from '../customers/queries';
-import { findInvoiceByOrder } from '../invoices/read-model';
 import { einvoiceAggregate, einvoiceIdOf, merchantOrderNumberOf } from './aggregate';
 import { chooseEinvoice, choiceOf, customerChoice } from './choice';
 import type { EinvoiceContact } from './einvoice';
@@ -98,14 +97,11 @@ export async function einvoiceForRefund(
   if (!parsed.success || parsed.data.object.status !== 'succeeded') return false;
   const refund = parsed.data.object;
   const tenant: Tenant = { organization: event.organization, environment: event.environment };
-  const { schema } = store.tables;
-  // A refund of a subscription's first period names its order; the invoice the order paid has the e-invoice.
-  const invoiceId =
-    refund.invoice_id ??
-    (refund.order_id ? (await findInvoiceByOrder(tx, schema, tenant, refund.order_id))?.id : undefined);
-  const einvoice =
-    (invoiceId ? await findEinvoiceOf(tx, schema, tenant, { invoiceId }) : undefined) ??
-    (await findEinvoiceOf(tx, schema, tenant, { orderId: refund.order_id }));
+  // A refund of a subscription's first period names its order: that invoice's e-invoice carries it too.
+  const einvoice = await findEinvoiceOf(tx, store.tables.schema, tenant, {
+    invoiceId: refund.invoice_id,
+    orderId: refund.order_id,
+  });
   if (!einvoice) return false;
   const { events } = await einvoiceAggregate.handleInTransaction(
     tx,
