@@ -59,6 +59,15 @@ export { Html, html, raw } from './template';
 export { DEFAULT_TIME_ZONE, type DateOptions, type PageLanguage, formatDate, formatDateTime } from './dates';
 export { einvoiceCarrierText } from './einvoice-text';
 export {
+  EINVOICE_FORM_FIELDS,
+  type EinvoiceField,
+  type EinvoiceForm,
+  einvoiceFormChoice,
+  einvoiceFormOf,
+  offeredEinvoiceChoices,
+  readEinvoiceForm,
+} from './einvoice-form';
+export {
   CredentialsUnreadable,
   EINVOICE_CREDENTIALS,
   PROCESSOR_CREDENTIALS,

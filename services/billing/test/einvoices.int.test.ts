@@ -349,14 +349,14 @@ describe('e-invoices through Amego', () => {
         redirect: 'manual',
       });
 
-    const bad = await post({ einvoice_type: 'MOBILE_BARCODE', mobile_barcode: '/abc' });
+    const bad = await post({ einvoice_type: 'MOBILE_BARCODE', einvoice_barcode: '/abc' });
     expect(bad.status).toBe(422);
     expect(await bad.text()).toContain('手機條碼為「/」加 7 碼');
-    const badCompany = await post({ einvoice_type: 'B2B', tax_id: '12345678', company_name: 'Acme' });
+    const badCompany = await post({ einvoice_type: 'B2B', einvoice_tax_id: '12345678', einvoice_company_name: 'Acme' });
     expect(badCompany.status).toBe(422);
     expect(await page(path)).toContain('手機條碼 /ABC+123');
 
-    const good = await post({ einvoice_type: 'B2B', tax_id: '04595257', company_name: 'Acme Ltd' });
+    const good = await post({ einvoice_type: 'B2B', einvoice_tax_id: '04595257', einvoice_company_name: 'Acme Ltd' });
     expect(good.status).toBe(303);
     const back = new URL(good.headers.get('location')!, running.service.url);
     const main = await page(`${back.pathname}${back.search}`);

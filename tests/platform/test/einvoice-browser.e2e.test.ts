@@ -111,17 +111,17 @@ describeWithBrowser('e-invoices in the customer portal and the embedded checkout
 
     await page.click('#change-einvoice');
     await page.check('input[name="einvoice_type"][value="B2B"]');
-    await page.fill('#field-tax_id', '04595258');
-    await page.fill('#field-company_name', 'Acme 有限公司');
+    await page.fill('#field-einvoice_tax_id', '04595258');
+    await page.fill('#field-einvoice_company_name', 'Acme 有限公司');
     await page.click('#save-einvoice');
     expect(await page.textContent('#error')).toBe(
       zh ? '統一編號不正確，請檢查 8 碼數字。' : 'That tax ID is not valid: check its 8 digits.',
     );
-    expect(await page.inputValue('#field-company_name')).toBe('Acme 有限公司');
+    expect(await page.inputValue('#field-einvoice_company_name')).toBe('Acme 有限公司');
     expect(await page.evaluate(() => window.document.documentElement.scrollWidth)).toBeLessThanOrEqual(375);
     await shot(page, `portal-${locale}-einvoice-error`);
 
-    await page.fill('#field-tax_id', '04595257');
+    await page.fill('#field-einvoice_tax_id', '04595257');
     await page.click('#save-einvoice');
     expect(await page.textContent('#einvoice-choice')).toBe(
       zh ? '公司：Acme 有限公司 統一編號 04595257' : 'Company: Acme 有限公司 tax ID 04595257',

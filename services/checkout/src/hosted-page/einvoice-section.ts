@@ -1,6 +1,7 @@
 import type { Einvoice } from '@billing/contracts';
 import { type Html, html, raw } from '@billing/service';
-import { type EinvoiceSection, FIELDS_OF, offeredChoices } from './einvoice-form';
+import { EINVOICE_FORM_FIELDS, offeredEinvoiceChoices } from '@billing/service';
+import type { EinvoiceSection } from './einvoice-form';
 import type { EinvoiceField, Messages } from './messages';
 
 /** How each field is typed: phones get the right keyboard, and nothing is autofilled into a carrier. */
@@ -39,7 +40,7 @@ function choice(section: EinvoiceSection, type: Einvoice['type'], t: Messages): 
   const checked = section.form.type === type ? html` checked` : '';
   const hint = type === 'MEMBER' && html`<p class="hint muted" id="einvoice-member-hint">${t.einvoice.memberHint}</p>`;
   const described = type === 'MEMBER' ? html` aria-describedby="einvoice-member-hint"` : '';
-  const fields = FIELDS_OF[type];
+  const fields = EINVOICE_FORM_FIELDS[type];
   return html`<div class="einvoice-choice">
     <label class="method"
       ><input type="radio" name="einvoice_type" value="${type}" ${checked}${described} />
@@ -80,7 +81,7 @@ export function einvoiceSection(section: EinvoiceSection, t: Messages): Html {
   return html`<fieldset class="methods einvoice" id="einvoice">
       <legend>${t.einvoice.title}</legend>
       ${fieldError(section, 'type', t)}
-      ${offeredChoices(section.donationOffered).map((type) => choice(section, type, t))}
+      ${offeredEinvoiceChoices(section.donationOffered).map((type) => choice(section, type, t))}
     </fieldset>
     ${SHOW_CHOSEN_FIELDS}`;
 }

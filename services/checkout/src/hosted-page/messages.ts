@@ -1,13 +1,13 @@
 /** The hosted pages' languages: Traditional Chinese (Taiwan) and English. */
 export const LOCALES = ['zh-TW', 'en'] as const;
 import type { Einvoice } from '@billing/contracts';
-import { formatTwd, languageOf } from '@billing/service';
+import { type EinvoiceField, formatTwd, languageOf } from '@billing/service';
 export type Locale = (typeof LOCALES)[number];
 
 type Interval = 'day' | 'week' | 'month' | 'year';
 
 /** The text fields of the e-invoice section: one set per choice that needs them. */
-export type EinvoiceField = 'barcode' | 'certificate' | 'donation_code' | 'tax_id' | 'company_name';
+export type { EinvoiceField };
 
 /** Every text of the hosted pages, per language. */
 export interface Messages {

@@ -1,6 +1,12 @@
 import { ApiError, PayCheckoutSessionBody, detailsFromZodIssues } from '@billing/contracts';
 import type { ServiceContext } from '@billing/runtime';
-import { findTextProblems, formBodies } from '@billing/service';
+import {
+  type EinvoiceForm,
+  einvoiceFormChoice,
+  findTextProblems,
+  formBodies,
+  readEinvoiceForm,
+} from '@billing/service';
 import type { Express, Request, Response } from 'express';
 import { findSessionRow } from '../sessions/queries';
 import { chooseEinvoice } from '../sessions/einvoice-choice';
@@ -30,7 +36,7 @@ import type { Session } from '../sessions/session';
 import { findMerchant } from '@billing/runtime';
 import { type Messages, chooseLocale, messagesFor, priceSchedule } from './messages';
 import { type CheckoutPageView, type PageContext, type Receipt, renderCheckoutPage, renderMessagePage } from './render';
-import { type EinvoiceForm, choiceOf, einvoiceSectionFor, readEinvoiceForm } from './einvoice-form';
+import { einvoiceSectionFor } from './einvoice-form';
 import { receiptOf } from './receipt';
 
 function billingPeriod(session: Session, t: Messages): string | undefined {
@@ -320,7 +326,7 @@ export function mountHostedPage(app: Express, context: ServiceContext): void {
     // The e-invoice choice is checked with the rest of the form, and recorded before any charge.
     const postedEinvoice = readEinvoiceForm(form);
     const section = await einvoiceSectionOf(session!, postedEinvoice);
-    const chosen = section && postedEinvoice ? choiceOf(postedEinvoice, section.donationOffered) : null;
+    const chosen = section && postedEinvoice ? einvoiceFormChoice(postedEinvoice, section.donationOffered) : null;
     const einvoice = section && { ...section, invalid: chosen && 'invalid' in chosen ? chosen.invalid : undefined };
     const again = (status: number, extra: Partial<CheckoutPageView>) =>
       res

@@ -1,10 +1,15 @@
-import {
-  type Einvoice as EinvoiceChoice,
-  Einvoice as EinvoiceChoiceSchema,
-  einvoiceViolations,
-} from '@billing/contracts';
+import type { Einvoice as EinvoiceChoice } from '@billing/contracts';
 import type { ServiceContext } from '@billing/runtime';
-import { type Html, formBodies, html } from '@billing/service';
+import {
+  type EinvoiceField,
+  type EinvoiceForm,
+  type Html,
+  einvoiceFormChoice,
+  einvoiceFormOf,
+  formBodies,
+  html,
+  readEinvoiceForm,
+} from '@billing/service';
 import type { Express, Response } from 'express';
 import { chooseEinvoice } from '../../einvoices/choice';
 import { type PortalEinvoices, TEXT, portalEinvoices } from './einvoice-view';
@@ -17,49 +22,37 @@ import { backToPortal, notFoundPage } from './respond';
 const PATH = '/portal/:session_id/:token/einvoice';
 const form = formBodies('10kb');
 
-/** The choice a posted form makes, or the code of what is wrong with it. */
+type Problem = keyof (typeof TEXT)['en']['invalid'];
+
+/** What each field refused says, by the rule it breaks. */
+const PROBLEM_OF: Record<EinvoiceField | 'type', Problem> = {
+  barcode: 'invalid_mobile_barcode',
+  certificate: 'invalid_citizen_certificate',
+  donation_code: 'invalid_donation_code',
+  tax_id: 'invalid_tax_id',
+  company_name: 'company_name_required',
+  type: 'choose',
+};
+
+/**
+ * The choice a posted form makes (read and checked as checkout's pages do), or the code of what
+ * is wrong with it. The portal also asks a company's name: it is printed on the invoice.
+ */
 export function choiceFromForm(
-  fields: Record<string, unknown>,
+  posted: Record<string, unknown>,
   donationOffered: boolean,
-): { choice: EinvoiceChoice } | { problem: keyof (typeof TEXT)['en']['invalid'] } {
-  const text = (name: string) => (typeof fields[name] === 'string' ? (fields[name] as string).trim() : '');
-  const candidates: Record<string, unknown> = {
-    MEMBER: { type: 'MEMBER' },
-    MOBILE_BARCODE: { type: 'MOBILE_BARCODE', carrier: text('mobile_barcode').toUpperCase() },
-    CITIZEN_CERTIFICATE: { type: 'CITIZEN_CERTIFICATE', carrier: text('citizen_certificate').toUpperCase() },
-    DONATION: donationOffered ? { type: 'DONATION', donation_code: text('donation_code') } : undefined,
-    B2B: { type: 'B2B', tax_id: text('tax_id'), company_name: text('company_name') || undefined },
-  };
-  const type = text('einvoice_type');
-  const candidate = Object.hasOwn(candidates, type) ? candidates[type] : undefined;
-  if (!candidate) return { problem: 'choose' };
-  const parsed = EinvoiceChoiceSchema.safeParse(candidate);
-  if (!parsed.success) return { problem: problemOfShape(type) };
-  const violation = einvoiceViolations(parsed.data)[0];
-  if (violation) return { problem: violation.code as keyof (typeof TEXT)['en']['invalid'] };
-  if (parsed.data.type === 'B2B' && !parsed.data.company_name) return { problem: 'company_name_required' };
-  return { choice: parsed.data };
+): { choice: EinvoiceChoice } | { problem: Problem } {
+  const form = readEinvoiceForm(posted);
+  if (!form) return { problem: 'choose' };
+  const outcome = einvoiceFormChoice(form, donationOffered);
+  if ('invalid' in outcome) return { problem: PROBLEM_OF[outcome.invalid] };
+  if (outcome.choice.type === 'B2B' && !outcome.choice.company_name) return { problem: 'company_name_required' };
+  return outcome;
 }
 
-/** A field too long for its schema is as wrong as a malformed one. */
-function problemOfShape(type: string): keyof (typeof TEXT)['en']['invalid'] {
-  const byType: Record<string, keyof (typeof TEXT)['en']['invalid']> = {
-    MOBILE_BARCODE: 'invalid_mobile_barcode',
-    CITIZEN_CERTIFICATE: 'invalid_citizen_certificate',
-    DONATION: 'invalid_donation_code',
-    B2B: 'invalid_tax_id',
-  };
-  return byType[type] ?? 'choose';
-}
-
-function renderChoiceForm(
-  portal: OpenPortal,
-  einvoices: PortalEinvoices,
-  fields: Record<string, string>,
-  error?: string,
-): string {
+function renderChoiceForm(portal: OpenPortal, einvoices: PortalEinvoices, form: EinvoiceForm, error?: string): string {
   const t = TEXT[portal.locale];
-  const chosen = fields.einvoice_type ?? einvoices.choice.type;
+  const chosen = form.type;
   const option = (type: string, label: string, extra: Html | '' = '') =>
     html`<div class="choice">
       <label
@@ -68,14 +61,20 @@ function renderChoiceForm(
       >
       ${extra}
     </div>`;
-  const input = (name: string, label: string, attributes: Html | '' = '') =>
-    html`<label class="sub" for="field-${name}">${label}</label>
-      <input id="field-${name}" name="${name}" type="text" value="${fields[name] ?? ''}" ${attributes} />`;
+  const input = (field: EinvoiceField, label: string, attributes: Html | '' = '') =>
+    html`<label class="sub" for="field-einvoice_${field}">${label}</label>
+      <input
+        id="field-einvoice_${field}"
+        name="einvoice_${field}"
+        type="text"
+        value="${form[field] ?? ''}"
+        ${attributes}
+      />`;
   const body = html`${option('MEMBER', t.member)}
-    ${option('MOBILE_BARCODE', t.mobile, input('mobile_barcode', t.barcode, html` placeholder="/ABC+123" autocapitalize="characters"`))}
-    ${option('CITIZEN_CERTIFICATE', t.certificate, input('citizen_certificate', t.certificateNumber, html` placeholder="AB12345678901234"`))}
+    ${option('MOBILE_BARCODE', t.mobile, input('barcode', t.barcode, html` placeholder="/ABC+123" autocapitalize="characters"`))}
+    ${option('CITIZEN_CERTIFICATE', t.certificate, input('certificate', t.certificateNumber, html` placeholder="AB12345678901234"`))}
     ${einvoices.donationOffered ? option('DONATION', t.donation, input('donation_code', t.donationCode, html` inputmode="numeric"`)) : ''}
-    ${option('B2B', t.company, html`${input('tax_id', t.taxId, html` inputmode="numeric" maxlength="8"`)}${input('company_name', t.companyName)}`)}
+    ${option('B2B', t.company, html`${input('tax_id', t.taxId, html` inputmode="numeric" maxlength="8"`)}${input('company_name', t.companyName, html` maxlength="255"`)}`)}
     <button type="submit" class="wide" id="save-einvoice">${t.save}</button>`;
   return portalPage(
     portal,
@@ -90,22 +89,6 @@ function renderChoiceForm(
   );
 }
 
-/** The fields of a choice, to show it in the form. */
-function fieldsOf(choice: EinvoiceChoice): Record<string, string> {
-  switch (choice.type) {
-    case 'MOBILE_BARCODE':
-      return { einvoice_type: choice.type, mobile_barcode: choice.carrier };
-    case 'CITIZEN_CERTIFICATE':
-      return { einvoice_type: choice.type, citizen_certificate: choice.carrier };
-    case 'DONATION':
-      return { einvoice_type: choice.type, donation_code: choice.donation_code };
-    case 'B2B':
-      return { einvoice_type: choice.type, tax_id: choice.tax_id, company_name: choice.company_name ?? '' };
-    default:
-      return { einvoice_type: choice.type };
-  }
-}
-
 /**
  * `/portal/<session>/<token>/einvoice`: the customer changes where the e-invoices of their later
  * payments (renewals, proration charges) go. Bad input shows the form again (422) and changes
@@ -117,20 +100,20 @@ export function mountPortalEinvoicePages(app: Express, context: ServiceContext):
     portal: OpenPortal,
     einvoices: PortalEinvoices,
     status: number,
-    fields: Record<string, string>,
+    form: EinvoiceForm,
     error?: string,
   ) =>
     res
       .status(status)
       .type('html')
-      .send(renderChoiceForm(portal, einvoices, fields, error));
+      .send(renderChoiceForm(portal, einvoices, form, error));
 
   app.get(PATH, async (req, res) => {
     const portal = await openPortal(context, req, res);
     if (!portal) return;
     const einvoices = await portalEinvoices(context, portal);
     if (!einvoices) return notFoundPage(res, portal);
-    send(res, portal, einvoices, 200, fieldsOf(einvoices.choice));
+    send(res, portal, einvoices, 200, einvoiceFormOf(einvoices.choice));
   });
 
   app.post(PATH, form, async (req, res) => {
@@ -138,14 +121,12 @@ export function mountPortalEinvoicePages(app: Express, context: ServiceContext):
     if (!portal) return;
     const einvoices = await portalEinvoices(context, portal);
     if (!einvoices) return notFoundPage(res, portal);
-    const fields = Object.fromEntries(
-      Object.entries((req.body ?? {}) as Record<string, unknown>).flatMap(([k, v]) =>
-        typeof v === 'string' ? [[k, v.slice(0, 300)]] : [],
-      ),
-    );
-    const outcome = choiceFromForm(fields, einvoices.donationOffered);
-    if ('problem' in outcome)
-      return send(res, portal, einvoices, 422, fields, TEXT[portal.locale].invalid[outcome.problem]);
+    const posted = (req.body ?? {}) as Record<string, unknown>;
+    const outcome = choiceFromForm(posted, einvoices.donationOffered);
+    if ('problem' in outcome) {
+      const typed = readEinvoiceForm(posted) ?? einvoiceFormOf(einvoices.choice);
+      return send(res, portal, einvoices, 422, typed, TEXT[portal.locale].invalid[outcome.problem]);
+    }
     const now = context.now();
     await chooseEinvoice(context.store, null, portal.tenant, portal.session.customer_id, outcome.choice, now);
     backToPortal(res, portal, { notice: 'einvoice_saved' });
