@@ -1,4 +1,10 @@
-import { type EinvoiceResource, type EinvoiceStatus, unknownCursor } from '@billing/contracts';
+import {
+  type EinvoiceResource,
+  EinvoiceResource as EinvoiceSchema,
+  type EinvoiceStatus,
+  inSchemaOrder,
+  unknownCursor,
+} from '@billing/contracts';
 import { type EventStore, type RecordedEvent, type SqlExecutor, cursorPage, documentTable } from '@billing/eventstore';
 import type { Tenant } from '@billing/service';
 import { einvoiceEvents } from './einvoice';
@@ -51,12 +57,15 @@ export async function projectEinvoices(sql: SqlExecutor, schema: string, events:
   }
 }
 
+/** The stored document with its fields in the schema's order (jsonb keeps its own). */
+const asEinvoice = (document: EinvoiceResource) => inSchemaOrder(EinvoiceSchema, document);
+
 export async function findEinvoice(sql: SqlExecutor, schema: string, tenant: Tenant, id: string) {
   const { rows } = await sql.query<{ document: EinvoiceResource }>(
     `SELECT document FROM ${einvoicesTable(schema)} WHERE id = $1 AND organization = $2 AND environment = $3`,
     [id, tenant.organization, tenant.environment],
   );
-  return rows[0]?.document;
+  return rows[0] && asEinvoice(rows[0].document);
 }
 
 /** The e-invoice of a billing invoice or of a checkout order, if one was asked for. */
@@ -72,7 +81,7 @@ export async function findEinvoiceOf(
     `SELECT document FROM ${einvoicesTable(schema)} WHERE ${column} = $1 AND organization = $2 AND environment = $3`,
     [value, tenant.organization, tenant.environment],
   );
-  return rows[0]?.document;
+  return rows[0] && asEinvoice(rows[0].document);
 }
 
 export async function listEinvoices(
@@ -106,7 +115,7 @@ export async function listEinvoices(
     after: cursor,
     limit: page.limit,
   });
-  return { einvoices: documents, hasMore };
+  return { einvoices: documents.map(asEinvoice), hasMore };
 }
 
 export type DueEinvoice = { id: string } & Tenant;
