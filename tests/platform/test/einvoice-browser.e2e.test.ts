@@ -8,6 +8,7 @@ import {
   startAmegoEinvoiceEmulator,
 } from '../../../services/billing/dist/einvoices/providers/amego/emulator';
 import { describeWithBrowser, launchChromium, merchantSite } from '../src/browser';
+import { untilCheckoutIssuesEinvoices } from '../src/einvoice-helpers';
 import { type CreatedOrganization, type Platform, clientOf, jsonApi, plan, startPlatform } from '../src/platform';
 
 declare const window: any;
@@ -56,6 +57,7 @@ describeWithBrowser('e-invoices in the customer portal and the embedded checkout
       endpoint_url: amego.url,
     });
     expect(set.status).toBe(200);
+    await untilCheckoutIssuesEinvoices(send, 'pro');
   });
   afterAll(async () => {
     await browser?.close();

@@ -9,6 +9,7 @@ import {
 } from '../../../services/billing/dist/einvoices/providers/ecpay/emulator';
 import { ECPAY_EINVOICE_STAGE_MERCHANT } from '../../../services/billing/dist/einvoices/providers/ecpay/merchant';
 import { type Receiver, lifecycleOrganization, startLifecyclePlatform, startReceiver } from '../src/lifecycle-helpers';
+import { untilCheckoutIssuesEinvoices } from '../src/einvoice-helpers';
 import { type Platform, plan } from '../src/platform';
 import { capturedLogs, leaksIn } from '../src/processor-helpers';
 
@@ -61,6 +62,7 @@ describe('e-invoices through the gateway', () => {
       settingsFor(provider),
     );
     expect([set.status, set.body.enabled]).toEqual([200, true]);
+    await untilCheckoutIssuesEinvoices(tools.send, 'pro');
     return tools;
   }
 

@@ -4,6 +4,7 @@ import {
   type AmegoEmulator,
   startAmegoEinvoiceEmulator,
 } from '../../../services/billing/dist/einvoices/providers/amego/emulator';
+import { untilCheckoutIssuesEinvoices } from '../src/einvoice-helpers';
 import { type Receiver, startReceiver } from '../src/lifecycle-helpers';
 import { type CreatedOrganization, type Platform, clientOf, jsonApi, plan, startPlatform } from '../src/platform';
 import {
@@ -61,6 +62,7 @@ describe('PAYUNi ATM and convenience-store payments through the hosted checkout'
       endpoint_url: amego.url,
     });
     expect(einvoices.status).toBe(200);
+    await untilCheckoutIssuesEinvoices(send, 'ebook');
   });
   afterAll(async () => {
     await platform?.stop();
