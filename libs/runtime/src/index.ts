@@ -9,3 +9,4 @@ export * from './isolated-breaker';
 export * from './record-history';
 export * from './merchants';
 export * from './admin-metrics';
+export * from './daily-metrics';

@@ -1,5 +1,12 @@
 import { BILLING_PUBLIC_EVENTS } from '@billing/contracts';
-import { type ServiceDefinition, migrateMerchants, mountMetricsPart, startMerchantsConsumer } from '@billing/runtime';
+import {
+  type ServiceDefinition,
+  migrateDailyMetrics,
+  migrateMerchants,
+  mountMetricsPart,
+  startMerchantsConsumer,
+  startMetricsFolding,
+} from '@billing/runtime';
 import { migrateCustomersReadModel } from './customers/read-model';
 import { mountResolveRoute } from './customers/resolve';
 import { mountCustomerBalanceRoute, mountCustomerRoutes, mountDefaultPaymentMethodRoute } from './customers/routes';
@@ -26,7 +33,7 @@ import { migrateTestClocksReadModel } from './test-clocks/read-model';
 import { mountTestClockRoutes } from './test-clocks/routes';
 import { requireAdminOrganization, requireCaller } from '@billing/service';
 import { mountBillingSettingsRoutes } from './settings/routes';
-import { billingMetrics } from './metrics/daily';
+import { billingMetricsHistory } from './metrics/history';
 import { mountPendingChargesRoute } from './charges/routes';
 import { mountDashboardReads } from './dashboard/routes';
 import { migrateEinvoicesReadModel } from './einvoices/read-model';
@@ -59,7 +66,7 @@ export const billingService: ServiceDefinition = {
     mountPortalConfigurationRoutes(app, context);
     mountPortalPages(app, context);
     mountBillingSettingsRoutes(app, context);
-    mountMetricsPart(app, context, billingMetrics);
+    mountMetricsPart(app, context);
     mountDashboardReads(app, context);
     mountPendingChargesRoute(app, context);
     mountEinvoiceRoutes(app, context);
@@ -81,8 +88,18 @@ export const billingService: ServiceDefinition = {
     await migratePortalConfigurationsReadModel(context.store);
     await migrateMerchants(context.store);
     await migrateEinvoicesReadModel(context.store);
+    // After the read models: a first start fills the metrics from them.
+    await migrateDailyMetrics(context.store, context.infrastructure.database, (tx) =>
+      billingMetricsHistory(tx, context.store.tables.schema),
+    );
     const einvoices = einvoiceNudger(context);
     const consumers = await startConsumers(context, einvoices.nudge);
-    return [...consumers, await startMerchantsConsumer(context), startBillingSweep(context), einvoices.drain];
+    return [
+      ...consumers,
+      await startMerchantsConsumer(context),
+      startBillingSweep(context),
+      startMetricsFolding(context),
+      einvoices.drain,
+    ];
   },
 };

@@ -1,5 +1,12 @@
 import { CHECKOUT_PUBLIC_EVENTS } from '@billing/contracts';
-import { type ServiceDefinition, migrateMerchants, mountMetricsPart, startMerchantsConsumer } from '@billing/runtime';
+import {
+  type ServiceDefinition,
+  migrateDailyMetrics,
+  migrateMerchants,
+  mountMetricsPart,
+  startMerchantsConsumer,
+  startMetricsFolding,
+} from '@billing/runtime';
 import { dependenciesOf } from './dependencies';
 import { mountCardFormRoutes } from './embedded/card-form-routes';
 import { mountEmbedPage } from './embedded/embed-page';
@@ -17,7 +24,7 @@ import { mountProcessorSettingsRoutes } from './payments/settings/routes';
 import { migrateUnmatchedPayments, mountUnmatchedPaymentsRoute } from './payments/unmatched';
 import { migrateRefundsReadModel } from './refunds/read-model';
 import { mountRefundRoutes } from './refunds/routes';
-import { checkoutMetrics } from './metrics/checkout-metrics';
+import { checkoutMetricsHistory } from './metrics/history';
 import { startRefundSweep } from './refunds/sweep';
 import { startBillingConsumer } from './sessions/billing-consumer';
 import { startProductCacheInvalidation } from './sessions/product-cache';
@@ -46,7 +53,7 @@ export const checkoutService: ServiceDefinition = {
     mountRefundRoutes(app, context);
     mountProcessorSettingsRoutes(app, context, dependenciesOf(context).credentialsKey);
     mountUnmatchedPaymentsRoute(app, context);
-    mountMetricsPart(app, context, checkoutMetrics);
+    mountMetricsPart(app, context);
   },
   // Read models are created before HTTP starts, so the first request finds its table.
   start: async (context) => {
@@ -63,6 +70,10 @@ export const checkoutService: ServiceDefinition = {
     await migrateRefundsReadModel(context.store);
     await migrateUnmatchedPayments(context.store);
     await migrateMerchants(context.store);
+    // After the read models: a first start fills the metrics from them.
+    await migrateDailyMetrics(context.store, context.infrastructure.database, (tx) =>
+      checkoutMetricsHistory(tx, context.store.tables.schema),
+    );
     const stopSweep = startExpirySweep(context);
     const stopRefundSweep = startRefundSweep(context);
     const stopReconciliation = startProcessorReconciliation(context);
@@ -70,6 +81,7 @@ export const checkoutService: ServiceDefinition = {
     const stopMerchantsConsumer = await startMerchantsConsumer(context);
     const stopProductCacheInvalidation = await startProductCacheInvalidation(context, dependenciesOf(context).products);
     return [
+      startMetricsFolding(context),
       stopBillingConsumer,
       stopMerchantsConsumer,
       stopProductCacheInvalidation,

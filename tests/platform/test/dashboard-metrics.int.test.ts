@@ -1,4 +1,7 @@
+import { type RunningService, foldAllMetricsChanges, migrateDailyMetrics } from '@billing/runtime';
 import { eventually } from '@billing/testing';
+import { billingMetricsHistory } from '../../../services/billing/dist/metrics/history';
+import { checkoutMetricsHistory } from '../../../services/checkout/dist/metrics/history';
 import { clientOf, type CreatedOrganization, jsonApi, type Platform, plan, startPlatform } from '../src/platform';
 
 jest.setTimeout(120000);
@@ -7,8 +10,9 @@ jest.setTimeout(120000);
 const START = new Date('2026-03-01T02:00:00Z');
 
 /**
- * The dashboard's metrics (docs/dashboard-api.md): subscriptions and payments bought, renewed
- * and canceled on a test clock, counted by Taipei day from billing's and checkout's read models.
+ * The dashboard's metrics (docs/dashboard-api.md): subscriptions and payments bought, renewed,
+ * switched and canceled on a test clock, counted by Taipei day in billing's and checkout's daily
+ * projections.
  */
 describe('dashboard metrics', () => {
   let platform: Platform;
@@ -180,6 +184,95 @@ describe('dashboard metrics', () => {
     ).toBe(true);
     const production = await metrics(org.id, 'environment=PRODUCTION&from=2026-03-01&to=2026-03-01');
     expect(production.body.series).toEqual([expect.objectContaining({ active_subscriptions: 0, payments_count: 0 })]);
+  });
+
+  it('keeps each day at the price it had through a plan switch, the same once folded; a first start fills it from the read models', async () => {
+    const shop = await client.createOrganization('Switcher');
+    await client.createProduct(shop.id, plan({ slug: 'basic', price: 300 }));
+    const pro = await client.createProduct(shop.id, plan({ slug: 'pro', price: 500 }));
+    const sendAs = jsonApi(
+      () => platform.gatewayUrl,
+      () => shop.api_keys.sandbox.secret_key,
+    );
+    const clock = (await sendAs('POST', '/test_clocks', { frozen_time: START.toISOString() })).body.id as string;
+    const created = await sendAs('POST', '/checkout/sessions', {
+      product_slug: 'basic',
+      success_url: 'https://shop.example/ok',
+      cancel_url: 'https://shop.example/no',
+      test_clock: clock,
+    });
+    const paid = await fetch(`${platform.gatewayUrl}/checkout/${created.body.id}`, {
+      method: 'POST',
+      redirect: 'manual',
+      body: new URLSearchParams({
+        email: 'grows@example.com',
+        card_number: '4242424242424242',
+        exp: '12/34',
+        cvc: '123',
+      }),
+    });
+    expect(paid.status).toBe(303);
+    const subscriptionId = await eventually(async () => {
+      const session = await sendAs('GET', `/checkout/sessions/${created.body.id}`);
+      // Provisioned by billing before the clock moves on.
+      expect((await sendAs('GET', `/subscriptions/${session.body.subscription_id}`)).status).toBe(200);
+      return session.body.subscription_id as string;
+    });
+    expect(
+      (await sendAs('POST', `/test_clocks/${clock}/advance`, { frozen_time: '2026-03-15T04:00:00Z' })).status,
+    ).toBe(200);
+    await eventually(async () => expect((await sendAs('GET', `/test_clocks/${clock}`)).body.status).toBe('ready'));
+    // Billing hears of the new plan from the catalog's events.
+    await eventually(async () => {
+      const preview = await sendAs(
+        'GET',
+        `/subscriptions/${subscriptionId}/switch-preview?target_product_id=${pro.body.id}`,
+      );
+      expect(preview.status).toBe(200);
+    });
+    const switched = await sendAs('POST', `/subscriptions/${subscriptionId}/switch`, {
+      target_product_id: pro.body.id,
+    });
+    expect(switched.status).toBe(200);
+
+    const range = 'environment=SANDBOX&from=2026-03-14&to=2026-03-16';
+    const recorded = await eventually(async () => {
+      const answer = await metrics(shop.id, range);
+      expect(answer.body.series[1].payments_count).toBe(1);
+      return answer.body;
+    });
+    const [before, on] = recorded.series as Array<Record<string, number>>;
+    expect(before).toMatchObject({ mrr: 300, active_subscriptions: 1, payments_count: 0 });
+    expect(on).toMatchObject({ mrr: 500, active_subscriptions: 1, new_subscriptions: 0 });
+    expect(on!.payments_amount).toBeGreaterThan(0);
+    expect(on!.payments_amount).toBeLessThan(500);
+
+    const services = [
+      [platform.billing!.service, billingMetricsHistory],
+      [platform.checkout!.service, checkoutMetricsHistory],
+    ] as const;
+    const { database } = platform.infrastructure;
+    const schemaOf = (service: RunningService) => service.context.store.tables.schema;
+    for (const [service] of services) await foldAllMetricsChanges(database, schemaOf(service));
+    expect((await metrics(shop.id, range)).body).toEqual(recorded);
+    const whole = 'environment=SANDBOX&from=2026-02-28&to=2026-04-02';
+    const firstOrganization = (await metrics(org.id, whole)).body;
+
+    // A platform that had history before the projection: its first start records it, once.
+    for (const [service, history] of services) {
+      const schema = schemaOf(service);
+      await database.exec(`TRUNCATE ${schema}.metrics_changes, ${schema}.metrics_days, ${schema}.metrics_projection`);
+      await migrateDailyMetrics(service.context.store, database, (tx) => history(tx, schema));
+      await migrateDailyMetrics(service.context.store, database, (tx) => history(tx, schema));
+    }
+    expect((await metrics(org.id, whole)).body).toEqual(firstOrganization);
+    // Before the projection, history had the subscriptions' prices of today.
+    const filled = (await metrics(shop.id, range)).body.series as Array<Record<string, number>>;
+    expect(filled.map((day) => [day.mrr, day.payments_count])).toEqual([
+      [500, 0],
+      [500, 1],
+      [500, 0],
+    ]);
   });
 
   it('defaults to the 30 days ending today in Taipei', async () => {

@@ -7,6 +7,8 @@ import {
 } from '@billing/contracts';
 import { type EventStore, type RecordedEvent, type SqlExecutor, cursorPage, documentTable } from '@billing/eventstore';
 import type { Tenant } from '@billing/service';
+import { recordMetricsChanges } from '@billing/runtime';
+import { invoiceMetricsChange } from './metrics';
 import { subscriptionsTable } from '../subscriptions/read-model';
 import { currentInvoice, invoiceEvents } from './invoice';
 
@@ -75,6 +77,7 @@ export async function projectInvoices(sql: SqlExecutor, schema: string, events: 
     if (!invoiceEvent) continue;
     const invoice = currentInvoice(invoiceEvent.data.object);
     await invoices.write(sql, schema, invoice, event.stream_version, { tenant: event });
+    await recordMetricsChanges(sql, schema, event, invoiceMetricsChange(event));
   }
 }
 

@@ -1,4 +1,7 @@
+import type { Environment, Subscription } from '@billing/contracts';
 import type { EventStore, RecordedEvent, SqlExecutor } from '@billing/eventstore';
+import { recordMetricsChanges } from '@billing/runtime';
+import { subscriptionMetricsChange } from './metrics';
 import { projectSwitching } from './switch-read-model';
 import { subscriptionEvents } from './subscription';
 
@@ -47,10 +50,10 @@ export async function projectSubscriptions(sql: SqlExecutor, schema: string, eve
     switch (event.type) {
       case 'SubscriptionActivated': {
         const s = event.data.object;
-        await sql.query(
+        const inserted = await sql.query(
           `INSERT INTO ${table} (id, organization, environment, customer_id, product_id, status, created_at, stream_version,
              document, test_clock_id, period_end)
-           VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11) ON CONFLICT (id) DO NOTHING`,
+           VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11) ON CONFLICT (id) DO NOTHING RETURNING id`,
           [
             s.id,
             event.data.organization,
@@ -65,6 +68,9 @@ export async function projectSubscriptions(sql: SqlExecutor, schema: string, eve
             s.current_period_end,
           ],
         );
+        if (inserted.rows.length > 0) {
+          await recordMetricsChanges(sql, schema, event.data, subscriptionMetricsChange(null, s));
+        }
         break;
       }
       case 'SubscriptionUpdated':
@@ -72,11 +78,16 @@ export async function projectSubscriptions(sql: SqlExecutor, schema: string, eve
       case 'SubscriptionRenewed':
       case 'SubscriptionPastDue': {
         const s = event.data.object;
-        await sql.query(
+        // The row as it was (the join reads the version before the update), for the metrics' change.
+        const updated = await sql.query<{ organization: string; environment: Environment; before: Subscription }>(
           `UPDATE ${table} SET status = $2, product_id = $3, document = $4, stream_version = $5, period_end = $6
-           WHERE id = $1 AND stream_version < $5`,
+           FROM ${table} AS previous
+           WHERE ${table}.id = $1 AND previous.id = $1 AND ${table}.stream_version < $5
+           RETURNING previous.organization, previous.environment, previous.document AS before`,
           [s.id, s.status, s.product.id, JSON.stringify(s), recorded.stream_version, s.current_period_end],
         );
+        const row = updated.rows[0];
+        if (row) await recordMetricsChanges(sql, schema, row, subscriptionMetricsChange(row.before, s));
         break;
       }
       case 'SubscriptionTrialWillEnd':

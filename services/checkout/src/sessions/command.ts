@@ -1,6 +1,7 @@
 import { type EventStoreTransaction, type RecordedEvent, isRetryableWriteError } from '@billing/eventstore';
 import type { Environment } from '@billing/contracts';
-import type { ServiceContext } from '@billing/runtime';
+import { type ServiceContext, recordMetricsChanges } from '@billing/runtime';
+import { sessionMetricsChange } from './metrics';
 import { countLinkCompletions } from '../payment-links/read-model';
 import type { SessionCommand } from './decide';
 import { writeSessionRow } from './read-model';
@@ -80,6 +81,7 @@ async function appendFromKnown(
     });
     if (events.length > 0 && state.status === 'Exists') {
       await writeSessionRow(tx, schema, state.session, nextExpectedVersion);
+      await recordMetricsChanges(tx, schema, state.session, sessionMetricsChange(known.session, state.session, events));
       // A session no link opened has no link to count its completion on.
       if (state.session.payment_link_id !== null) await countLinkCompletions(tx, schema, events);
       await alsoProject?.(tx, events);

@@ -1,4 +1,6 @@
 import type { EventStore, RecordedEvent, SqlExecutor } from '@billing/eventstore';
+import { recordMetricsChanges } from '@billing/runtime';
+import { sessionMetricsChange } from './metrics';
 import { refundEvents } from '../refunds/refund';
 import { type Session, type SessionEvent, evolve, sessionEvents, sessionStream } from './session';
 
@@ -56,6 +58,7 @@ export async function projectSessions(sql: SqlExecutor, schema: string, events: 
     const view = sessionsProjection.evolve(current?.document ?? null, sessionEvent);
     if (!view) continue;
     await writeSessionRow(sql, schema, view, event.stream_version);
+    await recordMetricsChanges(sql, schema, view, sessionMetricsChange(current?.document ?? null, view, [event]));
   }
 }
 
