@@ -15,8 +15,11 @@ const plan = {
   trial_days: null,
 };
 
-/** `checkout.completed` of buyer `i` (`buyer-<i>@example.com`), on test clock `clockId` when given. */
-function paidCheckout(organization, i, clockId = null) {
+/**
+ * `checkout.completed` of buyer `i` (`buyer-<i>@example.com`) for `product` (by default a plan
+ * no catalog holds), on test clock `clockId` when given.
+ */
+function paidCheckout(organization, i, clockId = null, product = plan) {
   const session = newId('checkoutSession');
   const at = new Date().toISOString();
   return {
@@ -39,16 +42,16 @@ function paidCheckout(organization, i, clockId = null) {
       customer_email: `buyer-${i}@example.com`,
       customer_name: 'Buyer',
       external_customer_id: null,
-      product_id: plan.id,
-      amount_subtotal: plan.price,
-      amount_total: plan.price,
+      product_id: product.id,
+      amount_subtotal: product.price,
+      amount_total: product.price,
       discount_amount: 0,
       currency: 'TWD',
       promotion_code_id: null,
       redemption_id: null,
       metadata: null,
       completed_at: at,
-      product: plan,
+      product,
       ...(clockId ? { test_clock: clockId } : {}),
       payment_method: {
         id: `pm_sandbox_ok_4242_122034_${randomBytes(8).toString('hex')}`,

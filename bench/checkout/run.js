@@ -6,25 +6,16 @@
 // hold every subscription. Prints one JSON object to stdout; see README.md.
 const { execFile } = require('node:child_process');
 const { join } = require('node:path');
-const { createInfrastructure, runService } = require('@billing/runtime');
-const { catalogService } = require('@billing/catalog');
-const { promotionsService } = require('@billing/promotions');
-const { checkoutService } = require('@billing/checkout');
-const { billingService } = require('@billing/billing');
-const { notificationsService } = require('@billing/notifications');
-const { createGatewayService } = require('@billing/gateway');
+const { startFullPlatform } = require('../full-platform');
 const { positiveSetting } = require('../settings');
 const { startReceiver } = require('../webhook-receiver');
 const {
   adminPost,
-  benchTopicPrefix,
   machine,
   percentiles,
-  internalSecret,
   pollUntil,
   randomName: random,
   runBenchmark,
-  serviceLogger: logger,
   stopPlatform,
 } = require('../platform');
 
@@ -88,55 +79,14 @@ function statementsByText(before, after, paidCount) {
     .map(([text, n]) => `${n} ${text.length > 240 ? `${text.slice(0, 150)} … ${text.slice(-90)}` : text}`);
 }
 
-/** Every service a paid checkout passes through, on loopback port 0, each in a schema of its own. */
+/** The whole platform, every statement its services send counted. */
 async function startPlatform() {
-  const env = {
-    DATABASE_URL: process.env.DATABASE_URL,
-    KAFKA_BROKERS: process.env.KAFKA_BROKERS,
-    KAFKA_TOPIC_PREFIX: benchTopicPrefix(),
-    DATABASE_POOL_SIZE: process.env.DATABASE_POOL_SIZE,
-  };
-  const infrastructure = await createInfrastructure({ clientId: 'bench-checkout', dataDir: 'memory', env });
-  const statements = countStatements(infrastructure.database);
-  const platform = {
-    statements,
-    infrastructure,
-    services: [],
-    schemas: [],
-    billingSchema: null,
-    adminToken: random('adm'),
-  };
-  // One config object, filled in as services start: checkout reads the others' addresses at first use.
-  const config = {
-    ADMIN_TOKEN: platform.adminToken,
-    RATE_LIMIT_PER_MINUTE_OVERRIDE: '100000000',
-    // The webhook receiver is on 127.0.0.1; otherwise the product's defaults.
-    WEBHOOK_ALLOW_PRIVATE_TARGETS: 'sandbox',
-  };
-  const start = async (definition) => {
-    const schema = random(`bench_${definition.name}`);
-    platform.schemas.push(schema);
-    if (definition.name === 'billing') platform.billingSchema = schema;
-    const service = await runService(definition, infrastructure, {
-      port: 0,
-      schema,
-      config,
-      internalSecret,
-      logger: logger(definition.name),
-    });
-    platform.services.unshift(service); // stopped in reverse order: gateway first
-    config[`${definition.name.toUpperCase()}_SERVICE_URL`] = service.url;
-    return service;
-  };
-  try {
-    for (const definition of [catalogService, promotionsService, checkoutService, billingService, notificationsService])
-      await start(definition);
-    platform.gateway = await start(createGatewayService());
-    config.CHECKOUT_URL = `${platform.gateway.url}/checkout`;
-  } catch (error) {
-    await stopPlatform(platform, 'checkout');
-    throw error;
-  }
+  const platform = await startFullPlatform('checkout', {
+    observe: (started) => {
+      started.statements = countStatements(started.infrastructure.database);
+    },
+  });
+  platform.billingSchema = platform.schema.billing;
   return platform;
 }
 

@@ -26,6 +26,10 @@ export async function migrateSessionsReadModel(store: EventStore): Promise<void>
     -- The sweep completes OPEN sessions that were charged (docs/decisions/0006-one-charge-per-session.md).
     CREATE INDEX IF NOT EXISTS checkout_sessions_open_charged ON ${table} (id)
       WHERE status = 'OPEN' AND jsonb_typeof(document->'charge') = 'object';
+    -- The reconciliation with the processor reads the processor's charges completed in a window
+    -- (sessions/reconcile.ts): a range of this index, not every completed session.
+    CREATE INDEX IF NOT EXISTS checkout_sessions_to_reconcile ON ${table} ((document->>'completed_at'))
+      WHERE status = 'COMPLETE' AND document->'charge'->>'processor' IS NOT NULL;
     -- Refunds name an order: its session is found by the order id.
     CREATE INDEX IF NOT EXISTS checkout_sessions_by_order ON ${table} ((document->'order'->>'id'));
   `);
