@@ -7,8 +7,10 @@
 const { execFile } = require('node:child_process');
 const { join } = require('node:path');
 const { startFullPlatform } = require('../full-platform');
-const { positiveSetting } = require('../settings');
+const { countSetting, positiveSetting } = require('../settings');
+const { runFloor } = require('./floor');
 const { startReceiver } = require('../webhook-receiver');
+const { serverCpuMs, serverCpuSpent } = require('../process-cpu');
 const {
   adminPost,
   machine,
@@ -25,6 +27,8 @@ const readParameters = () => ({
   rate_per_s: positiveSetting('rate', 'BENCH_RATE', 100),
   rate_s: positiveSetting('rate-duration', 'BENCH_RATE_DURATION', 10),
   warmup_checkouts: positiveSetting('warmup', 'BENCH_WARMUP', 5),
+  // Seconds of the pgbench floor (floor.js) before and after the closed loop; 0: none.
+  floor_s: countSetting('floor', 'BENCH_FLOOR', 0),
 });
 
 const round = (n, digits = 1) => Number(n.toFixed(digits));
@@ -152,14 +156,43 @@ function rateKept(lags, rate) {
   return { send_lag_ms: sendLag, rate_kept: sendLag.p99 <= Math.max(50, 1000 / rate) };
 }
 
+/** Milliseconds of CPU per paid checkout of each process, and their sum (`all`). */
+function cpuByProcess(spentMs, paidCount) {
+  const per = Object.fromEntries(
+    Object.entries(spentMs)
+      .filter(([, ms]) => ms !== null)
+      .map(([name, ms]) => [name, round(ms / Math.max(1, paidCount))]),
+  );
+  return { ...per, all: round(Object.values(per).reduce((sum, ms) => sum + ms, 0)) };
+}
+
+/**
+ * The floor's runs (before and after the closed loop) beside the closed loop: the project's
+ * throughput over the floor's, and the floor's CPU per paid checkout over the project's.
+ */
+function floorSideBySide(runs, closedLoop) {
+  const mean = (f) => round(runs.reduce((sum, run) => sum + f(run), 0) / runs.length, 2);
+  const checkoutsPerS = mean((run) => run.checkouts_per_s);
+  const cpuMs = mean((run) => run.cpu_ms_per_checkout.all);
+  return {
+    runs,
+    checkouts_per_s: checkoutsPerS,
+    cpu_ms_per_checkout: cpuMs,
+    project_throughput_over_floor: round(closedLoop.checkouts_per_s / checkoutsPerS, 3),
+    floor_cpu_over_project_cpu: round(cpuMs / closedLoop.per_paid_checkout.cpu_ms_by_process.all, 3),
+  };
+}
+
 /** One phase of buyers; then billing's lag and the webhooks. */
 async function phase(platform, receiver, settings, provisionedBefore) {
   const before = { ...platform.statements, byText: platform.statements.byText && new Map(platform.statements.byText) };
   const cpuBefore = process.cpuUsage();
+  const serversBefore = serverCpuMs();
   const timings = await runBuyers({ ...settings, prefix: random('buyer') });
   const paidCount = timings.pay.length;
   const lagMs = await provisioned(platform, provisionedBefore + paidCount);
   const cpu = process.cpuUsage(cpuBefore);
+  const servers = serverCpuSpent(serversBefore, serverCpuMs());
   return {
     checkouts_paid: paidCount,
     errors: timings.errors.length,
@@ -181,6 +214,12 @@ async function phase(platform, receiver, settings, provisionedBefore) {
       // CPU of the services' process (user + system), refusals included: comparable across runs
       // on a shared machine, where throughput is not.
       cpu_ms: round((cpu.user + cpu.system) / 1000 / Math.max(1, paidCount)),
+      // Every process a paid checkout costs: PostgreSQL's and Kafka's whole servers (so a quiet
+      // machine only), and the buyers' process.
+      cpu_ms_by_process: cpuByProcess(
+        { services: (cpu.user + cpu.system) / 1000, ...servers, load_generator: timings.cpu_ms },
+        paidCount,
+      ),
       ...(before.byText && { by_text: statementsByText(before.byText, platform.statements.byText, paidCount) }),
     },
   };
@@ -207,12 +246,16 @@ async function main() {
     await webhookLatencies(receiver, warmup.paid_at);
     const warmupSeconds = round((performance.now() - warmupStarted) / 1000, 3);
 
+    const floorRun = () =>
+      runFloor(platform.infrastructure.database, { clients: params.concurrency, seconds: params.floor_s });
+    const floorBefore = params.floor_s > 0 ? await floorRun() : null;
     const closedLoop = await phase(
       platform,
       receiver,
       { ...settings, checkouts: params.checkouts, concurrency: params.concurrency },
       params.warmup_checkouts,
     );
+    const floor = floorBefore && floorSideBySide([floorBefore, await floorRun()], closedLoop);
     const openLoop = await phase(
       platform,
       receiver,
@@ -237,6 +280,7 @@ async function main() {
       parameters: params,
       warmup: { checkouts: params.warmup_checkouts, seconds: warmupSeconds },
       closed_loop: closedLoop,
+      ...(floor && { floor }),
       open_loop: openLoop,
       webhook_signatures_verified: receiver.verified(),
       machine: machine(),

@@ -1,6 +1,6 @@
 'use strict';
-// GET /v1/products through the gateway beside the same request sent straight to the catalog, in
-// the same run: throughput at saturation (autocannon, closed loop) and the latency the gateway
+// GET /v1/products through the gateway beside the same request sent straight to the catalog and
+// through a bare keep-alive proxy (bare-proxy.js, what forwarding alone costs), in the same run: throughput at saturation (autocannon, closed loop) and the latency the gateway
 // adds at half its load (open loop, fixed rate), the sides taking turns in rounds; with the
 // in-memory rate-limit store and, when REDIS_URL is set, with Redis. On PostgreSQL the catalog
 // runs in a process of its own, as in the distributed topology; embedded, everything shares one
@@ -25,6 +25,7 @@ const {
 const AUTOCANNON = require.resolve('autocannon/autocannon.js');
 const OPEN_LOOP = require.resolve('../open-loop.js');
 const CATALOG_PROCESS = require.resolve('./catalog-process.js');
+const BARE_PROXY = require.resolve('./bare-proxy.js');
 const PRODUCTS = 20;
 const TOPOLOGIES = ['one-process', 'catalog-process'];
 
@@ -52,10 +53,13 @@ const readParameters = () => ({
 
 const round = (n, digits = 3) => Number(n.toFixed(digits));
 
-/** The catalog in a child process (catalog-process.js), once it listens: its URL, its CPU time, stop. */
-function startCatalogProcess() {
-  const catalogProcess = fork(CATALOG_PROCESS, [], {
-    env: { ...process.env, BENCH_INTERNAL_SECRET: internalSecret },
+/**
+ * `script` in a child process (catalog-process.js, bare-proxy.js), once it listens: its URL, its
+ * CPU time, stop.
+ */
+function startChildProcess(script, env) {
+  const catalogProcess = fork(script, [], {
+    env: { ...process.env, ...env },
     stdio: ['ignore', 'ignore', 'inherit', 'ipc'],
   });
   const exited = new Promise((resolve) => catalogProcess.once('exit', resolve));
@@ -69,7 +73,7 @@ function startCatalogProcess() {
       };
       const onExit = (code) => {
         catalogProcess.off('message', onMessage);
-        reject(new Error(`the catalog process exited (${code})`));
+        reject(new Error(`${script} exited (${code})`));
       };
       catalogProcess.on('message', onMessage);
       catalogProcess.once('exit', onExit);
@@ -117,11 +121,14 @@ async function startPlatform({ rate_limit_stores: stores, topology }) {
   };
   try {
     if (topology === 'catalog-process') {
-      platform.catalog = await startCatalogProcess();
+      platform.catalog = await startChildProcess(CATALOG_PROCESS, { BENCH_INTERNAL_SECRET: internalSecret });
       platform.services.push(platform.catalog); // stopped last, after the gateways
     } else {
       platform.catalog = await start(catalogService, {});
     }
+    // A bare keep-alive proxy in front of the same catalog: what forwarding alone costs.
+    platform.bareProxy = await startChildProcess(BARE_PROXY, { BENCH_UPSTREAM: platform.catalog.url });
+    platform.services.unshift(platform.bareProxy);
     for (const store of stores) {
       platform.gateways[store] = await start(createGatewayService(), {
         ADMIN_TOKEN: platform.adminToken,
@@ -149,7 +156,10 @@ async function seedOrganization(platform, gateway) {
   return organization;
 }
 
-/** The targets: `direct` (the catalog with signed identity headers) and `gateway_<store>`. */
+/**
+ * The targets: `direct` (the catalog with signed identity headers), `bare_proxy` (the same
+ * request through a bare proxy) and `gateway_<store>`.
+ */
 async function seed(platform) {
   const targets = {};
   let identity;
@@ -161,13 +171,20 @@ async function seed(platform) {
       headers: { authorization: `Bearer ${organization.api_keys.sandbox.secret_key}` },
     };
   }
-  targets.direct = {
-    url: `${platform.catalog.url}/v1/products`,
-    // Signed as the gateway signs, afresh for each run: a signature is good for a minute.
+  // Signed as the gateway signs, afresh for each run: a signature is good for a minute.
+  const signed = {
     get headers() {
       return signInternalCall(internalSecret, { scope: 'key', method: 'GET', path: '/v1/products', identity });
     },
   };
+  targets.bare_proxy = Object.defineProperties(
+    { url: `${platform.bareProxy.url}/v1/products` },
+    Object.getOwnPropertyDescriptors(signed),
+  );
+  targets.direct = Object.defineProperties(
+    { url: `${platform.catalog.url}/v1/products` },
+    Object.getOwnPropertyDescriptors(signed),
+  );
   return targets;
 }
 
@@ -202,6 +219,7 @@ async function cpuTimes(platform) {
   const total = ({ user, system }) => user + system;
   const times = { this_process: total(process.cpuUsage()) };
   if (platform.catalog.cpuUsage) times.catalog_process = total(await platform.catalog.cpuUsage());
+  times.bare_proxy_process = total(await platform.bareProxy.cpuUsage());
   return times;
 }
 
@@ -327,6 +345,14 @@ async function saturation(platform, targets, params) {
   for (const name of names.filter((n) => n !== 'direct')) {
     ratios[`${name}_over_direct`] = round(sides[name].rps / sides.direct.rps);
     ratios[`${name}_over_direct_by_round`] = runs[name].map((run, r) => round(run.rps / runs.direct[r].rps));
+  }
+  // With the catalog in its own process, this process is the gateway alone: what its checks cost
+  // per request beyond forwarding (the bare proxy's CPU per request).
+  if (params.topology === 'catalog-process') {
+    const forwarding = sides.bare_proxy.cpu_us_per_request.bare_proxy_process;
+    for (const name of names.filter((n) => n.startsWith('gateway_'))) {
+      ratios[`${name}_cpu_us_beyond_bare_proxy`] = sides[name].cpu_us_per_request.this_process - forwarding;
+    }
   }
   return { sides, ratios };
 }
