@@ -1,8 +1,9 @@
 'use strict';
 // What checkout publishes for a paid SUBSCRIPTION checkout, for the benchmarks that feed
 // billing directly (renewals, growth): one monthly Sandbox plan at NT$299, the card it saved.
-const { randomBytes, randomUUID } = require('node:crypto');
+const { randomBytes } = require('node:crypto');
 const { newId } = require('@billing/contracts');
+const { newEventId } = require('@billing/eventstore');
 
 const plan = {
   id: newId('product'),
@@ -23,7 +24,8 @@ function paidCheckout(organization, i, clockId = null, product = plan) {
   const session = newId('checkoutSession');
   const at = new Date().toISOString();
   return {
-    id: randomUUID(),
+    // Time-ordered, as the event store makes them: the consumers' inboxes are keyed by it.
+    id: newEventId(),
     type: 'checkout.completed',
     schema_version: 1,
     stream: `checkout_session-${session}`,

@@ -6,6 +6,7 @@
 // overview's metrics. Prints one JSON object: per size each path's figure and its ratio to the
 // first size's, and the statements whose time grew most. See README.md.
 const { execFile } = require('node:child_process');
+const { readFileSync } = require('node:fs');
 const { join } = require('node:path');
 const pg = require('pg');
 const { CHECKOUT_TOPIC } = require('@billing/contracts');
@@ -71,16 +72,20 @@ function statementClock() {
   return {
     /**
      * Waits until the platform is idle (fewer than 150 statements a second, twice in a row; idle,
-     * its relays' and sweeps' polls send about 70), so that what consumers still owe for earlier
-     * work (growing the organization, an earlier path) is not measured as the next path's cost.
+     * its relays' and sweeps' polls send about 70) and the machine quiet (under QUIET_CORES busy:
+     * autovacuum, checkpoints, the broker), so that what consumers and the database still owe
+     * for earlier work (growing the organization, an earlier path) is not measured as the next
+     * path's cost.
      */
     async settle() {
       let quiet = 0;
       while (quiet < 2) {
         if (interrupted) throw new Error(`interrupted by ${interrupted}`);
         const before = sent;
+        const busyBefore = machineBusy();
         await new Promise((resolve) => setTimeout(resolve, 1000));
-        quiet = sent - before < 150 ? quiet + 1 : 0;
+        const cores = machineBusy() - busyBefore;
+        quiet = sent - before < 150 && cores < QUIET_CORES ? quiet + 1 : 0;
       }
     },
     /** Runs `work`, which answers how many units it did, and the statements' time per unit. */
@@ -99,6 +104,23 @@ function statementClock() {
       }
     },
   };
+}
+
+/** Cores' worth of CPU the whole machine may use, and still count as quiet. */
+const QUIET_CORES = 0.5;
+
+/**
+ * Seconds of CPU the whole machine has been busy (every core, from /proc/stat): what autovacuum,
+ * checkpoints and the broker do counts too. 0 where there is no /proc (then only statements count).
+ */
+function machineBusy() {
+  try {
+    const [, ...ticks] = readFileSync('/proc/stat', 'utf8').split('\n')[0].trim().split(/\s+/).map(Number);
+    const idle = ticks[3] + ticks[4];
+    return (ticks.reduce((sum, n) => sum + n, 0) - idle) / 100;
+  } catch {
+    return 0;
+  }
 }
 
 /** Set by SIGINT/SIGTERM: the wait in progress fails, and main's cleanup runs. */
@@ -302,9 +324,8 @@ async function main() {
     for (const size of parameters.sizes) {
       const grow = size - added - (await subscriptions());
       if (grow > 0) await provision(grow);
-      // What autovacuum does for a table that grew; without it the planner may keep a plan made
-      // for an empty table (README.md).
-      if (parameters.analyze) await analyze(database, platform.schemas);
+      // Without statistics the planner may keep a plan made for an empty table (README.md).
+      if (parameters.analyze) await vacuum(database, platform.schemas);
       const measured = {};
       for (const [name, path] of Object.entries(paths)) {
         await clock.settle();
@@ -320,13 +341,17 @@ async function main() {
   }
 }
 
-/** ANALYZE of every table of the platform's schemas. */
-async function analyze(database, schemas) {
+/**
+ * What autovacuum does once a table has grown, done now rather than during a measured path:
+ * VACUUM (ANALYZE) of every table of the platform's schemas, then a checkpoint.
+ */
+async function vacuum(database, schemas) {
   const { rows } = await database.query(
     `SELECT format('%I.%I', schemaname, tablename) AS name FROM pg_tables WHERE schemaname = ANY($1)`,
     [schemas],
   );
-  if (rows.length > 0) await database.exec(`ANALYZE ${rows.map((row) => row.name).join(', ')}`);
+  if (rows.length > 0) await database.exec(`VACUUM (ANALYZE) ${rows.map((row) => row.name).join(', ')}`);
+  await database.exec('CHECKPOINT');
 }
 
 /** Each path's figure per size with its cost ratio to the first size (1.0 is flat; above is costlier). */
