@@ -63,10 +63,17 @@ function serverCpuMs() {
   };
 }
 
+/** CPU milliseconds of this process's children that ended and were waited for (pgbench, once it exits). */
+function endedChildrenCpuMs() {
+  const stat = readFileSync('/proc/self/stat', 'utf8');
+  const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+  return Math.round((Number(fields[13]) + Number(fields[14])) * msPerTick());
+}
+
 /** What each server spent between two `serverCpuMs()` readings. */
 const serverCpuSpent = (before, after) =>
   Object.fromEntries(
     Object.keys(after).map((name) => [name, after[name] === null ? null : after[name] - before[name]]),
   );
 
-module.exports = { serverCpuMs, serverCpuSpent };
+module.exports = { endedChildrenCpuMs, serverCpuMs, serverCpuSpent };

@@ -4,10 +4,9 @@
 // closed loop's buyers, in a schema of its own. Answers paid checkouts per second and the CPU
 // each costs (PostgreSQL's and pgbench's).
 const { execFile } = require('node:child_process');
-const { readFileSync } = require('node:fs');
 const { join } = require('node:path');
 const { randomName } = require('../platform');
-const { serverCpuMs, serverCpuSpent } = require('../process-cpu');
+const { endedChildrenCpuMs, serverCpuMs, serverCpuSpent } = require('../process-cpu');
 
 const TABLES = `
   CREATE TABLE events (global_position bigserial PRIMARY KEY, stream_id text NOT NULL, stream_version integer NOT NULL,
@@ -18,13 +17,6 @@ const TABLES = `
   CREATE TABLE subscriptions (id text PRIMARY KEY, customer_id text NOT NULL, document jsonb NOT NULL);
   CREATE TABLE invoices (id text PRIMARY KEY, subscription_id text NOT NULL, document jsonb NOT NULL);
   CREATE TABLE processed_messages (consumer text NOT NULL, event_id text NOT NULL, PRIMARY KEY (consumer, event_id));`;
-
-/** CPU milliseconds of this process's children that ended (pgbench, once it exits). */
-function endedChildrenCpuMs() {
-  const stat = readFileSync('/proc/self/stat', 'utf8');
-  const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-  return ((Number(fields[13]) + Number(fields[14])) * 1000) / 100;
-}
 
 function pgbench(args, env) {
   return new Promise((resolve, reject) => {

@@ -174,9 +174,9 @@ export async function readDailyMetrics(
     const row = byDate.get(day.date);
     for (const field of FIELDS) {
       const value = row ? Number(row[field]) : 0;
-      if (field === 'active_subscriptions' || field === 'mrr') {
-        levels[field] += value;
-        day[field] = levels[field];
+      if (LEVELS.has(field)) {
+        levels[field as keyof typeof levels] += value;
+        day[field] = levels[field as keyof typeof levels];
       } else {
         day[field] = value;
       }
