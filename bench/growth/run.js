@@ -16,6 +16,8 @@ const { paidCheckout } = require('../paid-checkout');
 const { startReceiver } = require('../webhook-receiver');
 const { adminPost, machine, percentiles, pollUntil, randomName, runBenchmark, stopPlatform } = require('../platform');
 
+const PATHS = ['provisioning', 'checkout', 'switch', 'renewals', 'overview'];
+
 const readParameters = () => ({
   sizes: String(setting('sizes', 'BENCH_GROWTH_SIZES', '1000,5000,20000'))
     .split(',')
@@ -28,6 +30,9 @@ const readParameters = () => ({
   renewals: positiveSetting('renewals', 'BENCH_GROWTH_RENEWALS', 200),
   overview_reads: positiveSetting('overview-reads', 'BENCH_GROWTH_OVERVIEW_READS', 20),
   analyze: setting('analyze', 'BENCH_GROWTH_ANALYZE', 'on') !== 'off',
+  paths: String(setting('paths', 'BENCH_GROWTH_PATHS', PATHS.join(',')))
+    .split(',')
+    .filter((name) => PATHS.includes(name)),
 });
 
 const round = (n, digits = 2) => Number(n.toFixed(digits));
@@ -88,22 +93,42 @@ function statementClock() {
         quiet = sent - before < 150 && cores < QUIET_CORES ? quiet + 1 : 0;
       }
     },
-    /** Runs `work`, which answers how many units it did, and the statements' time per unit. */
-    async measure(work) {
+    /**
+     * Runs `work`, which answers how many units it did, and the statements' time per unit and
+     * the write-ahead log written per unit (everything the server wrote, the platform's polls too).
+     */
+    async measure(work, database) {
       byText.clear();
       slowest = [];
       recording = true;
       try {
+        const walBefore = await walWritten(database);
         const result = await work();
+        const walAfter = await walWritten(database);
         const perUnit = new Map(
           [...byText].map(([text, { count, ms }]) => [text, { per_unit: count / result.units, ms: ms / result.units }]),
         );
-        return { ...result, statements: perUnit, slowest };
+        const wal = walBefore &&
+          walAfter && {
+            wal_kb_per_unit: round((walAfter.bytes - walBefore.bytes) / 1024 / result.units, 1),
+            full_page_images_per_unit: round((walAfter.fpi - walBefore.fpi) / result.units, 1),
+          };
+        return { ...result, ...wal, statements: perUnit, slowest };
       } finally {
         recording = false;
       }
     },
   };
+}
+
+/**
+ * The server's write-ahead log so far: bytes, and full-page images (a page's first change after
+ * a checkpoint writes the whole page). Null on PGlite, whose statistics are not kept.
+ */
+async function walWritten(database) {
+  if (!process.env.DATABASE_URL) return null;
+  const { rows } = await database.query('SELECT wal_bytes::float8 AS bytes, wal_fpi::float8 AS fpi FROM pg_stat_wal');
+  return rows[0] ?? null;
 }
 
 /** Cores' worth of CPU the whole machine may use, and still count as quiet. */
@@ -318,7 +343,12 @@ async function main() {
       },
     };
     // What each size's measured work adds to the organization's subscriptions.
-    const added = parameters.provisioned + parameters.checkouts + parameters.renewals;
+    const adds = {
+      provisioning: parameters.provisioned,
+      checkout: parameters.checkouts,
+      renewals: parameters.renewals,
+    };
+    const added = parameters.paths.reduce((sum, name) => sum + (adds[name] ?? 0), 0);
 
     const results = [];
     for (const size of parameters.sizes) {
@@ -327,9 +357,9 @@ async function main() {
       // Without statistics the planner may keep a plan made for an empty table (README.md).
       if (parameters.analyze) await vacuum(database, platform.schemas);
       const measured = {};
-      for (const [name, path] of Object.entries(paths)) {
+      for (const name of parameters.paths) {
         await clock.settle();
-        measured[name] = await clock.measure(path);
+        measured[name] = await clock.measure(paths[name], database);
       }
       results.push({ subscriptions: await subscriptions(), measured });
     }

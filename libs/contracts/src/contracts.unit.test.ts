@@ -5,6 +5,7 @@ import {
   ErrorEnvelope,
   OpenApiRegistry,
   detailsFromZodIssues,
+  idTimePart,
   inSchemaOrder,
   isIdOf,
   listEnvelope,
@@ -26,6 +27,23 @@ describe('ids', () => {
   it('do not repeat across many draws', () => {
     const ids = new Set(Array.from({ length: 20000 }, () => newId('order')));
     expect(ids.size).toBe(20000);
+  });
+
+  it('made a second later sort after, in byte order and in a language collation alike', () => {
+    const at = Date.UTC(2026, 10, 27, 12, 0, 0);
+    const earlier = Array.from({ length: 50 }, () => newId('subscription', at));
+    const later = Array.from({ length: 50 }, () => newId('subscription', at + 1000));
+    const english = new Intl.Collator('en');
+    for (const a of earlier) {
+      for (const b of later) {
+        expect(a < b).toBe(true);
+        expect(english.compare(a, b)).toBeLessThan(0);
+      }
+    }
+    expect(newId('subscription', at).slice(4, 11)).toBe(idTimePart(at));
+    // The time part keeps its width, so that the order holds across the years.
+    expect(idTimePart(0)).toBe('0000000');
+    expect(idTimePart(Date.UTC(4400, 0, 1))).toHaveLength(7);
   });
 
   it('use every base62 character roughly evenly (no modulo bias towards the first ones)', () => {

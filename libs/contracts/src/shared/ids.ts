@@ -1,6 +1,6 @@
 import { randomBytes } from 'node:crypto';
 
-/** Every public id is a prefix and a random base62 part, so ids say what they are and cannot be guessed. */
+/** Every public id is a prefix and 24 base62 characters, so ids say what they are and cannot be guessed. */
 export const ID_PREFIX = {
   organization: 'org',
   product: 'prod',
@@ -29,7 +29,7 @@ export const ID_PREFIX = {
 export type IdKind = keyof typeof ID_PREFIX;
 
 const BASE62 = '0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz';
-/** 24 base62 characters carry about 143 bits of randomness. */
+/** The characters after an id's prefix: a time part and a random part (see `newId`). */
 export const RANDOM_PART_LENGTH = 24;
 
 /**
@@ -60,8 +60,28 @@ export function randomBase62(length: number = RANDOM_PART_LENGTH): string {
   return out;
 }
 
-export function newId(kind: IdKind, length: number = RANDOM_PART_LENGTH): string {
-  return `${ID_PREFIX[kind]}_${randomBase62(length)}`;
+/**
+ * The first characters of an id are the second it was made in, in fixed-width base 36 (digits and
+ * lowercase letters, ordered alike by the C collation and by language collations such as
+ * en_US), the rest random: about 101 bits, as unguessable as before. Ids made later sort later,
+ * so a new row's id lands on the right edge of the primary-key index and of every index led by
+ * an id (events by stream, subscriptions by customer) instead of on a random page of an index
+ * as large as the merchant's history: after each checkpoint PostgreSQL writes a page's first
+ * change whole to its log, so a random page per insert made every write path cost more as the
+ * merchant grew (bench/growth). It says no more than the object's `created`. The wall clock,
+ * not a test clock's: the order is the order rows are written in.
+ */
+const TIME_PART_LENGTH = 7;
+
+/** Seconds since 1970 in base 36, seven characters: ordered until the year 4453. */
+export function idTimePart(now: number = Date.now()): string {
+  return Math.floor(now / 1000)
+    .toString(36)
+    .padStart(TIME_PART_LENGTH, '0');
+}
+
+export function newId(kind: IdKind, now: number = Date.now()): string {
+  return `${ID_PREFIX[kind]}_${idTimePart(now)}${randomBase62(RANDOM_PART_LENGTH - TIME_PART_LENGTH)}`;
 }
 
 export function isIdOf(kind: IdKind, value: string): boolean {
