@@ -36,19 +36,25 @@ export { emailKey };
 
 /**
  * Applies customer events in the append's transaction. An event at or below the row's stream
- * version was applied already and is skipped, so replaying is harmless.
+ * version was applied already and is skipped, so replaying is harmless. Orders and cards
+ * recorded together on one customer (a paid checkout's) are written in one statement, with the
+ * customer's creation when it came in the same append.
  */
 export async function projectCustomers(sql: SqlExecutor, schema: string, events: RecordedEvent[]): Promise<void> {
   const table = customersTable(schema);
-  for (const recorded of events) {
+  for (let i = 0; i < events.length; i++) {
+    const recorded = events[i]!;
     const event = customerEvents.of(recorded);
     if (!event) continue;
     switch (event.type) {
       case 'CustomerCreated': {
         const c = event.data.object;
+        const after = ordersAndCardFrom(events, i + 1, recorded.stream);
+        i = after.last;
         await sql.query(
-          `INSERT INTO ${table} (id, organization, environment, email_key, external_id, status, created_at, stream_version, document)
-           VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9) ON CONFLICT (id) DO NOTHING`,
+          `INSERT INTO ${table} (id, organization, environment, email_key, external_id, status, created_at, stream_version,
+             document, orders_count, payment_method)
+           VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11) ON CONFLICT (id) DO NOTHING`,
           [
             c.id,
             event.data.organization,
@@ -57,8 +63,10 @@ export async function projectCustomers(sql: SqlExecutor, schema: string, events:
             c.external_id,
             c.status,
             c.created_at,
-            recorded.stream_version,
+            events[after.last]!.stream_version,
             JSON.stringify(c),
+            after.orders,
+            after.paymentMethod,
           ],
         );
         break;
@@ -73,18 +81,42 @@ export async function projectCustomers(sql: SqlExecutor, schema: string, events:
         break;
       }
       case 'CustomerPaymentMethodSaved':
+      case 'CustomerOrderRecorded': {
+        // These and the ones right after them were appended together: applied all or none.
+        const run = ordersAndCardFrom(events, i, recorded.stream);
+        i = run.last;
         await sql.query(
-          `UPDATE ${table} SET payment_method = $2, stream_version = $3 WHERE id = $1 AND stream_version < $3`,
-          [event.data.customer_id, JSON.stringify(event.data.payment_method), recorded.stream_version],
+          `UPDATE ${table} SET orders_count = orders_count + $2, payment_method = coalesce($3, payment_method),
+             stream_version = $4
+           WHERE id = $1 AND stream_version < $5`,
+          [
+            event.data.customer_id,
+            run.orders,
+            run.paymentMethod,
+            events[run.last]!.stream_version,
+            recorded.stream_version,
+          ],
         );
         break;
-      case 'CustomerOrderRecorded':
-        await sql.query(
-          `UPDATE ${table} SET orders_count = orders_count + 1, stream_version = $2
-           WHERE id = $1 AND stream_version < $2`,
-          [event.data.customer_id, recorded.stream_version],
-        );
-        break;
+      }
     }
   }
+}
+
+/**
+ * The orders and the last card recorded on `stream` from `events[from]` on, up to the first
+ * other event: how many orders, the card (JSON) or null, and the index of the last one taken.
+ */
+function ordersAndCardFrom(events: RecordedEvent[], from: number, stream: string) {
+  let orders = 0;
+  let paymentMethod: string | null = null;
+  let last = from - 1;
+  for (let i = from; i < events.length && events[i]!.stream === stream; i++) {
+    const event = customerEvents.of(events[i]!);
+    if (event?.type === 'CustomerOrderRecorded') orders += 1;
+    else if (event?.type === 'CustomerPaymentMethodSaved') paymentMethod = JSON.stringify(event.data.payment_method);
+    else break;
+    last = i;
+  }
+  return { orders, paymentMethod, last };
 }
