@@ -325,6 +325,26 @@ describe('a second paid checkout for a product the customer already subscribes t
   });
 });
 
+describe('invoice numbers of paid checkouts', () => {
+  it('are gapless and unique per organization when many buyers of two organizations pay at once', async () => {
+    const orgs = [newOrg(), newOrg()];
+    const plans = await Promise.all(orgs.map((org) => product(org)));
+    await Promise.all(
+      Array.from({ length: 40 }, (_, i) =>
+        paid(orgs[i % 2]!, { product_id: plans[i % 2], customer_email: `buyer-${i}@example.com` }),
+      ),
+    );
+    for (const org of orgs) {
+      const numbers = await eventually(async () => {
+        const res = await call('GET', '/v1/invoices?limit=100', caller(org));
+        expect(res.body.data).toHaveLength(20);
+        return res.body.data.map((invoice: { number: string }) => invoice.number).sort();
+      }, 30000);
+      expect(numbers).toEqual(Array.from({ length: 20 }, (_, i) => `INV-${String(i + 1).padStart(6, '0')}`));
+    }
+  });
+});
+
 describe('resolving the buyer for checkout (POST /internal/customers/resolve)', () => {
   const resolve = (org: string, body: Record<string, unknown>) =>
     call('POST', '/internal/customers/resolve', caller(org), body);

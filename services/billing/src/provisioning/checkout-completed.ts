@@ -8,7 +8,7 @@ import { usableExternalId, usableName } from '../customers/resolve';
 import { inSequence, startStream } from '../shared/commands';
 import { einvoiceForCheckout } from '../einvoices/request';
 import { invoiceAggregate } from '../invoices/aggregate';
-import { nextInvoiceNumber } from '../invoices/read-model';
+import type { InvoicesNumberedAtEnd } from '../invoices/numbered-at-end';
 import { subscriptionAggregate } from '../subscriptions/aggregate';
 import type { PlanFacts, SubscriptionCommand } from '../subscriptions/decide';
 import { liveSubscriptions } from '../subscriptions/queries';
@@ -22,7 +22,7 @@ import { findTestClock } from '../test-clocks/read-model';
  *    another customer holds it; a found customer's data is never changed otherwise;
  * 2. count the order on the customer (`orders_count`);
  * 3. in SUBSCRIPTION mode: start the subscription (with the id checkout gave it) and record the paid invoice of its first
- *    period, or, when the customer already has a live subscription to the product, record
+ *    period (numbered at the transaction's end: `InvoicesNumberedAtEnd`), or, when the customer already has a live subscription to the product, record
  *    `DuplicateSubscriptionPaid` on it (checkout refunds the order) and start nothing.
  */
 export async function provisionFromCheckout(
@@ -30,9 +30,11 @@ export async function provisionFromCheckout(
   tx: EventStoreTransaction,
   event: DomainEventEnvelope,
   now: Date,
-  logger?: Logger,
+  logger: Logger | undefined,
   /** Told when the checkout asked an e-invoice for something (after its transaction, the worker runs). */
-  einvoiceAsked: () => void = () => {},
+  einvoiceAsked: () => void,
+  /** Where the paid invoice goes, to be numbered and recorded at the transaction's end. */
+  invoices: InvoicesNumberedAtEnd,
 ): Promise<void> {
   const parsed = CheckoutSessionCompletedData.safeParse(event.data);
   if (!parsed.success) {
@@ -157,32 +159,37 @@ export async function provisionFromCheckout(
   const invoiceId = newId('invoice');
   const period = { start: state.subscription.current_period_start, end: state.subscription.current_period_end };
   // A new invoice id: its stream is started without reading it.
-  await startStream(
-    tx,
-    store,
-    invoiceAggregate,
-    invoiceId,
-    {
-      type: 'RecordPaidInvoice',
-      data: {
-        invoiceId,
-        number: await nextInvoiceNumber(tx, schema, tenant),
-        ...tenant,
-        customerId,
-        subscriptionId,
-        orderId: d.order_id,
-        checkoutSessionId: d.session_id,
-        lines: [{ description: planLine(plan, d.trial_days), amount: d.amount_subtotal, period, kind: 'subscription' }],
-        amountDiscount: d.discount_amount,
-        amountTotal: d.amount_total,
-        periodStart: state.subscription.current_period_start,
-        periodEnd: state.subscription.current_period_end,
-        paidAt: clock ? now.toISOString() : (d.completed_at ?? now.toISOString()),
-        now,
+  const recordInvoice = async (number: string) => {
+    await startStream(
+      tx,
+      store,
+      invoiceAggregate,
+      invoiceId,
+      {
+        type: 'RecordPaidInvoice',
+        data: {
+          invoiceId,
+          number,
+          ...tenant,
+          customerId,
+          subscriptionId,
+          orderId: d.order_id,
+          checkoutSessionId: d.session_id,
+          lines: [
+            { description: planLine(plan, d.trial_days), amount: d.amount_subtotal, period, kind: 'subscription' },
+          ],
+          amountDiscount: d.discount_amount,
+          amountTotal: d.amount_total,
+          periodStart: state.subscription.current_period_start,
+          periodEnd: state.subscription.current_period_end,
+          paidAt: clock ? now.toISOString() : (d.completed_at ?? now.toISOString()),
+          now,
+        },
       },
-    },
-    { ...tenant, occurredAt: now },
-  );
+      { ...tenant, occurredAt: now },
+    );
+  };
+  invoices.add(tenant, recordInvoice);
 }
 
 /** `Pro (every month)`, `Team (every 3 months)`, `Pro (14-day free trial)`: what an invoice line is for. */

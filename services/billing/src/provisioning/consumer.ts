@@ -9,6 +9,7 @@ import { type ConsumedMessage, exactlyOnce } from '@billing/bus';
 import type { EventStoreTransaction } from '@billing/eventstore';
 import type { ServiceContext } from '@billing/runtime';
 import { einvoiceForPaidInvoice, einvoiceForRefund } from '../einvoices/request';
+import { InvoicesNumberedAtEnd } from '../invoices/numbered-at-end';
 import { recordCheckoutRefund } from '../invoices/refund-consumer';
 import { provisionFromCheckout } from './checkout-completed';
 
@@ -29,9 +30,14 @@ export async function startConsumers(
   const groupId = store.tables.schema.replaceAll('"', '');
   // The events whose handling asked an e-invoice for something, until their transaction ends.
   const asking = new Set<string>();
-  const handle = async (event: DomainEventEnvelope, tx: EventStoreTransaction) => {
+  const handle = async (event: DomainEventEnvelope, tx: EventStoreTransaction, invoices: InvoicesNumberedAtEnd) => {
     const now = context.now();
     const asked = () => void asking.add(event.id);
+    if (event.type === CHECKOUT_PUBLIC_EVENTS.CheckoutSessionCompleted) {
+      return provisionFromCheckout(store, tx, event, now, logger, asked, invoices);
+    }
+    // The rest may read an invoice that a completion before them in the batch opened.
+    await invoices.record(tx);
     switch (event.type) {
       case CHECKOUT_PUBLIC_EVENTS.RefundSucceeded:
         await recordCheckoutRefund(store, tx, event, logger);
@@ -40,21 +46,34 @@ export async function startConsumers(
       case BILLING_PUBLIC_EVENTS.InvoicePaid:
         if (await einvoiceForPaidInvoice(store, tx, event, now, logger)) asked();
         return;
-      default:
-        return provisionFromCheckout(store, tx, event, now, logger, asked);
     }
   };
+  const invoicesAtEnd = () => new InvoicesNumberedAtEnd(store.tables.schema);
   const nudgeFor = (messages: ConsumedMessage[]) => {
     const asked = messages.filter((message) => asking.delete(message.value.id));
     if (asked.length > 0) einvoiceAsked();
   };
-  const record = exactlyOnce(store, groupId, handle, {
-    only: [
-      CHECKOUT_PUBLIC_EVENTS.CheckoutSessionCompleted,
-      CHECKOUT_PUBLIC_EVENTS.RefundSucceeded,
-      BILLING_PUBLIC_EVENTS.InvoicePaid,
-    ],
-  });
+  const record = exactlyOnce(
+    store,
+    groupId,
+    async (event, tx) => {
+      const invoices = invoicesAtEnd();
+      await handle(event, tx, invoices);
+      await invoices.record(tx);
+    },
+    {
+      only: [
+        CHECKOUT_PUBLIC_EVENTS.CheckoutSessionCompleted,
+        CHECKOUT_PUBLIC_EVENTS.RefundSucceeded,
+        BILLING_PUBLIC_EVENTS.InvoicePaid,
+      ],
+      batchEffect: async (messages, tx) => {
+        const invoices = invoicesAtEnd();
+        for (const message of messages) await handle(message.value, tx, invoices);
+        await invoices.record(tx);
+      },
+    },
+  );
   const subscription = await infrastructure.bus.subscribe({
     groupId,
     topics: [CHECKOUT_TOPIC, BILLING_TOPIC],
