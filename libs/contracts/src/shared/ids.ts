@@ -29,8 +29,8 @@ export const ID_PREFIX = {
 export type IdKind = keyof typeof ID_PREFIX;
 
 const BASE62 = '0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz';
-/** The characters after an id's prefix: a time part and a random part (see `newId`). */
-export const RANDOM_PART_LENGTH = 24;
+/** The characters after an id's prefix, a time part and a random part (`newId`); also `randomBase62`'s default. */
+export const ID_BODY_LENGTH = 24;
 
 /**
  * Bytes from the OS CSPRNG, fetched 4 KiB at a time: one system call per hundred-odd ids
@@ -51,7 +51,7 @@ function randomByte(): number {
  * Uniform base62 from the OS CSPRNG. Bytes of 248 and above are rejected: 248 = 4 * 62, so
  * keeping only smaller bytes makes `byte % 62` uniform (no modulo bias).
  */
-export function randomBase62(length: number = RANDOM_PART_LENGTH): string {
+export function randomBase62(length: number = ID_BODY_LENGTH): string {
   let out = '';
   while (out.length < length) {
     const byte = randomByte();
@@ -81,7 +81,7 @@ export function idTimePart(now: number = Date.now()): string {
 }
 
 export function newId(kind: IdKind, now: number = Date.now()): string {
-  return `${ID_PREFIX[kind]}_${idTimePart(now)}${randomBase62(RANDOM_PART_LENGTH - TIME_PART_LENGTH)}`;
+  return `${ID_PREFIX[kind]}_${idTimePart(now)}${randomBase62(ID_BODY_LENGTH - TIME_PART_LENGTH)}`;
 }
 
 export function isIdOf(kind: IdKind, value: string): boolean {

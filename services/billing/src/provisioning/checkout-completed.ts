@@ -21,9 +21,11 @@ import { findTestClock } from '../test-clocks/read-model';
  *    organization and environment, or create it; an external id is applied to a new customer, or to a found one that has none, unless
  *    another customer holds it; a found customer's data is never changed otherwise;
  * 2. count the order on the customer (`orders_count`);
- * 3. in SUBSCRIPTION mode: start the subscription (with the id checkout gave it) and record the paid invoice of its first
- *    period (numbered at the transaction's end: `InvoicesNumberedAtEnd`), or, when the customer already has a live subscription to the product, record
- *    `DuplicateSubscriptionPaid` on it (checkout refunds the order) and start nothing.
+ * 3. in SUBSCRIPTION mode: start the subscription (with the id checkout gave it) and record the
+ *    paid invoice of its first period (numbered at the transaction's end:
+ *    `InvoicesNumberedAtEnd`), or, when the customer already has a live subscription to the
+ *    product, record `DuplicateSubscriptionPaid` on it (checkout refunds the order) and start
+ *    nothing.
  */
 export async function provisionFromCheckout(
   store: EventStore,
