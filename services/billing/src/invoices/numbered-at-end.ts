@@ -29,7 +29,9 @@ export class InvoicesNumberedAtEnd {
     const byTenant = new Map<string, Array<{ tenant: Tenant; record: NumberedInvoice }>>();
     for (const invoice of this.pending) {
       const key = `${invoice.tenant.organization}\u0000${invoice.tenant.environment}`;
-      byTenant.set(key, [...(byTenant.get(key) ?? []), invoice]);
+      const invoices = byTenant.get(key) ?? [];
+      invoices.push(invoice);
+      byTenant.set(key, invoices);
     }
     this.pending = [];
     for (const key of [...byTenant.keys()].sort()) {

@@ -48,32 +48,28 @@ export async function startConsumers(
         return;
     }
   };
-  const invoicesAtEnd = () => new InvoicesNumberedAtEnd(store.tables.schema);
+  /** Events in turn in one transaction, their paid invoices numbered and recorded at its end. */
+  const handleInTurn = async (events: DomainEventEnvelope[], tx: EventStoreTransaction) => {
+    const invoices = new InvoicesNumberedAtEnd(store.tables.schema);
+    for (const event of events) await handle(event, tx, invoices);
+    await invoices.record(tx);
+  };
   const nudgeFor = (messages: ConsumedMessage[]) => {
     const asked = messages.filter((message) => asking.delete(message.value.id));
     if (asked.length > 0) einvoiceAsked();
   };
-  const record = exactlyOnce(
-    store,
-    groupId,
-    async (event, tx) => {
-      const invoices = invoicesAtEnd();
-      await handle(event, tx, invoices);
-      await invoices.record(tx);
-    },
-    {
-      only: [
-        CHECKOUT_PUBLIC_EVENTS.CheckoutSessionCompleted,
-        CHECKOUT_PUBLIC_EVENTS.RefundSucceeded,
-        BILLING_PUBLIC_EVENTS.InvoicePaid,
-      ],
-      batchEffect: async (messages, tx) => {
-        const invoices = invoicesAtEnd();
-        for (const message of messages) await handle(message.value, tx, invoices);
-        await invoices.record(tx);
-      },
-    },
-  );
+  const record = exactlyOnce(store, groupId, (event, tx) => handleInTurn([event], tx), {
+    only: [
+      CHECKOUT_PUBLIC_EVENTS.CheckoutSessionCompleted,
+      CHECKOUT_PUBLIC_EVENTS.RefundSucceeded,
+      BILLING_PUBLIC_EVENTS.InvoicePaid,
+    ],
+    batchEffect: (messages, tx) =>
+      handleInTurn(
+        messages.map((message) => message.value),
+        tx,
+      ),
+  });
   const subscription = await infrastructure.bus.subscribe({
     groupId,
     topics: [CHECKOUT_TOPIC, BILLING_TOPIC],
