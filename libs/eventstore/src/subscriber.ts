@@ -22,6 +22,8 @@ export class EventLogSubscriber {
   private running = false;
   private loop: Promise<void> | undefined;
   private wake: (() => void) | undefined;
+  /** An append was announced since the last read began: the log may hold more than it returned. */
+  private appendedSinceRead = false;
   private unsubscribe: (() => void) | undefined;
 
   constructor(
@@ -32,7 +34,10 @@ export class EventLogSubscriber {
   start(): void {
     if (this.running) return;
     this.running = true;
-    this.unsubscribe = this.store.onAppended(() => this.wake?.());
+    this.unsubscribe = this.store.onAppended(() => {
+      this.appendedSinceRead = true;
+      this.wake?.();
+    });
     this.loop = this.run();
   }
 
@@ -57,7 +62,11 @@ export class EventLogSubscriber {
     while (this.running) {
       let pause = this.options.pollIntervalMs ?? 100;
       try {
-        if ((await this.handleNextBatch()) > 0) continue;
+        // A short batch was all the log held when read, unless this process appended since:
+        // reading again at once would cost a round trip per batch to find nothing. Appends of
+        // other processes are found by the next poll, as when the log was idle.
+        const handled = await this.handleNextBatch();
+        if (handled === this.batchSize || this.appendedSinceRead) continue;
       } catch (error) {
         this.options.onError?.(error);
         pause = this.options.retryDelayMs ?? 1000;
@@ -66,8 +75,13 @@ export class EventLogSubscriber {
     }
   }
 
+  private get batchSize(): number {
+    return this.options.batchSize ?? 500;
+  }
+
   private async handleNextBatch(): Promise<number> {
-    const events = await this.store.readAfterCheckpoint(this.options.name, this.options.batchSize ?? 500);
+    this.appendedSinceRead = false;
+    const events = await this.store.readAfterCheckpoint(this.options.name, this.batchSize);
     if (events.length === 0) return 0;
     await this.options.handle(events);
     await this.store.saveCheckpoint(this.options.name, positionOf(events[events.length - 1]!));

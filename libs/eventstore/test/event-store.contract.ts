@@ -583,6 +583,57 @@ export function eventStoreContract(makeFixture: () => Promise<EventStoreFixture>
         expect([...new Set(values)]).toEqual([0, 1, 2, 3, 4]);
       }
     });
+
+    /** A running subscriber that polls only every minute, counting its reads of the log. */
+    function followingSubscriber(name: string, handle: (events: RecordedEvent[]) => Promise<void>) {
+      let reads = 0;
+      const counting = Object.create(store) as EventStore;
+      counting.readAfterCheckpoint = (...args) => {
+        reads++;
+        return store.readAfterCheckpoint(...args);
+      };
+      const subscriber = new EventLogSubscriber(counting, { name, pollIntervalMs: 60_000, handle });
+      return { subscriber, reads: () => reads };
+    }
+
+    const until = async (done: () => boolean) => {
+      for (let i = 0; i < 200 && !done(); i++) await new Promise((r) => setTimeout(r, 10));
+    };
+
+    it('reads the log once per short batch, not again at once to find it empty', async () => {
+      const seen: RecordedEvent[] = [];
+      const { subscriber, reads } = followingSubscriber('once', async (events) => void seen.push(...events));
+      subscriber.start();
+      await until(() => reads() === 1);
+      await store.append('a-1', [event('A1')], options(0));
+      await until(() => seen.length === 1);
+      await new Promise((r) => setTimeout(r, 50));
+      await subscriber.stop();
+      expect(seen.map((e) => e.type)).toEqual(['A1']);
+      expect(reads()).toBe(2);
+    });
+
+    it('reads again at once when this process appended while a batch was handled', async () => {
+      const seen: RecordedEvent[] = [];
+      const handling = deferred();
+      const handled = deferred();
+      const { subscriber } = followingSubscriber('appended-meanwhile', async (events) => {
+        seen.push(...events);
+        if (seen.length === 1) {
+          handling.resolve();
+          await handled.promise;
+        }
+      });
+      await store.append('a-1', [event('A1')], options(0));
+      subscriber.start();
+      await handling.promise;
+      await store.append('b-1', [event('B1')], options(0));
+      handled.resolve();
+      // Without the re-read, B1 would wait for the minute's poll.
+      await until(() => seen.length === 2);
+      await subscriber.stop();
+      expect(seen.map((e) => e.type)).toEqual(['A1', 'B1']);
+    });
   });
 
   describe('read models in the append transaction', () => {
