@@ -2,8 +2,8 @@ import { createHash } from 'node:crypto';
 import { mkdirSync } from 'node:fs';
 import { dirname } from 'node:path';
 import { PGlite } from '@electric-sql/pglite';
-import { createPgConfig } from '@electric-sql/pglite/node-postgres';
 import { Client, type ClientConfig, Pool, type PoolConfig } from 'pg';
+import { PgliteConnection } from './pglite-connection';
 import { inMemoryPglite } from './pglite-template';
 import { type HeldLock, tryAdvisoryLock } from './session-lock';
 
@@ -170,15 +170,15 @@ async function listenOn(
 /**
  * `dataDir` undefined keeps everything in memory; a path persists it (the embedded default).
  *
- * Statements go through `pg`'s client on PGlite's node-postgres connection, as named prepared
- * statements like on PostgreSQL: PGlite's own `query` parses and plans every call, which made a
- * plain lookup by key about three times as costly. PGlite has one session, so the client is
+ * Statements go through `pg`'s client, as named prepared statements like on PostgreSQL: PGlite's
+ * own `query` parses and plans every call, which made a plain lookup by key about three times as
+ * costly (and PgliteConnection hands each statement's messages to PGlite in one call). PGlite has one session, so the client is
  * used by one caller at a time, a transaction from its BEGIN to its COMMIT.
  */
 export async function pgliteDatabase(dataDir?: string): Promise<Database> {
   if (dataDir) mkdirSync(dirname(dataDir), { recursive: true });
   const db = dataDir ? await PGlite.create(dataDir) : await inMemoryPglite();
-  const client = new Client(createPgConfig(db) as ClientConfig);
+  const client = new Client({ connection: new PgliteConnection(db) } as ClientConfig);
   await client.connect();
   const session = oneAtATime();
   const executor: SqlExecutor = {
