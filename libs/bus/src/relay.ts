@@ -7,6 +7,12 @@ export interface RelayOptions {
   topic: string;
   batchSize?: number;
   pollIntervalMs?: number;
+  /**
+   * The longest poll interval once the log has been quiet (default 400 ms): each poll that
+   * finds nothing doubles the wait from `pollIntervalMs` (100 ms). Appends of this process wake
+   * the relay at once; another process's (a replica's) wait at most this long.
+   */
+  idlePollIntervalMs?: number;
   onError?: (error: unknown) => void;
   /** Runs after a batch is published and before its checkpoint is saved (crash tests). */
   afterPublish?: (events: RecordedEvent[]) => Promise<void> | void;
@@ -46,6 +52,7 @@ export class EventRelay {
       name: checkpoint,
       batchSize: options.batchSize ?? 200,
       pollIntervalMs: options.pollIntervalMs ?? 100,
+      idlePollIntervalMs: options.idlePollIntervalMs ?? 400,
       onError: options.onError,
       handle: async (events) => {
         await bus.publish(

@@ -9,6 +9,11 @@ export interface SubscriberOptions {
   batchSize?: number;
   /** Poll interval when nothing wakes it (appends from other processes). */
   pollIntervalMs?: number;
+  /**
+   * While polls keep finding nothing, each waits twice as long as the last, up to this (default:
+   * `pollIntervalMs`, no backing off). An append in this process still wakes it at once.
+   */
+  idlePollIntervalMs?: number;
   /** Wait after a failed batch before it is tried again. */
   retryDelayMs?: number;
   onError?: (error: unknown) => void;
@@ -24,6 +29,8 @@ export class EventLogSubscriber {
   private wake: (() => void) | undefined;
   /** An append was announced since the last read began: the log may hold more than it returned. */
   private appendedSinceRead = false;
+  /** Polls in a row that found nothing. */
+  private emptyPolls = 0;
   private unsubscribe: (() => void) | undefined;
 
   constructor(
@@ -60,19 +67,26 @@ export class EventLogSubscriber {
 
   private async run(): Promise<void> {
     while (this.running) {
-      let pause = this.options.pollIntervalMs ?? 100;
+      let pause: number;
       try {
         // A short batch was all the log held when read, unless this process appended since:
         // reading again at once would cost a round trip per batch to find nothing. Appends of
         // other processes are found by the next poll, as when the log was idle.
         const handled = await this.handleNextBatch();
         if (handled === this.batchSize || this.appendedSinceRead) continue;
+        pause = this.pauseAfter(handled);
       } catch (error) {
         this.options.onError?.(error);
         pause = this.options.retryDelayMs ?? 1000;
       }
       await this.sleep(pause);
     }
+  }
+
+  private pauseAfter(handled: number): number {
+    const base = this.options.pollIntervalMs ?? 100;
+    this.emptyPolls = handled > 0 ? 0 : Math.min(this.emptyPolls + 1, 20);
+    return Math.min(base * 2 ** Math.max(this.emptyPolls - 1, 0), this.options.idlePollIntervalMs ?? base);
   }
 
   private get batchSize(): number {

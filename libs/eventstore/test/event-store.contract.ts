@@ -613,6 +613,32 @@ export function eventStoreContract(makeFixture: () => Promise<EventStoreFixture>
       expect(reads()).toBe(2);
     });
 
+    it('polls a quiet log less and less often, and at once again when an append wakes it', async () => {
+      let reads = 0;
+      const counting = Object.create(store) as EventStore;
+      counting.readAfterCheckpoint = (...args) => {
+        reads++;
+        return store.readAfterCheckpoint(...args);
+      };
+      const seen: RecordedEvent[] = [];
+      const subscriber = new EventLogSubscriber(counting, {
+        name: 'backing-off',
+        pollIntervalMs: 20,
+        idlePollIntervalMs: 80,
+        handle: async (events) => void seen.push(...events),
+      });
+      subscriber.start();
+      // Reads at 0, 20, 60, 140, 220, 300, ... ms: six in the first 350 ms (18 without backing off).
+      await new Promise((r) => setTimeout(r, 350));
+      const quietReads = reads;
+      await store.append('a-1', [event('A1')], options(0));
+      await until(() => seen.length === 1);
+      await subscriber.stop();
+      expect(quietReads).toBeGreaterThanOrEqual(2);
+      expect(quietReads).toBeLessThanOrEqual(7);
+      expect(seen.map((e) => e.type)).toEqual(['A1']);
+    });
+
     it('reads again at once when this process appended while a batch was handled', async () => {
       const seen: RecordedEvent[] = [];
       const handling = deferred();
