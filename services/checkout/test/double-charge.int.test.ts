@@ -155,26 +155,55 @@ describe('the double-charge replay', () => {
     expect(asked).toHaveLength(1);
   });
 
-  it('asks the processor under the same key when recording the charge failed: the retry gets the first charge', async () => {
+  it('finds the charge of an attempt under way whose recording failed: a retry at once completes from it', async () => {
     const org = newOrg();
     const { id } = await session(org);
-    failAppendsOf = 'PaymentAttemptSucceeded'; // recording the charge fails
+    failAppendsOf = 'PaymentAttemptSucceeded'; // recording the charge fails (as a process killed there)
     expect((await pay(id, card(undefined, { email: 'buyer@example.com' }))).status).toBe(500);
     failAppendsOf = null;
     expect(await chargesOf(org, id)).toBe(1);
-    // At once: the attempt is still under way, so nothing is charged.
+    // At once, the attempt still under way: the processor is asked under its key, not charged.
+    const retry = await pay(id, card('4000000000009995', { email: 'other@example.com' }));
+    expect(retry).toMatchObject({ status: 200, body: { status: 'complete' } });
+    expect(asked).toHaveLength(1);
+    expect(await chargesOf(org, id)).toBe(1);
+    expect((await read(org, id)).body).toMatchObject({ status: 'COMPLETE', customer_email: 'buyer@example.com' });
+    expect(await typesOf(id)).toEqual([
+      'CheckoutSessionCreated',
+      'PaymentAttemptStarted',
+      'PaymentAttemptSucceeded',
+      'CheckoutSessionCompleted',
+    ]);
+  });
+
+  it('keeps an attempt under way that has not charged (409), and takes it over after a minute under its key', async () => {
+    const org = newOrg();
+    const { id } = await session(org);
+    const real = dependenciesOf(checkout.service.context).processor.charge;
+    const crashedKeys: string[] = [];
+    // The process dies before charging: nothing charged, and the attempt's end never written.
+    dependenciesOf(checkout.service.context).processor.charge = async (request) => {
+      crashedKeys.push(request.idempotencyKey);
+      failAppendsOf = 'PaymentAttemptFailed';
+      failingWrites = true;
+      throw new Error('injected: the process died before charging');
+    };
+    try {
+      expect((await pay(id, card(undefined, { email: 'buyer@example.com' }))).status).toBe(500);
+    } finally {
+      dependenciesOf(checkout.service.context).processor.charge = real;
+      failAppendsOf = null;
+      failingWrites = false;
+    }
+    expect((await read(org, id)).body.status).toBe('OPEN');
     const during = await pay(id, card(undefined, { email: 'buyer@example.com' }));
     expect([during.status, during.body.error.message]).toEqual([409, expect.stringMatching(/in progress/)]);
-    // After the attempt is taken as crashed: a new attempt, the same key, the first charge.
+    expect(asked).toHaveLength(0);
     advance(STALE_ATTEMPT_MS + 1_000);
-    const retry = await pay(id, card('4000000000009995', { email: 'buyer@example.com' }));
+    const retry = await pay(id, card(undefined, { email: 'buyer@example.com' }));
     expect(retry).toMatchObject({ status: 200, body: { status: 'complete' } });
-    expect(asked.map((request) => request.idempotencyKey)).toEqual([
-      asked[0]!.idempotencyKey,
-      asked[0]!.idempotencyKey,
-    ]);
+    expect(asked.map((request) => request.idempotencyKey)).toEqual(crashedKeys);
     expect(await chargesOf(org, id)).toBe(1);
-    expect((await read(org, id)).body.status).toBe('COMPLETE');
   });
 
   it('asks under the same key after the processor charged but its answer was lost', async () => {

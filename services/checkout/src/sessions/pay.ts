@@ -18,7 +18,7 @@ import { SOLD_OUT_MESSAGE } from '../payment-links/link';
 import { openedBySoldOutLink } from '../payment-links/queries';
 import type { ChargeResult, CollectedCard } from '../payments/processor';
 import { refuseUnlessChargeable } from '../payments/settings/refusal';
-import type { SessionCommand } from './decide';
+import { STALE_ATTEMPT_MS, type SessionCommand } from './decide';
 import { type KnownSession, runSessionCommands } from './command';
 import { findSessionRow } from './queries';
 import { statusAt } from './resource';
@@ -86,6 +86,8 @@ export async function paySession(
   if (session.status === 'COMPLETE') throw conflict('This checkout session is already paid');
   if (session.charge) return completeCharged(context, session, found);
   if (statusAt(session, now()) === 'EXPIRED') throw conflict('This checkout session has expired');
+  const chargedMeanwhile = await completeFromAttemptUnderWay(context, session);
+  if (chargedMeanwhile) return chargedMeanwhile;
   if (await openedBySoldOutLink(store.database, store.tables.schema, session)) throw conflict(SOLD_OUT_MESSAGE);
   const card = checkedInput(session, body, through);
   if (card) await refuseUnlessChargeable(context, session.organization, session.environment);
@@ -145,6 +147,48 @@ export async function paySession(
   await run({ type: 'FailPayment', data: { attemptId, code, message, requiresAction, now: now() } });
   if (requiresAction) return { status: 'requires_action' };
   throw paymentRequired(message, [{ path: 'card_number', code, message }]);
+}
+
+/**
+ * A pay call that meets an attempt under way, before the buyer is told to wait (409): that
+ * attempt's answer may have been lost (its process died after the charge, before recording it).
+ * The processor is asked under the attempt's key; a charge it holds is recorded and completes
+ * the session, and nothing is charged again. Not charged, or no answer: null, and the attempt
+ * stands. ECPay's and PAYUNi's pages are settled by their notifications and the sweep.
+ */
+async function completeFromAttemptUnderWay(context: ServiceContext, session: Session): Promise<PayOutcome | null> {
+  const { attempt, pending_charge: pending } = session;
+  if (!attempt || !pending || pending.processor) return null;
+  const at = context.now();
+  if (at.getTime() - Date.parse(attempt.started_at) >= STALE_ATTEMPT_MS) return null;
+  const answer = await dependenciesOf(context)
+    .processor.lookup(pending.key)
+    .catch(() => null);
+  if (answer?.status !== 'succeeded') return null;
+  context.logger.warn(
+    { session: session.id, attempt: pending.attempt_id },
+    'a pay call found the charge of an attempt under way',
+  );
+  const recordCharge: SessionCommand = {
+    type: 'RecordCharge',
+    data: {
+      attemptId: pending.attempt_id,
+      chargeKey: pending.key,
+      paymentMethod: answer.payment_method,
+      buyer: pending.buyer ?? { email: null, name: null, customer_id: null },
+      now: at,
+    },
+  };
+  const recorded = await runSessionCommands(context, session.id, null, [recordCharge], {
+    organization: session.organization,
+    environment: session.environment,
+    occurredAt: at,
+  });
+  return completeCharged(
+    context,
+    recorded.state.status === 'Exists' ? recorded.state.session : session,
+    recorded.known,
+  );
 }
 
 /**
