@@ -1,6 +1,6 @@
 import { type ServiceContext, startPeriodic } from '@billing/runtime';
 import { dependenciesOf, serviceCaller } from '../dependencies';
-import { completeCharged } from './pay';
+import { completeCharged, recordPendingCharge } from './pay';
 import { awaitLostEcpayCode, ecpayChargeOf } from './pay-ecpay';
 import { payuniChargeOf } from './pay-payuni';
 import { findChargedOpenSessions, findDueSessions, findSession } from './queries';
@@ -83,21 +83,11 @@ async function settlePendingCharge(context: ServiceContext, session: Session): P
   // A code ECPay issued whose post was lost: the session waits for it instead of expiring.
   if (answer?.status !== 'succeeded') return (await awaitLostEcpayCode(context, session)) ? 'kept' : pending.key;
   context.logger.warn({ id: session.id, key: pending.key }, 'found an unrecorded charge; completing the session');
-  await sessionAggregate.handle(
-    store,
-    session.id,
-    {
-      type: 'RecordCharge',
-      data: {
-        attemptId: pending.attempt_id,
-        chargeKey: pending.key,
-        paymentMethod: answer.payment_method,
-        buyer: pending.buyer ?? { email: null, name: null, customer_id: null },
-        now: now(),
-      },
-    },
-    { organization: session.organization, environment: session.environment, occurredAt: now() },
-  );
+  await sessionAggregate.handle(store, session.id, recordPendingCharge(pending, answer.payment_method, now()), {
+    organization: session.organization,
+    environment: session.environment,
+    occurredAt: now(),
+  });
   const recorded = await findSession(store.database, store.tables.schema, session.id);
   await completeCharged(context, recorded ?? session);
   return 'kept';

@@ -14,7 +14,7 @@ import { merchantOf } from '../payments/settings/merchant-of';
 import { PROCESSOR_UNAVAILABLE } from '../payments/settings/refusal';
 import { type KnownSession, runSessionCommands } from './command';
 import type { SessionCommand } from './decide';
-import { buyerAtPayment, completeCharged } from './pay';
+import { buyerAtPayment, completeCharged, recordPendingCharge } from './pay';
 import { findSessionRow } from './queries';
 import { statusAt } from './resource';
 import type { CardSummary, Session } from './session';
@@ -185,24 +185,11 @@ export async function recordProcessorCharge(
   const { now } = context;
   const pending = session.pending_charge;
   if (pending && !session.charge) {
-    await runSessionCommands(
-      context,
-      session.id,
-      null,
-      [
-        {
-          type: 'RecordCharge',
-          data: {
-            attemptId: pending.attempt_id,
-            chargeKey: pending.key,
-            paymentMethod,
-            buyer: pending.buyer ?? { email: null, name: null, customer_id: null },
-            now: now(),
-          },
-        },
-      ],
-      { organization: session.organization, environment: session.environment, occurredAt: now() },
-    );
+    await runSessionCommands(context, session.id, null, [recordPendingCharge(pending, paymentMethod, now())], {
+      organization: session.organization,
+      environment: session.environment,
+      occurredAt: now(),
+    });
   }
   const recorded = await findSessionRow(context.store.database, context.store.tables.schema, session.id);
   if (!recorded?.session || recorded.session.status !== 'OPEN') return recorded?.session ?? session;

@@ -23,7 +23,7 @@ import { type KnownSession, runSessionCommands } from './command';
 import { findSessionRow } from './queries';
 import { statusAt } from './resource';
 import { successRedirect } from './rules';
-import { type Session, chargeKeyOf } from './session';
+import { type PendingCharge, type Session, chargeKeyOf } from './session';
 import { assignRedemption, refuseLiveSubscription, resolveBuyer } from './upstream';
 
 const paymentRequired = (message: string, details?: ErrorDetail[]) => ApiError.of('payment_required', message, details);
@@ -169,16 +169,7 @@ async function completeFromAttemptUnderWay(context: ServiceContext, session: Ses
     { session: session.id, attempt: pending.attempt_id },
     'a pay call found the charge of an attempt under way',
   );
-  const recordCharge: SessionCommand = {
-    type: 'RecordCharge',
-    data: {
-      attemptId: pending.attempt_id,
-      chargeKey: pending.key,
-      paymentMethod: answer.payment_method,
-      buyer: pending.buyer ?? { email: null, name: null, customer_id: null },
-      now: at,
-    },
-  };
+  const recordCharge = recordPendingCharge(pending, answer.payment_method, at);
   const recorded = await runSessionCommands(context, session.id, null, [recordCharge], {
     organization: session.organization,
     environment: session.environment,
@@ -189,6 +180,26 @@ async function completeFromAttemptUnderWay(context: ServiceContext, session: Ses
     recorded.state.status === 'Exists' ? recorded.state.session : session,
     recorded.known,
   );
+}
+
+type RecordChargeCommand = Extract<SessionCommand, { type: 'RecordCharge' }>;
+
+/** Records the charge the processor holds under a pending charge's key, for the attempt that asked for it. */
+export function recordPendingCharge(
+  pending: PendingCharge,
+  paymentMethod: RecordChargeCommand['data']['paymentMethod'],
+  at: Date,
+): RecordChargeCommand {
+  return {
+    type: 'RecordCharge',
+    data: {
+      attemptId: pending.attempt_id,
+      chargeKey: pending.key,
+      paymentMethod,
+      buyer: pending.buyer ?? { email: null, name: null, customer_id: null },
+      now: at,
+    },
+  };
 }
 
 /**
