@@ -172,8 +172,9 @@ async function listenOn(
  *
  * Statements go through `pg`'s client, as named prepared statements like on PostgreSQL: PGlite's
  * own `query` parses and plans every call, which made a plain lookup by key about three times as
- * costly (and PgliteConnection hands each statement's messages to PGlite in one call). PGlite has one session, so the client is
- * used by one caller at a time, a transaction from its BEGIN to its COMMIT.
+ * costly (and PgliteConnection hands each statement's messages to PGlite in one call). PGlite
+ * has one session, so the client is used by one caller at a time, a transaction from its BEGIN
+ * to its COMMIT.
  */
 export async function pgliteDatabase(dataDir?: string): Promise<Database> {
   if (dataDir) mkdirSync(dirname(dataDir), { recursive: true });
