@@ -37,6 +37,10 @@ describe('InternalClient breakers per tenant', () => {
       baseUrl: `http://127.0.0.1:${(server.address() as AddressInfo).port}`,
       secret: 'internal-client-test-secret',
       resetTimeoutMs: 60_000,
+      // What is tested is whose failures open which breaker, not the 1.5 s default timeout: on
+      // CI's four suites at once on two cores one of the victim's 40 local calls was answered
+      // 503, most likely by that timeout (nothing else there fails a call to /things/ok).
+      timeoutMs: 10_000,
     };
     client = new InternalClient(options);
   });
