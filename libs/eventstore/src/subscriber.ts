@@ -103,6 +103,8 @@ export class EventLogSubscriber {
   }
 
   private sleep(ms: number): Promise<void> {
+    // A stop that came during a read or a batch has no pause to cut short: none is begun.
+    if (!this.running) return Promise.resolve();
     return new Promise((resolve) => {
       const timer = setTimeout(done, ms);
       function done() {
