@@ -1,6 +1,6 @@
 import { type ServiceContext, startPeriodic } from '@billing/runtime';
 import { dependenciesOf, serviceCaller } from '../dependencies';
-import { completeCharged, recordPendingCharge } from './pay';
+import { completeCharged, recordProcessorCharge } from './pay';
 import { awaitLostEcpayCode, ecpayChargeOf } from './pay-ecpay';
 import { payuniChargeOf } from './pay-payuni';
 import { findChargedOpenSessions, findDueSessions, findSession } from './queries';
@@ -73,7 +73,6 @@ async function completeChargedSessions(context: ServiceContext): Promise<void> {
 async function settlePendingCharge(context: ServiceContext, session: Session): Promise<string | 'kept' | undefined> {
   const pending = session.pending_charge;
   if (!pending || session.charge) return undefined;
-  const { store, now } = context;
   const externalChargeOf = pending.processor === 'ecpay' ? ecpayChargeOf : payuniChargeOf;
   const charged = pending.processor ? await externalChargeOf(context, session, pending.key) : undefined;
   const answer =
@@ -83,13 +82,7 @@ async function settlePendingCharge(context: ServiceContext, session: Session): P
   // A code ECPay issued whose post was lost: the session waits for it instead of expiring.
   if (answer?.status !== 'succeeded') return (await awaitLostEcpayCode(context, session)) ? 'kept' : pending.key;
   context.logger.warn({ id: session.id, key: pending.key }, 'found an unrecorded charge; completing the session');
-  await sessionAggregate.handle(store, session.id, recordPendingCharge(pending, answer.payment_method, now()), {
-    organization: session.organization,
-    environment: session.environment,
-    occurredAt: now(),
-  });
-  const recorded = await findSession(store.database, store.tables.schema, session.id);
-  await completeCharged(context, recorded ?? session);
+  await recordProcessorCharge(context, session, answer.payment_method);
   return 'kept';
 }
 

@@ -14,7 +14,7 @@ import { merchantOf } from '../payments/settings/merchant-of';
 import { PROCESSOR_UNAVAILABLE } from '../payments/settings/refusal';
 import { type KnownSession, runSessionCommands } from './command';
 import type { SessionCommand } from './decide';
-import { buyerAtPayment, completeCharged, recordPendingCharge } from './pay';
+import { buyerAtPayment, recordProcessorCharge } from './pay';
 import { findSessionRow } from './queries';
 import { statusAt } from './resource';
 import type { CardSummary, Session } from './session';
@@ -170,31 +170,6 @@ export async function acceptTradeNotice(
     case 'pending':
       return;
   }
-}
-
-/**
- * The processor says the session's pending trade is paid: the charge is recorded (once), with
- * what charges the subscription later when there is one, and the session completed. Answers the
- * session after it.
- */
-export async function recordProcessorCharge(
-  context: ServiceContext,
-  session: Session,
-  paymentMethod: CardSummary | null,
-): Promise<Session> {
-  const { now } = context;
-  const pending = session.pending_charge;
-  if (pending && !session.charge) {
-    await runSessionCommands(context, session.id, null, [recordPendingCharge(pending, paymentMethod, now())], {
-      organization: session.organization,
-      environment: session.environment,
-      occurredAt: now(),
-    });
-  }
-  const recorded = await findSessionRow(context.store.database, context.store.tables.schema, session.id);
-  if (!recorded?.session || recorded.session.status !== 'OPEN') return recorded?.session ?? session;
-  const outcome = await completeCharged(context, recorded.session, recorded);
-  return outcome.status === 'complete' ? outcome.session : recorded.session;
 }
 
 /**

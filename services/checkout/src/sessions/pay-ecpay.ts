@@ -13,9 +13,9 @@ import {
   acceptTradeNotice,
   openProcessorTrade,
   processorUnavailable,
-  recordProcessorCharge,
   sessionAtProcessor,
 } from './pay-async';
+import { recordProcessorCharge } from './pay';
 import { instructionsOf } from '../payments/instructions';
 import { findSessionRow } from './queries';
 import { successRedirect } from './rules';

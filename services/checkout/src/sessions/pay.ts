@@ -23,7 +23,7 @@ import { type KnownSession, runSessionCommands } from './command';
 import { findSessionRow } from './queries';
 import { statusAt } from './resource';
 import { successRedirect } from './rules';
-import { type PendingCharge, type Session, chargeKeyOf } from './session';
+import { type CardSummary, type Session, chargeKeyOf } from './session';
 import { assignRedemption, refuseLiveSubscription, resolveBuyer } from './upstream';
 
 const paymentRequired = (message: string, details?: ErrorDetail[]) => ApiError.of('payment_required', message, details);
@@ -169,37 +169,42 @@ async function completeFromAttemptUnderWay(context: ServiceContext, session: Ses
     { session: session.id, attempt: pending.attempt_id },
     'a pay call found the charge of an attempt under way',
   );
-  const recordCharge = recordPendingCharge(pending, answer.payment_method, at);
-  const recorded = await runSessionCommands(context, session.id, null, [recordCharge], {
-    organization: session.organization,
-    environment: session.environment,
-    occurredAt: at,
-  });
-  return completeCharged(
-    context,
-    recorded.state.status === 'Exists' ? recorded.state.session : session,
-    recorded.known,
-  );
+  return completedOutcome(await recordProcessorCharge(context, session, answer.payment_method));
 }
 
-type RecordChargeCommand = Extract<SessionCommand, { type: 'RecordCharge' }>;
-
-/** Records the charge the processor holds under a pending charge's key, for the attempt that asked for it. */
-export function recordPendingCharge(
-  pending: PendingCharge,
-  paymentMethod: RecordChargeCommand['data']['paymentMethod'],
-  at: Date,
-): RecordChargeCommand {
-  return {
-    type: 'RecordCharge',
-    data: {
-      attemptId: pending.attempt_id,
-      chargeKey: pending.key,
-      paymentMethod,
-      buyer: pending.buyer ?? { email: null, name: null, customer_id: null },
-      now: at,
-    },
-  };
+/**
+ * The processor holds a charge under the session's pending key (its notification, a status query,
+ * a retry that asked): the charge is recorded (once), with what charges the subscription later
+ * when there is one, and the session completed. Answers the session after it.
+ */
+export async function recordProcessorCharge(
+  context: ServiceContext,
+  session: Session,
+  paymentMethod: CardSummary | null,
+): Promise<Session> {
+  const { now } = context;
+  const pending = session.pending_charge;
+  if (pending && !session.charge) {
+    const recordCharge: SessionCommand = {
+      type: 'RecordCharge',
+      data: {
+        attemptId: pending.attempt_id,
+        chargeKey: pending.key,
+        paymentMethod,
+        buyer: pending.buyer ?? { email: null, name: null, customer_id: null },
+        now: now(),
+      },
+    };
+    await runSessionCommands(context, session.id, null, [recordCharge], {
+      organization: session.organization,
+      environment: session.environment,
+      occurredAt: now(),
+    });
+  }
+  const recorded = await findSessionRow(context.store.database, context.store.tables.schema, session.id);
+  if (!recorded?.session || recorded.session.status !== 'OPEN') return recorded?.session ?? session;
+  const outcome = await completeCharged(context, recorded.session, recorded);
+  return outcome.status === 'complete' ? outcome.session : recorded.session;
 }
 
 /**
