@@ -7,6 +7,7 @@ import {
   ExpectedVersionConflictError,
   type RecordedEvent,
   START_OF_LOG,
+  type SubscriberOptions,
   WriteConflictError,
   handleCommand,
   handleCommandInTransaction,
@@ -584,15 +585,19 @@ export function eventStoreContract(makeFixture: () => Promise<EventStoreFixture>
       }
     });
 
-    /** A running subscriber that polls only every minute, counting its reads of the log. */
-    function followingSubscriber(name: string, handle: (events: RecordedEvent[]) => Promise<void>) {
+    /** A running subscriber that polls only every minute (unless told), counting its reads of the log. */
+    function followingSubscriber(
+      name: string,
+      handle: (events: RecordedEvent[]) => Promise<void>,
+      polls: Pick<SubscriberOptions, 'pollIntervalMs' | 'idlePollIntervalMs'> = { pollIntervalMs: 60_000 },
+    ) {
       let reads = 0;
       const counting = Object.create(store) as EventStore;
       counting.readAfterCheckpoint = (...args) => {
         reads++;
         return store.readAfterCheckpoint(...args);
       };
-      const subscriber = new EventLogSubscriber(counting, { name, pollIntervalMs: 60_000, handle });
+      const subscriber = new EventLogSubscriber(counting, { name, handle, ...polls });
       return { subscriber, reads: () => reads };
     }
 
@@ -614,23 +619,15 @@ export function eventStoreContract(makeFixture: () => Promise<EventStoreFixture>
     });
 
     it('polls a quiet log less and less often, and at once again when an append wakes it', async () => {
-      let reads = 0;
-      const counting = Object.create(store) as EventStore;
-      counting.readAfterCheckpoint = (...args) => {
-        reads++;
-        return store.readAfterCheckpoint(...args);
-      };
       const seen: RecordedEvent[] = [];
-      const subscriber = new EventLogSubscriber(counting, {
-        name: 'backing-off',
+      const { subscriber, reads } = followingSubscriber('backing-off', async (events) => void seen.push(...events), {
         pollIntervalMs: 20,
         idlePollIntervalMs: 80,
-        handle: async (events) => void seen.push(...events),
       });
       subscriber.start();
       // Reads at 0, 20, 60, 140, 220, 300, ... ms: six in the first 350 ms (18 without backing off).
       await new Promise((r) => setTimeout(r, 350));
-      const quietReads = reads;
+      const quietReads = reads();
       await store.append('a-1', [event('A1')], options(0));
       await until(() => seen.length === 1);
       await subscriber.stop();

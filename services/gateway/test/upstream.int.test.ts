@@ -115,6 +115,20 @@ async function timed(request: Promise<Response>): Promise<{ response: Response; 
  */
 const AT_ONCE_MS = 500;
 
+/**
+ * Until the upstream's breaker is half-open and this client's own breaker lets a trial through:
+ * a refused connection counts against the client's breaker too, which opened a moment after the
+ * upstream's, and until its reset timer runs out as well it would refuse the trial before it
+ * reached the upstream's half-open breaker (on a busy machine, a 503).
+ */
+async function untilATrialCanPass(upstream: ReturnType<typeof createUpstream>): Promise<void> {
+  const mine = () => upstream.callerBreaker('ip:127.0.0.1') ?? upstream.callerBreaker('ip:::ffff:127.0.0.1');
+  await eventually(() => {
+    expect(upstream.breaker.halfOpen).toBe(true);
+    expect(mine()?.opened ?? false).toBe(false);
+  }, 2000);
+}
+
 describe('createUpstream', () => {
   const cleanup: (() => Promise<void>)[] = [];
   afterEach(async () => {
@@ -389,13 +403,7 @@ describe('createUpstream', () => {
     expect(hits).toHaveLength(0);
 
     // After resetTimeout the breaker half-opens, lets a trial through, and closes on success.
-    // The refused connections also opened this client's own breaker, a moment after the
-    // upstream's: until it half-opens too it would refuse the trial (on a busy machine, a 503).
-    const mine = () => upstream.callerBreaker('ip:127.0.0.1') ?? upstream.callerBreaker('ip:::ffff:127.0.0.1');
-    await eventually(() => {
-      expect(upstream.breaker.halfOpen).toBe(true);
-      expect(mine()?.opened ?? false).toBe(false);
-    }, 2000);
+    await untilATrialCanPass(upstream);
     expect((await fetch(`${gateway.url}/echo?after=reset`)).status).toBe(200);
     expect(upstream.breaker.closed).toBe(true);
     expect(hits.map((hit) => hit.url)).toEqual(['/echo?after=reset']);
@@ -415,14 +423,7 @@ describe('createUpstream', () => {
     upstream.breaker.on('close', () => states.push('close'));
     for (let i = 0; i < 5; i++) await fetch(`${gateway.url}/echo`);
     expect(states[0]).toBe('open');
-    // A refused connection counts against this client's own breaker too, which opened a moment
-    // after the upstream's: until its reset timer runs out as well, the trial would be refused
-    // by it and never reach the upstream's half-open breaker (the flake this waits out).
-    const mine = () => upstream.callerBreaker('ip:127.0.0.1') ?? upstream.callerBreaker('ip:::ffff:127.0.0.1');
-    await eventually(() => {
-      expect(upstream.breaker.halfOpen).toBe(true);
-      expect(mine()?.opened ?? false).toBe(false);
-    }, 2000);
+    await untilATrialCanPass(upstream);
     expect((await fetch(`${gateway.url}/echo`)).status).toBe(503);
     // The breaker counts the trial's failure as the upstream's answer ends, which can come after
     // the client has its 503 on a busy machine.
