@@ -176,6 +176,49 @@ describe('the double-charge replay', () => {
     ]);
   });
 
+  it('answers two retries that find the same charge at once both complete, with one charge and one completion', async () => {
+    const org = newOrg();
+    const { id } = await session(org);
+    failAppendsOf = 'PaymentAttemptSucceeded';
+    expect((await pay(id, card(undefined, { email: 'buyer@example.com' }))).status).toBe(500);
+    failAppendsOf = null;
+    const retries = await Promise.all([pay(id, card()), pay(id, card())]);
+    expect(retries.map((r) => [r.status, r.body.status])).toEqual([
+      [200, 'complete'],
+      [200, 'complete'],
+    ]);
+    expect(asked).toHaveLength(1);
+    expect(await chargesOf(org, id)).toBe(1);
+    expect((await typesOf(id)).filter((type) => type === 'CheckoutSessionCompleted')).toHaveLength(1);
+  });
+
+  it('keeps the 409 when the processor does not answer the status query: nothing charged, nothing recorded', async () => {
+    const org = newOrg();
+    const { id } = await session(org);
+    failAppendsOf = 'PaymentAttemptSucceeded';
+    expect((await pay(id, card(undefined, { email: 'buyer@example.com' }))).status).toBe(500);
+    failAppendsOf = null;
+    const processor = dependenciesOf(checkout.service.context).processor;
+    const lookup = processor.lookup;
+    processor.lookup = async () => {
+      throw new Error('injected: the status query got no answer');
+    };
+    try {
+      const during = await pay(id, card(undefined, { email: 'buyer@example.com' }));
+      expect([during.status, during.body.error.message]).toEqual([409, expect.stringMatching(/in progress/)]);
+    } finally {
+      processor.lookup = lookup;
+    }
+    expect(asked).toHaveLength(1);
+    expect((await read(org, id)).body.status).toBe('OPEN');
+    // Answered again: the retry completes from the one charge.
+    expect(await pay(id, card(undefined, { email: 'buyer@example.com' }))).toMatchObject({
+      status: 200,
+      body: { status: 'complete' },
+    });
+    expect(await chargesOf(org, id)).toBe(1);
+  });
+
   it('keeps an attempt under way that has not charged (409), and takes it over after a minute under its key', async () => {
     const org = newOrg();
     const { id } = await session(org);
