@@ -34,7 +34,7 @@ export {
   type InternalAuthOptions,
   type Tenant,
 } from './identity';
-export { ServiceMetrics } from './metrics';
+export { ROUTE_PATTERN, ServiceMetrics } from './metrics';
 export {
   INVALID_CHARACTERS,
   MAX_JSON_DEPTH,

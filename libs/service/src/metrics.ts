@@ -1,4 +1,4 @@
-import type { Express, Request, RequestHandler } from 'express';
+import type { Express, Request, RequestHandler, Response } from 'express';
 import { Counter, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
 
 /** Seconds; from a cache hit to a slow upstream. */
@@ -39,7 +39,7 @@ export class ServiceMetrics {
     return (req, res, next) => {
       const started = process.hrtime.bigint();
       res.once('finish', () => {
-        const series = this.seriesOf(req.method, routeOf(req), res.statusCode);
+        const series = this.seriesOf(req.method, routeOf(req, res), res.statusCode);
         series.requests.inc();
         series.durations.observe(Number(process.hrtime.bigint() - started) / 1e9);
       });
@@ -72,10 +72,18 @@ export class ServiceMetrics {
 }
 
 /**
+ * Where a handler that routes requests itself (the gateway's route table) names the pattern it
+ * matched, for `routeOf`.
+ */
+export const ROUTE_PATTERN = 'routePattern';
+
+/**
  * The matched route's pattern (`/v1/customers/:id`), never the raw path, so that ids do not
  * become label values; requests no route matched count as `unmatched`.
  */
-function routeOf(req: Request): string {
+function routeOf(req: Request, res: Response): string {
+  const named = res.locals[ROUTE_PATTERN] as string | undefined;
+  if (named) return named;
   const pattern = req.route?.path as string | undefined;
   return pattern ? `${req.baseUrl}${pattern}` : 'unmatched';
 }

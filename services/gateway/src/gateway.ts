@@ -7,7 +7,13 @@ import {
   unauthorized,
 } from '@billing/contracts';
 import { DEFAULT_SERVICE_URLS, type ServiceContext, positiveNumberSetting, startPeriodic } from '@billing/runtime';
-import { DEFAULT_BODY_LIMIT, jsonBodies, refuseInvalidText, refuseUnreadableBodies } from '@billing/service';
+import {
+  DEFAULT_BODY_LIMIT,
+  ROUTE_PATTERN,
+  jsonBodies,
+  refuseInvalidText,
+  refuseUnreadableBodies,
+} from '@billing/service';
 import {
   type ErrorRequestHandler,
   type Express,
@@ -56,6 +62,7 @@ import {
   VALIDATE_PROMOTION_CODE_PATH,
 } from './routing/public-routes';
 import { signForwarded, stripIdentityHeaders, vouchAs } from './routing/identity-headers';
+import { RouteTable } from './routing/route-table';
 import { serviceReads } from './routing/service-reads';
 import { createUpstream, type UpstreamHandler } from './upstream';
 import { breakerCaller } from './upstream/breaker-caller';
@@ -239,9 +246,7 @@ export class Gateway {
     app.post(publicPostPaths(), this.idempotency());
     app.post(VALIDATE_PROMOTION_CODE_PATH, ...this.validationLimits());
     app.get(ENTITLEMENTS_PATH, this.publishableEntitlementLimit());
-    for (const route of PUBLIC_ROUTES) {
-      app[route.method](route.path, allowKeys(route.keys), this.upstream(route.upstream));
-    }
+    app.use(this.publicRoutes());
     // The gateway's own refusals (key, rate limit, idempotency) in the portal sessions' codes.
     app.use(PORTAL_API_PATH, portalErrorCodes);
   }
@@ -269,6 +274,22 @@ export class Gateway {
       },
     });
     return (req, res, next) => (OPERATOR_PATHS.test(req.path) ? next() : limit(req, res, next));
+  }
+
+  /**
+   * Each public route to its service, for the keys the spec's access table allows on it (a
+   * Secret-only route answers 401 to a Publishable Key); one table lookup per request.
+   */
+  private publicRoutes(): RequestHandler {
+    const table = new RouteTable(PUBLIC_ROUTES);
+    return (req, res, next) => {
+      const route = table.find(req.method, req.path);
+      if (!route) return next();
+      res.locals[ROUTE_PATTERN] = route.path;
+      const caller = res.locals.caller as CallerIdentity;
+      if (!route.keys.includes(caller.keyKind)) return next(unauthorized('This endpoint requires a Secret Key'));
+      this.upstream(route.upstream)(req, res, next);
+    };
   }
 
   private upstream(name: UpstreamName): RequestHandler {
@@ -395,14 +416,6 @@ const portalErrorCodes: ErrorRequestHandler = (err, _req, _res, next) =>
   next(err instanceof ApiError ? asPortalError(err) : err);
 
 const publicPostPaths = () => PUBLIC_ROUTES.filter((route) => route.method === 'post').map((route) => route.path);
-
-/** Secret-only routes answer 401 to a Publishable Key, as the spec's access table says. */
-function allowKeys(kinds: readonly CallerIdentity['keyKind'][]): RequestHandler {
-  return (_req, res, next) => {
-    const caller = res.locals.caller as CallerIdentity;
-    next(kinds.includes(caller.keyKind) ? undefined : unauthorized('This endpoint requires a Secret Key'));
-  };
-}
 
 /**
  * `TRUST_PROXY` for a gateway behind a load balancer: Express's `trust proxy` (`true`, a hop

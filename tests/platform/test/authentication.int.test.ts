@@ -48,6 +48,16 @@ describe('API keys at the gateway', () => {
     expect((await client.get(`/products/${productId}`, org.api_keys.sandbox.secret_key)).status).toBe(200);
   });
 
+  it('counts each public request in the gateway metrics under its route pattern, never its path', async () => {
+    const sk = org.api_keys.sandbox.secret_key;
+    expect((await client.get(`/products/${productId}`, sk)).status).toBe(200);
+    expect((await client.get(`/products/${productId}`, org.api_keys.sandbox.publishable_key)).status).toBe(401);
+    const metrics = await (await fetch(`${platform.gatewayUrl}/metrics`)).text();
+    expect(metrics).toMatch(/http_requests_total\{method="GET",route="\/v1\/products\/:id",status="200"/);
+    expect(metrics).toMatch(/http_requests_total\{method="GET",route="\/v1\/products\/:id",status="401"/);
+    expect(metrics).not.toContain(productId);
+  });
+
   it('lets the key alone decide organization and environment: client identity headers are dropped', async () => {
     const other = await client.createOrganization('Other');
     const forged = await client.api(`/products/${productId}`, {

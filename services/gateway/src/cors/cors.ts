@@ -1,8 +1,9 @@
 import { type CallerIdentity, forbidden } from '@billing/contracts';
 import type { SqlExecutor } from '@billing/eventstore';
-import type { Express, RequestHandler, Response } from 'express';
+import type { Express, Request, RequestHandler, Response } from 'express';
 import { findSettings } from '../organizations/read-model';
 import type { PublicRoute } from '../routing/public-routes';
+import { RouteTable } from '../routing/route-table';
 
 /** What a browser page may send to a Publishable-Key endpoint (the recur-tw SDK's headers included). */
 export const CORS_ALLOWED_HEADERS = [
@@ -33,48 +34,52 @@ export const CORS_MAX_AGE_SECONDS = 600;
 
 const ALLOW_ORIGIN = 'Access-Control-Allow-Origin';
 
-/** Paths with the methods a Publishable Key may call on them; the others get no CORS at all. */
-function publishableMethodsByPath(routes: readonly PublicRoute[]): Map<string, string[]> {
-  const byPath = new Map<string, string[]>();
-  for (const route of routes) {
-    if (!route.keys.includes('publishable')) continue;
-    byPath.set(route.path, [...(byPath.get(route.path) ?? []), route.method.toUpperCase()]);
-  }
-  return byPath;
-}
-
 /**
  * CORS for the Publishable-Key endpoints (docs/embedded-checkout.md): a preflight is answered
  * without a key, for any origin; the request itself gets `Access-Control-Allow-Origin` for its
  * origin, which `enforceAllowedOrigin` takes back for a Secret Key or an origin outside the
  * organization's allow-list. Never `Access-Control-Allow-Credentials`: keys travel in headers,
- * not cookies. Mounted before authentication, so a 401 is readable by the page too.
+ * not cookies. Mounted before authentication, so a 401 is readable by the page too. Paths no
+ * Publishable Key may call get no CORS at all.
  */
 export function mountCors(app: Express, routes: readonly PublicRoute[]): void {
-  for (const [path, methods] of publishableMethodsByPath(routes)) {
-    app.options(path, (req, res) => {
-      const origin = req.get('origin');
-      const requested = req.get('access-control-request-method')?.toUpperCase();
-      res.vary('Origin').vary('Access-Control-Request-Method');
-      if (!origin || !requested || !methods.includes(requested)) {
-        throw forbidden(`${requested ?? 'This method'} on this path is not available to browser pages`);
-      }
-      res
-        .set(ALLOW_ORIGIN, origin)
-        .set('Access-Control-Allow-Methods', methods.join(', '))
-        .set('Access-Control-Allow-Headers', CORS_ALLOWED_HEADERS.join(', '))
-        .set('Access-Control-Max-Age', String(CORS_MAX_AGE_SECONDS))
-        .status(204)
-        .end();
-    });
-    const allowOrigin: RequestHandler = (req, res, next) => {
-      const origin = req.get('origin');
-      res.vary('Origin');
-      if (origin) res.set(ALLOW_ORIGIN, origin).set('Access-Control-Expose-Headers', CORS_EXPOSED_HEADERS.join(', '));
-      next();
-    };
-    for (const method of methods) app[method.toLowerCase() as PublicRoute['method']](path, allowOrigin);
+  const browserRoutes = new RouteTable(routes.filter((route) => route.keys.includes('publishable')));
+  app.use((req, res, next) => {
+    const matching = browserRoutes.matching(req.path);
+    if (matching.length === 0) return next();
+    if (req.method === 'OPTIONS') {
+      // The first path listed that matches answers, with the methods listed for that path.
+      const path = matching[0]!.path;
+      return answerPreflight(req, res, methodsOf(matching.filter((route) => route.path === path)));
+    }
+    const method = req.method === 'HEAD' ? 'GET' : req.method;
+    if (methodsOf(matching).includes(method)) allowOrigin(req, res);
+    next();
+  });
+}
+
+const methodsOf = (routes: readonly PublicRoute[]) => routes.map((route) => route.method.toUpperCase());
+
+function answerPreflight(req: Request, res: Response, methods: readonly string[]): void {
+  const origin = req.get('origin');
+  const requested = req.get('access-control-request-method')?.toUpperCase();
+  res.vary('Origin').vary('Access-Control-Request-Method');
+  if (!origin || !requested || !methods.includes(requested)) {
+    throw forbidden(`${requested ?? 'This method'} on this path is not available to browser pages`);
   }
+  res
+    .set(ALLOW_ORIGIN, origin)
+    .set('Access-Control-Allow-Methods', methods.join(', '))
+    .set('Access-Control-Allow-Headers', CORS_ALLOWED_HEADERS.join(', '))
+    .set('Access-Control-Max-Age', String(CORS_MAX_AGE_SECONDS))
+    .status(204)
+    .end();
+}
+
+function allowOrigin(req: Request, res: Response): void {
+  const origin = req.get('origin');
+  res.vary('Origin');
+  if (origin) res.set(ALLOW_ORIGIN, origin).set('Access-Control-Expose-Headers', CORS_EXPOSED_HEADERS.join(', '));
 }
 
 /**
