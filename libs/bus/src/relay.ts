@@ -22,12 +22,21 @@ export interface RelayOptions {
   source?: string;
   /** How often a standby relay (another replica holds the log's lock) tries to take over; default 1 s. */
   standbyRetryMs?: number;
+  /**
+   * While events keep coming, the checkpoint is saved at most this often (default 1 s), and at
+   * once when the log goes quiet or the relay stops: a crash publishes again at most this much.
+   */
+  checkpointIntervalMs?: number;
 }
+
+/** Saving the checkpoint after every batch was a transaction per batch for nothing but a crash. */
+const DEFAULT_CHECKPOINT_INTERVAL_MS = 1000;
 
 /**
  * Publishes a service's event log to its Kafka topic, keyed by stream id. The checkpoint is
- * saved only after the broker acknowledged the batch: a crash in between publishes the batch
- * again on restart (consumers deduplicate), and nothing is ever lost.
+ * saved only after the broker acknowledged the batch, and while events keep coming at most once
+ * a `checkpointIntervalMs`: a crash publishes again what was published since the last save
+ * (consumers deduplicate), and nothing is ever lost.
  *
  * Of the relays of one log (one per replica of the service), only the holder of the log's relay
  * lock publishes; the others stand by and take over within seconds of the holder stopping,
@@ -53,6 +62,7 @@ export class EventRelay {
       batchSize: options.batchSize ?? 200,
       pollIntervalMs: options.pollIntervalMs ?? 100,
       idlePollIntervalMs: options.idlePollIntervalMs ?? 400,
+      checkpointIntervalMs: options.checkpointIntervalMs ?? DEFAULT_CHECKPOINT_INTERVAL_MS,
       onError: options.onError,
       handle: async (events) => {
         await bus.publish(

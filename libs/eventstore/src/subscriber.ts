@@ -1,5 +1,5 @@
 import type { EventStore } from './event-store';
-import { type RecordedEvent, positionOf } from './types';
+import { type LogPosition, type RecordedEvent, positionOf } from './types';
 
 export interface SubscriberOptions {
   /** Name of the stored checkpoint; one per subscriber. */
@@ -16,12 +16,20 @@ export interface SubscriberOptions {
   idlePollIntervalMs?: number;
   /** Wait after a failed batch before it is tried again. */
   retryDelayMs?: number;
+  /**
+   * While batches keep coming, the checkpoint is saved at most this often (default 0: after
+   * every batch); in between the subscriber follows the log from where it is in memory. A quiet
+   * log (a read that finds nothing) and a stop save it at once. A crash repeats what was handled
+   * since the last save, as it repeats a batch without this: handlers already take repeats.
+   */
+  checkpointIntervalMs?: number;
   onError?: (error: unknown) => void;
 }
 
 /**
  * Follows a service's event log from a stored checkpoint. The checkpoint is saved after a
  * batch is handled, so a crash in between repeats the batch: at-least-once, never a gap.
+ * Each start begins at the stored checkpoint: another process may have moved it meanwhile.
  */
 export class EventLogSubscriber {
   private running = false;
@@ -32,6 +40,10 @@ export class EventLogSubscriber {
   /** Polls in a row that found nothing. */
   private emptyPolls = 0;
   private unsubscribe: (() => void) | undefined;
+  /** How far the log is handled, once this subscriber has handled something since it started. */
+  private handledTo: LogPosition | undefined;
+  /** When `handledTo` first moved past the stored checkpoint; undefined: nothing left to save. */
+  private unsavedSince: number | undefined;
 
   constructor(
     private readonly store: EventStore,
@@ -41,6 +53,8 @@ export class EventLogSubscriber {
   start(): void {
     if (this.running) return;
     this.running = true;
+    this.handledTo = undefined;
+    this.unsavedSince = undefined;
     this.unsubscribe = this.store.onAppended(() => {
       this.appendedSinceRead = true;
       this.wake?.();
@@ -53,6 +67,8 @@ export class EventLogSubscriber {
     this.unsubscribe?.();
     this.wake?.();
     await this.loop;
+    // Unsaved, the next start repeats what was handled since the last save.
+    await this.saveCheckpoint().catch((error: unknown) => this.options.onError?.(error));
   }
 
   /** Handles every event visible now; returns how many. For tests and one-shot jobs. */
@@ -60,7 +76,7 @@ export class EventLogSubscriber {
     let handled = 0;
     for (;;) {
       const count = await this.handleNextBatch();
-      if (count === 0) return handled;
+      if (count === 0) return handled; // the read that found nothing saved the checkpoint
       handled += count;
     }
   }
@@ -95,11 +111,25 @@ export class EventLogSubscriber {
 
   private async handleNextBatch(): Promise<number> {
     this.appendedSinceRead = false;
-    const events = await this.store.readAfterCheckpoint(this.options.name, this.batchSize);
-    if (events.length === 0) return 0;
+    const events = this.handledTo
+      ? await this.store.readAll(this.handledTo, this.batchSize)
+      : await this.store.readAfterCheckpoint(this.options.name, this.batchSize);
+    if (events.length === 0) {
+      await this.saveCheckpoint();
+      return 0;
+    }
     await this.options.handle(events);
-    await this.store.saveCheckpoint(this.options.name, positionOf(events[events.length - 1]!));
+    this.handledTo = positionOf(events[events.length - 1]!);
+    this.unsavedSince ??= Date.now();
+    if (Date.now() - this.unsavedSince >= (this.options.checkpointIntervalMs ?? 0)) await this.saveCheckpoint();
     return events.length;
+  }
+
+  /** Saves how far the log is handled, if that moved since the last save. */
+  private async saveCheckpoint(): Promise<void> {
+    if (this.unsavedSince === undefined || !this.handledTo) return;
+    await this.store.saveCheckpoint(this.options.name, this.handledTo);
+    this.unsavedSince = undefined;
   }
 
   private sleep(ms: number): Promise<void> {

@@ -597,6 +597,10 @@ export function eventStoreContract(makeFixture: () => Promise<EventStoreFixture>
         reads++;
         return store.readAfterCheckpoint(...args);
       };
+      counting.readAll = (...args) => {
+        reads++;
+        return store.readAll(...args);
+      };
       const subscriber = new EventLogSubscriber(counting, { name, handle, ...polls });
       return { subscriber, reads: () => reads };
     }
@@ -634,6 +638,60 @@ export function eventStoreContract(makeFixture: () => Promise<EventStoreFixture>
       expect(quietReads).toBeGreaterThanOrEqual(2);
       expect(quietReads).toBeLessThanOrEqual(7);
       expect(seen.map((e) => e.type)).toEqual(['A1']);
+    });
+
+    /** A running subscriber of one-event batches that saves its checkpoint at most every minute, recording each save. */
+    function seldomSaving(name: string, saves: number[], handle: (events: RecordedEvent[]) => Promise<void>) {
+      const counting = Object.create(store) as EventStore;
+      counting.saveCheckpoint = (checkpoint, position, sql) => {
+        saves.push(position.globalPosition);
+        return store.saveCheckpoint(checkpoint, position, sql);
+      };
+      return new EventLogSubscriber(counting, {
+        name,
+        handle,
+        batchSize: 1,
+        pollIntervalMs: 60_000,
+        checkpointIntervalMs: 60_000,
+      });
+    }
+
+    it('saves its checkpoint at most every checkpointIntervalMs while batches come, and at once when the log is quiet', async () => {
+      await store.append('a-1', [event('A1'), event('A2'), event('A3')], options(0));
+      const seen: RecordedEvent[] = [];
+      const saves: number[] = [];
+      const subscriber = seldomSaving('seldom', saves, async (events) => void seen.push(...events));
+      subscriber.start();
+      await until(() => saves.length > 0);
+      await subscriber.stop();
+      expect(seen.map((e) => e.type)).toEqual(['A1', 'A2', 'A3']);
+      // Three batches, one save: after the read that found the log quiet.
+      expect(saves).toEqual([seen[2]!.global_position]);
+      expect((await store.loadCheckpoint('seldom'))?.globalPosition).toBe(seen[2]!.global_position);
+    });
+
+    it('saves what it handled when it stops between saves, and starts again from there', async () => {
+      await store.append('a-1', [event('A1'), event('A2'), event('A3')], options(0));
+      const seen: RecordedEvent[] = [];
+      const saves: number[] = [];
+      const second = deferred();
+      const release = deferred();
+      const subscriber = seldomSaving('stopping', saves, async (events) => {
+        seen.push(...events);
+        if (seen.length === 2) {
+          second.resolve();
+          await release.promise;
+        }
+      });
+      subscriber.start();
+      await second.promise;
+      const stopping = subscriber.stop();
+      release.resolve();
+      await stopping;
+      expect(saves).toEqual([seen[1]!.global_position]);
+      const restarted: RecordedEvent[] = [];
+      expect(await recordingSubscriber('stopping', restarted).catchUp()).toBe(1);
+      expect(restarted.map((e) => e.type)).toEqual(['A3']);
     });
 
     it('reads again at once when this process appended while a batch was handled', async () => {
