@@ -11,6 +11,7 @@ const { signInternalCall } = require('@billing/signing');
 const { catalogService } = require('@billing/catalog');
 const { createGatewayService } = require('@billing/gateway');
 const { countSetting, positiveSetting, setting } = require('../settings');
+const { costsPerRequest, profiled, sharesByCheck } = require('./check-costs');
 const {
   adminPost,
   machine,
@@ -47,6 +48,7 @@ const readParameters = () => ({
   warmup_s: positiveSetting('warmup', 'BENCH_WARMUP', 2),
   half_load_s: positiveSetting('half-load', 'BENCH_HALF_LOAD_DURATION', 4),
   slowest: countSetting('slowest', 'BENCH_SLOWEST', 0),
+  profile_dir: setting('profile-dir', 'BENCH_PROFILE_DIR', null),
   products: PRODUCTS,
   rate_limit_stores: process.env.REDIS_URL ? ['memory', 'redis'] : ['memory'],
 });
@@ -358,6 +360,25 @@ async function saturation(platform, targets, params) {
 }
 
 /**
+ * What each check of each gateway costs per request (check-costs.js): one more saturation run of
+ * each gateway with this process's CPU profiled. Only with the catalog in a process of its own,
+ * where this process is the gateways alone.
+ */
+async function checkCosts(platform, targets, saturated, params) {
+  if (params.topology !== 'catalog-process') return undefined;
+  const costs = {};
+  for (const name of Object.keys(targets).filter((n) => n.startsWith('gateway_'))) {
+    const { profile } = await profiled(() => saturate(platform, targets[name], params.connections, params.round_s));
+    if (params.profile_dir) {
+      const file = require('node:path').join(params.profile_dir, `${name}.cpuprofile`);
+      require('node:fs').writeFileSync(file, JSON.stringify(profile));
+    }
+    costs[name] = costsPerRequest(sharesByCheck(profile), saturated.sides[name].cpu_us_per_request.this_process);
+  }
+  return costs;
+}
+
+/**
  * Latency at half load: for each gateway, half of its saturated throughput, sent open loop to it
  * and, at the same rate, straight to the catalog, the two taking turns in rounds.
  */
@@ -420,6 +441,7 @@ async function main() {
     const targets = await seed(platform);
     for (const [name, target] of Object.entries(targets)) await checkTarget(name, target);
     const saturated = await saturation(platform, targets, params);
+    const checks = await checkCosts(platform, targets, saturated, params);
     const half = await halfLoad(targets, saturated, params);
     const failed =
       Object.values(saturated.sides).some((side) => side.failed > 0) ||
@@ -432,6 +454,7 @@ async function main() {
       machine: machine(),
       parameters: params,
       saturation: saturated,
+      ...(checks && { gateway_cpu_us_by_check: checks }),
       half_load: half,
     };
   } finally {
