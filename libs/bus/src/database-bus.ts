@@ -22,7 +22,7 @@ export interface DatabaseBusOptions {
   topicPrefix?: string;
   /** Messages a partition's worker reads at once (default 100). */
   batchSize?: number;
-  /** A group's offset is committed at most this long after a message was handled (default 200 ms). */
+  /** A group's offset is committed at most this long after a message was handled (default 1 s). */
   commitIntervalMs?: number;
   /**
    * A worker with nothing to do looks again after this long even if nothing woke it (default
@@ -650,7 +650,7 @@ export class DatabaseBus implements Bus {
     /** When the offset first moved past `committed`. */
     let dirtySince = 0;
     const active = () => !worker.revoked && !member.stopped;
-    const commitInterval = this.options.commitIntervalMs ?? 200;
+    const commitInterval = this.options.commitIntervalMs ?? 1000;
     /** Read at once: at the start, and after a full batch (more may be there). */
     let read = true;
     try {
