@@ -27,7 +27,14 @@ export interface RelayOptions {
    * once when the log goes quiet or the relay stops: a crash publishes again at most this much.
    */
   checkpointIntervalMs?: number;
+  /**
+   * How long an append waits before the relay reads (default 5 ms): the events of concurrent
+   * commands go out as one batch, one read of the log and one publish instead of one each.
+   */
+  lingerMs?: number;
 }
+
+const DEFAULT_LINGER_MS = 5;
 
 /** Saving the checkpoint after every batch was a transaction per batch for nothing but a crash. */
 const DEFAULT_CHECKPOINT_INTERVAL_MS = 1000;
@@ -63,6 +70,7 @@ export class EventRelay {
       pollIntervalMs: options.pollIntervalMs ?? 100,
       idlePollIntervalMs: options.idlePollIntervalMs ?? 400,
       checkpointIntervalMs: options.checkpointIntervalMs ?? DEFAULT_CHECKPOINT_INTERVAL_MS,
+      lingerMs: options.lingerMs ?? DEFAULT_LINGER_MS,
       onError: options.onError,
       handle: async (events) => {
         await bus.publish(

@@ -23,6 +23,11 @@ export interface SubscriberOptions {
    * since the last save, as it repeats a batch without this: handlers already take repeats.
    */
   checkpointIntervalMs?: number;
+  /**
+   * How long an append in this process waits before it wakes the subscriber (default 0: at
+   * once), so that the appends of concurrent commands are read and handled as one batch.
+   */
+  lingerMs?: number;
   onError?: (error: unknown) => void;
 }
 
@@ -40,6 +45,8 @@ export class EventLogSubscriber {
   /** Polls in a row that found nothing. */
   private emptyPolls = 0;
   private unsubscribe: (() => void) | undefined;
+  /** Set while an append's wake waits out `lingerMs`. */
+  private lingering: NodeJS.Timeout | undefined;
   /** How far the log is handled, once this subscriber has handled something since it started. */
   private handledTo: LogPosition | undefined;
   /** When `handledTo` first moved past the stored checkpoint; undefined: nothing left to save. */
@@ -57,7 +64,7 @@ export class EventLogSubscriber {
     this.unsavedSince = undefined;
     this.unsubscribe = this.store.onAppended(() => {
       this.appendedSinceRead = true;
-      this.wake?.();
+      this.wakeAfterLinger();
     });
     this.loop = this.run();
   }
@@ -65,6 +72,8 @@ export class EventLogSubscriber {
   async stop(): Promise<void> {
     this.running = false;
     this.unsubscribe?.();
+    clearTimeout(this.lingering);
+    this.lingering = undefined;
     this.wake?.();
     await this.loop;
     // Unsaved, the next start repeats what was handled since the last save.
@@ -89,8 +98,13 @@ export class EventLogSubscriber {
         // reading again at once would cost a round trip per batch to find nothing. Appends of
         // other processes are found by the next poll, as when the log was idle.
         const handled = await this.handleNextBatch();
-        if (handled === this.batchSize || this.appendedSinceRead) continue;
-        pause = this.pauseAfter(handled);
+        if (handled === this.batchSize) continue;
+        if (this.appendedSinceRead) {
+          if (!this.options.lingerMs) continue;
+          pause = this.options.lingerMs; // an append's wake cuts it short
+        } else {
+          pause = this.pauseAfter(handled);
+        }
       } catch (error) {
         this.options.onError?.(error);
         pause = this.options.retryDelayMs ?? 1000;
@@ -130,6 +144,15 @@ export class EventLogSubscriber {
     if (this.unsavedSince === undefined || !this.handledTo) return;
     await this.store.saveCheckpoint(this.options.name, this.handledTo);
     this.unsavedSince = undefined;
+  }
+
+  private wakeAfterLinger(): void {
+    const linger = this.options.lingerMs;
+    if (!linger) return void this.wake?.();
+    this.lingering ??= setTimeout(() => {
+      this.lingering = undefined;
+      this.wake?.();
+    }, linger);
   }
 
   private sleep(ms: number): Promise<void> {

@@ -590,6 +590,7 @@ export function eventStoreContract(makeFixture: () => Promise<EventStoreFixture>
       name: string,
       handle: (events: RecordedEvent[]) => Promise<void>,
       polls: Pick<SubscriberOptions, 'pollIntervalMs' | 'idlePollIntervalMs'> = { pollIntervalMs: 60_000 },
+      more: Pick<SubscriberOptions, 'lingerMs'> = {},
     ) {
       let reads = 0;
       const counting = Object.create(store) as EventStore;
@@ -601,7 +602,7 @@ export function eventStoreContract(makeFixture: () => Promise<EventStoreFixture>
         reads++;
         return store.readAll(...args);
       };
-      const subscriber = new EventLogSubscriber(counting, { name, handle, ...polls });
+      const subscriber = new EventLogSubscriber(counting, { name, handle, ...polls, ...more });
       return { subscriber, reads: () => reads };
     }
 
@@ -692,6 +693,24 @@ export function eventStoreContract(makeFixture: () => Promise<EventStoreFixture>
       const restarted: RecordedEvent[] = [];
       expect(await recordingSubscriber('stopping', restarted).catchUp()).toBe(1);
       expect(restarted.map((e) => e.type)).toEqual(['A3']);
+    });
+
+    it('with lingerMs, reads the appends of concurrent commands as one batch', async () => {
+      const batches: string[][] = [];
+      const { subscriber, reads } = followingSubscriber(
+        'lingering',
+        async (events) => void batches.push(events.map((e) => e.type)),
+        { pollIntervalMs: 60_000 },
+        { lingerMs: 100 },
+      );
+      subscriber.start();
+      await until(() => reads() === 1);
+      await store.append('a-1', [event('A1')], options(0));
+      await store.append('b-1', [event('B1')], options(0));
+      await until(() => batches.length > 0);
+      await subscriber.stop();
+      expect(batches).toEqual([['A1', 'B1']]);
+      expect(reads()).toBe(2);
     });
 
     it('reads again at once when this process appended while a batch was handled', async () => {
