@@ -62,6 +62,7 @@ import {
   VALIDATE_PROMOTION_CODE_PATH,
 } from './routing/public-routes';
 import { signForwarded, stripIdentityHeaders, vouchAs } from './routing/identity-headers';
+import { inSequence } from './routing/in-sequence';
 import { RouteTable } from './routing/route-table';
 import { serviceReads } from './routing/service-reads';
 import { createUpstream, type UpstreamHandler } from './upstream';
@@ -242,10 +243,6 @@ export class Gateway {
       this.limitRate(),
     );
     app.use('/v1', this.knownKeyFirst(apiKeyFailures, authenticateAndLimit), refuseUnreadableBodies);
-    // Only on routes that exist: a POST to an unknown path answers 404 without claiming its key.
-    app.post(publicPostPaths(), this.idempotency());
-    app.post(VALIDATE_PROMOTION_CODE_PATH, ...this.validationLimits());
-    app.get(ENTITLEMENTS_PATH, this.publishableEntitlementLimit());
     app.use(this.publicRoutes());
     // The gateway's own refusals (key, rate limit, idempotency) in the portal sessions' codes.
     app.use(PORTAL_API_PATH, portalErrorCodes);
@@ -277,18 +274,34 @@ export class Gateway {
   }
 
   /**
-   * Each public route to its service, for the keys the spec's access table allows on it (a
-   * Secret-only route answers 401 to a Publishable Key); one table lookup per request.
+   * Each public route to its service, found in one table lookup per request, after what the
+   * route needs in turn: its Idempotency-Key claimed (every POST; a POST to an unknown path
+   * answers 404 without claiming its key), the limits of its own (promotion-code validation,
+   * Publishable-Key entitlement checks), and the keys the spec's access table allows on it (a
+   * Secret-only route answers 401 to a Publishable Key).
    */
   private publicRoutes(): RequestHandler {
     const table = new RouteTable(PUBLIC_ROUTES);
+    const idempotency = this.idempotency();
+    const validationLimits = this.validationLimits();
+    const entitlementLimit = this.publishableEntitlementLimit();
+    const handlers = new Map(
+      PUBLIC_ROUTES.map((route) => [
+        route,
+        inSequence([
+          ...(route.method === 'post' ? [idempotency] : []),
+          ...(route.path === VALIDATE_PROMOTION_CODE_PATH ? validationLimits : []),
+          ...(route.path === ENTITLEMENTS_PATH ? [entitlementLimit] : []),
+          allowKeys(route.keys),
+          this.upstream(route.upstream),
+        ]),
+      ]),
+    );
     return (req, res, next) => {
       const route = table.find(req.method, req.path);
       if (!route) return next();
       res.locals[ROUTE_PATTERN] = route.path;
-      const caller = res.locals.caller as CallerIdentity;
-      if (!route.keys.includes(caller.keyKind)) return next(unauthorized('This endpoint requires a Secret Key'));
-      this.upstream(route.upstream)(req, res, next);
+      handlers.get(route)!(req, res, next);
     };
   }
 
@@ -415,7 +428,13 @@ const keyBucket = (caller: CallerIdentity) => `key:${caller.keyId}`;
 const portalErrorCodes: ErrorRequestHandler = (err, _req, _res, next) =>
   next(err instanceof ApiError ? asPortalError(err) : err);
 
-const publicPostPaths = () => PUBLIC_ROUTES.filter((route) => route.method === 'post').map((route) => route.path);
+/** Secret-only routes answer 401 to a Publishable Key, as the spec's access table says. */
+function allowKeys(kinds: readonly CallerIdentity['keyKind'][]): RequestHandler {
+  return (_req, res, next) => {
+    const caller = res.locals.caller as CallerIdentity;
+    next(kinds.includes(caller.keyKind) ? undefined : unauthorized('This endpoint requires a Secret Key'));
+  };
+}
 
 /**
  * `TRUST_PROXY` for a gateway behind a load balancer: Express's `trust proxy` (`true`, a hop
