@@ -585,25 +585,39 @@ export function eventStoreContract(makeFixture: () => Promise<EventStoreFixture>
       }
     });
 
-    /** A running subscriber that polls only every minute (unless told), counting its reads of the log. */
+    /** A running subscriber that polls only every minute (unless told), counting its finished reads of the log. */
     function followingSubscriber(
       name: string,
       handle: (events: RecordedEvent[]) => Promise<void>,
       polls: Pick<SubscriberOptions, 'pollIntervalMs' | 'idlePollIntervalMs'> = { pollIntervalMs: 60_000 },
-      more: Pick<SubscriberOptions, 'lingerMs'> = {},
+      { wokenByTest = false, ...more }: Pick<SubscriberOptions, 'lingerMs'> & { wokenByTest?: boolean } = {},
     ) {
       let reads = 0;
       const counting = Object.create(store) as EventStore;
-      counting.readAfterCheckpoint = (...args) => {
+      // Counted once done, so that a test waiting for a read knows that it has read.
+      counting.readAfterCheckpoint = async (...args) => {
+        const events = await store.readAfterCheckpoint(...args);
         reads++;
-        return store.readAfterCheckpoint(...args);
+        return events;
       };
-      counting.readAll = (...args) => {
+      counting.readAll = async (...args) => {
+        const events = await store.readAll(...args);
         reads++;
-        return store.readAll(...args);
+        return events;
+      };
+      // Appends wake it as the store announces them or, `wokenByTest`, only when the test says (`announce`).
+      const announced = new Set<() => void>();
+      counting.onAppended = (listener) => {
+        announced.add(listener);
+        const unsubscribe = wokenByTest ? () => undefined : store.onAppended(listener);
+        return () => {
+          announced.delete(listener);
+          unsubscribe();
+        };
       };
       const subscriber = new EventLogSubscriber(counting, { name, handle, ...polls, ...more });
-      return { subscriber, reads: () => reads };
+      const announce = () => announced.forEach((listener) => listener());
+      return { subscriber, reads: () => reads, announce };
     }
 
     const until = async (done: () => boolean) => {
@@ -695,19 +709,23 @@ export function eventStoreContract(makeFixture: () => Promise<EventStoreFixture>
       expect(restarted.map((e) => e.type)).toEqual(['A3']);
     });
 
-    it('with lingerMs, reads the appends of concurrent commands as one batch', async () => {
+    it('with lingerMs, reads the appends announced within it as one batch', async () => {
       const batches: string[][] = [];
-      const { subscriber, reads } = followingSubscriber(
+      const { subscriber, reads, announce } = followingSubscriber(
         'lingering',
         async (events) => void batches.push(events.map((e) => e.type)),
         { pollIntervalMs: 60_000 },
-        { lingerMs: 100 },
+        { lingerMs: 50, wokenByTest: true },
       );
       subscriber.start();
       await until(() => reads() === 1);
+      // Two commands' appends, announced one after the other (however long the appends took).
       await store.append('a-1', [event('A1')], options(0));
       await store.append('b-1', [event('B1')], options(0));
+      announce();
+      announce();
       await until(() => batches.length > 0);
+      await new Promise((r) => setTimeout(r, 100));
       await subscriber.stop();
       expect(batches).toEqual([['A1', 'B1']]);
       expect(reads()).toBe(2);
