@@ -123,6 +123,19 @@ async function chargesOf(org: string, id: string): Promise<number> {
   return Number(rows[0]!.count);
 }
 
+/**
+ * A session whose card the sandbox charged while recording the charge failed (as a process
+ * killed there): its pay call answered 500, and the charge waits under the attempt's key.
+ */
+async function chargedButUnrecorded(buyer: Record<string, string> = { email: 'buyer@example.com' }) {
+  const org = newOrg();
+  const { id } = await session(org);
+  failAppendsOf = 'PaymentAttemptSucceeded';
+  expect((await pay(id, card(undefined, buyer))).status).toBe(500);
+  failAppendsOf = null;
+  return { org, id };
+}
+
 describe('the double-charge replay', () => {
   it('completes from the recorded charge when the completion failed after the charge: the next pay call charges nothing', async () => {
     const org = newOrg();
@@ -156,11 +169,7 @@ describe('the double-charge replay', () => {
   });
 
   it('finds the charge of an attempt under way whose recording failed: a retry at once completes from it', async () => {
-    const org = newOrg();
-    const { id } = await session(org);
-    failAppendsOf = 'PaymentAttemptSucceeded'; // recording the charge fails (as a process killed there)
-    expect((await pay(id, card(undefined, { email: 'buyer@example.com' }))).status).toBe(500);
-    failAppendsOf = null;
+    const { org, id } = await chargedButUnrecorded();
     expect(await chargesOf(org, id)).toBe(1);
     // At once, the attempt still under way: the processor is asked under its key, not charged.
     const retry = await pay(id, card('4000000000009995', { email: 'other@example.com' }));
@@ -177,11 +186,7 @@ describe('the double-charge replay', () => {
   });
 
   it('answers two retries that find the same charge at once both complete, with one charge and one completion', async () => {
-    const org = newOrg();
-    const { id } = await session(org);
-    failAppendsOf = 'PaymentAttemptSucceeded';
-    expect((await pay(id, card(undefined, { email: 'buyer@example.com' }))).status).toBe(500);
-    failAppendsOf = null;
+    const { org, id } = await chargedButUnrecorded();
     const retries = await Promise.all([pay(id, card()), pay(id, card())]);
     expect(retries.map((r) => [r.status, r.body.status])).toEqual([
       [200, 'complete'],
@@ -193,11 +198,7 @@ describe('the double-charge replay', () => {
   });
 
   it('keeps the 409 when the processor does not answer the status query: nothing charged, nothing recorded', async () => {
-    const org = newOrg();
-    const { id } = await session(org);
-    failAppendsOf = 'PaymentAttemptSucceeded';
-    expect((await pay(id, card(undefined, { email: 'buyer@example.com' }))).status).toBe(500);
-    failAppendsOf = null;
+    const { org, id } = await chargedButUnrecorded();
     const processor = dependenciesOf(checkout.service.context).processor;
     const lookup = processor.lookup;
     processor.lookup = async () => {
@@ -294,11 +295,7 @@ describe('the double-charge replay', () => {
   });
 
   it('completes, never expires, a session charged and left: the sweep finds the charge under its key', async () => {
-    const org = newOrg();
-    const { id } = await session(org);
-    failAppendsOf = 'PaymentAttemptSucceeded';
-    expect((await pay(id, card(undefined, { email: 'gone@example.com', name: 'Gone' }))).status).toBe(500);
-    failAppendsOf = null;
+    const { org, id } = await chargedButUnrecorded({ email: 'gone@example.com', name: 'Gone' });
     advance(30 * 60_000 + 1_000);
     expect(await expireDueSessions(checkout.service.context)).not.toContain(id);
     expect((await read(org, id)).body).toMatchObject({ status: 'COMPLETE', customer_email: 'gone@example.com' });
