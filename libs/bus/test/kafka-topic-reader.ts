@@ -4,9 +4,16 @@ import type { RawMessage } from '../src';
 
 /**
  * Reads a whole topic from the beginning with a throwaway consumer group, until it holds
- * `expectedCount` messages (or, for 0, until a short quiet period proves it empty).
+ * `expectedCount` messages (or, for 0, until a short quiet period proves it empty). Given a
+ * `key`, only messages of that key are counted and returned: other keys on the topic may come
+ * in an earlier fetch than the ones awaited.
  */
-export async function readKafkaTopic(brokers: string[], topic: string, expectedCount: number): Promise<RawMessage[]> {
+export async function readKafkaTopic(
+  brokers: string[],
+  topic: string,
+  expectedCount: number,
+  key?: string,
+): Promise<RawMessage[]> {
   const kafka = new Kafka({ clientId: 'topic-reader', brokers, logLevel: logLevel.NOTHING });
   const consumer = kafka.consumer({ groupId: `reader-${randomUUID()}` });
   const messages: RawMessage[] = [];
@@ -15,6 +22,7 @@ export async function readKafkaTopic(brokers: string[], topic: string, expectedC
     await consumer.subscribe({ topics: [topic], fromBeginning: true });
     await consumer.run({
       eachMessage: async ({ topic: t, partition, message }) => {
+        if (key !== undefined && message.key?.toString() !== key) return;
         messages.push({
           topic: t,
           partition,

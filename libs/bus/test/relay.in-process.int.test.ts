@@ -11,7 +11,7 @@ describe('EventRelay on PGlite and the in-process bus', () => {
     return {
       store,
       bus,
-      readTopic: async (topic) => bus.messages(topic),
+      readTopic: async (topic, _count, key) => bus.messages(topic).filter((m) => m.key === key),
       close: async () => {
         await bus.close();
         await database.close();

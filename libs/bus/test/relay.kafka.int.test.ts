@@ -43,7 +43,7 @@ describeWithServer('KAFKA_BROKERS', 'EventRelay on PostgreSQL and Kafka', (broke
     return {
       store,
       bus,
-      readTopic: (topic, expectedCount) => readKafkaTopic(brokers, topic, expectedCount),
+      readTopic: (topic, expectedCount, key) => readKafkaTopic(brokers, topic, expectedCount, key),
       close: async () => {
         await bus.close();
         await database.exec(`DROP SCHEMA IF EXISTS ${schema} CASCADE`);
