@@ -31,6 +31,11 @@ export interface KafkaBusOptions {
    * headers see the names without it.
    */
   topicPrefix?: string;
+  /**
+   * How long the broker waits for a consumer's heartbeat before it drops the member (default
+   * 10 s): a process killed without leaving its groups holds up their next join this long.
+   */
+  sessionTimeoutMs?: number;
   kafka?: Partial<KafkaConfig>;
   /** Where kafkajs errors go; a pino logger fits. Defaults to JSON lines on stderr. */
   logger?: { error: (details: object, message: string) => void };
@@ -108,7 +113,7 @@ export class KafkaBus implements Bus {
     const consumer = this.kafka.consumer({
       // Deployments that share a broker share group names too: one group per deployment and name.
       groupId: this.onBroker(options.groupId),
-      sessionTimeout: 10_000,
+      sessionTimeout: this.options.sessionTimeoutMs ?? 10_000,
       heartbeatInterval: 1000,
       // A stop waits for the fetch in flight, which the broker holds open this long when there is
       // nothing to read (kafkajs's default is 5 s: a platform of four consumers took 20 s to stop).
@@ -127,7 +132,15 @@ export class KafkaBus implements Bus {
       park: (raw: RawMessage, headers: Record<string, string>) =>
         this.send(dlqTopicOf(raw.topic), [{ key: raw.key, value: raw.value, headers }]),
     };
-    const joined = new Promise<void>((resolve) => consumer.on(consumer.events.GROUP_JOIN, () => resolve()));
+    // A refusal no retry can mend (a session timeout outside the broker's bounds, a group it
+    // denies) would otherwise restart the consumer for ever, and this subscribe never answer.
+    const joined = new Promise<void>((resolve, reject) => {
+      consumer.on(consumer.events.GROUP_JOIN, () => resolve());
+      consumer.on(consumer.events.CRASH, ({ payload }) => {
+        if ((payload.error as { retriable?: boolean }).retriable === false) reject(payload.error);
+      });
+    });
+    joined.catch(() => undefined); // awaited below; a refusal may come before that
     await consumer.connect();
     await consumer.subscribe({ topics: options.topics.map((t) => this.onBroker(t)), fromBeginning: true });
     const rawOf = (topic: string, partition: number, message: KafkaMessage): RawMessage => ({
@@ -166,7 +179,14 @@ export class KafkaBus implements Bus {
       });
     }
     this.consumers.add(consumer);
-    await joined;
+    try {
+      await joined;
+    } catch (error) {
+      controller.abort();
+      this.consumers.delete(consumer);
+      await consumer.disconnect();
+      throw error;
+    }
     return {
       stop: async () => {
         controller.abort();

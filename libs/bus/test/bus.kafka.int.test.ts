@@ -115,4 +115,24 @@ describeWithServer('KAFKA_BROKERS', 'KafkaBus on Apache Kafka', (brokerList) => 
       await Promise.all(deployments.map(({ bus }) => bus.close()));
     }
   });
+
+  it('refuses a subscription the broker will never let join (a session timeout below its least) instead of waiting forever', async () => {
+    const bus = new KafkaBus({
+      brokers,
+      clientId: 'bus-short-session',
+      sessionTimeoutMs: 3000,
+      logger: { error: () => undefined },
+    });
+    try {
+      await expect(
+        bus.subscribe({
+          groupId: uniqueName('short'),
+          topics: [uniqueName('short_events')],
+          handler: async () => undefined,
+        }),
+      ).rejects.toThrow(/session timeout/i);
+    } finally {
+      await bus.close();
+    }
+  });
 });

@@ -1,6 +1,7 @@
 import { join } from 'node:path';
 import { type Bus, DatabaseBus, KafkaBus } from '@billing/bus';
 import { type Database, pgliteDatabase, postgresDatabase } from '@billing/eventstore';
+import { positiveNumberSetting } from './settings';
 
 /** The servers every service of one process shares. */
 export interface Infrastructure {
@@ -33,6 +34,7 @@ export async function createInfrastructure(options: InfrastructureOptions): Prom
         brokers: env.KAFKA_BROKERS.split(','),
         clientId: options.clientId,
         topicPrefix: env.KAFKA_TOPIC_PREFIX,
+        sessionTimeoutMs: positiveNumberSetting(env, 'KAFKA_SESSION_TIMEOUT_MS', 10_000),
       })
     : new DatabaseBus(database, { topicPrefix: env.KAFKA_TOPIC_PREFIX });
   return {

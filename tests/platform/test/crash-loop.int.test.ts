@@ -19,7 +19,7 @@ import { type WebhookEvent, startReceiver } from '../src/lifecycle-helpers';
 const KILLS = Number(process.env.CRASH_LOOP_KILLS ?? 3);
 const CHECKOUTS = Number(process.env.CRASH_LOOP_CHECKOUTS ?? 60);
 const CONCURRENCY = Number(process.env.CRASH_LOOP_CONCURRENCY ?? 6);
-/** On Kafka every restart waits for the dead members' sessions to lapse before its groups rejoin. */
+/** On Kafka every restart waits for the dead members' sessions (6 s here, the broker's least by default) to lapse before its groups rejoin. */
 const KAFKA_KILLS = Number(process.env.CRASH_LOOP_KAFKA_KILLS ?? 3);
 const KAFKA_CHECKOUTS = Number(process.env.CRASH_LOOP_KAFKA_CHECKOUTS ?? 40);
 
@@ -151,8 +151,11 @@ async function crashLoop(env: NodeJS.ProcessEnv, kills: number, checkouts: numbe
     LOG_LEVEL: 'fatal',
     // Lifted so that the buyers are limited by the platform, not by the Sandbox key's 120 a minute.
     RATE_LIMIT_PER_MINUTE_OVERRIDE: '100000000',
-    // An attempt cut off by a kill is sent again when its lease (this plus a minute) passes.
+    // An attempt cut off by a kill is sent again when its lease passes: (1 + 1) x 2 s + 3 s here,
+    // (8 + 1) x 10 s + 60 s by default.
     WEBHOOK_TIMEOUT_MS: '2000',
+    WEBHOOK_CLAIM_AHEAD: '1',
+    WEBHOOK_LEASE_MARGIN_MS: '3000',
     // The receiver is on loopback: on by default only on the embedded default, so said here for PostgreSQL.
     WEBHOOK_ALLOW_PRIVATE_TARGETS: 'sandbox',
     INTERNAL_SECRET: env.INTERNAL_SECRET ?? randomBytes(32).toString('hex'),
@@ -265,7 +268,7 @@ async function crashLoop(env: NodeJS.ProcessEnv, kills: number, checkouts: numbe
       return { lost, lostSubscriptions };
     };
     // A bound against a hang, not a timing assertion: a delivery whose attempt a kill cut off
-    // waits out its lease (WEBHOOK_TIMEOUT_MS plus a minute) before it is sent again.
+    // waits out its lease before it is sent again.
     await eventually(
       () => {
         const { lost, lostSubscriptions } = delivered();
@@ -340,6 +343,8 @@ describeWithServer('KAFKA_BROKERS', 'crash loop on PostgreSQL and Kafka', (broke
         DATABASE_URL: url.toString(),
         KAFKA_BROKERS: brokers,
         KAFKA_TOPIC_PREFIX: `${name}.`,
+        // Each restart's consumer groups wait this long for the killed members to be dropped.
+        KAFKA_SESSION_TIMEOUT_MS: '6000',
       };
       const outcome = await crashLoop(env, KAFKA_KILLS, KAFKA_CHECKOUTS);
       report('PostgreSQL + Kafka', outcome);

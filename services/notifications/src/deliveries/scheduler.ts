@@ -26,6 +26,12 @@ export interface SchedulerOptions {
    * recorded), and likewise per organization and in all.
    */
   claimAhead: number;
+  /**
+   * Time a lease must still have when a request starts, beyond the attempt's deadline: for its
+   * record. It is also how long, past the attempts it covers, a delivery whose claimer crashed
+   * waits before another claim sends it.
+   */
+  leaseMarginMs: number;
   /** How often the due deliveries are looked for when nothing wakes the scheduler. */
   pollMs: number;
   /** Where webhooks may go: `WEBHOOK_ALLOW_PRIVATE_TARGETS`. */
@@ -42,6 +48,7 @@ export function schedulerOptions(config: ServiceContext['config']): SchedulerOpt
     perEndpoint: number('WEBHOOK_CONCURRENCY_PER_ENDPOINT', 8),
     perOrganization: number('WEBHOOK_CONCURRENCY_PER_ORGANIZATION', 32),
     claimAhead: number('WEBHOOK_CLAIM_AHEAD', 8),
+    leaseMarginMs: number('WEBHOOK_LEASE_MARGIN_MS', 60_000),
     pollMs: number('WEBHOOK_POLL_MS', 200),
     policy: targetPolicyFromConfig(config),
   };
@@ -61,9 +68,6 @@ export interface Scheduler {
 /** Deleting an endpoint cancels its deliveries; this sweep, by the injected clock, catches any a crash left. */
 const ORPHAN_SWEEP_MS = 60_000;
 
-/** Time a lease must still have when a request starts, beyond the attempt's deadline: for its record. */
-const LEASE_MARGIN_MS = 60_000;
-
 /**
  * Sends due deliveries. Due means `next_attempt_at <= now()` by the service's clock. Due
  * deliveries are claimed many at once (`./claim.ts`) with a lease (`lease_until`) long enough
@@ -82,7 +86,7 @@ export function startScheduler(context: ServiceContext, options: SchedulerOption
     perOrganization: options.perOrganization * options.claimAhead,
     total: options.concurrency * options.claimAhead,
   };
-  const leaseMs = (options.claimAhead + 1) * options.timeoutMs + LEASE_MARGIN_MS;
+  const leaseMs = (options.claimAhead + 1) * options.timeoutMs + options.leaseMarginMs;
   const held: Held & { deliveries: Map<string, Claimed> } = {
     byEndpoint: new Map(),
     byOrganization: new Map(),
@@ -194,7 +198,7 @@ export function startScheduler(context: ServiceContext, options: SchedulerOption
         const next = queue[0];
         if (next && canSend(next)) {
           queue.shift();
-          if (now().getTime() + options.timeoutMs + LEASE_MARGIN_MS <= next.lease_until.getTime()) launch(next);
+          if (now().getTime() + options.timeoutMs + options.leaseMarginMs <= next.lease_until.getTime()) launch(next);
           else unhold(next); // its lease may run out during the attempt: another claim sends it
           started = true;
         }
