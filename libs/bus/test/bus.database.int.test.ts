@@ -15,9 +15,10 @@ async function onDatabase(database: Database, schema: string, options: DatabaseB
     bus,
     store,
     batches: true,
-    readTopic: (topic: string, expectedCount: number) =>
+    /** The messages on `topic` (of `key` only, given one), once there are `expectedCount` of them. */
+    readTopic: (topic: string, expectedCount: number, key?: string) =>
       eventually(async () => {
-        const messages = await bus.messages(topic);
+        const messages = (await bus.messages(topic)).filter((m) => key === undefined || m.key === key);
         expect(messages.length).toBeGreaterThanOrEqual(expectedCount);
         return messages;
       }),
