@@ -1,10 +1,7 @@
 import { createHash } from 'node:crypto';
-import { mkdirSync } from 'node:fs';
-import { dirname } from 'node:path';
-import { PGlite } from '@electric-sql/pglite';
 import { Client, type ClientConfig, Pool, type PoolConfig } from 'pg';
 import { PgliteConnection } from './pglite-connection';
-import { inMemoryPglite } from './pglite-template';
+import { inMemoryPglite, pgliteIn } from './pglite-template';
 import { type HeldLock, tryAdvisoryLock } from './session-lock';
 
 export interface QueryResult<Row> {
@@ -177,8 +174,7 @@ async function listenOn(
  * to its COMMIT.
  */
 export async function pgliteDatabase(dataDir?: string): Promise<Database> {
-  if (dataDir) mkdirSync(dirname(dataDir), { recursive: true });
-  const db = dataDir ? await PGlite.create(dataDir) : await inMemoryPglite();
+  const db = dataDir ? await pgliteIn(dataDir) : await inMemoryPglite();
   const client = new Client({ connection: new PgliteConnection(db) } as ClientConfig);
   await client.connect();
   const session = oneAtATime();

@@ -1,5 +1,5 @@
 import { randomBytes } from 'node:crypto';
-import { readFileSync, renameSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { PGlite } from '@electric-sql/pglite';
@@ -11,7 +11,7 @@ import { PGlite } from '@electric-sql/pglite';
  * written whole then renamed, so a reader never sees half of it) and the others load it.
  */
 export async function inMemoryPglite(templateDir = tmpdir()): Promise<PGlite> {
-  const template = join(templateDir, `billing-pglite-${pgliteVersion()}-cluster.tar`);
+  const template = templatePath(templateDir);
   const stored = readIfPresent(template);
   if (stored) {
     try {
@@ -27,6 +27,28 @@ export async function inMemoryPglite(templateDir = tmpdir()): Promise<PGlite> {
   renameSync(partial, template);
   return db;
 }
+
+/**
+ * PGlite keeping its data in `dataDir`. A directory that does not exist yet starts from the
+ * empty cluster an in-memory database left in the temp directory, when there is one (it saves
+ * the first `npm start` its initdb, 2-3 s); otherwise PGlite runs initdb there itself.
+ */
+export async function pgliteIn(dataDir: string, templateDir = tmpdir()): Promise<PGlite> {
+  mkdirSync(dirname(dataDir), { recursive: true });
+  // Only a directory that does not exist yet: whatever is in one that does stays as it is.
+  const stored = existsSync(dataDir) ? undefined : readIfPresent(templatePath(templateDir));
+  if (stored) {
+    try {
+      return await PGlite.create(dataDir, { loadDataDir: new Blob([stored]) });
+    } catch {
+      // Not a cluster this PGlite can load (a damaged file): the directory it made is cleared for initdb.
+      rmSync(dataDir, { recursive: true, force: true });
+    }
+  }
+  return PGlite.create(dataDir);
+}
+
+const templatePath = (templateDir: string) => join(templateDir, `billing-pglite-${pgliteVersion()}-cluster.tar`);
 
 function readIfPresent(path: string): Buffer | undefined {
   try {

@@ -1,10 +1,11 @@
 import { mkdtempSync, readdirSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { inMemoryPglite } from '../src/pglite-template';
+import { PGlite } from '@electric-sql/pglite';
+import { inMemoryPglite, pgliteIn } from '../src/pglite-template';
 
-/** One directory for the three cases, in order: each initdb costs seconds, so only two run. */
-describe('inMemoryPglite', () => {
+/** One directory for the cases, in order: each initdb costs seconds. */
+describe('the empty cluster left as a template', () => {
   let dir: string;
   beforeAll(() => {
     dir = mkdtempSync(join(tmpdir(), 'pglite-template-'));
@@ -44,5 +45,36 @@ describe('inMemoryPglite', () => {
     await db.close();
     expect(templates()).toEqual([name]);
     expect(statSync(join(dir, name!)).size).toBeGreaterThan(1_000_000);
+  }, 60_000);
+
+  it('given a template, a new data directory starts from it, and keeps what is written there across a reopen', async () => {
+    // A template of this test's own, marked, so that what the directory starts from shows.
+    const marked = mkdtempSync(join(tmpdir(), 'pglite-marked-'));
+    try {
+      const maker = await PGlite.create();
+      await maker.exec('CREATE TABLE from_template (id int)');
+      const [name] = templates();
+      writeFileSync(join(marked, name!), Buffer.from(await (await maker.dumpDataDir('none')).arrayBuffer()));
+      await maker.close();
+
+      const dataDir = join(marked, 'data', 'pglite');
+      const first = await pgliteIn(dataDir, marked);
+      expect((await first.query('SELECT count(*)::int AS n FROM from_template')).rows).toEqual([{ n: 0 }]);
+      await first.exec('CREATE TABLE kept (id int); INSERT INTO kept VALUES (7)');
+      await first.close();
+      const again = await pgliteIn(dataDir, marked);
+      expect((await again.query('SELECT id FROM kept')).rows).toEqual([{ id: 7 }]);
+      await again.close();
+    } finally {
+      rmSync(marked, { recursive: true, force: true });
+    }
+  }, 60_000);
+
+  it('given a damaged template, a new data directory gets its own initdb', async () => {
+    const [name] = templates().filter((n) => n.endsWith('.tar'));
+    writeFileSync(join(dir, name!), 'not a cluster');
+    const db = await pgliteIn(join(dir, 'other'), dir);
+    expect((await db.query('SELECT 1 AS one')).rows).toEqual([{ one: 1 }]);
+    await db.close();
   }, 60_000);
 });
