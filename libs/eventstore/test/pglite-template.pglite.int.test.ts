@@ -1,4 +1,4 @@
-import { mkdtempSync, readdirSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, readdirSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { PGlite } from '@electric-sql/pglite';
@@ -51,9 +51,9 @@ describe('the empty cluster left as a template', () => {
     // A template of this test's own, marked, so that what the directory starts from shows.
     const marked = mkdtempSync(join(tmpdir(), 'pglite-marked-'));
     try {
-      const maker = await PGlite.create();
-      await maker.exec('CREATE TABLE from_template (id int)');
       const [name] = templates();
+      const maker = await PGlite.create({ loadDataDir: new Blob([readFileSync(join(dir, name!))]) });
+      await maker.exec('CREATE TABLE from_template (id int)');
       writeFileSync(join(marked, name!), Buffer.from(await (await maker.dumpDataDir('none')).arrayBuffer()));
       await maker.close();
 
