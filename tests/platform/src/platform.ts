@@ -4,6 +4,7 @@ import { checkoutService } from '@billing/checkout';
 import { notificationsService } from '@billing/notifications';
 import { promotionsService } from '@billing/promotions';
 import { type Infrastructure, type ServiceUnderTest, startServiceForTest, testInfrastructure } from '@billing/runtime';
+import type { EventStore } from '@billing/eventstore';
 import type { Logger } from '@billing/service';
 import { ADMIN_TOKEN, startGateway } from '@billing/gateway';
 
@@ -133,4 +134,16 @@ export function jsonApi(gatewayUrl: () => string, defaultKey: () => string) {
     const text = await response.text();
     return { status: response.status, body: text ? JSON.parse(text) : undefined } as { status: number; body: any };
   };
+}
+
+/**
+ * How many events a service's store holds that were appended on behalf of a request (their
+ * metadata names its actor). Consumers' events have none: a test asserting that a refused
+ * request appended nothing counts these, not what a consumer appends meanwhile.
+ */
+export async function eventsAppendedByRequests(store: EventStore): Promise<number> {
+  const { rows } = await store.database.query<{ n: string }>(
+    `SELECT count(*)::text AS n FROM ${store.tables.events} WHERE metadata IS NOT NULL`,
+  );
+  return Number(rows[0]!.n);
 }

@@ -1,5 +1,12 @@
 import { eventually } from '@billing/testing';
-import { clientOf, type CreatedOrganization, type Platform, plan, startPlatform } from '../src/platform';
+import {
+  clientOf,
+  type CreatedOrganization,
+  eventsAppendedByRequests,
+  type Platform,
+  plan,
+  startPlatform,
+} from '../src/platform';
 import { type Receiver, startReceiver } from '../src/lifecycle-helpers';
 
 jest.setTimeout(240000);
@@ -268,16 +275,7 @@ describe('refunds through the gateway', () => {
       }
     })();
     const store = platform.checkout!.service.context.store;
-    // Appended on behalf of a request (the metadata names its actor): what a consumer appends
-    // meanwhile, after the purchases above, is not the refusals' doing.
-    const events = async () =>
-      Number(
-        (
-          await store.database.query<{ n: string }>(
-            `SELECT count(*)::text AS n FROM ${store.tables.events} WHERE metadata IS NOT NULL`,
-          )
-        ).rows[0]!.n,
-      );
+    const events = () => eventsAppendedByRequests(store);
     const before = await events();
 
     const cases: Array<[Record<string, unknown>, number, string, string?]> = [
