@@ -29,6 +29,13 @@ const BENCHMARKS = [
     }),
   },
   {
+    name: 'eventstore_transaction',
+    script: 'eventstore/transaction.js',
+    args: ['--rounds=2', '--transactions=200'],
+    needs: 'DATABASE_URL',
+    headline: (r) => ({ write_over_query: r.write_over_query }),
+  },
+  {
     name: 'eventstore_read_log',
     script: 'eventstore/read-log.js',
     args: ['--log-events=2000', '--rounds=2'],

@@ -34,20 +34,26 @@ const readParameters = () => ({
 const round = (n, digits = 1) => Number(n.toFixed(digits));
 
 /**
- * Counts what every service of this process sends to the database: statements (BEGIN and
- * COMMIT included, as the server sees them) and transactions. LISTEN connections are not counted.
+ * Counts what every service of this process sends to the database: statements (BEGIN, a
+ * transaction's first statement and COMMIT included, as the server sees them), round trips
+ * (statements whose answer is awaited before the next is sent: a transaction's BEGIN travels
+ * with its first statement and a `write` with what follows it) and transactions (those that sent
+ * anything). LISTEN connections are not counted.
  */
 function countStatements(database) {
   const query = database.query.bind(database);
+  const write = database.write.bind(database);
   // The bench's own polling goes around the count.
   const counts = {
     statements: 0,
+    roundTrips: 0,
     transactions: 0,
     uncounted: query,
     byText: process.env.BENCH_STATEMENTS_BY_TEXT ? new Map() : null,
   };
-  const note = (text) => {
+  const note = (text, awaited) => {
     counts.statements++;
+    if (awaited) counts.roundTrips++;
     if (counts.byText) {
       const key = String(typeof text === 'string' ? text : text?.text).replace(/\s+/g, ' ');
       counts.byText.set(key, (counts.byText.get(key) ?? 0) + 1);
@@ -55,26 +61,47 @@ function countStatements(database) {
   };
   const transaction = database.transaction.bind(database);
   database.query = (...args) => {
-    note(args[0]);
+    note(args[0], true);
     return query(...args);
   };
-  database.transaction = (fn) => {
-    counts.transactions++;
-    counts.statements += 2; // BEGIN, COMMIT (or ROLLBACK)
-    return transaction((tx) =>
-      fn({
-        ...tx,
-        query: (...args) => {
-          note(args[0]);
-          return tx.query(...args);
-        },
-      }),
-    );
+  database.write = (...args) => {
+    note(args[0], true);
+    return write(...args);
+  };
+  database.transaction = (fn, options) => {
+    let begun = false;
+    const begin = () => {
+      if (begun) return;
+      begun = true;
+      counts.transactions++;
+      counts.statements += options?.firstStatement ? 2 : 1;
+    };
+    const ended = () => {
+      if (!begun) return;
+      counts.statements++; // COMMIT or ROLLBACK
+      counts.roundTrips++;
+    };
+    return transaction(
+      (tx) =>
+        fn({
+          ...tx,
+          query: (...args) => {
+            begin();
+            note(args[0], true);
+            return tx.query(...args);
+          },
+          write: (...args) => {
+            begin();
+            note(args[0], false);
+            return tx.write(...args);
+          },
+        }),
+      options,
+    ).finally(ended);
   };
   return counts;
 }
 
-/** With BENCH_STATEMENTS_BY_TEXT set: each statement text sent in the phase, per paid checkout, most first. */
 function statementsByText(before, after, paidCount) {
   return [...after]
     .map(([text, n]) => [text, round((n - (before.get(text) ?? 0)) / Math.max(1, paidCount), 2)])
@@ -210,6 +237,7 @@ async function phase(platform, receiver, settings, provisionedBefore) {
     // work (relays, consumers, projections, polls) included, as it is part of what a checkout costs.
     per_paid_checkout: {
       sql_statements: round((platform.statements.statements - before.statements) / Math.max(1, paidCount)),
+      sql_round_trips: round((platform.statements.roundTrips - before.roundTrips) / Math.max(1, paidCount)),
       sql_transactions: round((platform.statements.transactions - before.transactions) / Math.max(1, paidCount)),
       // CPU of the services' process (user + system), refusals included: comparable across runs
       // on a shared machine, where throughput is not.

@@ -50,6 +50,7 @@ function memoryStore(streams: Record<string, RecordedEvent[]>, conflicts = 0) {
   const tx: FakeTx = {
     log,
     query: async (_sql, params) => ({ rows: read(String(params?.[0])) as never[], rowCount: 0 }),
+    write: async () => undefined,
     append: async (stream, events, options) => {
       log.push(`append ${stream} at ${options.expectedVersion}`);
       if (conflicts-- > 0) throw new ExpectedVersionConflictError(stream, options.expectedVersion);

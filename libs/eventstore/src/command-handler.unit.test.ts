@@ -50,6 +50,7 @@ function fakeStore(failures: unknown[]) {
     async transaction<T>(fn: (tx: EventStoreTransaction) => Promise<T>): Promise<T> {
       return fn({
         query: async () => ({ rows: [], rowCount: 0 }),
+        write: async () => undefined,
         append: async (_name, events, options) => {
           calls.appends.push(options.expectedVersion);
           const failure = failures.shift();

@@ -12,6 +12,13 @@ export interface QueryResult<Row> {
 /** Anything SQL can be sent to: the database itself or one open transaction. */
 export interface SqlExecutor {
   query<Row = Record<string, unknown>>(sql: string, params?: unknown[]): Promise<QueryResult<Row>>;
+  /**
+   * A statement whose answer nobody reads (a read model's upsert). In a transaction it is sent
+   * at once and its answer read with the next statement's or the COMMIT's, so it costs no round
+   * trip of its own; if it fails, that next statement or the commit throws its error and the
+   * transaction rolls back. Elsewhere the same as `query`.
+   */
+  write(sql: string, params?: unknown[]): Promise<void>;
 }
 
 export interface TransactionOptions {
@@ -71,35 +78,33 @@ function prepared(text: string, values: unknown[] | undefined) {
 
 export function postgresDatabase(config: string | PoolConfig): Database {
   const options: PoolConfig = typeof config === 'string' ? { connectionString: config } : config;
-  const pool = new Pool(options);
+  // Pipelined clients send a statement without waiting for the answers to those before it:
+  // a transaction's BEGIN goes with its first statement, and `write`s with what follows them.
+  const pool = new Pool({ ...options, pipeline: true });
   // An idle client that loses its server must not crash the process; the next query reconnects.
   pool.on('error', () => undefined);
+  const query = async <Row>(sql: string, params?: unknown[]) => {
+    const result = await pool.query(prepared(sql, params));
+    return { rows: result.rows as Row[], rowCount: result.rowCount ?? 0 };
+  };
   return {
     kind: 'postgres',
-    async query<Row>(sql: string, params?: unknown[]) {
-      const result = await pool.query(prepared(sql, params));
-      return { rows: result.rows as Row[], rowCount: result.rowCount ?? 0 };
-    },
+    query,
+    write: async (sql, params) => void (await query(sql, params)),
     async transaction<T>(fn: (tx: SqlExecutor) => Promise<T>, options?: TransactionOptions): Promise<T> {
       const client = await pool.connect();
       // A connection lost between two statements is reported as an event, not a rejection;
       // the next statement then fails and the transaction rolls back.
       const onConnectionError = () => undefined;
       client.on('error', onConnectionError);
+      const transaction = pipelinedTransaction(client, options);
       let broken: Error | undefined;
       try {
-        // Without parameters the text goes as a simple query, which may hold two statements.
-        await client.query(options?.firstStatement ? `BEGIN; ${options.firstStatement}` : 'BEGIN');
-        const result = await fn({
-          async query<Row>(sql: string, params?: unknown[]) {
-            const r = await client.query(prepared(sql, params));
-            return { rows: r.rows as Row[], rowCount: r.rowCount ?? 0 };
-          },
-        });
-        await client.query('COMMIT');
+        const result = await fn(transaction.sql);
+        await transaction.commit();
         return result;
       } catch (error) {
-        await client.query('ROLLBACK').catch((rollbackError: Error) => (broken = rollbackError));
+        await transaction.rollback().catch((rollbackError: Error) => (broken = rollbackError));
         throw error;
       } finally {
         client.off('error', onConnectionError);
@@ -114,6 +119,101 @@ export function postgresDatabase(config: string | PoolConfig): Database {
     tryLock: (name) => tryAdvisoryLock(options, name),
     async close() {
       await pool.end();
+    },
+  };
+}
+
+/** The part of a pipelined `pg` client a transaction uses. */
+interface PipelinedClient {
+  query(config: string | { name?: string; text: string; values?: unknown[] }): Promise<{
+    rows: unknown[];
+    rowCount: number | null;
+  }>;
+}
+
+/** The socket under a `pg` client, when it has one (PGlite's connection has none). */
+function socketOf(client: PipelinedClient): { cork(): void; uncork(): void } | undefined {
+  const stream = (client as { connection?: { stream?: { cork?: () => void; uncork?: () => void } } }).connection
+    ?.stream;
+  return stream?.cork && stream.uncork ? (stream as { cork(): void; uncork(): void }) : undefined;
+}
+
+/**
+ * One transaction on a pipelined client, in as few round trips as its statements allow. BEGIN
+ * (with `firstStatement`) is sent with the first statement, in one write to the socket; a
+ * `write` is sent behind whatever precedes it and its answer read with the next `query`'s or the
+ * COMMIT's. A transaction that sends nothing sends no BEGIN and no COMMIT either.
+ */
+function pipelinedTransaction(client: PipelinedClient, options: TransactionOptions | undefined) {
+  const begin = options?.firstStatement ? `BEGIN; ${options.firstStatement}` : 'BEGIN';
+  const socket = socketOf(client);
+  let begun = false;
+  let corked = false;
+  /** Sent, answers not yet read: BEGIN and `write`s. The first failure among them is the transaction's. */
+  let unread: Promise<unknown>[] = [];
+  let failure: unknown;
+
+  const hold = () => {
+    if (!corked && socket) socket.cork();
+    corked = Boolean(socket);
+  };
+  const release = () => {
+    if (corked) socket?.uncork();
+    corked = false;
+  };
+  const unreadAnswer = (answer: Promise<unknown>) =>
+    unread.push(answer.catch((error: unknown) => void (failure ??= error)));
+  const send = (config: string | ReturnType<typeof prepared>) => {
+    if (!begun) {
+      begun = true;
+      hold();
+      unreadAnswer(client.query(begin));
+    }
+    return client.query(config);
+  };
+  /** Reads the answers sent before; throws the first failure among them. */
+  const readUnread = async () => {
+    const answers = unread;
+    unread = [];
+    await Promise.all(answers);
+    if (failure !== undefined) throw failure;
+  };
+
+  const sql: SqlExecutor = {
+    async query<Row>(text: string, params?: unknown[]) {
+      const answer = send(prepared(text, params));
+      release();
+      // An earlier write's failure explains this statement's ("current transaction is aborted").
+      const result = await answer.catch(async (error: unknown) => {
+        await readUnread();
+        throw error;
+      });
+      await readUnread();
+      return { rows: result.rows as Row[], rowCount: result.rowCount ?? 0 };
+    },
+    async write(text: string, params?: unknown[]) {
+      const answer = send(prepared(text, params));
+      hold();
+      unreadAnswer(answer);
+    },
+  };
+  return {
+    sql,
+    async commit() {
+      if (!begun) return;
+      const committed = client.query('COMMIT');
+      release();
+      const [earlier, commit] = await Promise.allSettled([readUnread(), committed]);
+      // A failed write turned the COMMIT into a rollback: its error is the transaction's.
+      if (earlier.status === 'rejected') throw earlier.reason;
+      if (commit.status === 'rejected') throw commit.reason;
+    },
+    async rollback() {
+      if (!begun) return;
+      const rolledBack = client.query('ROLLBACK');
+      release();
+      await Promise.all(unread);
+      await rolledBack;
     },
   };
 }
@@ -175,28 +275,27 @@ async function listenOn(
  */
 export async function pgliteDatabase(dataDir?: string): Promise<Database> {
   const db = dataDir ? await pgliteIn(dataDir) : await inMemoryPglite();
-  const client = new Client({ connection: new PgliteConnection(db) } as ClientConfig);
+  const client = new Client({ connection: new PgliteConnection(db), pipeline: true } as ClientConfig);
   await client.connect();
   const session = oneAtATime();
-  const executor: SqlExecutor = {
-    async query<Row>(sql: string, params?: unknown[]) {
-      const r = await client.query(prepared(sql, params));
-      return { rows: r.rows as Row[], rowCount: r.rowCount ?? 0 };
-    },
+  const query = async <Row>(sql: string, params?: unknown[]) => {
+    const r = await client.query(prepared(sql, params));
+    return { rows: r.rows as Row[], rowCount: r.rowCount ?? 0 };
   };
   const locks = inProcessLocks();
   return {
     kind: 'pglite',
-    query: (sql, params) => session(() => executor.query(sql, params)),
+    query: (sql, params) => session(() => query(sql, params)),
+    write: (sql, params) => session(async () => void (await query(sql, params))),
     transaction: (fn, options) =>
       session(async () => {
-        await client.query(options?.firstStatement ? `BEGIN; ${options.firstStatement}` : 'BEGIN');
+        const transaction = pipelinedTransaction(client, options);
         try {
-          const result = await fn(executor);
-          await client.query('COMMIT');
+          const result = await fn(transaction.sql);
+          await transaction.commit();
           return result;
         } catch (error) {
-          await client.query('ROLLBACK').catch(() => undefined);
+          await transaction.rollback().catch(() => undefined);
           throw error;
         }
       }),

@@ -116,7 +116,7 @@ ${statements(spec.migrations, schema)}${statements(spec.indexes, schema)}`;
       const updates = [...extra.filter((name) => !insertOnly.has(name)), 'stream_version', 'document'].map(
         (name) => `${name} = EXCLUDED.${name}`,
       );
-      await sql.query(
+      await sql.write(
         `INSERT INTO ${table(schema)} (${names.join(', ')})
          VALUES (${names.map((_, i) => `$${i + 1}`).join(', ')})
          ON CONFLICT (id) DO UPDATE SET ${updates.join(', ')}

@@ -164,6 +164,7 @@ export class EventStore {
       (sql) =>
         fn({
           query: (text, params) => sql.query(text, params),
+          write: (text, params) => sql.write(text, params),
           append: async (stream, events, options) => {
             const appended = await this.appendIn(sql, stream, events, options);
             appendedAny ||= appended.events.length > 0;

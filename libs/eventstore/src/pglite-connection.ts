@@ -18,6 +18,7 @@ export class PgliteConnection extends EventEmitter {
   readonly stream = { destroy: () => this.end() };
   _connecting = false;
   private gathered: Buffer[] = [];
+  private waiting: Buffer[] = [];
   /** PGlite answers one call at a time, in the order they were made. */
   private calls: Promise<void> = Promise.resolve();
 
@@ -83,9 +84,20 @@ export class PgliteConnection extends EventEmitter {
     this.send(messages);
   }
 
+  /**
+   * Messages sent while PGlite is busy wait and go over together in its next call: a pipelined
+   * transaction's writes, and its COMMIT, cross into PGlite once.
+   */
   private send(messages: Buffer): void {
+    this.waiting.push(messages);
+    if (this.waiting.length > 1) return;
     this.calls = this.calls
-      .then(() => this.pglite.execProtocolStream(new Uint8Array(messages), { throwOnError: false }))
+      .then(() => {
+        const waiting = this.waiting;
+        this.waiting = [];
+        const all = waiting.length === 1 ? waiting[0]! : Buffer.concat(waiting);
+        return this.pglite.execProtocolStream(new Uint8Array(all), { throwOnError: false });
+      })
       .then((answers) => {
         const watched = this.listenerCount('message') > 0;
         for (const answer of answers) {

@@ -106,7 +106,7 @@ async function insertChanges(sql: SqlExecutor, schema: string, changes: MetricsC
     changes.map((c) => c.date),
     ...FIELDS.map((field) => changes.map((c) => c[field] ?? 0)),
   ];
-  await sql.query(
+  await sql.write(
     `INSERT INTO ${changesTable(schema)} (organization, environment, date, ${FIELDS.join(', ')})
      SELECT * FROM unnest($1::text[], $2::text[], $3::date[], ${FIELDS.map((_, i) => `$${i + 4}::bigint[]`).join(', ')})`,
     arrays,

@@ -51,7 +51,7 @@ export async function projectCustomers(sql: SqlExecutor, schema: string, events:
         const c = event.data.object;
         const after = ordersAndCardFrom(events, i + 1, recorded.stream);
         i = after.last;
-        await sql.query(
+        await sql.write(
           `INSERT INTO ${table} (id, organization, environment, email_key, external_id, status, created_at, stream_version,
              document, orders_count, payment_method)
            VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11) ON CONFLICT (id) DO NOTHING`,
@@ -73,7 +73,7 @@ export async function projectCustomers(sql: SqlExecutor, schema: string, events:
       }
       case 'CustomerUpdated': {
         const c: Customer = event.data.object;
-        await sql.query(
+        await sql.write(
           `UPDATE ${table} SET external_id = $2, status = $3, document = $4, stream_version = $5
            WHERE id = $1 AND stream_version < $5`,
           [c.id, c.external_id, c.status, JSON.stringify(c), recorded.stream_version],
@@ -85,7 +85,7 @@ export async function projectCustomers(sql: SqlExecutor, schema: string, events:
         // These and the ones right after them were appended together: applied all or none.
         const run = ordersAndCardFrom(events, i, recorded.stream);
         i = run.last;
-        await sql.query(
+        await sql.write(
           `UPDATE ${table} SET orders_count = orders_count + $2, payment_method = coalesce($3, payment_method),
              stream_version = $4
            WHERE id = $1 AND stream_version < $5`,

@@ -69,7 +69,7 @@ export async function projectSessions(sql: SqlExecutor, schema: string, events: 
 /** The session's row at `streamVersion`; a row already at or past it is left as it is. */
 export async function writeSessionRow(sql: SqlExecutor, schema: string, view: Session, streamVersion: number) {
   const table = sessionsTable(schema);
-  await sql.query(
+  await sql.write(
     `INSERT INTO ${table} (id, organization, environment, status, expires_at, stream_version, document)
      VALUES ($1, $2, $3, $4, $5, $6, $7)
      ON CONFLICT (id) DO UPDATE SET status = EXCLUDED.status, expires_at = EXCLUDED.expires_at,

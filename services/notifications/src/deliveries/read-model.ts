@@ -84,7 +84,7 @@ async function projectRun(sql: SqlExecutor, schema: string, events: RecordedEven
   const column = (name: string) => data.map((d) => d[name] ?? null);
   const versions = events.map((event) => event.stream_version);
   if (events[0]!.type === 'WebhookDeliveryScheduled') {
-    await sql.query(
+    await sql.write(
       `INSERT INTO ${t.deliveries} (id, endpoint_id, organization, environment, event_id, event_type, status,
          attempt_count, next_attempt_at, created_at, stream_version, body)
        SELECT id, endpoint_id, organization, environment, event_id, event_type, 'PENDING', 0, next_attempt_at,
@@ -111,7 +111,7 @@ async function projectRun(sql: SqlExecutor, schema: string, events: RecordedEven
   }
   const outcomes = column('outcome') as string[];
   // The attempt is logged only for a delivery the update moved (not one applied already).
-  await sql.query(
+  await sql.write(
     `WITH a AS (
        SELECT * FROM unnest($1::text[], $2::integer[], $3::text[], $4::integer[], $5::timestamptz[], $6::text[],
          $7::integer[], $8::integer[], $9::text[], $10::timestamptz[])

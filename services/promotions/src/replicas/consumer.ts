@@ -83,7 +83,7 @@ async function handle(store: EventStore, tx: EventStoreTransaction, event: Domai
       return changeProduct(tx, schema, event, ProductRestoredData.parse(event.data).product_id, undefined, true);
     case CHECKOUT_PUBLIC_EVENTS.CheckoutSessionCompleted: {
       const d = CheckoutSessionCompletedData.parse(event.data);
-      await tx.query(
+      await tx.write(
         `INSERT INTO ${replicaTables(schema).orders}
            (order_id, organization, environment, session_id, customer_id, external_customer_id, customer_email, completed_at)
          VALUES ($1, $2, $3, $4, $5, $6, $7, $8) ON CONFLICT (organization, environment, order_id) DO NOTHING`,

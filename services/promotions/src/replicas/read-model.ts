@@ -125,7 +125,7 @@ export async function upsertCustomer(
   customer: { id: string; email: string; external_id: string | null; updated_at: string },
 ) {
   const table = replicaTables(schema).customers;
-  await sql.query(
+  await sql.write(
     `INSERT INTO ${table} (organization, environment, id, email_key, external_id, updated_at)
      VALUES ($1, $2, $3, $4, $5, $6)
      ON CONFLICT (organization, environment, id) DO UPDATE
