@@ -59,6 +59,9 @@ export interface StoredDocument<Doc> {
  */
 export function documentTable<Doc extends Document>(spec: DocumentTableSpec<Doc>) {
   const extra = Object.keys(spec.columns ?? {});
+  // A unique index beyond the id can refuse a write, and the caller answers that (a slug taken):
+  // such writes wait for their answer. Others go with the next statement (SqlExecutor.write).
+  const mayRefuse = spec.indexes.some((index) => /\bUNIQUE\b/i.test(index));
   const insertOnly = new Set(spec.insertOnly ?? []);
   const table = (schema: string) => `${schema}.${spec.name}`;
   const statements = (list: string[] | undefined, schema: string) =>
@@ -116,13 +119,12 @@ ${statements(spec.migrations, schema)}${statements(spec.indexes, schema)}`;
       const updates = [...extra.filter((name) => !insertOnly.has(name)), 'stream_version', 'document'].map(
         (name) => `${name} = EXCLUDED.${name}`,
       );
-      await sql.write(
-        `INSERT INTO ${table(schema)} (${names.join(', ')})
+      const upsert = `INSERT INTO ${table(schema)} (${names.join(', ')})
          VALUES (${names.map((_, i) => `$${i + 1}`).join(', ')})
          ON CONFLICT (id) DO UPDATE SET ${updates.join(', ')}
-         WHERE ${table(schema)}.stream_version < EXCLUDED.stream_version`,
-        values,
-      );
+         WHERE ${table(schema)}.stream_version < EXCLUDED.stream_version`;
+      if (mayRefuse) await sql.query(upsert, values);
+      else await sql.write(upsert, values);
     },
   };
 }
