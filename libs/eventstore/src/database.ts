@@ -1,29 +1,11 @@
-import { createHash } from 'node:crypto';
 import { Client, type ClientConfig, Pool, type PoolConfig } from 'pg';
 import { PgliteConnection } from './pglite-connection';
+import { pipelinedTransaction, prepared } from './pipelined-transaction';
 import { inMemoryPglite, pgliteIn } from './pglite-template';
 import { type HeldLock, tryAdvisoryLock } from './session-lock';
+import type { QueryResult, SqlExecutor, TransactionOptions } from './sql-executor';
 
-export interface QueryResult<Row> {
-  rows: Row[];
-  rowCount: number;
-}
-
-/** Anything SQL can be sent to: the database itself or one open transaction. */
-export interface SqlExecutor {
-  query<Row = Record<string, unknown>>(sql: string, params?: unknown[]): Promise<QueryResult<Row>>;
-  /**
-   * A statement whose answer nobody reads (a read model's upsert). In a transaction it is sent
-   * at once and its answer read with the next statement's or the COMMIT's, so it costs no round
-   * trip of its own; if it fails, that next statement or the commit throws its error and the
-   * transaction rolls back. Elsewhere the same as `query`.
-   */
-  write(sql: string, params?: unknown[]): Promise<void>;
-}
-
-export interface TransactionOptions {
-  firstStatement?: string;
-}
+export type { QueryResult, SqlExecutor, TransactionOptions };
 
 /**
  * The one seam between our code and PostgreSQL. Two adapters share the same SQL: `pg` against
@@ -53,27 +35,6 @@ export interface Database extends SqlExecutor {
    */
   tryLock(name: string): Promise<HeldLock | undefined>;
   close(): Promise<void>;
-}
-
-/** Statement names by text, so that a statement's text is hashed once per process, not per call. */
-const statementNames = new Map<string, string>();
-function statementName(text: string): string {
-  let name = statementNames.get(text);
-  if (name === undefined) {
-    name = `s_${createHash('sha1').update(text).digest('hex').slice(0, 20)}`;
-    // Texts are the code's own; the bound only guards against code that builds them per call.
-    if (statementNames.size < 10_000) statementNames.set(text, name);
-  }
-  return name;
-}
-
-/**
- * Parameterised statements are sent as named prepared statements, so each connection parses
- * and plans a statement once instead of on every call.
- */
-function prepared(text: string, values: unknown[] | undefined) {
-  if (!values) return { text };
-  return { name: statementName(text), text, values };
 }
 
 export function postgresDatabase(config: string | PoolConfig): Database {
@@ -119,101 +80,6 @@ export function postgresDatabase(config: string | PoolConfig): Database {
     tryLock: (name) => tryAdvisoryLock(options, name),
     async close() {
       await pool.end();
-    },
-  };
-}
-
-/** The part of a pipelined `pg` client a transaction uses. */
-interface PipelinedClient {
-  query(config: string | { name?: string; text: string; values?: unknown[] }): Promise<{
-    rows: unknown[];
-    rowCount: number | null;
-  }>;
-}
-
-/** The socket under a `pg` client, when it has one (PGlite's connection has none). */
-function socketOf(client: PipelinedClient): { cork(): void; uncork(): void } | undefined {
-  const stream = (client as { connection?: { stream?: { cork?: () => void; uncork?: () => void } } }).connection
-    ?.stream;
-  return stream?.cork && stream.uncork ? (stream as { cork(): void; uncork(): void }) : undefined;
-}
-
-/**
- * One transaction on a pipelined client, in as few round trips as its statements allow. BEGIN
- * (with `firstStatement`) is sent with the first statement, in one write to the socket; a
- * `write` is sent behind whatever precedes it and its answer read with the next `query`'s or the
- * COMMIT's. A transaction that sends nothing sends no BEGIN and no COMMIT either.
- */
-function pipelinedTransaction(client: PipelinedClient, options: TransactionOptions | undefined) {
-  const begin = options?.firstStatement ? `BEGIN; ${options.firstStatement}` : 'BEGIN';
-  const socket = socketOf(client);
-  let begun = false;
-  let corked = false;
-  /** Sent, answers not yet read: BEGIN and `write`s. The first failure among them is the transaction's. */
-  let unread: Promise<unknown>[] = [];
-  let failure: unknown;
-
-  const hold = () => {
-    if (!corked && socket) socket.cork();
-    corked = Boolean(socket);
-  };
-  const release = () => {
-    if (corked) socket?.uncork();
-    corked = false;
-  };
-  const unreadAnswer = (answer: Promise<unknown>) =>
-    unread.push(answer.catch((error: unknown) => void (failure ??= error)));
-  const send = (config: string | ReturnType<typeof prepared>) => {
-    if (!begun) {
-      begun = true;
-      hold();
-      unreadAnswer(client.query(begin));
-    }
-    return client.query(config);
-  };
-  /** Reads the answers sent before; throws the first failure among them. */
-  const readUnread = async () => {
-    const answers = unread;
-    unread = [];
-    await Promise.all(answers);
-    if (failure !== undefined) throw failure;
-  };
-
-  const sql: SqlExecutor = {
-    async query<Row>(text: string, params?: unknown[]) {
-      const answer = send(prepared(text, params));
-      release();
-      // An earlier write's failure explains this statement's ("current transaction is aborted").
-      const result = await answer.catch(async (error: unknown) => {
-        await readUnread();
-        throw error;
-      });
-      await readUnread();
-      return { rows: result.rows as Row[], rowCount: result.rowCount ?? 0 };
-    },
-    async write(text: string, params?: unknown[]) {
-      const answer = send(prepared(text, params));
-      hold();
-      unreadAnswer(answer);
-    },
-  };
-  return {
-    sql,
-    async commit() {
-      if (!begun) return;
-      const committed = client.query('COMMIT');
-      release();
-      const [earlier, commit] = await Promise.allSettled([readUnread(), committed]);
-      // A failed write turned the COMMIT into a rollback: its error is the transaction's.
-      if (earlier.status === 'rejected') throw earlier.reason;
-      if (commit.status === 'rejected') throw commit.reason;
-    },
-    async rollback() {
-      if (!begun) return;
-      const rolledBack = client.query('ROLLBACK');
-      release();
-      await Promise.all(unread);
-      await rolledBack;
     },
   };
 }
