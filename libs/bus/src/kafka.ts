@@ -1,5 +1,6 @@
 import {
   type Consumer,
+  type ConsumerRunConfig,
   Kafka,
   type KafkaConfig,
   type KafkaMessage,
@@ -17,6 +18,7 @@ import {
   retryPolicy,
   stoppableSleep,
 } from './delivery';
+import { keepConsumerRunning } from './kafka-restart';
 import { type Bus, type OutgoingMessage, type SubscribeOptions, type Subscription, dlqTopicOf } from './types';
 
 export interface KafkaBusOptions {
@@ -151,33 +153,37 @@ export class KafkaBus implements Bus {
       value: message.value?.toString() ?? '',
       headers: headersOf(message.headers),
     });
-    if (context.batch) {
-      await consumer.run({
-        partitionsConsumedConcurrently: 3,
-        eachBatchAutoResolve: false,
-        // An offset is resolved (and then committed) only once its message is handled or parked.
-        // A batch taken from this member by a rebalance stops: the rest goes to the new owner.
-        eachBatch: async ({ batch, resolveOffset, heartbeat, isRunning, isStale }) => {
-          const raws = batch.messages.map((message) => rawOf(batch.topic, batch.partition, message));
-          for (let i = 0; i < raws.length; i += MAX_BATCH) {
-            if (!isRunning() || isStale()) return;
-            await deliverBatch(
-              raws.slice(i, i + MAX_BATCH),
-              context,
-              (raw) => resolveOffset(raw.offset),
-              () => isRunning() && !isStale(),
-            );
-            await heartbeat();
-          }
-        },
-      });
-    } else {
-      await consumer.run({
-        partitionsConsumedConcurrently: 3,
-        // Throwing StoppedError leaves the offset uncommitted; kafkajs then stops on disconnect.
-        eachMessage: async ({ topic, partition, message }) => deliver(rawOf(topic, partition, message), context),
-      });
-    }
+    const run: ConsumerRunConfig = context.batch
+      ? {
+          partitionsConsumedConcurrently: 3,
+          eachBatchAutoResolve: false,
+          // An offset is resolved (and then committed) only once its message is handled or parked.
+          // A batch taken from this member by a rebalance stops: the rest goes to the new owner.
+          eachBatch: async ({ batch, resolveOffset, heartbeat, isRunning, isStale }) => {
+            const raws = batch.messages.map((message) => rawOf(batch.topic, batch.partition, message));
+            for (let i = 0; i < raws.length; i += MAX_BATCH) {
+              if (!isRunning() || isStale()) return;
+              await deliverBatch(
+                raws.slice(i, i + MAX_BATCH),
+                context,
+                (raw) => resolveOffset(raw.offset),
+                () => isRunning() && !isStale(),
+              );
+              await heartbeat();
+            }
+          },
+        }
+      : {
+          partitionsConsumedConcurrently: 3,
+          // Throwing StoppedError leaves the offset uncommitted; kafkajs then stops on disconnect.
+          eachMessage: async ({ topic, partition, message }) => deliver(rawOf(topic, partition, message), context),
+        };
+    keepConsumerRunning(consumer, run, {
+      signal: controller.signal,
+      logger: this.options.logger ?? stderrLogger,
+      groupId: options.groupId,
+    });
+    await consumer.run(run);
     this.consumers.add(consumer);
     try {
       await joined;
