@@ -280,6 +280,17 @@ describe('createUpstream', () => {
     });
   });
 
+  it("keeps the caller's credentials from the service: the gateway vouches for the caller instead", async () => {
+    const { gateway } = await setUp({});
+    const response = await fetch(`${gateway.url}/headers`, {
+      headers: { authorization: 'Bearer sk_test_secret', cookie: 'session=abc', 'x-client': 'kept' },
+    });
+    const { headers } = (await response.json()) as { headers: Record<string, string> };
+    expect(headers['x-client']).toBe('kept');
+    expect(headers).not.toHaveProperty('authorization');
+    expect(headers).not.toHaveProperty('cookie');
+  });
+
   it('applies pathRewrite, e.g. to forward the full path under a mount point', async () => {
     const hits: Hit[] = [];
     const service = await start(upstreamApp(hits));

@@ -491,6 +491,12 @@ const HOP_BY_HOP = new Set([
 const isHopByHop = (name: string, connectionTokens: readonly string[]): boolean =>
   HOP_BY_HOP.has(name) || connectionTokens.includes(name);
 
+/**
+ * The caller's credentials: the gateway checked them and vouches for the caller in signed
+ * identity headers, so a service never holds a Secret Key, a bearer token or a session cookie.
+ */
+const CREDENTIALS = new Set(['authorization', 'cookie', 'proxy-authorization']);
+
 /** Header names a `Connection` header lists: hop-by-hop too (`keep-alive` and `close`, the usual values, list none). */
 const connectionTokens = (value: string | string[] | undefined): string[] =>
   typeof value !== 'string' || value === 'keep-alive' || value === 'close'
@@ -501,7 +507,7 @@ const connectionTokens = (value: string | string[] | undefined): string[] =>
         .map((token) => token.trim());
 
 /**
- * The client's headers without the hop-by-hop ones, with the `X-Forwarded-*` a proxy adds and
+ * The client's headers without the hop-by-hop ones and its credentials, with the `X-Forwarded-*` a proxy adds and
  * the gateway's request id, so that the service's log lines carry the same id.
  */
 function forwardedHeaders(req: Request, res: Response): http.OutgoingHttpHeaders {
@@ -509,7 +515,7 @@ function forwardedHeaders(req: Request, res: Response): http.OutgoingHttpHeaders
   const listed = connectionTokens(incoming.connection);
   const headers: http.OutgoingHttpHeaders = {};
   for (const name in incoming) {
-    if (!isHopByHop(name, listed)) headers[name] = incoming[name];
+    if (!isHopByHop(name, listed) && !CREDENTIALS.has(name)) headers[name] = incoming[name];
   }
   const encrypted = (req.socket as { encrypted?: boolean }).encrypted === true;
   const append = (name: string, value: string) => {
