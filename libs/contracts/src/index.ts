@@ -10,3 +10,4 @@ export * from './billing/index';
 export * from './notifications/webhooks';
 export * from './gateway/index';
 export * from './events/index';
+export * from './notifications/emails';

@@ -7,12 +7,18 @@ import { migrateEndpointsReadModel } from './endpoints/read-model';
 import { mountEndpointRoutes } from './endpoints/routes';
 import { startEventConsumer } from './events/consumer';
 import { requireAdminOrganization, requireCaller } from '@billing/service';
+import { migrateMerchants, startMerchantsConsumer } from '@billing/runtime';
+import { startEmailConsumer } from './emails/consumer';
+import { migrateEmailOutbox } from './emails/outbox';
+import { mountEmailRoutes } from './emails/routes';
+import { type EmailSender, startEmailSender } from './emails/sender';
 
 /**
  * The scheduler starts after the routes are mounted; the replay route wakes it through this
  * holder. Keyed by context, since tests run several instances in one process.
  */
 const schedulers = new WeakMap<object, Scheduler>();
+const emailSenders = new WeakMap<object, EmailSender>();
 
 export interface NotificationsOptions {
   /** Resolves endpoint host names when sending (tests: names that resolve where they say). */
@@ -28,20 +34,30 @@ export const createNotificationsService = (options: NotificationsOptions = {}): 
     app.use('/admin', requireAdminOrganization);
     mountEndpointRoutes(app, context, async () => schedulers.get(context)?.cancelOrphans());
     mountDeliveryRoutes(app, context, () => schedulers.get(context)?.wake());
+    mountEmailRoutes(app, context);
   },
   // Read models exist before HTTP starts and before the consumer writes to them.
   start: async (context) => {
     await migrateEndpointsReadModel(context.store);
     await migrateDeliveriesReadModel(context.store);
+    await migrateEmailOutbox(context.store);
+    await migrateMerchants(context.store);
     const scheduler = startScheduler(context, { ...schedulerOptions(context.config), resolve: options.resolve });
     schedulers.set(context, scheduler);
     const stopConsumer = await startEventConsumer(context, () => scheduler.wake());
-    // The consumer stops first, so nothing is scheduled into a stopped sender.
-    return [stopConsumer, () => scheduler.stop()];
+    const emails = startEmailSender(context);
+    emailSenders.set(context, emails);
+    const stopEmailConsumer = await startEmailConsumer(context, () => emails.wake());
+    const stopMerchantsConsumer = await startMerchantsConsumer(context);
+    // The consumers stop first, so nothing is scheduled into a stopped sender.
+    return [stopConsumer, stopEmailConsumer, stopMerchantsConsumer, () => scheduler.stop(), () => emails.stop()];
   },
 });
 
 export const notificationsService: ServiceDefinition = createNotificationsService();
+
+/** The email sender of a service instance (tests wake it after moving the clock). */
+export const emailSenderOf = (context: object) => emailSenders.get(context);
 
 /** The running scheduler of a service instance (tests and the bench wait on it). */
 export const schedulerOf = (context: object) => schedulers.get(context);

@@ -38,6 +38,13 @@ export const CheckoutSessionCompletedData = z
       .nullable()
       .describe('The customer billing resolved before the charge (docs/customer-identity.md)'),
     customer_email: z.string().nullable(),
+    locale: z
+      .enum(['zh-TW', 'en'])
+      .nullable()
+      .optional()
+      .describe(
+        "The hosted page's language when the merchant chose one (the buyer's emails are written in it); null: not chosen",
+      ),
     external_customer_id: z.string().nullable(),
     product_id: z.string(),
     amount_subtotal: z.int().min(0).describe('TWD before discount'),

@@ -20,6 +20,14 @@ import { AdminCreateCouponBody, Coupon } from '../promotions/promotions';
 import { RecordHistory, RecordHistoryQuery } from './record-history';
 import { idText } from '../shared/text';
 import {
+  Email,
+  EmailList,
+  EmailSettings,
+  EmailSettingsQuery,
+  MailboxQuery,
+  UpdateEmailSettingsBody,
+} from '../notifications/emails';
+import {
   AdminCreateWebhookEndpointBody,
   AdminUpdateWebhookEndpointBody,
   ListWebhookDeliveriesQuery,
@@ -470,6 +478,42 @@ export function registerAdminRoutes(registry: OpenApiRegistry): OpenApiRegistry 
     tags: ['Webhooks'],
     params: delivery,
     responses: { 202: { description: 'The new delivery', schema: WebhookDelivery }, 404: missing },
+  });
+
+  route({
+    method: 'get',
+    path: `${org}/emails`,
+    summary: "The mailbox: every email written to the environment's buyers, newest first",
+    tags: ['Emails'],
+    params,
+    query: MailboxQuery,
+    responses: { 200: { description: 'A page of emails', schema: EmailList }, 400: invalidParametersResponse },
+  });
+  route({
+    method: 'get',
+    path: `${org}/emails/{email_id}`,
+    summary: 'An email as the buyer got it (or would have: Sandbox keeps them)',
+    tags: ['Emails'],
+    params: params.extend({ email_id: idText().describe('prefix eml_') }),
+    responses: { 200: { description: 'The email', schema: Email }, 404: missing },
+  });
+  route({
+    method: 'get',
+    path: `${org}/email_settings`,
+    summary: 'Which emails buyers get in an environment',
+    tags: ['Emails'],
+    params,
+    query: EmailSettingsQuery,
+    responses: { 200: { description: 'The settings', schema: EmailSettings }, 400: invalidParametersResponse },
+  });
+  route({
+    method: 'patch',
+    path: `${org}/email_settings`,
+    summary: 'Switch kinds of email on (true) or off (false); kinds not named keep their setting',
+    tags: ['Emails'],
+    params,
+    body: UpdateEmailSettingsBody,
+    responses: { 200: { description: 'The settings', schema: EmailSettings }, 422: error('validation_error') },
   });
 
   route({

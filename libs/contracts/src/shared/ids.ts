@@ -23,6 +23,7 @@ export const ID_PREFIX = {
   webhookEndpoint: 'wh',
   webhookEvent: 'evt',
   webhookDelivery: 'whd',
+  email: 'eml',
   apiKey: 'key',
   request: 'req',
 } as const;

@@ -405,6 +405,7 @@ function complete({ data }: CompleteSession, state: SessionState): SessionEvent[
       customer_email: session.customer_email ?? buyer.email,
       customer_name: session.customer_name ?? buyer.name,
       external_customer_id: session.external_customer_id,
+      locale: session.locale ?? null,
       product_id: session.product.id,
       product: session.product,
       amount_subtotal: session.order.amount_subtotal,

@@ -146,6 +146,11 @@ export function mountAdminRoutes(app: Express, options: AdminRoutesOptions): voi
   app.get(`${org}/webhook_events/:event_id/deliveries`, ...webhooks);
   app.get(`${org}/webhook_deliveries/:delivery_id`, ...webhooks);
   app.post(`${org}/webhook_deliveries/:delivery_id/replay`, ...webhooks);
+  // Emails to buyers: the mailbox and which emails the organization sends.
+  app.get(`${org}/emails`, ...webhooks);
+  app.get(`${org}/emails/:email_id`, ...webhooks);
+  app.get(`${org}/email_settings`, ...webhooks);
+  app.patch(`${org}/email_settings`, ...webhooks);
   // A record's history, from the service that owns it (by the id's prefix).
   const owners: Record<string, RequestHandler> = {
     catalog: options.catalog,

@@ -1,0 +1,159 @@
+import { type EmailFacts, composeEmail } from './compose';
+import { emailRequestOf } from './from-event';
+import { handoverOfError } from './transport';
+
+const merchant = { name: 'Acme 咖啡', logo_url: null, brand_color: '#aa3300', website_url: null };
+const facts: EmailFacts = {
+  amount: 1299,
+  item: 'Pro <monthly>',
+  period: { start: '2026-03-01T02:00:00.000Z', end: '2026-04-01T02:00:00.000Z' },
+  invoice_number: 'INV-000042',
+  einvoice_number: null,
+  at: '2026-03-01T02:00:00.000Z',
+  reason: null,
+};
+const buyer = (locale: 'zh-TW' | 'en') => ({ email: 'buyer@example.com', name: 'Buyer', locale });
+
+describe('composeEmail', () => {
+  it('given a payment, writes a receipt in zh-TW with the amount, period, invoice number and merchant', () => {
+    const email = composeEmail('receipt', facts, buyer('zh-TW'), merchant);
+    expect(email.subject).toBe('Acme 咖啡 付款收據');
+    expect(email.text).toContain('付款金額: NT$1,299');
+    expect(email.text).toContain('帳單編號: INV-000042');
+    expect(email.text).toContain('2026年3月1日 – 2026年4月1日');
+    expect(email.text).toContain('付款時間: 2026-03-01 10:00（GMT+8）');
+    expect(email.html).toContain('<html lang="zh-TW">');
+    expect(email.html).toContain('border-top:4px solid #aa3300');
+  });
+
+  it('given an English buyer, writes the receipt in English, and escapes what the merchant named', () => {
+    const email = composeEmail('receipt', facts, buyer('en'), merchant);
+    expect(email.subject).toBe('Your receipt from Acme 咖啡');
+    expect(email.text).toContain('Amount paid: NT$1,299');
+    expect(email.text).toContain('Item: Pro <monthly>');
+    expect(email.html).toContain('Pro &lt;monthly&gt;');
+    expect(email.html).not.toContain('Pro <monthly>');
+  });
+
+  it('given a failed payment and a portal link, tells the next attempt and links the card page until it expires', () => {
+    const portal = { url: 'https://pay.example/portal/ps_1/tok', expires_at: '2026-03-08T02:00:00.000Z' };
+    const email = composeEmail('payment_failed', facts, buyer('en'), merchant, portal);
+    expect(email.subject).toBe('Your payment to Acme 咖啡 failed: please update your card');
+    expect(email.text).toContain('We could not charge NT$1,299');
+    expect(email.text).toContain('Update payment method: https://pay.example/portal/ps_1/tok');
+    expect(email.html).toContain('href="https://pay.example/portal/ps_1/tok"');
+  });
+
+  it.each([
+    ['trial_will_end', 'zh-TW', '試用將於 2026年3月1日 結束，屆時將收取 NT$1,299'],
+    ['trial_will_end', 'en', 'ends on 1 Mar 2026; you will then be charged NT$1,299'],
+    ['subscription_canceled', 'zh-TW', '您的「Pro <monthly>」訂閱已取消'],
+    ['subscription_canceled', 'en', 'Your subscription to Pro <monthly> is canceled'],
+    ['refund', 'zh-TW', '我們已退款 NT$1,299'],
+    ['refund', 'en', 'We refunded NT$1,299'],
+  ] as const)('given %s in %s, says so', (kind, locale, said) => {
+    expect(composeEmail(kind, facts, buyer(locale), merchant).text).toContain(said);
+  });
+
+  it('shows a logo only over https, and no colour but #rrggbb', () => {
+    const shown = composeEmail('receipt', facts, buyer('en'), {
+      ...merchant,
+      logo_url: 'https://cdn.example/logo.png',
+      brand_color: 'red;background:url(x)',
+    });
+    expect(shown.html).toMatch(/<img\s+src="https:\/\/cdn\.example\/logo\.png"/);
+    expect(shown.html).toContain('#2563eb');
+    expect(shown.html).not.toContain('url(x)');
+    const plain = composeEmail('receipt', facts, buyer('en'), { ...merchant, logo_url: 'http://cdn.example/logo.png' });
+    expect(plain.html).not.toContain('<img');
+  });
+});
+
+const envelope = (type: string, data: Record<string, unknown>) =>
+  ({ id: 'evt_1', type, organization: 'org_1', environment: 'SANDBOX', data }) as never;
+
+describe('emailRequestOf', () => {
+  it('given a one-time checkout, asks for a receipt to its buyer in the page language', () => {
+    expect(
+      emailRequestOf(
+        envelope('checkout.completed', {
+          mode: 'PAYMENT',
+          amount_total: 480,
+          customer_email: 'b@example.com',
+          customer_id: null,
+          locale: 'en',
+          product: { name: 'Mug' },
+          completed_at: '2026-03-01T00:00:00.000Z',
+        }),
+      ),
+    ).toMatchObject({ kind: 'receipt', email: 'b@example.com', locale: 'en', facts: { amount: 480, item: 'Mug' } });
+  });
+
+  it('given a subscription checkout, asks nothing: its invoice.paid is the receipt', () => {
+    expect(emailRequestOf(envelope('checkout.completed', { mode: 'SUBSCRIPTION', amount_total: 299 }))).toBeNull();
+  });
+
+  it('given a paid invoice of nothing (a free trial), asks nothing; of an amount, a receipt to its customer', () => {
+    const invoice = { customer_id: 'cus_1', number: 'INV-1', amount_paid: 0, lines: [] };
+    expect(emailRequestOf(envelope('invoice.paid', { object: invoice }))).toBeNull();
+    expect(
+      emailRequestOf(
+        envelope('invoice.paid', {
+          object: { ...invoice, amount_paid: 299, lines: [{ kind: 'subscription', description: 'Pro' }] },
+        }),
+      ),
+    ).toMatchObject({
+      kind: 'receipt',
+      customer_id: 'cus_1',
+      facts: { amount: 299, item: 'Pro', invoice_number: 'INV-1' },
+    });
+  });
+
+  it('given a failed invoice, asks for a failed-payment email with the amount due and the next attempt', () => {
+    expect(
+      emailRequestOf(
+        envelope('invoice.payment_failed', {
+          object: {
+            customer_id: 'cus_1',
+            amount_paid: 0,
+            amount_due: 299,
+            next_payment_attempt: '2026-03-04T00:00:00Z',
+          },
+        }),
+      ),
+    ).toMatchObject({ kind: 'payment_failed', facts: { amount: 299, at: '2026-03-04T00:00:00Z' } });
+  });
+
+  it("given a refund of an invoice's charge, leaves it to invoice.refunded; of a one-time order, asks for it", () => {
+    const refund = {
+      status: 'succeeded',
+      amount: 100,
+      order_id: 'ord_1',
+      invoice_id: null,
+      reason: 'requested_by_customer',
+    };
+    expect(emailRequestOf(envelope('refund.updated', { object: refund }))).toMatchObject({
+      kind: 'refund',
+      facts: { amount: 100 },
+    });
+    expect(emailRequestOf(envelope('refund.updated', { object: { ...refund, invoice_id: 'in_1' } }))).toBeNull();
+    expect(emailRequestOf(envelope('refund.updated', { object: { ...refund, status: 'pending' } }))).toBeNull();
+  });
+});
+
+describe('handoverOfError', () => {
+  it('reads a reply code as refused (5xx for good), a connection never made as refused, anything else as unknown', () => {
+    expect(handoverOfError({ responseCode: 451, message: 'try later' })).toMatchObject({
+      outcome: 'refused',
+      permanent: false,
+    });
+    expect(handoverOfError({ responseCode: 550, message: 'no such user' })).toMatchObject({
+      outcome: 'refused',
+      permanent: true,
+    });
+    expect(handoverOfError({ code: 'ECONNECTION', message: 'refused' })).toMatchObject({ outcome: 'refused' });
+    expect(handoverOfError({ code: 'ETIMEDOUT', command: 'DATA', message: 'timeout' })).toMatchObject({
+      outcome: 'unknown',
+    });
+  });
+});

@@ -1,0 +1,63 @@
+import { exactlyOnce } from '@billing/bus';
+import { type ServiceContext, topicOf } from '@billing/runtime';
+import { buyerLocaleOf, emailRequestOf } from './from-event';
+import { queueEmail, rememberBuyerLocale } from './outbox';
+
+/** The public events that ask for an email to a buyer (`emailRequestOf`). */
+export const EMAIL_EVENT_TYPES = [
+  'checkout.completed',
+  'invoice.paid',
+  'invoice.payment_failed',
+  'invoice.refunded',
+  'refund.updated',
+  'subscription.trial_will_end',
+  'subscription.canceled',
+];
+
+/**
+ * Queues the emails that checkout's and billing's events ask for, in the consumer's inbox
+ * transaction (its own group): a redelivered event queues nothing, and the outbox holds one
+ * email per event and kind whatever happens. `onQueued` wakes the sender.
+ */
+export async function startEmailConsumer(context: ServiceContext, onQueued: () => void): Promise<() => Promise<void>> {
+  const { store, infrastructure, now } = context;
+  const schema = store.tables.schema;
+  const groupId = `${schema.replaceAll('"', '')}-emails`;
+  let queued = false;
+  const handler = exactlyOnce(
+    store,
+    groupId,
+    async (event, tx) => {
+      const buyer = buyerLocaleOf(event);
+      if (buyer) await rememberBuyerLocale(tx, schema, event, buyer);
+      const request = emailRequestOf(event);
+      if (!request) return;
+      const orderId = typeof event.data.order_id === 'string' ? event.data.order_id : null;
+      const refundOrder = (event.data.object as { order_id?: unknown } | undefined)?.order_id;
+      await queueEmail(
+        tx,
+        schema,
+        event,
+        { ...request, order_id: orderId ?? (typeof refundOrder === 'string' ? refundOrder : null) },
+        now(),
+      );
+      queued = true;
+    },
+    { only: EMAIL_EVENT_TYPES },
+  );
+  const wakeAfter =
+    <A extends unknown[]>(fn: (...args: A) => Promise<void>) =>
+    async (...args: A) => {
+      await fn(...args);
+      if (queued) {
+        queued = false;
+        onQueued();
+      }
+    };
+  const subscription = await infrastructure.bus.subscribe({
+    groupId,
+    topics: [topicOf('checkout'), topicOf('billing')],
+    handler: Object.assign(wakeAfter(handler), { batch: wakeAfter(handler.batch) }),
+  });
+  return () => subscription.stop();
+}

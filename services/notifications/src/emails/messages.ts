@@ -1,0 +1,95 @@
+import type { PageLanguage } from '@billing/service';
+
+/** What each email says, in the two languages buyers read: zh-TW (the default) and en. */
+export interface EmailMessages {
+  receiptSubject: (merchant: string) => string;
+  receiptHeading: string;
+  receiptIntro: (merchant: string) => string;
+  amountPaid: string;
+  item: string;
+  period: string;
+  invoiceNumber: string;
+  einvoiceNumber: string;
+  paidOn: string;
+  paymentFailedSubject: (merchant: string) => string;
+  paymentFailedHeading: string;
+  paymentFailedIntro: (merchant: string, amount: string) => string;
+  nextAttempt: string;
+  updateCard: string;
+  updateCardExpires: (date: string) => string;
+  trialEndingSubject: (merchant: string) => string;
+  trialEndingHeading: string;
+  trialEndingIntro: (plan: string, date: string, amount: string) => string;
+  canceledSubject: (merchant: string) => string;
+  canceledHeading: string;
+  canceledIntro: (plan: string) => string;
+  refundSubject: (merchant: string) => string;
+  refundHeading: string;
+  refundIntro: (amount: string) => string;
+  refundReason: string;
+  footer: (merchant: string) => string;
+}
+
+const zhTW: EmailMessages = {
+  receiptSubject: (merchant) => `${merchant} 付款收據`,
+  receiptHeading: '付款成功',
+  receiptIntro: (merchant) => `感謝您的付款，以下是您在 ${merchant} 的收據。`,
+  amountPaid: '付款金額',
+  item: '項目',
+  period: '期間',
+  invoiceNumber: '帳單編號',
+  einvoiceNumber: '電子發票號碼',
+  paidOn: '付款時間',
+  paymentFailedSubject: (merchant) => `${merchant} 扣款失敗，請更新付款方式`,
+  paymentFailedHeading: '扣款失敗',
+  paymentFailedIntro: (merchant, amount) =>
+    `我們無法向您的卡片收取 ${merchant} 的 ${amount}。請更新付款方式，以免服務中斷。`,
+  nextAttempt: '下次扣款時間',
+  updateCard: '更新付款方式',
+  updateCardExpires: (date) => `此連結於 ${date} 前有效。`,
+  trialEndingSubject: (merchant) => `${merchant} 試用即將結束`,
+  trialEndingHeading: '試用即將結束',
+  trialEndingIntro: (plan, date, amount) => `您的「${plan}」試用將於 ${date} 結束，屆時將收取 ${amount}。`,
+  canceledSubject: (merchant) => `${merchant} 訂閱已取消`,
+  canceledHeading: '訂閱已取消',
+  canceledIntro: (plan) => `您的「${plan}」訂閱已取消，之後不會再收取費用。`,
+  refundSubject: (merchant) => `${merchant} 退款通知`,
+  refundHeading: '已退款',
+  refundIntro: (amount) => `我們已退款 ${amount} 至您的原付款方式，入帳時間依發卡銀行而定。`,
+  refundReason: '原因',
+  footer: (merchant) => `此信由 ${merchant} 寄出，請勿直接回覆。`,
+};
+
+const en: EmailMessages = {
+  receiptSubject: (merchant) => `Your receipt from ${merchant}`,
+  receiptHeading: 'Payment received',
+  receiptIntro: (merchant) => `Thank you for your payment. Here is your receipt from ${merchant}.`,
+  amountPaid: 'Amount paid',
+  item: 'Item',
+  period: 'Period',
+  invoiceNumber: 'Invoice number',
+  einvoiceNumber: 'E-invoice number',
+  paidOn: 'Paid on',
+  paymentFailedSubject: (merchant) => `Your payment to ${merchant} failed: please update your card`,
+  paymentFailedHeading: 'Payment failed',
+  paymentFailedIntro: (merchant, amount) =>
+    `We could not charge ${amount} for ${merchant} to your card. Please update your payment method to keep your subscription.`,
+  nextAttempt: 'Next attempt',
+  updateCard: 'Update payment method',
+  updateCardExpires: (date) => `This link works until ${date}.`,
+  trialEndingSubject: (merchant) => `Your ${merchant} trial ends soon`,
+  trialEndingHeading: 'Your trial ends soon',
+  trialEndingIntro: (plan, date, amount) =>
+    `Your trial of ${plan} ends on ${date}; you will then be charged ${amount}.`,
+  canceledSubject: (merchant) => `Your ${merchant} subscription is canceled`,
+  canceledHeading: 'Subscription canceled',
+  canceledIntro: (plan) => `Your subscription to ${plan} is canceled. You will not be charged again.`,
+  refundSubject: (merchant) => `Your refund from ${merchant}`,
+  refundHeading: 'Refund issued',
+  refundIntro: (amount) =>
+    `We refunded ${amount} to your original payment method. When it shows depends on your card's bank.`,
+  refundReason: 'Reason',
+  footer: (merchant) => `Sent by ${merchant}. Please do not reply to this email.`,
+};
+
+export const EMAIL_MESSAGES: Record<PageLanguage, EmailMessages> = { 'zh-TW': zhTW, en };

@@ -1,0 +1,154 @@
+import { randomBytes } from 'node:crypto';
+import type { AddressInfo } from 'node:net';
+import { CHECKOUT_TOPIC } from '@billing/contracts';
+import { type Infrastructure, type ServiceUnderTest, startServiceForTest, testInfrastructure } from '@billing/runtime';
+import { eventually } from '@billing/testing';
+import { SMTPServer } from 'smtp-server';
+import { notificationsService } from '../src';
+import { claimDueEmails, emailTables, queueEmail } from '../src/emails/outbox';
+import { envelope, newOrg, publish } from './helpers';
+
+jest.setTimeout(60000);
+
+/** An SMTP server that accepts, or answers every message with `reply` (a code and text). */
+async function smtpServer() {
+  const received: string[] = [];
+  let reply: { code: number; text: string } | null = null;
+  const server = new SMTPServer({
+    authOptional: true,
+    disabledCommands: ['STARTTLS', 'AUTH'],
+    logger: false,
+    onData(stream, _session, callback) {
+      const chunks: Buffer[] = [];
+      stream.on('data', (chunk: Buffer) => chunks.push(chunk));
+      stream.on('end', () => {
+        if (reply) return callback(Object.assign(new Error(reply.text), { responseCode: reply.code }));
+        received.push(Buffer.concat(chunks).toString('utf8'));
+        callback();
+      });
+    },
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const { port } = server.server.address() as AddressInfo;
+  return {
+    url: `smtp://127.0.0.1:${port}`,
+    received,
+    answer: (next: typeof reply) => void (reply = next),
+    close: () => new Promise<void>((resolve) => server.close(() => resolve())),
+  };
+}
+
+/** The outbox: once per event and kind, retried when refused, never sent again after a crash. */
+describe('the email outbox', () => {
+  let infrastructure: Infrastructure;
+  let running: ServiceUnderTest;
+  let smtp: Awaited<ReturnType<typeof smtpServer>>;
+  let clock = Date.parse('2026-11-21T08:00:00.000Z');
+  const schema = `notifications_${randomBytes(5).toString('hex')}`;
+  const start = () =>
+    startServiceForTest(notificationsService, {
+      infrastructure,
+      schema,
+      now: () => new Date(clock),
+      config: { SMTP_URL: smtp.url, SANDBOX_EMAILS: 'send', EMAIL_POLL_MS: '50' },
+    });
+  const oneTimePurchase = (organization: string, email: string) =>
+    envelope('checkout.completed', organization, {
+      order_id: `ord_${randomBytes(6).toString('hex')}`,
+      mode: 'PAYMENT',
+      amount_total: 480,
+      customer_email: email,
+      customer_id: null,
+      product: { name: 'Mug' },
+      completed_at: new Date(clock).toISOString(),
+      object: { id: `cs_${randomBytes(6).toString('hex')}`, object: 'checkout.session' },
+    });
+  const rows = async () =>
+    (
+      await running.infrastructure.database.query<{
+        to_address: string;
+        status: string;
+        attempts: number;
+        error: string;
+      }>(`SELECT to_address, status, attempts, error FROM ${emailTables(schema).emails} ORDER BY created_at`)
+    ).rows;
+
+  beforeAll(async () => {
+    smtp = await smtpServer();
+    infrastructure = await testInfrastructure('emails-test');
+    running = await start();
+  });
+  afterAll(async () => {
+    await running?.stop();
+    await infrastructure?.close();
+    await smtp?.close();
+  });
+
+  it('sends one email for an event delivered twice', async () => {
+    const organization = newOrg();
+    const event = oneTimePurchase(organization, 'twice@example.com');
+    await publish(running, CHECKOUT_TOPIC, event, event);
+    await eventually(() => expect(smtp.received.filter((m) => m.includes('twice@example.com'))).toHaveLength(1));
+    await new Promise((resolve) => setTimeout(resolve, 300));
+    expect(smtp.received.filter((m) => m.includes('twice@example.com'))).toHaveLength(1);
+  });
+
+  it('tries again after a refusal for now (4xx), and gives up on a refusal for good (5xx)', async () => {
+    smtp.answer({ code: 451, text: 'try later' });
+    await publish(running, CHECKOUT_TOPIC, oneTimePurchase(newOrg(), 'later@example.com'));
+    await eventually(async () =>
+      expect((await rows()).find((r) => r.to_address === 'later@example.com')).toMatchObject({
+        status: 'QUEUED',
+        attempts: 1,
+      }),
+    );
+    smtp.answer(null);
+    clock += 60_000; // the first retry is due a minute later, on the service's clock
+    await eventually(() => expect(smtp.received.filter((m) => m.includes('later@example.com'))).toHaveLength(1));
+    expect((await rows()).find((r) => r.to_address === 'later@example.com')).toMatchObject({
+      status: 'SENT',
+      attempts: 2,
+    });
+
+    smtp.answer({ code: 550, text: 'no such mailbox' });
+    await publish(running, CHECKOUT_TOPIC, oneTimePurchase(newOrg(), 'nobody@example.com'));
+    await eventually(async () =>
+      expect((await rows()).find((r) => r.to_address === 'nobody@example.com')).toMatchObject({ status: 'FAILED' }),
+    );
+    smtp.answer(null);
+  });
+
+  it('never sends again an email whose sender stopped after claiming it', async () => {
+    await running.service.shutdown(); // the schema stays (stop() drops it)
+    // What a sender that died between claiming the email and recording SMTP's answer left.
+    const sql = running.infrastructure.database;
+    const request = {
+      kind: 'receipt' as const,
+      customer_id: null,
+      order_id: null,
+      email: 'crash@example.com',
+      locale: null,
+      facts: {
+        amount: 480,
+        item: 'Mug',
+        period: null,
+        invoice_number: null,
+        einvoice_number: null,
+        at: null,
+        reason: null,
+      },
+    };
+    const event = { id: `evt_${randomBytes(6).toString('hex')}`, organization: newOrg(), environment: 'SANDBOX' };
+    await queueEmail(sql, schema, event, request, new Date(clock));
+    const claimed = await claimDueEmails(sql, schema, new Date(clock), new Date(clock + 5 * 60_000), 100);
+    expect(claimed.map((e) => e.to_address)).toEqual(['crash@example.com']);
+
+    clock += 5 * 60_000 + 1; // past its lease
+    running = await start();
+    await eventually(async () =>
+      expect((await rows()).find((r) => r.to_address === 'crash@example.com')).toMatchObject({ status: 'INTERRUPTED' }),
+    );
+    await new Promise((resolve) => setTimeout(resolve, 300));
+    expect(smtp.received.filter((m) => m.includes('crash@example.com'))).toHaveLength(0);
+  });
+});

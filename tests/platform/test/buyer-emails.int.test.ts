@@ -1,0 +1,146 @@
+import { type ParsedMail, simpleParser } from 'mailparser';
+import { SMTPServer } from 'smtp-server';
+import type { AddressInfo } from 'node:net';
+import { eventually } from '@billing/testing';
+import { lifecycleOrganization } from '../src/lifecycle-helpers';
+import { type Platform, plan, startPlatform } from '../src/platform';
+
+jest.setTimeout(240000);
+
+/** A real SMTP server in this process: every message it accepted, parsed. */
+async function startSmtpServer() {
+  const received: ParsedMail[] = [];
+  const server = new SMTPServer({
+    authOptional: true,
+    disabledCommands: ['STARTTLS', 'AUTH'],
+    logger: false,
+    onData(stream, _session, callback) {
+      simpleParser(stream)
+        .then((mail) => {
+          received.push(mail);
+          callback();
+        })
+        .catch(callback);
+    },
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const { port } = server.server.address() as AddressInfo;
+  return { url: `smtp://127.0.0.1:${port}`, received, close: () => new Promise<void>((r) => server.close(() => r())) };
+}
+
+/**
+ * Buyers' emails through the whole platform, delivered over SMTP (`SANDBOX_EMAILS=send`): a
+ * receipt for the first payment and each renewal, a failed renewal, a trial about to end, each in
+ * the language the buyer's checkout was in, once per event; and the mailbox that shows them.
+ */
+describe('emails to buyers', () => {
+  let smtp: Awaited<ReturnType<typeof startSmtpServer>>;
+  let platform: Platform;
+  let lifecycle: Awaited<ReturnType<typeof lifecycleOrganization>>;
+
+  beforeAll(async () => {
+    smtp = await startSmtpServer();
+    platform = await startPlatform({
+      checkout: true,
+      billing: true,
+      notifications: true,
+      config: {
+        RATE_LIMIT_PER_MINUTE_OVERRIDE: '100000',
+        SMTP_URL: smtp.url,
+        SANDBOX_EMAILS: 'send',
+        EMAIL_POLL_MS: '200',
+        EMAIL_FROM_ADDRESS: 'billing@shop.example',
+      },
+    });
+    lifecycle = await lifecycleOrganization(platform);
+    await lifecycle.client.createProduct(lifecycle.org.id, plan({ slug: 'trial', price: 500, trial_days: 14 }));
+  });
+  afterAll(async () => {
+    await platform?.stop();
+    await smtp?.close();
+  });
+
+  const mailTo = (address: string) => smtp.received.filter((m) => m.to && JSON.stringify(m.to).includes(address));
+  const admin = (path: string) => lifecycle.client.admin('GET', `/organizations/${lifecycle.org.id}${path}`);
+
+  it('sends a receipt for the first payment and for a renewal, in zh-TW by default', async () => {
+    const { clock } = await lifecycle.subscribeOnClock('renews@example.com', '4242424242424242');
+    const [first] = await eventually(() => {
+      expect(mailTo('renews@example.com')).toHaveLength(1);
+      return mailTo('renews@example.com');
+    });
+    expect(first!.subject).toMatch(/付款收據$/);
+    expect(first!.from?.value[0]).toMatchObject({ address: 'billing@shop.example' });
+    expect(first!.text).toContain('付款金額: NT$299');
+    expect(first!.html).toContain('NT$299');
+
+    await lifecycle.advance(clock, '2026-03-01T00:00:00Z');
+    const receipts = await eventually(() => {
+      expect(mailTo('renews@example.com')).toHaveLength(2);
+      return mailTo('renews@example.com');
+    }, 60000);
+    expect(receipts[1]!.text).toContain('付款金額: NT$299');
+    expect(receipts[1]!.text).toContain('INV-');
+    expect(receipts.map((m) => m.messageId)).toHaveLength(new Set(receipts.map((m) => m.messageId)).size);
+  });
+
+  it('writes in English to a buyer whose checkout was in English, and tells them when a renewal fails', async () => {
+    const { clock } = await lifecycle.subscribeOnClock('declines@example.com', '4000000000000341', { locale: 'en' });
+    await eventually(() => expect(mailTo('declines@example.com')).toHaveLength(1));
+    expect(mailTo('declines@example.com')[0]!.subject).toMatch(/^Your receipt from /);
+
+    await lifecycle.advance(clock, '2026-03-01T00:00:00Z');
+    const failed = await eventually(() => {
+      const found = mailTo('declines@example.com').filter((m) => /failed/.test(m.subject ?? ''));
+      expect(found).toHaveLength(1);
+      return found[0]!;
+    }, 60000);
+    expect(failed.text).toContain('We could not charge NT$299');
+  });
+
+  it('tells a buyer three days before the trial ends', async () => {
+    const { clock } = await lifecycle.subscribeOnClock('trial@example.com', '4242424242424242', {
+      product_slug: 'trial',
+    });
+    await lifecycle.advance(clock, '2026-02-12T00:00:00Z');
+    const told = await eventually(() => {
+      const found = mailTo('trial@example.com');
+      expect(found).toHaveLength(1);
+      return found[0]!;
+    }, 60000);
+    expect(told.subject).toMatch(/試用即將結束$/);
+    expect(told.text).toContain('NT$500');
+  });
+
+  it('shows every email in the mailbox, sent once, and lets the merchant switch a kind off', async () => {
+    const mailbox = await admin('/emails?environment=SANDBOX&limit=100');
+    expect(mailbox.status).toBe(200);
+    const sent = mailbox.body.data.filter((e: { status: string }) => e.status === 'SENT');
+    expect(sent.length).toBe(smtp.received.length);
+    expect(new Set(sent.map((e: { event_id: string; kind: string }) => `${e.event_id} ${e.kind}`)).size).toBe(
+      sent.length,
+    );
+    const one = await admin(`/emails/${sent[0].id}`);
+    expect(one.body).toMatchObject({ object: 'email', status: 'SENT', livemode: false });
+    expect(one.body.html).toContain('<html lang=');
+
+    const off = await lifecycle.client.admin('PATCH', `/organizations/${lifecycle.org.id}/email_settings`, {
+      environment: 'SANDBOX',
+      receipt: false,
+    });
+    expect(off.body).toMatchObject({ object: 'email_settings', receipt: false, payment_failed: true });
+    const before = smtp.received.length;
+    await lifecycle.subscribe('quiet@example.com', '4242424242424242');
+    await new Promise((resolve) => setTimeout(resolve, 1500));
+    expect(mailTo('quiet@example.com')).toHaveLength(0);
+    expect(smtp.received.length).toBe(before);
+
+    const bad = await lifecycle.client.admin('PATCH', `/organizations/${lifecycle.org.id}/email_settings`, {
+      environment: 'SANDBOX',
+      receipt: 'no',
+    });
+    expect([bad.status, bad.body.error?.code]).toEqual([422, 'validation_error']);
+    const kept = await admin('/email_settings?environment=SANDBOX');
+    expect(kept.body).toMatchObject({ receipt: false, payment_failed: true });
+  });
+});
