@@ -96,6 +96,32 @@ describe('emails to buyers', () => {
       return found[0]!;
     }, 60000);
     expect(failed.text).toContain('We could not charge NT$299');
+
+    // The email's link opens the portal on the card page, for a week; a good card pays the open invoice.
+    const link = /Update payment method: (\S+)/.exec(failed.text ?? '')![1]!;
+    expect(link).toMatch(/\/portal\/portal_session_\w+\/\S+\/payment_method$/);
+    // A week on the real clock: the link is read in real time, whatever the subscription's clock says.
+    const until = /This link works until (\d{4}-\d\d-\d\d)/.exec(failed.text ?? '')![1]!;
+    const days = (Date.parse(until) - Date.now()) / 86_400_000;
+    expect(days).toBeGreaterThan(5.9);
+    expect(days).toBeLessThan(7.1);
+    expect(failed.html).toContain(`href="${link}"`);
+    const form = await fetch(link);
+    const formHtml = await form.text();
+    expect(form.status).toBe(200);
+    const csrf = /name="csrf_token" value="([^"]+)"/.exec(formHtml)![1]!;
+    const fixed = await fetch(link, {
+      method: 'POST',
+      redirect: 'manual',
+      body: new URLSearchParams({ card_number: '4242424242424242', exp: '12/34', cvc: '123', csrf_token: csrf }),
+    });
+    expect([fixed.status, fixed.headers.get('location')]).toEqual([303, expect.stringMatching(/notice=card_paid$/)]);
+    const receipts = await eventually(() => {
+      const found = mailTo('declines@example.com').filter((m) => /^Your receipt from /.test(m.subject ?? ''));
+      expect(found).toHaveLength(2);
+      return found;
+    });
+    expect(receipts[1]!.text).toContain('Amount paid: NT$299');
   });
 
   it('tells a buyer three days before the trial ends', async () => {

@@ -1,7 +1,7 @@
 import type { Customer } from '@billing/contracts';
 import { InternalClient, type ServiceContext, findMerchant, positiveNumberSetting } from '@billing/runtime';
 import type { PageLanguage } from '@billing/service';
-import { type Recipient, composeEmail } from './compose';
+import { type PortalLink, type Recipient, composeEmail } from './compose';
 import {
   type EmailOutcome,
   type EmailRow,
@@ -53,16 +53,34 @@ export function startEmailSender(context: ServiceContext): EmailSender {
         })
       : null);
 
+  const billingFor = (email: EmailRow) => {
+    const client = billingClient();
+    if (!client) throw new Error('BILLING_SERVICE_URL is not set');
+    const caller = {
+      organization: email.organization,
+      environment: email.environment,
+      keyKind: 'secret' as const,
+      keyId: 'notifications',
+    };
+    return { client, caller };
+  };
+
+  /** A portal session made for this email, opening on the card page (billing's, for a week). */
+  const portalLinkFor = async (email: EmailRow, recipient: Recipient): Promise<PortalLink | null> => {
+    if (!email.customer_id) return null;
+    const { client, caller } = billingFor(email);
+    const { status, body } = await client.post<PortalLink>(
+      '/internal/portal/sessions/for-email',
+      { customer_id: email.customer_id, locale: recipient.locale },
+      caller,
+    );
+    if (status !== 201) throw new Error(`billing answered ${status} to a portal link`);
+    return body;
+  };
+
   const recipientOf = async (email: EmailRow): Promise<Recipient | null> => {
     if (email.customer_id) {
-      const client = billingClient();
-      if (!client) throw new Error('BILLING_SERVICE_URL is not set');
-      const caller = {
-        organization: email.organization,
-        environment: email.environment,
-        keyKind: 'secret' as const,
-        keyId: 'notifications',
-      };
+      const { client, caller } = billingFor(email);
       const { status, body } = await client.get<Customer>(
         `/v1/customers/${encodeURIComponent(email.customer_id)}`,
         caller,
@@ -93,7 +111,8 @@ export function startEmailSender(context: ServiceContext): EmailSender {
       brand_color: null,
       website_url: null,
     };
-    const composed = composeEmail(email.kind, email.facts, recipient, merchant);
+    const portal = email.kind === 'payment_failed' ? await portalLinkFor(email, recipient) : null;
+    const composed = composeEmail(email.kind, email.facts, recipient, merchant, portal);
     const written = { to: recipient.email, locale: recipient.locale, ...composed, at: now() };
     if (!transport || (email.environment === 'SANDBOX' && !sendsSandbox)) return { status: 'KEPT', ...written };
     const handover = await transport.send({

@@ -48,8 +48,12 @@ async function configurationFor(context: ServiceContext, tenant: Tenant, id: str
   return found;
 }
 
-function returnUrlFor(body: CreatePortalSessionBody, configuration: PortalConfiguration | undefined): string {
-  const url = body.return_url ?? configuration?.default_return_url;
+function returnUrlFor(
+  body: CreatePortalSessionBody,
+  configuration: PortalConfiguration | undefined,
+  fallback: string | undefined,
+): string {
+  const url = body.return_url ?? configuration?.default_return_url ?? fallback;
   if (!url) {
     throw portalError('missing_return_url', 'Give return_url, or set default_return_url in the portal configuration');
   }
@@ -62,6 +66,13 @@ async function customerFor(context: ServiceContext, tenant: Tenant, body: Create
   return customer;
 }
 
+export interface PortalSessionOptions {
+  /** How long the session lives; the spec's hour when absent. */
+  lifetimeMs?: number;
+  /** Without a return URL in the body or the configuration, return to the portal's own page. */
+  returnToPortal?: boolean;
+}
+
 /**
  * Opens a portal session: the customer by the spec's precedence (a name that matches nobody
  * gives way to the next), the configuration, the return URL; then keeps the customer's
@@ -71,6 +82,7 @@ export async function createPortalSession(
   context: ServiceContext,
   tenant: Tenant,
   body: CreatePortalSessionBody,
+  options: PortalSessionOptions = {},
 ): Promise<PortalSession> {
   const { store } = context;
   const { schema } = store.tables;
@@ -80,9 +92,10 @@ export async function createPortalSession(
     ]);
   }
   const configuration = await configurationFor(context, tenant, body.configuration_id);
-  const returnUrl = returnUrlFor(body, configuration);
-  const customer = await customerFor(context, tenant, body);
   const sessionId = newId('portalSession');
+  const ownPage = portalPageUrl(context.config.PORTAL_URL ?? DEFAULT_PORTAL_URL, context.internalSecret, sessionId);
+  const returnUrl = returnUrlFor(body, configuration, options.returnToPortal ? ownPage : undefined);
+  const customer = await customerFor(context, tenant, body);
   const now = context.now();
   await portalSessionAggregate.handle(
     store,
@@ -97,6 +110,7 @@ export async function createPortalSession(
         configurationId: configuration?.id ?? null,
         locale: body.locale ?? null,
         now,
+        lifetimeMs: options.lifetimeMs,
       },
     },
     { ...tenant, occurredAt: now },

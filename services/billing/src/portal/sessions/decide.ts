@@ -1,7 +1,7 @@
 import { type Environment, PORTAL_SESSION_LIMITS, type PortalLocale, conflict, notFound } from '@billing/contracts';
 import { type PortalSessionEvent, type PortalSessionState, statusAt } from './session';
 
-/** The merchant opens a portal for a customer; it expires one hour after `now`. */
+/** The merchant opens a portal for a customer; it expires one hour after `now` (an email's link: `lifetimeMs`). */
 export type CreatePortalSession = {
   type: 'CreatePortalSession';
   data: {
@@ -13,6 +13,8 @@ export type CreatePortalSession = {
     configurationId: string | null;
     locale: PortalLocale | null;
     now: Date;
+    /** How long it lives; the spec's hour when absent. */
+    lifetimeMs?: number;
   };
 };
 
@@ -59,7 +61,9 @@ function create({ data }: CreatePortalSession, state: PortalSessionState): Porta
           configuration_id: data.configurationId,
           locale: data.locale,
           created_at: createdAt,
-          expires_at: new Date(data.now.getTime() + PORTAL_SESSION_LIMITS.lifetimeMs).toISOString(),
+          expires_at: new Date(
+            data.now.getTime() + (data.lifetimeMs ?? PORTAL_SESSION_LIMITS.lifetimeMs),
+          ).toISOString(),
           accessed_at: null,
           revoked_at: null,
         },

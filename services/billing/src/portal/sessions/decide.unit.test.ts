@@ -55,6 +55,16 @@ describe('PortalSession', () => {
   describe('when it does not exist', () => {
     it('is created, expiring one hour later', () => spec.given([]).when(create).then([created]));
     it('cannot record an access', () => spec.given([]).when(access(0)).thenThrows('No such portal session'));
+    it("is created for an email's link expiring when its lifetime says", () =>
+      spec
+        .given([])
+        .when({ ...create, data: { ...create.data, lifetimeMs: 7 * 24 * 3_600_000 } } as PortalSessionCommand)
+        .then([
+          {
+            ...created,
+            data: { ...created.data, session: { ...facts, expires_at: '2026-11-30T05:00:00.000Z' } },
+          } as PortalSessionEvent,
+        ]));
   });
 
   describe('when active', () => {

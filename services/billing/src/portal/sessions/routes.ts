@@ -2,13 +2,16 @@ import {
   ApiError,
   asPortalError,
   CreatePortalSessionBody,
+  PortalLocale,
   PortalSessionIdParams,
+  idText,
   detailsFromZodIssues,
   normalizePortalSessionBody,
   notFound,
   portalError,
 } from '@billing/contracts';
-import type { ServiceContext } from '@billing/runtime';
+import { type ServiceContext, positiveNumberSetting } from '@billing/runtime';
+import { z } from 'zod';
 import { DEFAULT_BODY_LIMIT, secretCallerOf, toApiError } from '@billing/service';
 import type { ErrorRequestHandler, Express } from 'express';
 import { createPortalSession, toPortalSession } from './create';
@@ -57,8 +60,32 @@ export function mountPortalSessionRoutes(app: Express, context: ServiceContext):
     res.json(toPortalSession(context, stored, context.now()));
   });
 
+  /**
+   * Notifications' failed-payment email: a session that lives as long as an email is read
+   * (`EMAIL_PORTAL_LINK_LIFETIME_MS`, 7 days), its URL on the card page.
+   */
+  app.post('/internal/portal/sessions/for-email', async (req, res) => {
+    const caller = secretCallerOf(req);
+    const tenant = { organization: caller.organization, environment: caller.environment };
+    const body = EmailPortalLinkBody.parse(req.body ?? {});
+    const session = await createPortalSession(
+      context,
+      tenant,
+      { customer_id: body.customer_id, ...(body.locale && { locale: body.locale }) },
+      { lifetimeMs: emailPortalLinkLifetimeMs(context), returnToPortal: true },
+    );
+    res.status(201).json({ url: `${session.url}/payment_method`, expires_at: session.expires_at });
+  });
+
   app.use('/v1/portal', portalErrorCodes);
 }
+
+const EmailPortalLinkBody = z.strictObject({ customer_id: idText().min(1), locale: PortalLocale.optional() });
+
+/** A week: long enough to act on an email, short enough that an old one opens nothing. */
+const DEFAULT_EMAIL_PORTAL_LINK_LIFETIME_MS = 7 * 24 * 60 * 60_000;
+const emailPortalLinkLifetimeMs = ({ config }: ServiceContext) =>
+  positiveNumberSetting(config, 'EMAIL_PORTAL_LINK_LIFETIME_MS', DEFAULT_EMAIL_PORTAL_LINK_LIFETIME_MS);
 
 /** Portal-session errors in the spec's codes, with `error.type` (`asPortalError`). */
 export const portalErrorCodes: ErrorRequestHandler = (err, _req, _res, next) => {
