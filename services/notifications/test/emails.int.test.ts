@@ -152,3 +152,45 @@ describe('the email outbox', () => {
     expect(smtp.received.filter((m) => m.includes('crash@example.com'))).toHaveLength(0);
   });
 });
+
+/** Without SMTP (the embedded default) and in Sandbox, every email is written and kept, not sent. */
+describe('the mailbox without SMTP', () => {
+  let running: ServiceUnderTest;
+  beforeAll(async () => {
+    running = await startServiceForTest(notificationsService, { config: { EMAIL_POLL_MS: '50' } });
+  });
+  afterAll(async () => running?.stop());
+
+  it('keeps the email, written in full', async () => {
+    const organization = newOrg();
+    await publish(
+      running,
+      CHECKOUT_TOPIC,
+      envelope('checkout.completed', organization, {
+        order_id: 'ord_kept',
+        mode: 'PAYMENT',
+        amount_total: 480,
+        customer_email: 'kept@example.com',
+        customer_id: null,
+        locale: 'en',
+        product: { name: 'Mug' },
+        completed_at: '2026-11-21T08:00:00.000Z',
+        object: { id: 'cs_kept', object: 'checkout.session' },
+      }),
+    );
+    const kept = await eventually(async () => {
+      const { rows } = await running.infrastructure.database.query<{
+        status: string;
+        subject: string;
+        text_body: string;
+      }>(
+        `SELECT e.status, e.subject, e.text_body FROM ${emailTables(running.service.context.store.tables.schema).emails} e
+         WHERE e.to_address = 'kept@example.com'`,
+      );
+      expect(rows[0]?.status).toBe('KEPT');
+      return rows[0]!;
+    });
+    expect(kept.subject).toBe(`Your receipt from ${organization}`);
+    expect(kept.text_body).toContain('Amount paid: NT$480');
+  });
+});

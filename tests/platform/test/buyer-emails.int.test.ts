@@ -2,6 +2,7 @@ import { type ParsedMail, simpleParser } from 'mailparser';
 import { SMTPServer } from 'smtp-server';
 import type { AddressInfo } from 'node:net';
 import { eventually } from '@billing/testing';
+import { createUser, signedIn } from '../src/dashboard-helpers';
 import { lifecycleOrganization } from '../src/lifecycle-helpers';
 import { type Platform, plan, startPlatform } from '../src/platform';
 
@@ -168,5 +169,32 @@ describe('emails to buyers', () => {
     expect([bad.status, bad.body.error?.code]).toEqual([422, 'validation_error']);
     const kept = await admin('/email_settings?environment=SANDBOX');
     expect(kept.body).toMatchObject({ receipt: false, payment_failed: true });
+  });
+
+  it('shows the mailbox in the dashboard: each email, its text, its HTML on its own, and the switches', async () => {
+    await createUser(platform.gatewayUrl, lifecycle.org.id, 'owner@shop.example', 'owner', 'correct horse battery');
+    const agent = await signedIn(platform.gatewayUrl, 'owner@shop.example', 'correct horse battery');
+    const base = `/dashboard/${lifecycle.org.id}/sandbox`;
+    const mailbox = await agent.get(`${base}/emails`);
+    expect(mailbox.status).toBe(200);
+    expect(mailbox.html).toContain('renews@example.com');
+    expect(mailbox.html).toContain('Your receipt from');
+    const first = /href="([^"]+\/emails\/eml_\w+)"/.exec(mailbox.html)![1]!;
+    const page = await agent.get(first);
+    expect(page.status).toBe(200);
+    expect(page.html).toContain('Plain text');
+    const raw = await fetch(`${platform.gatewayUrl}${first}/html`, {
+      headers: { cookie: '' },
+      redirect: 'manual',
+    });
+    expect(raw.status).not.toBe(200); // not without the session
+    const shown = await agent.get(`${first}/html`);
+    expect(shown.status).toBe(200);
+    expect(shown.html).toContain('<html lang=');
+
+    const saved = await agent.submit(`${base}/emails`, { _action: 'settings', payment_failed: 'on' });
+    expect(saved.status).toBe(303);
+    const settings = await admin('/email_settings?environment=SANDBOX');
+    expect(settings.body).toMatchObject({ receipt: false, payment_failed: true, trial_will_end: false, refund: false });
   });
 });

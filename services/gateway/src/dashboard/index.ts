@@ -106,6 +106,23 @@ export function mountDashboard(app: Express, options: DashboardOptions): void {
   });
 
   const basePath = '/:org/:env';
+  // An email's HTML as buyers see it: its inline styles and https images, and nothing else
+  // (no script, no form, an origin of its own).
+  router.get(`${basePath}/emails/:id/html`, withSession, async (req, res) => {
+    const ctx = await contextFor(req, res, options);
+    if (!ctx) return notFoundPage(res);
+    const email = await ctx.api
+      .admin<{ html: string | null }>('GET', `/emails/${encodeURIComponent(String(req.params.id))}`)
+      .catch(() => undefined);
+    if (!email?.html) return notFoundPage(res);
+    res
+      .set(
+        'Content-Security-Policy',
+        "default-src 'none'; style-src 'unsafe-inline'; img-src https: data:; sandbox; frame-ancestors 'none'",
+      )
+      .type('html')
+      .send(email.html);
+  });
   for (const page of PAGES) {
     const path = page.path ? `${basePath}/${page.path}` : basePath;
     router.get(path, withSession, async (req, res) => {

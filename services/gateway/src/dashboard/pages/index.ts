@@ -2,6 +2,7 @@ import type { DashboardPage } from '../page';
 import { couponsPage, promotionCodePage } from './coupons';
 import { customerPage, customersPage } from './customers';
 import { einvoicePage, einvoicesPage } from './einvoices';
+import { emailPage, emailsPage } from './emails';
 import { invoicePage } from './invoices';
 import { overviewPage } from './overview';
 import { paymentLinksPage } from './payment-links';
@@ -28,6 +29,8 @@ export const PAGES: DashboardPage[] = [
   einvoicePage,
   webhooksPage,
   webhookPage,
+  emailsPage,
+  emailPage,
   apiKeysPage,
   settingsPage,
   testClocksPage,

@@ -1,0 +1,153 @@
+import { EMAIL_KINDS, type EmailKind } from '@billing/contracts';
+import { type Html, html } from '@billing/service';
+import { when } from '../html';
+import { type DashboardPage, type PageContext, errorFor, formFields, pager, table } from '../page';
+
+interface Email {
+  id: string;
+  kind: EmailKind;
+  status: string;
+  to: string | null;
+  locale: string | null;
+  subject: string | null;
+  text: string | null;
+  html: string | null;
+  event_id: string;
+  customer_id: string | null;
+  attempts: number;
+  error: string | null;
+  created_at: string;
+  sent_at: string | null;
+}
+type EmailSettings = Record<EmailKind, boolean>;
+
+const KIND_LABELS: Record<EmailKind, string> = {
+  receipt: 'Receipts (every payment)',
+  payment_failed: 'Failed payments, with a link to update the card',
+  trial_will_end: 'Trial ending (3 days before)',
+  subscription_canceled: 'Subscription canceled',
+  refund: 'Refund issued',
+};
+
+const STATUS_LABELS: Record<string, string> = {
+  QUEUED: 'Waiting',
+  SENDING: 'Sending',
+  SENT: 'Sent',
+  KEPT: 'Kept (not sent)',
+  FAILED: 'Failed',
+  SKIPPED: 'No recipient',
+  INTERRUPTED: 'Interrupted (may have been sent)',
+};
+
+const emailPath = (ctx: PageContext, id: string) => `${ctx.base}/emails/${encodeURIComponent(id)}`;
+
+/** The mailbox: every email written to buyers in this environment, and which kinds are sent. */
+export const emailsPage: DashboardPage = {
+  path: 'emails',
+  section: 'emails',
+  title: () => 'Emails',
+  async view(ctx, state) {
+    const query = new URLSearchParams({
+      environment: ctx.environment,
+      limit: '50',
+      ...(ctx.query.after ? { starting_after: ctx.query.after } : {}),
+    });
+    const [mailbox, settings] = await Promise.all([
+      ctx.api.admin<{ data: Email[]; has_more: boolean }>('GET', `/emails?${query}`),
+      ctx.api.admin<EmailSettings>('GET', `/email_settings?environment=${ctx.environment}`),
+    ]);
+    // Two columns, so that the mailbox reads at a phone's width.
+    const rows = mailbox.data.map(
+      (e) =>
+        html`<tr>
+          <td>
+            <a href="${emailPath(ctx, e.id)}">${e.subject ?? KIND_LABELS[e.kind]}</a>
+            <div class="muted">${e.to ?? '—'} · ${when(e.created_at)}</div>
+          </td>
+          <td>${STATUS_LABELS[e.status] ?? e.status}</td>
+        </tr>`,
+    );
+    const sandboxNote =
+      ctx.environment === 'SANDBOX'
+        ? html`<p class="muted">
+            Sandbox keeps every email here instead of sending it: this is what buyers would get.
+          </p>`
+        : html``;
+    return html`${sandboxNote}
+      ${table('Emails to buyers', ['Email', 'Status'], rows, 'No emails yet.')}${pager(ctx, mailbox.has_more, mailbox.data.at(-1)?.id)}
+      <h2 id="email-settings">Emails buyers get</h2>
+      <form class="card" method="post" aria-labelledby="email-settings">
+        ${formFields(ctx, 'settings')}${errorFor(state, 'settings')}
+        <fieldset>
+          <legend>Send</legend>
+          ${EMAIL_KINDS.map(
+            (kind) =>
+              html`<div class="check">
+                <input type="checkbox" id="email-${kind}" name="${kind}" ${settings[kind] ? html` checked` : ''} />
+                <label for="email-${kind}">${KIND_LABELS[kind]}</label>
+              </div>`,
+          )}
+        </fieldset>
+        <div><button type="submit">Save</button></div>
+      </form>`;
+  },
+  actions: {
+    settings: {
+      ownerOnly: true,
+      async run(ctx, form) {
+        await ctx.api.admin('PATCH', '/email_settings', {
+          environment: ctx.environment,
+          ...Object.fromEntries(EMAIL_KINDS.map((kind) => [kind, form[kind] === 'on'])),
+        });
+        return { notice: 'Email settings saved.' };
+      },
+    },
+  },
+};
+
+/** One email as it was written: its facts, its text, and a link to its HTML. */
+export const emailPage: DashboardPage = {
+  path: 'emails/:id',
+  section: 'emails',
+  title: () => 'Email',
+  async view(ctx) {
+    const email = await ctx.api.admin<Email>('GET', `/emails/${encodeURIComponent(ctx.params.id!)}`);
+    const facts: [string, Html | string][] = [
+      ['ID', email.id],
+      ['Kind', KIND_LABELS[email.kind]],
+      ['Status', STATUS_LABELS[email.status] ?? email.status],
+      ['To', email.to ?? '—'],
+      ['Language', email.locale ?? '—'],
+      ['Written', when(email.created_at)],
+      [email.status === 'KEPT' ? 'Kept' : 'Sent', email.sent_at ? when(email.sent_at) : '—'],
+      ['Attempts', String(email.attempts)],
+      ['Event', html`<code>${email.event_id}</code>`],
+      ...(email.customer_id
+        ? [
+            [
+              'Customer',
+              html`<a href="${ctx.base}/customers/${encodeURIComponent(email.customer_id)}">${email.customer_id}</a>`,
+            ] as [string, Html],
+          ]
+        : []),
+      ...(email.error ? [['Error', email.error] as [string, string]] : []),
+    ];
+    return html`<section class="card" aria-label="Email">
+        <h2>${email.subject ?? KIND_LABELS[email.kind]}</h2>
+        <dl class="facts">
+          ${facts.map(
+            ([label, value]) =>
+              html`<dt>${label}</dt>
+                <dd>${value}</dd>`,
+          )}
+        </dl>
+        ${email.html ? html`<p><a href="${emailPath(ctx, email.id)}/html" target="_blank" rel="noopener">Open the email as buyers see it</a></p>` : ''}
+      </section>
+      ${
+        email.text
+          ? html`<h2>Plain text</h2>
+              <pre class="card email-text">${email.text}</pre>`
+          : ''
+      }`;
+  },
+};
