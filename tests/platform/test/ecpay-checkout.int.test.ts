@@ -21,6 +21,7 @@ describe('ECPay ATM and convenience-store payments through the hosted checkout',
   let receiver: Receiver;
   let org: CreatedOrganization;
   let send: ReturnType<typeof jsonApi>;
+  let client: ReturnType<typeof clientOf>;
 
   beforeAll(async () => {
     emulator = await startEcpayEmulator(ECPAY_STAGING_MERCHANT, () => clock);
@@ -33,8 +34,7 @@ describe('ECPay ATM and convenience-store payments through the hosted checkout',
       config: { ...PROCESSOR_TEST_CONFIG, CHECKOUT_RECONCILE_INTERVAL_MS: '200' },
     });
     const shop = await organizationOn(platform, { webhooksTo: receiver.url });
-    ({ org, send } = shop);
-    const { client } = shop;
+    ({ org, send, client } = shop);
     expect((await client.createProduct(org.id, ebook({ slug: 'ebook', price: 480 }))).status).toBe(201);
     await useProcessor(client, org.id, 'ecpay', ECPAY_STAGING_MERCHANT, emulator.url, {
       methods: ['card', 'atm', 'cvs'],
@@ -112,6 +112,24 @@ describe('ECPay ATM and convenience-store payments through the hosted checkout',
     expect(instructions.html).toContain(account);
     expect(instructions.html).toContain('NT$480');
     expect(instructions.html).toContain('2026-11-29 23:59（GMT+8）');
+    // The buyer is written to with the account and its deadline (kept in Sandbox), and a reminder waits.
+    const emailsTo = async (address: string) =>
+      (
+        (await client.admin('GET', `/organizations/${org.id}/emails?environment=SANDBOX&limit=100`)).body.data as {
+          kind: string;
+          status: string;
+          to: string;
+          text: string | null;
+        }[]
+      ).filter((e) => e.to === address);
+    const written = await eventually(async () => {
+      const found = (await emailsTo('atm-buyer@example.com')).find((e) => e.kind === 'payment_instructions');
+      expect(found?.status).toBe('KEPT');
+      return found!;
+    });
+    expect(written.text).toContain(`虛擬帳號: ${account}`);
+    expect(written.text).toContain('繳費期限: 2026-11-29 23:59（GMT+8）');
+    expect((await emailsTo('atm-buyer@example.com')).find((e) => e.kind === 'payment_reminder')?.status).toBe('QUEUED');
     // The session takes no second trade while it waits.
     expect((await page(sessionId, { method: 'POST', body: new URLSearchParams({ method: 'cvs' }) })).status).toBe(409);
 
@@ -145,6 +163,11 @@ describe('ECPay ATM and convenience-store payments through the hosted checkout',
     expect(await again.text()).toBe('1|OK');
     await eventually(async () => expect(webhooksOf(sessionId, 'checkout.completed')).toHaveLength(1));
     expect((await page(sessionId)).status).toBe(409);
+    // Paid before the reminder was due: it is dropped; the receipt is written.
+    await eventually(async () => {
+      const kinds = (await emailsTo('atm-buyer@example.com')).map((e) => `${e.kind} ${e.status}`);
+      expect(kinds).toEqual(expect.arrayContaining(['payment_reminder SKIPPED', 'receipt KEPT']));
+    });
     // An ATM payment goes back by bank transfer, outside ECPay's refund API: refused, nothing held.
     const orderId = (await send('GET', `/checkout/sessions/${sessionId}`)).body.order_id;
     const refund = await send('POST', '/refunds', { order_id: orderId, amount: 100 });

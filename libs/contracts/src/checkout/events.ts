@@ -159,6 +159,16 @@ export const CheckoutAsyncPaymentPendingData = z
     trade_no: z.string().describe("The processor's trade: ECPay's MerchantTradeNo, PAYUNi's MerTradeNo"),
     instructions: PaymentInstructions,
     issued_at: z.iso.datetime(),
+    customer_email: z
+      .string()
+      .nullable()
+      .optional()
+      .describe('Who pays: the address the merchant gave or the buyer typed (the instructions are emailed to it)'),
+    locale: z
+      .enum(['zh-TW', 'en'])
+      .nullable()
+      .optional()
+      .describe("The hosted page's language when the merchant chose one; null: not chosen"),
     object: CheckoutSession.optional().describe(
       'The session as `GET /checkout/sessions/{id}` shows it, with the instructions',
     ),

@@ -4,7 +4,15 @@ import { cursorListEnvelope } from '../shared/list';
 import { idText } from '../shared/text';
 
 /** The emails buyers get, each switched on or off per organization and environment. */
-export const EMAIL_KINDS = ['receipt', 'payment_failed', 'trial_will_end', 'subscription_canceled', 'refund'] as const;
+export const EMAIL_KINDS = [
+  'receipt',
+  'payment_failed',
+  'trial_will_end',
+  'subscription_canceled',
+  'refund',
+  'payment_instructions',
+  'payment_reminder',
+] as const;
 export const EmailKind = z.enum(EMAIL_KINDS).meta({ id: 'EmailKind' });
 export type EmailKind = z.infer<typeof EmailKind>;
 

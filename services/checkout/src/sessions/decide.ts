@@ -256,6 +256,8 @@ function recordAsyncPayment({ data }: RecordAsyncPayment, state: SessionState): 
       trade_no: data.tradeNo,
       instructions: data.instructions,
       issued_at: data.now.toISOString(),
+      customer_email: session.customer_email ?? pending.buyer?.email ?? null,
+      locale: session.locale ?? null,
     },
   });
 }

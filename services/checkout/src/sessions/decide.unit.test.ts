@@ -266,6 +266,7 @@ describe('Checkout session', () => {
               customer_email: 'prefilled@example.com',
               customer_name: 'Mei',
               external_customer_id: 'user_1',
+              locale: null,
               product_id: 'prod_1',
               product: created.data.product,
               amount_subtotal: 300,

@@ -18,6 +18,15 @@ export interface EmailFacts {
   /** When it was paid (receipt), will be charged (trial), or is retried (failed payment). */
   at: string | null;
   reason: string | null;
+  /** How to pay by transfer: an ATM account or a store code; null for other emails. */
+  instructions?: PaymentCode | null;
+}
+
+export interface PaymentCode {
+  type: 'atm' | 'cvs';
+  bank_code: string | null;
+  account: string | null;
+  payment_code: string | null;
 }
 
 export interface Recipient {
@@ -118,6 +127,26 @@ function contentOf(
         intro: m.canceledIntro(item),
         rows: [],
       };
+    case 'payment_instructions':
+    case 'payment_reminder': {
+      const deadline = facts.at ? f.time(facts.at) : '';
+      const code = facts.instructions;
+      const reminder = kind === 'payment_reminder';
+      return {
+        subject: reminder ? m.reminderSubject(merchant, deadline) : m.instructionsSubject(merchant),
+        heading: reminder ? m.reminderHeading : m.instructionsHeading,
+        intro: `${m.instructionsIntro(f.amount, deadline)} ${code?.type === 'cvs' ? m.cvsHowTo : m.atmHowTo}`,
+        rows: rows([
+          [m.amountToPay, f.amount],
+          [m.bankCode, code?.type === 'atm' && code.bank_code],
+          [m.account, code?.type === 'atm' && code.account],
+          [m.paymentCode, code?.type === 'cvs' && code.payment_code],
+          [m.deadline, deadline],
+          [m.item, facts.item],
+          [m.invoiceNumber, facts.invoice_number],
+        ]),
+      };
+    }
     case 'refund':
       return {
         subject: m.refundSubject(merchant),

@@ -1,5 +1,5 @@
 import { type EmailFacts, composeEmail } from './compose';
-import { emailRequestOf } from './from-event';
+import { emailRequestOf, reminderOf, settledRefOf } from './from-event';
 import { handoverOfError } from './transport';
 
 const merchant = { name: 'Acme 咖啡', logo_url: null, brand_color: '#aa3300', website_url: null };
@@ -155,5 +155,75 @@ describe('handoverOfError', () => {
     expect(handoverOfError({ code: 'ETIMEDOUT', command: 'DATA', message: 'timeout' })).toMatchObject({
       outcome: 'unknown',
     });
+  });
+});
+
+describe('payment instructions and their reminder', () => {
+  const atm = {
+    ...facts,
+    at: '2026-03-04T15:59:59.000Z',
+    instructions: { type: 'atm' as const, bank_code: '812', account: '9103522175887271', payment_code: null },
+  };
+  const cvs = {
+    ...facts,
+    at: '2026-03-04T15:59:59.000Z',
+    instructions: { type: 'cvs' as const, bank_code: null, account: null, payment_code: 'LLL22251222' },
+  };
+
+  it('given an ATM payment, tells the bank code, the account, the exact amount and the deadline in zh-TW', () => {
+    const email = composeEmail('payment_instructions', atm, buyer('zh-TW'), merchant);
+    expect(email.subject).toBe('Acme 咖啡 付款資訊');
+    expect(email.text).toContain('銀行代碼: 812');
+    expect(email.text).toContain('虛擬帳號: 9103522175887271');
+    expect(email.text).toContain('應付金額: NT$1,299');
+    expect(email.text).toContain('繳費期限: 2026-03-04 23:59（GMT+8）');
+    expect(email.text).not.toContain('繳費代碼');
+  });
+
+  it('given a store code, tells the code and where to pay it, in English', () => {
+    const email = composeEmail('payment_instructions', cvs, buyer('en'), merchant);
+    expect(email.text).toContain('Payment code: LLL22251222');
+    expect(email.text).toContain('7-ELEVEN, FamilyMart, Hi-Life or OK Mart');
+    expect(email.text).not.toContain('Virtual account');
+  });
+
+  it('given a reminder, says the deadline in its subject', () => {
+    expect(composeEmail('payment_reminder', cvs, buyer('en'), merchant).subject).toBe(
+      'Reminder: pay Acme 咖啡 by 2026-03-04 23:59 (GMT+8)',
+    );
+  });
+});
+
+describe('reminders', () => {
+  const pending = envelope('checkout.async_payment_pending', {
+    session_id: 'cs_1',
+    customer_email: 'atm@example.com',
+    locale: null,
+    instructions: {
+      type: 'atm',
+      bank_code: '812',
+      account: '9103522175887271',
+      payment_code: null,
+      amount: 480,
+      expires_at: '2026-03-04T15:59:59.000Z',
+    },
+    object: { id: 'cs_1', customer_email: null, customer_id: null },
+  });
+
+  it('given a deadline three days ahead, reminds a day before it; given one within a day, not at all', () => {
+    const request = emailRequestOf(pending)!;
+    expect(request).toMatchObject({ kind: 'payment_instructions', ref: 'cs_1', email: 'atm@example.com' });
+    expect(reminderOf(request, new Date('2026-03-01T16:00:00.000Z'))).toMatchObject({
+      kind: 'payment_reminder',
+      due_at: '2026-03-03T15:59:59.000Z',
+    });
+    expect(reminderOf(request, new Date('2026-03-04T00:00:00.000Z'))).toBeNull();
+  });
+
+  it('given the checkout paid or expired, or the invoice paid or failed, names what to stop reminding of', () => {
+    expect(settledRefOf(envelope('checkout.completed', { session_id: 'cs_1' }))).toBe('cs_1');
+    expect(settledRefOf(envelope('checkout.expired', { session_id: 'cs_1' }))).toBe('cs_1');
+    expect(settledRefOf(envelope('invoice.paid', { invoice_id: 'in_1', object: { id: 'in_1' } }))).toBe('in_1');
+    expect(settledRefOf(envelope('refund.updated', {}))).toBeNull();
   });
 });

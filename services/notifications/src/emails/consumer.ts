@@ -1,7 +1,7 @@
 import { exactlyOnce } from '@billing/bus';
 import { type ServiceContext, topicOf } from '@billing/runtime';
-import { buyerLocaleOf, emailRequestOf } from './from-event';
-import { queueEmail, rememberBuyerLocale } from './outbox';
+import { buyerLocaleOf, emailRequestOf, reminderOf, settledRefOf } from './from-event';
+import { dropReminders, queueEmail, rememberBuyerLocale } from './outbox';
 
 /** The public events that ask for an email to a buyer (`emailRequestOf`). */
 export const EMAIL_EVENT_TYPES = [
@@ -12,6 +12,10 @@ export const EMAIL_EVENT_TYPES = [
   'refund.updated',
   'subscription.trial_will_end',
   'subscription.canceled',
+  'checkout.async_payment_pending',
+  'invoice.payment_action_required',
+  'checkout.expired',
+  'checkout.async_payment_expired',
 ];
 
 /**
@@ -30,17 +34,16 @@ export async function startEmailConsumer(context: ServiceContext, onQueued: () =
     async (event, tx) => {
       const buyer = buyerLocaleOf(event);
       if (buyer) await rememberBuyerLocale(tx, schema, event, buyer);
+      const settled = settledRefOf(event);
+      if (settled) await dropReminders(tx, schema, settled);
       const request = emailRequestOf(event);
       if (!request) return;
       const orderId = typeof event.data.order_id === 'string' ? event.data.order_id : null;
       const refundOrder = (event.data.object as { order_id?: unknown } | undefined)?.order_id;
-      await queueEmail(
-        tx,
-        schema,
-        event,
-        { ...request, order_id: orderId ?? (typeof refundOrder === 'string' ? refundOrder : null) },
-        now(),
-      );
+      const order_id = orderId ?? (typeof refundOrder === 'string' ? refundOrder : null);
+      await queueEmail(tx, schema, event, { ...request, order_id }, now());
+      const reminder = reminderOf(request, now());
+      if (reminder) await queueEmail(tx, schema, event, { ...reminder, order_id }, now());
       queued = true;
     },
     { only: EMAIL_EVENT_TYPES },

@@ -8,6 +8,10 @@ import type { EmailFacts, EmailKind } from './compose';
  */
 export interface EmailRequest {
   kind: EmailKind;
+  /** The checkout session or invoice it is about: a reminder of it is dropped once it is paid. */
+  ref?: string | null;
+  /** Not before then (a reminder); at once when absent. */
+  due_at?: string | null;
   customer_id: string | null;
   email: string | null;
   /** The language the buyer chose where the event says it; else the customer's, else zh-TW. */
@@ -29,6 +33,7 @@ const NO_FACTS: EmailFacts = {
   einvoice_number: null,
   at: null,
   reason: null,
+  instructions: null,
 };
 
 /**
@@ -58,6 +63,10 @@ export function emailRequestOf(event: DomainEventEnvelope): EmailRequest | null 
       return subscriptionEmail('subscription_canceled', object, {});
     case 'refund.updated':
       return oneTimeRefund(object);
+    case 'checkout.async_payment_pending':
+      return checkoutInstructions(data, object);
+    case 'invoice.payment_action_required':
+      return invoiceInstructions(data, object);
     default:
       return null;
   }
@@ -141,6 +150,81 @@ function subscriptionEmail(kind: EmailKind, subscription: Fields, overrides: Par
       ...overrides,
     },
   };
+}
+
+/** A day before the deadline: time to go to a bank or a store. */
+export const PAYMENT_REMINDER_BEFORE_MS = 24 * 3_600_000;
+
+/**
+ * The ATM account or store code of a payment by transfer, and, when its deadline is more than a
+ * day away, a reminder a day before it (`remindersOf`).
+ */
+function instructionsFacts(instructions: Fields): EmailFacts | null {
+  const type = instructions.type;
+  if (type !== 'atm' && type !== 'cvs') return null;
+  return {
+    ...NO_FACTS,
+    amount: whole(instructions.amount),
+    at: text(instructions.expires_at),
+    instructions: {
+      type,
+      bank_code: text(instructions.bank_code),
+      account: text(instructions.account),
+      payment_code: text(instructions.payment_code),
+    },
+  };
+}
+
+function checkoutInstructions(data: Fields, session: Fields): EmailRequest | null {
+  const facts = instructionsFacts(fields(data.instructions));
+  const email = text(data.customer_email) ?? text(session.customer_email);
+  if (!facts || (!email && !text(session.customer_id))) return null;
+  return {
+    kind: 'payment_instructions',
+    ref: text(data.session_id) ?? text(session.id),
+    customer_id: email ? null : text(session.customer_id),
+    email,
+    locale: localeOf(data.locale),
+    facts,
+  };
+}
+
+function invoiceInstructions(data: Fields, invoice: Fields): EmailRequest | null {
+  const facts = instructionsFacts(fields(data.payment_instructions));
+  const customerId = text(invoice.customer_id);
+  if (!facts || !customerId) return null;
+  return {
+    kind: 'payment_instructions',
+    ref: text(data.invoice_id) ?? text(invoice.id),
+    customer_id: customerId,
+    email: null,
+    locale: null,
+    facts: { ...facts, invoice_number: text(invoice.number) },
+  };
+}
+
+/** The reminder that goes with payment instructions: a day before the deadline, if that is still ahead. */
+export function reminderOf(request: EmailRequest, now: Date): EmailRequest | null {
+  if (request.kind !== 'payment_instructions' || !request.facts.at) return null;
+  const dueAt = Date.parse(request.facts.at) - PAYMENT_REMINDER_BEFORE_MS;
+  if (!(dueAt > now.getTime())) return null;
+  return { ...request, kind: 'payment_reminder', due_at: new Date(dueAt).toISOString() };
+}
+
+/** The checkout session or invoice an event says was paid or closed: its reminders are dropped. */
+export function settledRefOf(event: DomainEventEnvelope): string | null {
+  const data = fields(event.data);
+  switch (event.type) {
+    case 'checkout.completed':
+    case 'checkout.expired':
+    case 'checkout.async_payment_expired':
+      return text(data.session_id);
+    case 'invoice.paid':
+    case 'invoice.payment_failed':
+      return text(data.invoice_id) ?? text(fields(data.object).id);
+    default:
+      return null;
+  }
 }
 
 const localeOf = (value: unknown): PageLanguage | null => (value === 'zh-TW' || value === 'en' ? value : null);

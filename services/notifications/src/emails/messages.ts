@@ -27,6 +27,18 @@ export interface EmailMessages {
   refundHeading: string;
   refundIntro: (amount: string) => string;
   refundReason: string;
+  instructionsSubject: (merchant: string) => string;
+  reminderSubject: (merchant: string, deadline: string) => string;
+  instructionsHeading: string;
+  reminderHeading: string;
+  instructionsIntro: (amount: string, deadline: string) => string;
+  atmHowTo: string;
+  cvsHowTo: string;
+  amountToPay: string;
+  bankCode: string;
+  account: string;
+  paymentCode: string;
+  deadline: string;
   footer: (merchant: string) => string;
 }
 
@@ -57,6 +69,18 @@ const zhTW: EmailMessages = {
   refundHeading: '已退款',
   refundIntro: (amount) => `我們已退款 ${amount} 至您的原付款方式，入帳時間依發卡銀行而定。`,
   refundReason: '原因',
+  instructionsSubject: (merchant) => `${merchant} 付款資訊`,
+  reminderSubject: (merchant, deadline) => `提醒：請於 ${deadline} 前完成 ${merchant} 的付款`,
+  instructionsHeading: '請完成付款',
+  reminderHeading: '付款期限將至',
+  instructionsIntro: (amount, deadline) => `請於 ${deadline} 前支付 ${amount}，逾期將自動取消。`,
+  atmHowTo: '請使用 ATM 或網路銀行轉帳至下列虛擬帳號，金額須完全相符。',
+  cvsHowTo: '請至 7-ELEVEN、全家、萊爾富或 OK 超商的多媒體機台輸入繳費代碼，列印繳費單後至櫃檯付款。',
+  amountToPay: '應付金額',
+  bankCode: '銀行代碼',
+  account: '虛擬帳號',
+  paymentCode: '繳費代碼',
+  deadline: '繳費期限',
   footer: (merchant) => `此信由 ${merchant} 寄出，請勿直接回覆。`,
 };
 
@@ -89,6 +113,20 @@ const en: EmailMessages = {
   refundIntro: (amount) =>
     `We refunded ${amount} to your original payment method. When it shows depends on your card's bank.`,
   refundReason: 'Reason',
+  instructionsSubject: (merchant) => `How to pay ${merchant}`,
+  reminderSubject: (merchant, deadline) => `Reminder: pay ${merchant} by ${deadline}`,
+  instructionsHeading: 'Complete your payment',
+  reminderHeading: 'Your payment is due soon',
+  instructionsIntro: (amount, deadline) =>
+    `Please pay ${amount} by ${deadline}; unpaid by then, the payment is canceled.`,
+  atmHowTo: 'Transfer the exact amount to the virtual account below from an ATM or online banking.',
+  cvsHowTo:
+    'Enter the payment code at the kiosk of a 7-ELEVEN, FamilyMart, Hi-Life or OK Mart store, then pay the printed slip at the counter.',
+  amountToPay: 'Amount to pay',
+  bankCode: 'Bank code',
+  account: 'Virtual account',
+  paymentCode: 'Payment code',
+  deadline: 'Pay by',
   footer: (merchant) => `Sent by ${merchant}. Please do not reply to this email.`,
 };
 

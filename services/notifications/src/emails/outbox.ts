@@ -56,6 +56,7 @@ export async function migrateEmailOutbox(store: EventStore): Promise<void> {
       kind text NOT NULL,
       customer_id text,
       order_id text,
+      ref text,
       to_address text,
       locale text,
       facts jsonb NOT NULL,
@@ -72,6 +73,7 @@ export async function migrateEmailOutbox(store: EventStore): Promise<void> {
       UNIQUE (event_id, kind)
     );
     CREATE INDEX IF NOT EXISTS emails_due ON ${t.emails} (next_attempt_at) WHERE status = 'QUEUED';
+    CREATE INDEX IF NOT EXISTS emails_ref ON ${t.emails} (ref) WHERE status = 'QUEUED';
     CREATE INDEX IF NOT EXISTS emails_sending ON ${t.emails} (lease_until) WHERE status = 'SENDING';
     CREATE INDEX IF NOT EXISTS emails_mailbox ON ${t.emails} (organization, environment, created_at DESC, id DESC);
     CREATE TABLE IF NOT EXISTS ${t.orders} (
@@ -148,9 +150,9 @@ export async function queueEmail(
   }
   if ((await disabledKinds(sql, schema, event)).includes(request.kind)) return;
   await sql.query(
-    `INSERT INTO ${t.emails} (id, organization, environment, event_id, kind, customer_id, order_id, to_address, locale,
-       facts, status, next_attempt_at, created_at)
-     VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, 'QUEUED', $11, $11)
+    `INSERT INTO ${t.emails} (id, organization, environment, event_id, kind, customer_id, order_id, ref, to_address,
+       locale, facts, status, next_attempt_at, created_at)
+     VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, 'QUEUED', COALESCE($12::timestamptz, $13::timestamptz), $13)
      ON CONFLICT (event_id, kind) DO NOTHING`,
     [
       newId('email'),
@@ -160,9 +162,11 @@ export async function queueEmail(
       request.kind,
       request.customer_id,
       request.order_id,
+      request.ref ?? null,
       request.email,
       request.locale,
       JSON.stringify(request.facts),
+      request.due_at ?? null,
       at,
     ],
   );
@@ -193,6 +197,15 @@ export async function buyerLocale(
     [tenant.organization, tenant.environment, email],
   );
   return rows[0]?.locale ?? null;
+}
+
+/** A checkout session or invoice was paid or closed: its reminders waiting to go out are dropped. */
+export async function dropReminders(sql: SqlExecutor, schema: string, ref: string): Promise<void> {
+  await sql.query(
+    `UPDATE ${emailTables(schema).emails} SET status = 'SKIPPED', error = 'Paid or closed before the reminder was due'
+     WHERE ref = $1 AND status = 'QUEUED' AND kind = 'payment_reminder'`,
+    [ref],
+  );
 }
 
 /** The buyer of a one-time order, as its receipt named them. */

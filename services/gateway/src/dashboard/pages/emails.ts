@@ -27,6 +27,8 @@ const KIND_LABELS: Record<EmailKind, string> = {
   trial_will_end: 'Trial ending (3 days before)',
   subscription_canceled: 'Subscription canceled',
   refund: 'Refund issued',
+  payment_instructions: 'ATM and convenience-store payment instructions',
+  payment_reminder: 'ATM and convenience-store reminder (a day before the deadline)',
 };
 
 const STATUS_LABELS: Record<string, string> = {
