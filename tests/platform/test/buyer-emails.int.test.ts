@@ -55,6 +55,7 @@ describe('emails to buyers', () => {
     });
     lifecycle = await lifecycleOrganization(platform);
     await lifecycle.client.createProduct(lifecycle.org.id, plan({ slug: 'trial', price: 500, trial_days: 14 }));
+    await lifecycle.client.createProduct(lifecycle.org.id, plan({ slug: 'yearly', price: 2990, interval: 'year' }));
   });
   afterAll(async () => {
     await platform?.stop();
@@ -139,11 +140,32 @@ describe('emails to buyers', () => {
     expect(told.text).toContain('NT$500');
   });
 
+  it('tells a buyer seven days before a yearly subscription renews', async () => {
+    const { clock } = await lifecycle.subscribeOnClock('yearly@example.com', '4242424242424242', {
+      product_slug: 'yearly',
+    });
+    await eventually(() => expect(mailTo('yearly@example.com')).toHaveLength(1)); // the receipt
+    await lifecycle.advance(clock, '2027-01-24T09:00:00Z');
+    await new Promise((resolve) => setTimeout(resolve, 500));
+    expect(mailTo('yearly@example.com')).toHaveLength(1);
+    await lifecycle.advance(clock, '2027-01-25T00:00:00Z');
+    const notice = await eventually(() => {
+      const found = mailTo('yearly@example.com').filter((m) => /即將續約$/.test(m.subject ?? ''));
+      expect(found).toHaveLength(1);
+      return found[0]!;
+    }, 60000);
+    expect(notice.text).toContain('將於 2027年1月31日 自動續約，屆時將收取 NT$2,990');
+  });
+
   it('shows every email in the mailbox, sent once, and lets the merchant switch a kind off', async () => {
-    const mailbox = await admin('/emails?environment=SANDBOX&limit=100');
-    expect(mailbox.status).toBe(200);
-    const sent = mailbox.body.data.filter((e: { status: string }) => e.status === 'SENT');
-    expect(sent.length).toBe(smtp.received.length);
+    // The SMTP server has an email before its sender records the answer: wait for the records.
+    const sent = await eventually(async () => {
+      const mailbox = await admin('/emails?environment=SANDBOX&limit=100');
+      expect(mailbox.status).toBe(200);
+      const found = mailbox.body.data.filter((e: { status: string }) => e.status === 'SENT');
+      expect(found.length).toBe(smtp.received.length);
+      return found;
+    });
     expect(new Set(sent.map((e: { event_id: string; kind: string }) => `${e.event_id} ${e.kind}`)).size).toBe(
       sent.length,
     );

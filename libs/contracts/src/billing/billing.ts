@@ -513,6 +513,19 @@ export const SubscriptionTrialWillEndData = z
   .meta({ id: 'SubscriptionTrialWillEndData' });
 export type SubscriptionTrialWillEndData = z.infer<typeof SubscriptionTrialWillEndData>;
 
+/**
+ * Occurs 7 days before a yearly subscription renews (at once when the period has less left), once
+ * per period (public: subscription.renewal_upcoming).
+ */
+export const SubscriptionRenewalUpcomingData = z
+  .object({
+    subscription_id: z.string(),
+    renews_at: timestamp.describe('The end of the current period, when the renewal is charged'),
+    object: Subscription,
+  })
+  .meta({ id: 'SubscriptionRenewalUpcomingData' });
+export type SubscriptionRenewalUpcomingData = z.infer<typeof SubscriptionRenewalUpcomingData>;
+
 export const BILLING_TOPIC = 'billing.events';
 
 export const BILLING_EVENT_SCHEMAS = {
@@ -526,6 +539,7 @@ export const BILLING_EVENT_SCHEMAS = {
   SubscriptionRenewed: SubscriptionRenewedData,
   SubscriptionPastDue: SubscriptionPastDueData,
   SubscriptionTrialWillEnd: SubscriptionTrialWillEndData,
+  SubscriptionRenewalUpcoming: SubscriptionRenewalUpcomingData,
   DuplicateSubscriptionPaid: DuplicateSubscriptionPaidData,
   InvoicePaid: InvoicePaidData,
   InvoiceOpened: InvoiceOpenedData,

@@ -45,6 +45,8 @@ export const BILLING_PUBLIC_EVENTS = {
   SubscriptionPastDue: 'subscription.past_due',
   /** Occurs 3 days before a trial ends (at once when the trial is shorter), once per trial. */
   SubscriptionTrialWillEnd: 'subscription.trial_will_end',
+  /** Occurs 7 days before a yearly subscription renews, once per period. */
+  SubscriptionRenewalUpcoming: 'subscription.renewal_upcoming',
   /** Occurs when an invoice is paid. */
   InvoicePaid: 'invoice.paid',
   /** Occurs when charging an invoice fails; it stays open while retries run. */

@@ -8,6 +8,7 @@ export const EMAIL_KINDS = [
   'receipt',
   'payment_failed',
   'trial_will_end',
+  'renewal_upcoming',
   'subscription_canceled',
   'refund',
   'payment_instructions',

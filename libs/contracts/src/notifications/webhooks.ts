@@ -122,6 +122,7 @@ export const WEBHOOK_OBJECT_SCHEMAS = {
   'subscription.renewed': Subscription,
   'subscription.past_due': Subscription,
   'subscription.trial_will_end': Subscription,
+  'subscription.renewal_upcoming': Subscription,
   'invoice.payment_failed': Invoice,
   'invoice.payment_action_required': Invoice,
   'invoice.paid': Invoice,

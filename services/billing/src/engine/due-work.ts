@@ -12,6 +12,7 @@ import {
   findDueSchedules,
   findEndedCanceledPeriods,
   findEndedTrials,
+  findRenewalsUpcoming,
   findTrialsEndingSoon,
 } from '../subscriptions/queries';
 
@@ -55,6 +56,11 @@ export const DUE_WORK: readonly DueWork[] = [
     what: 'telling a trial will end',
     find: findTrialsEndingSoon,
     run: command((subscriptionId, now) => ({ type: 'TellTrialWillEnd', data: { subscriptionId, now } })),
+  },
+  {
+    what: 'telling a yearly renewal is upcoming',
+    find: findRenewalsUpcoming,
+    run: command((subscriptionId, now) => ({ type: 'TellRenewalUpcoming', data: { subscriptionId, now } })),
   },
   {
     what: 'ending a trial',

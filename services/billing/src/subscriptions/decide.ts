@@ -69,6 +69,9 @@ export type EndTrial = { type: 'EndTrial'; data: { subscriptionId: string; now: 
  */
 export type TellTrialWillEnd = { type: 'TellTrialWillEnd'; data: { subscriptionId: string; now: Date } };
 
+/** Sends `subscription.renewal_upcoming` 7 days before a yearly period ends, once per period. */
+export type TellRenewalUpcoming = { type: 'TellRenewalUpcoming'; data: { subscriptionId: string; now: Date } };
+
 /** The merchant cancels: at the end of the paid period (default), or now. */
 export type CancelSubscription = { type: 'CancelSubscription'; data: Who & { atPeriodEnd: boolean } };
 
@@ -95,6 +98,7 @@ export type SubscriptionCommand =
   | RecordDuplicatePayment
   | EndTrial
   | TellTrialWillEnd
+  | TellRenewalUpcoming
   | CancelSubscription
   | ResumeSubscription
   | EndCanceledPeriod
@@ -113,6 +117,9 @@ export function decide(command: SubscriptionCommand, state: SubscriptionState): 
     case 'TellTrialWillEnd':
       if (state.status === 'Empty') return [];
       return trialWillEnd(state.subscription, state.trialWillEndSentFor, command.data.now);
+    case 'TellRenewalUpcoming':
+      if (state.status === 'Empty') return [];
+      return renewalUpcoming(state.subscription, state.renewalUpcomingSentFor, command.data.now);
     case 'CancelSubscription':
       return cancel(command, state);
     case 'ResumeSubscription':
@@ -200,6 +207,28 @@ function trialWillEnd(subscription: Subscription, sentFor: string | undefined, n
     {
       type: 'SubscriptionTrialWillEnd',
       data: { subscription_id: subscription.id, trial_end: end, object: subscription },
+    },
+  ];
+}
+
+/** An upcoming yearly renewal is told 7 days before it (Stripe's default notice for yearly plans). */
+export const RENEWAL_UPCOMING_NOTICE_MS = 7 * 24 * 3600 * 1000;
+
+/**
+ * `subscription.renewal_upcoming` for an ACTIVE yearly subscription that will renew (not
+ * canceling) within the notice, before the period ends, unless it was sent for this period.
+ */
+function renewalUpcoming(subscription: Subscription, sentFor: string | undefined, now: Date): SubscriptionEvent[] {
+  const end = subscription.current_period_end;
+  if (subscription.status !== 'ACTIVE' || subscription.interval !== 'year' || subscription.cancel_at_period_end)
+    return [];
+  if (sentFor === end) return [];
+  const endsAt = Date.parse(end);
+  if (now.getTime() < endsAt - RENEWAL_UPCOMING_NOTICE_MS || now.getTime() >= endsAt) return [];
+  return [
+    {
+      type: 'SubscriptionRenewalUpcoming',
+      data: { subscription_id: subscription.id, renews_at: end, object: subscription },
     },
   ];
 }

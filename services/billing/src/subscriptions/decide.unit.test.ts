@@ -372,3 +372,49 @@ describe('subscription.trial_will_end', () => {
     expect(long.map((e) => e.type)).toEqual(['SubscriptionActivated']);
   });
 });
+
+describe('subscription.renewal_upcoming', () => {
+  const yearly = (fields: Partial<Subscription> = {}) =>
+    activated({
+      status: 'ACTIVE',
+      interval: 'year',
+      current_period_start: '2026-01-31T10:00:00.000Z',
+      current_period_end: '2027-01-31T10:00:00.000Z',
+      ...fields,
+    });
+  const tell = (now: string): SubscriptionCommand => ({
+    type: 'TellRenewalUpcoming',
+    data: { subscriptionId: 'sub_1', now: new Date(now) },
+  });
+  const told: SubscriptionEvent = {
+    type: 'SubscriptionRenewalUpcoming',
+    data: {
+      subscription_id: 'sub_1',
+      renews_at: '2027-01-31T10:00:00.000Z',
+      object: (yearly().data as { object: Subscription }).object,
+    },
+  };
+
+  it('is sent 7 days before a yearly period ends, not earlier', () => {
+    spec.given([yearly()]).when(tell('2027-01-24T09:59:59.999Z')).then([]);
+    spec.given([yearly()]).when(tell('2027-01-24T10:00:00.000Z')).then([told]);
+  });
+  it('is sent once per period, and not once the period has ended', () => {
+    spec.given([yearly(), told]).when(tell('2027-01-25T10:00:00.000Z')).then([]);
+    spec.given([yearly()]).when(tell('2027-01-31T10:00:00.000Z')).then([]);
+  });
+  it('is not sent for a monthly subscription, one that is canceling, or one not ACTIVE', () => {
+    spec
+      .given([yearly({ interval: 'month' })])
+      .when(tell('2027-01-25T10:00:00.000Z'))
+      .then([]);
+    spec
+      .given([yearly({ cancel_at_period_end: true })])
+      .when(tell('2027-01-25T10:00:00.000Z'))
+      .then([]);
+    spec
+      .given([yearly({ status: 'PAST_DUE' })])
+      .when(tell('2027-01-25T10:00:00.000Z'))
+      .then([]);
+  });
+});

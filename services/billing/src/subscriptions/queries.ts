@@ -133,6 +133,30 @@ export const findTrialsEndingSoon = dueFinder(
   `GREATEST((document->>'trial_end')::timestamptz - interval '3 days', created_at)`,
 );
 
+/**
+ * ACTIVE yearly subscriptions, not canceling, whose period ends within 7 days
+ * (`RENEWAL_UPCOMING_NOTICE_MS`) and whose `subscription.renewal_upcoming` was not sent for this
+ * period: due 7 days before its end. A range of the `subscriptions_yearly_renewal` index.
+ */
+export async function findRenewalsUpcoming(
+  sql: SqlExecutor,
+  schema: string,
+  now: Date,
+  clock: ClockScope = null,
+  limit = 500,
+): Promise<DueSubscription[]> {
+  const { rows } = await sql.query<DueSubscription>(
+    `SELECT id, organization, environment, period_end - interval '7 days' AS due_at FROM ${subscriptionsTable(schema)}
+     WHERE status = 'ACTIVE' AND document->>'interval' = 'year' AND period_end <= $1::timestamptz + interval '7 days'
+       AND NOT (document->>'cancel_at_period_end')::boolean
+       AND renewal_upcoming_sent_for IS DISTINCT FROM period_end
+       AND test_clock_id IS NOT DISTINCT FROM $2
+     ORDER BY period_end LIMIT $3`,
+    [now.toISOString(), clock, limit],
+  );
+  return rows;
+}
+
 /** Subscriptions whose pending schedule's effective date has come by `now` on a clock, the earliest first. */
 export async function findDueSchedules(
   sql: SqlExecutor,

@@ -38,6 +38,10 @@ export async function migrateSubscriptionsReadModel(store: EventStore): Promise<
     UPDATE ${table} SET period_end = (document->>'current_period_end')::timestamptz
       WHERE period_end IS NULL AND document->>'current_period_end' IS NOT NULL;
     CREATE INDEX IF NOT EXISTS subscriptions_due_renewal ON ${table} (period_end) WHERE status IN ('ACTIVE', 'TRIAL');
+    -- The period end that subscription.renewal_upcoming was sent for; yearly ones found by their period's end.
+    ALTER TABLE ${table} ADD COLUMN IF NOT EXISTS renewal_upcoming_sent_for timestamptz;
+    CREATE INDEX IF NOT EXISTS subscriptions_yearly_renewal ON ${table} (period_end)
+      WHERE status = 'ACTIVE' AND document->>'interval' = 'year';
   `);
 }
 
@@ -94,6 +98,12 @@ export async function projectSubscriptions(sql: SqlExecutor, schema: string, eve
         await sql.query(
           `UPDATE ${table} SET trial_will_end_sent_for = $2, stream_version = $3 WHERE id = $1 AND stream_version < $3`,
           [event.data.subscription_id, event.data.trial_end, recorded.stream_version],
+        );
+        break;
+      case 'SubscriptionRenewalUpcoming':
+        await sql.query(
+          `UPDATE ${table} SET renewal_upcoming_sent_for = $2, stream_version = $3 WHERE id = $1 AND stream_version < $3`,
+          [event.data.subscription_id, event.data.renews_at, recorded.stream_version],
         );
         break;
       case 'DuplicateSubscriptionPaid':

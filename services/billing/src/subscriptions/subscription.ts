@@ -6,6 +6,7 @@ import type {
   SubscriptionCanceledData,
   SubscriptionPastDueData,
   SubscriptionRenewedData,
+  SubscriptionRenewalUpcomingData,
   SubscriptionTrialWillEndData,
   SubscriptionUpdatedData,
 } from '@billing/contracts';
@@ -21,6 +22,10 @@ export type SubscriptionCanceled = { type: 'SubscriptionCanceled'; data: Subscri
 export type SubscriptionRenewed = { type: 'SubscriptionRenewed'; data: SubscriptionRenewedData };
 export type SubscriptionPastDue = { type: 'SubscriptionPastDue'; data: SubscriptionPastDueData };
 export type SubscriptionTrialWillEnd = { type: 'SubscriptionTrialWillEnd'; data: SubscriptionTrialWillEndData };
+export type SubscriptionRenewalUpcoming = {
+  type: 'SubscriptionRenewalUpcoming';
+  data: SubscriptionRenewalUpcomingData;
+};
 export type DuplicateSubscriptionPaid = { type: 'DuplicateSubscriptionPaid'; data: DuplicateSubscriptionPaidData };
 export type SubscriptionEvent =
   | SubscriptionActivated
@@ -29,6 +34,7 @@ export type SubscriptionEvent =
   | SubscriptionRenewed
   | SubscriptionPastDue
   | SubscriptionTrialWillEnd
+  | SubscriptionRenewalUpcoming
   | DuplicateSubscriptionPaid
   | SwitchingEvent;
 
@@ -40,6 +46,7 @@ export const subscriptionEvents = streamEvents<SubscriptionEvent>({
   SubscriptionRenewed: true,
   SubscriptionPastDue: true,
   SubscriptionTrialWillEnd: true,
+  SubscriptionRenewalUpcoming: true,
   DuplicateSubscriptionPaid: true,
   SubscriptionSwitchStarted: true,
   SubscriptionSwitchEnded: true,
@@ -57,6 +64,8 @@ export type SubscriptionState =
       subscription: Subscription;
       /** The `trial_end` that `subscription.trial_will_end` was sent for (once per trial). */
       trialWillEndSentFor?: string;
+      /** The period end that `subscription.renewal_upcoming` was sent for (once per period). */
+      renewalUpcomingSentFor?: string;
     } & SwitchingState);
 
 /**
@@ -84,6 +93,9 @@ export function evolve(state: SubscriptionState, event: SubscriptionEvent): Subs
     case 'SubscriptionTrialWillEnd':
       if (state.status === 'Empty') return state;
       return { ...state, trialWillEndSentFor: event.data.trial_end };
+    case 'SubscriptionRenewalUpcoming':
+      if (state.status === 'Empty') return state;
+      return { ...state, renewalUpcomingSentFor: event.data.renews_at };
     case 'DuplicateSubscriptionPaid':
       // A record for checkout's refund; the subscription itself is unchanged.
       return state;

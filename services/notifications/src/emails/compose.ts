@@ -120,6 +120,13 @@ function contentOf(
         intro: m.trialEndingIntro(item, facts.at ? f.day(facts.at) : '', f.amount),
         rows: [],
       };
+    case 'renewal_upcoming':
+      return {
+        subject: m.renewalSubject(merchant),
+        heading: m.renewalHeading,
+        intro: m.renewalIntro(item, facts.at ? f.day(facts.at) : '', f.amount),
+        rows: [],
+      };
     case 'subscription_canceled':
       return {
         subject: m.canceledSubject(merchant),

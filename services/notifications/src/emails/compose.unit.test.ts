@@ -227,3 +227,14 @@ describe('reminders', () => {
     expect(settledRefOf(envelope('refund.updated', {}))).toBeNull();
   });
 });
+
+describe('the yearly renewal notice', () => {
+  it.each([
+    ['zh-TW', '年度訂閱即將續約', '將於 2026年3月1日 自動續約，屆時將收取 NT$1,299'],
+    ['en', 'renews soon', 'renews on 1 Mar 2026, and NT$1,299 will be charged then'],
+  ] as const)('in %s, says when it renews and what it charges', (locale, subject, said) => {
+    const email = composeEmail('renewal_upcoming', facts, buyer(locale), merchant);
+    expect(email.subject).toContain(subject);
+    expect(email.text).toContain(said);
+  });
+});

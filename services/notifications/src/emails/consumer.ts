@@ -12,6 +12,7 @@ export const EMAIL_EVENT_TYPES = [
   'refund.updated',
   'subscription.trial_will_end',
   'subscription.canceled',
+  'subscription.renewal_upcoming',
   'checkout.async_payment_pending',
   'invoice.payment_action_required',
   'checkout.expired',

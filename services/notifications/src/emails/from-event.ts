@@ -61,6 +61,8 @@ export function emailRequestOf(event: DomainEventEnvelope): EmailRequest | null 
       return subscriptionEmail('trial_will_end', object, { at: text(object.trial_end) });
     case 'subscription.canceled':
       return subscriptionEmail('subscription_canceled', object, {});
+    case 'subscription.renewal_upcoming':
+      return subscriptionEmail('renewal_upcoming', object, { at: text(data.renews_at) });
     case 'refund.updated':
       return oneTimeRefund(object);
     case 'checkout.async_payment_pending':

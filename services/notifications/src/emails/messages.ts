@@ -20,6 +20,9 @@ export interface EmailMessages {
   trialEndingSubject: (merchant: string) => string;
   trialEndingHeading: string;
   trialEndingIntro: (plan: string, date: string, amount: string) => string;
+  renewalSubject: (merchant: string) => string;
+  renewalHeading: string;
+  renewalIntro: (plan: string, date: string, amount: string) => string;
   canceledSubject: (merchant: string) => string;
   canceledHeading: string;
   canceledIntro: (plan: string) => string;
@@ -62,6 +65,10 @@ const zhTW: EmailMessages = {
   trialEndingSubject: (merchant) => `${merchant} 試用即將結束`,
   trialEndingHeading: '試用即將結束',
   trialEndingIntro: (plan, date, amount) => `您的「${plan}」試用將於 ${date} 結束，屆時將收取 ${amount}。`,
+  renewalSubject: (merchant) => `${merchant} 年度訂閱即將續約`,
+  renewalHeading: '年度訂閱即將續約',
+  renewalIntro: (plan, date, amount) =>
+    `您的「${plan}」將於 ${date} 自動續約，屆時將收取 ${amount}。若不想續約，請在此之前取消。`,
   canceledSubject: (merchant) => `${merchant} 訂閱已取消`,
   canceledHeading: '訂閱已取消',
   canceledIntro: (plan) => `您的「${plan}」訂閱已取消，之後不會再收取費用。`,
@@ -105,6 +112,10 @@ const en: EmailMessages = {
   trialEndingHeading: 'Your trial ends soon',
   trialEndingIntro: (plan, date, amount) =>
     `Your trial of ${plan} ends on ${date}; you will then be charged ${amount}.`,
+  renewalSubject: (merchant) => `Your ${merchant} subscription renews soon`,
+  renewalHeading: 'Your yearly subscription renews soon',
+  renewalIntro: (plan, date, amount) =>
+    `Your subscription to ${plan} renews on ${date}, and ${amount} will be charged then. To stop it, cancel before that day.`,
   canceledSubject: (merchant) => `Your ${merchant} subscription is canceled`,
   canceledHeading: 'Subscription canceled',
   canceledIntro: (plan) => `Your subscription to ${plan} is canceled. You will not be charged again.`,

@@ -25,6 +25,7 @@ const KIND_LABELS: Record<EmailKind, string> = {
   receipt: 'Receipts (every payment)',
   payment_failed: 'Failed payments, with a link to update the card',
   trial_will_end: 'Trial ending (3 days before)',
+  renewal_upcoming: 'Yearly renewal coming (7 days before)',
   subscription_canceled: 'Subscription canceled',
   refund: 'Refund issued',
   payment_instructions: 'ATM and convenience-store payment instructions',
