@@ -40,7 +40,8 @@ export function startEmailSender(context: ServiceContext): EmailSender {
   const schema = store.tables.schema;
   const transport: EmailTransport | null = config.SMTP_URL ? smtpTransport(config.SMTP_URL) : null;
   const sendsSandbox = config.SANDBOX_EMAILS === 'send';
-  const fromAddress = config.EMAIL_FROM_ADDRESS ?? 'no-reply@localhost';
+  // An empty setting (docker-compose's default) is no setting.
+  const fromAddress = config.EMAIL_FROM_ADDRESS || 'no-reply@localhost';
   const pollMs = positiveNumberSetting(config, 'EMAIL_POLL_MS', DEFAULT_POLL_MS);
   let billing: InternalClient | null = null;
   const billingClient = () =>
