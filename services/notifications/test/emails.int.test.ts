@@ -6,6 +6,7 @@ import { eventually } from '@billing/testing';
 import { SMTPServer } from 'smtp-server';
 import { notificationsService } from '../src';
 import { claimDueEmails, emailTables, queueEmail } from '../src/emails/outbox';
+import { EMAIL_LEASE_MS } from '../src/emails/sender';
 import { envelope, newOrg, publish } from './helpers';
 
 jest.setTimeout(60000);
@@ -191,10 +192,10 @@ describe('the email outbox', () => {
     };
     const event = { id: `evt_${randomBytes(6).toString('hex')}`, organization: newOrg(), environment: 'SANDBOX' };
     await queueEmail(sql, schema, event, request, new Date(clock));
-    const claimed = await claimDueEmails(sql, schema, new Date(clock), new Date(clock + 5 * 60_000), 100);
+    const claimed = await claimDueEmails(sql, schema, new Date(clock), new Date(clock + EMAIL_LEASE_MS), 100);
     expect(claimed.map((e) => e.to_address)).toContain('crash@example.com');
 
-    clock += 5 * 60_000 + 1; // past its lease
+    clock += EMAIL_LEASE_MS + 1; // past its lease
     running = await start();
     await eventually(async () =>
       expect((await rows()).find((r) => r.to_address === 'crash@example.com')).toMatchObject({ status: 'INTERRUPTED' }),

@@ -17,10 +17,14 @@ import { type EmailTransport, smtpTransport } from './transport';
 export const MAX_EMAIL_ATTEMPTS = 6;
 /** Wait before attempt n + 1: 1, 2, 4, 8, 16 minutes. */
 export const emailRetryDelayMs = (attempts: number) => 60_000 * 2 ** (attempts - 1);
-/** How long a claimed email stays its sender's; past it, an unrecorded one is INTERRUPTED. */
-const LEASE_MS = 5 * 60_000;
+/**
+ * How long a claimed email stays its sender's; past it, an unrecorded one is INTERRUPTED. A
+ * claim's emails go one after the other, each bounded by the SMTP timeouts (`transport.ts`) and
+ * the calls to billing: a batch of `BATCH` takes far less than this.
+ */
+export const EMAIL_LEASE_MS = 15 * 60_000;
 const DEFAULT_POLL_MS = 1000;
-const BATCH = 20;
+const BATCH = 5;
 /** The language of a buyer whose checkout did not say one: most buyers are in Taiwan. */
 export const DEFAULT_EMAIL_LOCALE: PageLanguage = 'zh-TW';
 
@@ -137,7 +141,7 @@ export function startEmailSender(context: ServiceContext): EmailSender {
     await markInterrupted(store.database, schema, now());
     for (;;) {
       const at = now();
-      const claimed = await claimDueEmails(store.database, schema, at, new Date(at.getTime() + LEASE_MS), BATCH);
+      const claimed = await claimDueEmails(store.database, schema, at, new Date(at.getTime() + EMAIL_LEASE_MS), BATCH);
       for (const email of claimed) {
         // `deliver` throws only before the hand-over (it returns what SMTP answered): nothing left.
         const outcome = await deliver(email).catch((error: unknown) => retryOrFail(email, (error as Error).message));

@@ -35,7 +35,12 @@ const NOT_REACHED = new Set(['ECONNECTION', 'EDNS', 'ECONNREFUSED', 'ENOTFOUND',
  */
 export function smtpTransport(url: string): EmailTransport {
   // nodemailer reads the URL's parts over these options (its `url` option).
-  const transporter = nodemailer.createTransport({ url, socketTimeout: 60_000 } as TransportOptions);
+  const transporter = nodemailer.createTransport({
+    url,
+    connectionTimeout: 30_000,
+    greetingTimeout: 30_000,
+    socketTimeout: 60_000,
+  } as TransportOptions);
   return {
     async send(email) {
       try {
