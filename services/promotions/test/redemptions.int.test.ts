@@ -95,6 +95,7 @@ describe('reserve (internal API for checkout)', () => {
         duration_in_months: null,
         bonus_months: 0,
       },
+      coupon_name: 'Launch',
     });
     // The same session again is the same reservation (checkout retries behind its breaker).
     const again = await reserve(org, { customer_id: 'cus_1', checkout_session_id: `cs_once_${run}` });

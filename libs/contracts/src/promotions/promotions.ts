@@ -427,6 +427,7 @@ export const ReservedRedemption = z.object({
   discount: Discount,
   amount_after_discount: z.int(),
   coupon: CouponDiscount.optional().describe('For billing to discount later invoices'),
+  coupon_name: z.string().describe("The coupon's name, which the hosted checkout page shows beside the code"),
 });
 export type ReservedRedemption = z.infer<typeof ReservedRedemption>;
 

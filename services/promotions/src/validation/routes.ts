@@ -109,6 +109,7 @@ export function mountValidationRoutes(app: Express, { store, now }: ServiceConte
         duration_in_months: input.coupon.duration_in_months,
         bonus_months: input.coupon.bonus_months,
       },
+      coupon_name: input.coupon.name,
     };
     // A repeated reservation for the same session answers 200 with the one it holds.
     res.status(events.length > 0 ? 201 : 200).json(reply);
