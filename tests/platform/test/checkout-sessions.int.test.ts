@@ -107,6 +107,7 @@ describe('POST /v1/checkout/sessions', () => {
       amount_total: 300,
       currency: 'TWD',
       discount: null,
+      allow_promotion_codes: false,
       product: { id: p.id, name: 'E-book' },
       metadata: null,
       expires_at: res.body.expires_at,

@@ -100,12 +100,14 @@ export const exactlyOneProduct = {
   params: { message: 'exactly one of product_id and product_slug is required', path: ['product_id'] },
 };
 
-export const CreateCheckoutSessionBody = CreateCheckoutSessionFields.refine(
-  exactlyOneProduct.check,
-  exactlyOneProduct.params,
-).meta({
-  id: 'CreateCheckoutSessionBody',
-});
+export const CreateCheckoutSessionBody = CreateCheckoutSessionFields.extend({
+  allow_promotion_codes: z
+    .boolean()
+    .default(false)
+    .describe('The hosted page offers a field for a promotion code while none is applied; refused in SETUP mode.'),
+})
+  .refine(exactlyOneProduct.check, exactlyOneProduct.params)
+  .meta({ id: 'CreateCheckoutSessionBody' });
 export type CreateCheckoutSessionBody = z.infer<typeof CreateCheckoutSessionBody>;
 
 /** Legacy camelCase request names and the snake_case name each one stands for. */
@@ -120,6 +122,7 @@ export const CHECKOUT_SESSION_ALIASES = {
   customerId: 'customer_id',
   testClock: 'test_clock',
   promotionCode: 'promotion_code',
+  allowPromotionCodes: 'allow_promotion_codes',
   collectPaymentMethod: 'collect_payment_method',
 } as const;
 
@@ -203,6 +206,9 @@ export const CheckoutSession = z
     amount_total: z.int(),
     currency: z.literal('TWD'),
     discount: Discount.nullable(),
+    allow_promotion_codes: z
+      .boolean()
+      .describe('The hosted page offers a field for a promotion code while none is applied'),
     product: z.object({ id: z.string(), name: z.string() }),
     metadata: z.record(z.string(), z.string()).nullable(),
     expires_at: z.iso.datetime(),

@@ -22,10 +22,10 @@ import { runSessionCommands } from '../sessions/command';
 import { createSession, parseSessionRequest } from '../sessions/create';
 import { paySession } from '../sessions/pay';
 import { payWithPayuni, payuniCardFieldsFor, payuniMerchantFor, rememberedPayuniFields } from '../sessions/pay-payuni';
+import { applyPromotion, removePromotion } from '../sessions/promotion-code';
 import { findCallerSession } from '../sessions/queries';
 import type { Session } from '../sessions/session';
 import { cardFormScriptUrl } from './card-form-routes';
-import { applyPromotion, removePromotion } from './promotion';
 import { toCheckoutAnswer, toPaidAnswer } from './resource';
 
 /** The SDK's camelCase names in pay and coupon bodies, and the snake_case ones they stand for. */

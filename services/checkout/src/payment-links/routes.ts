@@ -230,6 +230,8 @@ export function mountPaymentLinkRoutes(app: Express, context: ServiceContext): v
       // A malformed `email` is ignored: the buyer types one on the page instead.
       customer_email: email && z.email().safeParse(email).success ? email : undefined,
       promotion_code: promo,
+      // A link's code comes from the link or its `promo` query, not from a field on the page.
+      allow_promotion_codes: false,
       collect_payment_method: link.collect_payment_method,
       metadata: Object.keys(metadata).length > 0 ? metadata : undefined,
       ...(locale === 'zh-TW' || locale === 'en' ? { locale } : {}),

@@ -74,23 +74,27 @@ export function parseSessionRequest(
 export function checkedMode(request: SessionRequest, product: Product) {
   const mode = modeFor(product.type, request.mode);
   if (typeof mode !== 'string') throw validationError([mode]);
-  if (mode === 'SETUP' && request.promotion_code !== undefined) {
-    throw validationError([
-      {
-        path: 'promotion_code',
-        code: 'not_allowed',
-        message: 'SETUP mode charges nothing; a promotion code does not apply',
-      },
-    ]);
-  }
+  if (mode !== 'SETUP') return mode;
+  const notAllowed = (path: string) => ({
+    path,
+    code: 'not_allowed',
+    message: 'SETUP mode charges nothing; a promotion code does not apply',
+  });
+  const details = [
+    ...(request.promotion_code !== undefined ? [notAllowed('promotion_code')] : []),
+    ...(request.allow_promotion_codes === true ? [notAllowed('allow_promotion_codes')] : []),
+  ];
+  if (details.length > 0) throw validationError(details);
   return mode;
 }
 
 /** A hosted session's request, or an embedded checkout's, whose redirect URLs are optional. */
-export type SessionRequest = Omit<CreateCheckoutSessionBody, 'success_url' | 'cancel_url'> & {
+export type SessionRequest = Omit<CreateCheckoutSessionBody, 'success_url' | 'cancel_url' | 'allow_promotion_codes'> & {
   success_url?: string;
   cancel_url?: string;
   ui_mode?: 'hosted' | 'embedded';
+  /** Hosted sessions only: embedded checkouts have their own coupon box. */
+  allow_promotion_codes?: boolean;
 };
 
 export interface NewSession {
@@ -148,6 +152,8 @@ export function sessionCreatedData({
     test_clock: request.test_clock ?? null,
     trial_days: trialDays,
     coupon: redemption?.coupon ?? null,
+    coupon_name: redemption?.coupon_name ?? null,
+    allow_promotion_codes: request.allow_promotion_codes === true,
     // A session sold to a named customer is prefilled with their email.
     customer_email: request.customer_email ?? (request.customer_id ? (customer?.email ?? null) : null),
     customer_name: request.customer_name ?? null,

@@ -104,11 +104,21 @@ export type ExpireSession = {
 /**
  * Applies (a reserved redemption) or removes (null) the promotion code of an open checkout that
  * nobody is paying. A code whose bonus trial days would change what is charged today is refused:
- * the checkout was made for a charge now, or for saving a card (422).
+ * the checkout was made for a charge now, or for saving a card (422). The same reservation again
+ * records nothing.
  */
 export type ChangePromotion = {
   type: 'ChangePromotion';
-  data: { code: string | null; redemption: ReservedRedemption | null; now: Date };
+  data: {
+    code: string | null;
+    redemption: ReservedRedemption | null;
+    /**
+     * The redemption the caller saw on the checkout (null: none). Another one there now means a
+     * change made at the same time came first: 409, and nothing changes.
+     */
+    replacing?: string | null;
+    now: Date;
+  };
 };
 
 /**
@@ -322,6 +332,10 @@ function changePromotion({ data }: ChangePromotion, state: SessionState): Sessio
   }
   const { redemption } = data;
   if (redemption === null && session.redemption_id === null) return [];
+  if (redemption && redemption.redemption_id === session.redemption_id) return [];
+  if (data.replacing !== undefined && data.replacing !== session.redemption_id) {
+    throw conflict('The promotion code of this checkout was changed at the same time; check the total and try again');
+  }
   const trialDays =
     session.mode === 'SUBSCRIPTION'
       ? (session.product.trial_days ?? 0) + (redemption?.discount.bonus_trial_days ?? 0)
@@ -351,6 +365,7 @@ function changePromotion({ data }: ChangePromotion, state: SessionState): Sessio
         redemption_id: redemption?.redemption_id ?? null,
         discount: redemption?.discount ?? null,
         coupon: redemption?.coupon ?? null,
+        coupon_name: redemption?.coupon_name ?? null,
         amount_subtotal: subtotal,
         discount_amount: subtotal - total,
         amount_total: total,

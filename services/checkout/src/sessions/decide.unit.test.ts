@@ -482,7 +482,7 @@ describe('Checkout session', () => {
   });
 });
 
-describe('changing the promotion code of an open checkout (embedded checkouts)', () => {
+describe("changing the promotion code of an open checkout (an embedded checkout's coupon box, the hosted page's field)", () => {
   const quarterOff = {
     redemption_id: 'red_2',
     promotion_code_id: 'promo_2',
@@ -496,6 +496,7 @@ describe('changing the promotion code of an open checkout (embedded checkouts)',
       bonus_months: 0,
     },
     amount_after_discount: 225,
+    coupon_name: 'Quarter off',
   };
   const changed = (fields: Record<string, unknown>): SessionEvent =>
     ({
@@ -514,6 +515,7 @@ describe('changing the promotion code of an open checkout (embedded checkouts)',
           redemption_id: 'red_2',
           discount: quarterOff.discount,
           coupon: null,
+          coupon_name: 'Quarter off',
           amount_subtotal: 300,
           discount_amount: 75,
           amount_total: 225,
@@ -533,12 +535,82 @@ describe('changing the promotion code of an open checkout (embedded checkouts)',
           redemption_id: null,
           discount: null,
           coupon: null,
+          coupon_name: null,
           amount_subtotal: 300,
           discount_amount: 0,
           amount_total: 300,
           requires_payment_method: true,
         }),
       ]);
+  });
+
+  describe('on a checkout created without a code that allows one on the hosted page', () => {
+    const plain: SessionEvent = {
+      type: 'CheckoutSessionCreated',
+      data: {
+        ...createdData,
+        allow_promotion_codes: true,
+        promotion_code: null,
+        promotion_code_id: null,
+        redemption_id: null,
+        discount: null,
+        order: { ...createdData.order, discount_amount: 0, amount_total: 300 },
+        intent: { ...createdData.intent, amount: 300 },
+      },
+    };
+    const apply = (redemption: typeof quarterOff, replacing: string | null = null) => ({
+      type: 'ChangePromotion' as const,
+      data: { code: 'QUARTER', redemption, replacing, now: at(1) },
+    });
+    const quarterApplied = changed({
+      promotion_code: 'QUARTER',
+      promotion_code_id: 'promo_2',
+      redemption_id: 'red_2',
+      discount: quarterOff.discount,
+      coupon: null,
+      coupon_name: 'Quarter off',
+      amount_subtotal: 300,
+      discount_amount: 75,
+      amount_total: 225,
+      requires_payment_method: true,
+    });
+
+    it('given no code, when the buyer applies one, records it: the intent charges the discounted amount', () => {
+      spec.given([plain]).when(apply(quarterOff)).then([quarterApplied]);
+      expect([plain, quarterApplied].reduce(evolve, initialState())).toMatchObject({
+        session: {
+          allow_promotion_codes: true,
+          promotion_code: 'QUARTER',
+          coupon_name: 'Quarter off',
+          promotion_code_by_buyer: true,
+          order: { amount_subtotal: 300, discount_amount: 75, amount_total: 225 },
+          intent: { amount: 225 },
+        },
+      });
+    });
+
+    it('given the same reservation recorded (the same code applied twice at once), records nothing', () => {
+      spec.given([plain, quarterApplied]).when(apply(quarterOff)).then([]);
+    });
+
+    it('given another code recorded since the caller looked, refuses the later change with 409', () => {
+      const other = { ...quarterOff, redemption_id: 'red_3', promotion_code_id: 'promo_3' };
+      spec
+        .given([plain, quarterApplied])
+        .when(apply(other, null))
+        .thenThrows(/changed at the same time/);
+      spec
+        .given([plain, quarterApplied])
+        .when({ type: 'ChangePromotion', data: { code: null, redemption: null, replacing: null, now: at(1) } })
+        .thenThrows(/changed at the same time/);
+    });
+
+    it('a code the merchant gave at creation is not the buyer’s; a session made before reads as allowing none', () => {
+      expect([created].reduce(evolve, initialState())).toMatchObject({
+        session: { promotion_code: 'SPRING20', allow_promotion_codes: false },
+      });
+      expect([created].reduce(evolve, initialState())).not.toHaveProperty('session.promotion_code_by_buyer');
+    });
   });
 
   it('refuses while a payment is under way, once paid, and once expired', () => {

@@ -51,6 +51,7 @@ export function toSessionResource(session: Session, now: Date): CheckoutSession 
     amount_total: session.order.amount_total,
     currency: 'TWD',
     discount: session.discount,
+    allow_promotion_codes: session.allow_promotion_codes ?? false,
     product: { id: session.product.id, name: session.product.name },
     metadata: session.metadata,
     expires_at: session.expires_at,

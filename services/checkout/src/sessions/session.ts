@@ -95,6 +95,10 @@ export type CheckoutSessionCreatedData = {
   trial_days?: number;
   /** The coupon of the reserved code, for billing's later invoices. */
   coupon?: CouponDiscount | null;
+  /** The coupon's name, shown on the hosted page beside the code; absent in sessions made before. */
+  coupon_name?: string | null;
+  /** The hosted page offers a field for a promotion code while none is applied; absent (false) in sessions made before. */
+  allow_promotion_codes?: boolean;
   customer_email: string | null;
   customer_name: string | null;
   external_customer_id: string | null;
@@ -179,6 +183,8 @@ export type PromotionCodeChangedData = {
   redemption_id: string | null;
   discount: Discount | null;
   coupon: CouponDiscount | null;
+  /** Absent in changes recorded before the hosted page showed it. */
+  coupon_name?: string | null;
   amount_subtotal: number;
   discount_amount: number;
   amount_total: number;
@@ -271,6 +277,11 @@ export type Session = Omit<CheckoutSessionCreatedData, 'session_id' | 'customer_
   /** Trades a processor reported paid that the session could not take (money to give back by hand). */
   unmatched_trades?: string[];
   subscription_id: string | null;
+  /**
+   * The code was applied by the buyer (the hosted page's field, an embedded checkout's coupon
+   * box), not given by the merchant at creation: the hosted page lets the buyer remove it.
+   */
+  promotion_code_by_buyer?: boolean;
   /** The order's refunds (`RefundCreated` ...), oldest first; absent before the first. */
   refunds?: RefundLedger;
   completed_at: string | null;
@@ -322,6 +333,7 @@ export function evolve(state: SessionState, event: SessionEvent): SessionState {
         ...created,
         id: session_id,
         customer_id: created.customer_id ?? null,
+        allow_promotion_codes: created.allow_promotion_codes ?? false,
         status: 'OPEN',
         attempt: null,
         settled_attempts: 0,
@@ -348,6 +360,8 @@ export function evolve(state: SessionState, event: SessionEvent): SessionState {
           redemption_id: d.redemption_id,
           discount: d.discount,
           coupon: d.coupon,
+          coupon_name: d.coupon_name ?? null,
+          promotion_code_by_buyer: d.promotion_code !== null,
           requires_payment_method: d.requires_payment_method,
           order: {
             ...s.order,

@@ -1,11 +1,12 @@
 import { conflict, type CallerIdentity, type ReservedRedemption } from '@billing/contracts';
 import type { ServiceContext } from '@billing/runtime';
 import { dependenciesOf, serviceCaller } from '../dependencies';
-import { isPayable } from '../sessions/decide';
-import { sessionAggregate } from '../sessions/aggregate';
-import type { Session } from '../sessions/session';
-import { releasePromotion, reservePromotion } from '../sessions/upstream';
+import { isPayable } from './decide';
+import { sessionAggregate } from './aggregate';
+import type { Session } from './session';
+import { releasePromotion, reservePromotion } from './upstream';
 
+/** Decided on the stream; `replacing` makes a change another one overtook a 409 (not a silent overwrite). */
 async function change(
   context: ServiceContext,
   session: Session,
@@ -16,7 +17,7 @@ async function change(
   const { state } = await sessionAggregate.handle(
     store,
     session.id,
-    { type: 'ChangePromotion', data: { code, redemption, now: now() } },
+    { type: 'ChangePromotion', data: { code, redemption, replacing: session.redemption_id, now: now() } },
     { organization: session.organization, environment: session.environment, occurredAt: now() },
   );
   if (state.status === 'Empty') throw new Error('checkout vanished');
@@ -33,9 +34,11 @@ async function release(context: ServiceContext, session: Session, redemptionId: 
 }
 
 /**
- * Applies a promotion code to an open embedded checkout, as at creation: promotions reserves a
- * redemption for this checkout (its refusals are 422, masked for a Publishable Key), the
- * checkout records the new amounts, and a code applied before is released.
+ * Applies a promotion code to an open checkout (an embedded checkout's coupon box, the hosted
+ * page's field), as at creation: promotions reserves a redemption for this checkout (its
+ * refusals are 422, masked for a Publishable Key), the checkout records the new amounts, and a
+ * code applied before is released. A change made at the same time that came first is 409, and
+ * this one's reservation is released.
  */
 export async function applyPromotion(
   context: ServiceContext,
@@ -65,7 +68,7 @@ export async function applyPromotion(
   return changed;
 }
 
-/** Removes the code of an open embedded checkout: full price again, the redemption released. */
+/** Removes the code of an open checkout: full price again, the redemption released. */
 export async function removePromotion(context: ServiceContext, session: Session): Promise<Session> {
   const changed = await change(context, session, null, null);
   await release(context, session, session.redemption_id);
