@@ -7,6 +7,7 @@ import {
   StoppedError,
   deliver,
   deliverBatch,
+  parkAndLog,
   retryPolicy,
   stoppableSleep,
 } from './delivery';
@@ -288,8 +289,12 @@ export class DatabaseBus implements Bus {
         batch: options.handler.batch,
         retry: retryPolicy(options.retry),
         sleep: stoppableSleep(controller.signal),
-        park: (raw, headers) =>
-          this.append(this.onBus(dlqTopicOf(raw.topic)), [{ key: raw.key, value: raw.value, headers }]),
+        park: parkAndLog(
+          (raw, headers) =>
+            this.append(this.onBus(dlqTopicOf(raw.topic)), [{ key: raw.key, value: raw.value, headers }]),
+          this.logger,
+          options.groupId,
+        ),
       },
       workers: new Map(),
       assigned: new Set(),

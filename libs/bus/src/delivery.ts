@@ -6,6 +6,7 @@ import {
   DLQ_HEADERS,
   type MessageHandler,
   type RetryPolicy,
+  dlqTopicOf,
 } from './types';
 
 /** A message as an adapter read it, before its value is known to be an event. */
@@ -28,6 +29,32 @@ export interface DeliveryContext {
   park: (message: RawMessage, headers: Record<string, string>) => Promise<void>;
   /** Resolves after `ms`, or rejects with StoppedError when the consumer stops first. */
   sleep: (ms: number) => Promise<void>;
+}
+
+/**
+ * `park`, and a log line saying so: a parked message is work the consumer did not do, and
+ * nothing else tells. The line names the message, not why: the reason (an error's message may
+ * quote a value) stays in the parked message's `dlq-reason` header.
+ */
+export function parkAndLog(
+  park: DeliveryContext['park'],
+  logger: { error: (details: object, message: string) => void },
+  groupId: string,
+): DeliveryContext['park'] {
+  return async (raw, headers) => {
+    await park(raw, headers);
+    logger.error(
+      {
+        component: 'bus',
+        group: groupId,
+        topic: raw.topic,
+        partition: raw.partition,
+        offset: raw.offset,
+        attempts: Number(headers[DLQ_HEADERS.attempts] ?? 0),
+      },
+      `message parked on ${dlqTopicOf(raw.topic)}: its handler failed every attempt, or it is no event`,
+    );
+  };
 }
 
 export class StoppedError extends Error {

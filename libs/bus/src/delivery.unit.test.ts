@@ -1,5 +1,13 @@
 import { z } from 'zod';
-import { backoffDelay, deliver, type DeliveryContext, type RawMessage, retryPolicy, StoppedError } from './delivery';
+import {
+  backoffDelay,
+  deliver,
+  type DeliveryContext,
+  type RawMessage,
+  parkAndLog,
+  retryPolicy,
+  StoppedError,
+} from './delivery';
 import { partitionOf } from './partition';
 import { DLQ_HEADERS } from './types';
 
@@ -101,5 +109,34 @@ describe('partitionOf', () => {
     expect(partitionOf('product-1', 3)).toBe(partitionOf('product-1', 3));
     const used = new Set(Array.from({ length: 50 }, (_, i) => partitionOf(`stream-${i}`, 3)));
     expect(used).toEqual(new Set([0, 1, 2]));
+  });
+});
+
+describe('parkAndLog', () => {
+  it('parks the message, then logs which one was parked and after how many attempts, without its reason', async () => {
+    const parkedHeaders: Record<string, string>[] = [];
+    const lines: Array<{ details: object; message: string }> = [];
+    const park = parkAndLog(
+      async (_raw, headers) => void parkedHeaders.push(headers),
+      { error: (details, message) => void lines.push({ details, message }) },
+      'billing',
+    );
+    const raw = { topic: 'checkout.events', partition: 2, offset: '41', key: 'k', value: '{}', headers: {} };
+    await park(raw, { 'dlq-reason': 'duplicate key value: buyer@example.com', 'dlq-attempts': '5' });
+    expect(parkedHeaders).toHaveLength(1);
+    expect(lines).toEqual([
+      {
+        details: {
+          component: 'bus',
+          group: 'billing',
+          topic: 'checkout.events',
+          partition: 2,
+          offset: '41',
+          attempts: 5,
+        },
+        message: expect.stringContaining('checkout.events.dlq'),
+      },
+    ]);
+    expect(JSON.stringify(lines)).not.toContain('buyer@example.com');
   });
 });

@@ -15,6 +15,7 @@ import {
   type RawMessage,
   deliver,
   deliverBatch,
+  parkAndLog,
   retryPolicy,
   stoppableSleep,
 } from './delivery';
@@ -131,8 +132,12 @@ export class KafkaBus implements Bus {
       batch: options.handler.batch,
       retry: retryPolicy(options.retry),
       sleep: stoppableSleep(controller.signal),
-      park: (raw: RawMessage, headers: Record<string, string>) =>
-        this.send(dlqTopicOf(raw.topic), [{ key: raw.key, value: raw.value, headers }]),
+      park: parkAndLog(
+        (raw: RawMessage, headers: Record<string, string>) =>
+          this.send(dlqTopicOf(raw.topic), [{ key: raw.key, value: raw.value, headers }]),
+        this.options.logger ?? stderrLogger,
+        options.groupId,
+      ),
     };
     // A refusal no retry can mend (a session timeout outside the broker's bounds, a group it
     // denies) would otherwise restart the consumer for ever, and this subscribe never answer.
