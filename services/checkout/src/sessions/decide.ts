@@ -32,7 +32,18 @@ export type CreateSession = { type: 'CreateSession'; data: CheckoutSessionCreate
 
 export type StartPayment = {
   type: 'StartPayment';
-  data: { sessionId: string; attemptId: string; buyer?: Buyer; processor?: ExternalProcessor; now: Date };
+  data: {
+    sessionId: string;
+    attemptId: string;
+    buyer?: Buyer;
+    processor?: ExternalProcessor;
+    /**
+     * What the caller will charge, as it read the session: another amount now (a promotion code
+     * changed since) is 409 and nothing starts, so that nobody is charged what they were not shown.
+     */
+    amount?: number;
+    now: Date;
+  };
 };
 /**
  * The processor opened an ATM account or a convenience-store code under the pending charge's
@@ -206,6 +217,9 @@ function startPayment({ data }: StartPayment, state: SessionState): SessionEvent
   if (attempt && data.now.getTime() - Date.parse(attempt.started_at) < STALE_ATTEMPT_MS) {
     throw conflict('A payment for this checkout session is already in progress');
   }
+  if (data.amount !== undefined && data.amount !== session.intent.amount) {
+    throw conflict('The total of this checkout changed; nothing was charged. Check the new total and pay again');
+  }
   return [
     {
       type: 'PaymentAttemptStarted',
@@ -330,6 +344,9 @@ function changePromotion({ data }: ChangePromotion, state: SessionState): Sessio
   if (session.attempt && data.now.getTime() - Date.parse(session.attempt.started_at) < STALE_ATTEMPT_MS) {
     throw conflict('A payment for this checkout is in progress');
   }
+  if (session.async_payment) throw conflict('This checkout waits for its ATM or convenience-store payment');
+  // A charge under the current key may have been made for the amount it had: it must stay.
+  if (session.pending_charge) throw conflict('A payment for this checkout may have been made; its answer is awaited');
   const { redemption } = data;
   if (redemption === null && session.redemption_id === null) return [];
   if (redemption && redemption.redemption_id === session.redemption_id) return [];

@@ -605,6 +605,21 @@ describe("changing the promotion code of an open checkout (an embedded checkout'
         .thenThrows(/changed at the same time/);
     });
 
+    it('given a code applied after the payer read the total, when the payment starts at the old total, refuses it: nothing starts', () => {
+      const startAt = (amount: number): StartPayment => ({
+        type: 'StartPayment',
+        data: { sessionId: 'cs_1', attemptId: 'pay_1', amount, now: at(2) },
+      });
+      spec
+        .given([plain, quarterApplied])
+        .when(startAt(300))
+        .thenThrows(/total of this checkout changed/);
+      spec
+        .given([plain, quarterApplied])
+        .when(startAt(225))
+        .then([started('pay_1', at(2))]);
+    });
+
     it('a code the merchant gave at creation is not the buyer’s; a session made before reads as allowing none', () => {
       expect([created].reduce(evolve, initialState())).toMatchObject({
         session: { promotion_code: 'SPRING20', allow_promotion_codes: false },
@@ -627,6 +642,18 @@ describe("changing the promotion code of an open checkout (an embedded checkout'
       .given([created])
       .when({ ...change, data: { ...change.data, now: at(31) } })
       .thenThrows(/expired/);
+  });
+
+  it('refuses while a charge of the current amount may have been made (no answer yet)', () => {
+    const change = { type: 'ChangePromotion' as const, data: { code: null, redemption: null, now: at(5) } };
+    spec
+      .given([created, started('pay_1', at(0.5)), failed('pay_1', true)])
+      .when(change)
+      .thenThrows(/may have been made/);
+    spec
+      .given([created, started('pay_1', at(0.5))])
+      .when(change)
+      .thenThrows(/may have been made/);
   });
 });
 
@@ -728,9 +755,11 @@ describe('an ATM or convenience-store payment (docs/payments.md)', () => {
     expect(() => decideOn([created], recordAsync())).toThrow(/not waiting for trade/);
   });
 
-  it('while it waits, takes no other payment, and does not expire before the payment deadline', () => {
+  it('while it waits, takes no other payment nor code, and does not expire before the payment deadline', () => {
     const waiting = [created, startedAtEcpay, pending()];
     expect(() => decideOn(waiting, start('a2', at(40)))).toThrow(/waits for its ATM or convenience-store payment/);
+    const removeCode = { type: 'ChangePromotion' as const, data: { code: null, redemption: null, now: at(40) } };
+    expect(() => decideOn(waiting, removeCode)).toThrow(/waits for its ATM or convenience-store payment/);
     expect(decideOn(waiting, expire(at(40), key()))).toEqual([]);
   });
 

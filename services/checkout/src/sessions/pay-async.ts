@@ -99,7 +99,12 @@ export async function openProcessorTrade(
     context,
     sessionId,
     row,
-    [{ type: 'StartPayment', data: { sessionId, attemptId, buyer, processor: processor.name, now: now() } }],
+    [
+      {
+        type: 'StartPayment',
+        data: { sessionId, attemptId, buyer, processor: processor.name, amount: session.intent.amount, now: now() },
+      },
+    ],
     { organization: session.organization, environment: session.environment, occurredAt: now() },
   );
   const started = state.status === 'Exists' ? state.session : session;

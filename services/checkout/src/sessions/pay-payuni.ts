@@ -168,7 +168,7 @@ export async function payWithPayuni(
   const attemptId = `pay_${randomBase62(24)}`;
   const started = await run(context, known.session ?? session, known, {
     type: 'StartPayment',
-    data: { sessionId, attemptId, buyer, processor: 'payuni', now: now() },
+    data: { sessionId, attemptId, buyer, processor: 'payuni', amount: session.intent.amount, now: now() },
   });
   const key = started.pending_charge!.key;
   const pageUrl = `${dependenciesOf(context).checkoutUrl}/${sessionId}`;

@@ -95,7 +95,8 @@ export async function paySession(
   const customerId = await buyerAtPayment(context, session, body);
   const attemptId = `pay_${randomBase62(24)}`;
   const buyer = { email: body.email ?? null, name: body.name ?? null, customer_id: customerId };
-  const started = await run({ type: 'StartPayment', data: { sessionId: id, attemptId, buyer, now: now() } });
+  const amount = session.intent.amount;
+  const started = await run({ type: 'StartPayment', data: { sessionId: id, attemptId, buyer, amount, now: now() } });
   const chargeKey = chargeKeyOf(started.state.status === 'Exists' ? started.state.session : session);
   let result: ChargeResult;
   try {
@@ -103,7 +104,7 @@ export async function paySession(
       ? await processor.charge({
           idempotencyKey: chargeKey,
           environment: session.environment,
-          amount: session.intent.amount,
+          amount,
           card,
           challenge: body.challenge,
           now: now(),
