@@ -37,6 +37,13 @@ const STYLE = `
   .field-error { color: #a8071a; font-size: .875rem; margin: .25rem 0 0; }
   input[aria-invalid="true"] { border-color: #a8071a; }
   a.cancel { display: block; text-align: center; margin-top: 1rem; color: #6b7385; }
+  .promotion { margin: 1rem 0; } .promotion label { margin-top: 0; }
+  .promotion .inline { display: flex; gap: .5rem; } .promotion .inline input { flex: 1; min-width: 0; }
+  button.secondary { width: auto; margin: 0; padding: .6rem 1rem; background: #fff; color: var(--brand);
+                     border: 1px solid var(--brand); }
+  .promotion-remove { text-align: right; margin: 0 0 .75rem; }
+  button.link { width: auto; margin: 0; padding: .25rem 0; background: none; color: #6b7385; text-decoration: underline;
+                font-size: .875rem; }
 `;
 
 /** The default accent; a merchant's `brand_color` (#rrggbb, checked by the admin API) replaces it. */

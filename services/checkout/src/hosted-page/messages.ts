@@ -41,6 +41,25 @@ export interface Messages {
   oneTime: (price: string) => string;
   checkFields: (fields: string) => string;
   alreadySubscribed: string;
+  /** The promotion code field, when the merchant allows one (`allow_promotion_codes`), and the code applied. */
+  promotion: {
+    label: string;
+    apply: string;
+    remove: (code: string) => string;
+    /** The applied code and its coupon's name (the merchant's words): "SPRING20 · Spring sale". */
+    applied: (code: string, couponName: string) => string;
+    required: string;
+    /** Any refusal but "already used": the page says no more than a Publishable Key is told. */
+    invalid: string;
+    alreadyUsed: string;
+    changesTrial: string;
+    notOffered: string;
+    /** Another window changed the code first. */
+    changedMeanwhile: string;
+    unavailable: string;
+    /** The total moved after the page was shown (a code applied in another window): nothing charged. */
+    totalChanged: (total: string) => string;
+  };
   /** An ATM or convenience-store payment through the merchant's processor (docs/payments.md). */
   asyncPayment: {
     payBy: string;
@@ -153,6 +172,20 @@ const en: Messages = {
   checkFields: (fields) => `Please check: ${fields}`,
   alreadySubscribed:
     'This email already has a subscription to this product. Nothing was charged. Use another email, or manage the subscription you have.',
+  promotion: {
+    label: 'Promotion code',
+    apply: 'Apply',
+    remove: (code) => `Remove ${code}`,
+    applied: (code, couponName) => `${code} · ${couponName}`,
+    required: 'Enter a promotion code.',
+    invalid: 'This code cannot be used for this purchase. Check it and try again.',
+    alreadyUsed: 'You have already used this code.',
+    changesTrial: 'This code changes the free trial, so it cannot be applied to this checkout.',
+    notOffered: 'This checkout does not take promotion codes.',
+    changedMeanwhile: 'The code of this checkout was changed in another window. Check the total and try again.',
+    unavailable: 'Promotion codes cannot be checked right now. Nothing was charged. Try again in a moment.',
+    totalChanged: (total) => `The total is now ${total}. Nothing was charged. Check it and pay again.`,
+  },
   asyncPayment: {
     payBy: 'Pay by',
     card: 'Card',
@@ -294,6 +327,20 @@ const zhTW: Messages = {
   oneTime: (price) => `${price}，一次付清`,
   checkFields: (fields) => `請檢查：${fields}`,
   alreadySubscribed: '此電子郵件已訂閱這項商品，未收取任何費用。請使用其他電子郵件，或管理您現有的訂閱。',
+  promotion: {
+    label: '優惠碼',
+    apply: '套用',
+    remove: (code) => `移除 ${code}`,
+    applied: (code, couponName) => `${code} · ${couponName}`,
+    required: '請輸入優惠碼。',
+    invalid: '此優惠碼無法用於這筆訂單，請確認後再試一次。',
+    alreadyUsed: '您已使用過此優惠碼。',
+    changesTrial: '此優惠碼會變更免費試用期，無法用於這筆結帳。',
+    notOffered: '這筆結帳不接受優惠碼。',
+    changedMeanwhile: '這筆結帳的優惠碼已在另一個視窗變更，請確認總計後再試一次。',
+    unavailable: '目前無法確認優惠碼，未收取任何費用。請稍後再試。',
+    totalChanged: (total) => `總計已變更為 ${total}，未收取任何費用。請確認後再付款。`,
+  },
   asyncPayment: {
     payBy: '付款方式',
     card: '信用卡',

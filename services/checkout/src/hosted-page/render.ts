@@ -13,7 +13,13 @@ export interface CheckoutPageView {
   billingPeriod?: string;
   amountSubtotal: number;
   amountTotal: number;
-  discount?: { label: string; amount: number };
+  /**
+   * What the code takes off (today's charge, or the first one after a trial): shown as the code
+   * and its coupon's name; `label` ("20% off") when the session knows neither.
+   */
+  discount?: { label: string; amount: number; code?: string; couponName?: string | null };
+  /** The promotion code field, or the way to remove a code the buyer applied here. */
+  promotionCode?: PromotionCodeField;
   /** Prefilled values are shown read-only; missing ones are asked for. */
   email?: string;
   name?: string;
@@ -46,6 +52,20 @@ export interface CheckoutPageView {
   payuniFields?: { sdkToken: string; scriptUrl: string; env: 'S' | 'P' };
   /** The buyer's e-invoice choice, when the organization issues e-invoices. */
   einvoice?: EinvoiceSection;
+}
+
+/**
+ * A form of its own beside the payment's (forms do not nest; Enter in the payment's fields still
+ * pays), posted without JavaScript: it applies the typed code, or removes the applied one.
+ */
+export interface PromotionCodeField {
+  action: string;
+  /** A code the buyer applied on this page: a Remove button in place of the field. */
+  removable?: boolean;
+  /** What the buyer typed before a refusal. */
+  typed?: string;
+  /** Why the code was refused, in the page's language. */
+  error?: string;
 }
 
 const textOf = (view: { t?: Messages }) => view.t ?? messagesFor('en');
@@ -149,6 +169,16 @@ const PAYUNI_FIELDS_SCRIPT = raw(`<script>
   })();
 </script>`);
 
+/** The code and its coupon's name, and what it takes off. */
+function discountRow(view: CheckoutPageView): Html | '' {
+  const { discount } = view;
+  if (!discount) return '';
+  const label = discount.code
+    ? textOf(view).promotion.applied(discount.code, discount.couponName ?? discount.label)
+    : discount.label;
+  return html`<div id="discount"><span>${label}</span><span>−${formatTwd(discount.amount)}</span></div>`;
+}
+
 /** Said plainly: what is charged today, and what and when after the trial. */
 function trialSummary(view: CheckoutPageView): Html | '' {
   const { trial } = view;
@@ -157,6 +187,7 @@ function trialSummary(view: CheckoutPageView): Html | '' {
   const period = view.billingPeriod ? ` ${view.billingPeriod}` : '';
   return html`<div class="summary" id="trial">
       <div><span>${t.freeTrial}</span><span>${t.days(trial.days)}</span></div>
+      ${discountRow(view)}
       <div><span>${t.then}</span><span>${formatTwd(trial.thenAmount)}${period}</span></div>
       <div><strong>${t.dueToday}</strong><strong>${formatTwd(0)}</strong></div>
     </div>
@@ -169,9 +200,44 @@ function summary(view: CheckoutPageView): Html | '' {
   if (!view.discount) return '';
   return html`<div class="summary">
     <div><span>${t.subtotal}</span><span>${formatTwd(view.amountSubtotal)}</span></div>
-    <div><span>${view.discount.label}</span><span>−${formatTwd(view.discount.amount)}</span></div>
+    ${discountRow(view)}
     <div><strong>${t.total}</strong><strong>${formatTwd(view.amountTotal)}</strong></div>
   </div>`;
+}
+
+/** The field and its Apply button while no code is applied; Remove for a code the buyer applied here. */
+function promotionCodeForm(view: CheckoutPageView): Html | '' {
+  const field = view.promotionCode;
+  const t = textOf(view).promotion;
+  if (!field) return '';
+  if (view.discount) {
+    if (!field.removable) return '';
+    return html`<form method="post" action="${field.action}" class="promotion-remove" id="promotion-form">
+      <input type="hidden" name="remove" value="${view.discount.code ?? ''}" />
+      <button type="submit" class="link" id="remove-promotion">${t.remove(view.discount.code ?? '')}</button>
+    </form>`;
+  }
+  const error = field.error && html`<p class="field-error" id="promotion-error" role="alert">${field.error}</p>`;
+  const invalid = field.error ? html` aria-invalid="true" aria-describedby="promotion-error"` : '';
+  return html`<form method="post" action="${field.action}" class="promotion" id="promotion-form">
+    <label for="field-promotion_code">${t.label}</label>
+    <div class="inline">
+      <input
+        id="field-promotion_code"
+        name="code"
+        type="text"
+        autocomplete="off"
+        autocapitalize="characters"
+        spellcheck="false"
+        maxlength="100"
+        required
+        value="${field.typed ?? ''}"
+        ${invalid}
+      />
+      <button type="submit" class="secondary" id="apply-promotion">${t.apply}</button>
+    </div>
+    ${error}
+  </form>`;
 }
 
 /** The merchant's name (and logo) at the top of every page; nothing before the replica knows it. */
@@ -227,8 +293,9 @@ export function renderCheckoutPage(view: CheckoutPageView): string {
     html`${merchantHeader(view.merchant)}
       <h1>${view.productName}</h1>
       <p class="price">${formatTwd(view.trial ? view.trial.thenAmount : view.amountTotal)}${period}</p>
-      ${schedule} ${summary(view)} ${sandbox} ${error}
+      ${schedule} ${summary(view)} ${promotionCodeForm(view)} ${sandbox} ${error}
       <form method="post" action="${view.action}" id="checkout-form">
+        <input type="hidden" name="shown_total" value="${String(view.amountTotal)}" />
         ${field(t.email, 'email', 'email', { type: 'email', value: view.email, typed: view.typed?.email })}
         ${field(t.name, 'name', 'name', { value: view.name, typed: view.typed?.name })} ${paymentFields(view)}
         ${challenge} ${view.einvoice ? einvoiceSection(view.einvoice, t) : ''}

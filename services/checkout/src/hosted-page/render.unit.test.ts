@@ -287,3 +287,70 @@ describe('hosted page texts', () => {
     expect(html).toContain('<link rel="icon" href="data:image/svg+xml');
   });
 });
+
+describe('promotion codes on the hosted page', () => {
+  const action = '/checkout/cs_1/promotion-code';
+  const spring = { label: '20% off', amount: 96, code: 'SPRING20', couponName: 'Spring <sale>' };
+  const plain = { ...view, discount: undefined, amountSubtotal: 480, amountTotal: 480, schedule: 'NT$480' };
+
+  it('shows an applied code by the code and its coupon’s name, not only “20% off”, in both languages', () => {
+    for (const t of [messagesFor('en'), messagesFor('zh-TW')]) {
+      const html = renderCheckoutPage({ ...plain, t, discount: spring, amountTotal: 384 });
+      expect(html).toContain('<div id="discount"><span>SPRING20 · Spring &lt;sale&gt;</span><span>−NT$96</span></div>');
+      expect(html).not.toContain('20% off');
+      expect(html).toContain(t.lang === 'en' ? 'Pay NT$384' : '付款 NT$384');
+    }
+    // A session made before coupon names were kept: the code and the discount's label.
+    const older = renderCheckoutPage({ ...plain, discount: { ...spring, couponName: null } });
+    expect(older).toContain('<span>SPRING20 · 20% off</span>');
+  });
+
+  it('offers a field and an Apply button in a form of its own while no code is applied, in the page’s language', () => {
+    const en = renderCheckoutPage({ ...plain, promotionCode: { action } });
+    expect(en).toMatch(/<form method="post" action="\/checkout\/cs_1\/promotion-code" class="promotion"/);
+    expect(en).toContain('<label for="field-promotion_code">Promotion code</label>');
+    expect(en).toMatch(/<input\s+id="field-promotion_code"\s+name="code"/);
+    expect(en).toMatch(/<button type="submit" class="secondary" id="apply-promotion">Apply<\/button>/);
+    // Its own form ends before the payment's starts: Enter in the payment's fields still pays.
+    expect(en.indexOf('id="promotion-form"')).toBeLessThan(en.indexOf('id="checkout-form"'));
+    expect(en.slice(en.indexOf('id="promotion-form"'), en.indexOf('id="checkout-form"'))).toContain('</form>');
+    const zh = renderCheckoutPage({ ...plain, t: messagesFor('zh-TW'), promotionCode: { action } });
+    expect(zh).toContain('>優惠碼</label>');
+    expect(zh).toContain('>套用</button>');
+    expect(renderCheckoutPage(plain)).not.toContain('promotion-form');
+  });
+
+  it('says at the field why a code was refused, and keeps what was typed, escaped', () => {
+    const t = messagesFor('zh-TW');
+    const html = renderCheckoutPage({
+      ...plain,
+      t,
+      promotionCode: { action, typed: 'NOPE"<', error: t.promotion.invalid },
+    });
+    expect(html).toMatch(/value="NOPE&quot;&lt;"\s+aria-invalid="true" aria-describedby="promotion-error"/);
+    expect(html).toContain(`<p class="field-error" id="promotion-error" role="alert">${t.promotion.invalid}</p>`);
+  });
+
+  it('lets the buyer remove a code applied on the page, and shows no field beside the merchant’s code', () => {
+    const removable = renderCheckoutPage({ ...plain, discount: spring, promotionCode: { action, removable: true } });
+    expect(removable).toContain('<input type="hidden" name="remove" value="SPRING20" />');
+    expect(removable).toMatch(/id="remove-promotion">Remove SPRING20<\/button>/);
+    expect(removable).not.toContain('field-promotion_code');
+    const merchants = renderCheckoutPage({ ...plain, discount: spring, promotionCode: undefined });
+    expect(merchants).not.toContain('promotion-form');
+  });
+
+  it('posts the total it showed with the payment, and shows a trial’s code with what it takes off later', () => {
+    expect(renderCheckoutPage({ ...plain, amountTotal: 384 })).toContain(
+      '<input type="hidden" name="shown_total" value="384" />',
+    );
+    const trial = renderCheckoutPage({
+      ...plain,
+      amountTotal: 0,
+      discount: { ...spring, amount: 59 },
+      trial: { days: 7, thenAmount: 240 },
+    });
+    expect(trial).toContain('<span>SPRING20 · Spring &lt;sale&gt;</span><span>−NT$59</span>');
+    expect(trial).toMatch(/Due today<\/strong><strong>NT\$0/);
+  });
+});

@@ -1,4 +1,5 @@
 import { ApiError, PayCheckoutSessionBody, detailsFromZodIssues } from '@billing/contracts';
+import { formatTwd } from '@billing/service';
 import type { ServiceContext } from '@billing/runtime';
 import {
   type EinvoiceForm,
@@ -9,6 +10,7 @@ import {
 } from '@billing/service';
 import type { Express, Request, Response } from 'express';
 import { findSessionRow } from '../sessions/queries';
+import { applyPromotion, removePromotion } from '../sessions/promotion-code';
 import { chooseEinvoice } from '../sessions/einvoice-choice';
 import { statusAt } from '../sessions/resource';
 import { openedBySoldOutLink } from '../payment-links/queries';
@@ -30,12 +32,19 @@ import {
 import { acceptPayuniCodeNotification, payuniCodeMethods, startPayuniCodePayment } from '../sessions/pay-payuni-codes';
 import { processorMerchantOf } from '../payments/settings/merchant-of';
 import { NOTIFICATION_RECEIVED as PAYUNI_RECEIVED } from '../payments/payuni/notifications';
-import { dependenciesOf } from '../dependencies';
+import { dependenciesOf, serviceCaller } from '../dependencies';
 import { renderInstructionsPage, renderProcessorRedirect } from './async-payment-pages';
 import type { Session } from '../sessions/session';
 import { findMerchant } from '@billing/runtime';
 import { type Messages, chooseLocale, messagesFor, priceSchedule } from './messages';
-import { type CheckoutPageView, type PageContext, type Receipt, renderCheckoutPage, renderMessagePage } from './render';
+import {
+  type CheckoutPageView,
+  type PageContext,
+  type PromotionCodeField,
+  type Receipt,
+  renderCheckoutPage,
+  renderMessagePage,
+} from './render';
 import { einvoiceSectionFor } from './einvoice-form';
 import { receiptOf } from './receipt';
 
@@ -67,6 +76,29 @@ function scheduleOf(session: Session, t: Messages): string {
   });
 }
 
+/** What the code takes off: today's charge, or after a free trial the first one. */
+function discountOf(session: Session): CheckoutPageView['discount'] {
+  const { discount } = session;
+  if (!discount) return undefined;
+  return {
+    label: discount.label,
+    amount: session.trial_days ? (discount.amount ?? 0) : session.order.discount_amount,
+    // Promotions keeps codes upper-case and takes them in any case: the page shows the code as kept.
+    code: session.promotion_code?.toUpperCase(),
+    couponName: session.coupon_name,
+  };
+}
+
+/** The promotion code form's path under the page's. */
+const PROMOTION_CODE_PATH = '/promotion-code';
+
+/** The field while the merchant allows a code and none is applied; Remove for a code the buyer applied. */
+function promotionFieldOf(session: Session, pageAction: string): PromotionCodeField | undefined {
+  const action = `${pageAction}${PROMOTION_CODE_PATH}`;
+  if (session.promotion_code) return session.promotion_code_by_buyer ? { action, removable: true } : undefined;
+  return session.allow_promotion_codes ? { action } : undefined;
+}
+
 function viewOf(
   session: Session,
   action: string,
@@ -79,7 +111,8 @@ function viewOf(
     billingPeriod: billingPeriod(session, page.t),
     amountSubtotal: session.order.amount_subtotal,
     amountTotal: session.order.amount_total,
-    discount: session.discount ? { label: session.discount.label, amount: session.order.discount_amount } : undefined,
+    discount: discountOf(session),
+    promotionCode: promotionFieldOf(session, action),
     email: session.customer_email ?? undefined,
     name: session.customer_name ?? undefined,
     requiresPaymentMethod: session.requires_payment_method,
@@ -172,6 +205,18 @@ function refusalText(error: ApiError, t: Messages): string {
   return (typeof code === 'string' && t.declines[code]) || error.message;
 }
 
+/** Why a code was not applied, in the page's language; null for a failure that is not about the code. */
+function promotionRefusal(error: ApiError, t: Messages): string | null {
+  const code = (error.details?.[0] as { code?: unknown } | undefined)?.code;
+  if (error.status === 422) {
+    if (code === 'PROMO_CODE_ALREADY_USED') return t.promotion.alreadyUsed;
+    return code === 'changes_trial' ? t.promotion.changesTrial : t.promotion.invalid;
+  }
+  if (error.status === 409) return t.promotion.changedMeanwhile;
+  if (error.status === 503) return t.promotion.unavailable;
+  return null;
+}
+
 /**
  * The hosted checkout page at CHECKOUT_URL/<session id>, served through the gateway's
  * /checkout pages. It works without JavaScript: the form posts back here, success redirects
@@ -244,6 +289,77 @@ export function mountHostedPage(app: Express, context: ServiceContext): void {
     if (!fields) return;
     const einvoice = await einvoiceSectionOf(session!, null);
     res.type('html').send(renderCheckoutPage(viewOf(session!, action(req), page, { ...fields, einvoice })));
+  });
+
+  // The promotion code form: applies the typed code as an embedded checkout's coupon box does
+  // (reserved at promotions, recorded on the session), or removes a code the buyer applied here;
+  // then back to the page, or the page again with the refusal at the field and nothing changed.
+  app.post(`/checkout/:session_id${PROMOTION_CODE_PATH}`, formBodies('2kb'), async (req, res) => {
+    const session = await load(req);
+    const page = await pageOf(req, session);
+    if (await refused(res, session, page)) return;
+    const pageAction = action(req).slice(0, -PROMOTION_CODE_PATH.length);
+    // Waiting for an ATM or store payment, or for a processor's answer: the page says so.
+    if (session!.async_payment || session!.pending_charge) return res.redirect(303, pageAction);
+    const form = (req.body ?? {}) as Record<string, unknown>;
+    const typed =
+      typeof form.code === 'string' && findTextProblems({ code: form.code }).length === 0
+        ? form.code.trim().slice(0, 100)
+        : undefined;
+    const t = page.t.promotion;
+    /** The page as the session now is, the refusal at the field (above the form once a code is applied). */
+    const again = async (status: number, message: string) => {
+      const current = (await load(req)) ?? session!;
+      const fields = await fieldsOrUnavailable(res, current, page);
+      if (!fields) return;
+      const view = viewOf(current, pageAction, page, { ...fields, einvoice: await einvoiceSectionOf(current, null) });
+      const atField = view.promotionCode && !view.discount;
+      const refusal = atField
+        ? { promotionCode: { ...view.promotionCode!, typed, error: message } }
+        : { error: message };
+      res
+        .status(status)
+        .type('html')
+        .send(renderCheckoutPage({ ...view, ...refusal }));
+    };
+    try {
+      if (typeof form.remove === 'string') {
+        // Only the code the page showed, and only one the buyer applied: the merchant's stays.
+        const shownCode = form.remove.toUpperCase() === session!.promotion_code?.toUpperCase();
+        if (!session!.promotion_code_by_buyer || !shownCode) return await again(409, t.changedMeanwhile);
+        await removePromotion(context, session!);
+      } else {
+        if (!session!.allow_promotion_codes) return await again(403, t.notOffered);
+        // The same code again (a second click): applied already.
+        const current = session!.promotion_code?.toUpperCase();
+        if (current && current === typed?.toUpperCase()) return res.redirect(303, pageAction);
+        if (current) return await again(409, t.changedMeanwhile);
+        if (!typed) return await again(422, t.required);
+        // Anyone with the page's address may type here: refusals say no more than to a Publishable Key.
+        const buyer = {
+          ...serviceCaller(session!.organization, session!.environment),
+          keyKind: 'publishable' as const,
+        };
+        await applyPromotion(context, buyer, session!, typed);
+      }
+      res.redirect(303, pageAction);
+    } catch (error) {
+      if (!(error instanceof ApiError)) throw error;
+      if (error.status === 409) {
+        const current = await load(req);
+        if (await refused(res, current, page)) return;
+        if (current?.attempt) {
+          const { inProgress } = page.t.titles;
+          return res
+            .status(409)
+            .type('html')
+            .send(renderMessagePage(inProgress, page.t.texts.inProgress, undefined, page));
+        }
+      }
+      const message = promotionRefusal(error, page.t);
+      if (message === null) throw error;
+      await again(error.status, message);
+    }
   });
 
   // PAYUNi's card result after 3-D Secure: server to server (answered `OK` once recorded), and
@@ -328,11 +444,19 @@ export function mountHostedPage(app: Express, context: ServiceContext): void {
     const section = await einvoiceSectionOf(session!, postedEinvoice);
     const chosen = section && postedEinvoice ? einvoiceFormChoice(postedEinvoice, section.donationOffered) : null;
     const einvoice = section && { ...section, invalid: chosen && 'invalid' in chosen ? chosen.invalid : undefined };
-    const again = (status: number, extra: Partial<CheckoutPageView>) =>
+    const again = (status: number, extra: Partial<CheckoutPageView>, shown: Session = session!) =>
       res
         .status(status)
         .type('html')
-        .send(renderCheckoutPage(viewOf(session!, action(req), page, { typed, einvoice, ...extra })));
+        .send(renderCheckoutPage(viewOf(shown, action(req), page, { typed, einvoice, ...extra })));
+    /** The page with the new total, when a code changed it after the buyer saw the old one: nothing charged. */
+    const newTotal = async (shown: Session) => {
+      const fields = await fieldsOrUnavailable(res, shown, page);
+      const error = page.t.promotion.totalChanged(formatTwd(shown.order.amount_total));
+      if (fields) again(409, { error, ...fields }, shown);
+    };
+    const shownTotal = typeof form.shown_total === 'string' ? Number(form.shown_total) : null;
+    if (shownTotal !== null && shownTotal !== session!.order.amount_total) return newTotal(session!);
     // The form is read here, after the service kit's edge: its text is checked the same way
     // (NUL, lone surrogates, control characters; a name on one line) before anything is charged.
     const refusedText = findTextProblems(form).map((d) => d.path);
@@ -384,7 +508,9 @@ export function mountHostedPage(app: Express, context: ServiceContext): void {
         return;
       }
       if (error.status === 409 || error.status === 404) {
-        if (await refused(res, await load(req), page)) return;
+        const current = await load(req);
+        if (await refused(res, current, page)) return;
+        if (current && current.order.amount_total !== session!.order.amount_total) return newTotal(current);
         res
           .status(409)
           .type('html')

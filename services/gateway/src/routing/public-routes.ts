@@ -21,6 +21,8 @@ const SECRET = ['secret'] as const;
 export const HOSTED_PAGE_PATHS = [
   '/checkout/:session_id',
   '/checkout/:session_id/pay',
+  // The promotion code form of a session that allows one: limited per address as a payment is.
+  '/checkout/:session_id/promotion-code',
   // The processor's server-to-server posts about the session's trade (ECPay's PaymentInfoURL and
   // ReturnURL): each is checked by the processor's MAC with the organization's keys.
   '/checkout/:session_id/ecpay/:notification',
