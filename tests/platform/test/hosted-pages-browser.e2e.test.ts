@@ -1,3 +1,4 @@
+import { mkdirSync } from 'node:fs';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { eventually } from '@billing/testing';
@@ -242,6 +243,61 @@ describeWithBrowser('hosted pages a merchant can put in front of customers', () 
     await page.goto(link.body.url);
     expect(await text(page, '#schedule')).toBe('NT$480, one-time payment');
     await page.context().close();
+  });
+
+  it('takes a promotion code on the page when the session allows one: the discount by code and coupon name, and the discounted amount paid', async () => {
+    const coupon = await api('POST', '/coupons', {
+      name: 'Spring sale',
+      discount_type: 'PERCENTAGE',
+      discount_amount: 20,
+    });
+    expect((await api('POST', '/promotion-codes', { coupon_id: coupon.body.id, code: 'SPRING20' })).status).toBe(201);
+    mkdirSync('/tmp/promo-shots', { recursive: true });
+    for (const [locale, texts] of [
+      ['en-US', { label: 'Promotion code', refused: 'This code cannot be used for this purchase.', pay: 'Pay NT$384' }],
+      ['zh-TW', { label: '優惠碼', refused: '此優惠碼無法用於這筆訂單', pay: '付款 NT$384' }],
+    ] as const) {
+      // A phone's width: the field and its button share one line.
+      const context = await browser.newContext({ locale, viewport: { width: 375, height: 812 } });
+      const page = await context.newPage();
+      const opened = await session({ product_slug: 'box', allow_promotion_codes: true });
+      await openWithMerchant(page, opened.url);
+      expect(await page.locator('label[for="field-promotion_code"]').textContent()).toBe(texts.label);
+      await page.screenshot({ path: `/tmp/promo-shots/field-${locale}.png`, fullPage: true });
+
+      await page.getByLabel(texts.label).fill('SPRING2O');
+      await page.locator('#apply-promotion').click();
+      await page.waitForLoadState('load');
+      expect(await text(page, '#promotion-error')).toContain(texts.refused);
+      expect(await page.locator('#field-promotion_code').inputValue()).toBe('SPRING2O');
+      await page.screenshot({ path: `/tmp/promo-shots/refused-${locale}.png`, fullPage: true });
+
+      await page.getByLabel(texts.label).fill('spring20');
+      await page.locator('#apply-promotion').click();
+      await page.waitForLoadState('load');
+      expect(await text(page, '#discount')).toBe('SPRING20 · Spring sale−NT$96');
+      expect(await text(page, '#pay')).toBe(texts.pay);
+      expect(await page.locator('#field-promotion_code').count()).toBe(0);
+      await page.screenshot({ path: `/tmp/promo-shots/applied-${locale}.png`, fullPage: true });
+
+      await page.locator('#field-email').fill(`spring-${locale}@example.com`);
+      await page.locator('#field-name').fill('Mei Lin');
+      await page.locator('#field-card_number').fill('4242 4242 4242 4242');
+      await page.locator('#field-exp').fill('12/34');
+      await page.locator('#field-cvc').fill('123');
+      await page.locator('#pay').click();
+      await page.waitForURL(`${site.url}/thanks`);
+      expect((await api('GET', `/checkout/sessions/${opened.id}`)).body).toMatchObject({
+        status: 'COMPLETE',
+        amount_subtotal: 480,
+        amount_total: 384,
+        discount: { amount: 96 },
+      });
+      // The already-paid page's receipt: what was charged.
+      await page.goto(opened.url);
+      expect(await text(page, '#receipt')).toContain('NT$384');
+      await context.close();
+    }
   });
 
   it('shows the product, amount paid, date and the way back on the thank-you and already-paid pages', async () => {
