@@ -286,7 +286,14 @@ describe('POST /checkout/:id/pay', () => {
     const org = newOrg();
     const { id } = await session(org, { customer_email: 'race@example.com' });
     const answers = await Promise.all([pay(id, card()), pay(id, card()), pay(id, card())]);
-    expect(answers.map((a) => a.status).sort()).toEqual([200, 409, 409]);
+    // A call that arrives once the charge is recorded answers with that same completion (a
+    // double click is told the session is paid); one arriving while the charge is under way is
+    // told to wait (409). Which of the two a call meets depends on timing; the charge is one.
+    const completed = answers.filter((a) => a.status === 200);
+    expect(completed.length).toBeGreaterThanOrEqual(1);
+    expect(answers.filter((a) => a.status !== 200).map((a) => a.status)).toEqual(Array(3 - completed.length).fill(409));
+    for (const answer of completed) expect(answer.body).toEqual(completed[0]!.body);
+    expect(completed[0]!.body).toMatchObject({ status: 'complete' });
     const types = await typesOf(id);
     expect(types.filter((t) => t === 'PaymentAttemptStarted')).toHaveLength(1);
     expect(types.filter((t) => t === 'CheckoutSessionCompleted')).toHaveLength(1);
