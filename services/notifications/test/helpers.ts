@@ -130,6 +130,7 @@ export function completedSession(overrides: Partial<CheckoutSession> = {}): Chec
     amount_total: 299,
     currency: 'TWD',
     discount: null,
+    allow_promotion_codes: false,
     product: { id: newId('product'), name: 'Pro' },
     metadata: { ref: 'newsletter', utm_source: 'mail', utm_campaign: 'launch' },
     expires_at: '2026-11-21T08:30:00.000Z',

@@ -208,7 +208,10 @@ export const CheckoutSession = z
     discount: Discount.nullable(),
     allow_promotion_codes: z
       .boolean()
-      .describe('The hosted page offers a field for a promotion code while none is applied'),
+      .default(false)
+      .describe(
+        'The hosted page offers a field for a promotion code while none is applied; absent from sessions made before it existed (false)',
+      ),
     product: z.object({ id: z.string(), name: z.string() }),
     metadata: z.record(z.string(), z.string()).nullable(),
     expires_at: z.iso.datetime(),
