@@ -34,8 +34,8 @@ suite('docker-compose.yml', () => {
         .replace('REDIS_URL: redis://redis:6379', 'REDIS_URL: redis://redis:6379\n    CACHE_TTL_SECONDS: 60')
         .replace('    healthcheck: { test: ["CMD", "redis-cli", "ping"], interval: 2s, retries: 30 }\n', '')
         .replace(
-          '    environment: { <<: *service-env, PORT: 4105 }\n',
-          '    environment: { <<: *service-env, PORT: 4105 }\n    ports: ["4105:4105"]\n',
+          '    build: { context: ., args: { SERVICE: notifications } }\n',
+          '    build: { context: ., args: { SERVICE: notifications } }\n    ports: ["4105:4105"]\n',
         )
         .replace(
           'build: { context: ., args: { SERVICE: promotions } }',
