@@ -45,6 +45,24 @@ function summary(runs) {
   };
 }
 
+/**
+ * Whether the upserts were written (the pipelined ones too): both rows of each of the last round's
+ * ids, the newest value last. Null when they were, else why not.
+ */
+async function checkWrites(database, table, transactionsPerRound) {
+  const last = transactionsPerRound - 1;
+  const { rows } = await database.query(
+    `SELECT count(*)::int AS rows, (SELECT n FROM ${table} WHERE id = $1) AS a, (SELECT n FROM ${table} WHERE id = $2) AS b
+     FROM ${table}`,
+    [`a-${last % 100}`, `b-${last % 100}`],
+  );
+  const expected = 2 * Math.min(100, transactionsPerRound);
+  const { rows: count, a, b } = rows[0];
+  if (count !== expected) return `${count} rows written, ${expected} expected`;
+  if (a !== last || b !== last) return `the last transaction's upserts hold ${a} and ${b}, ${last} expected`;
+  return null;
+}
+
 async function main() {
   const params = readParameters();
   const schema = `bench_transaction_${process.pid}_${Date.now()}`;
@@ -67,8 +85,11 @@ async function main() {
     }
     const queries = summary(awaited);
     const writes = summary(pipelined);
+    const invalidBecause = await checkWrites(database, table, params.transactionsPerRound);
     return {
       benchmark: 'eventstore-transaction-writes',
+      valid: invalidBecause === null,
+      invalid_because: invalidBecause,
       started_at: new Date().toISOString(),
       node_version: process.version,
       cpu_count: os.cpus().length,
