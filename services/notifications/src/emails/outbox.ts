@@ -148,11 +148,13 @@ export async function queueEmail(
       [event.organization, event.environment, request.order_id, request.email, request.locale],
     );
   }
-  if ((await disabledKinds(sql, schema, event)).includes(request.kind)) return;
+  // One statement: nothing is queued of a kind the organization switched off.
   await sql.query(
     `INSERT INTO ${t.emails} (id, organization, environment, event_id, kind, customer_id, order_id, ref, to_address,
        locale, facts, status, next_attempt_at, created_at)
-     VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, 'QUEUED', COALESCE($12::timestamptz, $13::timestamptz), $13)
+     SELECT $1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, 'QUEUED', COALESCE($12::timestamptz, $13::timestamptz), $13
+     WHERE NOT EXISTS (SELECT 1 FROM ${t.settings} s
+                       WHERE s.organization = $2 AND s.environment = $3 AND $5::text = ANY (s.disabled))
      ON CONFLICT (event_id, kind) DO NOTHING`,
     [
       newId('email'),
