@@ -1,11 +1,11 @@
 import { ApiError, PayCheckoutSessionBody, detailsFromZodIssues } from '@billing/contracts';
-import { formatTwd } from '@billing/service';
 import type { ServiceContext } from '@billing/runtime';
 import {
   type EinvoiceForm,
   einvoiceFormChoice,
   findTextProblems,
   formBodies,
+  formatTwd,
   readEinvoiceForm,
 } from '@billing/service';
 import type { Express, Request, Response } from 'express';
