@@ -1,7 +1,7 @@
 import { type ParsedMail, simpleParser } from 'mailparser';
 import { SMTPServer } from 'smtp-server';
 import type { AddressInfo } from 'node:net';
-import { eventually } from '@billing/testing';
+import { callService, caller, eventually } from '@billing/testing';
 import { createUser, signedIn } from '../src/dashboard-helpers';
 import { lifecycleOrganization } from '../src/lifecycle-helpers';
 import { type Platform, plan, startPlatform } from '../src/platform';
@@ -124,6 +124,30 @@ describe('emails to buyers', () => {
       return found;
     });
     expect(receipts[1]!.text).toContain('Amount paid: NT$299');
+  });
+
+  it("refuses a bad ask for an email's portal link with a 4xx, never a 5xx", async () => {
+    const ask = (body: unknown) =>
+      callService(
+        platform.billing!.service.url,
+        'POST',
+        '/internal/portal/sessions/for-email',
+        caller(lifecycle.org.id),
+        body,
+      );
+    for (const body of [
+      {},
+      { customer_id: 42 },
+      { customer_id: 'cus_\u0000' },
+      { customer_id: 'cus_1', extra: true },
+      [],
+    ]) {
+      const answer = await ask(body);
+      expect([answer.status, answer.body.error?.code]).toEqual([expect.any(Number), expect.any(String)]);
+      expect(answer.status).toBeGreaterThanOrEqual(400);
+      expect(answer.status).toBeLessThan(500);
+    }
+    expect((await ask({ customer_id: 'cus_nobody' })).status).toBe(404);
   });
 
   it('tells a buyer three days before the trial ends', async () => {

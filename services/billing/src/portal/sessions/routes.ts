@@ -12,7 +12,7 @@ import {
 } from '@billing/contracts';
 import { type ServiceContext, positiveNumberSetting } from '@billing/runtime';
 import { z } from 'zod';
-import { DEFAULT_BODY_LIMIT, secretCallerOf, toApiError } from '@billing/service';
+import { DEFAULT_BODY_LIMIT, secretCallerOf, toApiError, validate } from '@billing/service';
 import type { ErrorRequestHandler, Express } from 'express';
 import { createPortalSession, toPortalSession } from './create';
 import { findPortalSession } from './read-model';
@@ -40,6 +40,9 @@ function parseBody(raw: unknown): CreatePortalSessionBody {
   return parsed.data;
 }
 
+/** Notifications' ask for a failed-payment email's portal link. */
+const EmailPortalLinkBody = z.strictObject({ customer_id: idText().min(1), locale: PortalLocale.optional() });
+
 /** `POST /v1/portal/sessions` and `GET /v1/portal/sessions/{id}` (Secret Key only). */
 export function mountPortalSessionRoutes(app: Express, context: ServiceContext): void {
   const { store } = context;
@@ -64,10 +67,10 @@ export function mountPortalSessionRoutes(app: Express, context: ServiceContext):
    * Notifications' failed-payment email: a session that lives as long as an email is read
    * (`EMAIL_PORTAL_LINK_LIFETIME_MS`, 7 days), its URL on the card page.
    */
-  app.post('/internal/portal/sessions/for-email', async (req, res) => {
+  app.post('/internal/portal/sessions/for-email', validate({ body: EmailPortalLinkBody }), async (req, res) => {
     const caller = secretCallerOf(req);
     const tenant = { organization: caller.organization, environment: caller.environment };
-    const body = EmailPortalLinkBody.parse(req.body ?? {});
+    const body = res.locals.input.body as z.infer<typeof EmailPortalLinkBody>;
     const session = await createPortalSession(
       context,
       tenant,
@@ -79,8 +82,6 @@ export function mountPortalSessionRoutes(app: Express, context: ServiceContext):
 
   app.use('/v1/portal', portalErrorCodes);
 }
-
-const EmailPortalLinkBody = z.strictObject({ customer_id: idText().min(1), locale: PortalLocale.optional() });
 
 /** A week: long enough to act on an email, short enough that an old one opens nothing. */
 const DEFAULT_EMAIL_PORTAL_LINK_LIFETIME_MS = 7 * 24 * 60 * 60_000;
