@@ -32,7 +32,7 @@ import {
   idempotency,
   idempotencyDdl,
 } from './idempotency';
-import { API_KEY_CACHE_TTL_MS, ApiKeyAuthenticator, presentsApiKey } from './auth/authenticate';
+import { API_KEY_CACHE_TTL_MS, ApiKeyAuthenticator, handOverKeyHeaders, presentsApiKey } from './auth/authenticate';
 import { OriginAllowList, enforceAllowedOrigin, mountCors } from './cors/cors';
 import { FailedAuthenticationLimiter } from './auth/failed-authentication';
 import { knownKeyFirst } from './auth/known-key';
@@ -419,6 +419,7 @@ const dashboardCaller = (res: Response): CallerIdentity | undefined =>
 function actAs(req: Request, res: Response, caller: CallerIdentity): void {
   res.locals.caller = caller;
   Object.assign(req.headers, identityHeaders(caller), { [IDENTITY_HEADERS.scope]: 'key' });
+  handOverKeyHeaders(req);
 }
 
 /** Each API key's own budget of requests. */

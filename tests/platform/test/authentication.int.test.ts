@@ -1,3 +1,5 @@
+import { createServer, type IncomingHttpHeaders, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { clientOf, type CreatedOrganization, type Platform, plan, startPlatform } from '../src/platform';
 
 describe('API keys at the gateway', () => {
@@ -96,5 +98,51 @@ describe('API keys at the gateway', () => {
     expect(document.components.messages['checkout.completed'].payload.schema.properties.type.const).toBe(
       'checkout.completed',
     );
+  });
+});
+
+describe('what the gateway forwards of the key', () => {
+  let platform: Platform;
+  let catalog: Server;
+  let org: CreatedOrganization;
+  const seen: IncomingHttpHeaders[] = [];
+
+  beforeAll(async () => {
+    // A stand-in catalog that answers every call and keeps the headers it was sent.
+    catalog = createServer((req, res) => {
+      seen.push(req.headers);
+      res.writeHead(200, { 'content-type': 'application/json' }).end('{"data":[]}');
+    });
+    await new Promise<void>((resolve) => catalog.listen(0, '127.0.0.1', resolve));
+    platform = await startPlatform({
+      config: { CATALOG_SERVICE_URL: `http://127.0.0.1:${(catalog.address() as AddressInfo).port}` },
+    });
+    org = await clientOf(platform.gatewayUrl).createOrganization();
+  });
+  afterAll(async () => {
+    await platform?.stop();
+    catalog?.close();
+  });
+
+  it('never hands a key to a service, in any header form; a key in the SDK header leaves only its mark', async () => {
+    const { secret_key, publishable_key } = org.api_keys.sandbox;
+    const forms: Array<[Record<string, string>, boolean]> = [
+      [{ authorization: `Bearer ${secret_key}` }, false],
+      [{ 'x-service-secret-key': secret_key }, false],
+      [{ 'x-recur-secret-key': secret_key }, true],
+      [{ 'x-service-publishable-key': publishable_key }, false],
+      [{ 'x-recur-publishable-key': publishable_key, 'x-billing-recur-sdk': '1' }, true],
+      [{ 'x-service-publishable-key': publishable_key, 'x-billing-recur-sdk': '1' }, false],
+    ];
+    for (const [headers, fromSdk] of forms) {
+      seen.length = 0;
+      expect((await fetch(`${platform.gatewayUrl}/v1/products`, { headers })).status).toBe(200);
+      expect(seen).toHaveLength(1);
+      const forwarded = JSON.stringify(seen[0]);
+      expect(forwarded).not.toContain(secret_key);
+      expect(forwarded).not.toContain(publishable_key);
+      expect(seen[0]!['x-billing-organization']).toBe(org.id);
+      expect(seen[0]!['x-billing-recur-sdk']).toBe(fromSdk ? '1' : undefined);
+    }
   });
 });

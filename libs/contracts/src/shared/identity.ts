@@ -21,6 +21,14 @@ export const IDENTITY_HEADERS = {
   bodyHash: 'x-billing-body-sha256',
 } as const;
 
+/**
+ * Set by the gateway (`1`) on a request whose API key came in the recur-tw SDK's own header
+ * (`X-Recur-Publishable-Key`, `X-Recur-Secret-Key`): the checkout service answers it in the shapes
+ * the SDK reads (docs/embedded-checkout.md). Stripped from clients like the identity headers; not
+ * signed, as it chooses how an answer is worded, never what a caller may do.
+ */
+export const RECUR_SDK_HEADER = 'x-billing-recur-sdk';
+
 export const KeyKind = z.enum(['secret', 'publishable']);
 export type KeyKind = z.infer<typeof KeyKind>;
 

@@ -1,4 +1,4 @@
-import { type CallerIdentity, unauthorized } from '@billing/contracts';
+import { type CallerIdentity, RECUR_SDK_HEADER, unauthorized } from '@billing/contracts';
 import type { SqlExecutor } from '@billing/eventstore';
 import type { Request } from 'express';
 import { describeKey, hashApiKey } from '../organizations/api-keys';
@@ -7,6 +7,20 @@ import { findActiveKey } from '../organizations/read-model';
 /** The dedicated key headers: the spec's, and the `X-Recur-*` names the recur-tw SDK sends. */
 export const SECRET_KEY_HEADERS = ['x-service-secret-key', 'x-recur-secret-key'] as const;
 export const PUBLISHABLE_KEY_HEADERS = ['x-service-publishable-key', 'x-recur-publishable-key'] as const;
+
+/** The key headers the recur-tw SDK sends; a request that used one is answered in the SDK's shapes. */
+const RECUR_SDK_KEY_HEADERS = ['x-recur-secret-key', 'x-recur-publishable-key'] as const;
+
+/**
+ * Once the caller is known, the key leaves the request: a service never holds an API key (the
+ * gateway vouches for the caller in signed identity headers). A key that came in the SDK's own
+ * header leaves `RECUR_SDK_HEADER` behind, so that the service answers in the shapes the SDK reads.
+ */
+export function handOverKeyHeaders(req: Request): void {
+  const fromSdk = RECUR_SDK_KEY_HEADERS.some((name) => req.headers[name] !== undefined);
+  for (const name of [...SECRET_KEY_HEADERS, ...PUBLISHABLE_KEY_HEADERS]) delete req.headers[name];
+  if (fromSdk) req.headers[RECUR_SDK_HEADER] = '1';
+}
 
 const firstHeader = (req: Request, names: readonly string[]) =>
   names.map((name) => req.get(name)).find((value) => value !== undefined);
