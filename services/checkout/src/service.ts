@@ -11,6 +11,7 @@ import { dependenciesOf } from './dependencies';
 import { mountCardFormRoutes } from './embedded/card-form-routes';
 import { mountEmbedPage } from './embedded/embed-page';
 import { mountEmbeddedCheckoutRoutes } from './embedded/routes';
+import { mountSdkCouponRoutes } from './embedded/sdk-coupon-routes';
 import { mountHostedPage } from './hosted-page/routes';
 import { migratePaymentLinksReadModel } from './payment-links/read-model';
 import { mountPaymentLinkRoutes } from './payment-links/routes';
@@ -45,6 +46,7 @@ export const checkoutService: ServiceDefinition = {
     mountSessionRoutes(app, context);
     mountPayRoute(app, context);
     mountEmbeddedCheckoutRoutes(app, context);
+    mountSdkCouponRoutes(app, context);
     mountCardFormRoutes(app, context);
     mountEmbedPage(app, context);
     mountHostedPage(app, context);

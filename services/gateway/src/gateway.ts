@@ -55,6 +55,7 @@ import {
 import {
   ENTITLEMENTS_PATH,
   HOSTED_PAGE_PATHS,
+  KEYLESS_COUPON_PATH,
   PORTAL_API_PATH,
   PORTAL_PAGE_PATHS,
   PUBLIC_ROUTES,
@@ -237,6 +238,7 @@ export class Gateway {
       presentsApiKey,
     );
     mountCors(app, PUBLIC_ROUTES);
+    this.mountKeylessCouponCalls(app);
     const authenticateAndLimit = Router().use(
       apiKeyFailures.protect(this.authenticate()),
       enforceAllowedOrigin(this.originAllowList),
@@ -246,6 +248,32 @@ export class Gateway {
     app.use(this.publicRoutes());
     // The gateway's own refusals (key, rate limit, idempotency) in the portal sessions' codes.
     app.use(PORTAL_API_PATH, portalErrorCodes);
+  }
+
+  /**
+   * The recur-tw SDK's coupon box (0.11) applies and removes a code with neither key nor client
+   * secret: such a call goes to the checkout's page route, where only the page origin that created
+   * the embedded checkout may make it (docs/embedded-checkout.md), limited per address as a payment.
+   */
+  private mountKeylessCouponCalls(app: Express): void {
+    const keyless: RequestHandler = (req, _res, next) => next(presentsApiKey(req) ? 'route' : undefined);
+    const toPageRoute: RequestHandler = (req, _res, next) => {
+      const query = req.url.indexOf('?');
+      const path = `/embed/checkouts/${encodeURIComponent(String(req.params.id))}/coupon`;
+      // The upstream forwards the original URL: both say where the call goes now.
+      req.url = req.originalUrl = path + (query < 0 ? '' : req.url.slice(query));
+      next();
+    };
+    for (const method of ['post', 'delete'] as const) {
+      app[method](
+        KEYLESS_COUPON_PATH,
+        keyless,
+        toPageRoute,
+        this.hostedPageLimits(),
+        vouchAs('page'),
+        this.upstream('checkout'),
+      );
+    }
   }
 
   async close(): Promise<void> {

@@ -33,7 +33,14 @@ describe('embedded checkouts', () => {
     const text = await response.text();
     return { status: response.status, body: text ? JSON.parse(text) : undefined } as Reply;
   };
-  const asPage = () => ({ 'x-recur-publishable-key': pk(), origin: 'https://shop.example' });
+  const asPage = () => ({ 'x-service-publishable-key': pk(), origin: 'https://shop.example' });
+  /** The recur-tw SDK's own headers: its React hook names itself; its browser bundle does not. */
+  const asSdk = (type?: string) => ({
+    'x-recur-publishable-key': pk(),
+    origin: 'https://shop.example',
+    'accept-language': 'zh-TW,zh;q=0.9,en;q=0.8',
+    ...(type && { 'x-recur-sdk-type': type }),
+  });
   const asServer = () => ({ authorization: `Bearer ${sk()}` });
   const create = (body: Record<string, unknown>, headers: Record<string, string> = asPage()) =>
     call('POST', '/v1/checkouts', body, headers);
@@ -232,6 +239,98 @@ describe('embedded checkouts', () => {
       return list.body.subscriptions[0];
     });
     expect(subscription).toMatchObject({ id: paid.body.checkout.subscription_id, status: 'ACTIVE' });
+  });
+
+  it("answers the recur-tw SDK's calls in the shapes it reads: a decline reaches its React form and its bundle as a decline, in the buyer's language", async () => {
+    const created = (await create({ productId: pro.id, customerEmail: email() }, asSdk('react'))).body;
+    const id = created.checkout.id;
+    await enterCard(created.sdk_token, '4000000000000002');
+    const body = { creditToken: created.credit_token, timestamp: created.sdk_timestamp };
+
+    // React: a 200 whose success is false, with the reason its card form shows.
+    const react = await pay(id, body, asSdk('react'));
+    expect(react).toEqual({
+      status: 200,
+      body: { success: false, failure: { code: 'CARD_DECLINED', message: '您的卡片遭到拒絕。', can_retry: true } },
+    });
+    // The browser bundle takes any 2xx as paid and reads `error` as text.
+    const bundle = await pay(id, body, { ...asSdk(), 'accept-language': 'en-US,en;q=0.9' });
+    expect(bundle.status).toBe(402);
+    expect(bundle.body).toMatchObject({
+      error: 'Your card was declined.',
+      details: 'Your card was declined.',
+      code: 'payment_required',
+      failure: { code: 'CARD_DECLINED', can_retry: true },
+    });
+    // Every other client keeps the error envelope.
+    const envelope = await pay(id, body, asPage());
+    expect(envelope.status).toBe(402);
+    expect(envelope.body.error).toMatchObject({ code: 'payment_required', details: [{ code: 'card_declined' }] });
+    expect((await read(id, `?client_secret=${encodeURIComponent(created.client_secret)}`)).body.checkout.status).toBe(
+      'PENDING',
+    );
+
+    await enterCard(created.sdk_token, '4242424242424242');
+    const paid = await pay(id, body, asSdk('react'));
+    expect(paid.status).toBe(200);
+    expect(paid.body).toMatchObject({ success: true, subscription: { status: 'ACTIVE' } });
+    // Refusals other than a decline are errors to both, as text.
+    const again = await pay(id, body, asSdk('react'));
+    expect(again.status).toBe(409);
+    expect(typeof again.body.error).toBe('string');
+
+    // Creation refusals: the SDK reads `details || error`; checkout.js sends nothing for a link by slug.
+    const noProduct = await create({ customerEmail: email() }, asSdk('react'));
+    expect(noProduct.status).toBe(422);
+    expect(noProduct.body.details).toEqual(noProduct.body.error);
+    expect(noProduct.body.error_details[0]).toMatchObject({ path: 'product_id' });
+    const slugLink = await create({ customerEmail: email() }, asSdk('checkout.js'));
+    expect(slugLink.status).toBe(422);
+    expect(slugLink.body.error).toMatch(/by slug.*\/buy\/<the product's id>/);
+  });
+
+  it("takes the SDK coupon box's calls without a key, from the page that created the checkout only", async () => {
+    const code = await call('POST', '/v1/promotion-codes', { coupon_id: couponId, code: 'BOX10' }, asServer());
+    expect(code.status).toBe(201);
+    const created = (await create({ productId: ebook.id, customerEmail: email() }, asSdk())).body;
+    const id = created.checkout.id;
+    /** What the coupon box sends: the code, no key, no secret; the browser adds its origin. */
+    const box = (method: 'POST' | 'DELETE', headers: Record<string, string>, body?: unknown) =>
+      call(method, `/v1/checkouts/${id}/coupon`, body, headers);
+    const shop = { origin: 'https://shop.example', 'accept-language': 'zh-TW' };
+
+    const evil = await box('POST', { origin: 'https://evil.example' }, { code: 'BOX10' });
+    expect(evil).toMatchObject({ status: 404, body: { error: { code: 'not_found' } } });
+    expect((await box('POST', {}, { code: 'BOX10' })).status).toBe(404);
+    const wrong = await box('POST', shop, { code: 'NOPE99' });
+    expect(wrong.status).toBe(422);
+    expect(wrong.body.error.message).toMatch(/優惠碼|無法/);
+    expect((await box('POST', shop, { code: 'BOX10', extra: 'x'.repeat(10) })).status).toBe(422);
+
+    const applied = await box('POST', shop, { code: 'box10' });
+    expect(applied.status).toBe(200);
+    expect(applied.body.checkout).toMatchObject({ amount: 180, discount_amount: 20 });
+    expect(applied.body.discount).toEqual({
+      code: 'BOX10',
+      couponName: 'Ten',
+      discountType: 'PERCENTAGE',
+      discountAmount: 20,
+      duration: 'ONCE',
+      durationMonths: null,
+      bonusTrialDays: 0,
+      bonusMonths: 0,
+      productInterval: null,
+      productIntervalCount: 1,
+      productPrice: 200,
+    });
+    const removed = await box('DELETE', shop);
+    expect(removed.status).toBe(200);
+    expect(removed.body).toMatchObject({ discount: null, checkout: { amount: 200 } });
+
+    // A checkout a server created (no page origin) takes no key-less call.
+    const fromServer = (await create({ productId: ebook.id, customerEmail: email() }, asServer())).body;
+    const keyless = await call('POST', `/v1/checkouts/${fromServer.checkout.id}/coupon`, { code: 'BOX10' }, shop);
+    expect(keyless.status).toBe(404);
   });
 
   it('refuses a second subscription to the same product at creation (409), by customerEmail or externalCustomerId', async () => {

@@ -76,8 +76,8 @@ describeWithBrowser("the recur-tw SDK in a real browser, from the merchant's ori
     );
 
   /** A page of the merchant's site whose requests to the payment provider get the sandbox card form. */
-  async function shopPage(): Promise<Page> {
-    const page = await browser.newPage();
+  async function shopPage(locale = 'en-US'): Promise<Page> {
+    const page = await browser.newPage({ locale });
     const cardForm = await fetch(`${platform.gatewayUrl}/sandbox/card-form.js`).then((r) => r.text());
     await page.route(PROVIDER_SCRIPT, (route) =>
       route.fulfill({ status: 200, contentType: 'application/javascript', body: cardForm }),
@@ -102,6 +102,17 @@ describeWithBrowser("the recur-tw SDK in a real browser, from the merchant's ori
       org.id,
       plan({ name: 'Tea box', slug: 'tea-box', type: 'ONE_TIME', interval: null, price: 480 }),
     );
+    const coupon = await fetch(`${platform.gatewayUrl}/v1/coupons`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${sk()}`, 'content-type': 'application/json' },
+      body: JSON.stringify({ name: 'Launch 10%', discount_type: 'PERCENTAGE', discount_amount: 10, duration: 'once' }),
+    }).then((r) => r.json() as Promise<any>);
+    const code = await fetch(`${platform.gatewayUrl}/v1/promotion-codes`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${sk()}`, 'content-type': 'application/json' },
+      body: JSON.stringify({ coupon_id: coupon.id, code: 'LAUNCH10' }),
+    });
+    expect(code.status).toBe(201);
     // Only the merchant's site may use the Publishable Key from a browser.
     expect((await client.admin('PATCH', `/organizations/${org.id}`, { allowed_origins: [shop.origin] })).status).toBe(
       200,
@@ -279,6 +290,176 @@ describeWithBrowser("the recur-tw SDK in a real browser, from the merchant's ori
     expect(errors).toEqual([{ name: 'recur:error', detail: { message: expect.stringMatching(/declined/i) } }]);
     const checkout = await server(`/v1/checkouts/${success.detail.checkoutId}`);
     expect(checkout.checkout).toMatchObject({ status: 'SUCCEEDED', customer_email: 'lin@example.com', amount: 480 });
+    await page.close();
+  });
+  /** Types a card into the provider's card form (the sandbox one) in `frame`, the page or a dialog's iframe. */
+  async function enterCard(frame: Pick<Page, 'locator'>, number: string) {
+    await frame.locator('[data-sandbox-card-field="card_number"]').fill(number);
+    await frame.locator('[data-sandbox-card-field="exp"]').fill('12/34');
+    await frame.locator('[data-sandbox-card-field="cvc"]').fill('123');
+  }
+  const outcomeOf = (page: Page) =>
+    eventually(
+      async () => {
+        const found = await page.evaluate(() => (window as any).outcome);
+        expect(found).toBeTruthy();
+        return found;
+      },
+      20000,
+      200,
+    );
+  const teaBoxId = async () => (await server('/v1/products')).data.find((p: any) => p.slug === 'tea-box').id;
+
+  it("shows a decline in the React checkout's card form in the buyer's language, then takes a coupon in its box and pays", async () => {
+    const page = await shopPage('zh-TW');
+    await page.addScriptTag({ url: '/vendor/paywall.js' });
+    await page.evaluate((config) => (window as any).mountReactCheckout(config), { publishableKey: pk(), baseUrl: api });
+    await page.waitForFunction(() => typeof (window as any).startReactCheckout === 'function');
+    await page.evaluate(
+      ({ productId }) => {
+        const w = window as any;
+        w.outcome = null;
+        w.errors = [];
+        void w.startReactCheckout({
+          productId,
+          customerEmail: 'hua@example.com',
+          customerName: 'Hua Chen',
+          onPaymentComplete: (result: unknown) => (w.outcome = { paid: result }),
+          onError: (error: unknown) => w.errors.push(error),
+          onPaymentFailed: (error: unknown) => void w.errors.push(error),
+        });
+      },
+      { productId: await teaBoxId() },
+    );
+    await enterCard(page, '4000 0000 0000 0002');
+    const submit = page.locator('recur-payment-form button.recur-submit-button');
+    await submit.click();
+    const shown = page.locator('recur-payment-form recur-error-display');
+    await shown.waitFor({ state: 'attached' });
+    // What its form would show (0.11 puts it where its shadow root has no slot), and what the page is told.
+    expect(await shown.getAttribute('error')).toBe('您的卡片遭到拒絕。');
+    expect(await page.evaluate(() => (window as any).errors)).toEqual([
+      {
+        code: 'PAYMENT_FAILED',
+        message: '您的卡片遭到拒絕。',
+        details: { failure_code: 'CARD_DECLINED', failure_message: '您的卡片遭到拒絕。', can_retry: true },
+      },
+    ]);
+    expect(await page.evaluate(() => (window as any).outcome)).toBeNull();
+
+    await page.locator('.recur-coupon__trigger').click();
+    await page.locator('.recur-coupon__input').fill('NOPE99');
+    await page.locator('.recur-coupon__btn--apply').click();
+    await page.locator('.recur-coupon__error').waitFor();
+    expect(await page.locator('.recur-coupon__error').textContent()).toMatch(/優惠碼|無法/);
+    await page.locator('.recur-coupon__input').fill('launch10');
+    await page.locator('.recur-coupon__input').press('Enter');
+    await page.locator('.recur-coupon__applied-name').waitFor();
+    expect(await page.locator('.recur-coupon__applied-name').textContent()).toBe('Launch 10%');
+    expect(await page.locator('.recur-coupon__applied-code').textContent()).toBe('(LAUNCH10)');
+    expect(await page.locator('.recur-order-summary__total').textContent()).toContain('NT$ 432');
+    await page.screenshot({ path: '/tmp/sdk-react-coupon.png' });
+
+    await enterCard(page, '4242 4242 4242 4242');
+    const paying = page.waitForResponse((r) => r.url().endsWith('/pay'));
+    await submit.click();
+    // What was charged: the price less the code (the SDK reports the amount it was created with).
+    expect((await (await paying).json()).charge).toMatchObject({ status: 'SUCCEEDED', amount: 432 });
+    const outcome = await outcomeOf(page);
+    expect(outcome).toEqual({ paid: expect.objectContaining({ status: 'SUCCEEDED' }) });
+    const customer = await eventually(
+      async () => {
+        const found = await server('/v1/customers?email=hua%40example.com');
+        expect(found.data).toHaveLength(1);
+        return found.data[0];
+      },
+      20000,
+      200,
+    );
+    expect(customer.email).toBe('hua@example.com');
+    await page.close();
+  });
+
+  it("reports a decline to the browser bundle's onError with its reason (never as paid), then pays", async () => {
+    const page = await shopPage();
+    await page.addScriptTag({ url: '/vendor/recur.umd.js' });
+    const start = () =>
+      page.evaluate(
+        ({ config, productId }) => {
+          const w = window as any;
+          w.outcome = null;
+          void w.RecurCheckout.init(config)
+            .checkout({
+              productId,
+              customerEmail: 'wen@example.com',
+              customerName: 'Wen Lee',
+              mode: 'modal',
+              onPaymentComplete: (result: unknown) => (w.outcome = { paid: result }),
+              onError: (error: unknown) => (w.outcome = { error }),
+            })
+            .catch((error: Error) => (w.outcome = { thrown: error.message }));
+        },
+        { config: { publishableKey: pk(), baseUrl: api }, productId: pro.id },
+      );
+    await start();
+    await enterCard(page, '4000 0000 0000 0002');
+    const submit = page.locator('recur-payment-form button.recur-submit-button');
+    await submit.click();
+    expect(await outcomeOf(page)).toEqual({ error: { code: 'PAYMENT_FAILED', message: 'Your card was declined.' } });
+
+    await page.evaluate(() => ((window as any).outcome = null));
+    await enterCard(page, '4242 4242 4242 4242');
+    await submit.click();
+    expect(await outcomeOf(page)).toEqual({
+      paid: expect.objectContaining({ id: expect.stringMatching(/^sub_/), status: 'ACTIVE', amount: 299 }),
+    });
+    await page.close();
+  });
+
+  it("declines then pays in widget.js's dialog, from the script tag a merchant pastes in", async () => {
+    const page = await shopPage('zh-TW');
+    await page.evaluate(
+      ({ key, productId, base }) => {
+        const w = window as any;
+        w.events = [];
+        for (const name of ['recur:success', 'recur:error', 'recur:close']) {
+          window.addEventListener(name, (event: any) => w.events.push({ name, detail: event.detail }));
+        }
+        const script = document.createElement('script');
+        Object.assign(script.dataset, {
+          key,
+          product: productId,
+          apiUrl: base,
+          embedUrl: `${base}/embed`,
+          text: '訂閱',
+        });
+        script.src = '/vendor/widget.js';
+        document.body.appendChild(script);
+      },
+      { key: pk(), productId: await teaBoxId(), base: api },
+    );
+    await page.getByText('訂閱').click();
+    const frame = page.frameLocator('iframe.recur-widget-dialog__iframe');
+    await enterCard(frame, '4000 0000 0000 0002');
+    // The widget names no buyer: the buyer types their own.
+    await frame.getByLabel('電子郵件').fill('yu@example.com');
+    await frame.getByLabel('姓名').fill('Yu Lin');
+    await frame.getByRole('button', { name: /付款|Pay/ }).click();
+    await eventually(async () => expect(await frame.getByRole('alert').textContent()).toMatch(/拒絕/), 10000, 200);
+    await page.screenshot({ path: '/tmp/sdk-widget-declined.png' });
+    await enterCard(frame, '4242 4242 4242 4242');
+    await frame.getByRole('button', { name: /付款|Pay/ }).click();
+    const success = await eventually(
+      async () => {
+        const events = await page.evaluate(() => (window as any).events as Array<{ name: string; detail: any }>);
+        const found = events.find((e) => e.name === 'recur:success');
+        expect(found).toBeTruthy();
+        return found!;
+      },
+      20000,
+      200,
+    );
+    expect(success.detail).toMatchObject({ status: 'SUCCEEDED', amount: 480 });
     await page.close();
   });
 });

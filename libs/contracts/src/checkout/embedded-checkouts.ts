@@ -2,7 +2,7 @@ import { z } from 'zod';
 import { CheckoutMode, CreateCheckoutSessionFields, Einvoice, exactlyOneProduct } from './sessions';
 import { ErrorEnvelope } from '../shared/errors';
 import type { OpenApiRegistry } from '../shared/openapi';
-import { Discount } from '../promotions/promotions';
+import { Discount, DiscountType } from '../promotions/promotions';
 import { idText } from '../shared/text';
 
 /**
@@ -152,6 +152,33 @@ export const PaidCheckoutAnswer = EmbeddedCheckoutAnswer.extend({
 }).meta({ id: 'PaidCheckoutAnswer' });
 export type PaidCheckoutAnswer = z.infer<typeof PaidCheckoutAnswer>;
 
+/**
+ * The applied code as the recur-tw SDK's coupon box reads it (0.11): camelCase, at the top of the
+ * coupon answers. The box shows `couponName (code)`, `-NT$ discountAmount` and a line made from
+ * the type, duration and product; it takes the new total as the created amount less `discountAmount`.
+ */
+export const SdkCouponDiscount = z
+  .object({
+    code: z.string(),
+    couponName: z.string().nullable(),
+    discountType: DiscountType,
+    discountAmount: z.int().describe('TWD off what is charged today'),
+    duration: z.enum(['ONCE', 'REPEATING', 'FOREVER']),
+    durationMonths: z.int().nullable(),
+    bonusTrialDays: z.int(),
+    bonusMonths: z.int(),
+    productInterval: z.string().nullable(),
+    productIntervalCount: z.int(),
+    productPrice: z.int(),
+  })
+  .meta({ id: 'SdkCouponDiscount' });
+export type SdkCouponDiscount = z.infer<typeof SdkCouponDiscount>;
+
+export const CouponAnswer = EmbeddedCheckoutAnswer.extend({
+  discount: SdkCouponDiscount.nullable().describe("The applied code in the SDK's words; null once removed"),
+}).meta({ id: 'CouponAnswer' });
+export type CouponAnswer = z.infer<typeof CouponAnswer>;
+
 export function registerEmbeddedCheckoutRoutes(registry: OpenApiRegistry): OpenApiRegistry {
   const error = (description: string) => ({ description, schema: ErrorEnvelope });
   const both: Array<'secretKey' | 'publishableKey'> = ['secretKey', 'publishableKey'];
@@ -228,7 +255,7 @@ export function registerEmbeddedCheckoutRoutes(registry: OpenApiRegistry): OpenA
       params: CheckoutIdParams,
       body: ApplyPromotionCodeBody,
       responses: {
-        200: { description: 'The checkout with its new amount and discount', schema: EmbeddedCheckoutAnswer },
+        200: { description: 'The checkout with its new amount and discount', schema: CouponAnswer },
         401: error('API key invalid or missing'),
         404: error('No such checkout, or a client_secret that is not its own'),
         409: error('Paid already, expired, or a payment under way'),
@@ -244,7 +271,7 @@ export function registerEmbeddedCheckoutRoutes(registry: OpenApiRegistry): OpenA
       params: CheckoutIdParams,
       query: ClientSecretQuery,
       responses: {
-        200: { description: 'The checkout at its full price', schema: EmbeddedCheckoutAnswer },
+        200: { description: 'The checkout at its full price', schema: CouponAnswer },
         401: error('API key invalid or missing'),
         404: error('No such checkout, or a client_secret that is not its own'),
         409: error('Paid already, expired, or a payment under way'),

@@ -79,7 +79,7 @@ function embeddedScript(config: Record<string, unknown>): Html {
   function api(path, body) {
     return fetch('/v1/checkouts/' + encodeURIComponent(config.id) + path, {
       method: 'POST',
-      headers: { 'Content-Type': 'application/json', 'X-Recur-Publishable-Key': config.key },
+      headers: { 'Content-Type': 'application/json', 'X-Service-Publishable-Key': config.key },
       body: JSON.stringify(body)
     }).then(function (r) { return r.json().then(function (b) { return { ok: r.ok, body: b }; }); });
   }
@@ -98,7 +98,7 @@ function embeddedScript(config: Record<string, unknown>): Html {
     }
     return { type: 'MEMBER' };
   }
-  // An e-invoice field refused by the API is told in the page's words.
+  // An e-invoice field refused by the API, or a declined card, is told in the page's words.
   function refusal(error) {
     if (!error) return null;
     var detail = error.details && error.details[0];
@@ -107,7 +107,7 @@ function embeddedScript(config: Record<string, unknown>): Html {
       if (field === 'carrier') field = chosenEinvoice() && chosenEinvoice().value === 'MOBILE_BARCODE' ? 'barcode' : 'certificate';
       return config.einvoiceRules[field] || detail.message;
     }
-    return error.message;
+    return (detail && config.declines[detail.code]) || error.message;
   }
   form.addEventListener('submit', function (event) {
     event.preventDefault();
@@ -177,6 +177,7 @@ export function mountEmbedPage(app: Express, context: ServiceContext): void {
       needsCard: session.requires_payment_method,
       thanks: [t.titles.thanks, t.texts.thanks],
       einvoiceRules: t.einvoice.rules,
+      declines: t.declines,
     };
     const einvoice = await einvoiceSectionFor(context, session, null);
     res.type('html').send(

@@ -27,6 +27,7 @@ import { findCallerSession } from '../sessions/queries';
 import type { Session } from '../sessions/session';
 import { cardFormScriptUrl } from './card-form-routes';
 import { toCheckoutAnswer, toPaidAnswer } from './resource';
+import { answerSdkRefusals, toSdkDiscount } from './sdk-answers';
 
 /** The SDK's camelCase names in pay and coupon bodies, and the snake_case ones they stand for. */
 const ALIASES: Record<string, string> = { clientSecret: 'client_secret', creditToken: 'credit_token' };
@@ -77,6 +78,11 @@ export function mountEmbeddedCheckoutRoutes(app: Express, context: ServiceContex
   };
 
   app.use('/v1/checkouts', requireCaller);
+  /** Coupon answers also carry the applied code in the words of the SDK's coupon box. */
+  const couponAnswer = (session: Session) => ({
+    ...toCheckoutAnswer(session, now(), script()),
+    discount: toSdkDiscount(session),
+  });
 
   /**
    * The checkout's answer; for an organization that pays through PAYUNi, with a fresh SDK token
@@ -100,7 +106,11 @@ export function mountEmbeddedCheckoutRoutes(app: Express, context: ServiceContex
   app.post('/v1/checkouts', async (req, res) => {
     const caller = callerOf(req);
     const request = parseSessionRequest(req.body, caller, CreateCheckoutBody);
-    const session = await createSession(context, caller, { ...request, ui_mode: 'embedded' });
+    const session = await createSession(context, caller, {
+      ...request,
+      ui_mode: 'embedded',
+      page_origin: caller.keyKind === 'publishable' ? pageOrigin(req.get('origin')) : undefined,
+    });
     res.status(201).json(await answerOf(session, req.get('origin')));
   });
 
@@ -194,7 +204,7 @@ export function mountEmbeddedCheckoutRoutes(app: Express, context: ServiceContex
       const secret = body.client_secret ?? (res.locals.input.query as ClientSecretQuery).client_secret;
       const checkout = await checkoutFor(caller, id, secret);
       const session = await applyPromotion(context, caller, checkout, body.code);
-      res.json(toCheckoutAnswer(session, now(), script()));
+      res.json(couponAnswer(session));
     },
   );
 
@@ -203,6 +213,13 @@ export function mountEmbeddedCheckoutRoutes(app: Express, context: ServiceContex
     const { client_secret } = res.locals.input.query as ClientSecretQuery;
     const checkout: Session = await checkoutFor(callerOf(req), id, client_secret);
     const session = await removePromotion(context, checkout);
-    res.json(toCheckoutAnswer(session, now(), script()));
+    res.json(couponAnswer(session));
   });
+
+  app.use('/v1/checkouts', answerSdkRefusals);
+}
+
+/** A browser page's origin (scheme, host, port), as its `Origin` header gives it; undefined for anything else. */
+function pageOrigin(header: string | undefined): string | undefined {
+  return header !== undefined && /^https?:\/\/[a-z0-9.-]{1,253}(:\d{1,5})?$/i.test(header) ? header : undefined;
 }

@@ -1,6 +1,6 @@
 /** The hosted pages' languages: Traditional Chinese (Taiwan) and English. */
 export const LOCALES = ['zh-TW', 'en'] as const;
-import type { Einvoice } from '@billing/contracts';
+import type { ApiError, Einvoice } from '@billing/contracts';
 import { type EinvoiceField, formatTwd, languageOf } from '@billing/service';
 export type Locale = (typeof LOCALES)[number];
 
@@ -464,6 +464,24 @@ export const messagesFor = (locale: Locale): Messages => MESSAGES[locale];
 export function chooseLocale(explicit: string | null | undefined, acceptLanguage: string | undefined): Locale {
   if (explicit === 'zh-TW' || explicit === 'en') return explicit;
   return languageOf(acceptLanguage) ?? 'en';
+}
+
+/** A refusal in the buyer's language: the decline codes the processor gives, else its message. */
+export function refusalText(error: ApiError, t: Messages): string {
+  const code = (error.details?.[0] as { code?: unknown } | undefined)?.code;
+  return (typeof code === 'string' && t.declines[code]) || error.message;
+}
+
+/** Why a code was not applied, in the page's language; null for a failure that is not about the code. */
+export function promotionRefusal(error: ApiError, t: Messages): string | null {
+  const code = (error.details?.[0] as { code?: unknown } | undefined)?.code;
+  if (error.status === 422) {
+    if (code === 'PROMO_CODE_ALREADY_USED') return t.promotion.alreadyUsed;
+    return code === 'changes_trial' ? t.promotion.changesTrial : t.promotion.invalid;
+  }
+  if (error.status === 409) return t.promotion.changedMeanwhile;
+  if (error.status === 503) return t.promotion.unavailable;
+  return null;
 }
 
 /** What will be charged and when, in words: "NT$240 today, then NT$299 per month". */

@@ -36,7 +36,7 @@ import { dependenciesOf, serviceCaller } from '../dependencies';
 import { renderInstructionsPage, renderProcessorRedirect } from './async-payment-pages';
 import type { Session } from '../sessions/session';
 import { findMerchant } from '@billing/runtime';
-import { type Messages, chooseLocale, messagesFor, priceSchedule } from './messages';
+import { type Messages, chooseLocale, messagesFor, priceSchedule, promotionRefusal, refusalText } from './messages';
 import {
   type CheckoutPageView,
   type PageContext,
@@ -197,24 +197,6 @@ function payBodyOf(form: Record<string, unknown>) {
     cvc: pick('cvc'),
     challenge: pick('challenge'),
   });
-}
-
-/** A refusal in the page's language: the decline codes the processor gives, else its message. */
-function refusalText(error: ApiError, t: Messages): string {
-  const code = (error.details?.[0] as { code?: unknown } | undefined)?.code;
-  return (typeof code === 'string' && t.declines[code]) || error.message;
-}
-
-/** Why a code was not applied, in the page's language; null for a failure that is not about the code. */
-function promotionRefusal(error: ApiError, t: Messages): string | null {
-  const code = (error.details?.[0] as { code?: unknown } | undefined)?.code;
-  if (error.status === 422) {
-    if (code === 'PROMO_CODE_ALREADY_USED') return t.promotion.alreadyUsed;
-    return code === 'changes_trial' ? t.promotion.changesTrial : t.promotion.invalid;
-  }
-  if (error.status === 409) return t.promotion.changedMeanwhile;
-  if (error.status === 503) return t.promotion.unavailable;
-  return null;
 }
 
 /**

@@ -95,6 +95,8 @@ export type SessionRequest = Omit<CreateCheckoutSessionBody, 'success_url' | 'ca
   ui_mode?: 'hosted' | 'embedded';
   /** Hosted sessions only: embedded checkouts have their own coupon box. */
   allow_promotion_codes?: boolean;
+  /** Embedded, from a browser with a Publishable Key: the creating page's origin (`page_origin`). */
+  page_origin?: string;
 };
 
 export interface NewSession {
@@ -147,6 +149,7 @@ export function sessionCreatedData({
     success_url: request.success_url ?? null,
     cancel_url: request.cancel_url ?? null,
     ...(request.ui_mode === 'embedded' && { ui_mode: 'embedded', card_form_token: cardFormToken(sessionId) }),
+    ...(request.ui_mode === 'embedded' && request.page_origin && { page_origin: request.page_origin }),
     ...(request.locale && { locale: request.locale }),
     customer_id: customer?.id ?? null,
     test_clock: request.test_clock ?? null,
@@ -162,7 +165,7 @@ export function sessionCreatedData({
     requires_payment_method: requiresPaymentMethod,
     metadata: request.metadata ?? null,
     einvoice: request.einvoice ?? null,
-    promotion_code: request.promotion_code ?? null,
+    promotion_code: request.promotion_code?.trim().toUpperCase() ?? null,
     promotion_code_id: redemption?.promotion_code_id ?? null,
     redemption_id: redemption?.redemption_id ?? null,
     discount: redemption?.discount ?? null,

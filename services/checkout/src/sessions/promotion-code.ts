@@ -59,7 +59,8 @@ export async function applyPromotion(
   if (redemption.redemption_id === session.redemption_id) return session;
   let changed: Session;
   try {
-    changed = await change(context, session, code, redemption);
+    // Codes are uppercase (promotions matches what the buyer typed without case): shown as the merchant wrote it.
+    changed = await change(context, session, code.trim().toUpperCase(), redemption);
   } catch (error) {
     await release(context, session, redemption.redemption_id);
     throw error;

@@ -82,6 +82,11 @@ export type CheckoutSessionCreatedData = {
   locale?: 'zh-TW' | 'en' | null;
   /** Embedded: the payment provider's card-form session (the answer's `sdk_token`). */
   card_form_token?: string | null;
+  /**
+   * Embedded, created from a browser page with a Publishable Key: that page's origin, the only one
+   * whose key-less coupon calls (the recur-tw SDK's coupon box) are taken. Absent: none are.
+   */
+  page_origin?: string;
   /** Billing's customer the buyer's names pointed to at creation; absent in sessions made before. */
   customer_id?: string | null;
   /** Sandbox: the test clock its subscription lives on; absent in sessions made before. */

@@ -7,6 +7,9 @@ import type { RateLimitStore } from './store';
 /** A card sent from the customer portal counts as a pay attempt: card testing is the same risk. */
 const PORTAL_CARD_PATH = /^\/portal\/[^/]+\/[^/]+\/payment_method$/;
 
+/** A hosted page's payment or code, the sandbox card form's card, the SDK's keyless coupon call. */
+const PAY_ATTEMPT_PATH = /^\/(checkout\/|sandbox\/card-form\/|embed\/checkouts\/)/;
+
 /** A processor's server-to-server posts about a checkout's trade: checked by their MAC, not limited as a buyer's. */
 const PROCESSOR_NOTIFICATION_PATH = /^\/checkout\/[^/]+\/(ecpay|payuni)\/[^/]+$/;
 
@@ -15,11 +18,9 @@ function ruleFor(req: Request, override?: number): RateLimitRule | undefined {
   const ip = req.ip ?? 'unknown';
   if (PROCESSOR_NOTIFICATION_PATH.test(req.path)) return undefined;
   const { payAttemptsPerIp, paymentLinkVisitsPerIp } = HOSTED_PAGE_LIMITS;
-  // Entering a card (the portal's, or the sandbox card form of an embedded checkout) counts as a pay attempt.
-  if (
-    req.method === 'POST' &&
-    (req.path.startsWith('/checkout/') || PORTAL_CARD_PATH.test(req.path) || req.path.startsWith('/sandbox/card-form/'))
-  ) {
+  // Entering a card (the portal's, or the sandbox card form of an embedded checkout) or a code
+  // (the hosted page's field, the SDK's coupon box) counts as a pay attempt.
+  if (req.method === 'POST' && (PAY_ATTEMPT_PATH.test(req.path) || PORTAL_CARD_PATH.test(req.path))) {
     return { bucket: `pay-ip:${ip}`, ...payAttemptsPerIp, limit: override ?? payAttemptsPerIp.limit };
   }
   if (req.method === 'GET' && /^\/pay\/[^/]+$/.test(req.path)) {

@@ -40,6 +40,9 @@ export const HOSTED_PAGE_PATHS = [
   '/embed/checkout',
 ] as const;
 
+/** The embedded checkout's coupon calls, which the recur-tw SDK's coupon box makes without a key. */
+export const KEYLESS_COUPON_PATH = '/v1/checkouts/:id/coupon';
+
 /** Publishable-Key entitlement checks are limited per client IP on top of the per-key limit. */
 export const ENTITLEMENTS_PATH = '/v1/customers/entitlements';
 
