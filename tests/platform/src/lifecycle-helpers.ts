@@ -81,8 +81,11 @@ function clockTools(platform: Platform, send: ReturnType<typeof jsonApi>) {
     return clock.body.id;
   }
 
-  /** Pays a checkout session of `product_slug` (default `pro`) on the hosted page with `card`; the subscription. */
-  async function subscribe(email: string, card: string, fields: Record<string, unknown> = {}) {
+  /**
+   * Pays a checkout session of `product_slug` (default `pro`) on the hosted page with `card`, from a
+   * browser asking for `acceptLanguage` (none by default); the subscription.
+   */
+  async function subscribe(email: string, card: string, fields: Record<string, unknown> = {}, acceptLanguage?: string) {
     const session = await send('POST', '/checkout/sessions', {
       product_slug: 'pro',
       success_url: 'https://shop.example/ok',
@@ -94,6 +97,7 @@ function clockTools(platform: Platform, send: ReturnType<typeof jsonApi>) {
     const paid = await fetch(`${platform.gatewayUrl}/checkout/${session.body.id}`, {
       method: 'POST',
       redirect: 'manual',
+      headers: acceptLanguage ? { 'accept-language': acceptLanguage } : {},
       body: new URLSearchParams({ card_number: card, exp: '12/34', cvc: '123' }),
     });
     expect(paid.status).toBe(303);

@@ -126,6 +126,16 @@ describe('emails to buyers', () => {
     expect(receipts[1]!.text).toContain('Amount paid: NT$299');
   });
 
+  it("writes in the buyer's browser language when the merchant chose none for the page", async () => {
+    await lifecycle.subscribe('browser-en@example.com', '4242424242424242', {}, 'en-US,en;q=0.9');
+    const [receipt] = await eventually(() => {
+      expect(mailTo('browser-en@example.com')).toHaveLength(1);
+      return mailTo('browser-en@example.com');
+    });
+    expect(receipt!.subject).toMatch(/receipt/i);
+    expect(receipt!.text).toContain('NT$299');
+  });
+
   it("refuses a bad ask for an email's portal link with a 4xx, never a 5xx", async () => {
     const ask = (body: unknown) =>
       callService(

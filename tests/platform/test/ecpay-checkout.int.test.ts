@@ -127,8 +127,9 @@ describe('ECPay ATM and convenience-store payments through the hosted checkout',
       expect(found?.status).toBe('KEPT');
       return found!;
     });
-    expect(written.text).toContain(`虛擬帳號: ${account}`);
-    expect(written.text).toContain('繳費期限: 2026-11-29 23:59（GMT+8）');
+    // In the language the buyer chose ATM in: their browser's English.
+    expect(written.text).toContain(`Virtual account: ${account}`);
+    expect(written.text).toContain('Pay by: 2026-11-29 23:59 (GMT+8)');
     expect((await emailsTo('atm-buyer@example.com')).find((e) => e.kind === 'payment_reminder')?.status).toBe('QUEUED');
     // The session takes no second trade while it waits.
     expect((await page(sessionId, { method: 'POST', body: new URLSearchParams({ method: 'cvs' }) })).status).toBe(409);

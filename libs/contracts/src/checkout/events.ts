@@ -43,7 +43,7 @@ export const CheckoutSessionCompletedData = z
       .nullable()
       .optional()
       .describe(
-        "The hosted page's language when the merchant chose one (the buyer's emails are written in it); null: not chosen",
+        "The language the buyer paid in, which their emails are written in: the page's when the merchant chose one, else the buyer's browser's; null: none said (a payment through the API)",
       ),
     external_customer_id: z.string().nullable(),
     product_id: z.string(),
@@ -168,7 +168,7 @@ export const CheckoutAsyncPaymentPendingData = z
       .enum(['zh-TW', 'en'])
       .nullable()
       .optional()
-      .describe("The hosted page's language when the merchant chose one; null: not chosen"),
+      .describe("The language the buyer paid in: the page's when the merchant chose one, else the buyer's browser's"),
     object: CheckoutSession.optional().describe(
       'The session as `GET /checkout/sessions/{id}` shows it, with the instructions',
     ),

@@ -14,7 +14,7 @@ import {
   validationError,
 } from '@billing/contracts';
 import type { ServiceContext } from '@billing/runtime';
-import { callerOf, requireCaller, validate } from '@billing/service';
+import { callerOf, languageOf, requireCaller, validate } from '@billing/service';
 import type { Express, RequestHandler } from 'express';
 import { dependenciesOf } from '../dependencies';
 import { CardForms } from '../payments/card-form';
@@ -148,13 +148,16 @@ export function mountEmbeddedCheckoutRoutes(app: Express, context: ServiceContex
       const body = res.locals.input.body as PayCheckoutBody;
       const secret = body.client_secret ?? (res.locals.input.query as ClientSecretQuery).client_secret;
       const checkout = await checkoutFor(caller, id, secret, false);
+      const buyerInput = { email: body.email, name: body.name };
+      // The buyer's browser language, when a browser pays (a server names none): their emails' language.
+      const locale = checkout.locale ?? languageOf(req.get('accept-language')) ?? undefined;
       if (body.einvoice) await chooseEmbeddedEinvoice(checkout, body.einvoice);
       const payuni = await payuniMerchantFor(context, checkout);
       if (payuni) {
         if (secret === undefined && !sameCreditToken(body, checkout) && caller.keyKind === 'publishable') {
           throw badRequest('client_secret is required with a Publishable Key');
         }
-        const paid = await payWithPayuni(context, id, { email: body.email, name: body.name }, 'embedded', payuni);
+        const paid = await payWithPayuni(context, id, { ...buyerInput, locale }, 'embedded', payuni);
         if (paid.status === 'complete') {
           res.json(toPaidAnswer(paid.session, now(), script(), paid.redirectUrl));
           return;
@@ -176,12 +179,7 @@ export function mountEmbeddedCheckoutRoutes(app: Express, context: ServiceContex
       if (secret === undefined && !creditTokenIsSecret && caller.keyKind === 'publishable' && !card) {
         throw badRequest('client_secret is required with a Publishable Key');
       }
-      const outcome = await paySession(
-        context,
-        id,
-        { email: body.email, name: body.name },
-        { uiMode: 'embedded', card },
-      );
+      const outcome = await paySession(context, id, buyerInput, { uiMode: 'embedded', card, locale });
       if (outcome.status === 'requires_action') {
         throw ApiError.of(
           'payment_required',

@@ -6,6 +6,7 @@ import {
   findTextProblems,
   formBodies,
   formatTwd,
+  languageOf,
   readEinvoiceForm,
 } from '@billing/service';
 import type { Express, Request, Response } from 'express';
@@ -450,6 +451,8 @@ export function mountHostedPage(app: Express, context: ServiceContext): void {
       if (shown) again(422, { error: fields ? page.t.checkFields(fields) : page.t.einvoice.invalid, ...shown });
       return;
     }
+    // The language the buyer reads (the session's, else the one their browser asks for): their emails'.
+    const locale = session!.locale ?? languageOf(req.get('accept-language')) ?? undefined;
     try {
       const known = chosen && 'choice' in chosen ? await chooseEinvoice(context, row!, chosen.choice) : row!;
       // A checkout with nothing to charge completes without a processor, as with the simulator.
@@ -457,12 +460,17 @@ export function mountHostedPage(app: Express, context: ServiceContext): void {
       // PAYUNi: the card is in its fields; any other method chosen is a code on PAYUNi's page.
       if (payuni && typeof form.method === 'string' && form.method !== 'card') {
         const { email, name } = parsed.data;
-        const codeForm = await startPayuniCodePayment(context, session!.id, { method: form.method, email, name });
+        const codeForm = await startPayuniCodePayment(context, session!.id, {
+          method: form.method,
+          email,
+          name,
+          locale,
+        });
         res.type('html').send(renderProcessorRedirect(codeForm, 'payuni', page));
         return;
       }
       if (payuni) {
-        const paid = await payWithPayuni(context, session!.id, parsed.data, 'hosted', payuni);
+        const paid = await payWithPayuni(context, session!.id, { ...parsed.data, locale }, 'hosted', payuni);
         return res.redirect(303, paid.status === 'complete' ? paid.redirectUrl! : paid.url);
       }
       if (typeof form.method === 'string') {
@@ -471,6 +479,7 @@ export function mountHostedPage(app: Express, context: ServiceContext): void {
             method: form.method,
             email: parsed.data.email,
             name: parsed.data.name,
+            locale,
           });
           res.type('html').send(renderProcessorRedirect(processorForm, 'ecpay', page));
         } catch (error) {
@@ -480,7 +489,7 @@ export function mountHostedPage(app: Express, context: ServiceContext): void {
         }
         return;
       }
-      const outcome = await paySession(context, session!.id, parsed.data, { uiMode: 'hosted' }, known);
+      const outcome = await paySession(context, session!.id, parsed.data, { uiMode: 'hosted', locale }, known);
       if (outcome.status === 'complete') return res.redirect(303, outcome.redirectUrl!);
       again(200, { challenge: true });
     } catch (error) {

@@ -281,7 +281,7 @@ function recordAsyncPayment({ data }: RecordAsyncPayment, state: SessionState): 
       instructions: data.instructions,
       issued_at: data.now.toISOString(),
       customer_email: session.customer_email ?? pending.buyer?.email ?? null,
-      locale: session.locale ?? null,
+      locale: session.locale ?? pending.buyer?.locale ?? null,
     },
   });
 }
@@ -439,7 +439,7 @@ function complete({ data }: CompleteSession, state: SessionState): SessionEvent[
       customer_email: session.customer_email ?? buyer.email,
       customer_name: session.customer_name ?? buyer.name,
       external_customer_id: session.external_customer_id,
-      locale: session.locale ?? null,
+      locale: session.locale ?? buyer.locale ?? null,
       product_id: session.product.id,
       product: session.product,
       amount_subtotal: session.order.amount_subtotal,

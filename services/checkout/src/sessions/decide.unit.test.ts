@@ -309,6 +309,18 @@ describe('Checkout session', () => {
           }),
         ]);
     });
+    it("is in the language the buyer paid in when the merchant chose none; the merchant's choice comes first", () => {
+      const inEnglish = { ...buyer, locale: 'en' as const };
+      spec
+        .given([created, started('a1', at(1)), succeeded('a1', key(), inEnglish)])
+        .when(complete())
+        .then([expect.objectContaining({ data: expect.objectContaining({ locale: 'en' }) })]);
+      const chosen = { ...created, data: { ...created.data, locale: 'zh-TW' as const } };
+      spec
+        .given([chosen, started('a1', at(1)), succeeded('a1', key(), inEnglish)])
+        .when(complete())
+        .then([expect.objectContaining({ data: expect.objectContaining({ locale: 'zh-TW' }) })]);
+    });
     it('cannot complete without a recorded charge', () => {
       spec
         .given([created, started('a1', at(1))])

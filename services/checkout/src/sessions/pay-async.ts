@@ -17,7 +17,7 @@ import type { SessionCommand } from './decide';
 import { buyerAtPayment, recordProcessorCharge } from './pay';
 import { findSessionRow } from './queries';
 import { statusAt } from './resource';
-import type { CardSummary, Session } from './session';
+import { type BuyerInput, type CardSummary, type Session, buyerOf } from './session';
 
 /**
  * Payments made on a processor's own pages (docs/payments.md): an ATM account or a
@@ -70,7 +70,7 @@ export const processorUnavailable = (message: string) =>
 export async function openProcessorTrade(
   context: ServiceContext,
   row: KnownSession & { session: Session },
-  input: { method: string; email?: string; name?: string },
+  input: BuyerInput & { method: string },
   processor: { name: AsyncPaymentProcessor; methods: readonly PaymentMethodKind[] },
 ): Promise<OpenedTrade> {
   const { now } = context;
@@ -93,7 +93,7 @@ export async function openProcessorTrade(
     throw validationError([{ path: 'email', code: 'required', message: 'email is required' }]);
   }
   const customerId = await buyerAtPayment(context, session, { email: input.email, name: input.name });
-  const buyer = { email: input.email ?? null, name: input.name ?? null, customer_id: customerId };
+  const buyer = buyerOf(input, customerId);
   const attemptId = `pay_${randomBase62(24)}`;
   const { state } = await runSessionCommands(
     context,

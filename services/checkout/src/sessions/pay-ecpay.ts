@@ -19,7 +19,7 @@ import { recordProcessorCharge } from './pay';
 import { instructionsOf } from '../payments/instructions';
 import { findSessionRow } from './queries';
 import { successRedirect } from './rules';
-import type { CardSummary, Charged, Session } from './session';
+import type { BuyerInput, CardSummary, Charged, Session } from './session';
 
 const CHOOSE_PAYMENT = { card: 'Credit', atm: 'ATM', cvs: 'CVS' } as const;
 
@@ -53,7 +53,7 @@ export function ecpayMethodsOf(session: Session, methods: readonly PaymentMethod
 export async function startEcpayPayment(
   context: ServiceContext,
   sessionId: string,
-  input: { method: string; email?: string; name?: string },
+  input: BuyerInput & { method: string },
 ): Promise<AioForm> {
   const row = await findSessionRow(context.store.database, context.store.tables.schema, sessionId);
   if (!row?.session) throw notFound(`No such checkout session: ${sessionId}`);

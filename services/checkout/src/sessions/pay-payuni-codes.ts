@@ -14,7 +14,7 @@ import {
 } from './pay-async';
 import { instructionsOf } from '../payments/instructions';
 import { findSessionRow } from './queries';
-import type { Session } from './session';
+import type { BuyerInput, Session } from './session';
 
 /**
  * ATM accounts and convenience-store codes through PAYUNi (docs/payments.md): the buyer picks
@@ -39,7 +39,7 @@ export function payuniCodeMethods(methods: readonly PaymentMethodKind[], session
 export async function startPayuniCodePayment(
   context: ServiceContext,
   sessionId: string,
-  input: { method: string; email?: string; name?: string },
+  input: BuyerInput & { method: string },
 ): Promise<UppForm> {
   const row = await findSessionRow(context.store.database, context.store.tables.schema, sessionId);
   if (!row?.session) throw notFound(`No such checkout session: ${sessionId}`);

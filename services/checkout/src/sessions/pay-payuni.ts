@@ -28,7 +28,7 @@ import { type PayOutcome, buyerAtPayment, completeCharged } from './pay';
 import { findSessionRow } from './queries';
 import { statusAt } from './resource';
 import { successRedirect } from './rules';
-import type { Buyer, CardSummary, Charged, Session } from './session';
+import { type Buyer, type BuyerInput, type CardSummary, type Charged, type Session, buyerOf } from './session';
 
 /**
  * Cards through PAYUNi (docs/payments.md): the buyer types the card into PAYUNi's card fields
@@ -130,7 +130,7 @@ export async function payuniMerchantFor(context: ServiceContext, session: Sessio
 export async function payWithPayuni(
   context: ServiceContext,
   sessionId: string,
-  input: { email?: string; name?: string },
+  input: BuyerInput,
   uiMode: 'hosted' | 'embedded',
   merchant: PayuniMerchant,
 ): Promise<PayuniPayOutcome> {
@@ -164,7 +164,7 @@ export async function payWithPayuni(
     throw validationError([{ path: 'card', code: 'required', message: 'Enter a card in the card fields first' }]);
 
   const customerId = await buyerAtPayment(context, session, input);
-  const buyer: Buyer = { email: input.email ?? null, name: input.name ?? null, customer_id: customerId };
+  const buyer = buyerOf(input, customerId);
   const attemptId = `pay_${randomBase62(24)}`;
   const started = await run(context, known.session ?? session, known, {
     type: 'StartPayment',

@@ -23,7 +23,7 @@ import { type KnownSession, runSessionCommands } from './command';
 import { findSessionRow } from './queries';
 import { statusAt } from './resource';
 import { successRedirect } from './rules';
-import { type CardSummary, type Session, chargeKeyOf } from './session';
+import { type Buyer, type CardSummary, type Session, buyerOf, chargeKeyOf } from './session';
 import { assignRedemption, refuseLiveSubscription, resolveBuyer } from './upstream';
 
 const paymentRequired = (message: string, details?: ErrorDetail[]) => ApiError.of('payment_required', message, details);
@@ -56,7 +56,10 @@ export type PayOutcome =
  * How the card comes: typed into the hosted page (in `body`), or entered in the card form of an
  * embedded checkout. A session is paid only the way it was made for (another way is 404).
  */
-export type PaidThrough = { uiMode: 'hosted' } | { uiMode: 'embedded'; card: CollectedCard | null };
+/** Where the buyer pays, and in which language that page spoke to them (`Buyer.locale`). */
+export type PaidThrough = ({ uiMode: 'hosted' } | { uiMode: 'embedded'; card: CollectedCard | null }) & {
+  locale?: Buyer['locale'];
+};
 
 export async function paySession(
   context: ServiceContext,
@@ -94,7 +97,7 @@ export async function paySession(
 
   const customerId = await buyerAtPayment(context, session, body);
   const attemptId = `pay_${randomBase62(24)}`;
-  const buyer = { email: body.email ?? null, name: body.name ?? null, customer_id: customerId };
+  const buyer = buyerOf({ email: body.email, name: body.name, locale: through.locale }, customerId);
   const amount = session.intent.amount;
   const started = await run({ type: 'StartPayment', data: { sessionId: id, attemptId, buyer, amount, now: now() } });
   const chargeKey = chargeKeyOf(started.state.status === 'Exists' ? started.state.session : session);

@@ -156,7 +156,22 @@ export type Buyer = {
   name: string | null;
   /** Billing's customer, resolved before the charge; null when billing is not configured. */
   customer_id: string | null;
+  /**
+   * The language of the page they paid on (the session's, else their browser's), which the
+   * emails to them are written in; absent when no page said one (an API call, attempts made before).
+   */
+  locale?: 'zh-TW' | 'en';
 };
+
+/** What the buyer gave on the page they pay on. */
+export type BuyerInput = { email?: string; name?: string; locale?: 'zh-TW' | 'en' };
+
+export const buyerOf = (input: BuyerInput, customerId: string | null): Buyer => ({
+  email: input.email ?? null,
+  name: input.name ?? null,
+  customer_id: customerId,
+  ...(input.locale && { locale: input.locale }),
+});
 
 /**
  * The processor charged (or, with nothing to charge, accepted) the session: recorded before
