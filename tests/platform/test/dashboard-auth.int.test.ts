@@ -32,6 +32,33 @@ describe('merchant dashboard sign-in and access', () => {
   const acmeProducts = async () =>
     (await client.get('/products', acme.api_keys.sandbox.secret_key)).body.data.map((p: { name: string }) => p.name);
 
+  it("speaks the browser's language until the user picks one, which it remembers", async () => {
+    const inChinese = await fetch(`${platform.gatewayUrl}/dashboard/login`, {
+      headers: { 'accept-language': 'zh-TW,zh;q=0.9,en;q=0.8' },
+    }).then((r) => r.text());
+    expect(inChinese).toContain('<html lang="zh-TW">');
+    expect(inChinese).toContain('<h1>登入</h1>');
+    expect(inChinese).toContain('href="/dashboard/language/en?back=%2Fdashboard%2Flogin" lang="en"');
+
+    const agent = await signedIn(platform.gatewayUrl, 'owner@acme.example', PASSWORD);
+    const english = await agent.get(`/dashboard/${acme.id}/sandbox/customers`);
+    expect(english.html).toContain('<html lang="en">');
+    const picked = await agent.get(
+      `/dashboard/language/zh-TW?back=${encodeURIComponent(`/dashboard/${acme.id}/sandbox/customers`)}`,
+    );
+    expect([picked.status, picked.location]).toEqual([303, `/dashboard/${acme.id}/sandbox/customers`]);
+    const chinese = await agent.get(`/dashboard/${acme.id}/sandbox/customers`);
+    expect(chinese.html).toContain('<html lang="zh-TW">');
+    expect(chinese.html).toContain('>顧客</a');
+    expect(chinese.html).toContain('測試環境：僅有測試資料');
+    // Only back into the dashboard; an unknown language is a 404 and changes nothing.
+    for (const back of ['//evil.example/x', 'https://evil.example', '/dashboardx', '/dashboard\\evil']) {
+      expect((await agent.get(`/dashboard/language/en?back=${encodeURIComponent(back)}`)).location).toBe('/dashboard');
+    }
+    expect((await agent.get('/dashboard/language/fr')).status).toBe(404);
+    expect((await agent.get(`/dashboard/${acme.id}/sandbox/customers`)).html).toContain('<html lang="en">');
+  });
+
   it('creates users through the admin API only, with clear errors', async () => {
     const path = `/organizations/${acme.id}/users`;
     expect(

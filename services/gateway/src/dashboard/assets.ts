@@ -12,6 +12,7 @@ header.top .brand{font-weight:700;text-decoration:none}
 .envs a{padding:.3rem .8rem;text-decoration:none}
 .envs a[aria-current=page]{background:#fff;color:#1a1f36;font-weight:700}
 .who{margin-left:auto;display:flex;gap:.75rem;align-items:center;flex-wrap:wrap}
+.lang a{padding:.3rem .5rem}
 .who button{background:none;color:#fff;border:1px solid #fff}
 .sandbox{background:#fef3c7;color:#713f12;border-bottom:2px solid #d97706;padding:.5rem 1rem;font-weight:600;margin:0}
 .layout{display:flex;flex-wrap:wrap;max-width:80rem;margin:0 auto}

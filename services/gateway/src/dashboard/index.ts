@@ -5,6 +5,7 @@ import { STYLESHEET, SCRIPT } from './assets';
 import { Authenticator, LOGIN_CSRF_COOKIE, SESSION_COOKIE, loginCsrf, readCookie, sameToken, setCookie } from './auth';
 import { ApiFailure, GatewayClient } from './client';
 import { type Html, formatDateTime, html } from '@billing/service';
+import { languageOfRequest, rememberLanguage, translator } from './i18n';
 import { bareDocument, pageDocument, sendBareDocument, signOutForm } from './layout';
 import type { CredentialSigner } from './loopback';
 import { ENVIRONMENTS, type EnvSlug, type PageContext, type PageState } from './page';
@@ -53,6 +54,14 @@ export function mountDashboard(app: Express, options: DashboardOptions): void {
   router.get('/assets/app.js', (_req, res) => void res.type('js').set('Cache-Control', 'max-age=300').send(SCRIPT));
 
   router.get('/login', (req, res) => sendLogin(req, res, {}));
+  // The language link of every page: remembered, then back where the user was.
+  router.get('/language/:language', (req, res) => {
+    const language = req.params.language;
+    if (language !== 'zh-TW' && language !== 'en') return notFoundPage(res);
+    rememberLanguage(req, res, language);
+    const back = typeof req.query.back === 'string' ? req.query.back : '';
+    res.redirect(303, /^\/dashboard(\/[^/\\]|$)/.test(back) ? back : '/dashboard');
+  });
   router.post('/login', async (req, res) => {
     if (!sameToken(req.body?._csrf, readCookie(req, LOGIN_CSRF_COOKIE))) return refuseCsrf(res);
     const { email = '', password = '', admin_token: adminToken = '' } = req.body as Record<string, string>;
@@ -60,10 +69,11 @@ export function mountDashboard(app: Express, options: DashboardOptions): void {
       ? await auth.withAdminToken(adminToken, req.ip ?? 'unknown')
       : await auth.withPassword(email, password);
     if (!result.ok) {
+      const t = translator(languageOfRequest(req));
       const message =
         result.reason === 'locked'
-          ? `Too many failed attempts: signing in is locked until ${formatDateTime(result.until!)}.`
-          : 'Wrong email or password (or admin token).';
+          ? t('Too many failed attempts: signing in is locked until {until}.', { until: formatDateTime(result.until!) })
+          : t('Wrong email or password (or admin token).');
       return sendLogin(req, res, { error: message, email }, result.reason === 'locked' ? 429 : 401);
     }
     const { token } = await auth.startSession(result.principal);
@@ -76,12 +86,13 @@ export function mountDashboard(app: Express, options: DashboardOptions): void {
     const session = token ? await store.findSession(token, options.now()) : undefined;
     if (!session) {
       if (req.method === 'GET') return res.redirect(303, '/dashboard/login');
+      const t = translator(languageOfRequest(req));
       return sendBareDocument(
         res,
         401,
-        'Signed out',
-        html`<h1>Signed out</h1>
-          <p>Your session ended. <a href="/dashboard/login">Sign in again</a>.</p>`,
+        t('Signed out'),
+        html`<h1>${t('Signed out')}</h1>
+          <p>${t('Your session ended.')} <a href="/dashboard/login">${t('Sign in again')}</a>.</p>`,
       );
     }
     if (req.method === 'POST' && !sameToken(req.body?._csrf, session.csrfToken)) return refuseCsrf(res);
@@ -137,12 +148,12 @@ export function mountDashboard(app: Express, options: DashboardOptions): void {
       if (!ctx || (page.sandboxOnly && ctx.environment !== 'SANDBOX')) return notFoundPage(res);
       const form = req.body as Record<string, string>;
       const action = page.actions?.[form._action ?? ''];
-      if (!action) return renderPage(ctx, page, { errors: { [form._action ?? '']: 'Unknown action.' } }, 400);
+      if (!action) return renderPage(ctx, page, { errors: { [form._action ?? '']: ctx.t('Unknown action.') } }, 400);
       if (action.ownerOnly && ctx.role === 'member') {
         return renderPage(
           ctx,
           page,
-          { errors: { [form._action!]: 'Only an owner of the organization may do this.' } },
+          { errors: { [form._action!]: ctx.t('Only an owner of the organization may do this.') } },
           403,
         );
       }
@@ -202,6 +213,7 @@ async function contextFor(req: Request, res: Response, options: DashboardOptions
       ? ({ type: 'dashboard_user', id: session.principal.user.id } as const)
       : ({ type: 'admin' } as const);
   const baseUrl = `http://127.0.0.1:${req.socket.localPort}`;
+  const language = languageOfRequest(req);
   return {
     req,
     res,
@@ -218,49 +230,57 @@ async function contextFor(req: Request, res: Response, options: DashboardOptions
       string,
       string
     >,
+    language,
+    t: translator(language),
   };
 }
 
 function sendLogin(req: Request, res: Response, state: { error?: string; email?: string }, status = 200) {
   const csrf = loginCsrf(req, res);
-  const body = html`<h1>Sign in</h1>
+  const t = translator(languageOfRequest(req));
+  const body = html`<h1>${t('Sign in')}</h1>
     ${state.error ? html`<p class="error" role="alert">${state.error}</p>` : ''}
     <form class="card" method="post" action="/dashboard/login">
-      <h2>Merchant user</h2>
-      <input type="hidden" name="_csrf" value="${csrf}" /> <label for="email">Email</label
+      <h2>${t('Merchant user')}</h2>
+      <input type="hidden" name="_csrf" value="${csrf}" /> <label for="email">${t('Email')}</label
       ><input id="email" name="email" type="email" autocomplete="username" required value="${state.email ?? ''}" />
-      <label for="password">Password</label
+      <label for="password">${t('Password')}</label
       ><input id="password" name="password" type="password" autocomplete="current-password" required />
-      <div><button type="submit">Sign in</button></div>
+      <div><button type="submit">${t('Sign in')}</button></div>
     </form>
     <form class="card" method="post" action="/dashboard/login">
-      <h2>Operator</h2>
-      <input type="hidden" name="_csrf" value="${csrf}" /> <label for="admin_token">Admin token</label
+      <h2>${t('Operator')}</h2>
+      <input type="hidden" name="_csrf" value="${csrf}" /> <label for="admin_token">${t('Admin token')}</label
       ><input id="admin_token" name="admin_token" type="password" autocomplete="off" required />
-      <div><button type="submit">Sign in as operator</button></div>
+      <div><button type="submit">${t('Sign in as operator')}</button></div>
     </form>`;
-  sendBareDocument(res, status, 'Sign in', body);
+  sendBareDocument(res, status, t('Sign in'), body);
 }
 
 function refuseCsrf(res: Response) {
+  const t = translator(languageOfRequest(res.req));
   sendBareDocument(
     res,
     403,
-    'Refused',
-    html`<h1>Refused</h1>
+    t('Refused'),
+    html`<h1>${t('Refused')}</h1>
       <p class="error" role="alert">
-        This form has expired or did not come from the dashboard. Go back, reload the page and try again.
+        ${t('This form has expired or did not come from the dashboard. Go back, reload the page and try again.')}
       </p>`,
   );
 }
 
 function notFoundPage(res: Response) {
+  const t = translator(languageOfRequest(res.req));
   sendBareDocument(
     res,
     404,
-    'Not found',
-    html`<h1>Not found</h1>
-      <p>There is no such page, or it is not yours to see. <a href="/dashboard">Back to the dashboard</a>.</p>`,
+    t('Not found'),
+    html`<h1>${t('Not found')}</h1>
+      <p>
+        ${t('There is no such page, or it is not yours to see.')}
+        <a href="/dashboard">${t('Back to the dashboard')}</a>.
+      </p>`,
   );
 }
 
@@ -274,7 +294,8 @@ async function operatorHome(options: DashboardOptions, session: Session, req: Re
     [ORGS_PER_PAGE + 1, page * ORGS_PER_PAGE],
   );
   const items = rows.slice(0, ORGS_PER_PAGE);
-  const body = html`<h1>Organizations</h1>
+  const t = translator(languageOfRequest(req));
+  const body = html`<h1>${t('Organizations')}</h1>
     ${
       items.length
         ? html`<ul>
@@ -283,12 +304,12 @@ async function operatorHome(options: DashboardOptions, session: Session, req: Re
                 html`<li><a href="/dashboard/${o.id}/sandbox">${o.name}</a> <span class="muted">${o.id}</span></li>`,
             )}
           </ul>`
-        : html`<p>No organizations yet.</p>`
+        : html`<p>${t('No organizations yet.')}</p>`
     }
-    <nav class="pager" aria-label="Pages">
-      ${page > 0 ? html`<a href="/dashboard?page=${page - 1}">Previous page</a>` : ''}${
-        rows.length > ORGS_PER_PAGE ? html`<a href="/dashboard?page=${page + 1}">Next page</a>` : ''
+    <nav class="pager" aria-label="${t('Pages')}">
+      ${page > 0 ? html`<a href="/dashboard?page=${page - 1}">${t('Previous page')}</a>` : ''}${
+        rows.length > ORGS_PER_PAGE ? html`<a href="/dashboard?page=${page + 1}">${t('Next page')}</a>` : ''
       }
     </nav>`;
-  return bareDocument('Organizations', body, signOutForm(session.csrfToken));
+  return bareDocument(req, t('Organizations'), body, signOutForm(session.csrfToken, t));
 }

@@ -1,5 +1,6 @@
-import type { Response } from 'express';
+import type { Request, Response } from 'express';
 import { type Html, html } from '@billing/service';
+import { type DashboardLanguage, type Translate, languageOfRequest, translator } from './i18n';
 import type { PageContext, PageState } from './page';
 
 export const SECTIONS: Array<{ section: string; label: string; path: string; sandboxOnly?: boolean }> = [
@@ -30,43 +31,56 @@ function head(title: string): Html {
 }
 
 /** A page with no organization chrome: sign-in, invitations, the operator's organization list. */
-export function bareDocument(title: string, body: Html, signOut?: Html): Html {
+export function bareDocument(req: Request, title: string, body: Html, signOut?: Html): Html {
+  const language = languageOfRequest(req);
+  const t = translator(language);
   return html`<!doctype html>
-    <html lang="en">
-      ${head(`${title} · Billing dashboard`)}
+    <html lang="${language}">
+      ${head(`${title} · ${t('Billing dashboard')}`)}
       <body>
-        <a class="skip" href="#main">Skip to content</a>
+        <a class="skip" href="#main">${t('Skip to content')}</a>
         <header class="top">
-          <a class="brand" href="/dashboard">Billing dashboard</a>${
-            signOut ? html`<div class="who">${signOut}</div>` : ''
-          }
+          <a class="brand" href="/dashboard">${t('Billing dashboard')}</a>
+          ${languageSwitch(req, language, t)}${signOut ? html`<div class="who">${signOut}</div>` : ''}
         </header>
         <main id="main">${body}</main>
       </body>
     </html>`;
 }
 
-/** Answers with a bare page (sign-in, refusals, invitations). */
+/** Answers with a bare page (sign-in, refusals, invitations), in the user's language. */
 export function sendBareDocument(res: Response, status: number, title: string, body: Html): void {
   res
     .status(status)
     .type('html')
-    .send(String(bareDocument(title, body)));
+    .send(String(bareDocument(res.req, title, body)));
 }
 
-export function signOutForm(csrfToken: string): Html {
+export function signOutForm(csrfToken: string, t: Translate): Html {
   return html`<form class="inline" method="post" action="/dashboard/logout">
-    <input type="hidden" name="_csrf" value="${csrfToken}" /><button type="submit">Sign out</button>
+    <input type="hidden" name="_csrf" value="${csrfToken}" /><button type="submit">${t('Sign out')}</button>
   </form>`;
+}
+
+/** The link to the other language, named in that language, back to the same page. */
+function languageSwitch(req: Request, language: DashboardLanguage, t: Translate): Html {
+  const other = language === 'zh-TW' ? { code: 'en', name: 'English' } : { code: 'zh-TW', name: '中文' };
+  const back = encodeURIComponent(req.originalUrl);
+  return html`<nav class="lang" aria-label="${t('Language')}">
+    <a href="/dashboard/language/${other.code}?back=${back}" lang="${other.code}" hreflang="${other.code}"
+      >${other.name}</a
+    >
+  </nav>`;
 }
 
 /** The organization's pages: who is signed in, the environment switch, the sections. */
 export function pageDocument(ctx: PageContext, section: string, title: string, state: PageState, body: Html): Html {
+  const { t } = ctx;
   const sandbox = ctx.environment === 'SANDBOX';
   const who =
     ctx.session.principal.kind === 'operator'
-      ? html`<span>Operator · <a href="/dashboard">All organizations</a></span>`
-      : html`<span>${ctx.session.principal.user.email} (${ctx.role})</span>`;
+      ? html`<span>${t('Operator')} · <a href="/dashboard">${t('All organizations')}</a></span>`
+      : html`<span>${ctx.session.principal.user.email} (${t(ctx.role)})</span>`;
   const rest = ctx.req.path.split('/').slice(3).join('/');
   const envLink = (slug: 'sandbox' | 'production', label: string) => {
     const current = ctx.envSlug === slug;
@@ -75,38 +89,37 @@ export function pageDocument(ctx: PageContext, section: string, title: string, s
   };
   const sections = SECTIONS.filter((s) => sandbox || !s.sandboxOnly);
   return html`<!doctype html>
-    <html lang="en">
-      ${head(`${title} · ${sandbox ? 'Sandbox · ' : ''}${ctx.organization.name}`)}
+    <html lang="${ctx.language}">
+      ${head(`${title} · ${sandbox ? `${t('Sandbox')} · ` : ''}${ctx.organization.name}`)}
       <body>
-        <a class="skip" href="#main">Skip to content</a>
+        <a class="skip" href="#main">${t('Skip to content')}</a>
         <header class="top">
           <a class="brand" href="${ctx.base}">${ctx.organization.name}</a>
-          <nav class="envs" aria-label="Environment">
-            ${envLink('sandbox', 'Sandbox')}${envLink('production', 'Production')}
+          <nav class="envs" aria-label="${t('Environment')}">
+            ${envLink('sandbox', t('Sandbox'))}${envLink('production', t('Production'))}
           </nav>
-          <div class="who">${who}${signOutFormFor(ctx)}</div>
+          ${languageSwitch(ctx.req, ctx.language, t)}
+          <div class="who">${who}${signOutForm(ctx.session.csrfToken, t)}</div>
         </header>
-        ${sandbox ? html`<p class="sandbox" role="note">Sandbox: test data only, no real money moves.</p>` : ''}
+        ${sandbox ? html`<p class="sandbox" role="note">${t('Sandbox: test data only, no real money moves.')}</p>` : ''}
         <div class="layout">
-          <nav class="sections" aria-label="Sections">
+          <nav class="sections" aria-label="${t('Sections')}">
             <ul>
               ${sections.map(
                 (s) =>
                   html`<li>
                     <a href="${ctx.base}${s.path}" ${s.section === section ? html` aria-current="page"` : ''}
-                      >${s.label}</a
+                      >${t(s.label)}</a
                     >
                   </li>`,
               )}
             </ul>
           </nav>
           <main id="main">
-            <h1>${title}${sandbox ? html` <span class="badge">Sandbox</span>` : ''}</h1>
+            <h1>${title}${sandbox ? html` <span class="badge">${t('Sandbox')}</span>` : ''}</h1>
             ${state.notice ? html`<p class="notice" role="status">${state.notice}</p>` : ''}${state.reveal ?? ''}${body}
           </main>
         </div>
       </body>
     </html>`;
 }
-
-const signOutFormFor = (ctx: PageContext) => signOutForm(ctx.session.csrfToken);

@@ -3,6 +3,7 @@ import type { Environment } from '@billing/contracts';
 import type { Request, Response } from 'express';
 import type { GatewayClient } from './client';
 import { type Html, html } from '@billing/service';
+import type { DashboardLanguage, Translate } from './i18n';
 import type { Session } from './store';
 
 export type EnvSlug = 'sandbox' | 'production';
@@ -24,6 +25,9 @@ export interface PageContext {
   /** The gateway's clock. */
   now: () => Date;
   query: Record<string, string>;
+  /** The user's language (`i18n.ts`) and its words. */
+  language: DashboardLanguage;
+  t: Translate;
 }
 
 export interface PageState {
@@ -201,9 +205,9 @@ export function pager(
   const first = new URLSearchParams(extra).toString();
   const next = new URLSearchParams({ ...extra, after: lastId ?? '' }).toString();
   const here = ctx.req.baseUrl + ctx.req.path;
-  return html`<nav class="pager" aria-label="Pages">
-    ${ctx.query.after ? html`<a href="${here}${first ? `?${first}` : ''}">First page</a>` : ''}${
-      hasMore && lastId ? html`<a href="${here}?${next}">Next page</a>` : ''
+  return html`<nav class="pager" aria-label="${ctx.t('Pages')}">
+    ${ctx.query.after ? html`<a href="${here}${first ? `?${first}` : ''}">${ctx.t('First page')}</a>` : ''}${
+      hasMore && lastId ? html`<a href="${here}?${next}">${ctx.t('Next page')}</a>` : ''
     }
   </nav>`;
 }
