@@ -1,5 +1,14 @@
 import { eventually } from '@billing/testing';
-import { clientOf, type CreatedOrganization, jsonApi, type Platform, plan, startPlatform } from '../src/platform';
+import { DashboardAgent } from '../src/dashboard-helpers';
+import {
+  ADMIN_TOKEN,
+  clientOf,
+  type CreatedOrganization,
+  jsonApi,
+  type Platform,
+  plan,
+  startPlatform,
+} from '../src/platform';
 
 jest.setTimeout(120000);
 
@@ -45,6 +54,10 @@ describe('dashboard reads', () => {
     org = await client.createOrganization('Acme');
     other = await client.createOrganization('Other');
     await client.createProduct(org.id, plan({ slug: 'monthly', price: 300 }));
+    await client.createProduct(
+      org.id,
+      plan({ slug: 'mug', name: 'Tea mug', type: 'ONE_TIME', interval: null, interval_count: 1, price: 480 }),
+    );
     const clock = (await send('POST', '/test_clocks', { frozen_time: '2026-05-01T00:00:00Z' })).body.id as string;
     paying = await buy('alice.wong@example.com', '4242424242424242', clock);
     declining = await buy('bob.chen@example.com', '4000000000000341', clock);
@@ -110,6 +123,59 @@ describe('dashboard reads', () => {
     expect(rest.body).toMatchObject({ has_more: false, data: [{ status: 'succeeded' }] });
     const paid = await admin(org.id, `/customers/${paying.customer_id}/payments?environment=SANDBOX`);
     expect(paid.body.data.map((p: { status: string }) => p.status)).toEqual(['succeeded', 'succeeded']);
+  });
+
+  it("lists a customer's one-time purchases, and the dashboard shows them among the customer's payments", async () => {
+    const orders: string[] = [];
+    for (const email of ['alice.wong@example.com', 'ALICE.WONG@example.com']) {
+      const created = await send('POST', '/checkout/sessions', {
+        product_slug: 'mug',
+        customer_email: email,
+        success_url: 'https://shop.example/ok',
+        cancel_url: 'https://shop.example/no',
+      });
+      const paid = await fetch(`${platform.gatewayUrl}/checkout/${created.body.id}`, {
+        method: 'POST',
+        redirect: 'manual',
+        body: new URLSearchParams({ card_number: '4242424242424242', exp: '12/34', cvc: '123' }),
+      });
+      expect(paid.status).toBe(303);
+      orders.unshift((await send('GET', `/checkout/sessions/${created.body.id}`)).body.order_id);
+    }
+    const path = `/customers/${paying.customer_id}/orders?environment=SANDBOX`;
+    const listed = await eventually(async () => {
+      const found = await admin(org.id, path);
+      expect(found.body.data).toHaveLength(2);
+      return found.body;
+    });
+    expect(listed.data.map((o: { id: string }) => o.id)).toEqual(orders);
+    expect(listed.data[0]).toMatchObject({
+      object: 'order',
+      product: { name: 'Tea mug', type: 'ONE_TIME' },
+      amount: 480,
+      amount_refunded: 0,
+      status: 'paid',
+      payment_method: { last4: '4242' },
+    });
+    const second = await admin(org.id, `${path}&limit=1&starting_after=${orders[0]}`);
+    expect([second.body.data.map((o: { id: string }) => o.id), second.body.has_more]).toEqual([[orders[1]], false]);
+    for (const bad of [`${path}&starting_after=ord_nope`, `${path}&limit=0`, path.replace('SANDBOX', 'TEST')]) {
+      expect((await admin(org.id, bad)).status).toBe(400);
+    }
+    // Another organization's, or a customer who bought nothing: an empty list.
+    expect((await admin(other.id, path)).body.data).toEqual([]);
+    expect((await admin(org.id, `/customers/${declining.customer_id}/orders?environment=SANDBOX`)).body.data).toEqual(
+      [],
+    );
+
+    const operator = new DashboardAgent(platform.gatewayUrl);
+    expect((await operator.signIn({ admin_token: ADMIN_TOKEN })).status).toBe(303);
+    const page = await operator.get(`/dashboard/${org.id}/sandbox/customers/${paying.customer_id}`);
+    const payments = page.html.slice(page.html.indexOf('<h2>Payments</h2>'));
+    expect(payments).toContain('Tea mug');
+    expect(payments).toContain(orders[0]);
+    expect(payments).toContain('NT$480');
+    expect(payments).toMatch(/Invoice INV-/);
   });
 
   it('lists subscriptions by status and customer', async () => {

@@ -282,6 +282,19 @@ export function registerAdminRoutes(registry: OpenApiRegistry): OpenApiRegistry 
   });
   route({
     method: 'get',
+    path: `${org}/customers/{customer_id}/orders`,
+    summary: "A customer's one-time purchases at checkout (one-time, credits, donations), newest paid first",
+    tags: ['Dashboard'],
+    params: params.extend({ customer_id: idText().min(1).describe('prefix cus_') }),
+    query: CustomerOrdersQuery,
+    responses: {
+      200: { description: 'One page (empty for a customer with none)', schema: CustomerOrderList },
+      400: invalidParametersResponse,
+      404: missing,
+    },
+  });
+  route({
+    method: 'get',
     path: `${org}/subscriptions`,
     summary: 'Subscriptions by status and customer, newest first',
     tags: ['Dashboard'],
@@ -722,6 +735,36 @@ export const CustomerPayment = z
   })
   .meta({ id: 'CustomerPayment' });
 export type CustomerPayment = z.infer<typeof CustomerPayment>;
+
+export const CustomerOrdersQuery = z
+  .object({
+    environment: Environment,
+    limit: adminLimit,
+    starting_after: startingAfterParam('order'),
+  })
+  .meta({ id: 'CustomerOrdersQuery' });
+export type CustomerOrdersQuery = z.infer<typeof CustomerOrdersQuery>;
+
+/** A one-time purchase (a ONE_TIME, CREDITS or DONATION product) the customer paid at checkout. */
+export const CustomerOrder = z
+  .object({
+    object: z.literal('order'),
+    id: z.string().describe('prefix ord_'),
+    checkout_session_id: z.string(),
+    product: z.object({ id: z.string(), name: z.string(), type: z.string() }),
+    amount: z.int().min(0).describe('TWD paid'),
+    amount_refunded: z.int().min(0),
+    currency: z.literal('TWD'),
+    status: z.enum(['paid', 'partially_refunded', 'refunded']),
+    payment_method: z.object({ brand: z.string(), last4: z.string() }).nullable(),
+    paid_at: timestamp,
+  })
+  .meta({ id: 'CustomerOrder' });
+export type CustomerOrder = z.infer<typeof CustomerOrder>;
+
+export const CustomerOrderList = z
+  .object({ object: z.literal('list'), data: z.array(CustomerOrder), has_more: z.boolean() })
+  .meta({ id: 'CustomerOrderList' });
 
 export const CustomerPaymentList = z
   .object({ object: z.literal('list'), data: z.array(CustomerPayment), has_more: z.boolean() })

@@ -189,6 +189,7 @@ export function mountAdminRoutes(app: Express, options: AdminRoutesOptions): voi
   app.put(`${org}/payment_processor`, ...checkout);
   app.delete(`${org}/payment_processor`, ...checkout);
   app.get(`${org}/unmatched_payments`, ...checkout);
+  app.get(`${org}/customers/:customer_id/orders`, ...checkout);
   const billing = [organizationExists, asOrganization, options.billing];
   app.get(`${org}/customers`, ...billing);
   app.get(`${org}/customers/:customer_id/payments`, ...billing);

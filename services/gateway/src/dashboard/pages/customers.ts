@@ -29,15 +29,26 @@ export interface Invoice {
   paid_at: string | null;
   created_at: string;
 }
-interface Payment {
-  id: string;
+/** A charge of one of the customer's invoices (billing's). */
+interface InvoicePayment {
   amount: number;
   status: string;
   created_at: string;
-  invoice_id?: string | null;
-  order_id?: string | null;
-  failure_message?: string | null;
+  invoice_id: string;
+  failure_message: string | null;
 }
+/** A one-time purchase the customer paid at checkout (checkout's). */
+interface Order {
+  id: string;
+  product: { name: string };
+  amount: number;
+  amount_refunded: number;
+  status: string;
+  payment_method: { brand: string; last4: string } | null;
+  paid_at: string;
+}
+/** A row of the customer's payments: either kind, newest first. */
+type PaymentRow = { at: string; cells: Html };
 
 /**
  * Invoice table rows; with the customer's e-invoices (`einvoicesOfCustomer`, one call for the
@@ -67,15 +78,16 @@ export function invoiceRows(
 export const refundable = (invoice: Invoice) =>
   invoice.status === 'paid' && invoice.amount_refunded < invoice.amount_paid;
 export const INVOICE_HEADERS = ['Number', 'Status', 'Total', 'Paid', 'Refunded', 'Period'];
-/** The headers of `invoiceRows` with the same e-invoices. */
-export const invoiceHeaders = (einvoices?: EinvoiceLookup) =>
-  showsEinvoices(einvoices) ? [...INVOICE_HEADERS, 'E-invoice'] : INVOICE_HEADERS;
+/** The headers of `invoiceRows` with the same e-invoices, in the user's words when `t` is given. */
+export const invoiceHeaders = (einvoices?: EinvoiceLookup, t: PageContext['t'] = (text) => text) =>
+  (showsEinvoices(einvoices) ? [...INVOICE_HEADERS, 'E-invoice'] : INVOICE_HEADERS).map((header) => t(header));
 
 export const customersPage: DashboardPage = {
   path: 'customers',
   section: 'customers',
-  title: () => 'Customers',
+  title: (ctx) => ctx.t('Customers'),
   async view(ctx) {
+    const { t } = ctx;
     const q = (ctx.query.q ?? '').trim().slice(0, 100);
     const list = q ? await searchCustomers(ctx, q) : await listCustomers(ctx);
     const rows = list.data.map(
@@ -90,11 +102,17 @@ export const customersPage: DashboardPage = {
         </tr>`,
     );
     return html`<form class="card" method="get" role="search">
-        <label for="q">Search by email, name, external id or id</label
+        <label for="q">${t('Search by email, name, external id or id')}</label
         ><input id="q" name="q" type="search" value="${q}" />
-        <button type="submit">Search</button>${q ? html` <a href="${ctx.base}/customers">Clear</a>` : ''}
+        <button type="submit">${t('Search')}</button
+        >${q ? html` <a href="${ctx.base}/customers">${t('Clear')}</a>` : ''}
       </form>
-      ${table(q ? `Customers matching ${q}` : 'Customers', ['Email', 'Name', 'External id', 'Subscriptions', 'Status', 'Created'], rows, q ? 'No customer matches.' : 'No customers yet.')}${pager(ctx, list.has_more, list.data.at(-1)?.id, q ? { q } : {})}`;
+      ${table(
+        q ? t('Customers matching {q}', { q }) : t('Customers'),
+        [t('Email'), t('Name'), t('External id'), t('Subscriptions'), t('Status'), t('Created')],
+        rows,
+        q ? t('No customer matches.') : t('No customers yet.'),
+      )}${pager(ctx, list.has_more, list.data.at(-1)?.id, q ? { q } : {})}`;
   },
 };
 
@@ -111,21 +129,75 @@ const searchCustomers = (ctx: PageContext, q: string) =>
   );
 
 /** A section the admin read endpoints give; where they are not available, says so in place. */
-async function optional(title: string, read: () => Promise<Html>): Promise<Html> {
+async function optional(title: string, read: () => Promise<Html>, t: PageContext['t']): Promise<Html> {
   try {
     return await read();
   } catch (error) {
     if (!(error instanceof ApiFailure)) throw error;
     return html`<h2>${title}</h2>
-      <p class="error" role="alert">${title} could not be read: ${error.explanation}</p>`;
+      <p class="error" role="alert">${t('{title} could not be read: {why}', { title, why: error.explanation })}</p>`;
   }
+}
+
+/**
+ * Every payment of the customer, newest first: their invoices' charges (billing) and their
+ * one-time purchases at checkout (checkout), the latest 50 of each.
+ */
+async function paymentsSection(ctx: PageContext, id: string, invoices: Invoice[]): Promise<Html> {
+  const { t } = ctx;
+  const query = `environment=${ctx.environment}&limit=50`;
+  const [charges, orders] = await Promise.all([
+    ctx.api.admin<{ data: InvoicePayment[] }>('GET', `/customers/${id}/payments?${query}`),
+    ctx.api.admin<{ data: Order[] }>('GET', `/customers/${id}/orders?${query}`),
+  ]);
+  const numbers = new Map(invoices.map((i) => [i.id, i.number]));
+  const rows: PaymentRow[] = [
+    ...charges.data.map((p) => ({
+      at: p.created_at,
+      cells: html`<td>${when(p.created_at)}</td>
+        <td>${twd(p.amount)}</td>
+        <td>${t(p.status)}</td>
+        <td>
+          <a href="${ctx.base}/invoices/${p.invoice_id}"
+            >${t('Invoice {number}', { number: numbers.get(p.invoice_id) ?? p.invoice_id })}</a
+          >
+        </td>
+        <td>${p.failure_message ?? ''}</td>`,
+    })),
+    ...orders.data.map((o) => ({
+      at: o.paid_at,
+      cells: html`<td>${when(o.paid_at)}</td>
+        <td>
+          ${twd(o.amount)}${o.amount_refunded ? html` <span class="muted">(${t('refunded {amount}', { amount: twd(o.amount_refunded) })})</span>` : ''}
+        </td>
+        <td>${t(o.status)}</td>
+        <td>
+          ${o.product.name} ·
+          <code>${o.id}</code>${o.payment_method ? html` · ${o.payment_method.brand} ${o.payment_method.last4}` : ''}
+        </td>
+        <td></td>`,
+    })),
+  ].sort((a, b) => Date.parse(b.at) - Date.parse(a.at));
+  return html`<h2>${t('Payments')}</h2>
+    ${table(
+      t('Payments'),
+      [t('When'), t('Amount'), t('Status'), t('For'), t('Failure')],
+      rows.map(
+        (row) =>
+          html`<tr>
+            ${row.cells}
+          </tr>`,
+      ),
+      t('No payments.'),
+    )}`;
 }
 
 export const customerPage: DashboardPage = {
   path: 'customers/:id',
   section: 'customers',
-  title: () => 'Customer',
+  title: (ctx) => ctx.t('Customer'),
   async view(ctx) {
+    const { t } = ctx;
     const id = encodeURIComponent(ctx.params.id!);
     const [customer, invoices, einvoices] = await Promise.all([
       ctx.api.v1<Customer>('GET', `/customers/${id}`),
@@ -140,45 +212,30 @@ export const customerPage: DashboardPage = {
           <td>${when(s.current_period_end)}</td>
         </tr>`,
     );
-    const payments = await optional('Payments', async () => {
-      const list = await ctx.api.admin<{ data: Payment[] }>(
-        'GET',
-        `/customers/${id}/payments?environment=${ctx.environment}&limit=50`,
-      );
-      const rows = list.data.map(
-        (p) =>
-          html`<tr>
-            <td>${when(p.created_at)}</td>
-            <td>${twd(p.amount)}</td>
-            <td>${p.status}</td>
-            <td>${p.invoice_id ?? p.order_id ?? '—'}</td>
-            <td>${p.failure_message ?? ''}</td>
-          </tr>`,
-      );
-      return html`<h2>Payments</h2>
-        ${table('Payments', ['When', 'Amount', 'Status', 'For', 'Failure'], rows, 'No payments.')}`;
-    });
-    return html`<section class="card" aria-label="Customer">
+    const payments = await optional(t('Payments'), () => paymentsSection(ctx, id, invoices.data), t);
+    return html`<section class="card" aria-label="${t('Customer')}">
         <h2>${customer.email}</h2>
         <dl class="facts">
           <dt>ID</dt>
           <dd>${customer.id}</dd>
-          <dt>Name</dt>
+          <dt>${t('Name')}</dt>
           <dd>${customer.name ?? '—'}</dd>
-          <dt>External id</dt>
+          <dt>${t('External id')}</dt>
           <dd>${customer.external_id ?? '—'}</dd>
-          <dt>Status</dt>
+          <dt>${t('Status')}</dt>
           <dd>${customer.status}</dd>
-          <dt>Created</dt>
+          <dt>${t('Created')}</dt>
           <dd>${when(customer.created_at)}</dd>
         </dl>
       </section>
-      <h2>Subscriptions</h2>
-      ${table('Subscriptions', ['Product', 'Status', 'Current period ends'], subscriptionRows, 'No subscriptions.')}
-      <h2>Invoices</h2>
-      ${table('Invoices', invoiceHeaders(einvoices), invoiceRows(ctx, invoices.data, { einvoices }), 'No invoices.')}${einvoiceFailure(einvoices)}${
+      <h2>${t('Subscriptions')}</h2>
+      ${table(t('Subscriptions'), [t('Product'), t('Status'), t('Current period ends')], subscriptionRows, t('No subscriptions.'))}
+      <h2>${t('Invoices')}</h2>
+      ${table(t('Invoices'), invoiceHeaders(einvoices, t), invoiceRows(ctx, invoices.data, { einvoices }), t('No invoices.'))}${einvoiceFailure(einvoices)}${
         einvoices.any
-          ? html`<p><a href="${ctx.base}/einvoices?customer_id=${customer.id}">All e-invoices of this customer</a></p>`
+          ? html`<p>
+              <a href="${ctx.base}/einvoices?customer_id=${customer.id}">${t('All e-invoices of this customer')}</a>
+            </p>`
           : ''
       }
       ${payments} ${await historySection(ctx, customer.id)}`;

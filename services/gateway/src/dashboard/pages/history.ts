@@ -11,14 +11,15 @@ interface RecordEvent {
   data: unknown;
 }
 
-const actorText = (actor: RecordEvent['actor']) =>
-  !actor ? 'system' : actor.id ? `${actor.type.replace('_', ' ')} ${actor.id}` : actor.type.replace('_', ' ');
+const actorText = (actor: RecordEvent['actor'], t: PageContext['t']) =>
+  !actor ? t('system') : actor.id ? `${t(actor.type.replace('_', ' '))} ${actor.id}` : t(actor.type.replace('_', ' '));
 
 /**
  * The full history of one record, read from its event stream (GET .../events?record_id=),
  * oldest first: who did what and when.
  */
 export async function historySection(ctx: PageContext, recordId: string): Promise<Html> {
+  const { t } = ctx;
   let events: RecordEvent[] = [];
   let hasMore = false;
   try {
@@ -30,8 +31,8 @@ export async function historySection(ctx: PageContext, recordId: string): Promis
     hasMore = page.has_more;
   } catch (error) {
     if (!(error instanceof ApiFailure)) throw error;
-    return html`<h2 id="history">History</h2>
-      <p class="error" role="alert">The history could not be read: ${error.explanation}</p>`;
+    return html`<h2 id="history">${t('History')}</h2>
+      <p class="error" role="alert">${t('The history could not be read: {why}', { why: error.explanation })}</p>`;
   }
   const rows = events.map(
     (e) =>
@@ -39,17 +40,17 @@ export async function historySection(ctx: PageContext, recordId: string): Promis
         <td>${e.version}</td>
         <td>${when(e.occurred_at)}</td>
         <td><code>${e.type}</code></td>
-        <td>${actorText(e.actor)}</td>
+        <td>${actorText(e.actor, t)}</td>
         <td>
           <details>
-            <summary>Data</summary>
+            <summary>${t('Data')}</summary>
             <pre>${JSON.stringify(e.data, null, 2)}</pre>
           </details>
         </td>
       </tr>`,
   );
-  return html`<h2 id="history">History</h2>
-    ${table(`Event history of ${recordId}`, ['#', 'When', 'What', 'Who', 'Details'], rows, 'No events.')}${
-      hasMore ? html`<p class="muted">Showing the first 100 events.</p>` : ''
+  return html`<h2 id="history">${t('History')}</h2>
+    ${table(t('Event history of {id}', { id: recordId }), ['#', t('When'), t('What'), t('Who'), t('Details')], rows, t('No events.'))}${
+      hasMore ? html`<p class="muted">${t('Showing the first 100 events.')}</p>` : ''
     }`;
 }
