@@ -178,6 +178,35 @@ describe('dashboard reads', () => {
     expect(payments).toMatch(/Invoice INV-/);
   });
 
+  it('finds a record by its id, an invoice by its number in any case, and customers by any text, from one box', async () => {
+    const invoice = (await send('GET', `/invoices?subscription_id=${paying.id}`)).body.data[0];
+    expect(
+      (await admin(org.id, `/invoices?environment=SANDBOX&number=${invoice.number.toLowerCase()}`)).body.data,
+    ).toEqual([expect.objectContaining({ id: invoice.id, number: invoice.number })]);
+    expect((await admin(org.id, '/invoices?environment=SANDBOX&number=INV-999999')).body.data).toEqual([]);
+    expect((await admin(other.id, `/invoices?environment=SANDBOX&number=${invoice.number}`)).body.data).toEqual([]);
+    for (const bad of ['/invoices?environment=SANDBOX', `/invoices?environment=SANDBOX&number=${'9'.repeat(41)}`]) {
+      expect((await admin(org.id, bad)).status).toBe(400);
+    }
+
+    const operator = new DashboardAgent(platform.gatewayUrl);
+    await operator.signIn({ admin_token: ADMIN_TOKEN });
+    const search = (q: string) => operator.get(`/dashboard/${org.id}/sandbox/search?q=${encodeURIComponent(q)}`);
+    const byNumber = await search(invoice.number.toLowerCase());
+    expect(byNumber.html).toContain(`href="/dashboard/${org.id}/sandbox/invoices/${invoice.id}"`);
+    const byId = await search(paying.id);
+    expect(byId.html).toContain(`href="/dashboard/${org.id}/sandbox/subscriptions/${paying.id}"`);
+    const byText = await search('alice');
+    expect(byText.html).toContain(`href="/dashboard/${org.id}/sandbox/customers/${paying.customer_id}"`);
+    expect((await search('sub_nobody00000000')).html).toContain('Nothing matches sub_nobody00000000.');
+    const odd = await search('\u0000<script>');
+    expect(odd.status).toBe(200);
+    expect(odd.html).not.toContain('<script>');
+    // Another organization's record is not found by its id.
+    const otherOrg = await operator.get(`/dashboard/${other.id}/sandbox/search?q=${paying.customer_id}`);
+    expect(otherOrg.html).toContain(`Nothing matches ${paying.customer_id}.`);
+  });
+
   it('lists subscriptions by status and customer', async () => {
     const ids = async (query: string) =>
       (await admin(org.id, `/subscriptions?environment=SANDBOX&${query}`)).body.data.map((s: { id: string }) => s.id);

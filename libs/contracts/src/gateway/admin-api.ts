@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { Customer, Subscription } from '../billing/billing';
+import { Customer, Invoice, Subscription } from '../billing/billing';
 import { BillingSettings, BillingSettingsQuery, UpdateBillingSettingsBody } from '../billing/billing-settings';
 import { ConfigureEinvoiceBody, EinvoiceSettings } from '../billing/einvoices';
 import { ConfigurePaymentProcessorBody, PaymentProcessorSettings } from '../checkout/payment-processor';
@@ -276,6 +276,22 @@ export function registerAdminRoutes(registry: OpenApiRegistry): OpenApiRegistry 
     query: CustomerPaymentsQuery,
     responses: {
       200: { description: 'One page', schema: CustomerPaymentList },
+      400: invalidParametersResponse,
+      404: missing,
+    },
+  });
+  route({
+    method: 'get',
+    path: `${org}/invoices`,
+    summary: 'The invoice of a number, for the dashboard search',
+    tags: ['Dashboard'],
+    params,
+    query: AdminInvoicesQuery,
+    responses: {
+      200: {
+        description: 'The invoice of that number, or none',
+        schema: z.object({ object: z.literal('list'), data: z.array(Invoice), has_more: z.literal(false) }),
+      },
       400: invalidParametersResponse,
       404: missing,
     },
@@ -735,6 +751,14 @@ export const CustomerPayment = z
   })
   .meta({ id: 'CustomerPayment' });
 export type CustomerPayment = z.infer<typeof CustomerPayment>;
+
+export const AdminInvoicesQuery = z
+  .object({
+    environment: Environment,
+    number: z.string().min(1).max(40).describe('The invoice number, exact in any case (INV-000042)'),
+  })
+  .meta({ id: 'AdminInvoicesQuery' });
+export type AdminInvoicesQuery = z.infer<typeof AdminInvoicesQuery>;
 
 export const CustomerOrdersQuery = z
   .object({

@@ -1,5 +1,6 @@
 import {
   AdminCustomersQuery,
+  AdminInvoicesQuery,
   AdminSubscriptionsQuery,
   type CustomerPayment,
   CustomerPaymentsQuery,
@@ -14,6 +15,7 @@ import { type Tenant, adminOrganizationOf, validate } from '@billing/service';
 import type { Express } from 'express';
 import { z } from 'zod';
 import { findCustomer, listCustomers } from '../customers/queries';
+import { findInvoiceByNumber } from '../invoices/read-model';
 import { listSubscriptions } from '../subscriptions/queries';
 
 const CustomerParams = z.object({ id: idText().min(1) });
@@ -41,6 +43,13 @@ export function mountDashboardReads(app: Express, context: ServiceContext): void
       customer_id: query.customer,
     });
     res.json({ object: 'list', data: subscriptions, has_more: hasMore });
+  });
+
+  app.get('/admin/invoices', validate({ query: AdminInvoicesQuery }), async (req, res) => {
+    const query = res.locals.input.query as AdminInvoicesQuery;
+    const tenant = { organization: adminOrganizationOf(req), environment: query.environment };
+    const invoice = await findInvoiceByNumber(db, schema, tenant, query.number);
+    res.json({ object: 'list', data: invoice ? [invoice] : [], has_more: false });
   });
 
   app.get(

@@ -193,6 +193,7 @@ export function mountAdminRoutes(app: Express, options: AdminRoutesOptions): voi
   const billing = [organizationExists, asOrganization, options.billing];
   app.get(`${org}/customers`, ...billing);
   app.get(`${org}/customers/:customer_id/payments`, ...billing);
+  app.get(`${org}/invoices`, ...billing);
   app.get(`${org}/subscriptions`, ...billing);
   app.get(`${org}/pending_charges`, ...billing);
   app.get(`${org}/billing_settings`, ...billing);

@@ -13,6 +13,8 @@ header.top .brand{font-weight:700;text-decoration:none}
 .envs a[aria-current=page]{background:#fff;color:#1a1f36;font-weight:700}
 .who{margin-left:auto;display:flex;gap:.75rem;align-items:center;flex-wrap:wrap}
 .lang a{padding:.3rem .5rem}
+.search input{width:16rem;max-width:100%;padding:.3rem .5rem;border-radius:6px;border:1px solid #cbd5e1}
+.found{padding-left:1.2rem}
 .who button{background:none;color:#fff;border:1px solid #fff}
 .sandbox{background:#fef3c7;color:#713f12;border-bottom:2px solid #d97706;padding:.5rem 1rem;font-weight:600;margin:0}
 .layout{display:flex;flex-wrap:wrap;max-width:80rem;margin:0 auto}

@@ -98,6 +98,17 @@ export function pageDocument(ctx: PageContext, section: string, title: string, s
           <nav class="envs" aria-label="${t('Environment')}">
             ${envLink('sandbox', t('Sandbox'))}${envLink('production', t('Production'))}
           </nav>
+          <form class="search" role="search" method="get" action="${ctx.base}/search">
+            <input
+              id="search-box"
+              name="q"
+              type="search"
+              aria-label="${t('Search')}"
+              maxlength="100"
+              value="${ctx.req.path.endsWith('/search') ? (ctx.query.q ?? '') : ''}"
+              placeholder="${t('Email, name, id or invoice number')}"
+            />
+          </form>
           ${languageSwitch(ctx.req, ctx.language, t)}
           <div class="who">${who}${signOutForm(ctx.session.csrfToken, t)}</div>
         </header>

@@ -113,4 +113,12 @@ export const ZH_TW: Record<string, string> = {
   Details: '詳細內容',
   'No events.': '尚無事件。',
   'Showing the first 100 events.': '僅顯示前 100 筆事件。',
+
+  // The search box
+  'Email, name, id or invoice number': '電子郵件、姓名、ID 或發票號碼',
+  'Type an email, a name, an id or an invoice number in the search box.':
+    '請在搜尋框輸入電子郵件、姓名、ID 或發票號碼。',
+  'Nothing matches {q}.': '沒有符合「{q}」的結果。',
+  Subscription: '訂閱',
+  Invoice: '發票',
 };

@@ -11,6 +11,7 @@ import { apiKeysPage, settingsPage } from './settings';
 import { subscriptionPage, subscriptionsPage } from './subscriptions';
 import { teamPage } from './team';
 import { testClockPage, testClocksPage } from './test-clocks';
+import { searchPage } from './search';
 import { webhookPage, webhooksPage } from './webhooks';
 
 export const PAGES: DashboardPage[] = [
@@ -36,4 +37,5 @@ export const PAGES: DashboardPage[] = [
   testClocksPage,
   testClockPage,
   teamPage,
+  searchPage,
 ];
