@@ -30,7 +30,7 @@ section.card,form.card,figure.card{background:#fff;border:1px solid #e3e6ec;bord
 .table{overflow-x:auto}
 table{border-collapse:collapse;width:100%;background:#fff}
 th,td{text-align:left;padding:.45rem .6rem;border-bottom:1px solid #e3e6ec;vertical-align:top}
-th{font-size:.85rem;color:#4f566b}
+th{font-size:.85rem;color:#4f566b;white-space:nowrap}
 label{display:block;font-weight:600;margin:.6rem 0 .2rem}
 input,select,textarea{font:inherit;padding:.4rem .5rem;border:1px solid #8a93a6;border-radius:6px;max-width:100%}
 input[type=text],input[type=email],input[type=password],input[type=url],input[type=number],input[type=datetime-local],select,textarea{width:24rem}

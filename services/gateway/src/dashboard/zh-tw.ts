@@ -115,7 +115,7 @@ export const ZH_TW: Record<string, string> = {
   'Showing the first 100 events.': '僅顯示前 100 筆事件。',
 
   // The search box
-  'Email, name, id or invoice number': '電子郵件、姓名、ID 或發票號碼',
+  'Email, name, id or invoice number': '電子郵件、ID 或發票號碼',
   'Type an email, a name, an id or an invoice number in the search box.':
     '請在搜尋框輸入電子郵件、姓名、ID 或發票號碼。',
   'Nothing matches {q}.': '沒有符合「{q}」的結果。',
