@@ -35,6 +35,7 @@ import { requireAdminOrganization, requireCaller } from '@billing/service';
 import { mountBillingSettingsRoutes } from './settings/routes';
 import { billingMetricsHistory } from './metrics/history';
 import { mountPendingChargesRoute } from './charges/routes';
+import { migratePaymentsIndex } from './dashboard/payments';
 import { mountDashboardReads } from './dashboard/routes';
 import { migrateEinvoicesReadModel } from './einvoices/read-model';
 import { mountEinvoiceRoutes, mountEinvoiceSettingsRoutes } from './einvoices/routes';
@@ -88,6 +89,7 @@ export const billingService: ServiceDefinition = {
     await migratePortalConfigurationsReadModel(context.store);
     await migrateMerchants(context.store);
     await migrateEinvoicesReadModel(context.store);
+    await migratePaymentsIndex(context.store);
     // After the read models: a first start fills the metrics from them.
     await migrateDailyMetrics(context.store, context.infrastructure.database, (tx) =>
       billingMetricsHistory(tx, context.store.tables.schema),

@@ -35,7 +35,7 @@ import { mountPayRoute } from './sessions/pay';
 import { migrateSessionsReadModel } from './sessions/read-model';
 import { migrateEinvoiceOrganizations } from './sessions/einvoice-enabled';
 import { migrateOrderEinvoices } from './sessions/order-einvoices';
-import { mountCustomerOrdersRoute } from './sessions/customer-orders';
+import { mountOrderReads } from './sessions/orders';
 import { mountSessionRoutes } from './sessions/routes';
 
 /** The checkout service: checkout sessions, orders, payment and setup intents, refunds, sandbox payment processor. */
@@ -56,7 +56,7 @@ export const checkoutService: ServiceDefinition = {
     mountRefundRoutes(app, context);
     mountProcessorSettingsRoutes(app, context, dependenciesOf(context).credentialsKey);
     mountUnmatchedPaymentsRoute(app, context);
-    mountCustomerOrdersRoute(app, context);
+    mountOrderReads(app, context);
     mountMetricsPart(app, context);
   },
   // Read models are created before HTTP starts, so the first request finds its table.

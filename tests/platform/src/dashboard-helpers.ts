@@ -11,6 +11,11 @@ export interface PageReply {
 export class DashboardAgent {
   private readonly cookies = new Map<string, string>();
 
+  /** The agent's cookies as a request sends them, for a request made outside it (a download). */
+  cookieHeader(): string {
+    return [...this.cookies].map(([name, value]) => `${name}=${value}`).join('; ');
+  }
+
   constructor(readonly baseUrl: string) {}
 
   async get(path: string): Promise<PageReply> {

@@ -178,6 +178,71 @@ describe('dashboard reads', () => {
     expect(payments).toMatch(/Invoice INV-/);
   });
 
+  it("lists the organization's payments of a range, both kinds, and exports them as CSV", async () => {
+    // The subscriptions live on a test clock (May and June 2026, their charges at its times); the mugs were bought now.
+    const day = (offsetDays: number) =>
+      new Date(Date.now() + 8 * 3_600_000 + offsetDays * 86_400_000).toISOString().slice(0, 10);
+    const from = '2026-04-30';
+    const to = day(1);
+    const range = `environment=SANDBOX&from=${encodeURIComponent(`${from}T00:00:00+08:00`)}&to=${encodeURIComponent(`${day(2)}T00:00:00+08:00`)}`;
+    const charges = await admin(org.id, `/payments?${range}`);
+    expect(charges.status).toBe(200);
+    // The first invoices of both subscriptions and the declined renewal (with its retries, if any).
+    expect(charges.body.data.length).toBeGreaterThanOrEqual(3);
+    expect(charges.body.data.map((p: { status: string }) => p.status)).toEqual(
+      expect.arrayContaining(['succeeded', 'failed']),
+    );
+    const times = charges.body.data.map((p: { created_at: string }) => p.created_at);
+    const page = await admin(org.id, `/payments?${range}&limit=1`);
+    const next = await admin(org.id, `/payments?${range}&limit=1&starting_after=${page.body.data[0].id}`);
+    expect([page.body.has_more, next.body.data[0].id]).toEqual([true, charges.body.data[1].id]);
+    const orders = await admin(org.id, `/orders?${range}`);
+    expect(orders.body.data).toHaveLength(2);
+    expect(orders.body.data[0]).toMatchObject({ customer_id: paying.customer_id, amount: 480 });
+    const past = `environment=SANDBOX&from=2020-01-01T00:00:00Z&to=2020-02-01T00:00:00Z`;
+    expect((await admin(org.id, `/payments?${past}`)).body.data).toEqual([]);
+    expect((await admin(org.id, `/orders?${past}`)).body.data).toEqual([]);
+    expect((await admin(other.id, `/orders?${range}`)).body.data).toEqual([]);
+    for (const bad of [
+      '/payments?environment=SANDBOX',
+      `/payments?${range}&starting_after=in_nope:1`,
+      `/orders?${range}&starting_after=ord_nope`,
+      '/orders?environment=SANDBOX&from=yesterday&to=today',
+    ]) {
+      expect({ bad, status: (await admin(org.id, bad)).status }).toEqual({ bad, status: 400 });
+    }
+
+    const operator = new DashboardAgent(platform.gatewayUrl);
+    await operator.signIn({ admin_token: ADMIN_TOKEN });
+    const base = `/dashboard/${org.id}/sandbox`;
+    const listed = await operator.get(`${base}/payments?from=${from}&to=${to}`);
+    expect(listed.status).toBe(200);
+    expect(listed.html).toContain('Tea mug');
+    expect(listed.html).toContain(`${base}/invoices/${charges.body.data[0].invoice_id}`);
+    const csv = await fetch(`${platform.gatewayUrl}${base}/payments.csv?from=${from}&to=${to}`, {
+      headers: { cookie: operator.cookieHeader() },
+    });
+    expect(csv.headers.get('content-type')).toMatch(/^text\/csv/);
+    expect(csv.headers.get('content-disposition')).toMatch(/attachment; filename="payments-sandbox-/);
+    const bytes = Buffer.from(await csv.arrayBuffer());
+    // A byte-order mark first, for spreadsheets to read UTF-8.
+    expect([...bytes.subarray(0, 3)]).toEqual([0xef, 0xbb, 0xbf]);
+    const lines = bytes.subarray(3).toString('utf8').trimEnd().split('\r\n');
+    expect(lines[0]).toBe(
+      'time_taipei,kind,status,amount_twd,amount_refunded_twd,customer_id,customer_email,reference,item,method,failure_message',
+    );
+    const rows = lines.slice(1);
+    expect(rows).toHaveLength(charges.body.data.length + 2);
+    expect(rows.filter((row) => row.includes(',one_time,paid,480,0,'))).toHaveLength(2);
+    expect(rows.filter((row) => row.includes(',invoice,'))).toHaveLength(times.length);
+    const stamps = rows.map((row) => row.split(',')[0]);
+    expect([...stamps].sort().reverse()).toEqual(stamps);
+    const refused = await fetch(`${platform.gatewayUrl}${base}/payments.csv?from=${day(1)}&to=${day(-1)}`, {
+      headers: { cookie: operator.cookieHeader() },
+    });
+    expect(refused.status).toBe(400);
+  });
+
   it('finds a record by its id, an invoice by its number in any case, and customers by any text, from one box', async () => {
     const invoice = (await send('GET', `/invoices?subscription_id=${paying.id}`)).body.data[0];
     expect(

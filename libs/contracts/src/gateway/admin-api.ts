@@ -786,9 +786,37 @@ export const CustomerOrder = z
   .meta({ id: 'CustomerOrder' });
 export type CustomerOrder = z.infer<typeof CustomerOrder>;
 
+export const OrganizationOrder = CustomerOrder.extend({
+  customer_id: z.string().nullable(),
+  customer_email: z.string().nullable(),
+}).meta({ id: 'OrganizationOrder' });
+export type OrganizationOrder = z.infer<typeof OrganizationOrder>;
+
 export const CustomerOrderList = z
   .object({ object: z.literal('list'), data: z.array(CustomerOrder), has_more: z.boolean() })
   .meta({ id: 'CustomerOrderList' });
+
+/** An organization's payments list: a time range (the dashboard sends a Taipei month's bounds). */
+export const PaymentsQuery = z
+  .object({
+    environment: Environment,
+    from: z.iso.datetime({ offset: true }).describe('Recorded at or after'),
+    to: z.iso.datetime({ offset: true }).describe('Recorded before'),
+    limit: adminLimit,
+    starting_after: startingAfterParam('payment'),
+  })
+  .meta({ id: 'PaymentsQuery' });
+export type PaymentsQuery = z.infer<typeof PaymentsQuery>;
+
+export const OrdersQuery = PaymentsQuery.extend({ starting_after: startingAfterParam('order') }).meta({
+  id: 'OrdersQuery',
+});
+export type OrdersQuery = z.infer<typeof OrdersQuery>;
+
+export const OrganizationPayment = CustomerPayment.extend({ customer_id: z.string() }).meta({
+  id: 'OrganizationPayment',
+});
+export type OrganizationPayment = z.infer<typeof OrganizationPayment>;
 
 export const CustomerPaymentList = z
   .object({ object: z.literal('list'), data: z.array(CustomerPayment), has_more: z.boolean() })

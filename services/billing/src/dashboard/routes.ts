@@ -2,21 +2,19 @@ import {
   AdminCustomersQuery,
   AdminInvoicesQuery,
   AdminSubscriptionsQuery,
-  type CustomerPayment,
+  PaymentsQuery,
   CustomerPaymentsQuery,
-  type Invoice,
   idText,
   notFound,
-  unknownCursor,
 } from '@billing/contracts';
-import { type PageFilter, type SqlExecutor, keysetPage } from '@billing/eventstore';
 import type { ServiceContext } from '@billing/runtime';
-import { type Tenant, adminOrganizationOf, validate } from '@billing/service';
+import { adminOrganizationOf, validate } from '@billing/service';
 import type { Express } from 'express';
 import { z } from 'zod';
 import { findCustomer, listCustomers } from '../customers/queries';
 import { findInvoiceByNumber } from '../invoices/read-model';
 import { listSubscriptions } from '../subscriptions/queries';
+import { customerPayments, organizationPayments } from './payments';
 
 const CustomerParams = z.object({ id: idText().min(1) });
 
@@ -52,6 +50,13 @@ export function mountDashboardReads(app: Express, context: ServiceContext): void
     res.json({ object: 'list', data: invoice ? [invoice] : [], has_more: false });
   });
 
+  app.get('/admin/payments', validate({ query: PaymentsQuery }), async (req, res) => {
+    const query = res.locals.input.query as PaymentsQuery;
+    const tenant = { organization: adminOrganizationOf(req), environment: query.environment };
+    const page = await organizationPayments(db, schema, tenant, query);
+    res.json({ object: 'list', data: page.payments, has_more: page.hasMore });
+  });
+
   app.get(
     '/admin/customers/:id/payments',
     validate({ params: CustomerParams, query: CustomerPaymentsQuery }),
@@ -64,75 +69,4 @@ export function mountDashboardReads(app: Express, context: ServiceContext): void
       res.json({ object: 'list', data: page.payments, has_more: page.hasMore });
     },
   );
-}
-
-type PaymentRow = {
-  global_position: string;
-  stream_id: string;
-  stream_version: number;
-  type: 'InvoicePaid' | 'InvoicePaymentFailed';
-  occurred_at: Date | string;
-  data: { object: Invoice; failure?: { message: string } };
-};
-
-const IS_PAYMENT = `type IN ('InvoicePaid', 'InvoicePaymentFailed')`;
-
-/** The customer's invoice payments, from the invoices' streams: each paid or declined charge. */
-async function customerPayments(
-  sql: SqlExecutor,
-  schema: string,
-  tenant: Tenant,
-  customerId: string,
-  page: CustomerPaymentsQuery,
-): Promise<{ payments: CustomerPayment[]; hasMore: boolean }> {
-  const where = { organization: tenant.organization, environment: tenant.environment };
-  const paymentOf: PageFilter[] = [
-    () => IS_PAYMENT,
-    (param) => `data->'object'->>'customer_id' = ${param(customerId)}::text`,
-  ];
-  const after = page.starting_after
-    ? [await paymentPosition(sql, schema, tenant, customerId, page.starting_after)]
-    : null;
-  const { rows, hasMore } = await keysetPage<PaymentRow>(sql, {
-    from: `${schema}.events`,
-    select: 'global_position, stream_id, stream_version, type, occurred_at, data',
-    where,
-    filters: paymentOf,
-    order: EVENT_ORDER,
-    after,
-    limit: page.limit,
-  });
-  return { payments: rows.map(toPayment), hasMore };
-}
-
-/** Where the payment `id` (`{invoice}:{version}`) of the customer is in the event log; 400 when nowhere. */
-async function paymentPosition(sql: SqlExecutor, schema: string, tenant: Tenant, customerId: string, id: string) {
-  const [invoiceId, version] = id.split(':');
-  const { rows } = await sql.query<{ global_position: string }>(
-    `SELECT global_position FROM ${schema}.events
-     WHERE organization = $1 AND environment = $2 AND ${IS_PAYMENT}
-       AND data->'object'->>'customer_id' = $3 AND stream_id = $4 AND stream_version = $5`,
-    [tenant.organization, tenant.environment, customerId, `invoice-${invoiceId}`, Number(version) || 0],
-  );
-  if (!rows[0]) throw unknownCursor(id, 'payment');
-  return rows[0].global_position;
-}
-
-/** The event log's order: newest recorded first. */
-const EVENT_ORDER = [{ column: 'global_position', type: 'bigint' }] as const;
-
-function toPayment(row: PaymentRow): CustomerPayment {
-  const invoice = row.data.object;
-  const paid = row.type === 'InvoicePaid';
-  return {
-    object: 'payment',
-    id: `${invoice.id}:${row.stream_version}`,
-    invoice_id: invoice.id,
-    subscription_id: invoice.subscription_id,
-    amount: paid ? invoice.amount_paid : invoice.amount_due,
-    currency: 'TWD',
-    status: paid ? 'succeeded' : 'failed',
-    failure_message: row.data.failure?.message ?? null,
-    created_at: invoice.updated_at ?? new Date(row.occurred_at).toISOString(),
-  };
 }

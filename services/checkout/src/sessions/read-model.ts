@@ -30,9 +30,12 @@ export async function migrateSessionsReadModel(store: EventStore): Promise<void>
     -- (sessions/reconcile.ts): a range of this index, not every completed session.
     CREATE INDEX IF NOT EXISTS checkout_sessions_to_reconcile ON ${table} ((document->>'completed_at'))
       WHERE status = 'COMPLETE' AND document->'charge'->>'processor' IS NOT NULL;
-    -- A customer's one-time purchases, newest paid first (customer-orders.ts): one customer's range.
+    -- One-time purchases, newest paid first (orders.ts): one customer's range, and the organization's.
     CREATE INDEX IF NOT EXISTS checkout_sessions_paid_by_customer ON ${table}
       (organization, environment, (document->>'customer_id'), (document->>'completed_at'), id)
+      WHERE status = 'COMPLETE' AND document->>'mode' = 'PAYMENT';
+    CREATE INDEX IF NOT EXISTS checkout_sessions_paid_one_time ON ${table}
+      (organization, environment, (document->>'completed_at'), id)
       WHERE status = 'COMPLETE' AND document->>'mode' = 'PAYMENT';
     -- Refunds name an order: its session is found by the order id.
     CREATE INDEX IF NOT EXISTS checkout_sessions_by_order ON ${table} ((document->'order'->>'id'));

@@ -190,10 +190,12 @@ export function mountAdminRoutes(app: Express, options: AdminRoutesOptions): voi
   app.delete(`${org}/payment_processor`, ...checkout);
   app.get(`${org}/unmatched_payments`, ...checkout);
   app.get(`${org}/customers/:customer_id/orders`, ...checkout);
+  app.get(`${org}/orders`, ...checkout);
   const billing = [organizationExists, asOrganization, options.billing];
   app.get(`${org}/customers`, ...billing);
   app.get(`${org}/customers/:customer_id/payments`, ...billing);
   app.get(`${org}/invoices`, ...billing);
+  app.get(`${org}/payments`, ...billing);
   app.get(`${org}/subscriptions`, ...billing);
   app.get(`${org}/pending_charges`, ...billing);
   app.get(`${org}/billing_settings`, ...billing);

@@ -10,6 +10,7 @@ import { bareDocument, pageDocument, sendBareDocument, signOutForm } from './lay
 import type { CredentialSigner } from './loopback';
 import { ENVIRONMENTS, type EnvSlug, type PageContext, type PageState } from './page';
 import { PAGES } from './pages';
+import { sendPaymentsCsv } from './pages/payments';
 import { inviteRoutes, mountDashboardUserAdminRoutes } from './users';
 import { DashboardStore, type Session, dashboardDdl } from './store';
 
@@ -133,6 +134,11 @@ export function mountDashboard(app: Express, options: DashboardOptions): void {
       )
       .type('html')
       .send(email.html);
+  });
+  router.get(`${basePath}/payments.csv`, withSession, async (req, res) => {
+    const ctx = await contextFor(req, res, options);
+    if (!ctx) return notFoundPage(res);
+    await sendPaymentsCsv(ctx);
   });
   for (const page of PAGES) {
     const path = page.path ? `${basePath}/${page.path}` : basePath;

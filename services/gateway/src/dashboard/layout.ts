@@ -9,6 +9,7 @@ export const SECTIONS: Array<{ section: string; label: string; path: string; san
   { section: 'coupons', label: 'Coupons and codes', path: '/coupons' },
   { section: 'payment-links', label: 'Payment links', path: '/payment-links' },
   { section: 'customers', label: 'Customers', path: '/customers' },
+  { section: 'payments', label: 'Payments', path: '/payments' },
   { section: 'subscriptions', label: 'Subscriptions', path: '/subscriptions' },
   { section: 'einvoices', label: 'E-invoices', path: '/einvoices' },
   { section: 'webhooks', label: 'Webhooks', path: '/webhooks' },

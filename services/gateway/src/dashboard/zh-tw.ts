@@ -121,4 +121,15 @@ export const ZH_TW: Record<string, string> = {
   'Nothing matches {q}.': '沒有符合「{q}」的結果。',
   Subscription: '訂閱',
   Invoice: '發票',
+
+  // The payments list and its export
+  'Choose two days, the first not after the last.': '請選擇兩個日期，起日不可晚於迄日。',
+  'Payments from {from} to {to}': '{from} 至 {to} 的付款',
+  Method: '付款方式',
+  'No payments in these days.': '這段期間沒有付款。',
+  'Showing the latest {count}: the CSV export has every one.': '僅顯示最新 {count} 筆；匯出的 CSV 含全部。',
+  'From (Taipei day)': '起日（台北時間）',
+  'To (Taipei day)': '迄日（台北時間）',
+  Show: '顯示',
+  'Export CSV': '匯出 CSV',
 };

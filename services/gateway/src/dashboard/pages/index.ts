@@ -6,6 +6,7 @@ import { emailPage, emailsPage } from './emails';
 import { invoicePage } from './invoices';
 import { overviewPage } from './overview';
 import { paymentLinksPage } from './payment-links';
+import { paymentsPage } from './payments';
 import { productPage, productsPage } from './products';
 import { apiKeysPage, settingsPage } from './settings';
 import { subscriptionPage, subscriptionsPage } from './subscriptions';
@@ -23,6 +24,7 @@ export const PAGES: DashboardPage[] = [
   paymentLinksPage,
   customersPage,
   customerPage,
+  paymentsPage,
   subscriptionsPage,
   subscriptionPage,
   invoicePage,

@@ -1,4 +1,12 @@
-import { type CustomerOrder, CustomerOrdersQuery, type Environment, idText, unknownCursor } from '@billing/contracts';
+import {
+  type CustomerOrder,
+  CustomerOrdersQuery,
+  type Environment,
+  OrdersQuery,
+  type OrganizationOrder,
+  idText,
+  unknownCursor,
+} from '@billing/contracts';
 import { type SqlExecutor, keysetPage } from '@billing/eventstore';
 import type { ServiceContext } from '@billing/runtime';
 import { type Tenant, adminOrganizationOf, validate } from '@billing/service';
@@ -18,12 +26,17 @@ const PAID_ORDER = [
   { column: 'id', type: 'text' },
 ] as const;
 
+/** Paid one-time purchases only: the literals of the partial indexes, so that the planner takes them. */
+const PAID_ONE_TIME = () => `status = 'COMPLETE' AND document->>'mode' = 'PAYMENT'`;
+
 /**
  * `GET /admin/customers/:id/orders?environment=` (the admin API's
  * `/admin/v1/organizations/{org}/customers/{id}/orders`): what billing's invoice payments do not
- * hold, the customer's one-time purchases paid at checkout, for the dashboard's customer page.
+ * hold, the customer's one-time purchases paid at checkout, for the dashboard's customer page;
+ * `GET /admin/orders?environment=&from=&to=`: the organization's, paid in a time range, for its
+ * payments list and export.
  */
-export function mountCustomerOrdersRoute(app: Express, context: ServiceContext): void {
+export function mountOrderReads(app: Express, context: ServiceContext): void {
   const sql = context.store.database;
   const { schema } = context.store.tables;
   app.get(
@@ -38,11 +51,7 @@ export function mountCustomerOrdersRoute(app: Express, context: ServiceContext):
         from: sessionsTable(schema),
         select: 'document',
         where: { organization: tenant.organization, environment: tenant.environment },
-        // The partial index's own words, as literals, so that the planner takes it.
-        filters: [
-          () => `status = 'COMPLETE' AND document->>'mode' = 'PAYMENT'`,
-          (param) => `document->>'customer_id' = ${param(id)}::text`,
-        ],
+        filters: [PAID_ONE_TIME, (param) => `document->>'customer_id' = ${param(id)}::text`],
         order: PAID_ORDER,
         after,
         limit: query.limit,
@@ -50,20 +59,40 @@ export function mountCustomerOrdersRoute(app: Express, context: ServiceContext):
       res.json({ object: 'list', data: rows.map((row) => toCustomerOrder(row.document)), has_more: hasMore });
     },
   );
+
+  app.get('/admin/orders', validate({ query: OrdersQuery }), async (req, res) => {
+    const query = res.locals.input.query as OrdersQuery;
+    const tenant = { organization: adminOrganizationOf(req), environment: query.environment };
+    const after = query.starting_after ? await orderCursor(sql, schema, tenant, null, query.starting_after) : null;
+    const { rows, hasMore } = await keysetPage<{ document: Session }>(sql, {
+      from: sessionsTable(schema),
+      select: 'document',
+      where: { organization: tenant.organization, environment: tenant.environment },
+      filters: [
+        PAID_ONE_TIME,
+        (param) => `document->>'completed_at' >= ${param(new Date(query.from).toISOString())}::text`,
+        (param) => `document->>'completed_at' < ${param(new Date(query.to).toISOString())}::text`,
+      ],
+      order: PAID_ORDER,
+      after,
+      limit: query.limit,
+    });
+    res.json({ object: 'list', data: rows.map((row) => toOrganizationOrder(row.document)), has_more: hasMore });
+  });
 }
 
-/** The order `starting_after` names, as the page's order columns; 400 when it is not this customer's. */
+/** The order `starting_after` names, as the page's order columns; 400 when it is not the customer's (or the tenant's). */
 async function orderCursor(
   sql: SqlExecutor,
   schema: string,
   tenant: Tenant & { environment: Environment },
-  customerId: string,
+  customerId: string | null,
   orderId: string,
 ): Promise<unknown[]> {
   const { rows } = await sql.query<{ completed_at: string; id: string }>(
     `SELECT document->>'completed_at' AS completed_at, id FROM ${sessionsTable(schema)}
      WHERE document->'order'->>'id' = $1 AND organization = $2 AND environment = $3
-       AND document->>'customer_id' = $4 AND status = 'COMPLETE'`,
+       AND ($4::text IS NULL OR document->>'customer_id' = $4) AND status = 'COMPLETE'`,
     [orderId, tenant.organization, tenant.environment, customerId],
   );
   if (!rows[0]) throw unknownCursor(orderId, 'order');
@@ -86,4 +115,8 @@ function toCustomerOrder(session: Session): CustomerOrder {
     payment_method: card ? { brand: card.brand, last4: card.last4 } : null,
     paid_at: order.paid_at ?? session.completed_at!,
   };
+}
+
+function toOrganizationOrder(session: Session): OrganizationOrder {
+  return { ...toCustomerOrder(session), customer_id: session.customer_id, customer_email: session.customer_email };
 }

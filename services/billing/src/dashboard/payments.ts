@@ -1,0 +1,141 @@
+import {
+  type CustomerPayment,
+  type CustomerPaymentsQuery,
+  type Invoice,
+  type OrganizationPayment,
+  type PaymentsQuery,
+  unknownCursor,
+} from '@billing/contracts';
+import { type EventStore, type PageFilter, type SqlExecutor, keysetPage } from '@billing/eventstore';
+import type { Tenant } from '@billing/service';
+
+// Invoice charges (each paid or declined attempt on an invoice), read from the invoices' streams
+// in billing's event log: a customer's (the customer page) and the organization's (the payments list).
+
+/**
+ * The organization's charges in a time range, newest first, are a range of this partial index
+ * whatever the merchant's size; every other append pays nothing for it (its predicate is false).
+ */
+export async function migratePaymentsIndex(store: EventStore): Promise<void> {
+  const { schema } = store.tables;
+  await store.migrateSchema(`
+    CREATE INDEX IF NOT EXISTS events_invoice_payments ON ${schema}.events
+      (organization, environment, occurred_at DESC, global_position DESC)
+      WHERE type IN ('InvoicePaid', 'InvoicePaymentFailed');`);
+}
+
+type PaymentRow = {
+  global_position: string;
+  stream_id: string;
+  stream_version: number;
+  type: 'InvoicePaid' | 'InvoicePaymentFailed';
+  occurred_at: Date | string;
+  data: { object: Invoice; failure?: { message: string } };
+};
+
+const IS_PAYMENT = `type IN ('InvoicePaid', 'InvoicePaymentFailed')`;
+
+/** The customer's invoice payments, from the invoices' streams: each paid or declined charge. */
+export async function customerPayments(
+  sql: SqlExecutor,
+  schema: string,
+  tenant: Tenant,
+  customerId: string,
+  page: CustomerPaymentsQuery,
+): Promise<{ payments: CustomerPayment[]; hasMore: boolean }> {
+  const where = { organization: tenant.organization, environment: tenant.environment };
+  const paymentOf: PageFilter[] = [
+    () => IS_PAYMENT,
+    (param) => `data->'object'->>'customer_id' = ${param(customerId)}::text`,
+  ];
+  const after = page.starting_after
+    ? [await paymentPosition(sql, schema, tenant, customerId, page.starting_after)]
+    : null;
+  const { rows, hasMore } = await keysetPage<PaymentRow>(sql, {
+    from: `${schema}.events`,
+    select: 'global_position, stream_id, stream_version, type, occurred_at, data',
+    where,
+    filters: paymentOf,
+    order: EVENT_ORDER,
+    after,
+    limit: page.limit,
+  });
+  return { payments: rows.map(toPayment), hasMore };
+}
+
+/** Where the payment `id` (`{invoice}:{version}`) of the customer is in the event log; 400 when nowhere. */
+async function paymentPosition(sql: SqlExecutor, schema: string, tenant: Tenant, customerId: string, id: string) {
+  const [invoiceId, version] = id.split(':');
+  const { rows } = await sql.query<{ global_position: string }>(
+    `SELECT global_position FROM ${schema}.events
+     WHERE organization = $1 AND environment = $2 AND ${IS_PAYMENT}
+       AND data->'object'->>'customer_id' = $3 AND stream_id = $4 AND stream_version = $5`,
+    [tenant.organization, tenant.environment, customerId, `invoice-${invoiceId}`, Number(version) || 0],
+  );
+  if (!rows[0]) throw unknownCursor(id, 'payment');
+  return rows[0].global_position;
+}
+
+/** The event log's order: newest recorded first. */
+const EVENT_ORDER = [{ column: 'global_position', type: 'bigint' }] as const;
+
+function toPayment(row: PaymentRow): CustomerPayment {
+  const invoice = row.data.object;
+  const paid = row.type === 'InvoicePaid';
+  return {
+    object: 'payment',
+    id: `${invoice.id}:${row.stream_version}`,
+    invoice_id: invoice.id,
+    subscription_id: invoice.subscription_id,
+    amount: paid ? invoice.amount_paid : invoice.amount_due,
+    currency: 'TWD',
+    status: paid ? 'succeeded' : 'failed',
+    failure_message: row.data.failure?.message ?? null,
+    created_at: invoice.updated_at ?? new Date(row.occurred_at).toISOString(),
+  };
+}
+
+/** Newest recorded first, in time: the index's order. */
+const TIME_ORDER = [
+  { column: 'occurred_at', type: 'timestamptz' },
+  { column: 'global_position', type: 'bigint' },
+] as const;
+
+/** The organization's invoice charges recorded in `[from, to)`, newest first, each with its customer. */
+export async function organizationPayments(
+  sql: SqlExecutor,
+  schema: string,
+  tenant: Tenant,
+  page: PaymentsQuery,
+): Promise<{ payments: OrganizationPayment[]; hasMore: boolean }> {
+  const after = page.starting_after ? await paymentTime(sql, schema, tenant, page.starting_after) : null;
+  const { rows, hasMore } = await keysetPage<PaymentRow>(sql, {
+    from: `${schema}.events`,
+    select: 'global_position, stream_id, stream_version, type, occurred_at, data',
+    where: { organization: tenant.organization, environment: tenant.environment },
+    filters: [
+      () => IS_PAYMENT,
+      (param) => `occurred_at >= ${param(page.from)}::timestamptz`,
+      (param) => `occurred_at < ${param(page.to)}::timestamptz`,
+    ],
+    order: TIME_ORDER,
+    after,
+    limit: page.limit,
+  });
+  return {
+    payments: rows.map((row) => ({ ...toPayment(row), customer_id: row.data.object.customer_id })),
+    hasMore,
+  };
+}
+
+/** Where the payment `id` (`{invoice}:{version}`) is in time; 400 when it is not the organization's. */
+async function paymentTime(sql: SqlExecutor, schema: string, tenant: Tenant, id: string): Promise<unknown[]> {
+  const [invoiceId, version] = id.split(':');
+  const { rows } = await sql.query<{ occurred_at: Date; global_position: string }>(
+    `SELECT occurred_at, global_position FROM ${schema}.events
+     WHERE organization = $1 AND environment = $2 AND ${IS_PAYMENT} AND stream_id = $3 AND stream_version = $4`,
+    [tenant.organization, tenant.environment, `invoice-${invoiceId}`, Number(version) || 0],
+  );
+  if (!rows[0]) throw unknownCursor(id, 'payment');
+  return [new Date(rows[0].occurred_at).toISOString(), rows[0].global_position];
+}
