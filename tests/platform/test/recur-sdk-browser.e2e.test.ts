@@ -241,6 +241,36 @@ describeWithBrowser("the recur-tw SDK in a real browser, from the merchant's ori
     await page.close();
   });
 
+  /** Types a card into the provider's card form (the sandbox one) in `frame`, the page or a dialog's iframe. */
+  async function enterCard(frame: Pick<Page, 'locator'>, number: string) {
+    await frame.locator('[data-sandbox-card-field="card_number"]').fill(number);
+    await frame.locator('[data-sandbox-card-field="exp"]').fill('12/34');
+    await frame.locator('[data-sandbox-card-field="cvc"]').fill('123');
+  }
+  /** The `recur:success` event the SDK's button scripts dispatch, once the dialog reports a payment. */
+  const recurSuccess = (page: Page) =>
+    eventually(
+      async () => {
+        const events = await page.evaluate(() => (window as any).events as Array<{ name: string; detail: any }>);
+        const found = events.find((e) => e.name === 'recur:success');
+        expect(found).toBeTruthy();
+        return found!;
+      },
+      20000,
+      200,
+    );
+  const outcomeOf = (page: Page) =>
+    eventually(
+      async () => {
+        const found = await page.evaluate(() => (window as any).outcome);
+        expect(found).toBeTruthy();
+        return found;
+      },
+      20000,
+      200,
+    );
+  const teaBoxId = async () => (await server('/v1/products')).data.find((p: any) => p.slug === 'tea-box').id;
+
   it("completes a checkout in checkout.js's dialog, from the button a merchant pastes in", async () => {
     const page = await shopPage();
     await page.evaluate(
@@ -265,9 +295,7 @@ describeWithBrowser("the recur-tw SDK in a real browser, from the merchant's ori
     await page.evaluate((base) => (window as any).Recur.config({ apiUrl: base, embedUrl: `${base}/embed` }), api);
     await page.getByText('Buy the tea box').click();
     const frame = page.frameLocator('iframe.recur-checkout-dialog__iframe');
-    await frame.locator('[data-sandbox-card-field="card_number"]').fill('4000 0000 0000 0002');
-    await frame.locator('[data-sandbox-card-field="exp"]').fill('12/34');
-    await frame.locator('[data-sandbox-card-field="cvc"]').fill('123');
+    await enterCard(frame, '4000 0000 0000 0002');
     await frame.getByRole('button', { name: /Pay/ }).click();
     await expect(frame.getByRole('alert')).toBeTruthy();
     await eventually(async () => expect(await frame.getByRole('alert').textContent()).toMatch(/declined/i), 10000, 200);
@@ -275,16 +303,7 @@ describeWithBrowser("the recur-tw SDK in a real browser, from the merchant's ori
 
     await frame.locator('[data-sandbox-card-field="card_number"]').fill('4242 4242 4242 4242');
     await frame.getByRole('button', { name: /Pay/ }).click();
-    const success = await eventually(
-      async () => {
-        const events = await page.evaluate(() => (window as any).events as Array<{ name: string; detail: any }>);
-        const found = events.find((e) => e.name === 'recur:success');
-        expect(found).toBeTruthy();
-        return found!;
-      },
-      20000,
-      200,
-    );
+    const success = await recurSuccess(page);
     expect(success.detail).toMatchObject({ status: 'SUCCEEDED', amount: 480, orderId: expect.stringMatching(/^ord_/) });
     const errors = await page.evaluate(() => (window as any).events.filter((e: any) => e.name === 'recur:error'));
     expect(errors).toEqual([{ name: 'recur:error', detail: { message: expect.stringMatching(/declined/i) } }]);
@@ -292,24 +311,6 @@ describeWithBrowser("the recur-tw SDK in a real browser, from the merchant's ori
     expect(checkout.checkout).toMatchObject({ status: 'SUCCEEDED', customer_email: 'lin@example.com', amount: 480 });
     await page.close();
   });
-  /** Types a card into the provider's card form (the sandbox one) in `frame`, the page or a dialog's iframe. */
-  async function enterCard(frame: Pick<Page, 'locator'>, number: string) {
-    await frame.locator('[data-sandbox-card-field="card_number"]').fill(number);
-    await frame.locator('[data-sandbox-card-field="exp"]').fill('12/34');
-    await frame.locator('[data-sandbox-card-field="cvc"]').fill('123');
-  }
-  const outcomeOf = (page: Page) =>
-    eventually(
-      async () => {
-        const found = await page.evaluate(() => (window as any).outcome);
-        expect(found).toBeTruthy();
-        return found;
-      },
-      20000,
-      200,
-    );
-  const teaBoxId = async () => (await server('/v1/products')).data.find((p: any) => p.slug === 'tea-box').id;
-
   it("shows a decline in the React checkout's card form in the buyer's language, then takes a coupon in its box and pays", async () => {
     const page = await shopPage('zh-TW');
     await page.addScriptTag({ url: '/vendor/paywall.js' });
@@ -449,16 +450,7 @@ describeWithBrowser("the recur-tw SDK in a real browser, from the merchant's ori
     await page.screenshot({ path: '/tmp/sdk-widget-declined.png' });
     await enterCard(frame, '4242 4242 4242 4242');
     await frame.getByRole('button', { name: /付款|Pay/ }).click();
-    const success = await eventually(
-      async () => {
-        const events = await page.evaluate(() => (window as any).events as Array<{ name: string; detail: any }>);
-        const found = events.find((e) => e.name === 'recur:success');
-        expect(found).toBeTruthy();
-        return found!;
-      },
-      20000,
-      200,
-    );
+    const success = await recurSuccess(page);
     expect(success.detail).toMatchObject({ status: 'SUCCEEDED', amount: 480 });
     await page.close();
   });
