@@ -1,49 +1,19 @@
 import { randomBytes } from 'node:crypto';
-import type { AddressInfo } from 'node:net';
 import { CHECKOUT_TOPIC } from '@billing/contracts';
 import { type Infrastructure, type ServiceUnderTest, startServiceForTest, testInfrastructure } from '@billing/runtime';
 import { eventually } from '@billing/testing';
-import { SMTPServer } from 'smtp-server';
 import { notificationsService } from '../src';
 import { claimDueEmails, emailTables, queueEmail } from '../src/emails/outbox';
 import { EMAIL_LEASE_MS } from '../src/emails/sender';
-import { envelope, newOrg, publish } from './helpers';
+import { type SmtpServer, envelope, newOrg, publish, smtpServer } from './helpers';
 
 jest.setTimeout(60000);
-
-/** An SMTP server that accepts, or answers every message with `reply` (a code and text). */
-async function smtpServer() {
-  const received: string[] = [];
-  let reply: { code: number; text: string } | null = null;
-  const server = new SMTPServer({
-    authOptional: true,
-    disabledCommands: ['STARTTLS', 'AUTH'],
-    logger: false,
-    onData(stream, _session, callback) {
-      const chunks: Buffer[] = [];
-      stream.on('data', (chunk: Buffer) => chunks.push(chunk));
-      stream.on('end', () => {
-        if (reply) return callback(Object.assign(new Error(reply.text), { responseCode: reply.code }));
-        received.push(Buffer.concat(chunks).toString('utf8'));
-        callback();
-      });
-    },
-  });
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const { port } = server.server.address() as AddressInfo;
-  return {
-    url: `smtp://127.0.0.1:${port}`,
-    received,
-    answer: (next: typeof reply) => void (reply = next),
-    close: () => new Promise<void>((resolve) => server.close(() => resolve())),
-  };
-}
 
 /** The outbox: once per event and kind, retried when refused, never sent again after a crash. */
 describe('the email outbox', () => {
   let infrastructure: Infrastructure;
   let running: ServiceUnderTest;
-  let smtp: Awaited<ReturnType<typeof smtpServer>>;
+  let smtp: SmtpServer;
   let clock = Date.parse('2026-11-21T08:00:00.000Z');
   const schema = `notifications_${randomBytes(5).toString('hex')}`;
   const start = () =>

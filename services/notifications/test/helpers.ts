@@ -10,6 +10,7 @@ import {
 } from '@billing/contracts';
 import type { ServiceUnderTest } from '@billing/runtime';
 import { admin, callService, caller } from '@billing/testing';
+import { SMTPServer } from 'smtp-server';
 import { Webhook } from 'standardwebhooks';
 
 export { type Reply, newOrg } from '@billing/testing';
@@ -147,3 +148,32 @@ export async function publish(running: ServiceUnderTest, topic: string, ...event
     events.map((value) => ({ key: value.stream, value })),
   );
 }
+
+/** An SMTP server that accepts, or answers every message with `reply` (a code and text). */
+export async function smtpServer() {
+  const received: string[] = [];
+  let reply: { code: number; text: string } | null = null;
+  const server = new SMTPServer({
+    authOptional: true,
+    disabledCommands: ['STARTTLS', 'AUTH'],
+    logger: false,
+    onData(stream, _session, callback) {
+      const chunks: Buffer[] = [];
+      stream.on('data', (chunk: Buffer) => chunks.push(chunk));
+      stream.on('end', () => {
+        if (reply) return callback(Object.assign(new Error(reply.text), { responseCode: reply.code }));
+        received.push(Buffer.concat(chunks).toString('utf8'));
+        callback();
+      });
+    },
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const { port } = server.server.address() as AddressInfo;
+  return {
+    url: `smtp://127.0.0.1:${port}`,
+    received,
+    answer: (next: typeof reply) => void (reply = next),
+    close: () => new Promise<void>((resolve) => server.close(() => resolve())),
+  };
+}
+export type SmtpServer = Awaited<ReturnType<typeof smtpServer>>;
