@@ -1,5 +1,5 @@
 import { type EmailFacts, composeEmail } from './compose';
-import { emailRequestOf, reminderOf, settledRefOf } from './from-event';
+import { einvoiceOutcomeOf, emailRequestOf, reminderOf, settledRefOf } from './from-event';
 import { handoverOfError } from './transport';
 
 const merchant = { name: 'Acme 咖啡', logo_url: null, brand_color: '#aa3300', website_url: null };
@@ -55,6 +55,24 @@ describe('composeEmail', () => {
     expect(composeEmail(kind, facts, buyer(locale), merchant).text).toContain(said);
   });
 
+  it.each([
+    ['zh-TW', '電子發票號碼'],
+    ['en', 'E-invoice number'],
+  ] as const)(
+    'given an e-invoice, shows its number on the receipt in %s, in the text and the HTML',
+    (locale, label) => {
+      const email = composeEmail('receipt', { ...facts, einvoice_number: 'AB12345678' }, buyer(locale), merchant);
+      expect(email.text).toContain(`${label}: AB12345678`);
+      expect(email.html).toMatch(new RegExp(`${label}\\s*</td>\\s*<td[^>]*>AB12345678</td>`));
+    },
+  );
+
+  it.each(['zh-TW', 'en'] as const)('given no e-invoice, names none on the receipt in %s', (locale) => {
+    const email = composeEmail('receipt', facts, buyer(locale), merchant);
+    expect(email.text).not.toMatch(/電子發票|E-invoice/);
+    expect(email.html).not.toMatch(/電子發票|E-invoice/);
+  });
+
   it('shows a logo only over https, and no colour but #rrggbb', () => {
     const shown = composeEmail('receipt', facts, buyer('en'), {
       ...merchant,
@@ -107,6 +125,24 @@ describe('emailRequestOf', () => {
       customer_id: 'cus_1',
       facts: { amount: 299, item: 'Pro', invoice_number: 'INV-1' },
     });
+  });
+
+  it('names a receipt by the invoice or order it was paid for, and whether it is a sale billing issues an e-invoice for', () => {
+    const invoice = { id: 'in_1', customer_id: 'cus_1', amount_paid: 299, lines: [] };
+    expect(emailRequestOf(envelope('invoice.paid', { object: invoice }))).toMatchObject({
+      ref: 'in_1',
+      einvoiced: true,
+    });
+    const purchase = {
+      order_id: 'ord_1',
+      mode: 'PAYMENT',
+      amount_total: 480,
+      customer_email: 'b@example.com',
+      product: { name: 'Mug', type: 'ONE_TIME' },
+    };
+    expect(emailRequestOf(envelope('checkout.completed', purchase))).toMatchObject({ ref: 'ord_1', einvoiced: true });
+    const gift = { ...purchase, product: { name: 'Tip', type: 'DONATION' } };
+    expect(emailRequestOf(envelope('checkout.completed', gift))).toMatchObject({ ref: 'ord_1', einvoiced: false });
   });
 
   it('given a failed invoice, asks for a failed-payment email with the amount due and the next attempt', () => {
@@ -236,5 +272,26 @@ describe('the yearly renewal notice', () => {
     const email = composeEmail('renewal_upcoming', facts, buyer(locale), merchant);
     expect(email.subject).toContain(subject);
     expect(email.text).toContain(said);
+  });
+});
+
+describe('einvoiceOutcomeOf', () => {
+  const einvoice = { id: 'einv_1', invoice_id: null, order_id: 'ord_1', status: 'issued', number: 'AB12345678' };
+
+  it('given an issued e-invoice, tells its number for the receipt of its invoice, else of its order', () => {
+    expect(einvoiceOutcomeOf(envelope('einvoice.issued', { object: einvoice }))).toEqual({
+      ref: 'ord_1',
+      number: 'AB12345678',
+    });
+    const firstPeriod = { ...einvoice, invoice_id: 'in_1' };
+    expect(einvoiceOutcomeOf(envelope('einvoice.issued', { object: firstPeriod }))).toMatchObject({ ref: 'in_1' });
+  });
+
+  it('given a failed attempt to issue, tells that none came; a failed void or allowance of an issued one, nothing', () => {
+    const pending = { ...einvoice, status: 'pending', number: null };
+    expect(einvoiceOutcomeOf(envelope('einvoice.failed', { object: pending }))).toEqual({ ref: 'ord_1', number: null });
+    expect(einvoiceOutcomeOf(envelope('einvoice.failed', { object: einvoice }))).toBeNull();
+    expect(einvoiceOutcomeOf(envelope('einvoice.voided', { object: einvoice }))).toBeNull();
+    expect(einvoiceOutcomeOf(envelope('invoice.paid', { object: { id: 'in_1' } }))).toBeNull();
   });
 });

@@ -8,10 +8,17 @@ import type { EmailFacts, EmailKind } from './compose';
  */
 export interface EmailRequest {
   kind: EmailKind;
-  /** The checkout session or invoice it is about: a reminder of it is dropped once it is paid. */
+  /**
+   * The checkout session or invoice it is about: a reminder of it is dropped once it is paid. A
+   * receipt's is the invoice or one-time order it was paid for, which its e-invoice names.
+   */
   ref?: string | null;
   /** Not before then (a reminder); at once when absent. */
   due_at?: string | null;
+  /** A receipt of a sale: billing issues it an e-invoice where the organization issues them. */
+  einvoiced?: boolean;
+  /** Held until then for its e-invoice's number (`einvoice-wait.ts`), unless that comes first. */
+  hold_until?: string | null;
   customer_id: string | null;
   email: string | null;
   /** The language the buyer chose where the event says it; else the customer's, else zh-TW. */
@@ -49,7 +56,7 @@ export function emailRequestOf(event: DomainEventEnvelope): EmailRequest | null 
     case 'checkout.completed':
       return oneTimeReceipt(data);
     case 'invoice.paid':
-      return whole(object.amount_paid) > 0 ? invoiceEmail('receipt', object, { at: text(object.paid_at) }) : null;
+      return invoiceReceipt(object);
     case 'invoice.payment_failed':
       return invoiceEmail('payment_failed', object, {
         amount: whole(object.amount_due),
@@ -87,15 +94,19 @@ function oneTimeReceipt(data: Fields): EmailRequest | null {
   if (data.mode !== 'PAYMENT' || whole(data.amount_total) <= 0) return null;
   const email = text(data.customer_email);
   if (!email && !text(data.customer_id)) return null;
+  const product = fields(data.product);
   return {
     kind: 'receipt',
+    ref: text(data.order_id),
+    // A donation is a gift, not a sale: billing issues it no e-invoice.
+    einvoiced: product.type !== 'DONATION',
     customer_id: text(data.customer_id),
     email,
     locale: localeOf(data.locale),
     facts: {
       ...NO_FACTS,
       amount: whole(data.amount_total),
-      item: text(fields(data.product).name),
+      item: text(product.name),
       at: text(data.completed_at),
     },
   };
@@ -111,6 +122,13 @@ function oneTimeRefund(refund: Fields): EmailRequest | null {
     locale: null,
     facts: { ...NO_FACTS, amount: whole(refund.amount), reason: text(refund.reason) },
   };
+}
+
+/** Every paid invoice of an amount is a sale: a subscription's first period, a renewal, a proration charge. */
+function invoiceReceipt(invoice: Fields): EmailRequest | null {
+  if (whole(invoice.amount_paid) <= 0) return null;
+  const receipt = invoiceEmail('receipt', invoice, { at: text(invoice.paid_at) });
+  return receipt && { ...receipt, ref: text(invoice.id), einvoiced: true };
 }
 
 function invoiceEmail(kind: EmailKind, invoice: Fields, overrides: Partial<EmailFacts>): EmailRequest | null {
@@ -227,6 +245,30 @@ export function settledRefOf(event: DomainEventEnvelope): string | null {
     default:
       return null;
   }
+}
+
+/** What became of a payment's e-invoice: issued with its number, or an attempt to issue it failed. */
+export interface EinvoiceOutcome {
+  /** The invoice or one-time order it was issued for: its receipt's `ref`. */
+  ref: string;
+  number: string | null;
+}
+
+/**
+ * The outcome an e-invoice event tells of its payment. A subscription's first invoice was paid by
+ * a checkout order and names both: its receipt is the invoice's. A failed void or allowance of an
+ * issued e-invoice tells nothing new.
+ */
+export function einvoiceOutcomeOf(event: DomainEventEnvelope): EinvoiceOutcome | null {
+  const einvoice = fields(fields(event.data).object);
+  const ref = text(einvoice.invoice_id) ?? text(einvoice.order_id);
+  if (!ref) return null;
+  if (event.type === 'einvoice.issued') {
+    const number = text(einvoice.number);
+    return number ? { ref, number } : null;
+  }
+  if (event.type === 'einvoice.failed' && einvoice.status === 'pending') return { ref, number: null };
+  return null;
 }
 
 const localeOf = (value: unknown): PageLanguage | null => (value === 'zh-TW' || value === 'en' ? value : null);

@@ -29,6 +29,8 @@ export interface EmailRow {
   status: EmailStatus;
   attempts: number;
   next_attempt_at: Date;
+  /** A receipt held for its e-invoice's number until then; null once released or tried. */
+  hold_until: Date | null;
   subject: string | null;
   text_body: string | null;
   html_body: string | null;
@@ -42,6 +44,8 @@ export const emailTables = (schema: string) => ({
   orders: `${schema}.email_orders`,
   settings: `${schema}.email_settings`,
   buyers: `${schema}.email_buyers`,
+  einvoicing: `${schema}.email_einvoice_organizations`,
+  einvoices: `${schema}.email_einvoices`,
 });
 
 export async function migrateEmailOutbox(store: EventStore): Promise<void> {
@@ -98,6 +102,23 @@ export async function migrateEmailOutbox(store: EventStore): Promise<void> {
       updated_at timestamptz NOT NULL,
       PRIMARY KEY (organization, environment)
     );
+    ALTER TABLE ${t.emails} ADD COLUMN IF NOT EXISTS hold_until timestamptz;
+    CREATE TABLE IF NOT EXISTS ${t.einvoicing} (
+      organization text NOT NULL,
+      environment text NOT NULL,
+      enabled boolean NOT NULL,
+      changed_at timestamptz NOT NULL,
+      PRIMARY KEY (organization, environment)
+    );
+    CREATE TABLE IF NOT EXISTS ${t.einvoices} (
+      organization text NOT NULL,
+      environment text NOT NULL,
+      ref text NOT NULL,
+      status text NOT NULL,
+      number text,
+      updated_at timestamptz NOT NULL,
+      PRIMARY KEY (organization, environment, ref)
+    );
   `);
 }
 
@@ -151,8 +172,9 @@ export async function queueEmail(
   // One statement: nothing is queued of a kind the organization switched off.
   await sql.query(
     `INSERT INTO ${t.emails} (id, organization, environment, event_id, kind, customer_id, order_id, ref, to_address,
-       locale, facts, status, next_attempt_at, created_at)
-     SELECT $1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, 'QUEUED', COALESCE($12::timestamptz, $13::timestamptz), $13
+       locale, facts, status, next_attempt_at, hold_until, created_at)
+     SELECT $1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, 'QUEUED',
+       COALESCE($14::timestamptz, $12::timestamptz, $13::timestamptz), $14, $13
      WHERE NOT EXISTS (SELECT 1 FROM ${t.settings} s
                        WHERE s.organization = $2 AND s.environment = $3 AND $5::text = ANY (s.disabled))
      ON CONFLICT (event_id, kind) DO NOTHING`,
@@ -170,6 +192,7 @@ export async function queueEmail(
       JSON.stringify(request.facts),
       request.due_at ?? null,
       at,
+      request.hold_until ?? null,
     ],
   );
 }
@@ -225,11 +248,12 @@ export async function orderBuyer(
 
 /**
  * Claims due emails, durably, before any is handed to an SMTP server: once this commits, no
- * other sender (another replica, or this one after a restart) takes them again.
+ * other sender (another replica, or this one after a restart) takes them again. A held receipt
+ * claimed once its wait passed is held no more: a later e-invoice does not hurry its retries.
  */
 export async function claimDueEmails(sql: SqlExecutor, schema: string, at: Date, leaseUntil: Date, limit: number) {
   const { rows } = await sql.query<EmailRow>(
-    `UPDATE ${emailTables(schema).emails} SET status = 'SENDING', attempts = attempts + 1, lease_until = $2
+    `UPDATE ${emailTables(schema).emails} SET status = 'SENDING', attempts = attempts + 1, lease_until = $2, hold_until = NULL
      WHERE id IN (SELECT id FROM ${emailTables(schema).emails}
                   WHERE status = 'QUEUED' AND next_attempt_at <= $1
                   ORDER BY next_attempt_at LIMIT $3 FOR UPDATE SKIP LOCKED)
