@@ -1,4 +1,4 @@
-import { type PageLanguage, languageOf } from '@billing/service';
+import { type Html, type PageLanguage, html, languageOf } from '@billing/service';
 import type { Request, Response } from 'express';
 import { readCookie, setCookie } from './auth';
 import { ZH_TW } from './zh-tw';
@@ -37,3 +37,13 @@ export function translator(language: DashboardLanguage): Translate {
 
 const fill = (text: string, values: Record<string, string | number> | undefined) =>
   values ? text.replace(/\{(\w+)\}/g, (whole, name: string) => (name in values ? String(values[name]) : whole)) : text;
+
+/**
+ * `t` for words with HTML among them (a link, a time, a code): the translated words escaped,
+ * each `{name}` replaced by its value, an `Html` value as it is. One key per sentence, so that
+ * a translation may put the link where its language wants it.
+ */
+export function markup(t: Translate, english: string, values: Record<string, Html | string | number>): Html {
+  const parts = t(english).split(/\{(\w+)\}/);
+  return html`${parts.map((part, i) => (i % 2 === 0 ? part : part in values ? values[part] : `{${part}}`))}`;
+}

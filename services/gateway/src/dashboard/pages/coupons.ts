@@ -1,5 +1,6 @@
 import { html } from '@billing/service';
 import { twd, when } from '../html';
+import type { Translate } from '../i18n';
 import { type DashboardPage, buttonForm, errorFor, field, formFields, pager, select, table } from '../page';
 import { historySection } from './history';
 import { isoFrom, num, prefill, text } from './forms';
@@ -26,19 +27,22 @@ interface PromotionCode {
 }
 
 const CODES_PER_PAGE = 20;
-const discountText = (c: Coupon) =>
+const discountText = (t: Translate, c: Coupon) =>
   c.discount_type === 'PERCENTAGE'
-    ? `${c.discount_amount}% off`
+    ? t('{amount}% off', { amount: c.discount_amount })
     : c.discount_type === 'FIXED_AMOUNT'
-      ? `${twd(c.discount_amount)} off`
-      : `first period at ${twd(c.discount_amount)}`;
-const durationText = (c: Coupon) => (c.duration === 'repeating' ? `${c.duration_in_months} months` : c.duration);
+      ? t('{amount} off', { amount: twd(c.discount_amount) })
+      : t('first period at {amount}', { amount: twd(c.discount_amount) });
+/** `once` and `forever` in the user's words; several months counted. */
+const durationText = (t: Translate, c: Coupon) =>
+  c.duration === 'repeating' ? t('{months} months', { months: String(c.duration_in_months) }) : t(c.duration);
 
 export const couponsPage: DashboardPage = {
   path: 'coupons',
   section: 'coupons',
-  title: () => 'Coupons and promotion codes',
+  title: (ctx) => ctx.t('Coupons and promotion codes'),
   async view(ctx, state) {
+    const { t } = ctx;
     const coupons = await ctx.api.v1<{ data: Coupon[]; has_more: boolean }>(
       'GET',
       `/coupons?limit=50${ctx.query.after ? `&starting_after=${encodeURIComponent(ctx.query.after)}` : ''}`,
@@ -53,9 +57,9 @@ export const couponsPage: DashboardPage = {
       (c) =>
         html`<tr>
           <td>${c.name}</td>
-          <td>${discountText(c)}</td>
-          <td>${durationText(c)}</td>
-          <td>${c.active ? 'Active' : 'Inactive'}</td>
+          <td>${discountText(t, c)}</td>
+          <td>${durationText(t, c)}</td>
+          <td>${c.active ? t('Active') : t('Inactive')}</td>
           <td>${when(c.created_at)}</td>
           <td>
             ${
@@ -63,9 +67,12 @@ export const couponsPage: DashboardPage = {
                 ? buttonForm(
                     ctx,
                     'deactivate-coupon',
-                    'Deactivate',
+                    t('Deactivate'),
                     { coupon_id: c.id },
-                    { accessibleName: `Deactivate coupon ${c.name}`, confirm: `Deactivate ${c.name}?` },
+                    {
+                      accessibleName: t('Deactivate coupon {name}', { name: c.name }),
+                      confirm: t('Deactivate {name}?', { name: c.name }),
+                    },
                   )
                 : ''
             }
@@ -78,7 +85,7 @@ export const couponsPage: DashboardPage = {
           <td><a href="${ctx.base}/promotion-codes/${p.id}">${p.code}</a></td>
           <td>${couponName.get(p.coupon_id) ?? p.coupon_id}</td>
           <td>${p.current_redemptions}${p.max_redemptions ? ` / ${p.max_redemptions}` : ''}</td>
-          <td>${p.active ? 'Active' : 'Inactive'}</td>
+          <td>${p.active ? t('Active') : t('Inactive')}</td>
           <td>${when(p.valid_until)}</td>
           <td>
             ${
@@ -86,9 +93,12 @@ export const couponsPage: DashboardPage = {
                 ? buttonForm(
                     ctx,
                     'deactivate-code',
-                    'Deactivate',
+                    t('Deactivate'),
                     { code_id: p.id },
-                    { accessibleName: `Deactivate code ${p.code}`, confirm: `Deactivate ${p.code}?` },
+                    {
+                      accessibleName: t('Deactivate code {code}', { code: p.code }),
+                      confirm: t('Deactivate {name}?', { name: p.code }),
+                    },
                   )
                 : ''
             }
@@ -97,67 +107,82 @@ export const couponsPage: DashboardPage = {
     );
     const v = (name: string) => prefill(state.form, name);
     const activeCoupons = coupons.data.filter((c) => c.active);
-    return html`<h2 id="coupons">Coupons</h2>
+    return html`<h2 id="coupons">${t('Coupons')}</h2>
       ${errorFor(state, 'deactivate-coupon')}
-      ${table('Coupons', ['Name', 'Discount', 'Duration', 'Status', 'Created', ''], couponRows, 'No coupons yet.')}${pager(ctx, coupons.has_more, coupons.data.at(-1)?.id)}
+      ${table(
+        t('Coupons'),
+        [t('Name'), t('Discount'), t('Duration'), t('Status'), t('Created'), ''],
+        couponRows,
+        t('No coupons yet.'),
+      )}${pager(ctx, coupons.has_more, coupons.data.at(-1)?.id)}
       <form class="card" method="post" aria-labelledby="create-coupon">
-        <h3 id="create-coupon">Create a coupon</h3>
+        <h3 id="create-coupon">${t('Create a coupon')}</h3>
         ${formFields(ctx, 'create-coupon')}${errorFor(state, 'create-coupon')}
-        ${field('c-name', 'Name', { name: 'name', value: v('name'), required: true })}
+        ${field('c-name', t('Name'), { name: 'name', value: v('name'), required: true })}
         ${select(
           'c-type',
-          'Discount type',
+          t('Discount type'),
           'discount_type',
           [
-            ['PERCENTAGE', 'Percentage'],
-            ['FIXED_AMOUNT', 'Fixed amount (TWD)'],
-            ['FIRST_PERIOD_PRICE', 'First period price (TWD)'],
+            ['PERCENTAGE', t('Percentage')],
+            ['FIXED_AMOUNT', t('Fixed amount (TWD)')],
+            ['FIRST_PERIOD_PRICE', t('First period price (TWD)')],
           ],
           v('discount_type'),
         )}
-        ${field('c-amount', 'Amount (percent or whole TWD)', { name: 'discount_amount', type: 'number', value: v('discount_amount'), required: true, extra: html` min="0"` })}
+        ${field('c-amount', t('Amount (percent or whole TWD)'), { name: 'discount_amount', type: 'number', value: v('discount_amount'), required: true, extra: html` min="0"` })}
         ${select(
           'c-duration',
-          'Duration',
+          t('Duration'),
           'duration',
           [
-            ['once', 'Once'],
-            ['repeating', 'Several months'],
-            ['forever', 'Forever'],
+            ['once', t('Once')],
+            ['repeating', t('Several months')],
+            ['forever', t('Forever')],
           ],
           v('duration'),
         )}
-        ${field('c-months', 'Months (when several months)', { name: 'duration_in_months', type: 'number', value: v('duration_in_months'), extra: html` min="1"` })}
-        <div><button type="submit">Create coupon</button></div>
+        ${field('c-months', t('Months (when several months)'), { name: 'duration_in_months', type: 'number', value: v('duration_in_months'), extra: html` min="1"` })}
+        <div><button type="submit">${t('Create coupon')}</button></div>
       </form>
-      <h2 id="codes">Promotion codes</h2>
+      <h2 id="codes">${t('Promotion codes')}</h2>
       ${errorFor(state, 'deactivate-code')}
-      ${table('Promotion codes', ['Code', 'Coupon', 'Redemptions', 'Status', 'Valid until', ''], codeRows, 'No promotion codes yet.')}
-      <nav class="pager" aria-label="Promotion code pages">
-        ${offset > 0 ? html`<a href="${ctx.base}/coupons?codes_offset=${Math.max(0, offset - CODES_PER_PAGE)}">Previous codes</a>` : ''}${
+      ${table(
+        t('Promotion codes'),
+        [t('Code'), t('Coupon'), t('Redemptions'), t('Status'), t('Valid until'), ''],
+        codeRows,
+        t('No promotion codes yet.'),
+      )}
+      <nav class="pager" aria-label="${t('Promotion code pages')}">
+        ${offset > 0 ? html`<a href="${ctx.base}/coupons?codes_offset=${Math.max(0, offset - CODES_PER_PAGE)}">${t('Previous codes')}</a>` : ''}${
           offset + CODES_PER_PAGE < codes.data.total
-            ? html`<a href="${ctx.base}/coupons?codes_offset=${offset + CODES_PER_PAGE}">More codes</a>`
+            ? html`<a href="${ctx.base}/coupons?codes_offset=${offset + CODES_PER_PAGE}">${t('More codes')}</a>`
             : ''
         }
       </nav>
       <form class="card" method="post" aria-labelledby="create-code">
-        <h3 id="create-code">Create a promotion code</h3>
+        <h3 id="create-code">${t('Create a promotion code')}</h3>
         ${formFields(ctx, 'create-code')}${errorFor(state, 'create-code')}
-        ${field('pc-code', 'Code (3-20 uppercase letters and digits)', { name: 'code', value: v('code'), required: true })}
+        ${field('pc-code', t('Code (3-20 uppercase letters and digits)'), { name: 'code', value: v('code'), required: true })}
         ${
           activeCoupons.length
             ? select(
                 'pc-coupon',
-                'Coupon',
+                t('Coupon'),
                 'coupon_id',
-                activeCoupons.map((c) => [c.id, `${c.name} (${discountText(c)})`]),
+                activeCoupons.map((c) => [
+                  c.id,
+                  t('{name} ({discount})', { name: c.name, discount: discountText(t, c) }),
+                ]),
                 v('coupon_id'),
               )
-            : html`<p class="muted">Create a coupon first.</p>`
+            : html`<p class="muted">${t('Create a coupon first.')}</p>`
         }
-        ${field('pc-max', 'Maximum redemptions (optional)', { name: 'max_redemptions', type: 'number', value: v('max_redemptions'), extra: html` min="1"` })}
-        ${field('pc-until', 'Valid until (UTC, optional)', { name: 'valid_until', type: 'datetime-local', value: v('valid_until') })}
-        <div><button type="submit" ${activeCoupons.length ? '' : html` disabled`}>Create promotion code</button></div>
+        ${field('pc-max', t('Maximum redemptions (optional)'), { name: 'max_redemptions', type: 'number', value: v('max_redemptions'), extra: html` min="1"` })}
+        ${field('pc-until', t('Valid until (UTC, optional)'), { name: 'valid_until', type: 'datetime-local', value: v('valid_until') })}
+        <div>
+          <button type="submit" ${activeCoupons.length ? '' : html` disabled`}>${t('Create promotion code')}</button>
+        </div>
       </form>`;
   },
   actions: {
@@ -175,13 +200,13 @@ export const couponsPage: DashboardPage = {
           },
           { idempotencyKey: form._idem },
         );
-        return { notice: `Coupon ${coupon.name} created.` };
+        return { notice: ctx.t('Coupon {name} created.', { name: coupon.name }) };
       },
     },
     'deactivate-coupon': {
       async run(ctx, form) {
         await ctx.api.v1('PATCH', `/coupons/${encodeURIComponent(form.coupon_id ?? '')}`, { active: false });
-        return { notice: 'Coupon deactivated.' };
+        return { notice: ctx.t('Coupon deactivated.') };
       },
     },
     'create-code': {
@@ -197,13 +222,13 @@ export const couponsPage: DashboardPage = {
           },
           { idempotencyKey: form._idem },
         );
-        return { notice: `Promotion code ${created.data.code} created.` };
+        return { notice: ctx.t('Promotion code {code} created.', { code: created.data.code }) };
       },
     },
     'deactivate-code': {
       async run(ctx, form) {
         await ctx.api.v1('DELETE', `/promotion-codes/${encodeURIComponent(form.code_id ?? '')}`);
-        return { notice: 'Promotion code deactivated.' };
+        return { notice: ctx.t('Promotion code deactivated.') };
       },
     },
   },
@@ -221,8 +246,9 @@ interface Redemption {
 export const promotionCodePage: DashboardPage = {
   path: 'promotion-codes/:id',
   section: 'coupons',
-  title: () => 'Promotion code',
+  title: (ctx) => ctx.t('Promotion code'),
   async view(ctx) {
+    const { t } = ctx;
     const id = encodeURIComponent(ctx.params.id!);
     const code = (await ctx.api.v1<{ data: PromotionCode }>('GET', `/promotion-codes/${id}`)).data;
     const offset = Math.max(0, Number(ctx.query.offset) || 0);
@@ -241,23 +267,33 @@ export const promotionCodePage: DashboardPage = {
           <td>${r.status}</td>
         </tr>`,
     );
-    return html`<section class="card" aria-label="Promotion code">
+    return html`<section class="card" aria-label="${t('Promotion code')}">
         <h2>${code.code}</h2>
         <dl class="facts">
           <dt>ID</dt>
           <dd>${code.id}</dd>
-          <dt>Coupon</dt>
+          <dt>${t('Coupon')}</dt>
           <dd>${code.coupon_id}</dd>
-          <dt>Status</dt>
-          <dd>${code.active ? 'Active' : 'Inactive'}</dd>
-          <dt>Redemptions</dt>
-          <dd>${redemptions.active_count} active, ${redemptions.voided_count} voided</dd>
+          <dt>${t('Status')}</dt>
+          <dd>${code.active ? t('Active') : t('Inactive')}</dd>
+          <dt>${t('Redemptions')}</dt>
+          <dd>
+            ${t('{active} active, {voided} voided', {
+              active: redemptions.active_count,
+              voided: redemptions.voided_count,
+            })}
+          </dd>
         </dl>
       </section>
-      <h2>Redemptions</h2>
-      ${table('Redemptions', ['When', 'Customer', 'Order', 'Discount', 'Status'], rows, 'Not redeemed yet.')}
-      <nav class="pager" aria-label="Pages">
-        ${offset > 0 ? html`<a href="?offset=${Math.max(0, offset - 20)}">Previous page</a>` : ''}${offset + 20 < redemptions.total ? html`<a href="?offset=${offset + 20}">Next page</a>` : ''}
+      <h2>${t('Redemptions')}</h2>
+      ${table(
+        t('Redemptions'),
+        [t('When'), t('Customer'), t('Order'), t('Discount'), t('Status')],
+        rows,
+        t('Not redeemed yet.'),
+      )}
+      <nav class="pager" aria-label="${t('Pages')}">
+        ${offset > 0 ? html`<a href="?offset=${Math.max(0, offset - 20)}">${t('Previous page')}</a>` : ''}${offset + 20 < redemptions.total ? html`<a href="?offset=${offset + 20}">${t('Next page')}</a>` : ''}
       </nav>
       ${await historySection(ctx, code.id)}`;
   },

@@ -2,6 +2,7 @@ import { ApiFailure } from '../client';
 import type { PendingCharge } from '@billing/contracts';
 import { type Html, html } from '@billing/service';
 import { twd, when } from '../html';
+import type { Translate } from '../i18n';
 import { type DashboardPage, type PageContext, table } from '../page';
 
 interface Day {
@@ -25,6 +26,7 @@ const HEIGHT = 120;
 
 /** An inline SVG line chart with its numbers in a table for screen readers and keyboards. */
 function chart(
+  t: Translate,
   title: string,
   days: Day[],
   series: Array<{ label: string; value: (d: Day) => number; color: string }>,
@@ -44,33 +46,39 @@ function chart(
   );
   const last = days.at(-1);
   const summary = series
-    .map((s) => `${s.label}: ${last ? format(s.value(last)) : 0} on ${last?.date ?? '—'}`)
-    .join('; ');
+    .map((s) =>
+      t('{label}: {value} on {date}', {
+        label: s.label,
+        value: last ? format(s.value(last)) : 0,
+        date: last?.date ?? '—',
+      }),
+    )
+    .join(t('; '));
   return html`<figure class="card">
     <figcaption>${title}</figcaption>
     <svg
       class="chart"
       viewBox="0 -4 ${WIDTH} ${HEIGHT + 8}"
       role="img"
-      aria-label="${title}. ${summary}. Highest ${format(max)}."
+      aria-label="${t('{title}. {summary}. Highest {max}.', { title, summary, max: format(max) })}"
     >
       <line x1="0" y1="${HEIGHT}" x2="${WIDTH}" y2="${HEIGHT}" stroke="#c5cad6" />
       ${lines}
     </svg>
     <p class="muted">
       ${series.map((s) => html`<svg width="10" height="10" aria-hidden="true"><rect width="10" height="10" fill="${s.color}" /></svg> ${s.label} `)}·
-      highest ${format(max)}
+      ${t('highest {max}', { max: format(max) })}
     </p>
     <details>
-      <summary>Numbers</summary>
+      <summary>${t('Numbers')}</summary>
       <div class="table">
         <table>
           <caption class="muted">
-            ${title} per day
+            ${t('{title} per day', { title })}
           </caption>
           <thead>
             <tr>
-              <th scope="col">Day</th>
+              <th scope="col">${t('Day')}</th>
               ${series.map((s) => html`<th scope="col">${s.label}</th>`)}
             </tr>
           </thead>
@@ -92,8 +100,9 @@ function chart(
 export const overviewPage: DashboardPage = {
   path: '',
   section: 'overview',
-  title: () => 'Overview',
+  title: (ctx) => ctx.t('Overview'),
   async view(ctx) {
+    const { t } = ctx;
     const range = ctx.query.range === '90' ? 90 : ctx.query.range === '365' ? 365 : 30;
     let days: Day[];
     try {
@@ -104,42 +113,47 @@ export const overviewPage: DashboardPage = {
       days = metrics.series.slice(-range);
     } catch (error) {
       if (!(error instanceof ApiFailure)) throw error;
-      return html`<p class="error" role="alert">The metrics could not be read: ${error.explanation}</p>`;
+      return html`<p class="error" role="alert">
+        ${t('The metrics could not be read: {why}', { why: error.explanation })}
+      </p>`;
     }
     const last = days.at(-1);
     const sum = (f: (d: Day) => number) => days.reduce((total, d) => total + f(d), 0);
     return html`${await unmatchedPaymentsSection(ctx)}${await pendingChargesSection(ctx)}
-      <nav aria-label="Period">
+      <nav aria-label="${t('Period')}">
         <p>
-          Period:
-          ${[30, 90, 365].map((n) => html`<a href="?range=${n}" ${n === range ? html` aria-current="page"` : ''}>${n} days</a> `)}
+          ${t('Period:')}
+          ${[30, 90, 365].map((n) => html`<a href="?range=${n}" ${n === range ? html` aria-current="page"` : ''}>${t('{n} days', { n })}</a> `)}
         </p>
       </nav>
-      <section class="card" aria-label="Totals">
+      <section class="card" aria-label="${t('Totals')}">
         <dl class="facts">
-          <dt>Monthly recurring revenue</dt>
+          <dt>${t('Monthly recurring revenue')}</dt>
           <dd>${twd(last?.mrr ?? 0)}</dd>
-          <dt>Active subscriptions</dt>
+          <dt>${t('Active subscriptions')}</dt>
           <dd>${last?.active_subscriptions ?? 0}</dd>
-          <dt>New / churned (${range} days)</dt>
+          <dt>${t('New / churned ({days} days)', { days: range })}</dt>
           <dd>${sum((d) => d.new_subscriptions)} / ${sum((d) => d.churned_subscriptions)}</dd>
-          <dt>Payments (${range} days)</dt>
+          <dt>${t('Payments ({days} days)', { days: range })}</dt>
           <dd>
-            ${sum((d) => d.payments_count)} (${twd(sum((d) => d.payments_amount))}),
-            ${sum((d) => d.failed_payments_count)} failed
+            ${t('{count} ({amount}), {failed} failed', {
+              count: sum((d) => d.payments_count),
+              amount: twd(sum((d) => d.payments_amount)),
+              failed: sum((d) => d.failed_payments_count),
+            })}
           </dd>
         </dl>
       </section>
       <div class="charts">
-        ${chart('Monthly recurring revenue', days, [{ label: 'MRR', value: (d) => d.mrr, color: '#1d4ed8' }], twd)}
-        ${chart('Active subscriptions', days, [{ label: 'Active', value: (d) => d.active_subscriptions, color: '#15803d' }])}
-        ${chart('New and churned subscriptions', days, [
-          { label: 'New', value: (d) => d.new_subscriptions, color: '#15803d' },
-          { label: 'Churned', value: (d) => d.churned_subscriptions, color: '#b91c1c' },
+        ${chart(t, t('Monthly recurring revenue'), days, [{ label: t('MRR'), value: (d) => d.mrr, color: '#1d4ed8' }], twd)}
+        ${chart(t, t('Active subscriptions'), days, [{ label: t('Active'), value: (d) => d.active_subscriptions, color: '#15803d' }])}
+        ${chart(t, t('New and churned subscriptions'), days, [
+          { label: t('New'), value: (d) => d.new_subscriptions, color: '#15803d' },
+          { label: t('Churned'), value: (d) => d.churned_subscriptions, color: '#b91c1c' },
         ])}
-        ${chart('Payments and failed payments', days, [
-          { label: 'Payments', value: (d) => d.payments_count, color: '#1d4ed8' },
-          { label: 'Failed', value: (d) => d.failed_payments_count, color: '#b91c1c' },
+        ${chart(t, t('Payments and failed payments'), days, [
+          { label: t('Payments'), value: (d) => d.payments_count, color: '#1d4ed8' },
+          { label: t('Failed'), value: (d) => d.failed_payments_count, color: '#b91c1c' },
         ])}
       </div>`;
   },
@@ -165,6 +179,7 @@ const UNMATCHED_REASONS: Record<UnmatchedPayment['reason'], string> = {
  * there are some, since each is money to give back, or an order to check, in the processor's site.
  */
 async function unmatchedPaymentsSection(ctx: PageContext): Promise<Html | string> {
+  const { t } = ctx;
   let unmatched: UnmatchedPayment[];
   try {
     unmatched = (
@@ -172,23 +187,27 @@ async function unmatchedPaymentsSection(ctx: PageContext): Promise<Html | string
     ).data;
   } catch (error) {
     if (!(error instanceof ApiFailure)) throw error;
-    return html`<p class="error" role="alert">The unmatched payments could not be read: ${error.explanation}</p>`;
+    return html`<p class="error" role="alert">
+      ${t('The unmatched payments could not be read: {why}', { why: error.explanation })}
+    </p>`;
   }
   if (unmatched.length === 0) return '';
-  return html`<section class="card" aria-label="Payments that do not match the processor">
-    <h2>Payments that do not match the processor</h2>
+  const title = t('Payments that do not match the processor');
+  return html`<section class="card" aria-label="${title}">
+    <h2>${title}</h2>
     <p>
-      Money the processor took that no order records: refund it in the processor's own site. An order recorded as paid
-      that the processor does not show paid: check it there before delivering.
+      ${t(
+        "Money the processor took that no order records: refund it in the processor's own site. An order recorded as paid that the processor does not show paid: check it there before delivering.",
+      )}
     </p>
     ${table(
-      'Payments that do not match the processor',
-      ['Reported at', 'Why', 'Checkout', 'Amount', 'Processor trade'],
+      title,
+      [t('Reported at'), t('Why'), t('Checkout'), t('Amount'), t('Processor trade')],
       unmatched.map(
         (payment) =>
           html`<tr>
             <td>${when(payment.created_at)}</td>
-            <td>${UNMATCHED_REASONS[payment.reason]}</td>
+            <td>${t(UNMATCHED_REASONS[payment.reason])}</td>
             <td><code>${payment.checkout_session_id}</code></td>
             <td>${twd(payment.amount)}</td>
             <td><code>${payment.trade_no}</code></td>
@@ -209,27 +228,30 @@ const PURPOSES: Record<PendingCharge['purpose'], string> = {
  * some, since one listed for long means the processor cannot be reached.
  */
 async function pendingChargesSection(ctx: PageContext): Promise<Html | string> {
+  const { t } = ctx;
   let pending: PendingCharge[];
   try {
     pending = (await ctx.api.admin<{ data: PendingCharge[] }>('GET', `/pending_charges?environment=${ctx.environment}`))
       .data;
   } catch (error) {
     if (!(error instanceof ApiFailure)) throw error;
-    return html`<p class="error" role="alert">The pending charges could not be read: ${error.explanation}</p>`;
+    return html`<p class="error" role="alert">
+      ${t('The pending charges could not be read: {why}', { why: error.explanation })}
+    </p>`;
   }
   if (pending.length === 0) return '';
-  return html`<section class="card" aria-label="Charges being confirmed">
-    <h2>Charges being confirmed with the processor</h2>
-    <p>Their answer was lost; they are asked about until their outcome is known, and never charged again.</p>
+  return html`<section class="card" aria-label="${t('Charges being confirmed')}">
+    <h2>${t('Charges being confirmed with the processor')}</h2>
+    <p>${t('Their answer was lost; they are asked about until their outcome is known, and never charged again.')}</p>
     <div class="table">
       <table>
         <thead>
           <tr>
-            <th scope="col">Asked at</th>
-            <th scope="col">For</th>
-            <th scope="col">Record</th>
-            <th scope="col">Amount</th>
-            <th scope="col">Processor key</th>
+            <th scope="col">${t('Asked at')}</th>
+            <th scope="col">${t('For')}</th>
+            <th scope="col">${t('Record')}</th>
+            <th scope="col">${t('Amount')}</th>
+            <th scope="col">${t('Processor key')}</th>
           </tr>
         </thead>
         <tbody>
@@ -237,7 +259,7 @@ async function pendingChargesSection(ctx: PageContext): Promise<Html | string> {
             (charge) =>
               html`<tr>
                 <td>${when(charge.asked_at)}</td>
-                <td>${PURPOSES[charge.purpose]}</td>
+                <td>${t(PURPOSES[charge.purpose])}</td>
                 <td><code>${charge.subject}</code></td>
                 <td>${twd(charge.amount)}</td>
                 <td><code>${charge.idempotency_key}</code></td>

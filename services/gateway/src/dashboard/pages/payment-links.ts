@@ -19,8 +19,9 @@ interface PaymentLink {
 export const paymentLinksPage: DashboardPage = {
   path: 'payment-links',
   section: 'payment-links',
-  title: () => 'Payment links',
+  title: (ctx) => ctx.t('Payment links'),
   async view(ctx, state) {
+    const { t } = ctx;
     const after = ctx.query.after ? `&starting_after=${encodeURIComponent(ctx.query.after)}` : '';
     const [links, products] = await Promise.all([
       ctx.api.v1<{ data: PaymentLink[]; has_more: boolean }>('GET', `/payment-links?limit=20${after}`),
@@ -32,14 +33,19 @@ export const paymentLinksPage: DashboardPage = {
           <td>${l.product.name}${l.promotion_code ? html` <span class="badge">${l.promotion_code}</span>` : ''}</td>
           <td>
             <a href="${l.url}">${l.url}</a>
-            <button type="button" class="secondary" data-copy="${l.url}" aria-label="Copy link for ${l.product.name}">
-              Copy
+            <button
+              type="button"
+              class="secondary"
+              data-copy="${l.url}"
+              aria-label="${t('Copy link for {product}', { product: l.product.name })}"
+            >
+              ${t('Copy')}
             </button>
           </td>
           <td>${l.view_count}</td>
           <td>${l.session_count}</td>
           <td>${l.completed_count}</td>
-          <td>${l.active ? 'Active' : 'Inactive'}</td>
+          <td>${l.active ? t('Active') : t('Inactive')}</td>
           <td>${when(l.created_at)}</td>
           <td>
             ${
@@ -47,11 +53,11 @@ export const paymentLinksPage: DashboardPage = {
                 ? buttonForm(
                     ctx,
                     'deactivate',
-                    'Deactivate',
+                    t('Deactivate'),
                     { link_id: l.id },
                     {
-                      accessibleName: `Deactivate link for ${l.product.name}`,
-                      confirm: 'Deactivate this link? Buyers who open it will see that it ended.',
+                      accessibleName: t('Deactivate link for {product}', { product: l.product.name }),
+                      confirm: t('Deactivate this link? Buyers who open it will see that it ended.'),
                     },
                   )
                 : ''
@@ -60,25 +66,32 @@ export const paymentLinksPage: DashboardPage = {
         </tr>`,
     );
     const v = (name: string) => prefill(state.form, name);
-    return html`${errorFor(state, 'deactivate')}${table('Payment links', ['Product', 'Link', 'Views', 'Checkouts', 'Paid', 'Status', 'Created', ''], rows, 'No payment links yet.')}${pager(ctx, links.has_more, links.data.at(-1)?.id)}
-      <h2 id="create-link">Create a payment link</h2>
+    return html`${errorFor(state, 'deactivate')}${table(
+        t('Payment links'),
+        [t('Product'), t('Link'), t('Views'), t('Checkouts'), t('Paid'), t('Status'), t('Created'), ''],
+        rows,
+        t('No payment links yet.'),
+      )}${pager(ctx, links.has_more, links.data.at(-1)?.id)}
+      <h2 id="create-link">${t('Create a payment link')}</h2>
       <form class="card" method="post" aria-labelledby="create-link">
         ${formFields(ctx, 'create')}${errorFor(state, 'create')}
         ${
           products.length
             ? select(
                 'l-product',
-                'Product',
+                t('Product'),
                 'product_id',
                 products.map((p) => [p.id, p.name]),
                 v('product_id'),
               )
-            : html`<p class="muted">Create a product first.</p>`
+            : html`<p class="muted">${t('Create a product first.')}</p>`
         }
-        ${field('l-code', 'Promotion code applied by default (optional)', { name: 'promotion_code', value: v('promotion_code') })}
-        ${field('l-success', 'After payment, go to (https URL, optional)', { name: 'success_url', type: 'url', value: v('success_url') })}
-        ${field('l-max', 'Stop after this many payments (optional)', { name: 'max_completions', type: 'number', value: v('max_completions'), extra: html` min="1"` })}
-        <div><button type="submit" ${products.length ? '' : html` disabled`}>Create payment link</button></div>
+        ${field('l-code', t('Promotion code applied by default (optional)'), { name: 'promotion_code', value: v('promotion_code') })}
+        ${field('l-success', t('After payment, go to (https URL, optional)'), { name: 'success_url', type: 'url', value: v('success_url') })}
+        ${field('l-max', t('Stop after this many payments (optional)'), { name: 'max_completions', type: 'number', value: v('max_completions'), extra: html` min="1"` })}
+        <div>
+          <button type="submit" ${products.length ? '' : html` disabled`}>${t('Create payment link')}</button>
+        </div>
       </form>`;
   },
   actions: {
@@ -95,13 +108,13 @@ export const paymentLinksPage: DashboardPage = {
           },
           { idempotencyKey: form._idem },
         );
-        return { notice: 'Payment link created.' };
+        return { notice: ctx.t('Payment link created.') };
       },
     },
     deactivate: {
       async run(ctx, form) {
         await ctx.api.v1('DELETE', `/payment-links/${encodeURIComponent(form.link_id ?? '')}`);
-        return { notice: 'Payment link deactivated.' };
+        return { notice: ctx.t('Payment link deactivated.') };
       },
     },
   },

@@ -1,5 +1,6 @@
 import { html } from '@billing/service';
 import { twd, when } from '../html';
+import type { Translate } from '../i18n';
 import {
   type DashboardPage,
   type PageContext,
@@ -32,25 +33,38 @@ export interface Product {
 export const listProducts = async (ctx: PageContext, archived = false) =>
   (await ctx.api.v1<{ data: Product[] }>('GET', archived ? '/products?status=archived' : '/products')).data;
 
-const describePrice = (p: Product) =>
-  p.interval
-    ? `${twd(p.price)} every ${p.interval_count > 1 ? `${p.interval_count} ` : ''}${p.interval}${p.interval_count > 1 ? 's' : ''}`
-    : twd(p.price);
+/** A price and how often it is charged, by interval: one interval, or several. */
+const EVERY: Record<string, [string, string]> = {
+  month: ['{price} every month', '{price} every {count} months'],
+  year: ['{price} every year', '{price} every {count} years'],
+  week: ['{price} every week', '{price} every {count} weeks'],
+  day: ['{price} every day', '{price} every {count} days'],
+};
 
-function productFields(state: PageState, product?: Product): unknown {
+const describePrice = (t: Translate, p: Product) => {
+  if (!p.interval) return twd(p.price);
+  const every = EVERY[p.interval];
+  const several = p.interval_count > 1;
+  // An interval the dashboard has no words for (the API knows these four) is shown as it comes.
+  if (!every) return `${twd(p.price)} every ${several ? `${p.interval_count} ` : ''}${p.interval}${several ? 's' : ''}`;
+  return t(every[several ? 1 : 0], { price: twd(p.price), count: p.interval_count });
+};
+
+function productFields(t: Translate, state: PageState, product?: Product): unknown {
   const v = (name: string, fallback?: string | number | null) => prefill(state.form, name, fallback);
-  return html`${field('p-name', 'Name', { name: 'name', value: v('name', product?.name), required: true })}
-  ${field('p-description', 'Description', { name: 'description', value: v('description', product?.description) })}
-  ${field('p-price', 'Price (whole TWD)', { name: 'price', type: 'number', value: v('price', product?.price), required: true, extra: html` min="0" step="1"` })}
-  ${field('p-trial', 'Trial days (subscriptions, optional)', { name: 'trial_days', type: 'number', value: v('trial_days', product?.trial_days), extra: html` min="1"` })}
-  ${field('p-order', 'Display order (optional)', { name: 'display_order', type: 'number', value: v('display_order', product?.display_order) })}`;
+  return html`${field('p-name', t('Name'), { name: 'name', value: v('name', product?.name), required: true })}
+  ${field('p-description', t('Description'), { name: 'description', value: v('description', product?.description) })}
+  ${field('p-price', t('Price (whole TWD)'), { name: 'price', type: 'number', value: v('price', product?.price), required: true, extra: html` min="0" step="1"` })}
+  ${field('p-trial', t('Trial days (subscriptions, optional)'), { name: 'trial_days', type: 'number', value: v('trial_days', product?.trial_days), extra: html` min="1"` })}
+  ${field('p-order', t('Display order (optional)'), { name: 'display_order', type: 'number', value: v('display_order', product?.display_order) })}`;
 }
 
 export const productsPage: DashboardPage = {
   path: 'products',
   section: 'products',
-  title: () => 'Products',
+  title: (ctx) => ctx.t('Products'),
   async view(ctx, state) {
+    const { t } = ctx;
     const archived = ctx.query.status === 'archived';
     const products = await listProducts(ctx, archived);
     const rows = products.map(
@@ -59,18 +73,27 @@ export const productsPage: DashboardPage = {
           <td><a href="${ctx.base}/products/${p.id}">${p.name}</a></td>
           <td>${p.slug ?? '—'}</td>
           <td>${p.type}</td>
-          <td>${describePrice(p)}</td>
+          <td>${describePrice(t, p)}</td>
           <td>${when(p.created_at)}</td>
           <td>
             ${
               archived
-                ? buttonForm(ctx, 'restore', 'Restore', { product_id: p.id }, { accessibleName: `Restore ${p.name}` })
+                ? buttonForm(
+                    ctx,
+                    'restore',
+                    t('Restore'),
+                    { product_id: p.id },
+                    { accessibleName: t('Restore {name}', { name: p.name }) },
+                  )
                 : buttonForm(
                     ctx,
                     'archive',
-                    'Archive',
+                    t('Archive'),
                     { product_id: p.id },
-                    { accessibleName: `Archive ${p.name}`, confirm: `Archive ${p.name}?` },
+                    {
+                      accessibleName: t('Archive {name}', { name: p.name }),
+                      confirm: t('Archive {name}?', { name: p.name }),
+                    },
                   )
             }
           </td>
@@ -78,42 +101,49 @@ export const productsPage: DashboardPage = {
     );
     const v = (name: string) => prefill(state.form, name);
     return html`<p>
-        <a href="${ctx.base}/products" ${archived ? '' : html` aria-current="page"`}>Active</a> ·
-        <a href="${ctx.base}/products?status=archived" ${archived ? html` aria-current="page"` : ''}>Archived</a>
+        <a href="${ctx.base}/products" ${archived ? '' : html` aria-current="page"`}>${t('Active')}</a> ·
+        <a href="${ctx.base}/products?status=archived" ${archived ? html` aria-current="page"` : ''}
+          >${t('Archived')}</a
+        >
       </p>
       ${errorFor(state, 'archive')}${errorFor(state, 'restore')}
-      ${table(archived ? 'Archived products' : 'Active products', ['Name', 'Slug', 'Type', 'Price', 'Created', ''], rows, archived ? 'No archived products.' : 'No products yet: create one below.')}
-      <h2 id="create-product">Create a product</h2>
+      ${table(
+        archived ? t('Archived products') : t('Active products'),
+        [t('Name'), t('Slug'), t('Type'), t('Price'), t('Created'), ''],
+        rows,
+        archived ? t('No archived products.') : t('No products yet: create one below.'),
+      )}
+      <h2 id="create-product">${t('Create a product')}</h2>
       <form class="card" method="post" aria-labelledby="create-product">
         ${formFields(ctx, 'create')}${errorFor(state, 'create')}
-        ${field('p-slug', 'Slug (lowercase letters, digits, hyphens)', { name: 'slug', value: v('slug') })}
+        ${field('p-slug', t('Slug (lowercase letters, digits, hyphens)'), { name: 'slug', value: v('slug') })}
         ${select(
           'p-type',
-          'Type',
+          t('Type'),
           'type',
           [
-            ['SUBSCRIPTION', 'Subscription'],
-            ['ONE_TIME', 'One-time'],
-            ['CREDITS', 'Credits'],
-            ['DONATION', 'Donation'],
+            ['SUBSCRIPTION', t('Subscription')],
+            ['ONE_TIME', t('One-time')],
+            ['CREDITS', t('Credits')],
+            ['DONATION', t('Donation')],
           ],
           v('type'),
         )}
         ${select(
           'p-interval',
-          'Billing interval (subscriptions)',
+          t('Billing interval (subscriptions)'),
           'interval',
           [
-            ['month', 'Month'],
-            ['year', 'Year'],
-            ['week', 'Week'],
-            ['day', 'Day'],
+            ['month', t('Month')],
+            ['year', t('Year')],
+            ['week', t('Week')],
+            ['day', t('Day')],
           ],
           v('interval'),
         )}
-        ${field('p-count', 'Intervals per period', { name: 'interval_count', type: 'number', value: v('interval_count') ?? '1', extra: html` min="1"` })}
-        ${productFields(state)}
-        <div><button type="submit">Create product</button></div>
+        ${field('p-count', t('Intervals per period'), { name: 'interval_count', type: 'number', value: v('interval_count') ?? '1', extra: html` min="1"` })}
+        ${productFields(t, state)}
+        <div><button type="submit">${t('Create product')}</button></div>
       </form>`;
   },
   actions: {
@@ -133,19 +163,24 @@ export const productsPage: DashboardPage = {
           trial_days: subscription ? num(form.trial_days) : undefined,
           display_order: num(form.display_order),
         });
-        return { notice: `Product ${product.name} created.`, redirect: `${ctx.base}/products/${product.id}` };
+        return {
+          notice: ctx.t('Product {name} created.', { name: product.name }),
+          redirect: `${ctx.base}/products/${product.id}`,
+        };
       },
     },
     archive: {
       async run(ctx, form) {
         await ctx.api.admin('PATCH', `/products/${encodeURIComponent(form.product_id ?? '')}`, { active: false });
-        return { notice: 'Product archived: it can no longer be bought, and existing subscriptions continue.' };
+        return {
+          notice: ctx.t('Product archived: it can no longer be bought, and existing subscriptions continue.'),
+        };
       },
     },
     restore: {
       async run(ctx, form) {
         await ctx.api.admin('PATCH', `/products/${encodeURIComponent(form.product_id ?? '')}`, { active: true });
-        return { notice: 'Product restored.' };
+        return { notice: ctx.t('Product restored.') };
       },
     },
   },
@@ -154,29 +189,34 @@ export const productsPage: DashboardPage = {
 export const productPage: DashboardPage = {
   path: 'products/:id',
   section: 'products',
-  title: () => 'Product',
+  title: (ctx) => ctx.t('Product'),
   async view(ctx, state) {
+    const { t } = ctx;
     const p = await ctx.api.v1<Product>('GET', `/products/${encodeURIComponent(ctx.params.id!)}`);
-    return html`<section class="card" aria-label="Product">
-        <h2>${p.name} ${p.active ? '' : html`<span class="badge">Archived</span>`}</h2>
+    return html`<section class="card" aria-label="${t('Product')}">
+        <h2>${p.name} ${p.active ? '' : html`<span class="badge">${t('Archived')}</span>`}</h2>
         <dl class="facts">
           <dt>ID</dt>
           <dd>${p.id}</dd>
-          <dt>Slug</dt>
+          <dt>${t('Slug')}</dt>
           <dd>${p.slug ?? '—'}</dd>
-          <dt>Type</dt>
+          <dt>${t('Type')}</dt>
           <dd>${p.type}</dd>
-          <dt>Price</dt>
-          <dd>${describePrice(p)}</dd>
-          <dt>Created</dt>
+          <dt>${t('Price')}</dt>
+          <dd>${describePrice(t, p)}</dd>
+          <dt>${t('Created')}</dt>
           <dd>${when(p.created_at)}</dd>
         </dl>
-        ${errorFor(state, 'archive')}${p.active ? buttonForm(ctx, 'archive', 'Archive', {}, { confirm: `Archive ${p.name}?` }) : buttonForm(ctx, 'restore', 'Restore')}
+        ${errorFor(state, 'archive')}${
+          p.active
+            ? buttonForm(ctx, 'archive', t('Archive'), {}, { confirm: t('Archive {name}?', { name: p.name }) })
+            : buttonForm(ctx, 'restore', t('Restore'))
+        }
       </section>
-      <h2 id="edit-product">Edit</h2>
+      <h2 id="edit-product">${t('Edit')}</h2>
       <form class="card" method="post" aria-labelledby="edit-product">
-        ${formFields(ctx, 'update')}${errorFor(state, 'update')}${productFields(state, p)}
-        <div><button type="submit">Save changes</button></div>
+        ${formFields(ctx, 'update')}${errorFor(state, 'update')}${productFields(t, state, p)}
+        <div><button type="submit">${t('Save changes')}</button></div>
       </form>
       ${await historySection(ctx, p.id)}`;
   },
@@ -190,19 +230,19 @@ export const productPage: DashboardPage = {
           trial_days: form.trial_days === undefined ? undefined : nullableNum(form.trial_days),
           display_order: nullableNum(form.display_order),
         });
-        return { notice: 'Product saved.' };
+        return { notice: ctx.t('Product saved.') };
       },
     },
     archive: {
       async run(ctx) {
         await ctx.api.admin('PATCH', `/products/${encodeURIComponent(ctx.params.id!)}`, { active: false });
-        return { notice: 'Product archived.' };
+        return { notice: ctx.t('Product archived.') };
       },
     },
     restore: {
       async run(ctx) {
         await ctx.api.admin('PATCH', `/products/${encodeURIComponent(ctx.params.id!)}`, { active: true });
-        return { notice: 'Product restored.' };
+        return { notice: ctx.t('Product restored.') };
       },
     },
   },
