@@ -2,6 +2,7 @@ import type { Einvoice as EinvoiceChoice, EinvoiceResource } from '@billing/cont
 import { ApiFailure, withQuery } from '../client';
 import { type Html, html } from '@billing/service';
 import { twd, when } from '../html';
+import { type Translate, markup } from '../i18n';
 import { type DashboardPage, type PageContext, pager, select, table } from '../page';
 
 /** Taiwan e-invoices (電子發票): one per paid one-time order and per paid invoice, issued by billing's worker. */
@@ -10,6 +11,7 @@ type EinvoicePage = { data: Einvoice[]; has_more: boolean };
 
 const STATUSES = ['pending', 'issued', 'voided'];
 
+// The words below are English keys of the zh-TW table: the user's words are `t(...)` of them.
 export const TAX_TYPE_TEXT: Record<Einvoice['tax_type'], string> = {
   TAXED: 'Taxed 5 % (應稅)',
   ZERO_RATED: 'Zero-rated (零稅率)',
@@ -29,18 +31,20 @@ const PENDING_ACTION_TEXT: Record<NonNullable<Einvoice['pending_action']>, strin
 };
 
 /** Where the e-invoice went: the carrier and its number, the donation code, or the company. */
-export function carrierText(buyer: EinvoiceChoice): string {
+export function carrierText(buyer: EinvoiceChoice, t: Translate): string {
   switch (buyer.type) {
     case 'MEMBER':
-      return "Provider's member carrier (by email)";
+      return t("Provider's member carrier (by email)");
     case 'MOBILE_BARCODE':
-      return `Mobile barcode ${buyer.carrier}`;
+      return t('Mobile barcode {carrier}', { carrier: buyer.carrier });
     case 'CITIZEN_CERTIFICATE':
-      return `Citizen certificate ${buyer.carrier}`;
+      return t('Citizen certificate {carrier}', { carrier: buyer.carrier });
     case 'DONATION':
-      return `Donated (code ${buyer.donation_code})`;
+      return t('Donated (code {code})', { code: buyer.donation_code });
     case 'B2B':
-      return `Company ${buyer.company_name ? `${buyer.company_name}, ` : ''}tax ID ${buyer.tax_id}`;
+      return buyer.company_name
+        ? t('Company {name}, tax ID {taxId}', { name: buyer.company_name, taxId: buyer.tax_id })
+        : t('Company tax ID {taxId}', { taxId: buyer.tax_id });
     default: {
       const _exhaustive: never = buyer;
       return '';
@@ -62,14 +66,15 @@ const DEADLINE_TEXT = { late: 'Past deadline', warned: 'Deadline near' } as cons
 
 /** The status, what is still to be asked of the provider, and the deadline's warning, as badges. */
 export function einvoiceStatus(ctx: PageContext, e: Einvoice): Html {
+  const { t } = ctx;
   const late = deadlineState(e, ctx.now());
-  return html`<span class="badge">${e.status}</span>${
-      e.pending_action ? html` <span class="badge">${PENDING_ACTION_TEXT[e.pending_action]}</span>` : ''
-    }${late ? html` <span class="badge ${late}">${DEADLINE_TEXT[late]}</span>` : ''}`;
+  return html`<span class="badge">${t(e.status)}</span>${
+      e.pending_action ? html` <span class="badge">${t(PENDING_ACTION_TEXT[e.pending_action])}</span>` : ''
+    }${late ? html` <span class="badge ${late}">${t(DEADLINE_TEXT[late])}</span>` : ''}`;
 }
 
 const einvoiceLink = (ctx: PageContext, e: Einvoice) =>
-  html`<a href="${ctx.base}/einvoices/${e.id}">${e.number ?? 'Not issued yet'}</a>`;
+  html`<a href="${ctx.base}/einvoices/${e.id}">${e.number ?? ctx.t('Not issued yet')}</a>`;
 
 const errorText = (e: Einvoice) => (e.last_error ? `${e.last_error.code}: ${e.last_error.message}` : '');
 
@@ -81,6 +86,8 @@ export interface EinvoiceLookup {
   /** False when the customer has more e-invoices than were read: an invoice's may be among them. */
   complete: boolean;
   failure?: string;
+  /** The words of the page that read it, for what it says of itself (`einvoiceFailure`). */
+  t: Translate;
 }
 
 export async function einvoicesOfCustomer(ctx: PageContext, customerId: string): Promise<EinvoiceLookup> {
@@ -93,10 +100,11 @@ export async function einvoicesOfCustomer(ctx: PageContext, customerId: string):
       byInvoice: new Map(list.data.filter((e) => e.invoice_id).map((e) => [e.invoice_id!, e])),
       any: list.data.length > 0,
       complete: !list.has_more,
+      t: ctx.t,
     };
   } catch (error) {
     if (!(error instanceof ApiFailure)) throw error;
-    return { byInvoice: new Map(), any: false, complete: true, failure: error.explanation };
+    return { byInvoice: new Map(), any: false, complete: true, failure: error.explanation, t: ctx.t };
   }
 }
 
@@ -112,17 +120,21 @@ export function einvoiceCell(
   const e = lookup.byInvoice.get(invoice.id);
   if (e) {
     return html`${einvoiceLink(ctx, e)} ${einvoiceStatus(ctx, e)}
-      <div class="muted">${carrierText(e.buyer)}</div>`;
+      <div class="muted">${carrierText(e.buyer, ctx.t)}</div>`;
   }
   if (!lookup.complete && invoice.amount_paid > 0) {
-    return html`<a href="${ctx.base}/einvoices?invoice_id=${encodeURIComponent(invoice.id)}">Find</a>`;
+    return html`<a href="${ctx.base}/einvoices?invoice_id=${encodeURIComponent(invoice.id)}">${ctx.t('Find')}</a>`;
   }
   return html`—`;
 }
 
 /** What could not be read, under the table that would have shown it. */
 export const einvoiceFailure = (lookup: EinvoiceLookup | undefined) =>
-  lookup?.failure ? html`<p class="error" role="alert">E-invoices could not be read: ${lookup.failure}</p>` : html``;
+  lookup?.failure
+    ? html`<p class="error" role="alert">
+        ${lookup.t('E-invoices could not be read: {why}', { why: lookup.failure })}
+      </p>`
+    : html``;
 
 /** One invoice's e-invoice, if one was asked for: for the invoice page. */
 export async function einvoiceOfInvoice(
@@ -140,59 +152,79 @@ export async function einvoiceOfInvoice(
 
 /** The facts of one e-invoice: the invoice page shows the short form, its own page all of them. */
 export function einvoiceFacts(ctx: PageContext, e: Einvoice, full?: { more: Html }): Html {
+  const { t } = ctx;
   return html`<dl class="facts">
     ${
       // Its own page has them in its heading.
       full
         ? ''
-        : html`<dt>Number</dt>
+        : html`<dt>${t('Number')}</dt>
             <dd>${einvoiceLink(ctx, e)}</dd>
-            <dt>Status</dt>
+            <dt>${t('Status')}</dt>
             <dd>${einvoiceStatus(ctx, e)}</dd>`
     }
-    <dt>Buyer</dt>
-    <dd>${carrierText(e.buyer)}</dd>
-    <dt>Random code</dt>
+    <dt>${t('Buyer')}</dt>
+    <dd>${carrierText(e.buyer, t)}</dd>
+    <dt>${t('Random code')}</dt>
     <dd>${e.random_code ?? '—'}</dd>
-    <dt>Total</dt>
-    <dd>${twd(e.total)}${e.tax_amount ? html` (sales ${twd(e.sales_amount)}, tax ${twd(e.tax_amount)})` : ''}</dd>
+    <dt>${t('Total')}</dt>
+    <dd>
+      ${twd(e.total)}${
+        e.tax_amount
+          ? ` ${t('(sales {sales}, tax {tax})', { sales: twd(e.sales_amount), tax: twd(e.tax_amount) })}`
+          : ''
+      }
+    </dd>
     ${
       full
-        ? html`<dt>Tax type</dt>
-            <dd>${TAX_TYPE_TEXT[e.tax_type]}</dd>
-            <dt>Description</dt>
+        ? html`<dt>${t('Tax type')}</dt>
+            <dd>${t(TAX_TYPE_TEXT[e.tax_type])}</dd>
+            <dt>${t('Description')}</dt>
             <dd>${e.description}</dd>
-            <dt>Provider</dt>
+            <dt>${t('Provider')}</dt>
             <dd>
-              ${e.provider === 'ecpay' ? 'ECPay' : 'Amego'}, order number <code>${e.merchant_order_number}</code>
+              ${markup(t, '{provider}, order number {number}', {
+                provider: e.provider === 'ecpay' ? 'ECPay' : 'Amego',
+                number: html`<code>${e.merchant_order_number}</code>`,
+              })}
             </dd>`
         : ''
     }
-    <dt>Issued</dt>
+    <dt>${t('Issued')}</dt>
     <dd>${when(e.issued_at)}</dd>
     ${
       full || e.status === 'pending'
-        ? html`<dt>Deadline</dt>
-            <dd>${when(e.deadline)}${e.deadline_warned_at ? html` (warned ${when(e.deadline_warned_at)})` : ''}</dd>`
+        ? html`<dt>${t('Deadline')}</dt>
+            <dd>
+              ${when(e.deadline)}${
+                e.deadline_warned_at ? html` ${markup(t, '(warned {when})', { when: when(e.deadline_warned_at) })}` : ''
+              }
+            </dd>`
         : ''
     }
-    <dt>Attempts</dt>
-    <dd>${e.attempt_count}${e.pending_action && e.next_attempt_at ? html`, next ${when(e.next_attempt_at)}` : ''}</dd>
+    <dt>${t('Attempts')}</dt>
+    <dd>
+      ${
+        e.pending_action && e.next_attempt_at
+          ? markup(t, '{count}, next {when}', { count: e.attempt_count, when: when(e.next_attempt_at) })
+          : e.attempt_count
+      }
+    </dd>
     ${
       e.last_error
-        ? html`<dt>Last error</dt>
+        ? html`<dt>${t('Last error')}</dt>
             <dd><span class="einvoice-error">${errorText(e)}</span></dd>`
         : ''
     }
     ${
       e.voided_at
-        ? html`<dt>Voided</dt>
+        ? html`<dt>${t('Voided')}</dt>
             <dd>${when(e.voided_at)}</dd>`
         : ''
     }
     ${
       e.amount_allowanced
-        ? html`<dt>Allowances</dt>
+        ? html`<dt>${t('Allowances')}</dt>
             <dd>${twd(e.amount_allowanced)}</dd>`
         : ''
     }
@@ -203,16 +235,20 @@ export function einvoiceFacts(ctx: PageContext, e: Einvoice, full?: { more: Html
 const forCell = (ctx: PageContext, e: Einvoice) =>
   html`${
     e.invoice_id
-      ? html`<a href="${ctx.base}/invoices/${e.invoice_id}">Invoice</a>`
-      : html`Order <span class="muted">${e.order_id ?? '—'}</span>`
-  }${e.customer_id ? html`<div><a href="${ctx.base}/customers/${e.customer_id}">Customer</a></div>` : ''}`;
+      ? html`<a href="${ctx.base}/invoices/${e.invoice_id}">${ctx.t('Invoice')}</a>`
+      : markup(ctx.t, 'Order {id}', { id: html`<span class="muted">${e.order_id ?? '—'}</span>` })
+  }${e.customer_id ? html`<div><a href="${ctx.base}/customers/${e.customer_id}">${ctx.t('Customer')}</a></div>` : ''}`;
+
+/** A link to the e-invoice settings, in a sentence that sends the user there. */
+const settingsLink = (ctx: PageContext, words: string) => html`<a href="${ctx.base}/settings#einvoices">${words}</a>`;
 
 /** Every e-invoice of the environment, newest first; those still pending near their deadline stand out. */
 export const einvoicesPage: DashboardPage = {
   path: 'einvoices',
   section: 'einvoices',
-  title: () => 'E-invoices',
+  title: (ctx) => ctx.t('E-invoices'),
   async view(ctx) {
+    const { t } = ctx;
     const status = STATUSES.includes(ctx.query.status ?? '') ? ctx.query.status! : '';
     const filters: Record<string, string> = {};
     if (status) filters.status = status;
@@ -231,56 +267,80 @@ export const einvoicesPage: DashboardPage = {
       return html`<tr ${late ? html` class="${late}"` : ''}>
         <td>${einvoiceLink(ctx, e)}</td>
         <td>${einvoiceStatus(ctx, e)}</td>
-        <td>${carrierText(e.buyer)}</td>
+        <td>${carrierText(e.buyer, t)}</td>
         <td>${twd(e.total)}</td>
         <td>
           ${twd(e.tax_amount)}
-          <div class="muted">${TAX_TYPE_SHORT[e.tax_type]}</div>
+          <div class="muted">${t(TAX_TYPE_SHORT[e.tax_type])}</div>
         </td>
         <td>${e.attempt_count}${e.last_error ? html`<div class="einvoice-error">${errorText(e)}</div>` : ''}</td>
         <td>${e.status === 'pending' ? when(e.deadline) : html`<span class="muted">${when(e.deadline)}</span>`}</td>
         <td>${forCell(ctx, e)}</td>
       </tr>`;
     });
+    const showAll = html`<a href="${ctx.base}/einvoices">${t('Show all')}</a>`;
     const scope = filters.customer_id
       ? html`<p>
-          Customer <a href="${ctx.base}/customers/${filters.customer_id}">${filters.customer_id}</a> only.
-          <a href="${ctx.base}/einvoices">Show all</a>
+          ${markup(t, 'Customer {id} only.', {
+            id: html`<a href="${ctx.base}/customers/${filters.customer_id}">${filters.customer_id}</a>`,
+          })}
+          ${showAll}
         </p>`
       : filters.invoice_id
         ? html`<p>
-            Invoice <a href="${ctx.base}/invoices/${filters.invoice_id}">${filters.invoice_id}</a> only.
-            <a href="${ctx.base}/einvoices">Show all</a>
+            ${markup(t, 'Invoice {id} only.', {
+              id: html`<a href="${ctx.base}/invoices/${filters.invoice_id}">${filters.invoice_id}</a>`,
+            })}
+            ${showAll}
           </p>`
         : '';
+    const settings = settingsLink(ctx, t('e-invoice settings'));
     return html`<p class="muted">
-        An e-invoice (電子發票) is asked of the provider for every paid one-time order and every paid invoice, and tried
-        again until it answers; a refund voids it or issues an allowance (折讓). The provider is set in
-        <a href="${ctx.base}/settings#einvoices">Settings</a>.
+        ${markup(
+          t,
+          'An e-invoice (電子發票) is asked of the provider for every paid one-time order and every paid invoice, and tried again until it answers; a refund voids it or issues an allowance (折讓). The provider is set in {settings}.',
+          { settings: settingsLink(ctx, t('Settings')) },
+        )}
       </p>
       ${
         behind.length
           ? html`<p class="error" role="alert">
-              ${behind.length === 1 ? '1 e-invoice below is' : `${behind.length} e-invoices below are`} still not issued
-              close to or past the deadline (48 hours after payment, 7 days for a company): see the last error, and
-              check the <a href="${ctx.base}/settings#einvoices">e-invoice settings</a>.
+              ${
+                behind.length === 1
+                  ? markup(
+                      t,
+                      '1 e-invoice below is still not issued close to or past the deadline (48 hours after payment, 7 days for a company): see the last error, and check the {settings}.',
+                      { settings },
+                    )
+                  : markup(
+                      t,
+                      '{count} e-invoices below are still not issued close to or past the deadline (48 hours after payment, 7 days for a company): see the last error, and check the {settings}.',
+                      { count: behind.length, settings },
+                    )
+              }
             </p>`
           : ''
       }
       <form class="card" method="get">
         ${scope}${filters.customer_id ? html`<input type="hidden" name="customer_id" value="${filters.customer_id}" />` : ''}${filters.invoice_id ? html`<input type="hidden" name="invoice_id" value="${filters.invoice_id}" />` : ''}
-        ${select('status', 'Status', 'status', [['', 'All'], ...STATUSES.map((s): [string, string] => [s, s])], status)}
-        <button type="submit">Filter</button>
+        ${select('status', t('Status'), 'status', [['', t('All')], ...STATUSES.map((s): [string, string] => [s, t(s)])], status)}
+        <button type="submit">${t('Filter')}</button>
       </form>
-      ${table(status ? `E-invoices ${status}` : 'E-invoices', ['Number', 'Status', 'Buyer', 'Total', 'Tax', 'Attempts', 'Deadline', 'For'], rows, status ? `No ${status} e-invoices.` : 'No e-invoices yet.')}${pager(ctx, list.has_more, list.data.at(-1)?.id, filters)}`;
+      ${table(
+        status ? t('E-invoices {status}', { status: t(status) }) : t('E-invoices'),
+        [t('Number'), t('Status'), t('Buyer'), t('Total'), t('Tax'), t('Attempts'), t('Deadline'), t('For')],
+        rows,
+        status ? t('No {status} e-invoices.', { status: t(status) }) : t('No e-invoices yet.'),
+      )}${pager(ctx, list.has_more, list.data.at(-1)?.id, filters)}`;
   },
 };
 
 export const einvoicePage: DashboardPage = {
   path: 'einvoices/:id',
   section: 'einvoices',
-  title: () => 'E-invoice',
+  title: (ctx) => ctx.t('E-invoice'),
   async view(ctx) {
+    const { t } = ctx;
     const e = await ctx.api.v1<Einvoice>('GET', `/einvoices/${encodeURIComponent(ctx.params.id!)}`);
     const late = deadlineState(e, ctx.now());
     const allowances = e.allowances.map(
@@ -288,37 +348,54 @@ export const einvoicePage: DashboardPage = {
         html`<tr>
           <td>${a.number ?? '—'}</td>
           <td>${twd(a.amount)}</td>
-          <td>${a.status}</td>
+          <td>${t(a.status)}</td>
           <td>${when(a.issued_at)}</td>
           <td>${a.refund_id}</td>
         </tr>`,
     );
+    const settings = { settings: settingsLink(ctx, t('e-invoice settings')) };
     return html`${
         late
           ? html`<p class="error" role="alert">
-              ${late === 'late' ? 'Past its deadline' : 'Close to its deadline'} and still not issued: see the last
-              error, and check the <a href="${ctx.base}/settings#einvoices">e-invoice settings</a>.
+              ${
+                late === 'late'
+                  ? markup(
+                      t,
+                      'Past its deadline and still not issued: see the last error, and check the {settings}.',
+                      settings,
+                    )
+                  : markup(
+                      t,
+                      'Close to its deadline and still not issued: see the last error, and check the {settings}.',
+                      settings,
+                    )
+              }
             </p>`
           : ''
       }
-      <section class="card" aria-label="E-invoice">
-        <h2>${e.number ?? 'Not issued yet'} ${einvoiceStatus(ctx, e)}</h2>
+      <section class="card" aria-label="${t('E-invoice')}">
+        <h2>${e.number ?? t('Not issued yet')} ${einvoiceStatus(ctx, e)}</h2>
         ${einvoiceFacts(ctx, e, {
           more: html`<dt>ID</dt>
             <dd>${e.id}</dd>
-            <dt>For</dt>
+            <dt>${t('For')}</dt>
             <dd>
-              ${e.invoice_id ? html`<a href="${ctx.base}/invoices/${e.invoice_id}">${e.invoice_id}</a>` : ''}${e.invoice_id && e.order_id ? ', ' : ''}${e.order_id ? html`order ${e.order_id}` : ''}
+              ${e.invoice_id ? html`<a href="${ctx.base}/invoices/${e.invoice_id}">${e.invoice_id}</a>` : ''}${e.invoice_id && e.order_id ? ', ' : ''}${e.order_id ? t('order {id}', { id: e.order_id }) : ''}
             </dd>
-            <dt>Customer</dt>
+            <dt>${t('Customer')}</dt>
             <dd>
               ${e.customer_id ? html`<a href="${ctx.base}/customers/${e.customer_id}">${e.customer_id}</a>` : '—'}
             </dd>
-            <dt>Created</dt>
+            <dt>${t('Created')}</dt>
             <dd>${when(e.created_at)}</dd>`,
         })}
       </section>
-      <h2>Allowances</h2>
-      ${table('Allowances (折讓) of this e-invoice', ['Number', 'Amount', 'Status', 'Issued', 'Refund'], allowances, 'No allowances.')}`;
+      <h2>${t('Allowances')}</h2>
+      ${table(
+        t('Allowances (折讓) of this e-invoice'),
+        [t('Number'), t('Amount'), t('Status'), t('Issued'), t('Refund')],
+        allowances,
+        t('No allowances.'),
+      )}`;
   },
 };

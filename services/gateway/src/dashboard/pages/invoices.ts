@@ -15,8 +15,9 @@ type InvoiceWithLines = Invoice & {
 export const invoicePage: DashboardPage = {
   path: 'invoices/:id',
   section: 'customers',
-  title: () => 'Invoice',
+  title: (ctx) => ctx.t('Invoice'),
   async view(ctx, state) {
+    const { t } = ctx;
     const [i, einvoice] = await Promise.all([
       ctx.api.v1<InvoiceWithLines>('GET', `/invoices/${encodeURIComponent(ctx.params.id!)}`),
       einvoiceOfInvoice(ctx, ctx.params.id!),
@@ -29,50 +30,58 @@ export const invoicePage: DashboardPage = {
           <td>${twd(l.amount)}</td>
         </tr>`,
     );
-    return html`<section class="card" aria-label="Invoice">
+    return html`<section class="card" aria-label="${t('Invoice')}">
         <h2>${i.number} <span class="badge">${i.status}</span></h2>
         <dl class="facts">
           <dt>ID</dt>
           <dd>${i.id}</dd>
-          <dt>Customer</dt>
+          <dt>${t('Customer')}</dt>
           <dd><a href="${ctx.base}/customers/${i.customer_id}">${i.customer_id}</a></dd>
           ${
             i.subscription_id
-              ? html`<dt>Subscription</dt>
+              ? html`<dt>${t('Subscription')}</dt>
                   <dd><a href="${ctx.base}/subscriptions/${i.subscription_id}">${i.subscription_id}</a></dd>`
               : ''
           }
-          <dt>Subtotal</dt>
+          <dt>${t('Subtotal')}</dt>
           <dd>${twd(i.subtotal)}</dd>
-          <dt>Discount</dt>
+          <dt>${t('Discount')}</dt>
           <dd>${twd(i.discount_amount)}</dd>
-          <dt>Total</dt>
+          <dt>${t('Total')}</dt>
           <dd>${twd(i.total)}</dd>
-          <dt>Paid</dt>
+          <dt>${t('Paid')}</dt>
           <dd>${twd(i.amount_paid)} ${when(i.paid_at)}</dd>
-          <dt>Refunded</dt>
+          <dt>${t('Refunded')}</dt>
           <dd>${twd(i.amount_refunded)}</dd>
-          <dt>Period</dt>
+          <dt>${t('Period')}</dt>
           <dd>${when(i.period_start)} – ${when(i.period_end)}</dd>
         </dl>
       </section>
       ${
         einvoice.einvoice
-          ? html`<h2 id="einvoice">E-invoice</h2>
+          ? html`<h2 id="einvoice">${t('E-invoice')}</h2>
               <section class="card" aria-labelledby="einvoice">${einvoiceFacts(ctx, einvoice.einvoice)}</section>`
           : einvoice.failure
-            ? html`<h2 id="einvoice">E-invoice</h2>
-                <p class="error" role="alert">The e-invoice could not be read: ${einvoice.failure}</p>`
+            ? html`<h2 id="einvoice">${t('E-invoice')}</h2>
+                <p class="error" role="alert">
+                  ${t('The e-invoice could not be read: {why}', { why: einvoice.failure })}
+                </p>`
             : ''
       }
-      <h2>Lines</h2>
-      ${table('Invoice lines', ['Description', 'Kind', 'Amount'], lines)}
+      <h2>${t('Lines')}</h2>
+      ${table(t('Invoice lines'), [t('Description'), t('Kind'), t('Amount')], lines, t('Nothing yet.'))}
       ${
         refundable(i)
-          ? html`<h2 id="refund">Refund</h2>
-              <form class="card" method="post" aria-labelledby="refund" data-confirm="Refund this invoice?">
-                ${formFields(ctx, 'refund')}${errorFor(state, 'refund')}${field('r-amount', `Amount in TWD (empty: everything not refunded yet, ${twd(i.amount_paid - i.amount_refunded)})`, { name: 'amount', type: 'number', extra: html` min="1" max="${i.amount_paid - i.amount_refunded}"` })}
-                <div><button type="submit" class="danger">Refund</button></div>
+          ? html`<h2 id="refund">${t('Refund')}</h2>
+              <form class="card" method="post" aria-labelledby="refund" data-confirm="${t('Refund this invoice?')}">
+                ${formFields(ctx, 'refund')}${errorFor(state, 'refund')}${field(
+                  'r-amount',
+                  t('Amount in TWD (empty: everything not refunded yet, {amount})', {
+                    amount: twd(i.amount_paid - i.amount_refunded),
+                  }),
+                  { name: 'amount', type: 'number', extra: html` min="1" max="${i.amount_paid - i.amount_refunded}"` },
+                )}
+                <div><button type="submit" class="danger">${t('Refund')}</button></div>
               </form>`
           : ''
       }
@@ -87,7 +96,7 @@ export const invoicePage: DashboardPage = {
           { invoice_id: ctx.params.id, amount: num(form.amount) },
           { idempotencyKey: form._idem },
         );
-        return { notice: 'Refund issued.' };
+        return { notice: ctx.t('Refund issued.') };
       },
     },
   },

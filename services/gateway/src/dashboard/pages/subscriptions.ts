@@ -1,6 +1,7 @@
 import { withQuery } from '../client';
 import { html } from '@billing/service';
 import { twd, when } from '../html';
+import type { Translate } from '../i18n';
 import { type DashboardPage, buttonForm, errorFor, formFields, pager, select, table } from '../page';
 import { type Invoice, invoiceHeaders, invoiceRows, refundable } from './customers';
 import { einvoiceFailure, einvoicesOfCustomer } from './einvoices';
@@ -38,13 +39,27 @@ interface SwitchPreview {
 }
 
 const STATUSES = ['ACTIVE', 'TRIAL', 'PAST_DUE', 'CANCELED'];
+
+/** A subscription's price and interval count, by interval (as the API writes it). */
+const EVERY: Record<string, string> = {
+  month: '{price} every {count} month',
+  year: '{price} every {count} year',
+  week: '{price} every {count} week',
+  day: '{price} every {count} day',
+};
+const priceText = (t: Translate, s: Subscription) => {
+  const every = EVERY[s.interval];
+  const price = twd(s.price);
+  return every ? t(every, { price, count: s.interval_count }) : `${price} every ${s.interval_count} ${s.interval}`;
+};
 type SubscriptionPage = { data: Subscription[]; has_more: boolean };
 
 export const subscriptionsPage: DashboardPage = {
   path: 'subscriptions',
   section: 'subscriptions',
-  title: () => 'Subscriptions',
+  title: (ctx) => ctx.t('Subscriptions'),
   async view(ctx) {
+    const { t } = ctx;
     const status = STATUSES.includes(ctx.query.status ?? '') ? ctx.query.status! : '';
     const page = { limit: 20, starting_after: ctx.query.after };
     // The public list has no status filter; the admin list has.
@@ -59,16 +74,21 @@ export const subscriptionsPage: DashboardPage = {
         html`<tr>
           <td><a href="${ctx.base}/subscriptions/${s.id}">${s.product.name}</a></td>
           <td><a href="${ctx.base}/customers/${s.customer_id}">${s.customer_id}</a></td>
-          <td>${s.status}${s.cancel_at_period_end ? ' (ends at period end)' : ''}</td>
+          <td>${s.cancel_at_period_end ? t('{status} (ends at period end)', { status: s.status }) : s.status}</td>
           <td>${twd(s.price)}</td>
           <td>${when(s.current_period_end)}</td>
         </tr>`,
     );
     return html`<form class="card" method="get">
-        ${select('status', 'Status', 'status', [['', 'All'], ...STATUSES.map((s): [string, string] => [s, s])], status)}
-        <button type="submit">Filter</button>
+        ${select('status', t('Status'), 'status', [['', t('All')], ...STATUSES.map((s): [string, string] => [s, s])], status)}
+        <button type="submit">${t('Filter')}</button>
       </form>
-      ${table(status ? `${status} subscriptions` : 'Subscriptions', ['Product', 'Customer', 'Status', 'Price', 'Period ends'], rows, 'No subscriptions.')}${pager(ctx, list.has_more, list.data.at(-1)?.id, status ? { status } : {})}`;
+      ${table(
+        status ? t('{status} subscriptions', { status }) : t('Subscriptions'),
+        [t('Product'), t('Customer'), t('Status'), t('Price'), t('Period ends')],
+        rows,
+        t('No subscriptions.'),
+      )}${pager(ctx, list.has_more, list.data.at(-1)?.id, status ? { status } : {})}`;
   },
 };
 
@@ -77,8 +97,9 @@ const LIVE = ['ACTIVE', 'TRIAL', 'PAST_DUE'];
 export const subscriptionPage: DashboardPage = {
   path: 'subscriptions/:id',
   section: 'subscriptions',
-  title: () => 'Subscription',
+  title: (ctx) => ctx.t('Subscription'),
   async view(ctx, state) {
+    const { t } = ctx;
     const id = encodeURIComponent(ctx.params.id!);
     const subscription = ctx.api.v1<Subscription>('GET', `/subscriptions/${id}`);
     const [s, invoices, products, einvoices] = await Promise.all([
@@ -98,19 +119,19 @@ export const subscriptionPage: DashboardPage = {
         `/subscriptions/${id}/switch-preview?target_product_id=${encodeURIComponent(target)}`,
       );
       preview = html`<section class="card" aria-labelledby="preview-title">
-        <h3 id="preview-title">Switch preview</h3>
+        <h3 id="preview-title">${t('Switch preview')}</h3>
         <dl class="facts">
-          <dt>Change</dt>
+          <dt>${t('Change')}</dt>
           <dd>${p.current_plan.product_name} → ${p.new_plan.product_name} (${p.switch_type}, ${p.execution_mode})</dd>
-          <dt>Credit for unused days</dt>
+          <dt>${t('Credit for unused days')}</dt>
           <dd>${twd(p.proration?.credit_amount ?? 0)}</dd>
-          <dt>Charge now</dt>
+          <dt>${t('Charge now')}</dt>
           <dd>${twd(p.proration?.charge_amount ?? 0)}</dd>
-          <dt>Net</dt>
+          <dt>${t('Net')}</dt>
           <dd>${twd(p.proration?.net_amount ?? 0)}</dd>
-          <dt>Takes effect</dt>
+          <dt>${t('Takes effect')}</dt>
           <dd>${when(p.effective_date)}</dd>
-          <dt>Next billing</dt>
+          <dt>${t('Next billing')}</dt>
           <dd>${when(p.next_billing_date)}</dd>
         </dl>
         ${
@@ -119,65 +140,77 @@ export const subscriptionPage: DashboardPage = {
                 ${formFields(ctx, 'switch')}<input type="hidden" name="target_product_id" value="${target}" /><button
                   type="submit"
                 >
-                  Switch to ${p.new_plan.product_name}
+                  ${t('Switch to {plan}', { plan: p.new_plan.product_name })}
                 </button>
               </form>`
-            : html`<p class="error" role="alert">This switch cannot proceed: ${p.blocking_reason ?? 'not allowed'}.</p>`
+            : html`<p class="error" role="alert">
+                ${t('This switch cannot proceed: {why}.', { why: p.blocking_reason ?? t('not allowed') })}
+              </p>`
         }
       </section>`;
     }
-    return html`<section class="card" aria-label="Subscription">
+    return html`<section class="card" aria-label="${t('Subscription')}">
         <h2>${s.product.name} <span class="badge">${s.status}</span></h2>
         <dl class="facts">
           <dt>ID</dt>
           <dd>${s.id}</dd>
-          <dt>Customer</dt>
+          <dt>${t('Customer')}</dt>
           <dd><a href="${ctx.base}/customers/${s.customer_id}">${s.customer_id}</a></dd>
-          <dt>Price</dt>
-          <dd>${twd(s.price)} every ${s.interval_count} ${s.interval}</dd>
-          <dt>Current period</dt>
+          <dt>${t('Price')}</dt>
+          <dd>${priceText(t, s)}</dd>
+          <dt>${t('Current period')}</dt>
           <dd>${when(s.current_period_start)} – ${when(s.current_period_end)}</dd>
-          <dt>Trial ends</dt>
+          <dt>${t('Trial ends')}</dt>
           <dd>${when(s.trial_end)}</dd>
-          <dt>Cancels at period end</dt>
-          <dd>${s.cancel_at_period_end ? 'Yes' : 'No'}</dd>
-          <dt>Canceled</dt>
+          <dt>${t('Cancels at period end')}</dt>
+          <dd>${s.cancel_at_period_end ? t('Yes') : t('No')}</dd>
+          <dt>${t('Canceled')}</dt>
           <dd>${when(s.canceled_at)}</dd>
           ${
             s.test_clock
-              ? html`<dt>Test clock</dt>
+              ? html`<dt>${t('Test clock')}</dt>
                   <dd><a href="${ctx.base}/test-clocks?clock=${s.test_clock}">${s.test_clock}</a></dd>`
               : ''
           }
         </dl>
         ${errorFor(state, 'cancel')}${errorFor(state, 'resume')}
-        ${live && !s.cancel_at_period_end ? html`${buttonForm(ctx, 'cancel', 'Cancel at period end', { at_period_end: 'true' }, { confirm: 'Cancel at the end of the paid period?' })}${buttonForm(ctx, 'cancel', 'Cancel now', { at_period_end: 'false' }, { confirm: 'Cancel now? Nothing is refunded.', danger: true })}` : ''}
-        ${s.cancel_at_period_end ? buttonForm(ctx, 'resume', 'Resume') : ''}
+        ${
+          live && !s.cancel_at_period_end
+            ? html`${buttonForm(ctx, 'cancel', t('Cancel at period end'), { at_period_end: 'true' }, { confirm: t('Cancel at the end of the paid period?') })}${buttonForm(
+                ctx,
+                'cancel',
+                t('Cancel now'),
+                { at_period_end: 'false' },
+                { confirm: t('Cancel now? Nothing is refunded.'), danger: true },
+              )}`
+            : ''
+        }
+        ${s.cancel_at_period_end ? buttonForm(ctx, 'resume', t('Resume')) : ''}
       </section>
       ${
         live
-          ? html`<h2 id="switch-plan">Switch plan</h2>
+          ? html`<h2 id="switch-plan">${t('Switch plan')}</h2>
               <form class="card" method="get" aria-labelledby="switch-plan">
                 ${errorFor(state, 'switch')}${
                   targets.length
                     ? html`${select(
                           'target',
-                          'New plan',
+                          t('New plan'),
                           'target_product_id',
-                          targets.map((p) => [p.id, `${p.name} (${twd(p.price)})`]),
+                          targets.map((p) => [p.id, t('{name} ({price})', { name: p.name, price: twd(p.price) })]),
                           target,
                         )}
-                        <div><button type="submit">Preview the switch</button></div>`
-                    : html`<p class="muted">No other subscription product to switch to.</p>`
+                        <div><button type="submit">${t('Preview the switch')}</button></div>`
+                    : html`<p class="muted">${t('No other subscription product to switch to.')}</p>`
                 }
               </form>
               ${preview}`
           : ''
       }
-      <h2 id="invoices">Invoices</h2>
+      <h2 id="invoices">${t('Invoices')}</h2>
       ${errorFor(state, 'refund')}${table(
-        'Invoices of this subscription',
-        [...invoiceHeaders(einvoices), 'Refund'],
+        t('Invoices of this subscription'),
+        [...invoiceHeaders(einvoices, t), t('Refund')],
         invoiceRows(ctx, invoices.data, {
           einvoices,
           lastCell: (invoice) =>
@@ -185,13 +218,16 @@ export const subscriptionPage: DashboardPage = {
               ? buttonForm(
                   ctx,
                   'refund',
-                  'Refund',
+                  t('Refund'),
                   { invoice_id: invoice.id },
-                  { confirm: `Refund ${invoice.number} in full?`, accessibleName: `Refund ${invoice.number}` },
+                  {
+                    confirm: t('Refund {number} in full?', { number: invoice.number }),
+                    accessibleName: t('Refund {number}', { number: invoice.number }),
+                  },
                 )
               : html``,
         }),
-        'No invoices.',
+        t('No invoices.'),
       )}${einvoiceFailure(einvoices)}
       ${await historySection(ctx, s.id)}`;
   },
@@ -207,8 +243,8 @@ export const subscriptionPage: DashboardPage = {
         return {
           notice:
             form.at_period_end === 'false'
-              ? 'Subscription canceled.'
-              : 'Subscription will end at the end of its period.',
+              ? ctx.t('Subscription canceled.')
+              : ctx.t('Subscription will end at the end of its period.'),
         };
       },
     },
@@ -220,7 +256,7 @@ export const subscriptionPage: DashboardPage = {
           {},
           { idempotencyKey: form._idem },
         );
-        return { notice: 'Subscription resumed.' };
+        return { notice: ctx.t('Subscription resumed.') };
       },
     },
     switch: {
@@ -232,7 +268,7 @@ export const subscriptionPage: DashboardPage = {
           { idempotencyKey: form._idem },
         );
         return {
-          notice: 'Plan switched.',
+          notice: ctx.t('Plan switched.'),
           redirect: `${ctx.base}/subscriptions/${encodeURIComponent(ctx.params.id!)}`,
         };
       },
@@ -245,7 +281,7 @@ export const subscriptionPage: DashboardPage = {
           { invoice_id: form.invoice_id, amount: num(form.amount) },
           { idempotencyKey: form._idem },
         );
-        return { notice: 'Refund issued.' };
+        return { notice: ctx.t('Refund issued.') };
       },
     },
   },
