@@ -5,6 +5,7 @@ import { z } from 'zod';
 import type { SqlExecutor } from '@billing/eventstore';
 import { findOrganization } from '../organizations/read-model';
 import { LOGIN_CSRF_COOKIE, readCookie, sameToken } from './auth';
+import { languageOfRequest, translator } from './i18n';
 import { sendBareDocument } from './layout';
 import { MIN_PASSWORD_LENGTH, hashPassword } from './passwords';
 import { type DashboardStore, type DashboardUser, ROLES, digest, newSecret } from './store';
@@ -87,11 +88,12 @@ export function inviteRoutes(
 ): void {
   const form = (req: Request, res: Response, user: DashboardUser, error?: string, status = 200) => {
     const csrf = loginCsrf(req, res);
-    const body = html`<h1>Join as ${user.email}</h1>
+    const t = translator(languageOfRequest(req));
+    const body = html`<h1>${t('Join as {email}', { email: user.email })}</h1>
       ${error ? html`<p class="error" role="alert">${error}</p>` : ''}
       <form class="card" method="post">
         <input type="hidden" name="_csrf" value="${csrf}" />
-        <label for="password">Choose a password (at least ${MIN_PASSWORD_LENGTH} characters)</label
+        <label for="password">${t('Choose a password (at least {min} characters)', { min: MIN_PASSWORD_LENGTH })}</label
         ><input
           id="password"
           name="password"
@@ -100,19 +102,21 @@ export function inviteRoutes(
           minlength="${MIN_PASSWORD_LENGTH}"
           required
         />
-        <div><button type="submit">Set password</button></div>
+        <div><button type="submit">${t('Set password')}</button></div>
       </form>`;
-    sendBareDocument(res, status, 'Accept invitation', body);
+    sendBareDocument(res, status, t('Accept invitation'), body);
   };
   const invited = (req: Request) => store.userByInvite(digest(String(req.params.token)), now());
-  const gone = (res: Response) =>
+  const gone = (res: Response) => {
+    const t = translator(languageOfRequest(res.req));
     sendBareDocument(
       res,
       404,
-      'Invitation',
-      html`<h1>Invitation not found</h1>
-        <p>This invitation was used or has expired. Ask an owner for a new one.</p>`,
+      t('Invitation'),
+      html`<h1>${t('Invitation not found')}</h1>
+        <p>${t('This invitation was used or has expired. Ask an owner for a new one.')}</p>`,
     );
+  };
   router.get('/invite/:token', async (req, res) => {
     const user = await invited(req);
     return user ? form(req, res, user) : gone(res);
@@ -123,7 +127,13 @@ export function inviteRoutes(
     if (!user) return gone(res);
     const password = String(req.body?.password ?? '');
     if (password.length < MIN_PASSWORD_LENGTH)
-      return form(req, res, user, `Use at least ${MIN_PASSWORD_LENGTH} characters.`, 422);
+      return form(
+        req,
+        res,
+        user,
+        translator(languageOfRequest(req))('Use at least {min} characters.', { min: MIN_PASSWORD_LENGTH }),
+        422,
+      );
     await store.setPassword(user.id, await hashPassword(password));
     res.redirect(303, '/dashboard/login');
   });

@@ -21,6 +21,7 @@ interface Email {
 }
 type EmailSettings = Record<EmailKind, boolean>;
 
+// English keys of the zh-TW table: the user's words are `t(...)` of them.
 const KIND_LABELS: Record<EmailKind, string> = {
   receipt: 'Receipts (every payment)',
   payment_failed: 'Failed payments, with a link to update the card',
@@ -43,13 +44,18 @@ const STATUS_LABELS: Record<string, string> = {
 };
 
 const emailPath = (ctx: PageContext, id: string) => `${ctx.base}/emails/${encodeURIComponent(id)}`;
+const statusText = (ctx: PageContext, status: string) => {
+  const label = STATUS_LABELS[status];
+  return label ? ctx.t(label) : status;
+};
 
 /** The mailbox: every email written to buyers in this environment, and which kinds are sent. */
 export const emailsPage: DashboardPage = {
   path: 'emails',
   section: 'emails',
-  title: () => 'Emails',
+  title: (ctx) => ctx.t('Emails'),
   async view(ctx, state) {
+    const { t } = ctx;
     const query = new URLSearchParams({
       environment: ctx.environment,
       limit: '50',
@@ -64,34 +70,34 @@ export const emailsPage: DashboardPage = {
       (e) =>
         html`<tr>
           <td>
-            <a href="${emailPath(ctx, e.id)}">${e.subject ?? KIND_LABELS[e.kind]}</a>
+            <a href="${emailPath(ctx, e.id)}">${e.subject ?? t(KIND_LABELS[e.kind])}</a>
             <div class="muted">${e.to ?? '—'} · ${when(e.created_at)}</div>
           </td>
-          <td>${STATUS_LABELS[e.status] ?? e.status}</td>
+          <td>${statusText(ctx, e.status)}</td>
         </tr>`,
     );
     const sandboxNote =
       ctx.environment === 'SANDBOX'
         ? html`<p class="muted">
-            Sandbox keeps every email here instead of sending it: this is what buyers would get.
+            ${t('Sandbox keeps every email here instead of sending it: this is what buyers would get.')}
           </p>`
         : html``;
     return html`${sandboxNote}
-      ${table('Emails to buyers', ['Email', 'Status'], rows, 'No emails yet.')}${pager(ctx, mailbox.has_more, mailbox.data.at(-1)?.id)}
-      <h2 id="email-settings">Emails buyers get</h2>
+      ${table(t('Emails to buyers'), [t('Email'), t('Status')], rows, t('No emails yet.'))}${pager(ctx, mailbox.has_more, mailbox.data.at(-1)?.id)}
+      <h2 id="email-settings">${t('Emails buyers get')}</h2>
       <form class="card" method="post" aria-labelledby="email-settings">
         ${formFields(ctx, 'settings')}${errorFor(state, 'settings')}
         <fieldset>
-          <legend>Send</legend>
+          <legend>${t('Send')}</legend>
           ${EMAIL_KINDS.map(
             (kind) =>
               html`<div class="check">
                 <input type="checkbox" id="email-${kind}" name="${kind}" ${settings[kind] ? html` checked` : ''} />
-                <label for="email-${kind}">${KIND_LABELS[kind]}</label>
+                <label for="email-${kind}">${t(KIND_LABELS[kind])}</label>
               </div>`,
           )}
         </fieldset>
-        <div><button type="submit">Save</button></div>
+        <div><button type="submit">${t('Save')}</button></div>
       </form>`;
   },
   actions: {
@@ -102,7 +108,7 @@ export const emailsPage: DashboardPage = {
           environment: ctx.environment,
           ...Object.fromEntries(EMAIL_KINDS.map((kind) => [kind, form[kind] === 'on'])),
         });
-        return { notice: 'Email settings saved.' };
+        return { notice: ctx.t('Email settings saved.') };
       },
     },
   },
@@ -112,31 +118,32 @@ export const emailsPage: DashboardPage = {
 export const emailPage: DashboardPage = {
   path: 'emails/:id',
   section: 'emails',
-  title: () => 'Email',
+  title: (ctx) => ctx.t('Email'),
   async view(ctx) {
+    const { t } = ctx;
     const email = await ctx.api.admin<Email>('GET', `/emails/${encodeURIComponent(ctx.params.id!)}`);
     const facts: [string, Html | string][] = [
       ['ID', email.id],
-      ['Kind', KIND_LABELS[email.kind]],
-      ['Status', STATUS_LABELS[email.status] ?? email.status],
-      ['To', email.to ?? '—'],
-      ['Language', email.locale ?? '—'],
-      ['Written', when(email.created_at)],
-      [email.status === 'KEPT' ? 'Kept' : 'Sent', email.sent_at ? when(email.sent_at) : '—'],
-      ['Attempts', String(email.attempts)],
-      ['Event', html`<code>${email.event_id}</code>`],
+      [t('Kind'), t(KIND_LABELS[email.kind])],
+      [t('Status'), statusText(ctx, email.status)],
+      [t('To'), email.to ?? '—'],
+      [t('Language'), email.locale ?? '—'],
+      [t('Written'), when(email.created_at)],
+      [email.status === 'KEPT' ? t('Kept') : t('Sent'), email.sent_at ? when(email.sent_at) : '—'],
+      [t('Attempts'), String(email.attempts)],
+      [t('Event'), html`<code>${email.event_id}</code>`],
       ...(email.customer_id
         ? [
             [
-              'Customer',
+              t('Customer'),
               html`<a href="${ctx.base}/customers/${encodeURIComponent(email.customer_id)}">${email.customer_id}</a>`,
             ] as [string, Html],
           ]
         : []),
-      ...(email.error ? [['Error', email.error] as [string, string]] : []),
+      ...(email.error ? [[t('Error'), email.error] as [string, string]] : []),
     ];
-    return html`<section class="card" aria-label="Email">
-        <h2>${email.subject ?? KIND_LABELS[email.kind]}</h2>
+    return html`<section class="card" aria-label="${t('Email')}">
+        <h2>${email.subject ?? t(KIND_LABELS[email.kind])}</h2>
         <dl class="facts">
           ${facts.map(
             ([label, value]) =>
@@ -144,11 +151,11 @@ export const emailPage: DashboardPage = {
                 <dd>${value}</dd>`,
           )}
         </dl>
-        ${email.html ? html`<p><a href="${emailPath(ctx, email.id)}/html" target="_blank" rel="noopener">Open the email as buyers see it</a></p>` : ''}
+        ${email.html ? html`<p><a href="${emailPath(ctx, email.id)}/html" target="_blank" rel="noopener">${t('Open the email as buyers see it')}</a></p>` : ''}
       </section>
       ${
         email.text
-          ? html`<h2>Plain text</h2>
+          ? html`<h2>${t('Plain text')}</h2>
               <pre class="card email-text">${email.text}</pre>`
           : ''
       }`;

@@ -1,5 +1,6 @@
 import { html } from '@billing/service';
 import { when } from '../html';
+import { markup } from '../i18n';
 import {
   type DashboardPage,
   type PageContext,
@@ -77,8 +78,9 @@ const checkbox = (id: string, name: string, label: string, on: boolean) =>
 export const settingsPage: DashboardPage = {
   path: 'settings',
   section: 'settings',
-  title: () => 'Settings',
+  title: (ctx) => ctx.t('Settings'),
   async view(ctx, state) {
+    const { t } = ctx;
     const env = ctx.envSlug;
     const [org, billing, processor, einvoices, portals, products] = await Promise.all([
       readOrganization(ctx),
@@ -91,81 +93,85 @@ export const settingsPage: DashboardPage = {
     const portal = portals.data.find((p) => p.is_default) ?? portals.data[0];
     const f = portal?.features;
     const subscriptionProducts = products.filter((p) => p.type === 'SUBSCRIPTION');
-    return html`<h2 id="branding">Branding</h2>
+    return html`<h2 id="branding">${t('Branding')}</h2>
       <form class="card" method="post" aria-labelledby="branding">
         ${formFields(ctx, 'branding')}${errorFor(state, 'branding')}
-        <p class="muted">Shown on the hosted checkout and portal pages of both environments.</p>
-        ${field('b-name', 'Business name', { name: 'name', value: org.name, required: true })}
-        ${field('b-logo', 'Logo URL (optional)', { name: 'logo_url', type: 'url', value: org.logo_url })}
-        ${field('b-color', 'Brand colour (#rrggbb, optional)', { name: 'brand_color', value: org.brand_color })}
-        ${field('b-site', 'Website URL (optional)', { name: 'website_url', type: 'url', value: org.website_url })}
-        <label for="b-origins">Origins allowed to use the Publishable Key (one a line; empty allows any)</label
+        <p class="muted">${t('Shown on the hosted checkout and portal pages of both environments.')}</p>
+        ${field('b-name', t('Business name'), { name: 'name', value: org.name, required: true })}
+        ${field('b-logo', t('Logo URL (optional)'), { name: 'logo_url', type: 'url', value: org.logo_url })}
+        ${field('b-color', t('Brand colour (#rrggbb, optional)'), { name: 'brand_color', value: org.brand_color })}
+        ${field('b-site', t('Website URL (optional)'), { name: 'website_url', type: 'url', value: org.website_url })}
+        <label for="b-origins">${t('Origins allowed to use the Publishable Key (one a line; empty allows any)')}</label
         ><textarea id="b-origins" name="allowed_origins" rows="3">${org.allowed_origins.join('\n')}</textarea>
-        <div><button type="submit">Save branding</button></div>
+        <div><button type="submit">${t('Save branding')}</button></div>
       </form>
       ${paymentsSection(ctx, state, processor)} ${einvoicesSection(ctx, state, einvoices)}
-      <h2 id="billing">Dunning and proration (${ctx.environment === 'SANDBOX' ? 'Sandbox' : 'Production'})</h2>
+      <h2 id="billing">${t('Dunning and proration ({environment})', { environment: environmentName(ctx) })}</h2>
       <form class="card" method="post" aria-labelledby="billing">
         ${formFields(ctx, 'billing')}${errorFor(state, 'billing')}
-        ${field('d-days', 'Retry a failed payment after these days (comma separated, increasing)', { name: 'retry_days', value: billing.dunning.retry_days.join(', '), required: true })}
+        ${field('d-days', t('Retry a failed payment after these days (comma separated, increasing)'), { name: 'retry_days', value: billing.dunning.retry_days.join(', '), required: true })}
         ${select(
           'd-final',
-          'When the last retry fails',
+          t('When the last retry fails'),
           'after_final_failure',
           [
-            ['cancel', 'Cancel the subscription'],
-            ['past_due', 'Leave it past due'],
+            ['cancel', t('Cancel the subscription')],
+            ['past_due', t('Leave it past due')],
           ],
           billing.dunning.after_final_failure,
         )}
         ${select(
           'p-up',
-          'Upgrades',
+          t('Upgrades'),
           'upgrade',
           [
-            ['prorate_now', 'Charge the prorated difference now'],
-            ['bill_at_next_renewal', 'Add it to the next renewal'],
+            ['prorate_now', t('Charge the prorated difference now')],
+            ['bill_at_next_renewal', t('Add it to the next renewal')],
           ],
           billing.proration.upgrade,
         )}
         ${select(
           'p-down',
-          'Downgrades',
+          t('Downgrades'),
           'downgrade',
           [
-            ['at_period_end', 'At the end of the paid period'],
-            ['now_with_credit', 'Now, crediting the unused part'],
+            ['at_period_end', t('At the end of the paid period')],
+            ['now_with_credit', t('Now, crediting the unused part')],
           ],
           billing.proration.downgrade,
         )}
-        <p class="muted">Last changed: ${when(billing.updated_at)}</p>
-        <div><button type="submit">Save billing settings</button></div>
+        <p class="muted">${markup(t, 'Last changed: {when}', { when: when(billing.updated_at) })}</p>
+        <div><button type="submit">${t('Save billing settings')}</button></div>
       </form>
-      <h2 id="portal">Customer portal</h2>
+      <h2 id="portal">${t('Customer portal')}</h2>
       <form class="card" method="post" aria-labelledby="portal">
         ${formFields(ctx, 'portal')}${errorFor(state, 'portal')}
-        ${portal ? html`<input type="hidden" name="configuration_id" value="${portal.id}" />` : html`<p class="muted">No configuration yet: the built-in features apply until you save one.</p>`}
-        ${field('pc-return', 'Default return URL', { name: 'default_return_url', type: 'url', value: portal?.default_return_url })}
-        ${field('pc-name', 'Business name shown', { name: 'business_name', value: portal?.business_profile.name })}
-        ${checkbox('pc-invoices', 'invoice_history', 'Customers see their invoices', f?.invoice_history.enabled ?? true)}
-        ${checkbox('pc-card', 'payment_method_update', 'Customers update their card', f?.payment_method_update.enabled ?? true)}
-        ${checkbox('pc-cancel', 'cancel', 'Customers cancel', f?.cancel.enabled ?? true)}
+        ${
+          portal
+            ? html`<input type="hidden" name="configuration_id" value="${portal.id}" />`
+            : html`<p class="muted">${t('No configuration yet: the built-in features apply until you save one.')}</p>`
+        }
+        ${field('pc-return', t('Default return URL'), { name: 'default_return_url', type: 'url', value: portal?.default_return_url })}
+        ${field('pc-name', t('Business name shown'), { name: 'business_name', value: portal?.business_profile.name })}
+        ${checkbox('pc-invoices', 'invoice_history', t('Customers see their invoices'), f?.invoice_history.enabled ?? true)}
+        ${checkbox('pc-card', 'payment_method_update', t('Customers update their card'), f?.payment_method_update.enabled ?? true)}
+        ${checkbox('pc-cancel', 'cancel', t('Customers cancel'), f?.cancel.enabled ?? true)}
         ${select(
           'pc-cancel-mode',
-          'Cancellation takes effect',
+          t('Cancellation takes effect'),
           'cancel_mode',
           [
-            ['at_period_end', 'At the end of the paid period'],
-            ['immediately', 'Immediately'],
+            ['at_period_end', t('At the end of the paid period')],
+            ['immediately', t('Immediately')],
           ],
           f?.cancel.mode,
         )}
-        ${checkbox('pc-switch', 'subscription_update', 'Customers switch plans', f?.subscription_update.enabled ?? false)}
+        ${checkbox('pc-switch', 'subscription_update', t('Customers switch plans'), f?.subscription_update.enabled ?? false)}
         <fieldset>
-          <legend>Plans customers may switch to</legend>
-          ${subscriptionProducts.length ? subscriptionProducts.map((p, i) => checkbox(`pc-prod-${i}`, `product:${p.id}`, p.name, f?.subscription_update.products.includes(p.id) ?? false)) : html`<p class="muted">No subscription products.</p>`}
+          <legend>${t('Plans customers may switch to')}</legend>
+          ${subscriptionProducts.length ? subscriptionProducts.map((p, i) => checkbox(`pc-prod-${i}`, `product:${p.id}`, p.name, f?.subscription_update.products.includes(p.id) ?? false)) : html`<p class="muted">${t('No subscription products.')}</p>`}
         </fieldset>
-        <div><button type="submit">Save portal</button></div>
+        <div><button type="submit">${t('Save portal')}</button></div>
       </form>`;
   },
   actions: {
@@ -174,7 +180,7 @@ export const settingsPage: DashboardPage = {
       async run(ctx, form) {
         if (form.processor === 'sandbox') {
           await ctx.api.admin('PUT', `/payment_processor?environment=${ctx.envSlug}`, { processor: 'sandbox' });
-          return { notice: 'Payments go to the sandbox simulator.' };
+          return { notice: ctx.t('Payments go to the sandbox simulator.') };
         }
         const processor = form.processor === 'payuni' ? 'payuni' : 'ecpay';
         // The methods ticked; PAYUNi always takes cards (its ATM and store codes are for one-time checkouts).
@@ -189,14 +195,18 @@ export const settingsPage: DashboardPage = {
           ...(ctx.environment === 'SANDBOX' && form.endpoint_url ? { endpoint_url: text(form.endpoint_url) } : {}),
         });
         const name = processor === 'payuni' ? 'PAYUNi' : 'ECPay';
-        return { notice: `${name} settings saved. The keys are stored sealed and are not shown again.` };
+        return {
+          notice: ctx.t('{processor} settings saved. The keys are stored sealed and are not shown again.', {
+            processor: name,
+          }),
+        };
       },
     },
     removePayments: {
       ownerOnly: true,
       async run(ctx) {
         await ctx.api.admin('DELETE', `/payment_processor?environment=${ctx.envSlug}`);
-        return { notice: 'Payment processor removed.' };
+        return { notice: ctx.t('Payment processor removed.') };
       },
     },
     einvoices: {
@@ -205,7 +215,7 @@ export const settingsPage: DashboardPage = {
         const path = `/einvoice_settings?environment=${ctx.envSlug}`;
         if (form.provider === 'none') {
           await ctx.api.admin('PUT', path, { provider: 'none' });
-          return { notice: 'E-invoices turned off: no e-invoice is issued for later payments.' };
+          return { notice: ctx.t('E-invoices turned off: no e-invoice is issued for later payments.') };
         }
         // Only the chosen provider's fields are sent (the API takes the settings whole); another provider is refused by the API.
         const common = {
@@ -222,7 +232,11 @@ export const settingsPage: DashboardPage = {
               : {};
         await ctx.api.admin('PUT', path, { provider: form.provider, ...credentials, ...common });
         const name = form.provider === 'ecpay' ? 'ECPay' : 'Amego';
-        return { notice: `${name} e-invoice settings saved. The keys are stored sealed and are not shown again.` };
+        return {
+          notice: ctx.t('{provider} e-invoice settings saved. The keys are stored sealed and are not shown again.', {
+            provider: name,
+          }),
+        };
       },
     },
     branding: {
@@ -234,7 +248,7 @@ export const settingsPage: DashboardPage = {
           website_url: nullableText(form.website_url),
           allowed_origins: (form.allowed_origins ?? '').split(/\s+/).filter(Boolean),
         });
-        return { notice: 'Branding saved.' };
+        return { notice: ctx.t('Branding saved.') };
       },
     },
     billing: {
@@ -247,7 +261,7 @@ export const settingsPage: DashboardPage = {
           dunning: { retry_days: days, after_final_failure: form.after_final_failure },
           proration: { upgrade: form.upgrade, downgrade: form.downgrade },
         });
-        return { notice: 'Billing settings saved.' };
+        return { notice: ctx.t('Billing settings saved.') };
       },
     },
     portal: {
@@ -272,7 +286,7 @@ export const settingsPage: DashboardPage = {
         } else {
           await ctx.api.admin('POST', '/portal_configurations', { environment: ctx.environment, ...body });
         }
-        return { notice: 'Portal configuration saved.' };
+        return { notice: ctx.t('Portal configuration saved.') };
       },
     },
   },
@@ -281,8 +295,9 @@ export const settingsPage: DashboardPage = {
 export const apiKeysPage: DashboardPage = {
   path: 'api-keys',
   section: 'api-keys',
-  title: () => 'API keys',
+  title: (ctx) => ctx.t('API keys'),
   async view(ctx, state) {
+    const { t } = ctx;
     const org = await readOrganization(ctx);
     const keys = org.api_keys.filter((k) => k.environment === ctx.environment && !k.revoked_at);
     const owner = ctx.role !== 'member';
@@ -290,25 +305,28 @@ export const apiKeysPage: DashboardPage = {
       const key = keys.find((k) => k.type === type);
       const prefix = `${type === 'secret' ? 'sk' : 'pk'}_${ctx.environment === 'SANDBOX' ? 'test' : 'live'}_`;
       return html`<section class="card" aria-labelledby="key-${type}">
-        <h2 id="key-${type}">${type === 'secret' ? 'Secret key' : 'Publishable key'}</h2>
+        <h2 id="key-${type}">${type === 'secret' ? t('Secret key') : t('Publishable key')}</h2>
         <p>
-          <code>${prefix}…${key?.last4 ?? '????'}</code> <span class="muted">created ${when(key?.created_at)}</span>
+          <code>${prefix}…${key?.last4 ?? '????'}</code>
+          <span class="muted">${markup(t, 'created {when}', { when: when(key?.created_at) })}</span>
         </p>
         ${
           owner
-            ? html`<form method="post" data-confirm="Roll this key? The current one stops working at once.">
+            ? html`<form method="post" data-confirm="${t('Roll this key? The current one stops working at once.')}">
                 ${formFields(ctx, 'roll')}<input type="hidden" name="type" value="${type}" /><button
                   type="submit"
                   class="danger"
                 >
-                  Roll ${type} key
+                  ${type === 'secret' ? t('Roll secret key') : t('Roll publishable key')}
                 </button>
               </form>`
-            : html`<p class="muted">Only an owner can roll keys.</p>`
+            : html`<p class="muted">${t('Only an owner can roll keys.')}</p>`
         }
       </section>`;
     };
-    return html`<p>Keys are shown in full only once, when rolled; afterwards only their last four characters.</p>
+    return html`<p>
+        ${t('Keys are shown in full only once, when rolled; afterwards only their last four characters.')}
+      </p>
       ${errorFor(state, 'roll')}${keyRow('secret')}${keyRow('publishable')}`;
   },
   actions: {
@@ -320,13 +338,21 @@ export const apiKeysPage: DashboardPage = {
           environment: ctx.environment,
           type,
         });
+        const { t } = ctx;
+        const secret = type === 'secret';
         return {
-          notice: `The ${type} key was rolled; the old one no longer works.`,
+          notice: secret
+            ? t('The secret key was rolled; the old one no longer works.')
+            : t('The publishable key was rolled; the old one no longer works.'),
           reveal: html`<div class="reveal" role="status">
-            <p><strong>New ${type} key</strong>: shown only now, copy it.</p>
+            <p>
+              ${markup(t, '{key}: shown only now, copy it.', {
+                key: html`<strong>${secret ? t('New secret key') : t('New publishable key')}</strong>`,
+              })}
+            </p>
             <p>
               <code id="new-key">${rolled.key}</code>
-              <button type="button" class="secondary" data-copy="${rolled.key}">Copy</button>
+              <button type="button" class="secondary" data-copy="${rolled.key}">${t('Copy')}</button>
             </p>
           </div>`,
         };
@@ -341,61 +367,88 @@ const METHODS: Array<[string, string]> = [
   ['cvs', 'Convenience-store code'],
 ];
 
+/** The environment's name in the user's words. */
+const environmentName = (ctx: PageContext) => (ctx.environment === 'SANDBOX' ? ctx.t('Sandbox') : ctx.t('Production'));
+
 /** Which processor takes this environment's payments; owners set it (the keys are never shown back). */
 function paymentsSection(ctx: PageContext, state: PageState, processor: PaymentProcessor) {
+  const { t } = ctx;
   const sandbox = ctx.environment === 'SANDBOX';
   const names = { ecpay: 'ECPay', payuni: 'PAYUNi' } as const;
   const current =
     processor.processor === 'ecpay' || processor.processor === 'payuni'
-      ? html`${names[processor.processor]}, merchant ${processor.merchant_id} at ${processor.endpoint_url}:
-        ${processor.methods.join(', ')}; keys stored sealed.`
+      ? t('{processor}, merchant {merchant} at {url}: {methods}; keys stored sealed.', {
+          processor: names[processor.processor],
+          merchant: processor.merchant_id ?? '',
+          url: processor.endpoint_url ?? '',
+          methods: processor.methods.join(', '),
+        })
       : processor.processor === 'sandbox'
-        ? html`The sandbox simulator (test cards).`
-        : html`None. <strong>Production refuses every payment until a processor is set.</strong>`;
+        ? t('The sandbox simulator (test cards).')
+        : markup(t, 'None. {warning}', {
+            warning: html`<strong>${t('Production refuses every payment until a processor is set.')}</strong>`,
+          });
   const owner = ctx.role !== 'member';
-  return html`<h2 id="payments">Payments (${sandbox ? 'Sandbox' : 'Production'})</h2>
+  return html`<h2 id="payments">${t('Payments ({environment})', { environment: environmentName(ctx) })}</h2>
     <form class="card" method="post" aria-labelledby="payments" autocomplete="off">
       ${formFields(ctx, 'payments')}${errorFor(state, 'payments')}${errorFor(state, 'removePayments')}
-      <p>Processor now: ${current}</p>
+      <p>${markup(t, 'Processor now: {current}', { current })}</p>
       <p class="muted">
-        Through ECPay, buyers pay one-time items on ECPay's pages (card, ATM transfer or convenience-store code).
-        Through PAYUNi, buyers pay by card in PAYUNi's card fields (one-time items and subscriptions, renewed with the
-        card PAYUNi keeps; refunds go back through PAYUNi). Refunds through ECPay are not available yet
-        (docs/payments.md). Last changed: ${when(processor.updated_at)}
+        ${markup(
+          t,
+          "Through ECPay, buyers pay one-time items on ECPay's pages (card, ATM transfer or convenience-store code). Through PAYUNi, buyers pay by card in PAYUNi's card fields (one-time items and subscriptions, renewed with the card PAYUNi keeps; refunds go back through PAYUNi). Refunds through ECPay are not available yet (docs/payments.md). Last changed: {when}",
+          { when: when(processor.updated_at) },
+        )}
       </p>
       ${
         owner
           ? html`${select(
                 'pp-processor',
-                'Processor',
+                t('Processor'),
                 'processor',
                 sandbox
                   ? [
-                      ['sandbox', 'Sandbox simulator'],
-                      ['ecpay', 'ECPay (綠界)'],
-                      ['payuni', 'PAYUNi (統一金流)'],
+                      ['sandbox', t('Sandbox simulator')],
+                      ['ecpay', t('ECPay (綠界)')],
+                      ['payuni', t('PAYUNi (統一金流)')],
                     ]
                   : [
-                      ['ecpay', 'ECPay (綠界)'],
-                      ['payuni', 'PAYUNi (統一金流)'],
+                      ['ecpay', t('ECPay (綠界)')],
+                      ['payuni', t('PAYUNi (統一金流)')],
                     ],
                 processor.processor === 'none' ? 'ecpay' : processor.processor,
               )}
-              ${field('pp-merchant', 'Merchant ID (ECPay: digits; PAYUNi: MerID)', { name: 'merchant_id', value: processor.merchant_id })}
-              ${field('pp-key', 'HashKey (enter again to change anything)', { name: 'hash_key', type: 'password', extra: html` autocomplete="new-password"` })}
+              ${field('pp-merchant', t('Merchant ID (ECPay: digits; PAYUNi: MerID)'), { name: 'merchant_id', value: processor.merchant_id })}
+              ${field('pp-key', t('HashKey (enter again to change anything)'), { name: 'hash_key', type: 'password', extra: html` autocomplete="new-password"` })}
               ${field('pp-iv', 'HashIV', { name: 'hash_iv', type: 'password', extra: html` autocomplete="new-password"` })}
-              ${sandbox ? field('pp-endpoint', "Processor address (optional: its test site by default, or an emulator's)", { name: 'endpoint_url', type: 'url', value: processor.endpoint_url }) : ''}
+              ${sandbox ? field('pp-endpoint', t("Processor address (optional: its test site by default, or an emulator's)"), { name: 'endpoint_url', type: 'url', value: processor.endpoint_url }) : ''}
               <fieldset>
-                <legend>Buyers may pay by (PAYUNi always takes cards)</legend>
-                ${METHODS.map(([method, label]) => checkbox(`pp-${method}`, `method_${method}`, label, !processor.credentials_set || processor.methods.includes(method)))}
+                <legend>${t('Buyers may pay by (PAYUNi always takes cards)')}</legend>
+                ${METHODS.map(([method, label]) => checkbox(`pp-${method}`, `method_${method}`, t(label), !processor.credentials_set || processor.methods.includes(method)))}
               </fieldset>
-              <div><button type="submit">Save payment processor</button></div>`
-          : html`<p class="muted">Only an owner can change the payment processor.</p>`
+              <div><button type="submit">${t('Save payment processor')}</button></div>`
+          : html`<p class="muted">${t('Only an owner can change the payment processor.')}</p>`
       }
     </form>
-    ${owner && processor.updated_at ? buttonForm(ctx, 'removePayments', 'Remove payment processor', {}, { danger: true, confirm: sandbox ? 'Go back to the sandbox simulator?' : 'Production will refuse every payment. Remove?' }) : ''}`;
+    ${
+      owner && processor.updated_at
+        ? buttonForm(
+            ctx,
+            'removePayments',
+            t('Remove payment processor'),
+            {},
+            {
+              danger: true,
+              confirm: sandbox
+                ? t('Go back to the sandbox simulator?')
+                : t('Production will refuse every payment. Remove?'),
+            },
+          )
+        : ''
+    }`;
 }
 
+// English keys of the zh-TW table, as TAX_TYPE_TEXT.
 const EINVOICE_PROVIDERS = { ecpay: 'ECPay (綠界)', amego: 'Amego (光貿)' } as const;
 
 /**
@@ -404,6 +457,7 @@ const EINVOICE_PROVIDERS = { ecpay: 'ECPay (綠界)', amego: 'Amego (光貿)' } 
  * their fields.
  */
 function einvoicesSection(ctx: PageContext, state: PageState, settings: EinvoiceSettings) {
+  const { t } = ctx;
   const sandbox = ctx.environment === 'SANDBOX';
   const owner = ctx.role !== 'member';
   // After a refused save, the form shows what was sent (never the keys).
@@ -413,14 +467,11 @@ function einvoicesSection(ctx: PageContext, state: PageState, settings: Einvoice
   const provider = sent?.provider ?? settings.provider;
   const current =
     settings.provider === 'none'
-      ? html`None: no e-invoice is issued.`
-      : html`${EINVOICE_PROVIDERS[settings.provider]}${settings.merchant_id ? `, merchant ${settings.merchant_id}` : ''},
-        seller ${settings.seller_tax_id}, ${TAX_TYPE_TEXT[settings.tax_type]},
-        ${settings.donation_offered ? 'buyers may donate' : 'no donation'}${sandbox ? html`, at ${settings.endpoint_url}` : ''};
-        ${settings.credentials_set ? 'keys set (stored sealed).' : 'no keys.'}`;
+      ? t('None: no e-invoice is issued.')
+      : einvoiceSettingsText(ctx, settings, settings.provider);
   const keyHint = (kind: 'ecpay' | 'amego') =>
     settings.credentials_set && settings.provider === kind
-      ? 'Set (stored sealed, never shown). Enter it again to save any change.'
+      ? t('Set (stored sealed, never shown). Enter it again to save any change.')
       : undefined;
   const secret = (id: string, label: string, name: string, kind: 'ecpay' | 'amego') =>
     field(id, label, {
@@ -430,43 +481,44 @@ function einvoicesSection(ctx: PageContext, state: PageState, settings: Einvoice
       hint: keyHint(kind),
       error: problem(name),
     });
-  return html`<h2 id="einvoices">E-invoices (${sandbox ? 'Sandbox' : 'Production'})</h2>
+  return html`<h2 id="einvoices">${t('E-invoices ({environment})', { environment: environmentName(ctx) })}</h2>
     <form class="card" method="post" aria-labelledby="einvoices" autocomplete="off">
       ${formFields(ctx, 'einvoices')}${errorFor(state, 'einvoices')}
-      <p>E-invoices now: ${current}</p>
+      <p>${t('E-invoices now: {current}', { current })}</p>
       <p class="muted">
-        With a provider set, an e-invoice (電子發票) is issued through it for every paid one-time order and every paid
-        invoice, to the carrier the buyer chose; refunds void it or issue an allowance. E-invoices still pending are
-        asked of the provider they were made for: changing the provider leaves them failing. Last changed:
-        ${when(settings.updated_at)}
+        ${markup(
+          t,
+          'With a provider set, an e-invoice (電子發票) is issued through it for every paid one-time order and every paid invoice, to the carrier the buyer chose; refunds void it or issue an allowance. E-invoices still pending are asked of the provider they were made for: changing the provider leaves them failing. Last changed: {when}',
+          { when: when(settings.updated_at) },
+        )}
       </p>
       ${
         owner
           ? html`${select(
                 'ei-provider',
-                'Provider',
+                t('Provider'),
                 'provider',
                 [
-                  ['none', 'None (no e-invoices)'],
-                  ['ecpay', EINVOICE_PROVIDERS.ecpay],
-                  ['amego', EINVOICE_PROVIDERS.amego],
+                  ['none', t('None (no e-invoices)')],
+                  ['ecpay', t(EINVOICE_PROVIDERS.ecpay)],
+                  ['amego', t(EINVOICE_PROVIDERS.amego)],
                 ],
                 provider,
                 problem('provider'),
               )}
-              ${field('ei-seller', "Seller's tax ID (統一編號, 8 digits)", { name: 'seller_tax_id', value: value('seller_tax_id', settings.seller_tax_id), extra: html` inputmode="numeric" maxlength="8"`, error: problem('seller_tax_id') })}
+              ${field('ei-seller', t("Seller's tax ID (統一編號, 8 digits)"), { name: 'seller_tax_id', value: value('seller_tax_id', settings.seller_tax_id), extra: html` inputmode="numeric" maxlength="8"`, error: problem('seller_tax_id') })}
               ${select(
                 'ei-tax',
-                'Tax type of what is sold',
+                t('Tax type of what is sold'),
                 'tax_type',
-                Object.entries(TAX_TYPE_TEXT),
+                Object.entries(TAX_TYPE_TEXT).map(([type, text]): [string, string] => [type, t(text)]),
                 value('tax_type', settings.tax_type),
                 problem('tax_type'),
               )}
-              ${checkbox('ei-donation', 'donation_offered', 'Buyers may donate the e-invoice (愛心碼)', sent ? sent.donation_offered === 'on' : settings.donation_offered)}
+              ${checkbox('ei-donation', 'donation_offered', t('Buyers may donate the e-invoice (愛心碼)'), sent ? sent.donation_offered === 'on' : settings.donation_offered)}
               <fieldset>
                 <legend>ECPay</legend>
-                ${field('ei-merchant', 'Merchant ID (MerchantID, digits)', { name: 'merchant_id', value: value('merchant_id', settings.merchant_id), extra: html` inputmode="numeric"`, error: problem('merchant_id') })}
+                ${field('ei-merchant', t('Merchant ID (MerchantID, digits)'), { name: 'merchant_id', value: value('merchant_id', settings.merchant_id), extra: html` inputmode="numeric"`, error: problem('merchant_id') })}
                 ${secret('ei-hash-key', 'HashKey', 'hash_key', 'ecpay')}
                 ${secret('ei-hash-iv', 'HashIV', 'hash_iv', 'ecpay')}
               </fieldset>
@@ -474,9 +526,28 @@ function einvoicesSection(ctx: PageContext, state: PageState, settings: Einvoice
                 <legend>Amego</legend>
                 ${secret('ei-app-key', 'App Key', 'app_key', 'amego')}
               </fieldset>
-              ${sandbox ? field('ei-endpoint', "Sandbox endpoint URL (optional: the provider's test site by default, or an emulator's)", { name: 'endpoint_url', type: 'url', value: value('endpoint_url', settings.endpoint_url), error: problem('endpoint_url') }) : ''}
-              <div><button type="submit">Save e-invoice settings</button></div>`
-          : html`<p class="muted">Only an owner can change the e-invoice settings.</p>`
+              ${sandbox ? field('ei-endpoint', t("Sandbox endpoint URL (optional: the provider's test site by default, or an emulator's)"), { name: 'endpoint_url', type: 'url', value: value('endpoint_url', settings.endpoint_url), error: problem('endpoint_url') }) : ''}
+              <div><button type="submit">${t('Save e-invoice settings')}</button></div>`
+          : html`<p class="muted">${t('Only an owner can change the e-invoice settings.')}</p>`
       }
     </form>`;
+}
+
+/** The e-invoice settings in one sentence: the provider, the seller, the tax type, donations, the keys. */
+function einvoiceSettingsText(ctx: PageContext, settings: EinvoiceSettings, provider: 'ecpay' | 'amego'): string {
+  const { t } = ctx;
+  const name = t(EINVOICE_PROVIDERS[provider]);
+  const values = {
+    provider: settings.merchant_id
+      ? t('{provider}, merchant {merchant}', { provider: name, merchant: settings.merchant_id })
+      : name,
+    seller: settings.seller_tax_id ?? '',
+    taxType: t(TAX_TYPE_TEXT[settings.tax_type]),
+    donation: settings.donation_offered ? t('buyers may donate') : t('no donation'),
+    endpoint: settings.endpoint_url ?? '',
+    keys: settings.credentials_set ? t('keys set (stored sealed).') : t('no keys.'),
+  };
+  return ctx.environment === 'SANDBOX'
+    ? t('{provider}, seller {seller}, {taxType}, {donation}, at {endpoint}; {keys}', values)
+    : t('{provider}, seller {seller}, {taxType}, {donation}; {keys}', values);
 }

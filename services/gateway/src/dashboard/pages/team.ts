@@ -1,5 +1,6 @@
 import { html } from '@billing/service';
 import { when } from '../html';
+import { markup } from '../i18n';
 import { type DashboardPage, buttonForm, errorFor, field, formFields, select, table } from '../page';
 import { text } from './forms';
 
@@ -14,8 +15,9 @@ interface User {
 export const teamPage: DashboardPage = {
   path: 'team',
   section: 'team',
-  title: () => 'Team',
+  title: (ctx) => ctx.t('Team'),
   async view(ctx, state) {
+    const { t } = ctx;
     const users = await ctx.api.admin<{ data: User[] }>('GET', '/users');
     const manage = ctx.role !== 'member';
     const self = ctx.session.principal.kind === 'user' ? ctx.session.principal.user.id : undefined;
@@ -23,8 +25,8 @@ export const teamPage: DashboardPage = {
       (u) =>
         html`<tr>
           <td>${u.email}</td>
-          <td>${u.role}</td>
-          <td>${u.status}</td>
+          <td>${t(u.role)}</td>
+          <td>${t(u.status)}</td>
           <td>${when(u.created_at)}</td>
           <td>
             ${
@@ -32,35 +34,44 @@ export const teamPage: DashboardPage = {
                 ? buttonForm(
                     ctx,
                     'remove',
-                    'Remove',
+                    t('Remove'),
                     { user_id: u.id },
-                    { confirm: `Remove ${u.email}?`, danger: true, accessibleName: `Remove ${u.email}` },
+                    {
+                      confirm: t('Remove {email}?', { email: u.email }),
+                      danger: true,
+                      accessibleName: t('Remove {email}', { email: u.email }),
+                    },
                   )
                 : ''
             }
           </td>
         </tr>`,
     );
-    return html`${errorFor(state, 'remove')}${table('Dashboard users', ['Email', 'Role', 'Status', 'Added', ''], rows, 'No users yet.')}
+    return html`${errorFor(state, 'remove')}${table(
+      t('Dashboard users'),
+      [t('Email'), t('Role'), t('Status'), t('Added'), ''],
+      rows,
+      t('No users yet.'),
+    )}
     ${
       manage
-        ? html`<h2 id="invite">Invite a user</h2>
+        ? html`<h2 id="invite">${t('Invite a user')}</h2>
             <form class="card" method="post" aria-labelledby="invite">
               ${formFields(ctx, 'invite')}${errorFor(state, 'invite')}
-              ${field('u-email', 'Email', { name: 'email', type: 'email', value: state.form?.email, required: true })}
+              ${field('u-email', t('Email'), { name: 'email', type: 'email', value: state.form?.email, required: true })}
               ${select(
                 'u-role',
-                'Role',
+                t('Role'),
                 'role',
                 [
-                  ['member', 'Member (no keys, no users)'],
-                  ['owner', 'Owner'],
+                  ['member', t('Member (no keys, no users)')],
+                  ['owner', t('Owner')],
                 ],
                 state.form?.role,
               )}
-              <div><button type="submit">Create invitation</button></div>
+              <div><button type="submit">${t('Create invitation')}</button></div>
             </form>`
-        : html`<p class="muted">Only an owner can invite or remove users.</p>`
+        : html`<p class="muted">${t('Only an owner can invite or remove users.')}</p>`
     }`;
   },
   actions: {
@@ -72,11 +83,19 @@ export const teamPage: DashboardPage = {
           role: form.role,
         });
         const link = `${ctx.req.protocol}://${ctx.req.get('host')}${created.invite_path}`;
+        const { t } = ctx;
         return {
-          notice: `Invitation for ${created.email} created.`,
+          notice: t('Invitation for {email} created.', { email: created.email }),
           reveal: html`<div class="reveal" role="status">
-            <p><strong>Invitation link</strong> for ${created.email} (shown once, valid 7 days): send it to them.</p>
-            <p><code>${link}</code> <button type="button" class="secondary" data-copy="${link}">Copy</button></p>
+            <p>
+              ${markup(t, '{link} for {email} (shown once, valid 7 days): send it to them.', {
+                link: html`<strong>${t('Invitation link')}</strong>`,
+                email: created.email,
+              })}
+            </p>
+            <p>
+              <code>${link}</code> <button type="button" class="secondary" data-copy="${link}">${t('Copy')}</button>
+            </p>
           </div>`,
         };
       },
@@ -85,7 +104,7 @@ export const teamPage: DashboardPage = {
       ownerOnly: true,
       async run(ctx, form) {
         await ctx.api.admin('DELETE', `/users/${encodeURIComponent(form.user_id ?? '')}`);
-        return { notice: 'User removed.' };
+        return { notice: ctx.t('User removed.') };
       },
     },
   },

@@ -1,5 +1,6 @@
 import { html } from '@billing/service';
 import { twd, when } from '../html';
+import { markup } from '../i18n';
 import { type DashboardPage, type PageContext, errorFor, field, formFields, pager, table } from '../page';
 import type { Invoice } from './customers';
 import { historySection } from './history';
@@ -38,9 +39,10 @@ const localInput = (iso: string) => iso.slice(0, 16);
 export const testClocksPage: DashboardPage = {
   path: 'test-clocks',
   section: 'test-clocks',
-  title: () => 'Test clocks',
+  title: (ctx) => ctx.t('Test clocks'),
   sandboxOnly: true,
   async view(ctx, state) {
+    const { t } = ctx;
     if (ctx.query.clock) {
       ctx.res.redirect(303, `${ctx.base}/test-clocks/${encodeURIComponent(ctx.query.clock)}`);
       return html``;
@@ -51,25 +53,32 @@ export const testClocksPage: DashboardPage = {
         html`<tr>
           <td><a href="${ctx.base}/test-clocks/${c.id}">${c.name ?? c.id}</a></td>
           <td>${when(c.frozen_time)}</td>
-          <td>${c.status}</td>
+          <td>${t(c.status)}</td>
           <td>${when(c.created_at)}</td>
         </tr>`,
     );
     return html`<p>
-        A test clock lets Sandbox subscriptions live on simulated time: advance it to run renewals, retries and trial
-        ends now.
+        ${t(
+          'A test clock lets Sandbox subscriptions live on simulated time: advance it to run renewals, retries and trial ends now.',
+        )}
       </p>
-      ${table('Test clocks', ['Clock', 'Frozen time', 'Status', 'Created'], rows, 'No test clocks yet.')}${pager(ctx, clocks.has_more, clocks.data.at(-1)?.id)}
+      ${table(
+        t('Test clocks'),
+        [t('Clock'), t('Frozen time'), t('Status'), t('Created')],
+        rows,
+        t('No test clocks yet.'),
+      )}${pager(ctx, clocks.has_more, clocks.data.at(-1)?.id)}
       <form class="card" method="get" role="search">
-        <label for="clock">Open a clock by id</label
-        ><input id="clock" name="clock" type="search" placeholder="clock_…" /> <button type="submit">Open</button>
+        <label for="clock">${t('Open a clock by id')}</label
+        ><input id="clock" name="clock" type="search" placeholder="clock_…" />
+        <button type="submit">${t('Open')}</button>
       </form>
-      <h2 id="create-clock">Create a test clock</h2>
+      <h2 id="create-clock">${t('Create a test clock')}</h2>
       <form class="card" method="post" aria-labelledby="create-clock">
         ${formFields(ctx, 'create')}${errorFor(state, 'create')}
-        ${field('t-name', 'Name (optional)', { name: 'name', value: state.form?.name })}
-        ${field('t-time', 'Start time (UTC)', { name: 'frozen_time', type: 'datetime-local', value: state.form?.frozen_time ?? localInput(ctx.now().toISOString()), required: true })}
-        <div><button type="submit">Create clock</button></div>
+        ${field('t-name', t('Name (optional)'), { name: 'name', value: state.form?.name })}
+        ${field('t-time', t('Start time (UTC)'), { name: 'frozen_time', type: 'datetime-local', value: state.form?.frozen_time ?? localInput(ctx.now().toISOString()), required: true })}
+        <div><button type="submit">${t('Create clock')}</button></div>
       </form>`;
   },
   actions: {
@@ -82,7 +91,7 @@ export const testClocksPage: DashboardPage = {
           { idempotencyKey: form._idem },
         );
         return {
-          notice: 'Test clock created. Create checkout sessions with test_clock to put subscriptions on it.',
+          notice: ctx.t('Test clock created. Create checkout sessions with test_clock to put subscriptions on it.'),
           redirect: `${ctx.base}/test-clocks/${clock.id}`,
         };
       },
@@ -93,9 +102,10 @@ export const testClocksPage: DashboardPage = {
 export const testClockPage: DashboardPage = {
   path: 'test-clocks/:id',
   section: 'test-clocks',
-  title: () => 'Test clock',
+  title: (ctx) => ctx.t('Test clock'),
   sandboxOnly: true,
   async view(ctx, state) {
+    const { t } = ctx;
     const clock = await ctx.api.v1<TestClock>('GET', `/test_clocks/${encodeURIComponent(ctx.params.id!)}`);
     const subscriptions = (await subscriptionsOnClocks(ctx)).filter((s) => s.test_clock === clock.id);
     const invoices = (
@@ -124,29 +134,47 @@ export const testClockPage: DashboardPage = {
             <td>${when(i.paid_at)}</td>
           </tr>`,
       );
-    return html`<section class="card" aria-label="Test clock">
+    return html`<section class="card" aria-label="${t('Test clock')}">
         <h2>${clock.name ?? clock.id}</h2>
         <dl class="facts">
           <dt>ID</dt>
           <dd>${clock.id}</dd>
-          <dt>Clock time</dt>
+          <dt>${t('Clock time')}</dt>
           <dd>${when(clock.frozen_time)}</dd>
-          <dt>Status</dt>
+          <dt>${t('Status')}</dt>
           <dd>
-            ${clock.status === 'advancing' ? html`<span role="status">Advancing: what fell due is running… <a href="">refresh</a></span>` : 'Ready'}
+            ${
+              clock.status === 'advancing'
+                ? html`<span role="status"
+                    >${markup(t, 'Advancing: what fell due is running… {refresh}', {
+                      refresh: html`<a href="">${t('refresh')}</a>`,
+                    })}</span
+                  >`
+                : t('Ready')
+            }
           </dd>
         </dl>
       </section>
-      <h2 id="advance">Advance</h2>
+      <h2 id="advance">${t('Advance')}</h2>
       <form class="card" method="post" aria-labelledby="advance">
         ${formFields(ctx, 'advance')}${errorFor(state, 'advance')}
-        ${field('t-to', 'Advance to (UTC)', { name: 'frozen_time', type: 'datetime-local', value: state.form?.frozen_time ?? localInput(new Date(Date.parse(clock.frozen_time) + 31 * 86_400_000).toISOString()), required: true })}
-        <div><button type="submit">Advance clock</button></div>
+        ${field('t-to', t('Advance to (UTC)'), { name: 'frozen_time', type: 'datetime-local', value: state.form?.frozen_time ?? localInput(new Date(Date.parse(clock.frozen_time) + 31 * 86_400_000).toISOString()), required: true })}
+        <div><button type="submit">${t('Advance clock')}</button></div>
       </form>
-      <h2>Subscriptions on this clock</h2>
-      ${table('Subscriptions on this clock', ['Product', 'Customer', 'Status', 'Period ends'], subscriptionRows, 'None yet: create a checkout session with this test_clock.')}
-      <h2>What ran</h2>
-      ${table('Invoices of subscriptions on this clock', ['Invoice', 'Status', 'Total', 'Period', 'Paid'], ran, 'Nothing has run yet.')}
+      <h2>${t('Subscriptions on this clock')}</h2>
+      ${table(
+        t('Subscriptions on this clock'),
+        [t('Product'), t('Customer'), t('Status'), t('Period ends')],
+        subscriptionRows,
+        t('None yet: create a checkout session with this test_clock.'),
+      )}
+      <h2>${t('What ran')}</h2>
+      ${table(
+        t('Invoices of subscriptions on this clock'),
+        [t('Invoice'), t('Status'), t('Total'), t('Period'), t('Paid')],
+        ran,
+        t('Nothing has run yet.'),
+      )}
       ${await historySection(ctx, clock.id)}`;
   },
   actions: {
@@ -158,7 +186,7 @@ export const testClockPage: DashboardPage = {
           { frozen_time: isoFrom(form.frozen_time) },
           { idempotencyKey: form._idem },
         );
-        return { notice: 'Clock advanced; what fell due is running.' };
+        return { notice: ctx.t('Clock advanced; what fell due is running.') };
       },
     },
   },

@@ -1,6 +1,7 @@
 import { ALL_WEBHOOK_EVENTS, PUBLIC_EVENT_TYPES } from '@billing/contracts';
 import { type Html, html } from '@billing/service';
 import { when } from '../html';
+import { type Translate, markup } from '../i18n';
 import { type DashboardPage, type PageState, buttonForm, errorFor, field, formFields, pager, table } from '../page';
 import { historySection } from './history';
 import { text } from './forms';
@@ -32,7 +33,7 @@ interface Delivery {
 }
 
 /** The event types as checkboxes, all of them (`*`) by default. */
-function eventChoices(state: PageState, current?: string[]): Html {
+function eventChoices(t: Translate, state: PageState, current?: string[]): Html {
   const chosen = state.form
     ? Object.keys(state.form)
         .filter((k) => k.startsWith('event:'))
@@ -44,8 +45,8 @@ function eventChoices(state: PageState, current?: string[]): Html {
       <label for="ev-${i}">${label}</label>
     </div>`;
   return html`<fieldset>
-    <legend>Events to send</legend>
-    ${box(ALL_WEBHOOK_EVENTS, 'All events (*)', 0)}${PUBLIC_EVENT_TYPES.map((type, i) => box(type, type, i + 1))}
+    <legend>${t('Events to send')}</legend>
+    ${box(ALL_WEBHOOK_EVENTS, t('All events (*)'), 0)}${PUBLIC_EVENT_TYPES.map((type, i) => box(type, type, i + 1))}
   </fieldset>`;
 }
 const eventsFrom = (form: Record<string, string>) =>
@@ -56,25 +57,31 @@ const eventsFrom = (form: Record<string, string>) =>
 export const webhooksPage: DashboardPage = {
   path: 'webhooks',
   section: 'webhooks',
-  title: () => 'Webhooks',
+  title: (ctx) => ctx.t('Webhooks'),
   async view(ctx, state) {
+    const { t } = ctx;
     const list = await ctx.api.admin<{ data: Endpoint[] }>('GET', `/webhook_endpoints?environment=${ctx.environment}`);
     const rows = list.data.map(
       (e) =>
         html`<tr>
           <td><a href="${ctx.base}/webhooks/${e.id}">${e.url}</a></td>
           <td>${e.events.join(', ')}</td>
-          <td>${e.is_active ? 'Active' : 'Inactive'}</td>
+          <td>${e.is_active ? t('Active') : t('Inactive')}</td>
           <td>${when(e.created_at)}</td>
         </tr>`,
     );
-    return html`${table('Webhook endpoints', ['URL', 'Events', 'Status', 'Created'], rows, 'No endpoints yet.')}
-      <h2 id="create-endpoint">Add an endpoint</h2>
+    return html`${table(
+        t('Webhook endpoints'),
+        [t('URL'), t('Events'), t('Status'), t('Created')],
+        rows,
+        t('No endpoints yet.'),
+      )}
+      <h2 id="create-endpoint">${t('Add an endpoint')}</h2>
       <form class="card" method="post" aria-labelledby="create-endpoint">
         ${formFields(ctx, 'create')}${errorFor(state, 'create')}
-        ${field('w-url', 'URL (https)', { name: 'url', type: 'url', value: state.form?.url, required: true })}
-        ${eventChoices(state)}
-        <div><button type="submit">Add endpoint</button></div>
+        ${field('w-url', t('URL (https)'), { name: 'url', type: 'url', value: state.form?.url, required: true })}
+        ${eventChoices(t, state)}
+        <div><button type="submit">${t('Add endpoint')}</button></div>
       </form>`;
   },
   actions: {
@@ -85,7 +92,7 @@ export const webhooksPage: DashboardPage = {
           url: text(form.url),
           events: eventsFrom(form),
         });
-        return { notice: 'Endpoint added.', redirect: `${ctx.base}/webhooks/${created.id}` };
+        return { notice: ctx.t('Endpoint added.'), redirect: `${ctx.base}/webhooks/${created.id}` };
       },
     },
   },
@@ -94,8 +101,9 @@ export const webhooksPage: DashboardPage = {
 export const webhookPage: DashboardPage = {
   path: 'webhooks/:id',
   section: 'webhooks',
-  title: () => 'Webhook endpoint',
+  title: (ctx) => ctx.t('Webhook endpoint'),
   async view(ctx, state) {
+    const { t } = ctx;
     const id = encodeURIComponent(ctx.params.id!);
     const status = ['PENDING', 'SUCCEEDED', 'FAILED'].includes(ctx.query.status ?? '') ? ctx.query.status : undefined;
     const [endpoint, deliveries] = await Promise.all([
@@ -122,17 +130,17 @@ export const webhookPage: DashboardPage = {
         <td>${last ? (last.response_status ?? last.error ?? '—') : '—'}</td>
         <td>
           <details>
-            <summary>Attempts</summary>
+            <summary>${t('Attempts')}</summary>
             <ul>
               ${d.attempts.map(
                 (a) =>
                   html`<li>
-                    #${a.attempt} ${when(a.attempted_at)}: ${a.status}, ${a.response_status ?? 'no answer'}
+                    #${a.attempt} ${when(a.attempted_at)}: ${a.status}, ${a.response_status ?? t('no answer')}
                     ${a.error ?? ''} (${a.duration_ms} ms)
                   </li>`,
               )}
             </ul>
-            ${d.next_attempt_at ? html`<p>Next attempt ${when(d.next_attempt_at)}</p>` : ''}
+            ${d.next_attempt_at ? html`<p>${markup(t, 'Next attempt {when}', { when: when(d.next_attempt_at) })}</p>` : ''}
           </details>
         </td>
         <td>
@@ -141,45 +149,60 @@ export const webhookPage: DashboardPage = {
               ? buttonForm(
                   ctx,
                   'replay',
-                  'Replay',
+                  t('Replay'),
                   { delivery_id: d.id },
-                  { accessibleName: `Replay delivery ${d.id}` },
+                  { accessibleName: t('Replay delivery {id}', { id: d.id }) },
                 )
               : ''
           }
         </td>
       </tr>`;
     });
-    return html`<section class="card" aria-label="Endpoint">
+    return html`<section class="card" aria-label="${t('Endpoint')}">
         <h2>${endpoint.url}</h2>
         <dl class="facts">
           <dt>ID</dt>
           <dd>${endpoint.id}</dd>
-          <dt>Status</dt>
-          <dd>${endpoint.is_active ? 'Active' : 'Inactive'}</dd>
-          <dt>Signing secret</dt>
-          <dd>whsec_…${(endpoint.secret ?? '').slice(-4)} (shown in full only when rolled)</dd>
+          <dt>${t('Status')}</dt>
+          <dd>${endpoint.is_active ? t('Active') : t('Inactive')}</dd>
+          <dt>${t('Signing secret')}</dt>
+          <dd>
+            ${t('{secret} (shown in full only when rolled)', { secret: `whsec_…${(endpoint.secret ?? '').slice(-4)}` })}
+          </dd>
         </dl>
-        ${errorFor(state, 'roll')}${errorFor(state, 'delete')}${buttonForm(ctx, 'roll', 'Roll signing secret', {}, { confirm: 'Roll the secret? Later deliveries are signed with the new one.' })}${buttonForm(ctx, 'delete', 'Delete endpoint', {}, { confirm: 'Delete this endpoint?', danger: true })}
+        ${errorFor(state, 'roll')}${errorFor(state, 'delete')}${buttonForm(
+          ctx,
+          'roll',
+          t('Roll signing secret'),
+          {},
+          { confirm: t('Roll the secret? Later deliveries are signed with the new one.') },
+        )}${buttonForm(ctx, 'delete', t('Delete endpoint'), {}, { confirm: t('Delete this endpoint?'), danger: true })}
       </section>
-      <h2 id="edit-endpoint">Edit</h2>
+      <h2 id="edit-endpoint">${t('Edit')}</h2>
       <form class="card" method="post" aria-labelledby="edit-endpoint">
         ${formFields(ctx, 'update')}${errorFor(state, 'update')}
-        ${field('w-url', 'URL (https)', { name: 'url', type: 'url', value: state.form?.url ?? endpoint.url, required: true })}
+        ${field('w-url', t('URL (https)'), { name: 'url', type: 'url', value: state.form?.url ?? endpoint.url, required: true })}
         <div class="check">
           <input type="checkbox" id="w-active" name="is_active" ${endpoint.is_active ? html` checked` : ''} />
-          <label for="w-active">Active</label>
+          <label for="w-active">${t('Active')}</label>
         </div>
-        ${eventChoices(state, endpoint.events)}
-        <div><button type="submit">Save endpoint</button></div>
+        ${eventChoices(t, state, endpoint.events)}
+        <div><button type="submit">${t('Save endpoint')}</button></div>
       </form>
-      <h2 id="deliveries">Delivery log</h2>
+      <h2 id="deliveries">${t('Delivery log')}</h2>
       ${errorFor(state, 'replay')}
       <p>
-        Show: <a href="?">all</a> · <a href="?status=FAILED">failed</a> · <a href="?status=PENDING">pending</a> ·
-        <a href="?status=SUCCEEDED">succeeded</a>
+        ${markup(t, 'Show: {links}', {
+          links: html`<a href="?">${t('all')}</a> · <a href="?status=FAILED">${t('failed')}</a> ·
+            <a href="?status=PENDING">${t('pending')}</a> · <a href="?status=SUCCEEDED">${t('succeeded')}</a>`,
+        })}
       </p>
-      ${table('Deliveries', ['Created', 'Event', 'Status', 'Attempts', 'Last answer', 'Details', ''], rows, 'No deliveries yet.')}${pager(ctx, deliveries.has_more, deliveries.data.at(-1)?.id, status ? { status } : {})}
+      ${table(
+        t('Deliveries'),
+        [t('Created'), t('Event'), t('Status'), t('Attempts'), t('Last answer'), t('Details'), ''],
+        rows,
+        t('No deliveries yet.'),
+      )}${pager(ctx, deliveries.has_more, deliveries.data.at(-1)?.id, status ? { status } : {})}
       ${await historySection(ctx, endpoint.id)}`;
   },
   actions: {
@@ -190,7 +213,7 @@ export const webhookPage: DashboardPage = {
           events: eventsFrom(form),
           is_active: form.is_active === 'on',
         });
-        return { notice: 'Endpoint saved.' };
+        return { notice: ctx.t('Endpoint saved.') };
       },
     },
     roll: {
@@ -200,13 +223,18 @@ export const webhookPage: DashboardPage = {
           `/webhook_endpoints/${encodeURIComponent(ctx.params.id!)}/secret/roll`,
           {},
         );
+        const { t } = ctx;
         return {
-          notice: 'Signing secret rolled.',
+          notice: t('Signing secret rolled.'),
           reveal: html`<div class="reveal" role="status">
-            <p><strong>New signing secret</strong> (shown once; copy it now):</p>
+            <p>
+              ${markup(t, '{name} (shown once; copy it now):', {
+                name: html`<strong>${t('New signing secret')}</strong>`,
+              })}
+            </p>
             <p>
               <code>${rolled.secret ?? ''}</code>
-              <button type="button" class="secondary" data-copy="${rolled.secret ?? ''}">Copy</button>
+              <button type="button" class="secondary" data-copy="${rolled.secret ?? ''}">${t('Copy')}</button>
             </p>
           </div>`,
         };
@@ -215,13 +243,13 @@ export const webhookPage: DashboardPage = {
     delete: {
       async run(ctx) {
         await ctx.api.admin('DELETE', `/webhook_endpoints/${encodeURIComponent(ctx.params.id!)}`);
-        return { notice: 'Endpoint deleted.', redirect: `${ctx.base}/webhooks` };
+        return { notice: ctx.t('Endpoint deleted.'), redirect: `${ctx.base}/webhooks` };
       },
     },
     replay: {
       async run(ctx, form) {
         await ctx.api.admin('POST', `/webhook_deliveries/${encodeURIComponent(form.delivery_id ?? '')}/replay`, {});
-        return { notice: 'Delivery sent again.' };
+        return { notice: ctx.t('Delivery sent again.') };
       },
     },
   },
