@@ -139,6 +139,8 @@ describe('the merchant dashboard in zh-TW', () => {
   it('says what an action did, and asks before it, in zh-TW', async () => {
     const products = await owner.get(`${base}/products`);
     expect(products.html).toContain(`data-confirm="要封存「Pro」嗎？"`);
+    // The page's script shows its progress and copies in the page's words.
+    expect(products.html).toContain('<body data-working="處理中…" data-copied="已複製">');
     const saved = await owner.submit(`${base}/settings`, { _action: 'branding', name: 'Shop' });
     expect(saved.status).toBe(303);
     expect((await owner.get(saved.location!)).html).toContain('<p class="notice" role="status">品牌外觀已儲存。</p>');

@@ -69,7 +69,8 @@ input[type=text],input[type=email],input[type=password],input[type=url],input[ty
 
 /**
  * Progressive enhancement only: every form works without it. It shows progress on submit,
- * asks before destructive actions, and copies links.
+ * asks before destructive actions, and copies links; its words are the page's, from `<body>`
+ * (`scriptWords` in layout.ts).
  */
 export const SCRIPT = `
 document.addEventListener('submit', function (event) {
@@ -78,14 +79,14 @@ document.addEventListener('submit', function (event) {
   if (question && !window.confirm(question)) { event.preventDefault(); return; }
   var button = event.submitter || form.querySelector('button[type=submit],button:not([type])');
   if (button) {
-    setTimeout(function () { button.disabled = true; button.setAttribute('aria-busy', 'true'); button.textContent = 'Working…'; }, 0);
+    setTimeout(function () { button.disabled = true; button.setAttribute('aria-busy', 'true'); button.textContent = document.body.getAttribute('data-working') || 'Working…'; }, 0);
   }
 });
 document.addEventListener('click', function (event) {
   var button = event.target.closest && event.target.closest('[data-copy]');
   if (!button) return;
   var text = button.getAttribute('data-copy');
-  var done = function () { button.textContent = 'Copied'; };
+  var done = function () { button.textContent = document.body.getAttribute('data-copied') || 'Copied'; };
   if (navigator.clipboard) navigator.clipboard.writeText(text).then(done, done); else done();
 });
 `;

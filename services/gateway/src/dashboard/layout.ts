@@ -31,6 +31,9 @@ function head(title: string): Html {
   </head>`;
 }
 
+/** What the page's script says (assets.ts), in the page's language: attributes of `<body>`. */
+const scriptWords = (t: Translate) => html`data-working="${t('Working…')}" data-copied="${t('Copied')}"`;
+
 /** A page with no organization chrome: sign-in, invitations, the operator's organization list. */
 export function bareDocument(req: Request, title: string, body: Html, signOut?: Html): Html {
   const language = languageOfRequest(req);
@@ -38,7 +41,7 @@ export function bareDocument(req: Request, title: string, body: Html, signOut?: 
   return html`<!doctype html>
     <html lang="${language}">
       ${head(`${title} · ${t('Billing dashboard')}`)}
-      <body>
+      <body ${scriptWords(t)}>
         <a class="skip" href="#main">${t('Skip to content')}</a>
         <header class="top">
           <a class="brand" href="/dashboard">${t('Billing dashboard')}</a>
@@ -92,7 +95,7 @@ export function pageDocument(ctx: PageContext, section: string, title: string, s
   return html`<!doctype html>
     <html lang="${ctx.language}">
       ${head(`${title} · ${sandbox ? `${t('Sandbox')} · ` : ''}${ctx.organization.name}`)}
-      <body>
+      <body ${scriptWords(t)}>
         <a class="skip" href="#main">${t('Skip to content')}</a>
         <header class="top">
           <a class="brand" href="${ctx.base}">${ctx.organization.name}</a>

@@ -23,6 +23,8 @@ export const ZH_TW: Record<string, string> = {
   'Previous page': '上一頁',
   'Next page': '下一頁',
   'Nothing yet.': '尚無資料。',
+  'Working…': '處理中…',
+  Copied: '已複製',
 
   // Sections
   Overview: '總覽',
