@@ -106,7 +106,8 @@ describe('e-invoices through the gateway', () => {
         ...secret,
         einvoice: { type: 'MOBILE_BARCODE', carrier: '/abc' },
       });
-      expect([refused.status, refused.body.error.details[0]]).toEqual([
+      // The SDK's Publishable Key header gets the SDK-shaped refusal (docs/embedded-checkout.md).
+      expect([refused.status, refused.body.error_details[0]]).toEqual([
         422,
         expect.objectContaining({ path: 'einvoice.carrier', code: 'invalid_mobile_barcode' }),
       ]);
