@@ -42,13 +42,15 @@ export async function startReceiver() {
 }
 export type Receiver = Awaited<ReturnType<typeof startReceiver>>;
 
-export async function startLifecyclePlatform(options: Pick<PlatformOptions, 'logger'> = {}): Promise<Platform> {
+export async function startLifecyclePlatform(
+  options: Pick<PlatformOptions, 'logger' | 'config'> = {},
+): Promise<Platform> {
   return startPlatform({
     checkout: true,
     billing: true,
     notifications: true,
-    config: { RATE_LIMIT_PER_MINUTE_OVERRIDE: '100000', WEBHOOK_ALLOW_PRIVATE_TARGETS: 'sandbox' },
     ...options,
+    config: { RATE_LIMIT_PER_MINUTE_OVERRIDE: '100000', WEBHOOK_ALLOW_PRIVATE_TARGETS: 'sandbox', ...options.config },
   });
 }
 

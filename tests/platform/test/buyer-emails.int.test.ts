@@ -1,33 +1,10 @@
-import { type ParsedMail, simpleParser } from 'mailparser';
-import { SMTPServer } from 'smtp-server';
-import type { AddressInfo } from 'node:net';
 import { callService, caller, eventually } from '@billing/testing';
 import { createUser, signedIn } from '../src/dashboard-helpers';
 import { lifecycleOrganization } from '../src/lifecycle-helpers';
 import { type Platform, plan, startPlatform } from '../src/platform';
+import { type SmtpServer, messagesTo, startSmtpServer } from '../src/smtp';
 
 jest.setTimeout(240000);
-
-/** A real SMTP server in this process: every message it accepted, parsed. */
-async function startSmtpServer() {
-  const received: ParsedMail[] = [];
-  const server = new SMTPServer({
-    authOptional: true,
-    disabledCommands: ['STARTTLS', 'AUTH'],
-    logger: false,
-    onData(stream, _session, callback) {
-      simpleParser(stream)
-        .then((mail) => {
-          received.push(mail);
-          callback();
-        })
-        .catch(callback);
-    },
-  });
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const { port } = server.server.address() as AddressInfo;
-  return { url: `smtp://127.0.0.1:${port}`, received, close: () => new Promise<void>((r) => server.close(() => r())) };
-}
 
 /**
  * Buyers' emails through the whole platform, delivered over SMTP (`SANDBOX_EMAILS=send`): a
@@ -35,7 +12,7 @@ async function startSmtpServer() {
  * the language the buyer's checkout was in, once per event; and the mailbox that shows them.
  */
 describe('emails to buyers', () => {
-  let smtp: Awaited<ReturnType<typeof startSmtpServer>>;
+  let smtp: SmtpServer;
   let platform: Platform;
   let lifecycle: Awaited<ReturnType<typeof lifecycleOrganization>>;
 
@@ -62,7 +39,7 @@ describe('emails to buyers', () => {
     await smtp?.close();
   });
 
-  const mailTo = (address: string) => smtp.received.filter((m) => m.to && JSON.stringify(m.to).includes(address));
+  const mailTo = (address: string) => messagesTo(smtp, address);
   const admin = (path: string) => lifecycle.client.admin('GET', `/organizations/${lifecycle.org.id}${path}`);
 
   it('sends a receipt for the first payment and for a renewal, in zh-TW by default', async () => {

@@ -12,6 +12,7 @@ import { type Receiver, lifecycleOrganization, startLifecyclePlatform, startRece
 import { untilCheckoutIssuesEinvoices } from '../src/einvoice-helpers';
 import { type Platform, plan } from '../src/platform';
 import { capturedLogs, leaksIn } from '../src/processor-helpers';
+import { type SmtpServer, messagesTo, startSmtpServer } from '../src/smtp';
 
 jest.setTimeout(240000);
 
@@ -19,13 +20,15 @@ jest.setTimeout(240000);
  * Taiwan e-invoices through the gateway, with billing, checkout and notifications on Kafka and
  * each provider's emulator (issue 29): a buyer with a mobile barcode subscribes on the hosted
  * page and gets an e-invoice, the renewal on a test clock another; a company gets the 5 % split;
- * refunds give an allowance or void; bad choices are refused with 422; the webhooks carry it all.
+ * refunds give an allowance or void; bad choices are refused with 422; the webhooks carry it all;
+ * the buyers' receipts, over SMTP, carry the e-invoice's number.
  */
 describe('e-invoices through the gateway', () => {
   let platform: Platform;
   let receiver: Receiver;
   let amego: AmegoEmulator;
   let ecpay: EcpayEinvoiceEmulator;
+  let smtp: SmtpServer;
   const logs = capturedLogs();
   const { baseUrl: _stage, ...ecpayMerchant } = ECPAY_EINVOICE_STAGE_MERCHANT;
 
@@ -33,14 +36,27 @@ describe('e-invoices through the gateway', () => {
     amego = await startAmegoEinvoiceEmulator({ sellerTaxId: '12345678', appKey: 'sHeq7t8G1wiQvhAuIM27' });
     ecpay = await startEcpayEinvoiceEmulator(ecpayMerchant);
     receiver = await startReceiver();
-    platform = await startLifecyclePlatform({ logger: logs.logger });
+    smtp = await startSmtpServer();
+    platform = await startLifecyclePlatform({
+      logger: logs.logger,
+      config: { SMTP_URL: smtp.url, SANDBOX_EMAILS: 'send', EMAIL_POLL_MS: '200' },
+    });
   });
   afterAll(async () => {
     await platform?.stop();
     await receiver?.close();
     await amego?.close();
     await ecpay?.close();
+    await smtp?.close();
   });
+
+  /** The one receipt a buyer got, once it came. */
+  const receiptTo = (address: string) =>
+    eventually(() => {
+      const mails = messagesTo(smtp, address);
+      expect(mails).toHaveLength(1);
+      return mails[0]!;
+    }, 30000);
 
   const settingsFor = (provider: 'amego' | 'ecpay') =>
     provider === 'amego'
@@ -131,6 +147,7 @@ describe('e-invoices through the gateway', () => {
         return e;
       }, 30000);
       expect(einvoice).toMatchObject({ total: 200, buyer: { type: 'DONATION', donation_code: '8585' } });
+      expect((await receiptTo(`embedded-${provider}@example.com`)).text).toContain(`電子發票號碼: ${einvoice.number}`);
     });
 
     it('issues for the first period and the renewal, splits a company invoice, allowances and voids refunds, and tells the webhooks', async () => {
@@ -175,6 +192,9 @@ describe('e-invoices through the gateway', () => {
         total: 299,
         number: expect.stringMatching(/^[A-Z]{2}\d{8}$/),
       });
+      const receipt = await receiptTo(`barcode-${provider}@example.com`);
+      expect(receipt.text).toContain(`電子發票號碼: ${first.number}`);
+      expect(receipt.html).toContain(first.number);
 
       await advance(clock, '2026-03-01T10:00:00Z');
       const renewal = await eventually(async () => {
