@@ -192,6 +192,9 @@ describe('dashboard reads', () => {
     expect(charges.body.data.map((p: { status: string }) => p.status)).toEqual(
       expect.arrayContaining(['succeeded', 'failed']),
     );
+    expect(charges.body.data.map((p: { customer_email: string }) => p.customer_email)).toEqual(
+      expect.arrayContaining(['alice.wong@example.com', 'bob.chen@example.com']),
+    );
     const times = charges.body.data.map((p: { created_at: string }) => p.created_at);
     const page = await admin(org.id, `/payments?${range}&limit=1`);
     const next = await admin(org.id, `/payments?${range}&limit=1&starting_after=${page.body.data[0].id}`);

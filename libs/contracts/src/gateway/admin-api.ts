@@ -813,7 +813,10 @@ export const OrdersQuery = PaymentsQuery.extend({ starting_after: startingAfterP
 });
 export type OrdersQuery = z.infer<typeof OrdersQuery>;
 
-export const OrganizationPayment = CustomerPayment.extend({ customer_id: z.string() }).meta({
+export const OrganizationPayment = CustomerPayment.extend({
+  customer_id: z.string(),
+  customer_email: z.string().nullable(),
+}).meta({
   id: 'OrganizationPayment',
 });
 export type OrganizationPayment = z.infer<typeof OrganizationPayment>;

@@ -8,6 +8,7 @@ import {
 } from '@billing/contracts';
 import { type EventStore, type PageFilter, type SqlExecutor, keysetPage } from '@billing/eventstore';
 import type { Tenant } from '@billing/service';
+import { customersTable } from '../customers/read-model';
 
 // Invoice charges (each paid or declined attempt on an invoice), read from the invoices' streams
 // in billing's event log: a customer's (the customer page) and the organization's (the payments list).
@@ -109,10 +110,12 @@ export async function organizationPayments(
   page: PaymentsQuery,
 ): Promise<{ payments: OrganizationPayment[]; hasMore: boolean }> {
   const after = page.starting_after ? await paymentTime(sql, schema, tenant, page.starting_after) : null;
-  const { rows, hasMore } = await keysetPage<PaymentRow>(sql, {
-    from: `${schema}.events`,
-    select: 'global_position, stream_id, stream_version, type, occurred_at, data',
-    where: { organization: tenant.organization, environment: tenant.environment },
+  // Each charge with its customer's email, by the customer's primary key: one lookup a row shown.
+  const { rows, hasMore } = await keysetPage<PaymentRow & { customer_email: string | null }>(sql, {
+    from: `${schema}.events e LEFT JOIN ${customersTable(schema)} c ON c.id = e.data->'object'->>'customer_id'`,
+    select:
+      "e.global_position, e.stream_id, e.stream_version, e.type, e.occurred_at, e.data, c.document->>'email' AS customer_email",
+    where: { 'e.organization': tenant.organization, 'e.environment': tenant.environment },
     filters: [
       () => IS_PAYMENT,
       (param) => `occurred_at >= ${param(page.from)}::timestamptz`,
@@ -123,7 +126,11 @@ export async function organizationPayments(
     limit: page.limit,
   });
   return {
-    payments: rows.map((row) => ({ ...toPayment(row), customer_id: row.data.object.customer_id })),
+    payments: rows.map((row) => ({
+      ...toPayment(row),
+      customer_id: row.data.object.customer_id,
+      customer_email: row.customer_email,
+    })),
     hasMore,
   };
 }

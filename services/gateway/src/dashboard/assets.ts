@@ -28,6 +28,7 @@ h2{font-size:1.15rem;margin:1.75rem 0 .6rem}
 .card>h2:first-child,.card>h3:first-child{margin-top:0}
 section.card,form.card,figure.card{background:#fff;border:1px solid #e3e6ec;border-radius:10px;padding:1rem 1.25rem;margin:0 0 1rem}
 .table{overflow-x:auto}
+.table td{word-break:keep-all}
 table{border-collapse:collapse;width:100%;background:#fff}
 th,td{text-align:left;padding:.45rem .6rem;border-bottom:1px solid #e3e6ec;vertical-align:top}
 th{font-size:.85rem;color:#4f566b;white-space:nowrap}

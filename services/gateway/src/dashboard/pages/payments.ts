@@ -8,6 +8,7 @@ interface InvoiceCharge {
   id: string;
   invoice_id: string;
   customer_id: string;
+  customer_email: string | null;
   amount: number;
   status: string;
   failure_message: string | null;
@@ -49,7 +50,7 @@ const fromCharge = (c: InvoiceCharge): Payment => ({
   amount: c.amount,
   refunded: 0,
   customerId: c.customer_id,
-  customerEmail: null,
+  customerEmail: c.customer_email,
   reference: c.invoice_id,
   item: '',
   method: '',
