@@ -63,45 +63,69 @@ describe('emails to buyers', () => {
     expect(receipts.map((m) => m.messageId)).toHaveLength(new Set(receipts.map((m) => m.messageId)).size);
   });
 
-  it('writes in English to a buyer whose checkout was in English, and tells them when a renewal fails', async () => {
-    const { clock } = await lifecycle.subscribeOnClock('declines@example.com', '4000000000000341', { locale: 'en' });
-    await eventually(() => expect(mailTo('declines@example.com')).toHaveLength(1));
-    expect(mailTo('declines@example.com')[0]!.subject).toMatch(/^Your receipt from /);
+  it.each([
+    {
+      locale: 'zh-TW',
+      email: 'declines-zh@example.com',
+      receipt: /付款收據$/,
+      failed: /扣款失敗/,
+      charged: '我們無法向您的卡片收取',
+      link: /更新付款方式: (\S+)/,
+      until: /此連結於 (\d{4}-\d\d-\d\d)/,
+      paid: '付款金額: NT$299',
+    },
+    {
+      locale: 'en',
+      email: 'declines@example.com',
+      receipt: /^Your receipt from /,
+      failed: /failed/,
+      charged: 'We could not charge NT$299',
+      link: /Update payment method: (\S+)/,
+      until: /This link works until (\d{4}-\d\d-\d\d)/,
+      paid: 'Amount paid: NT$299',
+    },
+  ] as const)(
+    'writes in $locale to a buyer whose checkout was in it, and tells them when a renewal fails',
+    async (words) => {
+      const { clock } = await lifecycle.subscribeOnClock(words.email, '4000000000000341', { locale: words.locale });
+      await eventually(() => expect(mailTo(words.email)).toHaveLength(1));
+      expect(mailTo(words.email)[0]!.subject).toMatch(words.receipt);
 
-    await lifecycle.advance(clock, '2026-03-01T00:00:00Z');
-    const failed = await eventually(() => {
-      const found = mailTo('declines@example.com').filter((m) => /failed/.test(m.subject ?? ''));
-      expect(found).toHaveLength(1);
-      return found[0]!;
-    }, 60000);
-    expect(failed.text).toContain('We could not charge NT$299');
+      await lifecycle.advance(clock, '2026-03-01T00:00:00Z');
+      const failed = await eventually(() => {
+        const found = mailTo(words.email).filter((m) => words.failed.test(m.subject ?? ''));
+        expect(found).toHaveLength(1);
+        return found[0]!;
+      }, 60000);
+      expect(failed.text).toContain(words.charged);
 
-    // The email's link opens the portal on the card page, for a week; a good card pays the open invoice.
-    const link = /Update payment method: (\S+)/.exec(failed.text ?? '')![1]!;
-    expect(link).toMatch(/\/portal\/portal_session_\w+\/\S+\/payment_method$/);
-    // A week on the real clock: the link is read in real time, whatever the subscription's clock says.
-    const until = /This link works until (\d{4}-\d\d-\d\d)/.exec(failed.text ?? '')![1]!;
-    const days = (Date.parse(until) - Date.now()) / 86_400_000;
-    expect(days).toBeGreaterThan(5.9);
-    expect(days).toBeLessThan(7.1);
-    expect(failed.html).toContain(`href="${link}"`);
-    const form = await fetch(link);
-    const formHtml = await form.text();
-    expect(form.status).toBe(200);
-    const csrf = /name="csrf_token" value="([^"]+)"/.exec(formHtml)![1]!;
-    const fixed = await fetch(link, {
-      method: 'POST',
-      redirect: 'manual',
-      body: new URLSearchParams({ card_number: '4242424242424242', exp: '12/34', cvc: '123', csrf_token: csrf }),
-    });
-    expect([fixed.status, fixed.headers.get('location')]).toEqual([303, expect.stringMatching(/notice=card_paid$/)]);
-    const receipts = await eventually(() => {
-      const found = mailTo('declines@example.com').filter((m) => /^Your receipt from /.test(m.subject ?? ''));
-      expect(found).toHaveLength(2);
-      return found;
-    });
-    expect(receipts[1]!.text).toContain('Amount paid: NT$299');
-  });
+      // The email's link opens the portal on the card page, for a week; a good card pays the open invoice.
+      const link = words.link.exec(failed.text ?? '')![1]!;
+      expect(link).toMatch(/\/portal\/portal_session_\w+\/\S+\/payment_method$/);
+      // A week on the real clock: the link is read in real time, whatever the subscription's clock says.
+      const until = words.until.exec(failed.text ?? '')![1]!;
+      const days = (Date.parse(until) - Date.now()) / 86_400_000;
+      expect(days).toBeGreaterThan(5.9);
+      expect(days).toBeLessThan(7.1);
+      expect(failed.html).toContain(`href="${link}"`);
+      const form = await fetch(link);
+      const formHtml = await form.text();
+      expect(form.status).toBe(200);
+      const csrf = /name="csrf_token" value="([^"]+)"/.exec(formHtml)![1]!;
+      const fixed = await fetch(link, {
+        method: 'POST',
+        redirect: 'manual',
+        body: new URLSearchParams({ card_number: '4242424242424242', exp: '12/34', cvc: '123', csrf_token: csrf }),
+      });
+      expect([fixed.status, fixed.headers.get('location')]).toEqual([303, expect.stringMatching(/notice=card_paid$/)]);
+      const receipts = await eventually(() => {
+        const found = mailTo(words.email).filter((m) => words.receipt.test(m.subject ?? ''));
+        expect(found).toHaveLength(2);
+        return found;
+      });
+      expect(receipts[1]!.text).toContain(words.paid);
+    },
+  );
 
   it("writes in the buyer's browser language when the merchant chose none for the page", async () => {
     await lifecycle.subscribe('browser-en@example.com', '4242424242424242', {}, 'en-US,en;q=0.9');
