@@ -298,6 +298,38 @@ export function registerAdminRoutes(registry: OpenApiRegistry): OpenApiRegistry 
   });
   route({
     method: 'get',
+    path: `${org}/payments`,
+    summary: "The organization's invoice charges (paid or declined) recorded in a time range, newest first",
+    tags: ['Dashboard'],
+    params,
+    query: PaymentsQuery,
+    responses: {
+      200: {
+        description: 'One page',
+        schema: z.object({ object: z.literal('list'), data: z.array(OrganizationPayment), has_more: z.boolean() }),
+      },
+      400: invalidParametersResponse,
+      404: missing,
+    },
+  });
+  route({
+    method: 'get',
+    path: `${org}/orders`,
+    summary: "The organization's one-time purchases paid in a time range, newest paid first",
+    tags: ['Dashboard'],
+    params,
+    query: OrdersQuery,
+    responses: {
+      200: {
+        description: 'One page',
+        schema: z.object({ object: z.literal('list'), data: z.array(OrganizationOrder), has_more: z.boolean() }),
+      },
+      400: invalidParametersResponse,
+      404: missing,
+    },
+  });
+  route({
+    method: 'get',
     path: `${org}/customers/{customer_id}/orders`,
     summary: "A customer's one-time purchases at checkout (one-time, credits, donations), newest paid first",
     tags: ['Dashboard'],
@@ -319,7 +351,7 @@ export function registerAdminRoutes(registry: OpenApiRegistry): OpenApiRegistry 
     responses: {
       200: {
         description: 'One page',
-        schema: z.object({ object: z.literal('list'), data: z.array(Subscription), has_more: z.boolean() }),
+        schema: z.object({ object: z.literal('list'), data: z.array(AdminSubscription), has_more: z.boolean() }),
       },
       400: invalidParametersResponse,
       404: missing,
@@ -727,6 +759,13 @@ export const AdminSubscriptionsQuery = z
   })
   .meta({ id: 'AdminSubscriptionsQuery' });
 export type AdminSubscriptionsQuery = z.infer<typeof AdminSubscriptionsQuery>;
+
+/** A subscription as the dashboard lists it: with whom it bills, by email and name. */
+export const AdminSubscription = Subscription.extend({
+  customer_email: z.string().nullable(),
+  customer_name: z.string().nullable(),
+}).meta({ id: 'AdminSubscription' });
+export type AdminSubscription = z.infer<typeof AdminSubscription>;
 
 export const CustomerPaymentsQuery = z
   .object({
