@@ -283,6 +283,17 @@ describe('dashboard reads', () => {
     expect(await ids(`customer=${paying.customer_id}`)).toEqual([paying.id]);
     expect(await ids('status=CANCELED')).toEqual([]);
     expect(await ids('')).toEqual([declining.id, paying.id].sort().reverse());
+    // Each with whom it bills, which the dashboard's list shows instead of the customer's id.
+    const listed = await admin(org.id, `/subscriptions?environment=SANDBOX&customer=${paying.customer_id}`);
+    expect(listed.body.data[0]).toMatchObject({
+      customer_email: 'alice.wong@example.com',
+      customer_name: 'alice.wong',
+    });
+    const operator = new DashboardAgent(platform.gatewayUrl);
+    await operator.signIn({ admin_token: ADMIN_TOKEN });
+    const page = await operator.get(`/dashboard/${org.id}/sandbox/subscriptions`);
+    expect(page.html).toContain(`customers/${paying.customer_id}">alice.wong@example.com</a>`);
+    expect(page.html).toContain(`customers/${declining.customer_id}">bob.chen@example.com</a>`);
   });
 
   it('answers 404 for another organization’s customer and 400 for bad parameters', async () => {

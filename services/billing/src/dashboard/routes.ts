@@ -7,11 +7,13 @@ import {
   idText,
   notFound,
 } from '@billing/contracts';
+import type { SqlExecutor } from '@billing/eventstore';
 import type { ServiceContext } from '@billing/runtime';
 import { adminOrganizationOf, validate } from '@billing/service';
 import type { Express } from 'express';
 import { z } from 'zod';
 import { findCustomer, listCustomers } from '../customers/queries';
+import { customersTable } from '../customers/read-model';
 import { findInvoiceByNumber } from '../invoices/read-model';
 import { listSubscriptions } from '../subscriptions/queries';
 import { customerPayments, organizationPayments } from './payments';
@@ -40,7 +42,13 @@ export function mountDashboardReads(app: Express, context: ServiceContext): void
       ...query,
       customer_id: query.customer,
     });
-    res.json({ object: 'list', data: subscriptions, has_more: hasMore });
+    const customers = await customerNames(db, schema, [...new Set(subscriptions.map((s) => s.customer_id))]);
+    const data = subscriptions.map((s) => ({
+      ...s,
+      customer_email: customers.get(s.customer_id)?.email ?? null,
+      customer_name: customers.get(s.customer_id)?.name ?? null,
+    }));
+    res.json({ object: 'list', data, has_more: hasMore });
   });
 
   app.get('/admin/invoices', validate({ query: AdminInvoicesQuery }), async (req, res) => {
@@ -69,4 +77,13 @@ export function mountDashboardReads(app: Express, context: ServiceContext): void
       res.json({ object: 'list', data: page.payments, has_more: page.hasMore });
     },
   );
+}
+
+/** The email and name of each customer of a page, in one statement by their keys. */
+async function customerNames(sql: SqlExecutor, schema: string, ids: string[]) {
+  const { rows } = await sql.query<{ id: string; email: string | null; name: string | null }>(
+    `SELECT id, document->>'email' AS email, document->>'name' AS name FROM ${customersTable(schema)} WHERE id = ANY($1)`,
+    [ids],
+  );
+  return new Map(rows.map((row) => [row.id, row]));
 }

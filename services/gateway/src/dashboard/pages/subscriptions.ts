@@ -12,6 +12,9 @@ import { num } from './forms';
 interface Subscription {
   id: string;
   customer_id: string;
+  /** In the admin list only: whom it bills. */
+  customer_email?: string | null;
+  customer_name?: string | null;
   product: { id: string; name: string };
   status: string;
   price: number;
@@ -61,19 +64,25 @@ export const subscriptionsPage: DashboardPage = {
   async view(ctx) {
     const { t } = ctx;
     const status = STATUSES.includes(ctx.query.status ?? '') ? ctx.query.status! : '';
-    const page = { limit: 20, starting_after: ctx.query.after };
-    // The public list has no status filter; the admin list has.
-    const list = status
-      ? await ctx.api.admin<SubscriptionPage>(
-          'GET',
-          withQuery('/subscriptions', { environment: ctx.environment, status, ...page }),
-        )
-      : await ctx.api.v1<SubscriptionPage>('GET', withQuery('/subscriptions', page));
+    // The admin list: a status filter, and each customer's email and name.
+    const list = await ctx.api.admin<SubscriptionPage>(
+      'GET',
+      withQuery('/subscriptions', {
+        environment: ctx.environment,
+        status: status || undefined,
+        limit: 20,
+        starting_after: ctx.query.after,
+      }),
+    );
     const rows = list.data.map(
       (s) =>
         html`<tr>
           <td><a href="${ctx.base}/subscriptions/${s.id}">${s.product.name}</a></td>
-          <td><a href="${ctx.base}/customers/${s.customer_id}">${s.customer_id}</a></td>
+          <td>
+            <a href="${ctx.base}/customers/${s.customer_id}">${s.customer_email ?? s.customer_id}</a>${
+              s.customer_name ? html`<div class="muted">${s.customer_name}</div>` : ''
+            }
+          </td>
           <td>${s.cancel_at_period_end ? t('{status} (ends at period end)', { status: s.status }) : s.status}</td>
           <td>${twd(s.price)}</td>
           <td>${when(s.current_period_end)}</td>
