@@ -265,23 +265,22 @@ describeWithBrowser('the merchant dashboard in a browser', () => {
     expect(receiver.received.some((body) => body.includes('checkout.completed'))).toBe(true);
   });
 
-  it('speaks zh-TW once picked, on every section, at 375 px too, and passes the accessibility check', async () => {
+  it('speaks zh-TW once picked, on every section at 375 px, and passes the accessibility check', async () => {
     const { context, page } = await signIn('mei@acme.example');
     await page.getByRole('link', { name: '中文' }).click();
     await page.waitForLoadState();
     expect(await page.getAttribute('html', 'lang')).toBe('zh-TW');
     const sections = ['總覽', '商品', '折價券與優惠碼', '付款連結', '顧客', '付款', '訂閱', '電子發票', 'Webhooks'];
     const more = ['電子郵件', 'API 金鑰', '設定', '測試時鐘', '團隊'];
-    for (const width of [1280, 375]) {
-      await page.setViewportSize({ width, height: 900 });
-      for (const name of [...sections, ...more]) {
-        await page.getByRole('navigation', { name: '功能' }).getByRole('link', { name, exact: true }).click();
-        await page.waitForLoadState();
-        expect({ name, lang: await page.getAttribute('html', 'lang') }).toEqual({ name, lang: 'zh-TW' });
-        await expectAccessible(page);
-        if (process.env.DASHBOARD_SCREENSHOTS)
-          await page.screenshot({ path: `/tmp/dashboard-zh-${width}-${name}.png`, fullPage: true });
-      }
+    // At a phone's width, where the header and the tables are tightest (the English walk above runs at 1200).
+    await page.setViewportSize({ width: 375, height: 900 });
+    for (const name of [...sections, ...more]) {
+      await page.getByRole('navigation', { name: '功能' }).getByRole('link', { name, exact: true }).click();
+      await page.waitForLoadState();
+      expect({ name, lang: await page.getAttribute('html', 'lang') }).toEqual({ name, lang: 'zh-TW' });
+      await expectAccessible(page);
+      if (process.env.DASHBOARD_SCREENSHOTS)
+        await page.screenshot({ path: `/tmp/dashboard-zh-375-${name}.png`, fullPage: true });
     }
     // The search box, in the header of every page.
     await page.getByRole('searchbox', { name: '搜尋' }).fill('buyer@example.com');
