@@ -124,6 +124,54 @@ describeWithBrowser("the recur-tw SDK in a real browser, from the merchant's ori
     await platform?.stop();
   });
 
+  /** Types a card into the provider's card form (the sandbox one) in `frame`, the page or a dialog's iframe. */
+  async function enterCard(frame: Pick<Page, 'locator'>, number: string) {
+    await frame.locator('[data-sandbox-card-field="card_number"]').fill(number);
+    await frame.locator('[data-sandbox-card-field="exp"]').fill('12/34');
+    await frame.locator('[data-sandbox-card-field="cvc"]').fill('123');
+  }
+  /** The `recur:success` event the SDK's button scripts dispatch, once the dialog reports a payment. */
+  const recurSuccess = (page: Page) =>
+    eventually(
+      async () => {
+        const events = await page.evaluate(() => (window as any).events as Array<{ name: string; detail: any }>);
+        const found = events.find((e) => e.name === 'recur:success');
+        expect(found).toBeTruthy();
+        return found!;
+      },
+      20000,
+      200,
+    );
+  /** The browser bundle's modal checkout, as a merchant's page starts it; its outcome lands in `window.outcome`. */
+  const startBundleCheckout = (page: Page, productId: string, buyer: Record<string, string>) =>
+    page.evaluate(
+      ({ config, productId, buyer }) => {
+        const w = window as any;
+        w.outcome = null;
+        void w.RecurCheckout.init(config)
+          .checkout({
+            productId,
+            ...buyer,
+            mode: 'modal',
+            onPaymentComplete: (result: unknown) => (w.outcome = { paid: result }),
+            onError: (error: unknown) => (w.outcome = { error }),
+          })
+          .catch((error: Error) => (w.outcome = { thrown: error.message }));
+      },
+      { config: { publishableKey: pk(), baseUrl: api }, productId, buyer },
+    );
+  const outcomeOf = (page: Page) =>
+    eventually(
+      async () => {
+        const found = await page.evaluate(() => (window as any).outcome);
+        expect(found).toBeTruthy();
+        return found;
+      },
+      20000,
+      200,
+    );
+  const teaBoxId = async () => (await server('/v1/products')).data.find((p: any) => p.slug === 'tea-box').id;
+
   it('lists products, checks an entitlement by external id, and completes an embedded checkout with 4242', async () => {
     const page = await shopPage();
     await page.addScriptTag({ url: '/vendor/recur.umd.js' });
@@ -165,25 +213,11 @@ describeWithBrowser("the recur-tw SDK in a real browser, from the merchant's ori
     expect((await before.hook()).check).toEqual({ allowed: false, reason: 'no_customer' });
 
     // The SDK's embedded checkout in its modal: card typed into the provider's card form.
-    await page.evaluate(
-      ({ config, productId }) => {
-        const w = window as any;
-        w.outcome = null;
-        const recur = w.RecurCheckout.init(config);
-        void recur
-          .checkout({
-            productId,
-            customerEmail: 'mei@example.com',
-            customerName: 'Mei Lin',
-            externalCustomerId: 'user-mei',
-            mode: 'modal',
-            onPaymentComplete: (result: unknown) => (w.outcome = { paid: result }),
-            onError: (error: unknown) => (w.outcome = { error }),
-          })
-          .catch((error: Error) => (w.outcome = { error: error.message }));
-      },
-      { config: setup, productId: pro.id },
-    );
+    await startBundleCheckout(page, pro.id, {
+      customerEmail: 'mei@example.com',
+      customerName: 'Mei Lin',
+      externalCustomerId: 'user-mei',
+    });
     const cardNumber = page.locator('[data-sandbox-card-field="card_number"]');
     await cardNumber.waitFor();
     await cardNumber.fill('4242 4242 4242 4242');
@@ -191,15 +225,7 @@ describeWithBrowser("the recur-tw SDK in a real browser, from the merchant's ori
     await page.locator('[data-sandbox-card-field="cvc"]').fill('123');
     await page.screenshot({ path: '/tmp/sdk-modal.png' });
     await page.locator('recur-payment-form button.recur-submit-button').click();
-    const outcome = await eventually(
-      async () => {
-        const found = await page.evaluate(() => (window as any).outcome);
-        expect(found).toBeTruthy();
-        return found;
-      },
-      20000,
-      200,
-    );
+    const outcome = await outcomeOf(page);
     expect(outcome).toEqual({
       paid: expect.objectContaining({
         id: expect.stringMatching(/^sub_/),
@@ -240,36 +266,6 @@ describeWithBrowser("the recur-tw SDK in a real browser, from the merchant's ori
     expect(allowed.entitlements).toEqual([{ product: 'pro', productId: pro.id, status: 'active' }]);
     await page.close();
   });
-
-  /** Types a card into the provider's card form (the sandbox one) in `frame`, the page or a dialog's iframe. */
-  async function enterCard(frame: Pick<Page, 'locator'>, number: string) {
-    await frame.locator('[data-sandbox-card-field="card_number"]').fill(number);
-    await frame.locator('[data-sandbox-card-field="exp"]').fill('12/34');
-    await frame.locator('[data-sandbox-card-field="cvc"]').fill('123');
-  }
-  /** The `recur:success` event the SDK's button scripts dispatch, once the dialog reports a payment. */
-  const recurSuccess = (page: Page) =>
-    eventually(
-      async () => {
-        const events = await page.evaluate(() => (window as any).events as Array<{ name: string; detail: any }>);
-        const found = events.find((e) => e.name === 'recur:success');
-        expect(found).toBeTruthy();
-        return found!;
-      },
-      20000,
-      200,
-    );
-  const outcomeOf = (page: Page) =>
-    eventually(
-      async () => {
-        const found = await page.evaluate(() => (window as any).outcome);
-        expect(found).toBeTruthy();
-        return found;
-      },
-      20000,
-      200,
-    );
-  const teaBoxId = async () => (await server('/v1/products')).data.find((p: any) => p.slug === 'tea-box').id;
 
   it("completes a checkout in checkout.js's dialog, from the button a merchant pastes in", async () => {
     const page = await shopPage();
@@ -384,25 +380,7 @@ describeWithBrowser("the recur-tw SDK in a real browser, from the merchant's ori
   it("reports a decline to the browser bundle's onError with its reason (never as paid), then pays", async () => {
     const page = await shopPage();
     await page.addScriptTag({ url: '/vendor/recur.umd.js' });
-    const start = () =>
-      page.evaluate(
-        ({ config, productId }) => {
-          const w = window as any;
-          w.outcome = null;
-          void w.RecurCheckout.init(config)
-            .checkout({
-              productId,
-              customerEmail: 'wen@example.com',
-              customerName: 'Wen Lee',
-              mode: 'modal',
-              onPaymentComplete: (result: unknown) => (w.outcome = { paid: result }),
-              onError: (error: unknown) => (w.outcome = { error }),
-            })
-            .catch((error: Error) => (w.outcome = { thrown: error.message }));
-        },
-        { config: { publishableKey: pk(), baseUrl: api }, productId: pro.id },
-      );
-    await start();
+    await startBundleCheckout(page, pro.id, { customerEmail: 'wen@example.com', customerName: 'Wen Lee' });
     await enterCard(page, '4000 0000 0000 0002');
     const submit = page.locator('recur-payment-form button.recur-submit-button');
     await submit.click();
