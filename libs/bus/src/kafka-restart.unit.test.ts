@@ -25,7 +25,14 @@ function fakeConsumer(failingStarts = 0) {
 
 const run = {} as ConsumerRunConfig;
 const quietLogger = { error: () => undefined };
+/** Long enough for a restart that should not happen to have happened: for the tests of nothing done. */
 const settle = () => new Promise((resolve) => setTimeout(resolve, 20));
+/** Until the restarts the test waits for are done, however busy the machine (at most 5 s). */
+async function until(done: () => boolean) {
+  for (const deadline = Date.now() + 5000; !done() && Date.now() < deadline;) {
+    await new Promise((resolve) => setTimeout(resolve, 2));
+  }
+}
 
 describe('keepConsumerRunning', () => {
   it('given a joined group, when kafkajs crashes without restarting, then the consumer connects and runs again', async () => {
@@ -35,6 +42,7 @@ describe('keepConsumerRunning', () => {
     emit(EVENTS.GROUP_JOIN);
 
     emit(EVENTS.CRASH, { error: new Error('Failed to find group coordinator'), restart: false });
+    await until(() => calls.run === 1);
     await settle();
 
     expect(calls).toEqual({ connect: 1, run: 1, disconnect: 0 });
@@ -50,6 +58,7 @@ describe('keepConsumerRunning', () => {
     emit(EVENTS.GROUP_JOIN);
 
     emit(EVENTS.CRASH, { error: new Error('down'), restart: false });
+    await until(() => calls.run === 1);
     await settle();
 
     expect(calls.connect).toBe(3);
