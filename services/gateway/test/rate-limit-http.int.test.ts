@@ -60,7 +60,9 @@ describe('rateLimit middleware when the store fails', () => {
       const started = Date.now();
       const response = await ping(server, 'k1');
       expect(response.status).toBe(200);
-      expect(Date.now() - started).toBeLessThan(1000);
+      // Answered by the 200 ms command timeout, not held until Redis comes back (which is never
+      // here): the bound only tells the two apart, with room for CI's two suites a core (1.1 s seen).
+      expect(Date.now() - started).toBeLessThan(3000);
       expect(errors).toHaveLength(1);
     } finally {
       await server.close();
