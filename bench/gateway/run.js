@@ -370,6 +370,7 @@ async function checkCosts(platform, targets, saturated, params) {
   for (const name of Object.keys(targets).filter((n) => n.startsWith('gateway_'))) {
     const { profile } = await profiled(() => saturate(platform, targets[name], params.connections, params.round_s));
     if (params.profile_dir) {
+      require('node:fs').mkdirSync(params.profile_dir, { recursive: true });
       const file = require('node:path').join(params.profile_dir, `${name}.cpuprofile`);
       require('node:fs').writeFileSync(file, JSON.stringify(profile));
     }
