@@ -146,9 +146,13 @@ describe('e-invoices in the merchant dashboard', () => {
   });
 
   it('shows each invoice’s e-invoice with one call a page, and the failing one near its deadline on the E-invoices page', async () => {
-    const { subscription: barcode } = await shop.subscribe('mei@shop.example', '4242424242424242', {
-      einvoice: { type: 'MOBILE_BARCODE', carrier: '/ABC+123' },
-    });
+    const { subscription: barcode, session: barcodeSession } = await shop.subscribe(
+      'mei@shop.example',
+      '4242424242424242',
+      {
+        einvoice: { type: 'MOBILE_BARCODE', carrier: '/ABC+123' },
+      },
+    );
     const [barcodeInvoice] = await shop.invoicesOf(barcode.id);
     const issued = await eventually(async () => {
       const [e] = await einvoicesOf(`invoice_id=${barcodeInvoice.id}`);
@@ -224,6 +228,16 @@ describe('e-invoices in the merchant dashboard', () => {
     expect(ofCustomer).toContain(`/einvoices/${issued.id}"`);
     expect(ofCustomer).not.toContain(`/einvoices/${warned.id}"`);
 
+    // The search box finds an e-invoice by its number as a receipt prints it, and a checkout by its id.
+    const search = async (q: string) => oneLine((await operator.get(`${base}/search?q=${encodeURIComponent(q)}`)).html);
+    const printed = `${issued.number.slice(0, 2).toLowerCase()}-${issued.number.slice(2)}`;
+    expect(await search(printed)).toContain(`<a href="${base}/einvoices/${issued.id}">E-invoice ${issued.number}</a>`);
+    expect(await search('ZZ-00000000')).toContain('Nothing matches ZZ-00000000.');
+    const checkout = await search(barcodeSession.id);
+    expect(checkout).toContain(`Checkout ${barcodeSession.id}`);
+    expect(checkout).toContain(`href="${base}/customers/${barcode.customer_id}">mei@shop.example</a>`);
+    expect(checkout).toContain(`href="${base}/subscriptions/${barcode.id}"`);
+
     const detail = (await operator.get(`${base}/einvoices/${warned.id}`)).html;
     expect(oneLine(detail)).toContain('Close to its deadline and still not issued');
     expect(detail).toContain(warned.last_error.message);
@@ -252,5 +266,9 @@ describe('e-invoices in the merchant dashboard', () => {
     const stranger = await signedIn(platform.gatewayUrl, 'owner@other.example', PASSWORD);
     expect((await stranger.get(`/dashboard/${other.org.id}/sandbox/einvoices/${issued.id}`)).status).toBe(404);
     expect((await stranger.get(`/dashboard/${other.org.id}/sandbox/einvoices`)).html).toContain('No e-invoices yet.');
+    for (const q of [issued.number, barcodeSession.id]) {
+      const found = await stranger.get(`/dashboard/${other.org.id}/sandbox/search?q=${q}`);
+      expect(found.html).toContain(`Nothing matches ${q}.`);
+    }
   });
 });

@@ -205,6 +205,11 @@ describe('e-invoices through the gateway', () => {
       }, 60000);
       const second = await issuedFor(renewal.id);
       expect(second.number).not.toBe(first.number);
+      // Found by its number, and only by a well-formed one.
+      expect((await einvoicesOf(`number=${first.number}`)).map((e: { id: string }) => e.id)).toEqual([first.id]);
+      expect(await einvoicesOf('number=ZZ00000000')).toEqual([]);
+      const malformed = await send('GET', `/einvoices?number=${first.number.toLowerCase()}`);
+      expect([malformed.status, malformed.body.error.code]).toEqual([400, 'bad_request']);
       expect(second.buyer).toEqual({ type: 'MOBILE_BARCODE', carrier: '/ABC+123' });
 
       const company = await subscribeOnClock(`company-${provider}@example.com`, '4242424242424242', {

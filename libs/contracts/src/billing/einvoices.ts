@@ -162,6 +162,11 @@ export const ListEinvoicesQuery = z
     invoice_id: idText().optional(),
     order_id: idText().optional(),
     status: EinvoiceStatus.optional(),
+    number: z
+      .string()
+      .regex(/^[A-Z]{2}\d{8}$/, 'an e-invoice number is 2 capital letters and 8 digits, e.g. AB12345678')
+      .optional()
+      .describe('發票號碼: the issued e-invoice with this number'),
   })
   .meta({ id: 'ListEinvoicesQuery' });
 export type ListEinvoicesQuery = z.infer<typeof ListEinvoicesQuery>;

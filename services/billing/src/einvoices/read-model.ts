@@ -33,12 +33,17 @@ const einvoices = documentTable<EinvoiceResource>({
     e.status === 'pending' && !e.deadline_warned_at ? warnAtOf(new Date(e.created_at), new Date(e.deadline)) : null,
   ],
   insertOnly: ['customer_id', 'invoice_id', 'order_id'],
+  // The number the provider gave, kept by PostgreSQL from the document: the dashboard's search finds it.
+  migrations: [
+    "ALTER TABLE {table} ADD COLUMN IF NOT EXISTS number text GENERATED ALWAYS AS (document->>'number') STORED",
+  ],
   indexes: [
     'CREATE INDEX IF NOT EXISTS einvoices_newest_first ON {table} (organization, environment, created_at DESC, id DESC)',
     'CREATE INDEX IF NOT EXISTS einvoices_due ON {table} (due_at) WHERE due_at IS NOT NULL',
     'CREATE INDEX IF NOT EXISTS einvoices_warn ON {table} (warn_at) WHERE warn_at IS NOT NULL',
     'CREATE INDEX IF NOT EXISTS einvoices_by_invoice ON {table} (invoice_id) WHERE invoice_id IS NOT NULL',
     'CREATE INDEX IF NOT EXISTS einvoices_by_order ON {table} (order_id) WHERE order_id IS NOT NULL',
+    'CREATE INDEX IF NOT EXISTS einvoices_by_number ON {table} (organization, environment, number) WHERE number IS NOT NULL',
   ],
 });
 
@@ -95,6 +100,7 @@ export async function listEinvoices(
     invoice_id?: string;
     order_id?: string;
     status?: EinvoiceStatus;
+    number?: string;
   },
 ): Promise<{ einvoices: EinvoiceResource[]; hasMore: boolean }> {
   let cursor: { created_at: string; id: string } | null = null;
@@ -111,6 +117,7 @@ export async function listEinvoices(
       invoice_id: page.invoice_id,
       order_id: page.order_id,
       status: page.status,
+      number: page.number,
     },
     after: cursor,
     limit: page.limit,

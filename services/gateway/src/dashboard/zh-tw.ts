@@ -118,8 +118,10 @@ export const ZH_TW: Record<string, string> = {
 
   // The search box
   'Email, name, id or invoice number': '電子郵件、ID 或發票號碼',
-  'Type an email, a name, an id or an invoice number in the search box.':
-    '請在搜尋框輸入電子郵件、姓名、ID 或發票號碼。',
+  'Type an email, a name, an id, an invoice number or an e-invoice number in the search box.':
+    '請在搜尋框輸入電子郵件、姓名、ID、發票號碼或電子發票號碼。',
+  'Checkout {id}': '結帳 {id}',
+  'E-invoice {number}': '電子發票 {number}',
   'Nothing matches {q}.': '沒有符合「{q}」的結果。',
   Subscription: '訂閱',
   Invoice: '發票',

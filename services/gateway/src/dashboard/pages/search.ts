@@ -1,8 +1,9 @@
 import { type Html, html } from '@billing/service';
 import { ApiFailure, withQuery } from '../client';
-import { twd } from '../html';
+import { twd, when } from '../html';
 import { type DashboardPage, type PageContext, table } from '../page';
 import type { Invoice } from './customers';
+import type { Einvoice } from './einvoices';
 
 /** The record pages an id opens, by its prefix. */
 const RECORD_PAGES: Record<string, { path: string; read: string; noun: string }> = {
@@ -10,6 +11,19 @@ const RECORD_PAGES: Record<string, { path: string; read: string; noun: string }>
   sub: { path: 'subscriptions', read: '/subscriptions', noun: 'Subscription' },
   in: { path: 'invoices', read: '/invoices', noun: 'Invoice' },
 };
+
+/** What the search shows of a checkout session: its order, what was bought, by whom. */
+interface CheckoutSession {
+  id: string;
+  order_id: string;
+  status: string;
+  product: { name: string };
+  amount_total: number;
+  customer_id: string | null;
+  customer_email: string | null;
+  subscription_id: string | null;
+  completed_at: string | null;
+}
 
 interface Customer {
   id: string;
@@ -19,9 +33,10 @@ interface Customer {
 }
 
 /**
- * The header's one search box: a record's id (`cus_`, `sub_`, `in_`) finds that record, an
- * invoice number (`INV-000042`, any case) its invoice, and any text the customers whose email,
- * name, external id or id contains it.
+ * The header's one search box: a record's id (`cus_`, `sub_`, `in_`) finds that record, a
+ * checkout session's (`cs_`) its order, an invoice number (`INV-000042`, any case) its invoice,
+ * an e-invoice number (`AB-12345678`, any case, the hyphen optional) its e-invoice, and any text
+ * the customers whose email, name, external id or id contains it.
  */
 export const searchPage: DashboardPage = {
   path: 'search',
@@ -31,9 +46,17 @@ export const searchPage: DashboardPage = {
     const { t } = ctx;
     const q = (ctx.query.q ?? '').trim().slice(0, 100);
     if (!q)
-      return html`<p class="muted">${t('Type an email, a name, an id or an invoice number in the search box.')}</p>`;
-    const [record, invoice, customers] = await Promise.all([recordOf(ctx, q), invoiceOf(ctx, q), customersOf(ctx, q)]);
-    const found = [record, invoice].filter((item): item is Html => item !== null);
+      return html`<p class="muted">
+        ${t('Type an email, a name, an id, an invoice number or an e-invoice number in the search box.')}
+      </p>`;
+    const [record, checkout, invoice, einvoice, customers] = await Promise.all([
+      recordOf(ctx, q),
+      checkoutOf(ctx, q),
+      invoiceOf(ctx, q),
+      einvoiceOf(ctx, q),
+      customersOf(ctx, q),
+    ]);
+    const found = [record, checkout, invoice, einvoice].filter((item): item is Html => item !== null);
     const rows = customers.map(
       (c) =>
         html`<tr>
@@ -77,6 +100,42 @@ async function invoiceOf(ctx: PageContext, q: string): Promise<Html | null> {
     ? html`<a href="${ctx.base}/invoices/${invoice.id}">${ctx.t('Invoice {number}', { number: invoice.number })}</a> ·
         ${twd(invoice.total)} · ${invoice.status}`
     : null;
+}
+
+/** A checkout session by its id: the order it made (or is making), with its buyer. */
+async function checkoutOf(ctx: PageContext, q: string): Promise<Html | null> {
+  if (!/^cs_[A-Za-z0-9]+$/.test(q)) return null;
+  const session = await ctx.api
+    .v1<CheckoutSession>('GET', `/checkout/sessions/${encodeURIComponent(q)}`)
+    .catch((error: unknown) => absent(error));
+  if (!session) return null;
+  const { t } = ctx;
+  const buyer = session.customer_id
+    ? html`<a href="${ctx.base}/customers/${session.customer_id}">${session.customer_email ?? session.customer_id}</a>`
+    : (session.customer_email ?? '—');
+  const subscription = session.subscription_id
+    ? html` · <a href="${ctx.base}/subscriptions/${session.subscription_id}">${t('Subscription')}</a>`
+    : '';
+  return html`${t('Checkout {id}', { id: session.id })} · ${t('Order')} <code>${session.order_id}</code> ·
+    ${session.product.name} · ${twd(session.amount_total)} · ${session.status}
+    ${session.completed_at ? when(session.completed_at) : ''} · ${buyer}${subscription}`;
+}
+
+/** An e-invoice number as buyers read it off a receipt: two letters, eight digits, often a hyphen between. */
+export const einvoiceNumberOf = (q: string): string | null =>
+  /^([A-Za-z]{2})-?(\d{8})$/.test(q) ? q.replace('-', '').toUpperCase() : null;
+
+async function einvoiceOf(ctx: PageContext, q: string): Promise<Html | null> {
+  const number = einvoiceNumberOf(q);
+  if (!number) return null;
+  const found = await ctx.api.v1<{ data: Einvoice[] }>('GET', withQuery('/einvoices', { number, limit: 1 }));
+  const einvoice = found.data[0];
+  if (!einvoice) return null;
+  const source = einvoice.invoice_id
+    ? html` · <a href="${ctx.base}/invoices/${einvoice.invoice_id}">${ctx.t('Invoice')}</a>`
+    : '';
+  return html`<a href="${ctx.base}/einvoices/${einvoice.id}">${ctx.t('E-invoice {number}', { number })}</a> ·
+    ${twd(einvoice.total)} · ${einvoice.status}${source}`;
 }
 
 async function customersOf(ctx: PageContext, q: string): Promise<Customer[]> {
