@@ -67,6 +67,7 @@ import { inSequence } from './routing/in-sequence';
 import { RouteTable } from './routing/route-table';
 import { serviceReads } from './routing/service-reads';
 import { createUpstream, type UpstreamHandler } from './upstream';
+import { sdkShapedRefusals } from './refusals';
 import { breakerCaller } from './upstream/breaker-caller';
 
 export const DEFAULT_UPSTREAMS: Record<UpstreamName, string> = {
@@ -246,8 +247,10 @@ export class Gateway {
     );
     app.use('/v1', this.knownKeyFirst(apiKeyFailures, authenticateAndLimit), refuseUnreadableBodies);
     app.use(this.publicRoutes());
-    // The gateway's own refusals (key, rate limit, idempotency) in the portal sessions' codes.
+    // The gateway's own refusals (key, rate limit, idempotency) in the portal sessions' codes,
+    // and in the shapes the recur-tw SDK reads for its calls.
     app.use(PORTAL_API_PATH, portalErrorCodes);
+    app.use('/v1', sdkShapedRefusals);
   }
 
   /**

@@ -34,6 +34,30 @@ describe('API keys at the gateway', () => {
     expect(response.body).toEqual({ error: { code: 'unauthorized', message: expect.any(String) } });
   });
 
+  it("answers the recur-tw SDK's calls in the shapes it reads: a wrong key, its key's rate limit", async () => {
+    const text = (message: string) => ({ error: message, message, details: message });
+    const wrong = await client.api('/products', { 'x-recur-publishable-key': `pk_test_${'a'.repeat(32)}` });
+    expect([wrong.status, wrong.body]).toEqual([401, { code: 'unauthorized', ...text('Invalid API key') }]);
+
+    const shop = await client.createOrganization('SDK shop');
+    const headers = { 'x-recur-publishable-key': shop.api_keys.sandbox.publishable_key };
+    const answers = [];
+    for (let i = 0; i <= 120; i += 1) answers.push(await client.api('/products', headers));
+    expect(answers.slice(0, 120).every((answer) => answer.status === 200)).toBe(true);
+    const limited = answers[120]!;
+    expect(limited.status).toBe(429);
+    expect(limited.headers.get('retry-after')).toMatch(/^\d+$/);
+    expect(limited.body).toEqual({
+      code: 'rate_limit_exceeded',
+      ...text(expect.stringMatching(/^Rate limit of 120 requests per minute exceeded/) as unknown as string),
+    });
+    // The same key in the spec's own header gets the envelope.
+    const envelope = await client.api('/products', {
+      'x-service-publishable-key': shop.api_keys.sandbox.publishable_key,
+    });
+    expect([envelope.status, envelope.body.error.code]).toEqual([429, 'rate_limit_exceeded']);
+  });
+
   it('answers 401 to a key sent in the header of the other kind', async () => {
     const { secret_key, publishable_key } = org.api_keys.sandbox;
     expect((await client.api('/products', { 'x-service-secret-key': publishable_key })).status).toBe(401);

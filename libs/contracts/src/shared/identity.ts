@@ -29,6 +29,9 @@ export const IDENTITY_HEADERS = {
  */
 export const RECUR_SDK_HEADER = 'x-billing-recur-sdk';
 
+/** The key headers the recur-tw SDK sends: a request that used one is answered in the SDK's shapes. */
+export const RECUR_SDK_KEY_HEADERS = ['x-recur-secret-key', 'x-recur-publishable-key'] as const;
+
 export const KeyKind = z.enum(['secret', 'publishable']);
 export type KeyKind = z.infer<typeof KeyKind>;
 

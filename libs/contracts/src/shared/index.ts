@@ -8,3 +8,4 @@ export * from './identity';
 export * from './actors';
 export * from './schema-order';
 export * from './einvoice-choice';
+export * from './sdk-refusal';

@@ -1,4 +1,4 @@
-import { ApiError, RECUR_SDK_HEADER, type SdkCouponDiscount } from '@billing/contracts';
+import { ApiError, RECUR_SDK_HEADER, type SdkCouponDiscount, sdkRefusalBody } from '@billing/contracts';
 import type { ErrorRequestHandler, Request } from 'express';
 import { chooseLocale, messagesFor, refusalText } from '../hosted-page/messages';
 import type { Session } from '../sessions/session';
@@ -52,14 +52,7 @@ export const answerSdkRefusals: ErrorRequestHandler = (err, req, res, next) => {
     res.status(200).json({ success: false, failure });
     return;
   }
-  res.status(err.status).json({
-    error: text,
-    code: err.code,
-    message: text,
-    details: text,
-    ...(failure && { failure }),
-    ...(err.details && { error_details: err.details }),
-  });
+  res.status(err.status).json({ ...sdkRefusalBody(err, text), ...(failure && { failure }) });
 };
 
 const detailCode = (error: ApiError): string | undefined => {

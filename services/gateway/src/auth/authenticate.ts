@@ -1,4 +1,4 @@
-import { type CallerIdentity, RECUR_SDK_HEADER, unauthorized } from '@billing/contracts';
+import { type CallerIdentity, RECUR_SDK_HEADER, RECUR_SDK_KEY_HEADERS, unauthorized } from '@billing/contracts';
 import type { SqlExecutor } from '@billing/eventstore';
 import type { Request } from 'express';
 import { describeKey, hashApiKey } from '../organizations/api-keys';
@@ -7,9 +7,6 @@ import { findActiveKey } from '../organizations/read-model';
 /** The dedicated key headers: the spec's, and the `X-Recur-*` names the recur-tw SDK sends. */
 export const SECRET_KEY_HEADERS = ['x-service-secret-key', 'x-recur-secret-key'] as const;
 export const PUBLISHABLE_KEY_HEADERS = ['x-service-publishable-key', 'x-recur-publishable-key'] as const;
-
-/** The key headers the recur-tw SDK sends; a request that used one is answered in the SDK's shapes. */
-const RECUR_SDK_KEY_HEADERS = ['x-recur-secret-key', 'x-recur-publishable-key'] as const;
 
 /**
  * Once the caller is known, the key leaves the request: a service never holds an API key (the

@@ -3,6 +3,7 @@ import { ApiError } from '@billing/contracts';
 import type { NextFunction, Request, RequestHandler, Response } from 'express';
 import { RATE_LIMIT_HEADERS } from '../rate-limit/middleware';
 import { type CountingRateLimitStore, type RateLimitGuard, fixedWindow } from '../rate-limit/store';
+import { sendRefusal } from '../refusals';
 
 export interface FailedAuthenticationRule {
   /** What is authenticated, in the bucket's name: `api-key`, `admin-token`, `sign-in`. */
@@ -103,7 +104,7 @@ export class FailedAuthenticationLimiter {
       'rate_limit_exceeded',
       `Too many failed authentication attempts from this address; retry in ${retryAfter} s`,
     );
-    res.status(refused.status).json(refused.toEnvelope());
+    sendRefusal(res, refused);
   }
 
   /** Counts one failed authentication of the address, and shows what is left of its budget. */

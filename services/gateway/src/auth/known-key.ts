@@ -3,6 +3,7 @@ import type { Request, RequestHandler, Response } from 'express';
 import { showLimit } from '../rate-limit/middleware';
 import type { CountingRateLimitStore } from '../rate-limit/store';
 import type { FailedAuthenticationLimiter } from './failed-authentication';
+import { sendRefusal } from '../refusals';
 
 export interface KnownKeyOptions {
   /** The caller when it is known without I/O (a cached key, the dashboard's own call); else undefined. */
@@ -46,6 +47,6 @@ export function knownKeyFirst(options: KnownKeyOptions): RequestHandler {
     if (!hit.result) return failures.refuse(res, at);
     const refused = showLimit(res, hit.result, windowMs, at);
     if (!refused) return next();
-    res.status(refused.status).json(refused.toEnvelope());
+    sendRefusal(res, refused);
   };
 }

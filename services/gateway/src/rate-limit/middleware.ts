@@ -1,6 +1,7 @@
 import type { Request, RequestHandler, Response } from 'express';
 import { ApiError } from '@billing/contracts';
 import type { RateLimitResult, RateLimitStore } from './store';
+import { sendRefusal } from '../refusals';
 
 export const RATE_LIMIT_HEADERS = {
   limit: 'X-RateLimit-Limit',
@@ -27,12 +28,11 @@ export interface RateLimitOptions {
   now?: () => number;
   /** Called when the store fails and the request is let through. */
   onError?: (error: unknown, req: Request, res: Response) => void;
-  /** Writes the 429; default: the error envelope as JSON. */
+  /** Writes the 429; default: the error envelope as JSON (the recur-tw SDK's shape for its calls). */
   refuse?: (req: Request, res: Response, error: ApiError) => void;
 }
 
-const refuseWithJson = (_req: Request, res: Response, error: ApiError) =>
-  void res.status(error.status).json(error.toEnvelope());
+const refuseWithJson = (_req: Request, res: Response, error: ApiError) => sendRefusal(res, error);
 
 /**
  * Counts the request against its bucket, sets `X-RateLimit-Limit`, `X-RateLimit-Remaining` and

@@ -5,6 +5,7 @@ import type CircuitBreaker from 'opossum';
 import { ApiError } from '@billing/contracts';
 import { type FailureBlame, IsolatedBreaker } from '@billing/runtime';
 import { SERVICE_KEEP_ALIVE_TIMEOUT_MS } from '@billing/service';
+import { sendRefusal } from '../refusals';
 
 /** A failure of the upstream itself: refused, reset, timed out, or a 502/503/504 answer. */
 export class UpstreamError extends Error {
@@ -208,7 +209,7 @@ export function createUpstream(options: UpstreamOptions): UpstreamHandler {
   const respondUnavailable = (res: Response): void => {
     if (answered.has(res) || res.headersSent || res.writableEnded || res.destroyed) return;
     answered.add(res);
-    res.status(unavailable.status).json(unavailable.toEnvelope());
+    sendRefusal(res, unavailable);
   };
   const respondTimedOut = (res: Response, waited: number, awaited: boolean): void => {
     if (answered.has(res) || res.headersSent || res.writableEnded || res.destroyed) return;
@@ -221,7 +222,7 @@ export function createUpstream(options: UpstreamOptions): UpstreamHandler {
       'gateway_timeout',
       `${name} did not answer within ${waited} ms; the request may still be applied. ${outcome}`,
     );
-    res.status(timedOut.status).json(timedOut.toEnvelope());
+    sendRefusal(res, timedOut);
   };
 
   const targetUrl = new URL(target);
