@@ -322,6 +322,7 @@ describe('validation', () => {
         max_redemptions: 100,
         current_redemptions: 0,
       },
+      livemode: false,
     });
     expect(ValidationResult.parse(res.body)).toEqual(res.body);
     const noAmount = await validateCode(org, { code: 'SPRING20' });
@@ -351,7 +352,12 @@ describe('validation', () => {
     await code(org, { code: 'CHECKME', ...codeFields });
     const res = await validateCode(org, { code: 'CHECKME', ...body });
     expect(res.status).toBe(200);
-    expect(res.body).toEqual({ valid: false, error_code: errorCode, error_message: expect.any(String) });
+    expect(res.body).toEqual({
+      valid: false,
+      error_code: errorCode,
+      error_message: expect.any(String),
+      livemode: false,
+    });
   });
 
   it('reports an inactive coupon as INACTIVE', async () => {
@@ -420,6 +426,7 @@ describe('validation', () => {
       valid: false,
       error_code: 'PROMO_CODE_INVALID',
       error_message: 'This promotion code is not valid',
+      livemode: false,
     });
     const missing = await validateCode(org, { code: 'NOPE', customer_id: 'cus_1' }, 'publishable');
     expect(missing.body.error_code).toBe('PROMO_CODE_INVALID');

@@ -195,6 +195,8 @@ describe('redemptions driven by checkout events', () => {
     expect((await reserve(org, { customer_id: 'cus_c' })).status).toBe(201);
     await call('DELETE', `/v1/promotion-codes/${code.id}`, caller(org));
     expect((await redemptionsOf(org, code.id)).total).toBe(2);
+    const list = await call('GET', `/v1/promotion-codes/${code.id}/redemptions`, caller(org));
+    expect([list.body.success, list.body.livemode]).toEqual([true, false]);
     expect((await call('GET', `/v1/promotion-codes/${code.id}/redemptions`, caller(newOrg()))).status).toBe(404);
   });
 

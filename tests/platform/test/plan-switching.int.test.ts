@@ -141,6 +141,7 @@ describe('plan switching through the gateway', () => {
       blocking_reason: null,
       is_in_trial: false,
       trial_end: null,
+      livemode: false,
     });
     // The preview changed nothing.
     expect((await send('GET', `/subscriptions/${subscription.id}`)).body).toEqual(subscription);
@@ -149,6 +150,7 @@ describe('plan switching through the gateway', () => {
     expect(switched.status).toBe(200);
     expect(switched.body).toMatchObject({
       object: 'subscription_switch',
+      livemode: false,
       switch_type: 'UPGRADE',
       execution_mode: 'immediate',
       schedule: null,

@@ -63,6 +63,7 @@ export const SwitchPreview = z
       ),
     is_in_trial: z.boolean(),
     trial_end: timestamp.nullable(),
+    livemode: z.boolean(),
   })
   .meta({ id: 'SwitchPreview' });
 export type SwitchPreview = z.infer<typeof SwitchPreview>;
@@ -131,6 +132,7 @@ export const SubscriptionSwitch = z
     invoice: Invoice.nullable().describe('The proration invoice of an immediate prorated switch'),
     schedule: SubscriptionSchedule.nullable().describe('The pending schedule of a scheduled switch'),
     proration: SwitchProration.nullable(),
+    livemode: z.boolean(),
   })
   .meta({ id: 'SubscriptionSwitch' });
 export type SubscriptionSwitch = z.infer<typeof SubscriptionSwitch>;

@@ -271,6 +271,7 @@ export const RedemptionList = z
       active_count: z.int().describe('ACTIVE redemptions of the code, whatever the filters'),
       voided_count: z.int().describe('VOIDED redemptions of the code, whatever the filters'),
     }),
+    livemode: z.boolean(),
   })
   .meta({ id: 'RedemptionList' });
 
@@ -352,6 +353,7 @@ export const ValidationResult = z
       .optional(),
     error_code: PromoErrorCode.optional(),
     error_message: z.string().optional(),
+    livemode: z.boolean(),
   })
   .meta({ id: 'PromotionCodeValidation' });
 export type ValidationResult = z.infer<typeof ValidationResult>;

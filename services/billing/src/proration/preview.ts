@@ -1,4 +1,7 @@
 import type { ScheduledPlan, Subscription, SwitchPlan, SwitchPreview, SwitchProration } from '@billing/contracts';
+
+/** The preview as the facts decide it; the environment's `livemode` is added where it is answered. */
+export type PlannedPreview = Omit<SwitchPreview, 'livemode'>;
 import { periodEnd } from '../calendar/period';
 import {
   type ProrationBehavior,
@@ -29,7 +32,7 @@ export type SwitchFacts = {
 };
 
 export type PlannedSwitch = {
-  preview: SwitchPreview;
+  preview: PlannedPreview;
   type: SwitchType;
   treatment: Treatment;
   /** Charged on the saved card now (`prorate` with a positive net), else 0. */
@@ -113,7 +116,7 @@ export function planSwitch(facts: SwitchFacts): PlannedSwitch {
   }
   const requiresPayment = chargeNow > 0;
   const blocking = facts.blockingReason ?? (requiresPayment && !facts.hasPaymentMethod ? 'no_payment_method' : null);
-  const preview: SwitchPreview = {
+  const preview: PlannedPreview = {
     object: 'switch_preview',
     subscription_id: subscription.id,
     switch_type: type,

@@ -6,6 +6,7 @@ import {
   UpdatePromotionCodeBody,
   type UpdatePromotionCodeBody as Changes,
   type CallerIdentity,
+  livemodeOf,
   newId,
   notFound,
   validationError,
@@ -101,6 +102,7 @@ export function mountPromotionCodeRoutes(app: Express, { store, now }: ServiceCo
     if (!(await findPromotionCode(db, schema, caller, params.id))) {
       throw notFound(`No such promotion code: ${params.id}`);
     }
-    res.json({ success: true, data: await listRedemptions(db, schema, params.id, query) });
+    const data = await listRedemptions(db, schema, params.id, query);
+    res.json({ success: true, data, livemode: livemodeOf(caller.environment) });
   });
 }

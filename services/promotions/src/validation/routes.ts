@@ -4,6 +4,7 @@ import {
   ReserveRedemptionBody,
   emailKey,
   idText,
+  livemodeOf,
   type ReservedRedemption,
   ValidatePromotionCodeBody,
   badRequest,
@@ -41,7 +42,7 @@ export function mountValidationRoutes(app: Express, { store, now }: ServiceConte
       throw badRequest('external_id or customer_id is required with a Publishable Key');
     }
     const { input } = await loadValidationInput(db, schema, caller, body, now());
-    res.json(validatePromotionCode(input));
+    res.json({ ...validatePromotionCode(input), livemode: livemodeOf(caller.environment) });
   });
 
   /**

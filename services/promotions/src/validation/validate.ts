@@ -1,4 +1,7 @@
 import type { ApplicableProduct, CouponTerms, PromoErrorCode, ValidationResult } from '@billing/contracts';
+
+/** What the code's facts decide; the environment's `livemode` is added where it is answered. */
+export type CodeValidation = Omit<ValidationResult, 'livemode'>;
 import { discountFor, discountOf } from './discount';
 import { PROMO_MESSAGES } from './errors';
 
@@ -68,12 +71,12 @@ export interface ValidationInput {
  * NEW_CUSTOMERS_ONLY / EXISTING_CUSTOMERS_ONLY, ALREADY_USED, PRODUCT_MISMATCH, MINIMUM_NOT_MET.
  * Pure: time, counts and products come in with the input.
  */
-export function validatePromotionCode(input: ValidationInput): ValidationResult {
+export function validatePromotionCode(input: ValidationInput): CodeValidation {
   const failure = firstFailure(input);
   if (failure) return invalid(failure, input.masked);
   const code = input.promotionCode!;
   const coupon = input.coupon!;
-  const result: ValidationResult = {
+  const result: CodeValidation = {
     valid: true,
     applies_to_all_products: coupon.applies_to_all_products,
     discount: discountFor(coupon, input.request.amount),
@@ -126,7 +129,7 @@ function firstFailure({ now, request, promotionCode: code, coupon, customer }: V
   return null;
 }
 
-function invalid(code: PromoErrorCode, masked: boolean): ValidationResult {
+function invalid(code: PromoErrorCode, masked: boolean): CodeValidation {
   const reported: PromoErrorCode = masked && code !== 'PROMO_CODE_ALREADY_USED' ? 'PROMO_CODE_INVALID' : code;
   return { valid: false, error_code: reported, error_message: PROMO_MESSAGES[reported] };
 }

@@ -6,6 +6,7 @@ import {
   type SwitchPreview,
   ApiError,
   conflict,
+  livemodeOf,
   newId,
 } from '@billing/contracts';
 import type { EventStoreTransaction } from '@billing/eventstore';
@@ -15,6 +16,7 @@ import { periodEnd } from '../../calendar/period';
 import { type ChargeOutcome, chargeSavedCard, paymentPending } from '../../charges/charge';
 import { findInvoice } from '../../invoices/read-model';
 import type { ProrationBehavior } from '../../proration/classify';
+import type { PlannedPreview } from '../../proration/preview';
 import { currentSubscription } from '../../subscriptions/queries';
 import { inTransaction, lockForSwitch, onSubscription, run } from './commands';
 import { type Existing, type SwitchRequest, planFor } from './facts';
@@ -41,7 +43,7 @@ export async function previewSwitch(
 ): Promise<SwitchPreview> {
   const tenant = { organization, environment };
   const { planned } = await planFor(context, tenant, subscriptionId, { targetProductId, ...options });
-  return planned.preview;
+  return { ...planned.preview, livemode: livemodeOf(environment) };
 }
 
 /**
@@ -75,6 +77,7 @@ export async function performSwitch(
     invoice,
     schedule,
     proration: preview.proration,
+    livemode: livemodeOf(environment),
   });
 
   if (treatment === 'schedule') {
@@ -196,7 +199,7 @@ export async function performSwitch(
   );
 }
 
-function refuseUnlessProceeding(state: Existing, preview: SwitchPreview): void {
+function refuseUnlessProceeding(state: Existing, preview: PlannedPreview): void {
   if (preview.can_proceed) return;
   const reason = preview.blocking_reason!;
   if (reason === 'no_payment_method') {
