@@ -206,6 +206,27 @@ describe('direct subscription creation through the gateway', () => {
       product_id: products.ebook,
     });
     expect([notPlan.status, notPlan.body.error.details[0].code]).toEqual([400, 'not_a_subscription_plan']);
+    // An archived plan, a Production one, another organization's: no product to this key, as at checkout.
+    const client = clientOf(platform.gatewayUrl);
+    const make = async (organization: string, fields: Record<string, unknown>) =>
+      (
+        await client.createProduct(
+          organization,
+          plan({ slug: `p${Math.random().toString(36).slice(2, 8)}`, ...fields }),
+        )
+      ).body.id as string;
+    const retired = await make(org.id, { price: 999 });
+    await client.admin('PATCH', `/organizations/${org.id}/products/${retired}`, { active: false });
+    const live = await make(org.id, { environment: 'PRODUCTION', price: 399 });
+    const foreign = await make((await client.createOrganization('Other')).id, { price: 299 });
+    for (const productId of [retired, live, foreign]) {
+      const refused = await send('POST', '/subscriptions', { customer_email: 'x@example.com', product_id: productId });
+      expect([productId, refused.status, refused.body.error]).toEqual([
+        productId,
+        404,
+        { code: 'not_found', message: `No such product: ${productId}` },
+      ]);
+    }
     const noUrls = await send('POST', '/subscriptions', { customer_email: 'x@example.com', product_id: products.pro });
     expect(noUrls.status).toBe(400);
     expect((await send('POST', '/subscriptions/sub_absent/complete')).status).toBe(404);

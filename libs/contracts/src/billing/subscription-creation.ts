@@ -89,9 +89,11 @@ export function registerSubscriptionCreationRoutes(registry: OpenApiRegistry): O
           description: 'ACTIVE or TRIAL (paid or free now), or INCOMPLETE with url and client_secret',
           schema: answer,
         },
-        400: error('bad_request: the product is not a subscription plan, archived, or of the other environment'),
+        400: error('bad_request: the product is not a subscription plan'),
         401: unauthorized,
-        404: error('not_found: no such customer (customer_id, external_customer_id) or product'),
+        404: error(
+          "not_found: no such customer (customer_id, external_customer_id), or no such active product in the environment (archived, the other environment's and another organization's alike)",
+        ),
         409: error(
           'conflict: the customer has a live subscription to the product; details existing_subscription_id, status',
         ),

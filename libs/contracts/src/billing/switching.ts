@@ -228,9 +228,7 @@ export function registerSwitchingRoutes(registry: OpenApiRegistry): OpenApiRegis
   const security: Array<'secretKey'> = ['secretKey'];
   const params = z.object({ id: idText().describe('Subscription id, prefix sub_') });
   const unauthorized = error('unauthorized: API key invalid, missing or not a Secret Key');
-  const targetRefused = error(
-    'bad_request: the target is the current product, not a subscription plan, archived, or of the other environment',
-  );
+  const targetRefused = error('bad_request: the target is the current product, or not a subscription plan');
   return registry
     .route({
       method: 'get',
@@ -247,7 +245,9 @@ export function registerSwitchingRoutes(registry: OpenApiRegistry): OpenApiRegis
           schema: ErrorEnvelope,
         },
         401: unauthorized,
-        404: error('not_found: no such subscription or product'),
+        404: error(
+          "not_found: no such subscription, or no such active product in the environment (archived, the other environment's and another organization's alike)",
+        ),
       },
     })
     .route({
@@ -268,7 +268,9 @@ export function registerSwitchingRoutes(registry: OpenApiRegistry): OpenApiRegis
         402: error(
           'payment_required: the saved card was declined (the decline reason in the message and details); nothing changed',
         ),
-        404: error('not_found: no such subscription or product'),
+        404: error(
+          "not_found: no such subscription, or no such active product in the environment (archived, the other environment's and another organization's alike)",
+        ),
         409: error('conflict: a pending schedule (named in details), a switch in progress, PAST_DUE, canceled'),
         422: error('validation_error: the body'),
       },

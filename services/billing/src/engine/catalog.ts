@@ -1,4 +1,4 @@
-import { type Environment, type Product, type ScheduledPlan, ApiError, badRequest, notFound } from '@billing/contracts';
+import { type Product, type ScheduledPlan, ApiError, badRequest, notFound } from '@billing/contracts';
 import { InternalClient, type ServiceContext } from '@billing/runtime';
 import type { Tenant } from '@billing/service';
 
@@ -18,9 +18,9 @@ function catalogOf(context: ServiceContext): InternalClient {
 }
 
 /**
- * A subscription plan as the catalog has it now, for `field` of a request. 404: no such
- * product in the organization (in either environment). 400 (details naming `field`): a
- * product of the other environment, not a subscription plan, archived, or what `refuse` says.
+ * A subscription plan as the catalog has it now, for `field` of a request. 404: no active
+ * product of the caller's organization and environment. 400 (details naming `field`): not a
+ * subscription plan, or what `refuseAlso` says.
  */
 export async function subscriptionPlanOf(
   context: ServiceContext,
@@ -30,29 +30,22 @@ export async function subscriptionPlanOf(
   refuseAlso: (product: Product) => [string, string] | null = () => null,
 ): Promise<ScheduledPlan & { trial_days: number | null }> {
   const catalog = catalogOf(context);
-  const read = (environment: Environment) =>
-    catalog.get<Product>(`/v1/products/${encodeURIComponent(productId)}`, {
-      organization: tenant.organization,
-      environment,
-      keyKind: 'secret',
-      keyId: 'billing',
-    });
+  const { status, body } = await catalog.get<Product>(`/v1/products/${encodeURIComponent(productId)}`, {
+    organization: tenant.organization,
+    environment: tenant.environment,
+    keyKind: 'secret',
+    keyId: 'billing',
+  });
   const refuse = (code: string, message: string) => badRequest(message, [{ path: field, code, message }]);
-  const { status, body } = await read(tenant.environment);
-  if (status === 404) {
-    const other = tenant.environment === 'SANDBOX' ? 'PRODUCTION' : 'SANDBOX';
-    if ((await read(other)).status === 200) {
-      throw refuse('other_environment', `Product ${productId} is a ${other} product, not ${tenant.environment}`);
-    }
-    throw notFound(`No such product: ${productId}`);
-  }
+  // As checkout answers: an archived product, one of the other environment or of another
+  // organization is no product to this caller, and the answer never says one exists elsewhere.
+  if (status === 404 || (status === 200 && !body.active)) throw notFound(`No such product: ${productId}`);
   if (status !== 200) throw new ApiError(503, 'service_unavailable', `catalog answered ${status}`);
   const also = refuseAlso(body);
   if (also) throw refuse(...also);
   if (body.type !== 'SUBSCRIPTION' || !body.interval) {
     throw refuse('not_a_subscription_plan', `Product ${productId} is not a subscription plan`);
   }
-  if (!body.active) throw refuse('product_archived', `Product ${productId} is archived`);
   return {
     id: body.id,
     name: body.name,

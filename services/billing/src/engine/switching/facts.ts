@@ -87,9 +87,9 @@ export function clockOf(context: ServiceContext, tenant: Tenant, subscription: S
 }
 
 /**
- * The target plan as the catalog has it now. 404: no such product in the organization (in
- * either environment). 400: the current product, not a subscription plan, archived, or a
- * product of the other environment.
+ * The target plan as the catalog has it now. 404: no active product of the organization and
+ * environment (archived, the other environment's, another organization's). 400: the current
+ * product, or not a subscription plan.
  */
 async function targetPlan(
   context: ServiceContext,
