@@ -33,6 +33,19 @@ export async function cursorAfter(
 /** A filter beyond column equality: SQL built with `param`, which answers a value's placeholder. */
 export type PageFilter = (param: (value: unknown) => string) => string;
 
+/**
+ * `created_at` (of the table `alias` names) in `[from, to)`, ISO instants; an end not given
+ * leaves the range open there. With a newest-first index, a range of it.
+ */
+export function createdBetween(alias: string | undefined, range: { from?: string; to?: string }): PageFilter[] {
+  const column = alias ? `${alias}.created_at` : 'created_at';
+  const { from, to } = range;
+  return [
+    ...(from === undefined ? [] : [(param: (value: unknown) => string) => `${column} >= ${param(from)}::timestamptz`]),
+    ...(to === undefined ? [] : [(param: (value: unknown) => string) => `${column} < ${param(to)}::timestamptz`]),
+  ];
+}
+
 export interface KeysetQuery {
   /** The FROM clause: a table, with an alias when `select` or the filters use one. */
   from: string;

@@ -1,9 +1,10 @@
 import { z } from 'zod';
-import { Customer, Invoice, Subscription } from '../billing/billing';
+import { Customer, Invoice, InvoiceStatus, Subscription } from '../billing/billing';
 import { BillingSettings, BillingSettingsQuery, UpdateBillingSettingsBody } from '../billing/billing-settings';
 import { ConfigureEinvoiceBody, EinvoiceSettings } from '../billing/einvoices';
 import { ConfigurePaymentProcessorBody, PaymentProcessorSettings } from '../checkout/payment-processor';
 import { UnmatchedPayment } from '../checkout/events';
+import { Refund, RefundStatus } from '../checkout/refunds';
 import { ErrorEnvelope } from '../shared/errors';
 import { Environment } from '../events/envelope';
 import { KeyKind } from '../shared/identity';
@@ -31,9 +32,13 @@ import {
   AdminCreateWebhookEndpointBody,
   AdminUpdateWebhookEndpointBody,
   ListWebhookDeliveriesQuery,
+  ListWebhookEventsQuery,
   WebhookDelivery,
   WebhookEndpoint,
   WebhookEndpointList,
+  WebhookEvent,
+  WebhookEventList,
+  WebhookEventQuery,
 } from '../notifications/webhooks';
 
 // ---------------------------------------------------------------- organizations
@@ -283,14 +288,14 @@ export function registerAdminRoutes(registry: OpenApiRegistry): OpenApiRegistry 
   route({
     method: 'get',
     path: `${org}/invoices`,
-    summary: 'The invoice of a number, for the dashboard search',
+    summary: 'Invoices by status, customer, creation time, number or id, newest first, each with its customer',
     tags: ['Dashboard'],
     params,
     query: AdminInvoicesQuery,
     responses: {
       200: {
-        description: 'The invoice of that number, or none',
-        schema: z.object({ object: z.literal('list'), data: z.array(Invoice), has_more: z.literal(false) }),
+        description: 'One page',
+        schema: z.object({ object: z.literal('list'), data: z.array(AdminInvoice), has_more: z.boolean() }),
       },
       400: invalidParametersResponse,
       404: missing,
@@ -323,6 +328,22 @@ export function registerAdminRoutes(registry: OpenApiRegistry): OpenApiRegistry 
       200: {
         description: 'One page',
         schema: z.object({ object: z.literal('list'), data: z.array(OrganizationOrder), has_more: z.boolean() }),
+      },
+      400: invalidParametersResponse,
+      404: missing,
+    },
+  });
+  route({
+    method: 'get',
+    path: `${org}/refunds`,
+    summary: "The organization's refunds of orders and invoices, by status and creation time, newest first",
+    tags: ['Dashboard'],
+    params,
+    query: AdminRefundsQuery,
+    responses: {
+      200: {
+        description: 'One page',
+        schema: z.object({ object: z.literal('list'), data: z.array(AdminRefund), has_more: z.boolean() }),
       },
       400: invalidParametersResponse,
       404: missing,
@@ -511,6 +532,33 @@ export function registerAdminRoutes(registry: OpenApiRegistry): OpenApiRegistry 
     query: ListWebhookDeliveriesQuery,
     responses: {
       200: { description: 'The deliveries', schema: WebhookDeliveryList },
+      400: invalidParametersResponse,
+      404: missing,
+    },
+  });
+  const event = params.extend({ event_id: idText().min(1).describe('prefix evt_') });
+  route({
+    method: 'get',
+    path: `${org}/webhook_events`,
+    summary: "The organization's public events of an environment (kept 30 days), newest first, by type and record",
+    tags: ['Webhooks'],
+    params,
+    query: ListWebhookEventsQuery,
+    responses: {
+      200: { description: 'One page', schema: WebhookEventList },
+      400: invalidParametersResponse,
+      404: missing,
+    },
+  });
+  route({
+    method: 'get',
+    path: `${org}/webhook_events/{event_id}`,
+    summary: 'A public event as webhooks carry it',
+    tags: ['Webhooks'],
+    params: event,
+    query: WebhookEventQuery,
+    responses: {
+      200: { description: 'The event', schema: WebhookEvent },
       400: invalidParametersResponse,
       404: missing,
     },
@@ -707,6 +755,13 @@ export function registerAdminRoutes(registry: OpenApiRegistry): OpenApiRegistry 
 
 const adminLimit = limitParam(20);
 
+/** A list's creation-time range (the dashboard sends Taipei days' bounds); either end may stay open. */
+const createdFrom = z.iso
+  .datetime({ offset: true })
+  .optional()
+  .describe('Created at or after (ISO 8601 with an offset)');
+const createdBefore = z.iso.datetime({ offset: true }).optional().describe('Created before (ISO 8601 with an offset)');
+
 export const AdminCustomersQuery = z
   .object({
     environment: Environment,
@@ -718,6 +773,8 @@ export const AdminCustomersQuery = z
       .max(100)
       .optional()
       .describe('Case-insensitive part of the email, name, external id or id'),
+    from: createdFrom,
+    to: createdBefore,
     limit: adminLimit,
     starting_after: startingAfterParam('customer'),
   })
@@ -754,6 +811,8 @@ export const AdminSubscriptionsQuery = z
     environment: Environment,
     status: z.enum(['ACTIVE', 'TRIAL', 'PAST_DUE', 'CANCELED']).optional(),
     customer: idText().optional().describe('prefix cus_'),
+    from: createdFrom,
+    to: createdBefore,
     limit: adminLimit,
     starting_after: startingAfterParam('subscription'),
   })
@@ -791,13 +850,33 @@ export const CustomerPayment = z
   .meta({ id: 'CustomerPayment' });
 export type CustomerPayment = z.infer<typeof CustomerPayment>;
 
+/** `ids=in_a,in_b`: at most a page of invoices, named by id. */
+const InvoiceIds = z
+  .string()
+  .max(100 * 41)
+  .transform((value) => value.split(','))
+  .pipe(z.array(idText().min(1)).min(1).max(100))
+  .optional()
+  .describe('Only these invoices: ids separated by commas, at most 100');
+
 export const AdminInvoicesQuery = z
   .object({
     environment: Environment,
-    number: z.string().min(1).max(40).describe('The invoice number, exact in any case (INV-000042)'),
+    number: z.string().min(1).max(40).optional().describe('The invoice number, exact in any case (INV-000042)'),
+    status: InvoiceStatus.optional(),
+    customer: idText().optional().describe('prefix cus_'),
+    ids: InvoiceIds,
+    from: createdFrom,
+    to: createdBefore,
+    limit: adminLimit,
+    starting_after: startingAfterParam('invoice'),
   })
   .meta({ id: 'AdminInvoicesQuery' });
 export type AdminInvoicesQuery = z.infer<typeof AdminInvoicesQuery>;
+
+/** An invoice as the dashboard lists it: with its customer's email. */
+export const AdminInvoice = Invoice.extend({ customer_email: z.string().nullable() }).meta({ id: 'AdminInvoice' });
+export type AdminInvoice = z.infer<typeof AdminInvoice>;
 
 export const CustomerOrdersQuery = z
   .object({
@@ -841,15 +920,16 @@ export const PaymentsQuery = z
     environment: Environment,
     from: z.iso.datetime({ offset: true }).describe('Recorded at or after'),
     to: z.iso.datetime({ offset: true }).describe('Recorded before'),
+    status: z.enum(['succeeded', 'failed']).optional().describe('Paid charges only, or declined ones only'),
     limit: adminLimit,
     starting_after: startingAfterParam('payment'),
   })
   .meta({ id: 'PaymentsQuery' });
 export type PaymentsQuery = z.infer<typeof PaymentsQuery>;
 
-export const OrdersQuery = PaymentsQuery.extend({ starting_after: startingAfterParam('order') }).meta({
-  id: 'OrdersQuery',
-});
+export const OrdersQuery = PaymentsQuery.omit({ status: true })
+  .extend({ starting_after: startingAfterParam('order') })
+  .meta({ id: 'OrdersQuery' });
 export type OrdersQuery = z.infer<typeof OrdersQuery>;
 
 export const OrganizationPayment = CustomerPayment.extend({
@@ -863,3 +943,27 @@ export type OrganizationPayment = z.infer<typeof OrganizationPayment>;
 export const CustomerPaymentList = z
   .object({ object: z.literal('list'), data: z.array(CustomerPayment), has_more: z.boolean() })
   .meta({ id: 'CustomerPaymentList' });
+
+export const AdminRefundsQuery = z
+  .object({
+    environment: Environment,
+    status: RefundStatus.optional(),
+    from: createdFrom,
+    to: createdBefore,
+    limit: adminLimit,
+    starting_after: startingAfterParam('refund'),
+  })
+  .meta({ id: 'AdminRefundsQuery' });
+export type AdminRefundsQuery = z.infer<typeof AdminRefundsQuery>;
+
+/**
+ * A refund as the dashboard lists it: with the buyer and the product of the order it gives money
+ * back from, as checkout's session knows them. A renewal invoice's refund has no order: its
+ * customer is the invoice's (`GET .../invoices?ids=`).
+ */
+export const AdminRefund = Refund.extend({
+  customer_id: z.string().nullable(),
+  customer_email: z.string().nullable(),
+  product_name: z.string().nullable(),
+}).meta({ id: 'AdminRefund' });
+export type AdminRefund = z.infer<typeof AdminRefund>;

@@ -8,10 +8,12 @@ import {
   inSchemaOrder,
   unknownCursor,
 } from '@billing/contracts';
-import { type SqlExecutor, cursorAfter, keysetPage, newestFirst } from '@billing/eventstore';
+import { type SqlExecutor, createdBetween, cursorAfter, keysetPage, newestFirst } from '@billing/eventstore';
 import { subscriptionsTable } from '../subscriptions/read-model';
 import { customersTable, emailKey } from './read-model';
 import type { Tenant } from '@billing/service';
+
+type Param = (value: unknown) => string;
 
 type Lookup = { by: 'id' | 'external_id' | 'email'; value: string };
 
@@ -64,6 +66,9 @@ export async function listCustomers(
     /** The dashboard's search: an exact external id, and a part of the email, name, external id or id. */
     external_id?: string;
     query?: string;
+    /** The dashboard's range: created at or after `from`, before `to` (ISO instants). */
+    from?: string;
+    to?: string;
   },
 ): Promise<{ customers: CustomerListItem[]; hasMore: boolean }> {
   const after = await cursorAfter(
@@ -85,7 +90,10 @@ export async function listCustomers(
         'c.status': page.status,
         'c.external_id': page.external_id,
       },
-      filters: search === undefined ? [] : [(param) => matchesSearch(param(search))],
+      filters: [
+        ...(search === undefined ? [] : [(param: Param) => matchesSearch(param(search))]),
+        ...createdBetween('c', page),
+      ],
       order: newestFirst('c'),
       after,
       limit: page.limit,

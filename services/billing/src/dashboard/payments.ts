@@ -22,6 +22,10 @@ export async function migratePaymentsIndex(store: EventStore): Promise<void> {
   await store.migrateSchema(`
     CREATE INDEX IF NOT EXISTS events_invoice_payments ON ${schema}.events
       (organization, environment, occurred_at DESC, global_position DESC)
+      WHERE type IN ('InvoicePaid', 'InvoicePaymentFailed');
+    -- The same list of paid charges only, or declined ones only (the dashboard's status filter).
+    CREATE INDEX IF NOT EXISTS events_invoice_payments_by_type ON ${schema}.events
+      (organization, environment, type, occurred_at DESC, global_position DESC)
       WHERE type IN ('InvoicePaid', 'InvoicePaymentFailed');`);
 }
 
@@ -96,13 +100,20 @@ function toPayment(row: PaymentRow): CustomerPayment {
   };
 }
 
+/** The event that records a charge of each status. */
+const PAYMENT_TYPE = { succeeded: 'InvoicePaid', failed: 'InvoicePaymentFailed' } as const;
+
+/** Paid charges only, or declined ones only: a range of `events_invoice_payments_by_type`. */
+const statusFilter = (status: PaymentsQuery['status']): PageFilter[] =>
+  status ? [(param) => `e.type = ${param(PAYMENT_TYPE[status])}::text`] : [];
+
 /** Newest recorded first, in time: the index's order. */
 const TIME_ORDER = [
   { column: 'occurred_at', type: 'timestamptz' },
   { column: 'global_position', type: 'bigint' },
 ] as const;
 
-/** The organization's invoice charges recorded in `[from, to)`, newest first, each with its customer. */
+/** The organization's invoice charges recorded in `[from, to)` (of a status, if asked), newest first, each with its customer. */
 export async function organizationPayments(
   sql: SqlExecutor,
   schema: string,
@@ -120,6 +131,7 @@ export async function organizationPayments(
       () => IS_PAYMENT,
       (param) => `occurred_at >= ${param(page.from)}::timestamptz`,
       (param) => `occurred_at < ${param(page.to)}::timestamptz`,
+      ...statusFilter(page.status),
     ],
     order: TIME_ORDER,
     after,

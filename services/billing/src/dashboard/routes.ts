@@ -14,15 +14,16 @@ import type { Express } from 'express';
 import { z } from 'zod';
 import { findCustomer, listCustomers } from '../customers/queries';
 import { customersTable } from '../customers/read-model';
-import { findInvoiceByNumber } from '../invoices/read-model';
 import { listSubscriptions } from '../subscriptions/queries';
+import { organizationInvoices } from './invoices';
 import { customerPayments, organizationPayments } from './payments';
 
 const CustomerParams = z.object({ id: idText().min(1) });
 
 /**
  * The dashboard's reads that the public API lacks (docs/dashboard-api.md), for the admin API:
- * customer search, a customer's payments, subscriptions by status.
+ * customer search, a customer's payments, subscriptions by status, invoices and charges by
+ * status, each list in a creation (or charge) time range.
  */
 export function mountDashboardReads(app: Express, context: ServiceContext): void {
   const db = context.infrastructure.database;
@@ -54,8 +55,8 @@ export function mountDashboardReads(app: Express, context: ServiceContext): void
   app.get('/admin/invoices', validate({ query: AdminInvoicesQuery }), async (req, res) => {
     const query = res.locals.input.query as AdminInvoicesQuery;
     const tenant = { organization: adminOrganizationOf(req), environment: query.environment };
-    const invoice = await findInvoiceByNumber(db, schema, tenant, query.number);
-    res.json({ object: 'list', data: invoice ? [invoice] : [], has_more: false });
+    const { invoices, hasMore } = await organizationInvoices(db, schema, tenant, query);
+    res.json({ object: 'list', data: invoices, has_more: hasMore });
   });
 
   app.get('/admin/payments', validate({ query: PaymentsQuery }), async (req, res) => {

@@ -23,6 +23,9 @@ const invoices = documentTable<Invoice>({
   indexes: [
     'CREATE INDEX IF NOT EXISTS invoices_subscription ON {table} (subscription_id)',
     'CREATE INDEX IF NOT EXISTS invoices_newest_first ON {table} (organization, environment, created_at DESC, id DESC)',
+    // The dashboard's list by status or by customer: a page is a range of one of these, whatever the merchant's size.
+    'CREATE INDEX IF NOT EXISTS invoices_by_status ON {table} (organization, environment, status, created_at DESC, id DESC)',
+    'CREATE INDEX IF NOT EXISTS invoices_by_customer ON {table} (organization, environment, customer_id, created_at DESC, id DESC)',
     // A refund of a checkout order finds the invoice the order paid.
     "CREATE INDEX IF NOT EXISTS invoices_by_order ON {table} ((document->>'order_id')) WHERE document->>'order_id' IS NOT NULL",
     // The dashboard's search finds an invoice by its number, in any case.
@@ -121,21 +124,6 @@ export async function findInvoiceByOrder(sql: SqlExecutor, schema: string, tenan
 }
 
 /** Newest first (`created_at` desc, then `id` desc), cursor-paged by the last id seen. */
-/** The invoice of that number (`INV-000042`, any case) in the tenant's organization and environment, if any. */
-export async function findInvoiceByNumber(
-  sql: SqlExecutor,
-  schema: string,
-  tenant: Tenant,
-  number: string,
-): Promise<Invoice | undefined> {
-  const { rows } = await sql.query<{ document: Invoice }>(
-    `SELECT document FROM ${invoicesTable(schema)}
-     WHERE organization = $1 AND environment = $2 AND upper(document->>'number') = upper($3)`,
-    [tenant.organization, tenant.environment, number],
-  );
-  return rows[0] ? asInvoice(rows[0].document) : undefined;
-}
-
 export async function listInvoices(
   sql: SqlExecutor,
   schema: string,

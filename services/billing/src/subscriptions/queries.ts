@@ -1,5 +1,5 @@
 import { LIVE_SUBSCRIPTION_STATUSES, Subscription, inSchemaOrder, notFound, unknownCursor } from '@billing/contracts';
-import { type SqlExecutor, cursorPage } from '@billing/eventstore';
+import { type SqlExecutor, createdBetween, cursorAfter, keysetPage } from '@billing/eventstore';
 import type { ServiceContext } from '@billing/runtime';
 import { subscriptionsTable } from './read-model';
 import { schedulesTable } from './switch-read-model';
@@ -30,25 +30,35 @@ export async function listSubscriptions(
   sql: SqlExecutor,
   schema: string,
   tenant: Tenant,
-  page: { limit: number; starting_after?: string; customer_id?: string; status?: Subscription['status'] },
+  page: {
+    limit: number;
+    starting_after?: string;
+    customer_id?: string;
+    status?: Subscription['status'];
+    /** The dashboard's range: created at or after `from`, before `to` (ISO instants). */
+    from?: string;
+    to?: string;
+  },
 ): Promise<{ subscriptions: Subscription[]; hasMore: boolean }> {
-  let cursor: { created_at: string; id: string } | null = null;
-  if (page.starting_after) {
-    const after = await findSubscription(sql, schema, tenant, page.starting_after);
-    if (!after) throw unknownCursor(page.starting_after, 'subscription');
-    cursor = { created_at: after.created_at, id: after.id };
-  }
-  const { documents, hasMore } = await cursorPage<Subscription>(sql, subscriptionsTable(schema), {
+  const after = await cursorAfter(
+    page.starting_after,
+    (id) => findSubscription(sql, schema, tenant, id),
+    (id) => unknownCursor(id, 'subscription'),
+  );
+  const { rows, hasMore } = await keysetPage<{ document: Subscription }>(sql, {
+    from: subscriptionsTable(schema),
+    select: 'document',
     where: {
       organization: tenant.organization,
       environment: tenant.environment,
       customer_id: page.customer_id,
       status: page.status,
     },
-    after: cursor,
+    filters: createdBetween(undefined, page),
+    after,
     limit: page.limit,
   });
-  return { subscriptions: documents.map((document) => inSchemaOrder(Subscription, document)), hasMore };
+  return { subscriptions: rows.map((row) => inSchemaOrder(Subscription, row.document)), hasMore };
 }
 
 /** The customer's ACTIVE, TRIAL and PAST_DUE subscriptions, newest first, optionally to one product. */

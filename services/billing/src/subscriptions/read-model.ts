@@ -23,6 +23,8 @@ export async function migrateSubscriptionsReadModel(store: EventStore): Promise<
       document jsonb NOT NULL
     );
     CREATE INDEX IF NOT EXISTS subscriptions_newest_first ON ${table} (organization, environment, created_at DESC, id DESC);
+    -- The dashboard's list by status: a page is a range of it, however many subscriptions of other statuses.
+    CREATE INDEX IF NOT EXISTS subscriptions_by_status ON ${table} (organization, environment, status, created_at DESC, id DESC);
     CREATE INDEX IF NOT EXISTS subscriptions_customer ON ${table} (customer_id, product_id);
     CREATE INDEX IF NOT EXISTS subscriptions_in_trial ON ${table} (id) WHERE status = 'TRIAL';
     -- Sandbox test clocks: subscriptions on one live on its time, not the service clock's.
