@@ -36,6 +36,7 @@ import { migrateSessionsReadModel } from './sessions/read-model';
 import { migrateEinvoiceOrganizations } from './sessions/einvoice-enabled';
 import { migrateOrderEinvoices } from './sessions/order-einvoices';
 import { mountOrderReads } from './sessions/orders';
+import { mountRefundReads } from './refunds/admin-reads';
 import { mountSessionRoutes } from './sessions/routes';
 
 /** The checkout service: checkout sessions, orders, payment and setup intents, refunds, sandbox payment processor. */
@@ -57,6 +58,7 @@ export const checkoutService: ServiceDefinition = {
     mountProcessorSettingsRoutes(app, context, dependenciesOf(context).credentialsKey);
     mountUnmatchedPaymentsRoute(app, context);
     mountOrderReads(app, context);
+    mountRefundReads(app, context);
     mountMetricsPart(app, context);
   },
   // Read models are created before HTTP starts, so the first request finds its table.

@@ -26,6 +26,8 @@ const refunds = documentTable<Refund>({
   },
   indexes: [
     'CREATE INDEX IF NOT EXISTS refunds_newest_first ON {table} (organization, environment, created_at DESC, id DESC)',
+    // The dashboard's list by status: a page is a range of it, however many refunds of other statuses.
+    'CREATE INDEX IF NOT EXISTS refunds_by_status ON {table} (organization, environment, status, created_at DESC, id DESC)',
     "CREATE INDEX IF NOT EXISTS refunds_pending ON {table} (created_at) WHERE status = 'pending'",
   ],
 });
