@@ -164,6 +164,7 @@ export const ListEinvoicesQuery = z
     status: EinvoiceStatus.optional(),
     number: z
       .string()
+      .max(10)
       .regex(/^[A-Z]{2}\d{8}$/, 'an e-invoice number is 2 capital letters and 8 digits, e.g. AB12345678')
       .optional()
       .describe('發票號碼: the issued e-invoice with this number'),
