@@ -115,6 +115,13 @@ describe('billing settings through the admin API', () => {
         receiver.events.filter((e) => e.type === 'subscription.canceled' && e.data.object.id === subscription.id),
       ).toHaveLength(1),
     );
+    await eventually(() =>
+      expect(
+        receiver.events
+          .filter((e) => e.type === 'invoice.marked_uncollectible' && e.data.object.id === open.id)
+          .map((e) => [e.data.object.status, e.data.object.attempt_count]),
+      ).toEqual([['uncollectible', 3]]),
+    );
   });
 
   it('leaves the subscription PAST_DUE and its invoice open after the last failure, and tries no more', async () => {
@@ -147,7 +154,11 @@ describe('billing settings through the admin API', () => {
       ).toHaveLength(2),
     );
     expect(
-      receiver.events.filter((e) => e.type === 'subscription.canceled' && e.data.object.id === subscription.id),
+      receiver.events.filter(
+        (e) =>
+          (e.type === 'subscription.canceled' && e.data.object.id === subscription.id) ||
+          (e.type === 'invoice.marked_uncollectible' && e.data.object.id === open.id),
+      ),
     ).toEqual([]);
   });
 });

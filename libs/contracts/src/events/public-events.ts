@@ -51,6 +51,8 @@ export const BILLING_PUBLIC_EVENTS = {
   InvoicePaid: 'invoice.paid',
   /** Occurs when charging an invoice fails; it stays open while retries run. */
   InvoicePaymentFailed: 'invoice.payment_failed',
+  /** Occurs when dunning's last retry failed and the invoice will not be charged again: `status` `uncollectible`. */
+  InvoiceMarkedUncollectible: 'invoice.marked_uncollectible',
   /** Occurs when an invoice waits for the customer to pay by transfer: the ATM account or store code, and its deadline. */
   InvoicePaymentPending: 'invoice.payment_action_required',
   /** Occurs when a refund of an invoice's payment succeeds, in full or in part (`amount_refunded`). */

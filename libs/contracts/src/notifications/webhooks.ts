@@ -125,6 +125,7 @@ export const WEBHOOK_OBJECT_SCHEMAS = {
   'subscription.renewal_upcoming': Subscription,
   'invoice.payment_failed': Invoice,
   'invoice.payment_action_required': Invoice,
+  'invoice.marked_uncollectible': Invoice,
   'invoice.paid': Invoice,
   'invoice.refunded': Invoice,
   'subscription_schedule.created': SubscriptionSchedule,
