@@ -237,6 +237,11 @@ describe('e-invoices in the merchant dashboard', () => {
     expect(checkout).toContain(`Checkout ${barcodeSession.id}`);
     expect(checkout).toContain(`href="${base}/customers/${barcode.customer_id}">mei@shop.example</a>`);
     expect(checkout).toContain(`href="${base}/subscriptions/${barcode.id}"`);
+    const orderId = (await shop.send('GET', `/checkout/sessions/${barcodeSession.id}`)).body.order_id as string;
+    const order = await search(orderId);
+    expect(order).toContain(`Order <code>${orderId}</code>`);
+    expect(order).toContain(`href="${base}/customers/${barcode.customer_id}">mei@shop.example</a>`);
+    expect(order).toContain('sandbox <code>');
 
     const detail = (await operator.get(`${base}/einvoices/${warned.id}`)).html;
     expect(oneLine(detail)).toContain('Close to its deadline and still not issued');
@@ -266,7 +271,7 @@ describe('e-invoices in the merchant dashboard', () => {
     const stranger = await signedIn(platform.gatewayUrl, 'owner@other.example', PASSWORD);
     expect((await stranger.get(`/dashboard/${other.org.id}/sandbox/einvoices/${issued.id}`)).status).toBe(404);
     expect((await stranger.get(`/dashboard/${other.org.id}/sandbox/einvoices`)).html).toContain('No e-invoices yet.');
-    for (const q of [issued.number, barcodeSession.id]) {
+    for (const q of [issued.number, barcodeSession.id, orderId]) {
       const found = await stranger.get(`/dashboard/${other.org.id}/sandbox/search?q=${q}`);
       expect(found.html).toContain(`Nothing matches ${q}.`);
     }

@@ -131,6 +131,20 @@ describe('ECPay ATM and convenience-store payments through the hosted checkout',
     expect(written.text).toContain(`Virtual account: ${account}`);
     expect(written.text).toContain('Pay by: 2026-11-29 23:59 (GMT+8)');
     expect((await emailsTo('atm-buyer@example.com')).find((e) => e.kind === 'payment_reminder')?.status).toBe('QUEUED');
+    // The dashboard lists the order as waiting, with ECPay's trade; the order's search finds nothing paid yet.
+    const ordersAt = (path: string) => client.admin('GET', `/organizations/${org.id}/orders${path}`);
+    const orderId = (await send('GET', `/checkout/sessions/${sessionId}`)).body.order_id as string;
+    const awaiting = (await ordersAt('/awaiting_payment?environment=SANDBOX')).body.data;
+    expect(awaiting.find((o: { id: string }) => o.id === orderId)).toMatchObject({
+      status: 'awaiting_payment',
+      checkout_session_id: sessionId,
+      amount: 480,
+      customer_email: 'atm-buyer@example.com',
+      processor: 'ecpay',
+      processor_reference: tradeNo,
+      payment_instructions: { type: 'atm', account },
+    });
+    expect((await ordersAt(`/${orderId}?environment=SANDBOX`)).status).toBe(404);
     // The session takes no second trade while it waits.
     expect((await page(sessionId, { method: 'POST', body: new URLSearchParams({ method: 'cvs' }) })).status).toBe(409);
 
@@ -169,8 +183,18 @@ describe('ECPay ATM and convenience-store payments through the hosted checkout',
       const kinds = (await emailsTo('atm-buyer@example.com')).map((e) => `${e.kind} ${e.status}`);
       expect(kinds).toEqual(expect.arrayContaining(['payment_reminder SKIPPED', 'receipt KEPT']));
     });
+    // Paid: no longer waiting, and the order names ECPay's trade.
+    const waitingNow = (await ordersAt('/awaiting_payment?environment=SANDBOX')).body.data;
+    expect(waitingNow.map((o: { id: string }) => o.id)).not.toContain(orderId);
+    expect((await ordersAt(`/${orderId}?environment=SANDBOX`)).body).toMatchObject({
+      id: orderId,
+      amount: 480,
+      processor: 'ecpay',
+      processor_reference: tradeNo,
+    });
+    expect((await ordersAt(`/${orderId}?environment=PRODUCTION`)).status).toBe(404);
+    expect((await ordersAt('/awaiting_payment?environment=SANDBOX&limit=0')).status).toBe(400);
     // An ATM payment goes back by bank transfer, outside ECPay's refund API: refused, nothing held.
-    const orderId = (await send('GET', `/checkout/sessions/${sessionId}`)).body.order_id;
     const refund = await send('POST', '/refunds', { order_id: orderId, amount: 100 });
     expect(refund.status).toBe(402);
     expect(refund.body.error.details[0]).toMatchObject({ path: 'order_id', code: 'processor_unavailable' });

@@ -4,6 +4,7 @@ import { BillingSettings, BillingSettingsQuery, UpdateBillingSettingsBody } from
 import { ConfigureEinvoiceBody, EinvoiceSettings } from '../billing/einvoices';
 import { ConfigurePaymentProcessorBody, PaymentProcessorSettings } from '../checkout/payment-processor';
 import { UnmatchedPayment } from '../checkout/events';
+import { PaymentInstructions } from '../checkout/sessions';
 import { Refund, RefundStatus } from '../checkout/refunds';
 import { ErrorEnvelope } from '../shared/errors';
 import { Environment } from '../events/envelope';
@@ -329,6 +330,35 @@ export function registerAdminRoutes(registry: OpenApiRegistry): OpenApiRegistry 
         description: 'One page',
         schema: z.object({ object: z.literal('list'), data: z.array(OrganizationOrder), has_more: z.boolean() }),
       },
+      400: invalidParametersResponse,
+      404: missing,
+    },
+  });
+  route({
+    method: 'get',
+    path: `${org}/orders/awaiting_payment`,
+    summary: 'Orders waiting for an ATM or convenience-store payment, the most recently issued first',
+    tags: ['Dashboard'],
+    params,
+    query: AwaitingOrdersQuery,
+    responses: {
+      200: {
+        description: 'One page',
+        schema: z.object({ object: z.literal('list'), data: z.array(AwaitingOrder), has_more: z.boolean() }),
+      },
+      400: invalidParametersResponse,
+      404: missing,
+    },
+  });
+  route({
+    method: 'get',
+    path: `${org}/orders/{order_id}`,
+    summary: "A paid order by its id (prefix ord_): a one-time purchase or a subscription's first payment",
+    tags: ['Dashboard'],
+    params: params.extend({ order_id: idText().min(1) }),
+    query: OrderQuery,
+    responses: {
+      200: { description: 'The order', schema: OrganizationOrder },
       400: invalidParametersResponse,
       404: missing,
     },
@@ -899,6 +929,15 @@ export const CustomerOrder = z
     currency: z.literal('TWD'),
     status: z.enum(['paid', 'partially_refunded', 'refunded']),
     payment_method: z.object({ brand: z.string(), last4: z.string() }).nullable(),
+    processor: z
+      .enum(['sandbox', 'ecpay', 'payuni'])
+      .describe('Who charged it: the sandbox simulator, ECPay or PAYUNi'),
+    processor_reference: z
+      .string()
+      .nullable()
+      .describe(
+        "The trade as the processor's back office names it (ECPay's MerchantTradeNo, PAYUNi's MerTradeNo; the simulator's charge key); null when nothing was charged",
+      ),
     paid_at: timestamp,
   })
   .meta({ id: 'CustomerOrder' });
@@ -926,6 +965,36 @@ export const PaymentsQuery = z
   })
   .meta({ id: 'PaymentsQuery' });
 export type PaymentsQuery = z.infer<typeof PaymentsQuery>;
+
+/**
+ * An order waiting for its buyer to pay at an ATM or a convenience store: the checkout's account
+ * or code, its deadline and the processor's trade.
+ */
+export const AwaitingOrder = z
+  .object({
+    object: z.literal('order'),
+    id: z.string().describe('prefix ord_'),
+    checkout_session_id: z.string(),
+    product: z.object({ id: z.string(), name: z.string(), type: z.string() }),
+    amount: z.int().min(0).describe('TWD to pay'),
+    currency: z.literal('TWD'),
+    status: z.literal('awaiting_payment'),
+    customer_id: z.string().nullable(),
+    customer_email: z.string().nullable(),
+    processor: z.enum(['ecpay', 'payuni']),
+    processor_reference: z.string().describe("ECPay's MerchantTradeNo, PAYUNi's MerTradeNo"),
+    payment_instructions: PaymentInstructions,
+    issued_at: timestamp,
+  })
+  .meta({ id: 'AwaitingOrder' });
+export type AwaitingOrder = z.infer<typeof AwaitingOrder>;
+
+export const AwaitingOrdersQuery = z
+  .object({ environment: Environment, limit: adminLimit, starting_after: startingAfterParam('order') })
+  .meta({ id: 'AwaitingOrdersQuery' });
+export type AwaitingOrdersQuery = z.infer<typeof AwaitingOrdersQuery>;
+
+export const OrderQuery = z.object({ environment: Environment }).meta({ id: 'OrderQuery' });
 
 export const OrdersQuery = PaymentsQuery.omit({ status: true })
   .extend({ starting_after: startingAfterParam('order') })

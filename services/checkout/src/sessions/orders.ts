@@ -1,21 +1,28 @@
 import {
+  type AwaitingOrder,
+  AwaitingOrdersQuery,
   type CustomerOrder,
   CustomerOrdersQuery,
   type Environment,
+  OrderQuery,
   OrdersQuery,
   type OrganizationOrder,
   idText,
+  notFound,
   unknownCursor,
 } from '@billing/contracts';
 import { type SqlExecutor, keysetPage } from '@billing/eventstore';
 import type { ServiceContext } from '@billing/runtime';
 import { type Tenant, adminOrganizationOf, validate } from '@billing/service';
+import { merchantTradeNo } from '../payments/ecpay/aio';
+import { payuniTradeNo } from '../payments/payuni/upp';
 import type { Express } from 'express';
 import { z } from 'zod';
 import { sessionsTable } from './read-model';
-import type { Session } from './session';
+import type { ExternalProcessor, Session } from './session';
 
 const CustomerParams = z.object({ id: idText().min(1) });
+const OrderParams = z.object({ id: idText().min(1) });
 
 /**
  * Newest paid first; sessions paid in one instant by id. ISO times in UTC sort as text. A range
@@ -34,7 +41,9 @@ const PAID_ONE_TIME = () => `status = 'COMPLETE' AND document->>'mode' = 'PAYMEN
  * `/admin/v1/organizations/{org}/customers/{id}/orders`): what billing's invoice payments do not
  * hold, the customer's one-time purchases paid at checkout, for the dashboard's customer page;
  * `GET /admin/orders?environment=&from=&to=`: the organization's, paid in a time range, for its
- * payments list and export.
+ * payments list and export; `GET /admin/orders/awaiting_payment?environment=`: those whose buyer
+ * is still to pay at an ATM or a store; `GET /admin/orders/:id?environment=`: one paid order, for
+ * the dashboard's search (a subscription's first payment too).
  */
 export function mountOrderReads(app: Express, context: ServiceContext): void {
   const sql = context.store.database;
@@ -60,6 +69,36 @@ export function mountOrderReads(app: Express, context: ServiceContext): void {
     },
   );
 
+  app.get('/admin/orders/awaiting_payment', validate({ query: AwaitingOrdersQuery }), async (req, res) => {
+    const query = res.locals.input.query as AwaitingOrdersQuery;
+    const tenant = { organization: adminOrganizationOf(req), environment: query.environment };
+    const after = query.starting_after ? await awaitingCursor(sql, schema, tenant, query.starting_after) : null;
+    const { rows, hasMore } = await keysetPage<{ document: Session }>(sql, {
+      from: sessionsTable(schema),
+      select: 'document',
+      where: { organization: tenant.organization, environment: tenant.environment },
+      filters: [AWAITING_TRANSFER],
+      order: AWAITING_ORDER,
+      after,
+      limit: query.limit,
+    });
+    res.json({ object: 'list', data: rows.map((row) => toAwaitingOrder(row.document)), has_more: hasMore });
+  });
+
+  app.get('/admin/orders/:id', validate({ params: OrderParams, query: OrderQuery }), async (req, res) => {
+    const { environment } = res.locals.input.query as { environment: Environment };
+    const { id } = res.locals.input.params as z.infer<typeof OrderParams>;
+    // The index checkout_sessions_by_order, then the tenant: another organization's order is no
+    // order. Any paid checkout's: a one-time purchase, or a subscription's first payment.
+    const { rows } = await sql.query<{ document: Session }>(
+      `SELECT document FROM ${sessionsTable(schema)}
+       WHERE document->'order'->>'id' = $1 AND organization = $2 AND environment = $3 AND status = 'COMPLETE'`,
+      [id, adminOrganizationOf(req), environment],
+    );
+    if (!rows[0]) throw notFound(`No such order: ${id}`);
+    res.json(toOrganizationOrder(rows[0].document));
+  });
+
   app.get('/admin/orders', validate({ query: OrdersQuery }), async (req, res) => {
     const query = res.locals.input.query as OrdersQuery;
     const tenant = { organization: adminOrganizationOf(req), environment: query.environment };
@@ -79,6 +118,26 @@ export function mountOrderReads(app: Express, context: ServiceContext): void {
     });
     res.json({ object: 'list', data: rows.map((row) => toOrganizationOrder(row.document)), has_more: hasMore });
   });
+}
+
+/**
+ * Open sessions whose buyer was given an ATM account or a store code: the literals of the
+ * partial index `checkout_sessions_awaiting_transfer`, whose order this is (latest issued first).
+ */
+const AWAITING_TRANSFER = () => `status = 'OPEN' AND jsonb_typeof(document->'async_payment') = 'object'`;
+const AWAITING_ORDER = [
+  { column: "document->'async_payment'->>'issued_at'", type: 'text' },
+  { column: 'id', type: 'text' },
+] as const;
+
+async function awaitingCursor(sql: SqlExecutor, schema: string, tenant: Tenant, orderId: string): Promise<unknown[]> {
+  const { rows } = await sql.query<{ issued_at: string; id: string }>(
+    `SELECT document->'async_payment'->>'issued_at' AS issued_at, id FROM ${sessionsTable(schema)}
+     WHERE document->'order'->>'id' = $1 AND organization = $2 AND environment = $3 AND ${AWAITING_TRANSFER()}`,
+    [orderId, tenant.organization, tenant.environment],
+  );
+  if (!rows[0]) throw unknownCursor(orderId, 'order');
+  return [rows[0].issued_at, rows[0].id];
 }
 
 /** The order `starting_after` names, as the page's order columns; 400 when it is not the customer's (or the tenant's). */
@@ -113,7 +172,32 @@ function toCustomerOrder(session: Session): CustomerOrder {
     currency: 'TWD',
     status: refunded === 0 ? 'paid' : refunded < order.amount_total ? 'partially_refunded' : 'refunded',
     payment_method: card ? { brand: card.brand, last4: card.last4 } : null,
+    processor: session.charge?.processor ?? 'sandbox',
+    processor_reference: session.charge ? tradeOf(session.charge.processor, session.charge.key) : null,
     paid_at: order.paid_at ?? session.completed_at!,
+  };
+}
+
+/** The trade as the processor's back office names it: derived from the charge's key, as it was sent. */
+const tradeOf = (processor: ExternalProcessor | undefined, chargeKey: string): string =>
+  processor === 'ecpay' ? merchantTradeNo(chargeKey) : processor === 'payuni' ? payuniTradeNo(chargeKey) : chargeKey;
+
+function toAwaitingOrder(session: Session): AwaitingOrder {
+  const waiting = session.async_payment!;
+  return {
+    object: 'order',
+    id: session.order.id,
+    checkout_session_id: session.id,
+    product: { id: session.product.id, name: session.product.name, type: session.product.type },
+    amount: waiting.instructions.amount,
+    currency: 'TWD',
+    status: 'awaiting_payment',
+    customer_id: session.customer_id,
+    customer_email: session.customer_email,
+    processor: waiting.processor,
+    processor_reference: waiting.trade_no,
+    payment_instructions: waiting.instructions,
+    issued_at: waiting.issued_at,
   };
 }
 

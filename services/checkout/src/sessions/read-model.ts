@@ -37,6 +37,10 @@ export async function migrateSessionsReadModel(store: EventStore): Promise<void>
     CREATE INDEX IF NOT EXISTS checkout_sessions_paid_one_time ON ${table}
       (organization, environment, (document->>'completed_at'), id)
       WHERE status = 'COMPLETE' AND document->>'mode' = 'PAYMENT';
+    -- Orders waiting for an ATM or convenience-store payment, latest issued first (orders.ts).
+    CREATE INDEX IF NOT EXISTS checkout_sessions_awaiting_transfer ON ${table}
+      (organization, environment, (document->'async_payment'->>'issued_at'), id)
+      WHERE status = 'OPEN' AND jsonb_typeof(document->'async_payment') = 'object';
     -- Refunds name an order: its session is found by the order id.
     CREATE INDEX IF NOT EXISTS checkout_sessions_by_order ON ${table} ((document->'order'->>'id'));
   `);

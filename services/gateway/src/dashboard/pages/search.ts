@@ -25,6 +25,19 @@ interface CheckoutSession {
   completed_at: string | null;
 }
 
+/** A paid one-time purchase, as checkout's admin read answers it. */
+interface Order {
+  id: string;
+  product: { name: string };
+  amount: number;
+  status: string;
+  customer_id: string | null;
+  customer_email: string | null;
+  processor: string;
+  processor_reference: string | null;
+  paid_at: string;
+}
+
 interface Customer {
   id: string;
   email: string;
@@ -34,7 +47,7 @@ interface Customer {
 
 /**
  * The header's one search box: a record's id (`cus_`, `sub_`, `in_`) finds that record, a
- * checkout session's (`cs_`) its order, an invoice number (`INV-000042`, any case) its invoice,
+ * checkout session's (`cs_`) its order, an order's (`ord_`) that purchase, an invoice number (`INV-000042`, any case) its invoice,
  * an e-invoice number (`AB-12345678`, any case, the hyphen optional) its e-invoice, and any text
  * the customers whose email, name, external id or id contains it.
  */
@@ -49,14 +62,15 @@ export const searchPage: DashboardPage = {
       return html`<p class="muted">
         ${t('Type an email, a name, an id, an invoice number or an e-invoice number in the search box.')}
       </p>`;
-    const [record, checkout, invoice, einvoice, customers] = await Promise.all([
+    const [record, checkout, order, invoice, einvoice, customers] = await Promise.all([
       recordOf(ctx, q),
       checkoutOf(ctx, q),
+      orderOf(ctx, q),
       invoiceOf(ctx, q),
       einvoiceOf(ctx, q),
       customersOf(ctx, q),
     ]);
-    const found = [record, checkout, invoice, einvoice].filter((item): item is Html => item !== null);
+    const found = [record, checkout, order, invoice, einvoice].filter((item): item is Html => item !== null);
     const rows = customers.map(
       (c) =>
         html`<tr>
@@ -110,9 +124,7 @@ async function checkoutOf(ctx: PageContext, q: string): Promise<Html | null> {
     .catch((error: unknown) => absent(error));
   if (!session) return null;
   const { t } = ctx;
-  const buyer = session.customer_id
-    ? html`<a href="${ctx.base}/customers/${session.customer_id}">${session.customer_email ?? session.customer_id}</a>`
-    : (session.customer_email ?? '—');
+  const buyer = buyerLink(ctx, session.customer_id, session.customer_email);
   const subscription = session.subscription_id
     ? html` · <a href="${ctx.base}/subscriptions/${session.subscription_id}">${t('Subscription')}</a>`
     : '';
@@ -120,6 +132,22 @@ async function checkoutOf(ctx: PageContext, q: string): Promise<Html | null> {
     ${session.product.name} · ${twd(session.amount_total)} · ${session.status}
     ${session.completed_at ? when(session.completed_at) : ''} · ${buyer}${subscription}`;
 }
+
+/** A paid one-time purchase by its order id, with who paid and the processor's trade. */
+async function orderOf(ctx: PageContext, q: string): Promise<Html | null> {
+  if (!/^ord_[A-Za-z0-9]+$/.test(q)) return null;
+  const order = await ctx.api
+    .admin<Order>('GET', withQuery(`/orders/${encodeURIComponent(q)}`, { environment: ctx.environment }))
+    .catch((error: unknown) => absent(error));
+  if (!order) return null;
+  const buyer = buyerLink(ctx, order.customer_id, order.customer_email);
+  const trade = order.processor_reference ? html` · ${order.processor} <code>${order.processor_reference}</code>` : '';
+  return html`${ctx.t('Order')} <code>${order.id}</code> · ${order.product.name} · ${twd(order.amount)} ·
+    ${order.status} ${when(order.paid_at)} · ${buyer}${trade}`;
+}
+
+const buyerLink = (ctx: PageContext, customerId: string | null, email: string | null): Html | string =>
+  customerId ? html`<a href="${ctx.base}/customers/${customerId}">${email ?? customerId}</a>` : (email ?? '—');
 
 /** An e-invoice number as buyers read it off a receipt: two letters, eight digits, often a hyphen between. */
 export const einvoiceNumberOf = (q: string): string | null =>
