@@ -108,7 +108,7 @@ const upstreamUrl = (config: ServiceContext['config'], name: UpstreamName) =>
  */
 const adminPaths = (path: string) =>
   path.replace(
-    /^\/admin\/v1\/organizations\/[^/]+\/(products|coupons|webhook_endpoints|webhook_events|webhook_deliveries|billing_settings|einvoice_settings|payment_processor|unmatched_payments|portal_configurations|events|metrics|customers|invoices|payments|orders|subscriptions|pending_charges|emails|email_settings)(?=[/?]|$)/,
+    /^\/admin\/v1\/organizations\/[^/]+\/(products|coupons|webhook_endpoints|webhook_events|webhook_deliveries|billing_settings|einvoice_settings|payment_processor|unmatched_payments|portal_configurations|events|metrics|customers|invoices|payments|orders|refunds|subscriptions|pending_charges|emails|email_settings)(?=[/?]|$)/,
     '/admin/$1',
   );
 

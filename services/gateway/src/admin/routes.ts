@@ -191,6 +191,7 @@ export function mountAdminRoutes(app: Express, options: AdminRoutesOptions): voi
   app.get(`${org}/unmatched_payments`, ...checkout);
   app.get(`${org}/customers/:customer_id/orders`, ...checkout);
   app.get(`${org}/orders`, ...checkout);
+  app.get(`${org}/refunds`, ...checkout);
   app.get(`${org}/orders/awaiting_payment`, ...checkout);
   app.get(`${org}/orders/:order_id`, ...checkout);
   const billing = [organizationExists, asOrganization, options.billing];

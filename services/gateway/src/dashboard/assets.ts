@@ -53,6 +53,7 @@ dl.facts dt{color:#4f566b}dl.facts dd{margin:0;overflow-wrap:anywhere}
 figure{margin:0}figcaption{font-weight:600}
 svg.chart{width:100%;height:auto;background:#fff}
 .pager{display:flex;gap:1rem;margin:.75rem 0}
+nav.lists{display:flex;flex-wrap:wrap;gap:1rem;margin:0 0 1rem}nav.lists a[aria-current=page]{font-weight:700;color:#1a1f36;text-decoration:none}
 .badge{display:inline-block;padding:0 .4rem;border-radius:4px;background:#e5e7eb;font-size:.85rem}
 .badge.warned{background:#fde68a;color:#713f12;font-weight:600}.badge.late{background:#b91c1c;color:#fff;font-weight:600}
 tr.warned td{background:#fffbeb}tr.late td{background:#fef2f2}tr.warned td:first-child{box-shadow:inset 4px 0 #d97706}tr.late td:first-child{box-shadow:inset 4px 0 #b91c1c}

@@ -9,8 +9,7 @@ import { languageOfRequest, rememberLanguage, translator } from './i18n';
 import { bareDocument, pageDocument, sendBareDocument, signOutForm } from './layout';
 import type { CredentialSigner } from './loopback';
 import { ENVIRONMENTS, type EnvSlug, type PageContext, type PageState } from './page';
-import { PAGES } from './pages';
-import { sendPaymentsCsv } from './pages/payments';
+import { CSV_EXPORTS, PAGES } from './pages';
 import { inviteRoutes, mountDashboardUserAdminRoutes } from './users';
 import { DashboardStore, type Session, dashboardDdl } from './store';
 
@@ -135,11 +134,13 @@ export function mountDashboard(app: Express, options: DashboardOptions): void {
       .type('html')
       .send(email.html);
   });
-  router.get(`${basePath}/payments.csv`, withSession, async (req, res) => {
-    const ctx = await contextFor(req, res, options);
-    if (!ctx) return notFoundPage(res);
-    await sendPaymentsCsv(ctx);
-  });
+  for (const [name, send] of Object.entries(CSV_EXPORTS)) {
+    router.get(`${basePath}/${name}`, withSession, async (req, res) => {
+      const ctx = await contextFor(req, res, options);
+      if (!ctx) return notFoundPage(res);
+      await send(ctx);
+    });
+  }
   for (const page of PAGES) {
     const path = page.path ? `${basePath}/${page.path}` : basePath;
     router.get(path, withSession, async (req, res) => {

@@ -131,11 +131,23 @@ export const ZH_TW: Record<string, string> = {
   'Payments from {from} to {to}': '{from} 至 {to} 的付款',
   Method: '付款方式',
   'No payments in these days.': '這段期間沒有付款。',
-  'Showing the latest {count}: the CSV export has every one.': '僅顯示最新 {count} 筆；匯出的 CSV 含全部。',
   'From (Taipei day)': '起日（台北時間）',
   'To (Taipei day)': '迄日（台北時間）',
   Show: '顯示',
   'Export CSV': '匯出 CSV',
+
+  // The invoices and refunds lists
+  Money: '金流',
+  Refunds: '退款',
+  'Invoices from {from} to {to}': '{from} 至 {to} 的發票',
+  'No invoices in these days.': '這段期間沒有發票。',
+  'Refunds from {from} to {to}': '{from} 至 {to} 的退款',
+  'No refunds in these days.': '這段期間沒有退款。',
+  Reason: '退款原因',
+  draft: '草稿',
+  open: '待付款',
+  void: '已作廢',
+  uncollectible: '無法收款',
 
   // Overview
   '{label}: {value} on {date}': '{date} {label}：{value}',

@@ -1,6 +1,21 @@
-import { ApiFailure, withQuery } from '../client';
+import { ApiFailure } from '../client';
 import { type Html, html } from '@billing/service';
 import { twd, when } from '../html';
+import {
+  type DayRange,
+  askedRange,
+  everyRow,
+  exportName,
+  filterForm,
+  listSource,
+  onePage,
+  rangeError,
+  rangeLinkParams,
+  rangePage,
+  refuseRange,
+  sendCsv,
+  taipeiIso,
+} from '../lists';
 import { type DashboardPage, type PageContext, pager, table } from '../page';
 import { type EinvoiceLookup, einvoiceCell, einvoiceFailure, einvoicesOfCustomer, showsEinvoices } from './einvoices';
 import { historySection } from './history';
@@ -13,6 +28,7 @@ interface Customer {
   status: string;
   created_at: string;
   subscriptions_count?: number;
+  orders_count?: number;
   subscriptions?: Array<{ id: string; status: string; current_period_end: string; product: { name: string } }>;
 }
 export interface Invoice {
@@ -88,9 +104,15 @@ export const customersPage: DashboardPage = {
   title: (ctx) => ctx.t('Customers'),
   async view(ctx) {
     const { t } = ctx;
-    const q = (ctx.query.q ?? '').trim().slice(0, 100);
-    const list = q ? await searchCustomers(ctx, q) : await listCustomers(ctx);
-    const rows = list.data.map(
+    const q = searchText(ctx);
+    const range = askedRange(ctx, 'any-time');
+    const filters: Record<string, string> = q ? { q } : {};
+    const fields = html`<label for="q">${t('Search by email, name, external id or id')}</label
+      ><input id="q" name="q" type="search" value="${q}" />`;
+    const form = filterForm(ctx, { range, csv: 'customers.csv', filters, fields, submit: t('Search') });
+    if (!range) return html`${form}${rangeError(ctx)}`;
+    const page = await onePage(customerSource(ctx, range, q), ctx.query.after, 20);
+    const rows = page.rows.map(
       (c) =>
         html`<tr>
           <td><a href="${ctx.base}/customers/${c.id}">${c.email}</a></td>
@@ -101,32 +123,60 @@ export const customersPage: DashboardPage = {
           <td>${when(c.created_at)}</td>
         </tr>`,
     );
-    return html`<form class="card" method="get" role="search">
-        <label for="q">${t('Search by email, name, external id or id')}</label
-        ><input id="q" name="q" type="search" value="${q}" />
-        <button type="submit">${t('Search')}</button
-        >${q ? html` <a href="${ctx.base}/customers">${t('Clear')}</a>` : ''}
-      </form>
-      ${table(
-        q ? t('Customers matching {q}', { q }) : t('Customers'),
-        [t('Email'), t('Name'), t('External id'), t('Subscriptions'), t('Status'), t('Created')],
-        rows,
-        q ? t('No customer matches.') : t('No customers yet.'),
-      )}${pager(ctx, list.has_more, list.data.at(-1)?.id, q ? { q } : {})}`;
+    const filtered = q || range.from || range.to;
+    return html`${form}
+    ${table(
+      q ? t('Customers matching {q}', { q }) : t('Customers'),
+      [t('Email'), t('Name'), t('External id'), t('Subscriptions'), t('Status'), t('Created')],
+      rows,
+      filtered ? t('No customer matches.') : t('No customers yet.'),
+    )}${pager(ctx, page.next !== null, page.next ?? undefined, { ...rangeLinkParams(range), ...filters })}`;
   },
 };
 
-type CustomerPage = { data: Customer[]; has_more: boolean };
+const searchText = (ctx: PageContext) => (ctx.query.q ?? '').trim().slice(0, 100);
 
-const listCustomers = (ctx: PageContext) =>
-  ctx.api.v1<CustomerPage>('GET', withQuery('/customers', { limit: 20, starting_after: ctx.query.after }));
-
-/** Any part of the email, name, external id or id, in any case (the admin search). */
-const searchCustomers = (ctx: PageContext, q: string) =>
-  ctx.api.admin<CustomerPage>(
-    'GET',
-    withQuery('/customers', { environment: ctx.environment, query: q, limit: 20, starting_after: ctx.query.after }),
+/** Customers created in a range whose email, name, external id or id holds `q`, in any case (the admin search). */
+const customerSource = (ctx: PageContext, range: DayRange, q: string) =>
+  listSource(
+    (limit, after) =>
+      rangePage<Customer>(ctx, '/customers', range, { query: q || undefined, limit, starting_after: after }),
+    (customer) => customer,
   );
+
+const CSV_HEADER = [
+  'created_at',
+  'customer_id',
+  'email',
+  'name',
+  'external_id',
+  'status',
+  'subscriptions_count',
+  'orders_count',
+];
+
+async function* csvLines(customers: AsyncIterable<Customer>) {
+  for await (const c of customers) {
+    yield [
+      taipeiIso(c.created_at),
+      c.id,
+      c.email,
+      c.name,
+      c.external_id,
+      c.status,
+      c.subscriptions_count,
+      c.orders_count,
+    ];
+  }
+}
+
+/** `.../customers.csv?from=&to=&q=`: every customer created in the range (any time by default), newest first. */
+export async function sendCustomersCsv(ctx: PageContext): Promise<void> {
+  const range = askedRange(ctx, 'any-time');
+  if (!range) return refuseRange(ctx);
+  const customers = everyRow(customerSource(ctx, range, searchText(ctx)));
+  await sendCsv(ctx, exportName('customers', ctx, range), CSV_HEADER, csvLines(customers));
+}
 
 /** A section the admin read endpoints give; where they are not available, says so in place. */
 async function optional(title: string, read: () => Promise<Html>, t: PageContext['t']): Promise<Html> {

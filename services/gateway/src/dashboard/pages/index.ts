@@ -1,15 +1,17 @@
-import type { DashboardPage } from '../page';
+import type { DashboardPage, PageContext } from '../page';
 import { couponsPage, promotionCodePage } from './coupons';
-import { customerPage, customersPage } from './customers';
+import { customerPage, customersPage, sendCustomersCsv } from './customers';
 import { einvoicePage, einvoicesPage } from './einvoices';
 import { emailPage, emailsPage } from './emails';
 import { invoicePage } from './invoices';
+import { invoicesPage, sendInvoicesCsv } from './invoice-list';
 import { overviewPage } from './overview';
 import { paymentLinksPage } from './payment-links';
-import { paymentsPage } from './payments';
+import { paymentsPage, sendPaymentsCsv } from './payments';
 import { productPage, productsPage } from './products';
 import { apiKeysPage, settingsPage } from './settings';
-import { subscriptionPage, subscriptionsPage } from './subscriptions';
+import { refundsPage, sendRefundsCsv } from './refunds';
+import { sendSubscriptionsCsv, subscriptionPage, subscriptionsPage } from './subscriptions';
 import { teamPage } from './team';
 import { testClockPage, testClocksPage } from './test-clocks';
 import { searchPage } from './search';
@@ -25,6 +27,8 @@ export const PAGES: DashboardPage[] = [
   customersPage,
   customerPage,
   paymentsPage,
+  invoicesPage,
+  refundsPage,
   subscriptionsPage,
   subscriptionPage,
   invoicePage,
@@ -41,3 +45,12 @@ export const PAGES: DashboardPage[] = [
   teamPage,
   searchPage,
 ];
+
+/** The lists' CSV exports, each at `<base>/<name>` with the list's filters (lists.ts). */
+export const CSV_EXPORTS: Record<string, (ctx: PageContext) => Promise<void>> = {
+  'payments.csv': sendPaymentsCsv,
+  'invoices.csv': sendInvoicesCsv,
+  'refunds.csv': sendRefundsCsv,
+  'customers.csv': sendCustomersCsv,
+  'subscriptions.csv': sendSubscriptionsCsv,
+};

@@ -1,7 +1,25 @@
-import { type Html, formatDateTime, html } from '@billing/service';
-import { withQuery } from '../client';
+import { type Html, html } from '@billing/service';
 import { twd, when } from '../html';
-import { type DashboardPage, type PageContext, table } from '../page';
+import {
+  type DayRange,
+  type ListSource,
+  askedRange,
+  askedStatus,
+  exportName,
+  filterForm,
+  listSource,
+  mergedPage,
+  mergedRows,
+  moneyListsNav,
+  rangeError,
+  rangeLinkParams,
+  rangePage,
+  refuseRange,
+  sendCsv,
+  statusSelect,
+  taipeiIso,
+} from '../lists';
+import { type DashboardPage, type PageContext, pager, table } from '../page';
 
 /** Billing's charge of an invoice, paid or declined. */
 interface InvoiceCharge {
@@ -26,8 +44,6 @@ interface OneTimeOrder {
   payment_method: { brand: string; last4: string } | null;
   paid_at: string;
 }
-type ListPage<T> = { data: T[]; has_more: boolean };
-
 /** One payment of either kind, as the list and the export show it. */
 interface Payment {
   at: string;
@@ -72,22 +88,26 @@ const fromOrder = (o: OneTimeOrder): Payment => ({
 });
 
 const SHOWN = 100;
-const EXPORT_PAGE = 100;
-const DATE = /^\d{4}-\d{2}-\d{2}$/;
+
+/** The status filter: paid (invoice charges that succeeded, and every one-time order) or failed charges. */
+const STATUSES = ['paid', 'failed'] as const;
 
 /**
- * The range asked for, as Taipei calendar days (`from`, `to` inclusive), and the instants that
- * bound it; by default the current month in Taipei. Null when a day is malformed or out of order.
+ * The payments of a range, each list newest first: billing's invoice charges, and checkout's
+ * one-time orders unless only failed payments are asked (an order is recorded once paid).
  */
-export function paymentRange(ctx: PageContext): { from: string; to: string; start: string; end: string } | null {
-  const today = new Date(ctx.now().getTime() + 8 * 3_600_000).toISOString().slice(0, 10);
-  const from = ctx.query.from ?? `${today.slice(0, 8)}01`;
-  const to = ctx.query.to ?? today;
-  if (!DATE.test(from) || !DATE.test(to) || from > to) return null;
-  const start = new Date(`${from}T00:00:00+08:00`);
-  const end = new Date(new Date(`${to}T00:00:00+08:00`).getTime() + 86_400_000);
-  if (Number.isNaN(start.getTime()) || Number.isNaN(end.getTime())) return null;
-  return { from, to, start: start.toISOString(), end: end.toISOString() };
+function paymentSources(ctx: PageContext, range: DayRange, status: string): ListSource<Payment>[] {
+  const chargeStatus = status === 'paid' ? 'succeeded' : status || undefined;
+  const charges = listSource(
+    (limit, after) =>
+      rangePage<InvoiceCharge>(ctx, '/payments', range, { status: chargeStatus, limit, starting_after: after }),
+    fromCharge,
+  );
+  const orders = listSource(
+    (limit, after) => rangePage<OneTimeOrder>(ctx, '/orders', range, { limit, starting_after: after }),
+    fromOrder,
+  );
+  return status === 'failed' ? [charges] : [charges, orders];
 }
 
 /** Every payment of the organization in a range: invoice charges (billing) and one-time purchases (checkout). */
@@ -97,37 +117,26 @@ export const paymentsPage: DashboardPage = {
   title: (ctx) => ctx.t('Payments'),
   async view(ctx) {
     const { t } = ctx;
-    const range = paymentRange(ctx);
-    const form = rangeForm(ctx, range);
-    if (!range)
-      return html`${form}
-        <p class="error" role="alert">${t('Choose two days, the first not after the last.')}</p>`;
-    const [charges, orders] = await Promise.all([chargesPage(ctx, range, SHOWN), ordersPage(ctx, range, SHOWN)]);
-    const payments = [...charges.data.map(fromCharge), ...orders.data.map(fromOrder)].sort(newestFirst).slice(0, SHOWN);
-    const more = charges.has_more || orders.has_more || charges.data.length + orders.data.length > SHOWN;
+    const range = askedRange(ctx, 'this-month');
+    const status = askedStatus(ctx, STATUSES);
+    const filters: Record<string, string> = status ? { status } : {};
+    const fields = statusSelect(
+      ctx,
+      STATUSES.map((s) => [s, t(s)]),
+      status,
+    );
+    const form = html`${moneyListsNav(ctx, 'payments')}${filterForm(ctx, { range, csv: 'payments.csv', filters, fields })}`;
+    if (!range) return html`${form}${rangeError(ctx)}`;
+    const page = await mergedPage(paymentSources(ctx, range, status), ctx.query.after, SHOWN);
     return html`${form}
     ${table(
-      t('Payments from {from} to {to}', range),
+      t('Payments from {from} to {to}', { from: range.from, to: range.to }),
       [t('When'), t('Amount'), t('Status'), t('Customer'), t('For'), t('Method'), t('Failure')],
-      payments.map((p) => paymentRow(ctx, p)),
+      page.rows.map((p) => paymentRow(ctx, p)),
       t('No payments in these days.'),
-    )}${more ? html`<p class="muted">${t('Showing the latest {count}: the CSV export has every one.', { count: SHOWN })}</p>` : ''}`;
+    )}${pager(ctx, page.next !== null, page.next ?? undefined, { ...rangeLinkParams(range), ...filters })}`;
   },
 };
-
-function rangeForm(ctx: PageContext, range: ReturnType<typeof paymentRange>): Html {
-  const { t } = ctx;
-  const value = (name: 'from' | 'to') => range?.[name] ?? ctx.query[name] ?? '';
-  const csv = range ? `${ctx.base}/payments.csv?${new URLSearchParams({ from: range.from, to: range.to })}` : null;
-  return html`<form class="card" method="get">
-    <label for="from">${t('From (Taipei day)')}</label
-    ><input id="from" name="from" type="date" value="${value('from')}" /> <label for="to">${t('To (Taipei day)')}</label
-    ><input id="to" name="to" type="date" value="${value('to')}" />
-    <div>
-      <button type="submit">${t('Show')}</button>${csv ? html` <a href="${csv}" download>${t('Export CSV')}</a>` : ''}
-    </div>
-  </form>`;
-}
 
 function paymentRow(ctx: PageContext, p: Payment): Html {
   const { t } = ctx;
@@ -151,64 +160,6 @@ function paymentRow(ctx: PageContext, p: Payment): Html {
   </tr>`;
 }
 
-const newestFirst = (a: Payment, b: Payment) => Date.parse(b.at) - Date.parse(a.at);
-
-type Range = NonNullable<ReturnType<typeof paymentRange>>;
-
-const chargesPage = (ctx: PageContext, range: Range, limit: number, after?: string) =>
-  ctx.api.admin<ListPage<InvoiceCharge>>(
-    'GET',
-    withQuery('/payments', {
-      environment: ctx.environment,
-      from: range.start,
-      to: range.end,
-      limit,
-      starting_after: after,
-    }),
-  );
-
-const ordersPage = (ctx: PageContext, range: Range, limit: number, after?: string) =>
-  ctx.api.admin<ListPage<OneTimeOrder>>(
-    'GET',
-    withQuery('/orders', {
-      environment: ctx.environment,
-      from: range.start,
-      to: range.end,
-      limit,
-      starting_after: after,
-    }),
-  );
-
-/** Every item of a paged list, a page at a time. */
-async function* everyItem<T extends { id: string }>(read: (after?: string) => Promise<ListPage<T>>): AsyncGenerator<T> {
-  let after: string | undefined;
-  for (;;) {
-    const page = await read(after);
-    yield* page.data;
-    if (!page.has_more || page.data.length === 0) return;
-    after = page.data.at(-1)!.id;
-  }
-}
-
-/** Two lists each newest first, as one newest first. */
-async function* merged(a: AsyncGenerator<Payment>, b: AsyncGenerator<Payment>): AsyncGenerator<Payment> {
-  let left = await a.next();
-  let right = await b.next();
-  while (!left.done || !right.done) {
-    if (right.done || (!left.done && newestFirst(left.value, right.value) <= 0)) {
-      yield left.value as Payment;
-      left = await a.next();
-    } else {
-      yield right.value;
-      right = await b.next();
-    }
-  }
-}
-
-async function* mapped<T>(items: AsyncGenerator<T>, to: (item: T) => Payment): AsyncGenerator<Payment> {
-  for await (const item of items) yield to(item);
-}
-
 const CSV_HEADER = [
   'time_taipei',
   'kind',
@@ -223,56 +174,32 @@ const CSV_HEADER = [
   'failure_message',
 ];
 
-/**
- * A cell as spreadsheets read it safely: quoted when it holds a comma, quote or line break, and
- * a leading `=`, `+`, `-` or `@` (a formula to a spreadsheet) made text with a `'`.
- */
-export function csvCell(value: string | number): string {
-  const text = typeof value === 'number' ? String(value) : /^[=+\-@\t\r]/.test(value) ? `'${value}` : value;
-  return /[",\r\n]/.test(text) ? `"${text.replace(/"/g, '""')}"` : text;
+async function* csvLines(payments: AsyncIterable<Payment>) {
+  for await (const p of payments) {
+    yield [
+      taipeiIso(p.at),
+      p.kind,
+      p.status,
+      p.amount,
+      p.refunded,
+      p.customerId,
+      p.customerEmail,
+      p.reference,
+      p.item,
+      p.method,
+      p.failure,
+    ];
+  }
 }
 
-const csvLine = (p: Payment) =>
-  [
-    formatDateTime(p.at),
-    p.kind,
-    p.status,
-    p.amount,
-    p.refunded,
-    p.customerId ?? '',
-    p.customerEmail ?? '',
-    p.reference,
-    p.item,
-    p.method,
-    p.failure,
-  ]
-    .map(csvCell)
-    .join(',') + '\r\n';
-
 /**
- * `.../payments.csv?from=&to=`: every payment of the range, newest first, streamed a page of
- * each list at a time, so a large merchant's export holds a page in memory, not the month.
+ * `.../payments.csv?from=&to=&status=`: every payment of the range, newest first, streamed a
+ * page of each list at a time, so a large merchant's export holds a page in memory, not the month.
  */
 export async function sendPaymentsCsv(ctx: PageContext): Promise<void> {
-  const range = paymentRange(ctx);
-  if (!range) {
-    ctx.res.status(400).type('text').send(ctx.t('Choose two days, the first not after the last.'));
-    return;
-  }
-  const charges = mapped(
-    everyItem((after) => chargesPage(ctx, range, EXPORT_PAGE, after)),
-    fromCharge,
-  );
-  const orders = mapped(
-    everyItem((after) => ordersPage(ctx, range, EXPORT_PAGE, after)),
-    fromOrder,
-  );
-  const name = `payments-${ctx.envSlug}-${range.from}-to-${range.to}.csv`;
-  ctx.res.status(200).type('text/csv; charset=utf-8').set('Content-Disposition', `attachment; filename="${name}"`);
-  // A byte-order mark: Excel opens UTF-8 (Chinese names, NT$) as UTF-8 only with one.
-  ctx.res.write(`\uFEFF${CSV_HEADER.join(',')}\r\n`);
-  for await (const payment of merged(charges, orders)) {
-    if (!ctx.res.write(csvLine(payment))) await new Promise((resolve) => ctx.res.once('drain', resolve));
-  }
-  ctx.res.end();
+  const range = askedRange(ctx, 'this-month');
+  if (!range) return refuseRange(ctx);
+  const status = askedStatus(ctx, STATUSES);
+  const payments = mergedRows(paymentSources(ctx, range, status));
+  await sendCsv(ctx, exportName('payments', ctx, range), CSV_HEADER, csvLines(payments));
 }

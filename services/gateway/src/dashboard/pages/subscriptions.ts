@@ -1,8 +1,24 @@
-import { withQuery } from '../client';
 import { html } from '@billing/service';
 import { twd, when } from '../html';
 import type { Translate } from '../i18n';
-import { type DashboardPage, buttonForm, errorFor, formFields, pager, select, table } from '../page';
+import {
+  type DayRange,
+  askedRange,
+  askedStatus,
+  everyRow,
+  exportName,
+  filterForm,
+  listSource,
+  onePage,
+  rangeError,
+  rangeLinkParams,
+  rangePage,
+  refuseRange,
+  sendCsv,
+  statusSelect,
+  taipeiIso,
+} from '../lists';
+import { type DashboardPage, type PageContext, buttonForm, errorFor, formFields, pager, select, table } from '../page';
 import { type Invoice, invoiceHeaders, invoiceRows, refundable } from './customers';
 import { einvoiceFailure, einvoicesOfCustomer } from './einvoices';
 import { historySection } from './history';
@@ -63,18 +79,18 @@ export const subscriptionsPage: DashboardPage = {
   title: (ctx) => ctx.t('Subscriptions'),
   async view(ctx) {
     const { t } = ctx;
-    const status = STATUSES.includes(ctx.query.status ?? '') ? ctx.query.status! : '';
-    // The admin list: a status filter, and each customer's email and name.
-    const list = await ctx.api.admin<SubscriptionPage>(
-      'GET',
-      withQuery('/subscriptions', {
-        environment: ctx.environment,
-        status: status || undefined,
-        limit: 20,
-        starting_after: ctx.query.after,
-      }),
+    const status = askedStatus(ctx, STATUSES);
+    const range = askedRange(ctx, 'any-time');
+    const filters: Record<string, string> = status ? { status } : {};
+    const fields = statusSelect(
+      ctx,
+      STATUSES.map((s): [string, string] => [s, s]),
+      status,
     );
-    const rows = list.data.map(
+    const form = filterForm(ctx, { range, csv: 'subscriptions.csv', filters, fields, submit: t('Filter') });
+    if (!range) return html`${form}${rangeError(ctx)}`;
+    const page = await onePage(subscriptionSource(ctx, range, status), ctx.query.after, 20);
+    const rows = page.rows.map(
       (s) =>
         html`<tr>
           <td><a href="${ctx.base}/subscriptions/${s.id}">${s.product.name}</a></td>
@@ -88,18 +104,77 @@ export const subscriptionsPage: DashboardPage = {
           <td>${when(s.current_period_end)}</td>
         </tr>`,
     );
-    return html`<form class="card" method="get">
-        ${select('status', t('Status'), 'status', [['', t('All')], ...STATUSES.map((s): [string, string] => [s, s])], status)}
-        <button type="submit">${t('Filter')}</button>
-      </form>
-      ${table(
-        status ? t('{status} subscriptions', { status }) : t('Subscriptions'),
-        [t('Product'), t('Customer'), t('Status'), t('Price'), t('Period ends')],
-        rows,
-        t('No subscriptions.'),
-      )}${pager(ctx, list.has_more, list.data.at(-1)?.id, status ? { status } : {})}`;
+    return html`${form}
+    ${table(
+      status ? t('{status} subscriptions', { status }) : t('Subscriptions'),
+      [t('Product'), t('Customer'), t('Status'), t('Price'), t('Period ends')],
+      rows,
+      t('No subscriptions.'),
+    )}${pager(ctx, page.next !== null, page.next ?? undefined, { ...rangeLinkParams(range), ...filters })}`;
   },
 };
+
+/** The admin list: subscriptions created in a range (of a status, if asked), each with its customer's email and name. */
+const subscriptionSource = (ctx: PageContext, range: DayRange, status: string) =>
+  listSource(
+    (limit, after) =>
+      rangePage<Subscription>(ctx, '/subscriptions', range, {
+        status: status || undefined,
+        limit,
+        starting_after: after,
+      }),
+    (subscription) => subscription,
+  );
+
+const CSV_HEADER = [
+  'created_at',
+  'subscription_id',
+  'status',
+  'customer_id',
+  'customer_email',
+  'customer_name',
+  'product_id',
+  'product_name',
+  'price_twd',
+  'interval',
+  'interval_count',
+  'current_period_start',
+  'current_period_end',
+  'trial_end',
+  'cancel_at_period_end',
+  'canceled_at',
+];
+
+async function* csvLines(subscriptions: AsyncIterable<Subscription>) {
+  for await (const s of subscriptions) {
+    yield [
+      taipeiIso(s.created_at),
+      s.id,
+      s.status,
+      s.customer_id,
+      s.customer_email,
+      s.customer_name,
+      s.product.id,
+      s.product.name,
+      s.price,
+      s.interval,
+      s.interval_count,
+      taipeiIso(s.current_period_start),
+      taipeiIso(s.current_period_end),
+      taipeiIso(s.trial_end),
+      s.cancel_at_period_end,
+      taipeiIso(s.canceled_at),
+    ];
+  }
+}
+
+/** `.../subscriptions.csv?from=&to=&status=`: every subscription created in the range (any time by default), newest first. */
+export async function sendSubscriptionsCsv(ctx: PageContext): Promise<void> {
+  const range = askedRange(ctx, 'any-time');
+  if (!range) return refuseRange(ctx);
+  const subscriptions = everyRow(subscriptionSource(ctx, range, askedStatus(ctx, STATUSES)));
+  await sendCsv(ctx, exportName('subscriptions', ctx, range), CSV_HEADER, csvLines(subscriptions));
+}
 
 const LIVE = ['ACTIVE', 'TRIAL', 'PAST_DUE'];
 
