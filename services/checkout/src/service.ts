@@ -35,7 +35,8 @@ import { mountPayRoute } from './sessions/pay';
 import { migrateSessionsReadModel } from './sessions/read-model';
 import { migrateEinvoiceOrganizations } from './sessions/einvoice-enabled';
 import { migrateOrderEinvoices } from './sessions/order-einvoices';
-import { mountOrderReads } from './sessions/orders';
+import { mountOrderReads } from './orders/admin-routes';
+import { mountOrderRoutes } from './orders/routes';
 import { mountRefundReads } from './refunds/admin-reads';
 import { mountSessionRoutes } from './sessions/routes';
 
@@ -58,6 +59,7 @@ export const checkoutService: ServiceDefinition = {
     mountProcessorSettingsRoutes(app, context, dependenciesOf(context).credentialsKey);
     mountUnmatchedPaymentsRoute(app, context);
     mountOrderReads(app, context);
+    mountOrderRoutes(app, context);
     mountRefundReads(app, context);
     mountMetricsPart(app, context);
   },

@@ -9,6 +9,7 @@ import {
   registerAdminRoutes,
   registerProductRoutes,
   registerPromotionRoutes,
+  registerOrderRoutes,
   registerRefundRoutes,
   registerSubscriptionCreationRoutes,
   registerSwitchingRoutes,
@@ -28,6 +29,7 @@ export function publicApiDocument() {
     registerEmbeddedCheckoutRoutes(registry);
     registerPaymentLinkRoutes(registry);
     registerRefundRoutes(registry);
+    registerOrderRoutes(registry);
     registerBillingRoutes(registry);
     registerSwitchingRoutes(registry);
     registerSubscriptionCreationRoutes(registry);

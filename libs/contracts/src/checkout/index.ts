@@ -5,3 +5,4 @@ export * from './payment-links';
 export * from './charges';
 export * from './refunds';
 export * from './payment-processor';
+export * from './orders';

@@ -30,14 +30,20 @@ export async function migrateSessionsReadModel(store: EventStore): Promise<void>
     -- (sessions/reconcile.ts): a range of this index, not every completed session.
     CREATE INDEX IF NOT EXISTS checkout_sessions_to_reconcile ON ${table} ((document->>'completed_at'))
       WHERE status = 'COMPLETE' AND document->'charge'->>'processor' IS NOT NULL;
-    -- One-time purchases, newest paid first (orders.ts): one customer's range, and the organization's.
+    -- One-time purchases, newest paid first (orders/admin-routes.ts, orders/routes.ts): one customer's range, and the organization's.
     CREATE INDEX IF NOT EXISTS checkout_sessions_paid_by_customer ON ${table}
       (organization, environment, (document->>'customer_id'), (document->>'completed_at'), id)
       WHERE status = 'COMPLETE' AND document->>'mode' = 'PAYMENT';
     CREATE INDEX IF NOT EXISTS checkout_sessions_paid_one_time ON ${table}
       (organization, environment, (document->>'completed_at'), id)
       WHERE status = 'COMPLETE' AND document->>'mode' = 'PAYMENT';
-    -- Orders waiting for an ATM or convenience-store payment, latest issued first (orders.ts).
+    -- Every paid checkout's order, latest paid first (orders/routes.ts): the organization's, and a customer's.
+    CREATE INDEX IF NOT EXISTS checkout_sessions_paid ON ${table}
+      (organization, environment, (document->>'completed_at'), id) WHERE status = 'COMPLETE';
+    CREATE INDEX IF NOT EXISTS checkout_sessions_paid_of_customer ON ${table}
+      (organization, environment, (document->>'customer_id'), (document->>'completed_at'), id)
+      WHERE status = 'COMPLETE';
+    -- Orders waiting for an ATM or convenience-store payment, latest issued first (orders/admin-routes.ts, orders/routes.ts).
     CREATE INDEX IF NOT EXISTS checkout_sessions_awaiting_transfer ON ${table}
       (organization, environment, (document->'async_payment'->>'issued_at'), id)
       WHERE status = 'OPEN' AND jsonb_typeof(document->'async_payment') = 'object';

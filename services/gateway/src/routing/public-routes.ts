@@ -90,6 +90,9 @@ export const PUBLIC_ROUTES: readonly PublicRoute[] = [
   { method: 'post', path: '/v1/refunds', upstream: 'checkout', keys: SECRET },
   { method: 'get', path: '/v1/refunds', upstream: 'checkout', keys: SECRET },
   { method: 'get', path: '/v1/refunds/:id', upstream: 'checkout', keys: SECRET },
+  // Paid checkouts' orders, with their refunds (docs/orders.md).
+  { method: 'get', path: '/v1/orders', upstream: 'checkout', keys: SECRET },
+  { method: 'get', path: '/v1/orders/:id', upstream: 'checkout', keys: SECRET },
 
   // Entitlements and the external-id forms before `/v1/customers/:id`, which would take them for ids.
   { method: 'get', path: '/v1/customers', upstream: 'billing', keys: SECRET },

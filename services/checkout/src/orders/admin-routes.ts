@@ -14,12 +14,11 @@ import {
 import { type SqlExecutor, keysetPage } from '@billing/eventstore';
 import type { ServiceContext } from '@billing/runtime';
 import { type Tenant, adminOrganizationOf, validate } from '@billing/service';
-import { merchantTradeNo } from '../payments/ecpay/aio';
-import { payuniTradeNo } from '../payments/payuni/upp';
 import type { Express } from 'express';
 import { z } from 'zod';
-import { sessionsTable } from './read-model';
-import type { ExternalProcessor, Session } from './session';
+import { sessionsTable } from '../sessions/read-model';
+import type { Session } from '../sessions/session';
+import { chargeOf, refundStatusOf } from './resource';
 
 const CustomerParams = z.object({ id: idText().min(1) });
 const OrderParams = z.object({ id: idText().min(1) });
@@ -170,17 +169,12 @@ function toCustomerOrder(session: Session): CustomerOrder {
     amount: order.amount_total,
     amount_refunded: refunded,
     currency: 'TWD',
-    status: refunded === 0 ? 'paid' : refunded < order.amount_total ? 'partially_refunded' : 'refunded',
+    status: refundStatusOf(order.amount_total, refunded),
     payment_method: card ? { brand: card.brand, last4: card.last4 } : null,
-    processor: session.charge?.processor ?? 'sandbox',
-    processor_reference: session.charge ? tradeOf(session.charge.processor, session.charge.key) : null,
+    ...chargeOf(session),
     paid_at: order.paid_at ?? session.completed_at!,
   };
 }
-
-/** The trade as the processor's back office names it: derived from the charge's key, as it was sent. */
-const tradeOf = (processor: ExternalProcessor | undefined, chargeKey: string): string =>
-  processor === 'ecpay' ? merchantTradeNo(chargeKey) : processor === 'payuni' ? payuniTradeNo(chargeKey) : chargeKey;
 
 function toAwaitingOrder(session: Session): AwaitingOrder {
   const waiting = session.async_payment!;

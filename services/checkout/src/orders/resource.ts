@@ -1,0 +1,53 @@
+import { type Environment, type Order, livemodeOf } from '@billing/contracts';
+import { merchantTradeNo } from '../payments/ecpay/aio';
+import { payuniTradeNo } from '../payments/payuni/upp';
+import type { ExternalProcessor, Session } from '../sessions/session';
+
+// A paid checkout's order as the API shows it (docs/orders.md), from the session that sold it.
+
+/** The trade as the processor's back office names it: derived from the charge's key, as it was sent. */
+export const tradeOf = (processor: ExternalProcessor | undefined, chargeKey: string): string =>
+  processor === 'ecpay' ? merchantTradeNo(chargeKey) : processor === 'payuni' ? payuniTradeNo(chargeKey) : chargeKey;
+
+/** Who charged the session and under what trade; null when nothing was charged (a 0 TWD order). */
+export function chargeOf(session: Session): { processor: Order['processor']; processor_reference: string | null } {
+  const charge = session.charge;
+  return {
+    processor: charge?.processor ?? 'sandbox',
+    processor_reference: charge ? tradeOf(charge.processor, charge.key) : null,
+  };
+}
+
+/** paid, partially_refunded or refunded, by what refunds gave back. */
+export function refundStatusOf(amountTotal: number, refunded: number): Order['status'] {
+  if (refunded === 0) return 'paid';
+  return refunded < amountTotal ? 'partially_refunded' : 'refunded';
+}
+
+export function orderOf(session: Session, environment: Environment): Order {
+  const { order, product } = session;
+  const refunded = order.amount_refunded ?? 0;
+  const card = session.intent.payment_method;
+  return {
+    object: 'order',
+    id: order.id,
+    checkout_session_id: session.id,
+    mode: session.mode,
+    customer_id: session.customer_id,
+    customer_email: session.customer_email,
+    product: { id: product.id, name: product.name, type: product.type },
+    subscription_id: session.subscription_id,
+    status: refundStatusOf(order.amount_total, refunded),
+    amount_subtotal: order.amount_subtotal,
+    amount_total: order.amount_total,
+    amount_refunded: refunded,
+    currency: 'TWD',
+    payment_method: card ? { brand: card.brand, last4: card.last4 } : null,
+    ...chargeOf(session),
+    refunds: session.refunds ?? [],
+    metadata: order.metadata,
+    paid_at: order.paid_at ?? session.completed_at!,
+    created_at: session.created_at,
+    livemode: livemodeOf(environment),
+  };
+}
