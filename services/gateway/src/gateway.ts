@@ -67,6 +67,7 @@ import { inSequence } from './routing/in-sequence';
 import { RouteTable } from './routing/route-table';
 import { serviceReads } from './routing/service-reads';
 import { createUpstream, type UpstreamHandler } from './upstream';
+import { ANALYTICS_METRICS_PATH, analyticsMetrics, validAnalyticsQuery } from './analytics/metrics';
 import { sdkShapedRefusals } from './refusals';
 import { breakerCaller } from './upstream/breaker-caller';
 
@@ -213,7 +214,7 @@ export class Gateway {
       notifications: this.upstream('notifications'),
       billing: this.upstream('billing'),
       checkout: this.upstream('checkout'),
-      readService: serviceReads(this.context.internalSecret, (name) => upstreamUrl(this.context.config, name)),
+      readService: this.readService(),
       now: this.context.now,
     });
     mountDashboard(app, {
@@ -247,6 +248,12 @@ export class Gateway {
     );
     app.use('/v1', this.knownKeyFirst(apiKeyFailures, authenticateAndLimit), refuseUnreadableBodies);
     app.use(this.publicRoutes());
+    app.get(
+      ANALYTICS_METRICS_PATH,
+      allowKeys(['secret']),
+      validAnalyticsQuery,
+      analyticsMetrics(this.readService(), this.context.now),
+    );
     // The gateway's own refusals (key, rate limit, idempotency) in the portal sessions' codes,
     // and in the shapes the recur-tw SDK reads for its calls.
     app.use(PORTAL_API_PATH, portalErrorCodes);
@@ -334,6 +341,11 @@ export class Gateway {
       res.locals[ROUTE_PATTERN] = route.path;
       handlers.get(route)!(req, res, next);
     };
+  }
+
+  /** Signed reads of the services' admin routes, to combine their answers (the metrics). */
+  private readService() {
+    return serviceReads(this.context.internalSecret, (name) => upstreamUrl(this.context.config, name));
   }
 
   private upstream(name: UpstreamName): RequestHandler {

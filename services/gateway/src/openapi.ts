@@ -7,6 +7,7 @@ import {
   registerPaymentLinkRoutes,
   registerPortalRoutes,
   registerAdminRoutes,
+  registerAnalyticsRoutes,
   registerProductRoutes,
   registerPromotionRoutes,
   registerOrderRoutes,
@@ -30,6 +31,7 @@ export function publicApiDocument() {
     registerPaymentLinkRoutes(registry);
     registerRefundRoutes(registry);
     registerOrderRoutes(registry);
+    registerAnalyticsRoutes(registry);
     registerBillingRoutes(registry);
     registerSwitchingRoutes(registry);
     registerSubscriptionCreationRoutes(registry);

@@ -275,6 +275,73 @@ describe('dashboard metrics', () => {
     ]);
   });
 
+  it("answers the same series to a merchant's tools: GET /v1/analytics/metrics by day and by month", async () => {
+    const admin = (await metrics(org.id, 'environment=SANDBOX&from=2026-02-28&to=2026-04-02')).body;
+    const byDay = await send('GET', '/analytics/metrics?from=2026-02-28&to=2026-04-02');
+    expect(byDay.status).toBe(200);
+    expect(byDay.body).toMatchObject({
+      object: 'analytics.metrics',
+      interval: 'day',
+      time_zone: 'Asia/Taipei',
+      currency: 'TWD',
+      from: '2026-02-28',
+      to: '2026-04-02',
+      livemode: false,
+    });
+    expect(byDay.body.data).toEqual(
+      admin.series.map(({ date, payments_amount, ...day }: Record<string, number | string>) => ({
+        period_start: date,
+        period_end: date,
+        ...day,
+        revenue: payments_amount,
+      })),
+    );
+    const byMonth = await send('GET', '/analytics/metrics?from=2026-02-28&to=2026-04-02&interval=month');
+    const sum = (month: string, field: string) =>
+      admin.series
+        .filter((day: { date: string }) => day.date.startsWith(month))
+        .reduce((total: number, day: Record<string, number>) => total + day[field]!, 0);
+    const lastOf = (date: string) => admin.series.find((day: { date: string }) => day.date === date);
+    expect(byMonth.body.data).toEqual(
+      (
+        [
+          ['2026-02', '2026-02-28', '2026-02-28'],
+          ['2026-03', '2026-03-01', '2026-03-31'],
+          ['2026-04', '2026-04-01', '2026-04-02'],
+        ] as const
+      ).map(([month, start, end]) => ({
+        period_start: start,
+        period_end: end,
+        mrr: lastOf(end).mrr,
+        active_subscriptions: lastOf(end).active_subscriptions,
+        new_subscriptions: sum(month, 'new_subscriptions'),
+        churned_subscriptions: sum(month, 'churned_subscriptions'),
+        revenue: sum(month, 'payments_amount'),
+        payments_count: sum(month, 'payments_count'),
+        failed_payments_count: sum(month, 'failed_payments_count'),
+      })),
+    );
+    expect(byMonth.body.data[1].revenue).toBeGreaterThan(0);
+    // Another organization's key reads its own book; a Publishable Key and bad ranges are refused.
+    const theirs = await fetch(`${platform.gatewayUrl}/v1/analytics/metrics?from=2026-03-01&to=2026-03-31`, {
+      headers: { authorization: `Bearer ${other.api_keys.sandbox.secret_key}` },
+    }).then((r) => r.json() as Promise<{ data: Array<{ revenue: number }> }>);
+    expect(theirs.data.every((day) => day.revenue === 0)).toBe(true);
+    const publishable = await fetch(`${platform.gatewayUrl}/v1/analytics/metrics`, {
+      headers: { authorization: `Bearer ${org.api_keys.sandbox.publishable_key}` },
+    });
+    expect(publishable.status).toBe(401);
+    for (const query of [
+      'from=2026-3-1',
+      'interval=week',
+      'from=2026-03-02&to=2026-03-01',
+      'from=2024-01-01&to=2026-03-01',
+    ]) {
+      const bad = await send('GET', `/analytics/metrics?${query}`);
+      expect([query, bad.status, bad.body.error.code]).toEqual([query, 400, 'bad_request']);
+    }
+  });
+
   it('defaults to the 30 days ending today in Taipei', async () => {
     now = new Date('2026-03-10T17:30:00Z');
     const answer = await metrics(org.id, 'environment=SANDBOX');

@@ -1,5 +1,6 @@
 import { z } from 'zod';
-import { invalidParameters } from '../shared/errors';
+import { ErrorEnvelope, invalidParameters } from '../shared/errors';
+import { type OpenApiRegistry, invalidParametersResponse } from '../shared/openapi';
 import { Environment } from '../events/envelope';
 
 /** The dashboard's days are calendar days in Taiwan (UTC+8 all year, no daylight saving). */
@@ -140,4 +141,104 @@ export function sumMetrics(parts: Metrics[]): Metrics {
     return total;
   });
   return { ...first, series };
+}
+
+// ---------------------------------------------------------------- the public analytics read
+
+export const AnalyticsInterval = z.enum(['day', 'month']).meta({ id: 'AnalyticsInterval' });
+export type AnalyticsInterval = z.infer<typeof AnalyticsInterval>;
+
+/** `GET /v1/analytics/metrics`: the dashboard's series for a merchant's own tools (docs/analytics.md). */
+export const AnalyticsQuery = z
+  .object({
+    from: CalendarDate.optional().describe('First day (Asia/Taipei), YYYY-MM-DD; default 29 days before `to`'),
+    to: CalendarDate.optional().describe('Last day (Asia/Taipei), YYYY-MM-DD; default today'),
+    interval: AnalyticsInterval.default('day').describe('One entry per day, or per calendar month of the range'),
+  })
+  .superRefine((query, context) => {
+    const problem = query.from && query.to ? rangeProblem(query.from, query.to) : undefined;
+    if (problem) context.addIssue({ code: 'custom', path: ['from'], message: problem });
+  })
+  .meta({ id: 'AnalyticsQuery' });
+export type AnalyticsQuery = z.infer<typeof AnalyticsQuery>;
+
+export const AnalyticsPeriod = z
+  .object({
+    period_start: z.string().describe('YYYY-MM-DD, Asia/Taipei: the first day of the period within the range'),
+    period_end: z.string().describe('YYYY-MM-DD, Asia/Taipei: its last day within the range'),
+    mrr: z.int().min(0).describe('TWD: monthly recurring revenue at the end of the period'),
+    active_subscriptions: z.int().min(0).describe('At the end of the period'),
+    new_subscriptions: z.int().min(0),
+    churned_subscriptions: z.int().min(0),
+    revenue: z.int().min(0).describe('TWD paid in the period: invoices and one-time orders'),
+    payments_count: z.int().min(0),
+    failed_payments_count: z.int().min(0),
+  })
+  .meta({ id: 'AnalyticsPeriod' });
+export type AnalyticsPeriod = z.infer<typeof AnalyticsPeriod>;
+
+export const AnalyticsMetrics = z
+  .object({
+    object: z.literal('analytics.metrics'),
+    interval: AnalyticsInterval,
+    time_zone: z.literal(METRICS_TIME_ZONE),
+    currency: z.literal('TWD'),
+    from: z.string(),
+    to: z.string(),
+    data: z.array(AnalyticsPeriod).describe('Oldest first, every period of the range, zeros included'),
+    livemode: z.boolean(),
+  })
+  .meta({ id: 'AnalyticsMetrics' });
+export type AnalyticsMetrics = z.infer<typeof AnalyticsMetrics>;
+
+/**
+ * The daily series as periods of `interval`: a month's MRR and active subscriptions are those of
+ * its last day in the range, its counts and revenue the sums of its days.
+ */
+export function periodsOf(series: MetricsDay[], interval: AnalyticsInterval): AnalyticsPeriod[] {
+  const periods: AnalyticsPeriod[] = [];
+  for (const day of series) {
+    const last = periods.at(-1);
+    if (last && interval === 'month' && last.period_start.slice(0, 7) === day.date.slice(0, 7)) {
+      Object.assign(last, {
+        period_end: day.date,
+        mrr: day.mrr,
+        active_subscriptions: day.active_subscriptions,
+        new_subscriptions: last.new_subscriptions + day.new_subscriptions,
+        churned_subscriptions: last.churned_subscriptions + day.churned_subscriptions,
+        revenue: last.revenue + day.payments_amount,
+        payments_count: last.payments_count + day.payments_count,
+        failed_payments_count: last.failed_payments_count + day.failed_payments_count,
+      });
+      continue;
+    }
+    periods.push({
+      period_start: day.date,
+      period_end: day.date,
+      mrr: day.mrr,
+      active_subscriptions: day.active_subscriptions,
+      new_subscriptions: day.new_subscriptions,
+      churned_subscriptions: day.churned_subscriptions,
+      revenue: day.payments_amount,
+      payments_count: day.payments_count,
+      failed_payments_count: day.failed_payments_count,
+    });
+  }
+  return periods;
+}
+
+export function registerAnalyticsRoutes(registry: OpenApiRegistry): OpenApiRegistry {
+  return registry.route({
+    method: 'get',
+    path: '/analytics/metrics',
+    summary: 'MRR, active, new and churned subscriptions, revenue and payments per day or month (Asia/Taipei)',
+    tags: ['Analytics'],
+    security: ['secretKey'],
+    query: AnalyticsQuery,
+    responses: {
+      200: { description: 'Every period of the range, oldest first', schema: AnalyticsMetrics },
+      400: invalidParametersResponse,
+      401: { description: 'unauthorized: a Secret Key is needed', schema: ErrorEnvelope },
+    },
+  });
 }
