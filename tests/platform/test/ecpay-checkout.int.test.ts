@@ -145,6 +145,13 @@ describe('ECPay ATM and convenience-store payments through the hosted checkout',
       payment_instructions: { type: 'atm', account },
     });
     expect((await ordersAt(`/${orderId}?environment=SANDBOX`)).status).toBe(404);
+    await createUser(platform.gatewayUrl, org.id, 'payments@ecpay.example', 'owner', 'a long enough password 1');
+    const owner = await signedIn(platform.gatewayUrl, 'payments@ecpay.example', 'a long enough password 1');
+    const paymentsPage = async (agent = owner) => (await agent.get(`/dashboard/${org.id}/sandbox/payments`)).html;
+    const waitingPage = await paymentsPage();
+    expect(waitingPage).toContain('Waiting for payment');
+    expect(waitingPage).toContain(`<code>${account}</code>`);
+    expect(waitingPage).toContain(`ECPay <code>${tradeNo}</code>`);
     // The session takes no second trade while it waits.
     expect((await page(sessionId, { method: 'POST', body: new URLSearchParams({ method: 'cvs' }) })).status).toBe(409);
 
@@ -193,6 +200,13 @@ describe('ECPay ATM and convenience-store payments through the hosted checkout',
       processor_reference: tradeNo,
     });
     expect((await ordersAt(`/${orderId}?environment=PRODUCTION`)).status).toBe(404);
+    // The dashboard's 12-hour session ended while the clock moved: a new one.
+    const paidPage = await paymentsPage(
+      await signedIn(platform.gatewayUrl, 'payments@ecpay.example', 'a long enough password 1'),
+    );
+    expect(paidPage).toContain('Payments from');
+    expect(paidPage).not.toContain('Waiting for payment');
+    expect(paidPage).toContain(`ECPay <code>${tradeNo}</code>`);
     expect((await ordersAt('/awaiting_payment?environment=SANDBOX&limit=0')).status).toBe(400);
     // An ATM payment goes back by bank transfer, outside ECPay's refund API: refused, nothing held.
     const refund = await send('POST', '/refunds', { order_id: orderId, amount: 100 });

@@ -1,7 +1,16 @@
 import { type PayuniEmulator, startPayuniEmulator } from '@billing/checkout';
 import { eventually } from '@billing/testing';
 import { type Receiver, startReceiver } from '../src/lifecycle-helpers';
-import { type CreatedOrganization, type Platform, jsonApi, plan, startPlatform } from '../src/platform';
+import { DashboardAgent } from '../src/dashboard-helpers';
+import {
+  ADMIN_TOKEN,
+  type CreatedOrganization,
+  type Platform,
+  clientOf,
+  jsonApi,
+  plan,
+  startPlatform,
+} from '../src/platform';
 import {
   PAYUNI_TEST_MERCHANT,
   PROCESSOR_TEST_CONFIG,
@@ -113,6 +122,17 @@ describe('PAYUNi: subscriptions paid by transfer, renewal invoices that wait wit
     );
     const invoice = await waitingInvoice(subscription.id);
     expect(invoice.payment_instructions!.account).toMatch(/^\d{14}$/);
+    // The dashboard's payments page lists it as waiting, with the account.
+    const awaiting = await clientOf(platform.gatewayUrl).admin(
+      'GET',
+      `/organizations/${org.id}/invoices?environment=SANDBOX&awaiting_transfer=true`,
+    );
+    expect(awaiting.body.data.map((i: { id: string }) => i.id)).toContain(invoice.id);
+    const operator = new DashboardAgent(platform.gatewayUrl);
+    await operator.signIn({ admin_token: ADMIN_TOKEN });
+    const payments = (await operator.get(`/dashboard/${org.id}/sandbox/payments`)).html;
+    expect(payments).toContain('Waiting for payment');
+    expect(payments).toContain(`<code>${invoice.payment_instructions!.account}</code>`);
     await eventually(async () => expect(webhooks('invoice.payment_action_required', invoice.id)).toHaveLength(1));
     expect(webhooks('invoice.payment_action_required', invoice.id)[0]!.data.object.payment_instructions).toMatchObject({
       type: 'atm',

@@ -895,6 +895,10 @@ export const AdminInvoicesQuery = z
     number: z.string().min(1).max(40).optional().describe('The invoice number, exact in any case (INV-000042)'),
     status: InvoiceStatus.optional(),
     customer: idText().optional().describe('prefix cus_'),
+    awaiting_transfer: z
+      .literal('true')
+      .optional()
+      .describe('Only open invoices waiting for an ATM or convenience-store payment (`payment_instructions` set)'),
     ids: InvoiceIds,
     from: createdFrom,
     to: createdBefore,

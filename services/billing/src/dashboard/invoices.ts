@@ -42,7 +42,7 @@ export async function organizationInvoices(
     where: {
       'i.organization': tenant.organization,
       'i.environment': tenant.environment,
-      'i.status': query.status,
+      'i.status': query.awaiting_transfer ? 'open' : query.status,
       'i.customer_id': query.customer,
     },
     filters: invoiceFilters(query),
@@ -56,11 +56,15 @@ export async function organizationInvoices(
   return { invoices, hasMore };
 }
 
-/** The filters beyond equality: the creation range, the number (any case, `invoices_by_number`) and ids. */
+/**
+ * The filters beyond equality: the creation range, the number (any case, `invoices_by_number`),
+ * ids, and waiting for a transfer (open, a range of `invoices_by_status`, with instructions).
+ */
 function invoiceFilters(query: AdminInvoicesQuery): PageFilter[] {
   const filters = createdBetween('i', query);
   const { number, ids } = query;
   if (number) filters.push((param) => `upper(i.document->>'number') = upper(${param(number)}::text)`);
   if (ids) filters.push((param) => `i.id = ANY(${param(ids)}::text[])`);
+  if (query.awaiting_transfer) filters.push(() => `jsonb_typeof(i.document->'payment_instructions') = 'object'`);
   return filters;
 }

@@ -127,6 +127,12 @@ export const ZH_TW: Record<string, string> = {
   Invoice: '發票',
 
   // The payments list and its export
+  'Waiting for payment': '等待付款',
+  'Pay by': '繳費期限',
+  How: '付款方式說明',
+  Reference: '交易編號',
+  'ATM transfer': 'ATM 轉帳',
+  'Store code': '超商代碼',
   'Choose two days, the first not after the last.': '請選擇兩個日期，起日不可晚於迄日。',
   'Payments from {from} to {to}': '{from} 至 {to} 的付款',
   Method: '付款方式',

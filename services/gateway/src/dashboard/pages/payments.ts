@@ -20,6 +20,7 @@ import {
   taipeiIso,
 } from '../lists';
 import { type DashboardPage, type PageContext, pager, table } from '../page';
+import { awaitingPayments, processorName } from './awaiting-payments';
 
 /** Billing's charge of an invoice, paid or declined. */
 interface InvoiceCharge {
@@ -42,6 +43,8 @@ interface OneTimeOrder {
   amount_refunded: number;
   status: string;
   payment_method: { brand: string; last4: string } | null;
+  processor: string;
+  processor_reference: string | null;
   paid_at: string;
 }
 /** One payment of either kind, as the list and the export show it. */
@@ -56,6 +59,9 @@ interface Payment {
   reference: string;
   item: string;
   method: string;
+  /** The processor and its name for the trade (ECPay's MerchantTradeNo...); empty for invoice charges. */
+  processor: string;
+  processorReference: string;
   failure: string;
 }
 
@@ -70,6 +76,8 @@ const fromCharge = (c: InvoiceCharge): Payment => ({
   reference: c.invoice_id,
   item: '',
   method: '',
+  processor: '',
+  processorReference: '',
   failure: c.failure_message ?? '',
 });
 
@@ -84,6 +92,8 @@ const fromOrder = (o: OneTimeOrder): Payment => ({
   reference: o.id,
   item: o.product.name,
   method: o.payment_method ? `${o.payment_method.brand} ${o.payment_method.last4}` : '',
+  processor: o.processor,
+  processorReference: o.processor_reference ?? '',
   failure: '',
 });
 
@@ -127,8 +137,12 @@ export const paymentsPage: DashboardPage = {
     );
     const form = html`${moneyListsNav(ctx, 'payments')}${filterForm(ctx, { range, csv: 'payments.csv', filters, fields })}`;
     if (!range) return html`${form}${rangeError(ctx)}`;
-    const page = await mergedPage(paymentSources(ctx, range, status), ctx.query.after, SHOWN);
-    return html`${form}
+    const [page, waiting] = await Promise.all([
+      mergedPage(paymentSources(ctx, range, status), ctx.query.after, SHOWN),
+      // The payments still to come, above the month's, on its first page.
+      status || ctx.query.after ? '' : awaitingPayments(ctx),
+    ]);
+    return html`${form}${waiting}
     ${table(
       t('Payments from {from} to {to}', { from: range.from, to: range.to }),
       [t('When'), t('Amount'), t('Status'), t('Customer'), t('For'), t('Method'), t('Failure')],
@@ -155,7 +169,13 @@ function paymentRow(ctx: PageContext, p: Payment): Html {
     <td>${t(p.status)}</td>
     <td>${customer}</td>
     <td>${reference}</td>
-    <td>${p.method}</td>
+    <td>
+      ${p.method}${
+        p.processorReference
+          ? html`<div class="muted">${processorName(p.processor)} <code>${p.processorReference}</code></div>`
+          : ''
+      }
+    </td>
     <td>${p.failure}</td>
   </tr>`;
 }
@@ -172,6 +192,8 @@ const CSV_HEADER = [
   'item',
   'method',
   'failure_message',
+  'processor',
+  'processor_reference',
 ];
 
 async function* csvLines(payments: AsyncIterable<Payment>) {
@@ -188,6 +210,8 @@ async function* csvLines(payments: AsyncIterable<Payment>) {
       p.item,
       p.method,
       p.failure,
+      p.processor,
+      p.processorReference,
     ];
   }
 }
