@@ -26,6 +26,11 @@ export async function migratePaymentsIndex(store: EventStore): Promise<void> {
     -- The same list of paid charges only, or declined ones only (the dashboard's status filter).
     CREATE INDEX IF NOT EXISTS events_invoice_payments_by_type ON ${schema}.events
       (organization, environment, type, occurred_at DESC, global_position DESC)
+      WHERE type IN ('InvoicePaid', 'InvoicePaymentFailed');
+    -- One customer's charges, newest recorded first (the customer page): a range of its entries,
+    -- not a scan of the organization's charges for the customer id inside each event.
+    CREATE INDEX IF NOT EXISTS events_invoice_payments_by_customer ON ${schema}.events
+      (organization, environment, (data->'object'->>'customer_id'), global_position DESC)
       WHERE type IN ('InvoicePaid', 'InvoicePaymentFailed');`);
 }
 
