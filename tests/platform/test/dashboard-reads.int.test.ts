@@ -232,11 +232,15 @@ describe('dashboard reads', () => {
     expect([...bytes.subarray(0, 3)]).toEqual([0xef, 0xbb, 0xbf]);
     const lines = bytes.subarray(3).toString('utf8').trimEnd().split('\r\n');
     expect(lines[0]).toBe(
-      'time_taipei,kind,status,amount_twd,amount_refunded_twd,customer_id,customer_email,reference,item,method,failure_message',
+      'time_taipei,kind,status,amount_twd,amount_refunded_twd,customer_id,customer_email,reference,item,method,failure_message,processor,processor_reference',
     );
     const rows = lines.slice(1);
     expect(rows).toHaveLength(charges.body.data.length + 2);
-    expect(rows.filter((row) => row.includes(',one_time,paid,480,0,'))).toHaveLength(2);
+    const oneTime = rows.filter((row) => row.includes(',one_time,paid,480,0,'));
+    expect(oneTime).toHaveLength(2);
+    // The simulator's trade for each order; none for an invoice's charge.
+    expect(oneTime.every((row) => /,sandbox,[^,]+$/.test(row))).toBe(true);
+    expect(rows.filter((row) => row.includes(',invoice,')).every((row) => row.endsWith(',,'))).toBe(true);
     expect(rows.filter((row) => row.includes(',invoice,'))).toHaveLength(times.length);
     const stamps = rows.map((row) => row.split(',')[0]);
     expect([...stamps].sort().reverse()).toEqual(stamps);
