@@ -1,6 +1,6 @@
 import { type Html, html } from '@billing/service';
 import { ApiFailure, withQuery } from './client';
-import { type PageContext, select } from './page';
+import { type PageContext, pager, select } from './page';
 
 // What the dashboard's lists share: Taipei day ranges and their form, the pages of admin lists
 // (one list, or several merged newest first), and their CSV exports, streamed a page at a time.
@@ -135,6 +135,35 @@ export function moneyListsNav(ctx: PageContext, current: 'payments' | 'invoices'
 // ---------------------------------------------------------------- pages of admin lists
 
 /** One page of an admin list in a range: `path` with the environment, the range's instants, filters and cursor. */
+/**
+ * The filters of the three money lists (payments, invoices, refunds): their Taipei days, this
+ * month by default, and a status; the form, under the links between the three.
+ */
+export function moneyListFilters(
+  ctx: PageContext,
+  list: 'payments' | 'invoices' | 'refunds',
+  statuses: readonly string[],
+) {
+  const range = askedRange(ctx, 'this-month');
+  const status = askedStatus(ctx, statuses);
+  const filters: Record<string, string> = status ? { status } : {};
+  const fields = statusSelect(
+    ctx,
+    statuses.map((s) => [s, ctx.t(s)]),
+    status,
+  );
+  const form = html`${moneyListsNav(ctx, list)}${filterForm(ctx, { range, csv: `${list}.csv`, filters, fields })}`;
+  return { range, status, filters, form };
+}
+
+/** The Next link of a list read with `onePage` or `mergedPage`, keeping its range and filters. */
+export const listPager = (
+  ctx: PageContext,
+  page: { next: string | null },
+  range: DayRange | null,
+  filters: Record<string, string>,
+) => pager(ctx, page.next !== null, page.next ?? undefined, { ...rangeLinkParams(range), ...filters });
+
 export const rangePage = <T>(
   ctx: PageContext,
   path: string,
@@ -240,6 +269,9 @@ export function csvCell(value: CsvValue): string {
   return /[",\r\n]/.test(text) ? `"${text.replace(/"/g, '""')}"` : text;
 }
 
+/** An export's columns, in order: each one's header and its value in an item's row. */
+export type CsvColumns<T> = ReadonlyArray<readonly [header: string, value: (item: T) => CsvValue]>;
+
 export const csvLine = (values: CsvValue[]) => `${values.map(csvCell).join(',')}\r\n`;
 
 /** `payments-sandbox-2026-05-01-to-2026-05-31.csv`; an open end is left out of the name. */
@@ -257,14 +289,17 @@ export function exportName(list: string, ctx: PageContext, range: DayRange): str
  * error handler does), so that a cut file is never taken for a whole one. A client that goes away
  * stops the reads.
  */
-export async function sendCsv(
+export async function sendCsv<T>(
   ctx: PageContext,
   name: string,
-  header: string[],
-  rows: AsyncIterator<CsvValue[]>,
+  columns: CsvColumns<T>,
+  items: AsyncIterable<T>,
 ): Promise<void> {
   const { res } = ctx;
-  let next: IteratorResult<CsvValue[]>;
+  const rows = items[Symbol.asyncIterator]();
+  const header = columns.map(([title]) => title);
+  const valuesOf = (item: T) => columns.map(([, value]) => value(item));
+  let next: IteratorResult<T>;
   try {
     next = await rows.next();
   } catch (error) {
@@ -277,7 +312,7 @@ export async function sendCsv(
   // A failure from here on reaches the error handler, which resets a response already started.
   while (!next.done) {
     if (res.destroyed) return;
-    if (!res.write(csvLine(next.value))) await drained(res);
+    if (!res.write(csvLine(valuesOf(next.value)))) await drained(res);
     next = await rows.next();
   }
   res.end();

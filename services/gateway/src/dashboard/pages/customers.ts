@@ -2,21 +2,22 @@ import { ApiFailure } from '../client';
 import { type Html, html } from '@billing/service';
 import { twd, when } from '../html';
 import {
-  type DayRange,
   askedRange,
+  type CsvColumns,
+  type DayRange,
   everyRow,
   exportName,
   filterForm,
+  listPager,
   listSource,
   onePage,
   rangeError,
-  rangeLinkParams,
   rangePage,
   refuseRange,
   sendCsv,
   taipeiIso,
 } from '../lists';
-import { type DashboardPage, type PageContext, pager, table } from '../page';
+import { type DashboardPage, type PageContext, table } from '../page';
 import { type EinvoiceLookup, einvoiceCell, einvoiceFailure, einvoicesOfCustomer, showsEinvoices } from './einvoices';
 import { historySection } from './history';
 
@@ -130,7 +131,7 @@ export const customersPage: DashboardPage = {
       [t('Email'), t('Name'), t('External id'), t('Subscriptions'), t('Status'), t('Created')],
       rows,
       filtered ? t('No customer matches.') : t('No customers yet.'),
-    )}${pager(ctx, page.next !== null, page.next ?? undefined, { ...rangeLinkParams(range), ...filters })}`;
+    )}${listPager(ctx, page, range, filters)}`;
   },
 };
 
@@ -144,38 +145,23 @@ const customerSource = (ctx: PageContext, range: DayRange, q: string) =>
     (customer) => customer,
   );
 
-const CSV_HEADER = [
-  'created_at',
-  'customer_id',
-  'email',
-  'name',
-  'external_id',
-  'status',
-  'subscriptions_count',
-  'orders_count',
+const CSV_COLUMNS: CsvColumns<Customer> = [
+  ['created_at', (c) => taipeiIso(c.created_at)],
+  ['customer_id', (c) => c.id],
+  ['email', (c) => c.email],
+  ['name', (c) => c.name],
+  ['external_id', (c) => c.external_id],
+  ['status', (c) => c.status],
+  ['subscriptions_count', (c) => c.subscriptions_count],
+  ['orders_count', (c) => c.orders_count],
 ];
-
-async function* csvLines(customers: AsyncIterable<Customer>) {
-  for await (const c of customers) {
-    yield [
-      taipeiIso(c.created_at),
-      c.id,
-      c.email,
-      c.name,
-      c.external_id,
-      c.status,
-      c.subscriptions_count,
-      c.orders_count,
-    ];
-  }
-}
 
 /** `.../customers.csv?from=&to=&q=`: every customer created in the range (any time by default), newest first. */
 export async function sendCustomersCsv(ctx: PageContext): Promise<void> {
   const range = askedRange(ctx, 'any-time');
   if (!range) return refuseRange(ctx);
   const customers = everyRow(customerSource(ctx, range, searchText(ctx)));
-  await sendCsv(ctx, exportName('customers', ctx, range), CSV_HEADER, csvLines(customers));
+  await sendCsv(ctx, exportName('customers', ctx, range), CSV_COLUMNS, customers);
 }
 
 /** A section the admin read endpoints give; where they are not available, says so in place. */

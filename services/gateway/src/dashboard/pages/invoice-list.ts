@@ -1,24 +1,23 @@
 import { type Html, html } from '@billing/service';
 import { twd, when } from '../html';
 import {
-  type DayRange,
   askedRange,
   askedStatus,
+  type CsvColumns,
+  type DayRange,
   everyRow,
   exportName,
-  filterForm,
+  listPager,
   listSource,
-  moneyListsNav,
+  moneyListFilters,
   onePage,
   rangeError,
-  rangeLinkParams,
   rangePage,
   refuseRange,
   sendCsv,
-  statusSelect,
   taipeiIso,
 } from '../lists';
-import { type DashboardPage, type PageContext, pager, table } from '../page';
+import { type DashboardPage, type PageContext, table } from '../page';
 import type { Invoice } from './customers';
 
 /** An invoice as billing's admin list gives it: with its customer's email. */
@@ -46,15 +45,7 @@ export const invoicesPage: DashboardPage = {
   title: (ctx) => ctx.t('Invoices'),
   async view(ctx) {
     const { t } = ctx;
-    const range = askedRange(ctx, 'this-month');
-    const status = askedStatus(ctx, STATUSES);
-    const filters: Record<string, string> = status ? { status } : {};
-    const fields = statusSelect(
-      ctx,
-      STATUSES.map((s) => [s, t(s)]),
-      status,
-    );
-    const form = html`${moneyListsNav(ctx, 'invoices')}${filterForm(ctx, { range, csv: 'invoices.csv', filters, fields })}`;
+    const { range, status, filters, form } = moneyListFilters(ctx, 'invoices', STATUSES);
     if (!range) return html`${form}${rangeError(ctx)}`;
     const page = await onePage(invoiceSource(ctx, range, status), ctx.query.after, SHOWN);
     return html`${form}
@@ -63,7 +54,7 @@ export const invoicesPage: DashboardPage = {
       [t('Number'), t('Customer'), t('Status'), t('Total'), t('Paid'), t('Refunded'), t('Created')],
       page.rows.map((invoice) => invoiceRow(ctx, invoice)),
       t('No invoices in these days.'),
-    )}${pager(ctx, page.next !== null, page.next ?? undefined, { ...rangeLinkParams(range), ...filters })}`;
+    )}${listPager(ctx, page, range, filters)}`;
   },
 };
 
@@ -79,50 +70,28 @@ function invoiceRow(ctx: PageContext, i: ListedInvoice): Html {
   </tr>`;
 }
 
-const CSV_HEADER = [
-  'created_at',
-  'invoice_id',
-  'number',
-  'status',
-  'customer_id',
-  'customer_email',
-  'subscription_id',
-  'order_id',
-  'total_twd',
-  'amount_paid_twd',
-  'amount_due_twd',
-  'amount_refunded_twd',
-  'period_start',
-  'period_end',
-  'paid_at',
+const CSV_COLUMNS: CsvColumns<ListedInvoice> = [
+  ['created_at', (i) => taipeiIso(i.created_at)],
+  ['invoice_id', (i) => i.id],
+  ['number', (i) => i.number],
+  ['status', (i) => i.status],
+  ['customer_id', (i) => i.customer_id],
+  ['customer_email', (i) => i.customer_email],
+  ['subscription_id', (i) => i.subscription_id],
+  ['order_id', (i) => i.order_id],
+  ['total_twd', (i) => i.total],
+  ['amount_paid_twd', (i) => i.amount_paid],
+  ['amount_due_twd', (i) => i.amount_due],
+  ['amount_refunded_twd', (i) => i.amount_refunded],
+  ['period_start', (i) => taipeiIso(i.period_start)],
+  ['period_end', (i) => taipeiIso(i.period_end)],
+  ['paid_at', (i) => taipeiIso(i.paid_at)],
 ];
-
-async function* csvLines(invoices: AsyncIterable<ListedInvoice>) {
-  for await (const i of invoices) {
-    yield [
-      taipeiIso(i.created_at),
-      i.id,
-      i.number,
-      i.status,
-      i.customer_id,
-      i.customer_email,
-      i.subscription_id,
-      i.order_id,
-      i.total,
-      i.amount_paid,
-      i.amount_due,
-      i.amount_refunded,
-      taipeiIso(i.period_start),
-      taipeiIso(i.period_end),
-      taipeiIso(i.paid_at),
-    ];
-  }
-}
 
 /** `.../invoices.csv?from=&to=&status=`: every invoice of the range, newest first, a page at a time. */
 export async function sendInvoicesCsv(ctx: PageContext): Promise<void> {
   const range = askedRange(ctx, 'this-month');
   if (!range) return refuseRange(ctx);
   const invoices = everyRow(invoiceSource(ctx, range, askedStatus(ctx, STATUSES)));
-  await sendCsv(ctx, exportName('invoices', ctx, range), CSV_HEADER, csvLines(invoices));
+  await sendCsv(ctx, exportName('invoices', ctx, range), CSV_COLUMNS, invoices);
 }

@@ -1,25 +1,24 @@
 import { type Html, html } from '@billing/service';
 import { twd, when } from '../html';
 import {
-  type DayRange,
-  type ListSource,
   askedRange,
   askedStatus,
+  type CsvColumns,
+  type DayRange,
   exportName,
-  filterForm,
+  listPager,
   listSource,
+  type ListSource,
   mergedPage,
   mergedRows,
-  moneyListsNav,
+  moneyListFilters,
   rangeError,
-  rangeLinkParams,
   rangePage,
   refuseRange,
   sendCsv,
-  statusSelect,
   taipeiIso,
 } from '../lists';
-import { type DashboardPage, type PageContext, pager, table } from '../page';
+import { type DashboardPage, type PageContext, table } from '../page';
 import { awaitingPayments, processorName } from './awaiting-payments';
 
 /** Billing's charge of an invoice, paid or declined. */
@@ -127,15 +126,7 @@ export const paymentsPage: DashboardPage = {
   title: (ctx) => ctx.t('Payments'),
   async view(ctx) {
     const { t } = ctx;
-    const range = askedRange(ctx, 'this-month');
-    const status = askedStatus(ctx, STATUSES);
-    const filters: Record<string, string> = status ? { status } : {};
-    const fields = statusSelect(
-      ctx,
-      STATUSES.map((s) => [s, t(s)]),
-      status,
-    );
-    const form = html`${moneyListsNav(ctx, 'payments')}${filterForm(ctx, { range, csv: 'payments.csv', filters, fields })}`;
+    const { range, status, filters, form } = moneyListFilters(ctx, 'payments', STATUSES);
     if (!range) return html`${form}${rangeError(ctx)}`;
     const [page, waiting] = await Promise.all([
       mergedPage(paymentSources(ctx, range, status), ctx.query.after, SHOWN),
@@ -148,7 +139,7 @@ export const paymentsPage: DashboardPage = {
       [t('When'), t('Amount'), t('Status'), t('Customer'), t('For'), t('Method'), t('Failure')],
       page.rows.map((p) => paymentRow(ctx, p)),
       t('No payments in these days.'),
-    )}${pager(ctx, page.next !== null, page.next ?? undefined, { ...rangeLinkParams(range), ...filters })}`;
+    )}${listPager(ctx, page, range, filters)}`;
   },
 };
 
@@ -180,41 +171,21 @@ function paymentRow(ctx: PageContext, p: Payment): Html {
   </tr>`;
 }
 
-const CSV_HEADER = [
-  'time_taipei',
-  'kind',
-  'status',
-  'amount_twd',
-  'amount_refunded_twd',
-  'customer_id',
-  'customer_email',
-  'reference',
-  'item',
-  'method',
-  'failure_message',
-  'processor',
-  'processor_reference',
+const CSV_COLUMNS: CsvColumns<Payment> = [
+  ['time_taipei', (p) => taipeiIso(p.at)],
+  ['kind', (p) => p.kind],
+  ['status', (p) => p.status],
+  ['amount_twd', (p) => p.amount],
+  ['amount_refunded_twd', (p) => p.refunded],
+  ['customer_id', (p) => p.customerId],
+  ['customer_email', (p) => p.customerEmail],
+  ['reference', (p) => p.reference],
+  ['item', (p) => p.item],
+  ['method', (p) => p.method],
+  ['failure_message', (p) => p.failure],
+  ['processor', (p) => p.processor],
+  ['processor_reference', (p) => p.processorReference],
 ];
-
-async function* csvLines(payments: AsyncIterable<Payment>) {
-  for await (const p of payments) {
-    yield [
-      taipeiIso(p.at),
-      p.kind,
-      p.status,
-      p.amount,
-      p.refunded,
-      p.customerId,
-      p.customerEmail,
-      p.reference,
-      p.item,
-      p.method,
-      p.failure,
-      p.processor,
-      p.processorReference,
-    ];
-  }
-}
 
 /**
  * `.../payments.csv?from=&to=&status=`: every payment of the range, newest first, streamed a
@@ -225,5 +196,5 @@ export async function sendPaymentsCsv(ctx: PageContext): Promise<void> {
   if (!range) return refuseRange(ctx);
   const status = askedStatus(ctx, STATUSES);
   const payments = mergedRows(paymentSources(ctx, range, status));
-  await sendCsv(ctx, exportName('payments', ctx, range), CSV_HEADER, csvLines(payments));
+  await sendCsv(ctx, exportName('payments', ctx, range), CSV_COLUMNS, payments);
 }

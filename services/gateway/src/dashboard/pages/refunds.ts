@@ -2,25 +2,24 @@ import { type Html, html } from '@billing/service';
 import { withQuery } from '../client';
 import { twd, when } from '../html';
 import {
-  type DayRange,
-  type ListPage,
-  type ListSource,
   askedRange,
   askedStatus,
+  type CsvColumns,
+  type DayRange,
   everyRow,
   exportName,
-  filterForm,
-  moneyListsNav,
+  type ListPage,
+  listPager,
+  type ListSource,
+  moneyListFilters,
   onePage,
   rangeError,
-  rangeLinkParams,
   rangePage,
   refuseRange,
   sendCsv,
-  statusSelect,
   taipeiIso,
 } from '../lists';
-import { type DashboardPage, type PageContext, pager, table } from '../page';
+import { type DashboardPage, type PageContext, table } from '../page';
 
 /** A refund as checkout's admin list gives it: with the buyer and product of the order it refunds, if any. */
 interface ListedRefund {
@@ -95,15 +94,7 @@ export const refundsPage: DashboardPage = {
   title: (ctx) => ctx.t('Refunds'),
   async view(ctx) {
     const { t } = ctx;
-    const range = askedRange(ctx, 'this-month');
-    const status = askedStatus(ctx, STATUSES);
-    const filters: Record<string, string> = status ? { status } : {};
-    const fields = statusSelect(
-      ctx,
-      STATUSES.map((s) => [s, t(s)]),
-      status,
-    );
-    const form = html`${moneyListsNav(ctx, 'refunds')}${filterForm(ctx, { range, csv: 'refunds.csv', filters, fields })}`;
+    const { range, status, filters, form } = moneyListFilters(ctx, 'refunds', STATUSES);
     if (!range) return html`${form}${rangeError(ctx)}`;
     const page = await onePage(refundSource(ctx, range, status), ctx.query.after, SHOWN);
     return html`${form}
@@ -112,7 +103,7 @@ export const refundsPage: DashboardPage = {
       [t('When'), t('Amount'), t('Status'), t('Customer'), t('For'), t('Reason'), t('Failure')],
       page.rows.map((refund) => refundRow(ctx, refund)),
       t('No refunds in these days.'),
-    )}${pager(ctx, page.next !== null, page.next ?? undefined, { ...rangeLinkParams(range), ...filters })}`;
+    )}${listPager(ctx, page, range, filters)}`;
   },
 };
 
@@ -136,46 +127,26 @@ function refundRow(ctx: PageContext, r: Refund): Html {
   </tr>`;
 }
 
-const CSV_HEADER = [
-  'created_at',
-  'refund_id',
-  'status',
-  'amount_twd',
-  'reason',
-  'failure_reason',
-  'kind',
-  'invoice_id',
-  'invoice_number',
-  'order_id',
-  'item',
-  'customer_id',
-  'customer_email',
+const CSV_COLUMNS: CsvColumns<Refund> = [
+  ['created_at', (r) => taipeiIso(r.created_at)],
+  ['refund_id', (r) => r.id],
+  ['status', (r) => r.status],
+  ['amount_twd', (r) => r.amount],
+  ['reason', (r) => r.reason],
+  ['failure_reason', (r) => r.failure_reason],
+  ['kind', (r) => (r.invoice_id ? 'invoice' : 'order')],
+  ['invoice_id', (r) => r.invoice_id],
+  ['invoice_number', (r) => r.invoice_number],
+  ['order_id', (r) => r.order_id],
+  ['item', (r) => r.product_name],
+  ['customer_id', (r) => r.customer_id],
+  ['customer_email', (r) => r.customer_email],
 ];
-
-async function* csvLines(refunds: AsyncIterable<Refund>) {
-  for await (const r of refunds) {
-    yield [
-      taipeiIso(r.created_at),
-      r.id,
-      r.status,
-      r.amount,
-      r.reason,
-      r.failure_reason,
-      r.invoice_id ? 'invoice' : 'order',
-      r.invoice_id,
-      r.invoice_number,
-      r.order_id,
-      r.product_name,
-      r.customer_id,
-      r.customer_email,
-    ];
-  }
-}
 
 /** `.../refunds.csv?from=&to=&status=`: every refund of the range, newest first, a page at a time. */
 export async function sendRefundsCsv(ctx: PageContext): Promise<void> {
   const range = askedRange(ctx, 'this-month');
   if (!range) return refuseRange(ctx);
   const refunds = everyRow(refundSource(ctx, range, askedStatus(ctx, STATUSES)));
-  await sendCsv(ctx, exportName('refunds', ctx, range), CSV_HEADER, csvLines(refunds));
+  await sendCsv(ctx, exportName('refunds', ctx, range), CSV_COLUMNS, refunds);
 }

@@ -2,23 +2,24 @@ import { html } from '@billing/service';
 import { twd, when } from '../html';
 import type { Translate } from '../i18n';
 import {
-  type DayRange,
   askedRange,
   askedStatus,
+  type CsvColumns,
+  type DayRange,
   everyRow,
   exportName,
   filterForm,
+  listPager,
   listSource,
   onePage,
   rangeError,
-  rangeLinkParams,
   rangePage,
   refuseRange,
   sendCsv,
   statusSelect,
   taipeiIso,
 } from '../lists';
-import { type DashboardPage, type PageContext, buttonForm, errorFor, formFields, pager, select, table } from '../page';
+import { type DashboardPage, type PageContext, buttonForm, errorFor, formFields, select, table } from '../page';
 import { type Invoice, invoiceHeaders, invoiceRows, refundable } from './customers';
 import { einvoiceFailure, einvoicesOfCustomer } from './einvoices';
 import { historySection } from './history';
@@ -110,7 +111,7 @@ export const subscriptionsPage: DashboardPage = {
       [t('Product'), t('Customer'), t('Status'), t('Price'), t('Period ends')],
       rows,
       t('No subscriptions.'),
-    )}${pager(ctx, page.next !== null, page.next ?? undefined, { ...rangeLinkParams(range), ...filters })}`;
+    )}${listPager(ctx, page, range, filters)}`;
   },
 };
 
@@ -126,54 +127,31 @@ const subscriptionSource = (ctx: PageContext, range: DayRange, status: string) =
     (subscription) => subscription,
   );
 
-const CSV_HEADER = [
-  'created_at',
-  'subscription_id',
-  'status',
-  'customer_id',
-  'customer_email',
-  'customer_name',
-  'product_id',
-  'product_name',
-  'price_twd',
-  'interval',
-  'interval_count',
-  'current_period_start',
-  'current_period_end',
-  'trial_end',
-  'cancel_at_period_end',
-  'canceled_at',
+const CSV_COLUMNS: CsvColumns<Subscription> = [
+  ['created_at', (s) => taipeiIso(s.created_at)],
+  ['subscription_id', (s) => s.id],
+  ['status', (s) => s.status],
+  ['customer_id', (s) => s.customer_id],
+  ['customer_email', (s) => s.customer_email],
+  ['customer_name', (s) => s.customer_name],
+  ['product_id', (s) => s.product.id],
+  ['product_name', (s) => s.product.name],
+  ['price_twd', (s) => s.price],
+  ['interval', (s) => s.interval],
+  ['interval_count', (s) => s.interval_count],
+  ['current_period_start', (s) => taipeiIso(s.current_period_start)],
+  ['current_period_end', (s) => taipeiIso(s.current_period_end)],
+  ['trial_end', (s) => taipeiIso(s.trial_end)],
+  ['cancel_at_period_end', (s) => s.cancel_at_period_end],
+  ['canceled_at', (s) => taipeiIso(s.canceled_at)],
 ];
-
-async function* csvLines(subscriptions: AsyncIterable<Subscription>) {
-  for await (const s of subscriptions) {
-    yield [
-      taipeiIso(s.created_at),
-      s.id,
-      s.status,
-      s.customer_id,
-      s.customer_email,
-      s.customer_name,
-      s.product.id,
-      s.product.name,
-      s.price,
-      s.interval,
-      s.interval_count,
-      taipeiIso(s.current_period_start),
-      taipeiIso(s.current_period_end),
-      taipeiIso(s.trial_end),
-      s.cancel_at_period_end,
-      taipeiIso(s.canceled_at),
-    ];
-  }
-}
 
 /** `.../subscriptions.csv?from=&to=&status=`: every subscription created in the range (any time by default), newest first. */
 export async function sendSubscriptionsCsv(ctx: PageContext): Promise<void> {
   const range = askedRange(ctx, 'any-time');
   if (!range) return refuseRange(ctx);
   const subscriptions = everyRow(subscriptionSource(ctx, range, askedStatus(ctx, STATUSES)));
-  await sendCsv(ctx, exportName('subscriptions', ctx, range), CSV_HEADER, csvLines(subscriptions));
+  await sendCsv(ctx, exportName('subscriptions', ctx, range), CSV_COLUMNS, subscriptions);
 }
 
 const LIVE = ['ACTIVE', 'TRIAL', 'PAST_DUE'];
