@@ -69,6 +69,7 @@ import { serviceReads } from './routing/service-reads';
 import { createUpstream, type UpstreamHandler } from './upstream';
 import { ANALYTICS_METRICS_PATH, analyticsMetrics, validAnalyticsQuery } from './analytics/metrics';
 import { sdkShapedRefusals } from './refusals';
+import { OAuthServer } from './oauth/server';
 import { breakerCaller } from './upstream/breaker-caller';
 
 export const DEFAULT_UPSTREAMS: Record<UpstreamName, string> = {
@@ -132,6 +133,7 @@ export class Gateway {
     private readonly stopPurge: () => Promise<void>,
     private readonly originAllowList: OriginAllowList,
     private readonly organizationChanges: OrganizationChanges,
+    private readonly oauth: OAuthServer,
   ) {}
 
   static async create(context: ServiceContext): Promise<Gateway> {
@@ -187,6 +189,7 @@ export class Gateway {
       stopPurge,
       originAllowList,
       changes,
+      await OAuthServer.create(context, trustProxySetting(context.config.TRUST_PROXY) !== undefined),
     );
   }
 
@@ -198,6 +201,7 @@ export class Gateway {
     app.use(this.admission());
     app.get('/v1/openapi.json', (_req, res) => void res.json(publicApiDocument()));
     app.get('/v1/asyncapi.json', (_req, res) => void res.json(eventsApiDocument()));
+    this.oauth.mount(app);
     // The public API first: express tries its layers in turn, and it carries nearly all the traffic.
     this.mountPublicApi(app);
     // The admin API reads its own bodies: the services' one reading and text check (docs/errors.md);
@@ -288,6 +292,7 @@ export class Gateway {
 
   async close(): Promise<void> {
     await this.stopPurge();
+    await this.oauth.close();
     await this.organizationChanges.stop();
     await Promise.all([...this.upstreams.values()].map((upstream) => upstream.close()));
     await this.rateLimits.close();

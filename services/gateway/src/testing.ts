@@ -15,9 +15,12 @@ export function startGateway(
   schema?: string,
   now?: () => Date,
   logger?: Logger,
+  /** A port known before the start, for settings that name the gateway's address (OAUTH_ISSUER). */
+  port?: number,
 ) {
   return startServiceForTest(createGatewayService(), {
     logger,
+    ...(port !== undefined && { port }),
     infrastructure,
     schema,
     now,

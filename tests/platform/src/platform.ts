@@ -39,6 +39,8 @@ export interface PlatformOptions {
   checkoutVia?: (checkoutUrl: string) => Promise<string>;
   /** Each service's logger (silent unless LOG_LEVEL is set), e.g. to capture every log line. */
   logger?: (service: string) => Logger;
+  /** The gateway's port, when a setting must name its address before it starts (OAUTH_ISSUER). */
+  gatewayPort?: number;
 }
 
 export async function startPlatform(options: PlatformOptions = {}): Promise<Platform> {
@@ -84,7 +86,14 @@ export async function startPlatform(options: PlatformOptions = {}): Promise<Plat
       })
     : undefined;
   config.NOTIFICATIONS_SERVICE_URL = notifications?.service.url;
-  const gateway = await startGateway(infrastructure, config, undefined, options.now, logger('gateway'));
+  const gateway = await startGateway(
+    infrastructure,
+    config,
+    undefined,
+    options.now,
+    logger('gateway'),
+    options.gatewayPort,
+  );
   config.CHECKOUT_URL ??= `${gateway.service.url}/checkout`;
   config.PAYMENT_LINK_URL ??= `${gateway.service.url}/pay`;
   config.PORTAL_URL ??= `${gateway.service.url}/portal`;

@@ -21,6 +21,7 @@ import { CreateProductBody, Product, UpdateProductBody } from '../catalog/produc
 import { AdminCreateCouponBody, Coupon } from '../promotions/promotions';
 import { RecordHistory, RecordHistoryQuery } from './record-history';
 import { idText } from '../shared/text';
+import { CreateOAuthAppBody, CreatedOAuthApp, OAuthApp, OAuthAppParams } from './oauth-apps';
 import {
   Email,
   EmailList,
@@ -777,6 +778,40 @@ export function registerAdminRoutes(registry: OpenApiRegistry): OpenApiRegistry 
       404: missing,
       422: error('validation_error'),
     },
+  });
+
+  const oauthApp = `${org}/oauth_apps/{client_id}`;
+  route({
+    method: 'post',
+    path: `${org}/oauth_apps`,
+    summary: 'Register an app that connects with OAuth 2.0 (its client_secret shown once; docs/oauth.md)',
+    tags: ['OAuth apps'],
+    params,
+    body: CreateOAuthAppBody,
+    responses: {
+      201: { description: 'The app', schema: CreatedOAuthApp },
+      404: missing,
+      422: error('validation_error'),
+    },
+  });
+  route({
+    method: 'get',
+    path: `${org}/oauth_apps`,
+    summary: "The organization's apps, latest first",
+    tags: ['OAuth apps'],
+    params,
+    responses: {
+      200: { description: 'The apps', schema: z.object({ object: z.literal('list'), data: z.array(OAuthApp) }) },
+      404: missing,
+    },
+  });
+  route({
+    method: 'delete',
+    path: oauthApp,
+    summary: 'Delete an app: its grants, codes and tokens are revoked at once',
+    tags: ['OAuth apps'],
+    params: OAuthAppParams,
+    responses: { 200: forwarded('`{ object: "oauth_app", id, deleted: true }`'), 404: missing },
   });
   return registry;
 }

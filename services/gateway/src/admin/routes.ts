@@ -27,6 +27,7 @@ import type { FailedAuthenticationLimiter } from '../auth/failed-authentication'
 import type { ServiceRead } from '../routing/service-reads';
 import { adminApiDocument } from '../openapi';
 import { requireAdminToken } from './admin-auth';
+import { mountOAuthAppRoutes } from './oauth-apps';
 
 export interface AdminRoutesOptions {
   adminToken: string;
@@ -132,6 +133,7 @@ export function mountAdminRoutes(app: Express, options: AdminRoutesOptions): voi
     next();
   };
   const org = '/admin/v1/organizations/:org_id';
+  mountOAuthAppRoutes(app, { sql, schema, now: options.now, organizationExists });
   app.post(`${org}/products`, organizationExists, asOrganization, options.catalog);
   app.patch(`${org}/products/:product_id`, organizationExists, asOrganization, options.catalog);
   app.post(`${org}/coupons`, organizationExists, asOrganization, options.promotions);
