@@ -5,6 +5,7 @@ import { ConfigureEinvoiceBody, EinvoiceSettings } from '../billing/einvoices';
 import { ConfigurePaymentProcessorBody, PaymentProcessorSettings } from '../checkout/payment-processor';
 import { UnmatchedPayment } from '../checkout/events';
 import { PaymentInstructions } from '../checkout/sessions';
+import { Order } from '../checkout/orders';
 import { Refund, RefundStatus } from '../checkout/refunds';
 import { ErrorEnvelope } from '../shared/errors';
 import { Environment } from '../events/envelope';
@@ -968,15 +969,8 @@ export const CustomerOrder = z
     currency: z.literal('TWD'),
     status: z.enum(['paid', 'partially_refunded', 'refunded']),
     payment_method: z.object({ brand: z.string(), last4: z.string() }).nullable(),
-    processor: z
-      .enum(['sandbox', 'ecpay', 'payuni'])
-      .describe('Who charged it: the sandbox simulator, ECPay or PAYUNi'),
-    processor_reference: z
-      .string()
-      .nullable()
-      .describe(
-        "The trade as the processor's back office names it (ECPay's MerchantTradeNo, PAYUNi's MerTradeNo; the simulator's charge key); null when nothing was charged",
-      ),
+    processor: Order.shape.processor,
+    processor_reference: Order.shape.processor_reference,
     paid_at: timestamp,
   })
   .meta({ id: 'CustomerOrder' });

@@ -18,7 +18,7 @@ import type { Express } from 'express';
 import { z } from 'zod';
 import { sessionsTable } from '../sessions/read-model';
 import type { Session } from '../sessions/session';
-import { chargeOf, refundStatusOf } from './resource';
+import { orderOf } from './resource';
 
 const CustomerParams = z.object({ id: idText().min(1) });
 const OrderParams = z.object({ id: idText().min(1) });
@@ -157,22 +157,22 @@ async function orderCursor(
   return [rows[0].completed_at, rows[0].id];
 }
 
+/** The public order (`orderOf`) in the dashboard's fewer words: what was paid, by which processor. */
 function toCustomerOrder(session: Session): CustomerOrder {
-  const { order, product } = session;
-  const refunded = order.amount_refunded ?? 0;
-  const card = session.intent.payment_method;
+  const o = orderOf(session, session.environment);
   return {
     object: 'order',
-    id: order.id,
-    checkout_session_id: session.id,
-    product: { id: product.id, name: product.name, type: product.type },
-    amount: order.amount_total,
-    amount_refunded: refunded,
+    id: o.id,
+    checkout_session_id: o.checkout_session_id,
+    product: o.product,
+    amount: o.amount_total,
+    amount_refunded: o.amount_refunded,
     currency: 'TWD',
-    status: refundStatusOf(order.amount_total, refunded),
-    payment_method: card ? { brand: card.brand, last4: card.last4 } : null,
-    ...chargeOf(session),
-    paid_at: order.paid_at ?? session.completed_at!,
+    status: o.status,
+    payment_method: o.payment_method,
+    processor: o.processor,
+    processor_reference: o.processor_reference,
+    paid_at: o.paid_at,
   };
 }
 
