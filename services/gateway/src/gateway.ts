@@ -70,6 +70,7 @@ import { createUpstream, type UpstreamHandler } from './upstream';
 import { ANALYTICS_METRICS_PATH, analyticsMetrics, validAnalyticsQuery } from './analytics/metrics';
 import { sdkShapedRefusals } from './refusals';
 import { OAuthServer } from './oauth/server';
+import { TOKEN_SCOPES, accessTokenOf, requireTokenScope } from './oauth/access-tokens';
 import { breakerCaller } from './upstream/breaker-caller';
 
 export const DEFAULT_UPSTREAMS: Record<UpstreamName, string> = {
@@ -227,6 +228,7 @@ export class Gateway {
       now: this.context.now,
       adminToken: this.adminToken,
       signer: this.dashboardSigner,
+      consent: this.oauth.consent(),
     });
     for (const path of HOSTED_PAGE_PATHS) {
       app.all(path, this.hostedPageLimits(), vouchAs('page'), this.upstream('checkout'));
@@ -250,7 +252,7 @@ export class Gateway {
       enforceAllowedOrigin(this.originAllowList),
       this.limitRate(),
     );
-    app.use('/v1', this.knownKeyFirst(apiKeyFailures, authenticateAndLimit), refuseUnreadableBodies);
+    app.use('/v1', this.knownKeyFirst(apiKeyFailures, authenticateAndLimit), requireTokenScope, refuseUnreadableBodies);
     app.use(this.publicRoutes());
     app.get(
       ANALYTICS_METRICS_PATH,
@@ -361,9 +363,18 @@ export class Gateway {
   private authenticate(): RequestHandler {
     return async (req, res, next) => {
       // The dashboard's own calls carry the identity of their organization's Secret Key (src/dashboard/loopback.ts).
-      actAs(req, res, dashboardCaller(res) ?? (await this.authenticator.authenticate(req)));
+      actAs(req, res, dashboardCaller(res) ?? (await this.callerOf(req, res)));
       next();
     };
+  }
+
+  /** The API key's caller, or an app's from its OAuth access token, with the scopes the token holds. */
+  private async callerOf(req: Request, res: Response): Promise<CallerIdentity> {
+    const token = accessTokenOf(req);
+    if (!token) return this.authenticator.authenticate(req);
+    const { caller, scopes } = await this.oauth.tokens.authenticate(token);
+    res.locals[TOKEN_SCOPES] = scopes;
+    return caller;
   }
 
   /** A caller known without I/O takes one round trip to the rate-limit store; others, `otherwise`. */

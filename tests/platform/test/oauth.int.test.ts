@@ -1,9 +1,10 @@
-import { freePort } from '@billing/testing';
-import { type CreatedOrganization, type Platform, clientOf, startPlatform } from '../src/platform';
+import { eventually, freePort } from '@billing/testing';
+import { DashboardAgent, createUser, csrfOf } from '../src/dashboard-helpers';
+import { type CreatedOrganization, type Platform, clientOf, jsonApi, plan, startPlatform } from '../src/platform';
 
 jest.setTimeout(120000);
 
-type OpenIdClient = typeof import('openid-client');
+type OpenIdClient = typeof import('openid-client', { with: { 'resolution-mode': 'import' } });
 
 /**
  * Apps merchants connect with OAuth 2.0 / OpenID Connect (docs/oauth.md): the gateway's
@@ -22,7 +23,12 @@ describe('OAuth apps', () => {
     oidc = await (new Function('return import("openid-client")')() as Promise<OpenIdClient>);
     const port = await freePort();
     issuer = `http://127.0.0.1:${port}/oauth`;
-    platform = await startPlatform({ gatewayPort: port, config: { OAUTH_ISSUER: issuer } });
+    platform = await startPlatform({
+      gatewayPort: port,
+      config: { OAUTH_ISSUER: issuer },
+      checkout: true,
+      billing: true,
+    });
     client = clientOf(platform.gatewayUrl);
     org = await client.createOrganization('Acme');
   });
@@ -144,5 +150,238 @@ describe('OAuth apps', () => {
     });
     expect(elsewhere.status).toBe(400);
     expect(await elsewhere.text()).toContain('redirect_uri did not match any of the client');
+  });
+
+  describe('an app connected by the owner', () => {
+    let other: CreatedOrganization;
+    let app: { client_id: string; client_secret: string };
+    let config: Awaited<ReturnType<OpenIdClient['discovery']>>;
+    let acmeSubscription: { id: string; customer_id: string };
+    let otherSubscription: { id: string; customer_id: string };
+    const password = 'correct horse battery';
+
+    const buy = async (organization: CreatedOrganization, email: string) => {
+      const send = jsonApi(
+        () => platform.gatewayUrl,
+        () => organization.api_keys.sandbox.secret_key,
+      );
+      const created = await send('POST', '/checkout/sessions', {
+        product_slug: 'monthly',
+        success_url: 'https://shop.example/ok',
+        cancel_url: 'https://shop.example/no',
+      });
+      expect(created.status).toBe(201);
+      const paid = await fetch(`${platform.gatewayUrl}/checkout/${created.body.id}`, {
+        method: 'POST',
+        redirect: 'manual',
+        body: new URLSearchParams({ email, name: 'Mei', card_number: '4242424242424242', exp: '12/34', cvc: '123' }),
+      });
+      expect(paid.status).toBe(303);
+      return eventually(async () => {
+        const session = await send('GET', `/checkout/sessions/${created.body.id}`);
+        const subscription = await send('GET', `/subscriptions/${session.body.subscription_id}`);
+        expect(subscription.status).toBe(200);
+        return subscription.body as { id: string; customer_id: string };
+      });
+    };
+
+    /** The owner's browser: signs in when the consent page asks, approves or denies. */
+    const authorize = async (
+      agent: DashboardAgent & { email: string },
+      scope: string,
+      decision: 'approve' | 'deny' = 'approve',
+    ) => {
+      const verifier = oidc.randomPKCECodeVerifier();
+      const state = oidc.randomState();
+      const url = oidc.buildAuthorizationUrl(config, {
+        redirect_uri: redirectUri,
+        scope,
+        state,
+        // The owner is asked each time (an app may insist), not only for scopes not granted yet.
+        prompt: 'consent',
+        code_challenge: await oidc.calculatePKCECodeChallenge(verifier),
+        code_challenge_method: 'S256',
+      });
+      const toConsent = await agent.get(url.pathname + url.search);
+      expect(toConsent.status).toBe(303);
+      let consent = await agent.get(toConsent.location!);
+      if (consent.status === 303 && consent.location === '/dashboard/login') {
+        const signedIn = await agent.signIn({ email: agent.email, password });
+        expect(signedIn.location).toBe(toConsent.location);
+        consent = await agent.get(toConsent.location!);
+      }
+      if (consent.status !== 200) return { consent };
+      const decided = await agent.post(toConsent.location!, { _csrf: csrfOf(consent.html), decision });
+      expect(decided.status).toBe(303);
+      const back = await agent.get(decided.location!.replace(/^https?:\/\/[^/]+/, ''));
+      expect(back.status).toBe(303);
+      const callback = new URL(back.location!);
+      expect(callback.origin + callback.pathname).toBe(redirectUri);
+      return { consent, callback, verifier, state };
+    };
+
+    const tokensFor = async (scope: string) => {
+      const flow = await authorize(owner(), scope);
+      return oidc.authorizationCodeGrant(config, flow.callback!, {
+        pkceCodeVerifier: flow.verifier,
+        expectedState: flow.state,
+      });
+    };
+
+    const agents = new Map<string, DashboardAgent & { email: string }>();
+    const agentOf = (email: string) => {
+      if (!agents.has(email)) agents.set(email, Object.assign(new DashboardAgent(platform.gatewayUrl), { email }));
+      return agents.get(email)!;
+    };
+    const owner = () => agentOf('owner@acme.example');
+
+    const read = (path: string, token: string, init: RequestInit = {}) =>
+      fetch(`${platform.gatewayUrl}/v1${path}`, {
+        ...init,
+        headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json', ...init.headers },
+      }).then(async (response) => ({ status: response.status, body: (await response.json()) as any }));
+
+    beforeAll(async () => {
+      other = await client.createOrganization('Other');
+      for (const organization of [org, other]) {
+        await client.createProduct(organization.id, plan({ slug: 'monthly', price: 300 }));
+      }
+      acmeSubscription = await buy(org, 'mei@acme-buyer.example');
+      otherSubscription = await buy(other, 'lin@other-buyer.example');
+      await createUser(platform.gatewayUrl, org.id, 'owner@acme.example', 'owner', password);
+      await createUser(platform.gatewayUrl, org.id, 'member@acme.example', 'member', password);
+      await createUser(platform.gatewayUrl, other.id, 'owner@other.example', 'owner', password);
+      app = await registerApp(org.id);
+      config = await configurationFor(app);
+    });
+
+    it('asks the owner to sign in, names the app, organization, environment and scopes, and gives tokens for the code', async () => {
+      const flow = await authorize(owner(), 'openid products:read customers:read');
+      expect(flow.consent.html).toContain('Ledger Books');
+      expect(flow.consent.html).toContain('Acme');
+      expect(flow.consent.html).toContain('Sandbox');
+      expect(flow.consent.html).toContain('Read products and their prices');
+      expect(flow.consent.html).toContain('Read customers, their emails and names');
+      expect(flow.consent.html).not.toContain('Read subscriptions');
+      const tokens = await oidc.authorizationCodeGrant(config, flow.callback!, {
+        pkceCodeVerifier: flow.verifier,
+        expectedState: flow.state,
+      });
+      expect(tokens.token_type.toLowerCase()).toBe('bearer');
+      expect(tokens.expires_in).toBe(600);
+      expect(tokens.refresh_token).toBeDefined();
+      expect(tokens.scope!.split(' ').sort()).toEqual(['customers:read', 'products:read']);
+      const users = await client.admin('GET', `/organizations/${org.id}/users`);
+      const ownerId = users.body.data.find((user: { email: string }) => user.email === 'owner@acme.example').id;
+      expect(tokens.claims()!.sub).toBe(ownerId);
+
+      // The code is spent.
+      await expect(
+        oidc.authorizationCodeGrant(config, flow.callback!, {
+          pkceCodeVerifier: flow.verifier,
+          expectedState: flow.state,
+        }),
+      ).rejects.toMatchObject({ error: 'invalid_grant' });
+    });
+
+    it("reads the organization's products, subscriptions, customers, orders and analytics, and nothing of another", async () => {
+      const tokens = await tokensFor(
+        'openid products:read subscriptions:read customers:read orders:read analytics:read',
+      );
+      const token = tokens.access_token;
+      const products = await read('/products', token);
+      expect(products.status).toBe(200);
+      expect(products.body.data.map((product: { slug: string }) => product.slug)).toEqual(['monthly']);
+      expect((await read('/products/by-slug/monthly', token)).status).toBe(200);
+      const subscriptions = await read('/subscriptions', token);
+      expect(subscriptions.status).toBe(200);
+      expect(subscriptions.body.data.map((found: { id: string }) => found.id)).toEqual([acmeSubscription.id]);
+      expect((await read(`/subscriptions/${acmeSubscription.id}`, token)).status).toBe(200);
+      const customers = await read('/customers', token);
+      expect(customers.status).toBe(200);
+      expect(customers.body.data.map((found: { id: string }) => found.id)).toEqual([acmeSubscription.customer_id]);
+      const orders = await read('/orders', token);
+      expect(orders.status).toBe(200);
+      expect(orders.body.data).toHaveLength(1);
+      expect((await read(`/orders/${orders.body.data[0].id}`, token)).status).toBe(200);
+      const metrics = await read('/analytics/metrics', token);
+      expect(metrics.status).toBe(200);
+      expect(metrics.body.livemode).toBe(false);
+
+      expect((await read(`/subscriptions/${otherSubscription.id}`, token)).status).toBe(404);
+      expect((await read(`/customers/${otherSubscription.customer_id}`, token)).status).toBe(404);
+    });
+
+    it('answers 403 insufficient_scope to a read outside its scopes and to every write', async () => {
+      const tokens = await tokensFor('products:read');
+      const token = tokens.access_token;
+      expect((await read('/products', token)).status).toBe(200);
+      for (const path of ['/customers', '/subscriptions', '/orders', '/analytics/metrics', '/invoices', '/webhooks']) {
+        const refused = await read(path, token);
+        expect({ path, status: refused.status, code: refused.body.error.code }).toEqual({
+          path,
+          status: 403,
+          code: 'insufficient_scope',
+        });
+      }
+      const all = await tokensFor('products:read subscriptions:read customers:read orders:read analytics:read');
+      const write = await read('/products', all.access_token, {
+        method: 'POST',
+        body: JSON.stringify(plan({ slug: 'sneaky' })),
+      });
+      expect(write.status).toBe(403);
+      expect(write.body.error.code).toBe('insufficient_scope');
+      const cancel = await read(`/subscriptions/${acmeSubscription.id}/cancel`, all.access_token, {
+        method: 'POST',
+        body: '{}',
+      });
+      expect(cancel.status).toBe(403);
+      expect((await read(`/subscriptions/${acmeSubscription.id}`, all.access_token)).body.status).toBe('ACTIVE');
+    });
+
+    it('refreshes with rotation: the new token works, the old refresh token is refused', async () => {
+      const first = await tokensFor('openid products:read');
+      const second = await oidc.refreshTokenGrant(config, first.refresh_token!);
+      expect(second.refresh_token).not.toBe(first.refresh_token);
+      expect((await read('/products', second.access_token)).status).toBe(200);
+      await expect(oidc.refreshTokenGrant(config, first.refresh_token!)).rejects.toMatchObject({
+        error: 'invalid_grant',
+      });
+      // A refresh token used twice is taken for stolen: the grant and its tokens are revoked.
+      expect((await read('/products', second.access_token)).status).toBe(401);
+    });
+
+    it('answers 401 to a revoked, unknown or deleted app token, and keeps API keys working', async () => {
+      const tokens = await tokensFor('products:read');
+      expect((await read('/products', tokens.access_token)).status).toBe(200);
+      await oidc.tokenRevocation(config, tokens.refresh_token!);
+      const revoked = await read('/products', tokens.access_token);
+      expect(revoked.status).toBe(401);
+      expect(revoked.body.error.code).toBe('unauthorized');
+      expect((await read('/products', 'not-a-token')).status).toBe(401);
+
+      const doomed = await registerApp(org.id, { name: 'Doomed' });
+      const doomedConfig = await configurationFor(doomed);
+      const saved = config;
+      config = doomedConfig;
+      const doomedTokens = await tokensFor('products:read').finally(() => (config = saved));
+      expect((await read('/products', doomedTokens.access_token)).status).toBe(200);
+      await client.admin('DELETE', `/organizations/${org.id}/oauth_apps/${doomed.client_id}`);
+      expect((await read('/products', doomedTokens.access_token)).status).toBe(401);
+
+      expect((await client.get('/products', org.api_keys.sandbox.secret_key)).status).toBe(200);
+    });
+
+    it('lets only an owner of the organization consent, and tells the app when the owner denies', async () => {
+      const member = agentOf('member@acme.example');
+      const asMember = await authorize(member, 'products:read');
+      expect(asMember.consent.status).toBe(403);
+      expect(asMember.consent.html).toContain('Only an owner');
+      const stranger = agentOf('owner@other.example');
+      expect((await authorize(stranger, 'products:read')).consent.status).toBe(403);
+
+      const denied = await authorize(owner(), 'products:read', 'deny');
+      expect(denied.callback!.searchParams.get('error')).toBe('access_denied');
+    });
   });
 });

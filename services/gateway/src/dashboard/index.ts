@@ -12,6 +12,7 @@ import { ENVIRONMENTS, type EnvSlug, type PageContext, type PageState } from './
 import { CSV_EXPORTS, PAGES } from './pages';
 import { inviteRoutes, mountDashboardUserAdminRoutes } from './users';
 import { DashboardStore, type Session, dashboardDdl } from './store';
+import { type ConsentOptions, consentToReturnTo, mountConsent } from './oauth-consent';
 
 export { dashboardIdentity, CredentialSigner } from './loopback';
 
@@ -21,6 +22,8 @@ export interface DashboardOptions {
   now: () => Date;
   adminToken: string;
   signer: CredentialSigner;
+  /** The consent step of apps' OAuth authorization requests, when the gateway runs the server. */
+  consent?: ConsentOptions;
 }
 
 export async function createDashboardTables(store: EventStore) {
@@ -78,7 +81,7 @@ export function mountDashboard(app: Express, options: DashboardOptions): void {
     }
     const { token } = await auth.startSession(result.principal);
     setCookie(req, res, SESSION_COOKIE, token);
-    res.redirect(303, '/dashboard');
+    res.redirect(303, consentToReturnTo(req, res) ?? '/dashboard');
   });
 
   const withSession = async (req: Request, res: Response, next: NextFunction) => {
@@ -107,6 +110,9 @@ export function mountDashboard(app: Express, options: DashboardOptions): void {
   });
 
   inviteRoutes(router, store, options.now, loginCsrf, refuseCsrf);
+  if (options.consent) {
+    mountConsent(router, { ...options.consent, store, sql: options.sql, schema: options.schema, now: options.now });
+  }
 
   router.get('/', withSession, async (req, res) => {
     const session = res.locals.dashboardSession as Session;

@@ -683,4 +683,25 @@ export const ZH_TW: Record<string, string> = {
   'This invitation was used or has expired. Ask an owner for a new one.':
     '此邀請已被使用或已過期。請向擁有者索取新的邀請。',
   'Use at least {min} characters.': '請至少使用 {min} 個字元。',
+
+  // Connecting an app (OAuth consent, oauth-consent.ts)
+  'Connect an app': '連結應用程式',
+  'Connect {app}?': '要連結「{app}」嗎？',
+  '{app} asks to read the data of {organization} in {environment}:':
+    '{app} 要求讀取 {organization} 在{environment}的資料：',
+  'Know who you are (your dashboard user id)': '知道您是誰（您的後台使用者 ID）',
+  'Read products and their prices': '讀取商品與價格',
+  'Read orders, what they paid and their refunds': '讀取訂單、付款內容與退款',
+  'Read subscriptions': '讀取訂閱',
+  'Read customers, their emails and names': '讀取顧客及其電子郵件與姓名',
+  'Read revenue, MRR and subscription metrics': '讀取營收、MRR 與訂閱指標',
+  'It cannot change anything, and never sees your password or API keys.':
+    '它無法變更任何資料，也看不到您的密碼或 API 金鑰。',
+  'Signed in as {email}.': '目前登入身分：{email}。',
+  Approve: '同意',
+  Deny: '拒絕',
+  'This authorization request has expired. Go back to the app and connect again.':
+    '此授權請求已過期。請回到應用程式重新連結。',
+  'Only an owner of the organization that registered this app may connect it.':
+    '只有註冊此應用程式之組織的擁有者可以連結它。',
 };

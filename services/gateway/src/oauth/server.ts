@@ -1,8 +1,9 @@
 import { type ServiceContext, startPeriodic } from '@billing/runtime';
 import type { Express } from 'express';
+import { AccessTokenAuthenticator } from './access-tokens';
 import { purgeExpiredModels } from './adapter';
 import type { Provider } from './oidc-types';
-import { DEFAULT_OAUTH_ISSUER, createOAuthProvider } from './provider';
+import { DEFAULT_OAUTH_ISSUER, apiResourceOf, createOAuthProvider } from './provider';
 import { loadServerSecrets } from './server-secrets';
 import { oauthDdl } from './tables';
 
@@ -17,6 +18,8 @@ export class OAuthServer {
   private constructor(
     readonly provider: Provider,
     readonly issuer: string,
+    /** Finds the app and scopes of an access token presented to /v1. */
+    readonly tokens: AccessTokenAuthenticator,
     private readonly stopPurge: () => Promise<void>,
   ) {}
 
@@ -36,12 +39,18 @@ export class OAuthServer {
         ),
       PURGE_INTERVAL_MS,
     );
-    return new OAuthServer(provider, issuer, stopPurge);
+    const tokens = new AccessTokenAuthenticator(provider, sql, schema, apiResourceOf(issuer));
+    return new OAuthServer(provider, issuer, tokens, stopPurge);
   }
 
   /** The provider's endpoints (discovery, authorize, token, revocation, JWKS) under the issuer's path. */
   mount(app: Express): void {
     app.use(new URL(this.issuer).pathname, this.provider.callback());
+  }
+
+  /** What the dashboard's consent page needs: the provider and the API its scopes are granted on. */
+  consent() {
+    return { provider: this.provider, resource: apiResourceOf(this.issuer) };
   }
 
   close(): Promise<void> {
