@@ -19,6 +19,8 @@ export function publicApiReference(): string {
         'The key decides the organization and the environment (`sk_test_`/`pk_test_` Sandbox, `sk_live_`/`pk_live_` Production); ' +
         "another organization's or environment's records answer `404` as if absent. Each operation says which keys it takes; " +
         'a Publishable Key on a Secret-Key operation is `401`.',
+      'Apps a merchant connects (OAuth 2.0 / OpenID Connect, `docs/oauth.md`) send their access token as the bearer: it reads ' +
+        'what its scopes allow, in its organization and environment, and any other operation answers `403 insufficient_scope`.',
       'Errors: `{ "error": { "code", "message", "details"? } }` with the status of its code; invalid parameters are ' +
         '`400 bad_request`, an invalid body `422 validation_error` (`docs/errors.md`). Every `POST` takes an ' +
         '`Idempotency-Key` (replayed for 24 hours with `Idempotency-Replay: true`); rate limits answer `429 rate_limit_exceeded` ' +

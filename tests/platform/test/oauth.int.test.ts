@@ -71,6 +71,22 @@ describe('OAuth apps', () => {
     const jwks = (await (await fetch(metadata.jwks_uri!)).json()) as { keys: Record<string, unknown>[] };
     expect(jwks.keys).toEqual([expect.objectContaining({ kty: 'RSA', alg: 'RS256', use: 'sig' })]);
     expect(jwks.keys[0]!.d).toBeUndefined();
+
+    const reference = (await (await fetch(`${platform.gatewayUrl}/v1/openapi.json`)).json()) as any;
+    expect(reference.components.securitySchemes.oauth2.flows.authorizationCode).toMatchObject({
+      authorizationUrl: '/oauth/auth',
+      tokenUrl: '/oauth/token',
+    });
+    expect(Object.keys(reference.components.securitySchemes.oauth2.flows.authorizationCode.scopes)).toEqual(
+      metadata.scopes_supported,
+    );
+    expect(reference.paths['/products'].get.security).toContainEqual({ oauth2: ['products:read'] });
+    const openedByTokens = Object.values(reference.paths as Record<string, Record<string, any>>)
+      .flatMap((operations) => Object.entries(operations))
+      .filter(([, operation]) => operation.security?.some((requirement: object) => 'oauth2' in requirement))
+      .map(([method]) => method);
+    expect(openedByTokens).toHaveLength(12);
+    expect(new Set(openedByTokens)).toEqual(new Set(['get']));
   });
 
   it('registers apps per organization and environment, with the secret shown once', async () => {

@@ -582,6 +582,7 @@ export function registerBillingRoutes(registry: OpenApiRegistry): OpenApiRegistr
     .route({
       method: 'get',
       path: '/customers',
+      oauthScope: 'customers:read',
       summary: 'List customers, newest first',
       tags,
       security: secret,
@@ -595,6 +596,7 @@ export function registerBillingRoutes(registry: OpenApiRegistry): OpenApiRegistr
     .route({
       method: 'get',
       path: '/customers/entitlements',
+      oauthScope: 'customers:read',
       summary:
         "A customer's entitlements, a paywall check: customer_id, external_id, email (precedence in that order); nobody matching is an empty answer. " +
         'A Publishable Key may ask by customer_id or external_id only, and learns only the products and their status',
@@ -613,6 +615,7 @@ export function registerBillingRoutes(registry: OpenApiRegistry): OpenApiRegistr
     .route({
       method: 'get',
       path: '/customers/external/{external_id}',
+      oauthScope: 'customers:read',
       summary: 'Retrieve a customer by external id',
       tags,
       security: secret,
@@ -632,6 +635,7 @@ export function registerBillingRoutes(registry: OpenApiRegistry): OpenApiRegistr
     .route({
       method: 'get',
       path: '/customers/{id}',
+      oauthScope: 'customers:read',
       summary: 'Retrieve a customer',
       tags,
       security: secret,
@@ -653,6 +657,7 @@ export function registerBillingRoutes(registry: OpenApiRegistry): OpenApiRegistr
     .route({
       method: 'get',
       path: '/subscriptions',
+      oauthScope: 'subscriptions:read',
       summary: 'List subscriptions, newest first',
       tags: ['Subscriptions'],
       security: secret,
@@ -666,6 +671,7 @@ export function registerBillingRoutes(registry: OpenApiRegistry): OpenApiRegistr
     .route({
       method: 'get',
       path: '/subscriptions/{id}',
+      oauthScope: 'subscriptions:read',
       summary: 'Retrieve a subscription',
       tags: ['Subscriptions'],
       security: secret,

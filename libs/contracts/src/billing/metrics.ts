@@ -231,6 +231,7 @@ export function registerAnalyticsRoutes(registry: OpenApiRegistry): OpenApiRegis
   return registry.route({
     method: 'get',
     path: '/analytics/metrics',
+    oauthScope: 'analytics:read',
     summary: 'MRR, active, new and churned subscriptions, revenue and payments per day or month (Asia/Taipei)',
     tags: ['Analytics'],
     security: ['secretKey'],

@@ -240,6 +240,7 @@ export function registerProductRoutes(registry: OpenApiRegistry): OpenApiRegistr
     .route({
       method: 'get',
       path: '/products',
+      oauthScope: 'products:read',
       summary: 'List products, newest first',
       tags: ['Products'],
       security: ['secretKey', 'publishableKey'],
@@ -253,6 +254,7 @@ export function registerProductRoutes(registry: OpenApiRegistry): OpenApiRegistr
     .route({
       method: 'get',
       path: '/products/{id}',
+      oauthScope: 'products:read',
       summary: 'Retrieve a product',
       tags: ['Products'],
       security: ['secretKey'],
@@ -262,6 +264,7 @@ export function registerProductRoutes(registry: OpenApiRegistry): OpenApiRegistr
     .route({
       method: 'get',
       path: '/products/by-slug/{slug}',
+      oauthScope: 'products:read',
       summary: 'Retrieve a product by its slug',
       tags: ['Products'],
       security: ['secretKey', 'publishableKey'],

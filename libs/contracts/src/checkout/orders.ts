@@ -68,6 +68,7 @@ export function registerOrderRoutes(registry: OpenApiRegistry): OpenApiRegistry 
     .route({
       method: 'get',
       path: '/orders',
+      oauthScope: 'orders:read',
       summary: 'List paid orders, the latest paid first',
       ...common,
       query: ListOrdersQuery,
@@ -80,6 +81,7 @@ export function registerOrderRoutes(registry: OpenApiRegistry): OpenApiRegistry 
     .route({
       method: 'get',
       path: '/orders/{id}',
+      oauthScope: 'orders:read',
       summary: 'Retrieve a paid order',
       ...common,
       params: OrderIdParams,

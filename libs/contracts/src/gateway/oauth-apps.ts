@@ -1,19 +1,6 @@
 import { z } from 'zod';
 import { Environment } from '../events/envelope';
 
-/** The spec's OAuth 2.0 scopes, exactly: what an app may ask of an organization (docs/oauth.md). */
-export const OAUTH_SCOPES = [
-  'openid',
-  'products:read',
-  'orders:read',
-  'subscriptions:read',
-  'customers:read',
-  'analytics:read',
-] as const;
-export type OAuthScope = (typeof OAUTH_SCOPES)[number];
-
-export const isOAuthScope = (value: string): value is OAuthScope => (OAUTH_SCOPES as readonly string[]).includes(value);
-
 /** Hosts where an app under development may receive its code over plain http. */
 const LOOPBACK_HOSTS = new Set(['127.0.0.1', 'localhost', '[::1]']);
 

@@ -9,3 +9,4 @@ export * from './actors';
 export * from './schema-order';
 export * from './einvoice-choice';
 export * from './sdk-refusal';
+export * from './oauth-scopes';

@@ -101,11 +101,17 @@ function bodyLines(schema: Json | undefined): string[] {
   return ['Body:', '', ...fieldTable(fieldRows(schema))];
 }
 
+/** A security requirement in words: a key's name, or an app's token with its scope (docs/oauth.md). */
+const securityNames = (entry: Json): string[] =>
+  Object.entries(entry).map(([name, scopes]) =>
+    name === 'oauth2' ? `an app's OAuth token with ${(scopes as string[]).join(', ')}` : (KEY_NAMES[name] ?? name),
+  );
+
 function operationLines(path: string, method: string, operation: Json, serverUrl: string): string[] {
-  const keys = (operation.security as Json[] | undefined)?.flatMap((entry) => Object.keys(entry)) ?? [];
+  const keys = (operation.security as Json[] | undefined)?.flatMap(securityNames) ?? [];
   const parameters = (operation.parameters ?? []) as Json[];
   const lines = [`### \`${method.toUpperCase()} ${serverUrl}${path}\``, '', cell(operation.summary), ''];
-  if (keys.length) lines.push(`Keys: ${keys.map((key) => KEY_NAMES[key] ?? key).join(' or ')}.`, '');
+  if (keys.length) lines.push(`Keys: ${keys.join(' or ')}.`, '');
   if (parameters.length) {
     lines.push(
       '| parameter | in | required | type | description |',

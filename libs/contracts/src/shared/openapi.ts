@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { ErrorEnvelope } from './errors';
+import { OAUTH_SCOPES, OAUTH_SCOPE_DESCRIPTIONS, type OAuthScope } from './oauth-scopes';
 
 export type HttpMethod = 'get' | 'post' | 'patch' | 'put' | 'delete';
 
@@ -11,6 +12,8 @@ export interface RouteDoc {
   tags?: string[];
   /** Which keys the route takes, per the spec's key-access table. */
   security?: Array<'secretKey' | 'publishableKey' | 'adminToken'>;
+  /** The OAuth 2.0 scope with which an app's access token may also make this read (docs/oauth.md). */
+  oauthScope?: OAuthScope;
   params?: z.ZodObject;
   query?: z.ZodObject;
   body?: z.ZodType;
@@ -65,6 +68,7 @@ export class OpenApiRegistry {
             scheme: 'bearer',
             description: 'Publishable Key: pk_test_... or pk_live_...',
           },
+          ...(this.routes.some((route) => route.oauthScope) ? { oauth2: OAUTH2_SCHEME } : {}),
           ...(this.routes.some((route) => route.security?.includes('adminToken'))
             ? { adminToken: { type: 'http', scheme: 'bearer', description: "The operator's ADMIN_TOKEN" } }
             : {}),
@@ -88,7 +92,7 @@ export class OpenApiRegistry {
     return {
       summary: route.summary,
       ...(route.tags ? { tags: route.tags } : {}),
-      ...(route.security ? { security: route.security.map((name) => ({ [name]: [] })) } : {}),
+      ...(route.security ? { security: securityOf(route) } : {}),
       ...(parameters.length ? { parameters } : {}),
       ...(route.body
         ? { requestBody: { required: true, content: { 'application/json': { schema: json(route.body, 'input') } } } }
@@ -97,6 +101,30 @@ export class OpenApiRegistry {
     };
   }
 }
+
+/**
+ * The authorization server of the gateway (docs/oauth.md): its URLs are relative to the API's
+ * origin, as every self-hosted platform has its own; discovery is at /oauth/.well-known/openid-configuration.
+ */
+const OAUTH2_SCHEME = {
+  type: 'oauth2',
+  description:
+    'Apps a merchant connects: authorization code with PKCE (S256), access tokens of 10 minutes, rotating refresh tokens. OpenID Connect discovery: /oauth/.well-known/openid-configuration',
+  flows: {
+    authorizationCode: {
+      authorizationUrl: '/oauth/auth',
+      tokenUrl: '/oauth/token',
+      refreshUrl: '/oauth/token',
+      scopes: Object.fromEntries(OAUTH_SCOPES.map((scope) => [scope, OAUTH_SCOPE_DESCRIPTIONS[scope]])),
+    },
+  },
+};
+
+/** Each key the route takes, and the OAuth scope that also opens it. */
+const securityOf = (route: RouteDoc) => [
+  ...route.security!.map((name) => ({ [name]: [] })),
+  ...(route.oauthScope ? [{ oauth2: [route.oauthScope] }] : []),
+];
 
 type ToJson = (schema: z.ZodType, io: 'input' | 'output') => unknown;
 

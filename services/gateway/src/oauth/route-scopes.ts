@@ -9,6 +9,7 @@ export const SCOPED_READS: ReadonlyArray<{ path: string; scope: OAuthScope }> = 
   { path: '/v1/subscriptions/:id', scope: 'subscriptions:read' },
   { path: '/v1/customers', scope: 'customers:read' },
   { path: '/v1/customers/external/:external_id', scope: 'customers:read' },
+  { path: '/v1/customers/entitlements', scope: 'customers:read' },
   { path: '/v1/customers/:id', scope: 'customers:read' },
   { path: '/v1/orders', scope: 'orders:read' },
   { path: '/v1/orders/:id', scope: 'orders:read' },

@@ -1,4 +1,5 @@
-import { scopeRequiredFor } from './route-scopes';
+import { publicApiDocument } from '../openapi';
+import { SCOPED_READS, scopeRequiredFor } from './route-scopes';
 
 describe('scopeRequiredFor', () => {
   it.each([
@@ -36,4 +37,21 @@ describe('scopeRequiredFor', () => {
     ['GET', '/v1/productsx'],
     ['GET', '/v1/orders/ord_1/refunds'],
   ])('%s %s is refused to any token', (method, path) => expect(scopeRequiredFor(method, path)).toBeUndefined());
+});
+
+describe('the reads tokens may make', () => {
+  it('are exactly those the API reference lists with the OAuth 2.0 scheme, each with its scope', () => {
+    const document = publicApiDocument() as unknown as {
+      paths: Record<string, Record<string, { security?: Array<Record<string, string[]>> }>>;
+    };
+    const documented = Object.entries(document.paths).flatMap(([path, operations]) =>
+      Object.entries(operations).flatMap(([method, operation]) =>
+        (operation.security ?? [])
+          .filter((requirement) => requirement.oauth2)
+          .map((requirement) => `${method.toUpperCase()} /v1${path.replace(/\{\w+\}/g, '*')} ${requirement.oauth2}`),
+      ),
+    );
+    const enforced = SCOPED_READS.map(({ path, scope }) => `GET ${path.replace(/:\w+/g, '*')} ${scope}`);
+    expect(documented.sort()).toEqual(enforced.sort());
+  });
 });
