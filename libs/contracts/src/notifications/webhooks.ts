@@ -6,7 +6,7 @@ import { CheckoutSession } from '../checkout/sessions';
 import { RefundedOrder } from '../checkout/events';
 import { ErrorEnvelope } from '../shared/errors';
 import { Environment } from '../events/envelope';
-import { limitParam, listEnvelope, startingAfterParam } from '../shared/list';
+import { cursorListEnvelope, limitParam, listEnvelope, startingAfterParam } from '../shared/list';
 import type { OpenApiRegistry } from '../shared/openapi';
 import { Redemption } from '../promotions/promotions';
 import { Refund } from '../checkout/refunds';
@@ -182,6 +182,32 @@ export function webhookEventId(type: string, resourceId: string, version: string
   const digest = createHash('sha256').update(`${type}\n${resourceId}\n${version}`).digest('hex');
   return `evt_${digest.slice(0, 32)}`;
 }
+
+// ---------------------------------------------------------------- the organization's events
+
+/**
+ * Every public event is kept this long after notifications received it, whether or not an
+ * endpoint subscribes to it (Stripe's events list keeps 30 days too), for the admin list.
+ */
+export const WEBHOOK_EVENT_RETENTION_DAYS = 30;
+
+export const ListWebhookEventsQuery = z
+  .strictObject({
+    environment: Environment,
+    type: WebhookEventType.optional().describe('Only events of this public type'),
+    record_id: idText()
+      .min(1)
+      .optional()
+      .describe('Only events whose `data.object` is this record (`sub_...`, `in_...`)'),
+    limit: limitParam(20),
+    starting_after: startingAfterParam('event'),
+  })
+  .meta({ id: 'ListWebhookEventsQuery' });
+export type ListWebhookEventsQuery = z.infer<typeof ListWebhookEventsQuery>;
+
+export const WebhookEventQuery = z.strictObject({ environment: Environment }).meta({ id: 'WebhookEventQuery' });
+
+export const WebhookEventList = cursorListEnvelope(WebhookEvent).meta({ id: 'WebhookEventList' });
 
 // ---------------------------------------------------------------- delivery log
 
