@@ -6,6 +6,9 @@ import { type Scheduler, schedulerOptions, startScheduler } from './deliveries/s
 import { migrateEndpointsReadModel } from './endpoints/read-model';
 import { mountEndpointRoutes } from './endpoints/routes';
 import { startEventConsumer } from './events/consumer';
+import { migrateEventsReadModel } from './events/read-model';
+import { startEventPruning } from './events/retention';
+import { mountEventRoutes } from './events/routes';
 import { requireAdminOrganization, requireCaller } from '@billing/service';
 import { migrateMerchants, startMerchantsConsumer } from '@billing/runtime';
 import { startEmailConsumer } from './emails/consumer';
@@ -34,12 +37,14 @@ export const createNotificationsService = (options: NotificationsOptions = {}): 
     app.use('/admin', requireAdminOrganization);
     mountEndpointRoutes(app, context, async () => schedulers.get(context)?.cancelOrphans());
     mountDeliveryRoutes(app, context, () => schedulers.get(context)?.wake());
+    mountEventRoutes(app, context);
     mountEmailRoutes(app, context);
   },
   // Read models exist before HTTP starts and before the consumer writes to them.
   start: async (context) => {
     await migrateEndpointsReadModel(context.store);
     await migrateDeliveriesReadModel(context.store);
+    await migrateEventsReadModel(context.store);
     await migrateEmailOutbox(context.store);
     await migrateMerchants(context.store);
     const scheduler = startScheduler(context, { ...schedulerOptions(context.config), resolve: options.resolve });
@@ -49,8 +54,16 @@ export const createNotificationsService = (options: NotificationsOptions = {}): 
     emailSenders.set(context, emails);
     const stopEmailConsumer = await startEmailConsumer(context, () => emails.wake());
     const stopMerchantsConsumer = await startMerchantsConsumer(context);
+    const stopPruning = startEventPruning(context);
     // The consumers stop first, so nothing is scheduled into a stopped sender.
-    return [stopConsumer, stopEmailConsumer, stopMerchantsConsumer, () => scheduler.stop(), () => emails.stop()];
+    return [
+      stopConsumer,
+      stopEmailConsumer,
+      stopMerchantsConsumer,
+      () => scheduler.stop(),
+      () => emails.stop(),
+      stopPruning,
+    ];
   },
 });
 

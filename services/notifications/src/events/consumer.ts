@@ -1,4 +1,4 @@
-import { type DomainEventEnvelope, WEBHOOK_DEDUPE_WINDOW_MS, type WebhookEvent, newId } from '@billing/contracts';
+import { type DomainEventEnvelope, WEBHOOK_DEDUPE_WINDOW_MS, newId } from '@billing/contracts';
 import { type ConsumedMessage, recordInInbox } from '@billing/bus';
 import type { EventStore, EventStoreTransaction, RecordedEvent, StreamAppend } from '@billing/eventstore';
 import { type ServiceContext, topicOf } from '@billing/runtime';
@@ -6,7 +6,8 @@ import type { WebhookDeliveryScheduled } from '../deliveries/delivery';
 import { deliveryStream } from '../deliveries/delivery';
 import { claimDedupes, projectDeliveries } from '../deliveries/read-model';
 import { endpointTables } from '../endpoints/read-model';
-import { toWebhookEvent, webhookObjectOf } from './to-webhook-event';
+import { type PublicEvent, storePublicEvents } from './read-model';
+import { toWebhookEvent } from './to-webhook-event';
 
 /** The services whose public events become webhooks. */
 export const SOURCE_TOPICS = [topicOf('checkout'), topicOf('billing'), topicOf('promotions')];
@@ -20,23 +21,21 @@ interface ActiveEndpoint {
 }
 
 /** A public event for merchants and the endpoints that subscribe to it. */
-interface Concerned {
-  envelope: DomainEventEnvelope;
-  event: WebhookEvent;
-  /** The event as sent: serialized once for all of its endpoints. */
-  body: string;
+interface Concerned extends PublicEvent {
   endpointIds: string[];
 }
 
 /**
- * Turns public events into scheduled deliveries, one per subscribed endpoint, in the inbox
- * transaction: a redelivered event schedules nothing twice. `onScheduled` wakes the sender.
+ * Keeps every public event for the organization's events list, and turns them into scheduled
+ * deliveries, one per subscribed endpoint, in the inbox transaction: a redelivered event
+ * schedules nothing twice. `onScheduled` wakes the sender.
  *
- * Messages come one at a time or in batches (one partition's, in order). A batch costs one read
- * of the endpoints of its organizations, and, if any event concerns one, one transaction: one
- * inbox INSERT, one dedupe claim, one append of every delivery and one projection. Events no
- * endpoint subscribes to are skipped without a transaction, which keeps catching up on a
- * topic's history cheap.
+ * Messages come one at a time or in batches (one partition's, in order). A batch with public
+ * events costs one INSERT of them (`ON CONFLICT DO NOTHING`, so a redelivery stores nothing
+ * twice) and one read of the endpoints of its organizations, and, if any event concerns one,
+ * one transaction: one inbox INSERT, one dedupe claim, one append of every delivery and one
+ * projection. Events no endpoint subscribes to are skipped without a transaction, which keeps
+ * catching up on a topic's history cheap.
  */
 export async function startEventConsumer(
   context: ServiceContext,
@@ -46,7 +45,10 @@ export async function startEventConsumer(
   // The group is the service's schema: `notifications` in production, one per test schema.
   const groupId = store.tables.schema.replaceAll('"', '');
   const consume = async (messages: ConsumedMessage[]) => {
-    const concerned = await concernedEvents(store, messages);
+    const events = publicEventsOf(messages);
+    if (events.length === 0) return;
+    await storePublicEvents(store.database, store.tables.schema, events, now());
+    const concerned = await concernedEvents(store, events);
     if (concerned.length === 0) return;
     const scheduled = await store.transaction(async (tx) => {
       const ids = concerned.map((c) => c.envelope.id);
@@ -69,16 +71,25 @@ export async function startEventConsumer(
   return () => subscription.stop();
 }
 
-/** The messages that are public events with at least one active endpoint subscribed, in order. */
-async function concernedEvents(store: EventStore, messages: ConsumedMessage[]): Promise<Concerned[]> {
-  const candidates = messages.map((m) => m.value).filter((envelope) => webhookObjectOf(envelope));
-  if (candidates.length === 0) return [];
-  const endpoints = await activeEndpoints(store, candidates);
+/** The messages that are public events, in their webhook form, in order. */
+function publicEventsOf(messages: ConsumedMessage[]): PublicEvent[] {
+  const events: PublicEvent[] = [];
+  for (const { value: envelope } of messages) {
+    const event = toWebhookEvent(envelope);
+    if (event) events.push({ envelope, event, body: JSON.stringify(event) });
+  }
+  return events;
+}
+
+/** The public events with at least one active endpoint subscribed, in order. */
+async function concernedEvents(store: EventStore, events: PublicEvent[]): Promise<Concerned[]> {
+  const endpoints = await activeEndpoints(
+    store,
+    events.map((e) => e.envelope),
+  );
   if (endpoints.length === 0) return [];
   const concerned: Concerned[] = [];
-  for (const envelope of candidates) {
-    const event = toWebhookEvent(envelope);
-    if (!event) continue;
+  for (const { envelope, event, body } of events) {
     const endpointIds = endpoints
       .filter(
         (e) =>
@@ -87,7 +98,7 @@ async function concernedEvents(store: EventStore, messages: ConsumedMessage[]): 
           (e.events.includes(event.type) || e.events.includes('*')),
       )
       .map((e) => e.id);
-    if (endpointIds.length > 0) concerned.push({ envelope, event, body: JSON.stringify(event), endpointIds });
+    if (endpointIds.length > 0) concerned.push({ envelope, event, body, endpointIds });
   }
   return concerned;
 }
