@@ -40,7 +40,7 @@ export interface AdminRoutesOptions {
   catalog: RequestHandler;
   /** Forwards coupon writes to the promotions service. */
   promotions: RequestHandler;
-  /** Forwards webhook endpoints and the delivery log to the notifications service. */
+  /** Forwards webhook endpoints, the organization's events and the delivery log to the notifications service. */
   notifications: RequestHandler;
   /** Forwards customer portal configurations and billing settings to the billing service. */
   billing: RequestHandler;
@@ -145,6 +145,8 @@ export function mountAdminRoutes(app: Express, options: AdminRoutesOptions): voi
   app.delete(`${org}/webhook_endpoints/:endpoint_id`, ...webhooks);
   app.post(`${org}/webhook_endpoints/:endpoint_id/secret/roll`, ...webhooks);
   app.get(`${org}/webhook_endpoints/:endpoint_id/deliveries`, ...webhooks);
+  app.get(`${org}/webhook_events`, ...webhooks);
+  app.get(`${org}/webhook_events/:event_id`, ...webhooks);
   app.get(`${org}/webhook_events/:event_id/deliveries`, ...webhooks);
   app.get(`${org}/webhook_deliveries/:delivery_id`, ...webhooks);
   app.post(`${org}/webhook_deliveries/:delivery_id/replay`, ...webhooks);
