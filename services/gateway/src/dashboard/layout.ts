@@ -13,6 +13,7 @@ export const SECTIONS: Array<{ section: string; label: string; path: string; san
   { section: 'subscriptions', label: 'Subscriptions', path: '/subscriptions' },
   { section: 'einvoices', label: 'E-invoices', path: '/einvoices' },
   { section: 'webhooks', label: 'Webhooks', path: '/webhooks' },
+  { section: 'events', label: 'Events', path: '/events' },
   { section: 'emails', label: 'Emails', path: '/emails' },
   { section: 'api-keys', label: 'API keys', path: '/api-keys' },
   { section: 'settings', label: 'Settings', path: '/settings' },

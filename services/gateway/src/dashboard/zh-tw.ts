@@ -704,4 +704,28 @@ export const ZH_TW: Record<string, string> = {
     '此授權請求已過期。請回到應用程式重新連結。',
   'Only an owner of the organization that registered this app may connect it.':
     '只有註冊此應用程式之組織的擁有者可以連結它。',
+
+  // Settings › Connected apps (pages/connected-apps.ts)
+  'Connected apps': '已連結的應用程式',
+  'Not connected yet': '尚未連結',
+  'Remove {app}? It loses access at once.': '要移除「{app}」嗎？它會立即失去存取權。',
+  'Remove {app}': '移除「{app}」',
+  'Apps that read this organization’s data in this environment with OAuth, as approved by an owner ({guide}).':
+    '經擁有者同意、以 OAuth 讀取此組織在此環境資料的應用程式（{guide}）。',
+  App: '應用程式',
+  'Redirect URIs': '重新導向 URI',
+  'Approved by': '同意者',
+  'No apps yet.': '尚無應用程式。',
+  'Register an app': '註冊應用程式',
+  'Redirect URIs (one a line)': '重新導向 URI（每行一個）',
+  'https, or http on 127.0.0.1 or localhost while developing; matched exactly.':
+    'https，開發時可用 127.0.0.1 或 localhost 的 http；須完全相符。',
+  Register: '註冊',
+  'Only an owner can register or remove apps.': '只有擁有者可以註冊或移除應用程式。',
+  'App {app} registered.': '已註冊應用程式「{app}」。',
+  'Give the app its client id and secret. The secret is shown only this once.':
+    '請將 client id 與密鑰交給應用程式。密鑰只會顯示這一次。',
+  'Client id': 'Client ID',
+  'Client secret': 'Client 密鑰',
+  'App removed: its tokens no longer work.': '已移除應用程式：它的權杖已失效。',
 };

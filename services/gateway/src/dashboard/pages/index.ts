@@ -10,6 +10,7 @@ import { paymentLinksPage } from './payment-links';
 import { paymentsPage, sendPaymentsCsv } from './payments';
 import { productPage, productsPage } from './products';
 import { apiKeysPage, settingsPage } from './settings';
+import { connectedAppsPage } from './connected-apps';
 import { refundsPage, sendRefundsCsv } from './refunds';
 import { sendSubscriptionsCsv, subscriptionPage, subscriptionsPage } from './subscriptions';
 import { teamPage } from './team';
@@ -40,6 +41,7 @@ export const PAGES: DashboardPage[] = [
   emailPage,
   apiKeysPage,
   settingsPage,
+  connectedAppsPage,
   testClocksPage,
   testClockPage,
   teamPage,

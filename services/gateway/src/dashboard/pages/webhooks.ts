@@ -123,7 +123,7 @@ export const webhookPage: DashboardPage = {
         <td>${when(d.created_at)}</td>
         <td>
           <code>${d.event_type}</code>
-          <div class="muted">${d.event_id}</div>
+          <div><a href="${ctx.base}/events/${encodeURIComponent(d.event_id)}">${d.event_id}</a></div>
         </td>
         <td>${d.status}</td>
         <td>${d.attempt_count}</td>
