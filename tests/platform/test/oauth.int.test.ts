@@ -105,6 +105,7 @@ describe('OAuth apps', () => {
       environment: 'PRODUCTION',
       redirect_uris: [redirectUri],
       created_at: expect.any(String),
+      connections: [],
     });
     expect(JSON.stringify(listed.body)).not.toContain(app.client_secret);
 
@@ -309,6 +310,10 @@ describe('OAuth apps', () => {
       expect(products.status).toBe(200);
       expect(products.body.data.map((product: { slug: string }) => product.slug)).toEqual(['monthly']);
       expect((await read('/products/by-slug/monthly', token)).status).toBe(200);
+      const limited = await fetch(`${platform.gatewayUrl}/v1/products`, {
+        headers: { authorization: `Bearer ${token}` },
+      });
+      expect(limited.headers.get('x-ratelimit-limit')).toBe('120');
       const subscriptions = await read('/subscriptions', token);
       expect(subscriptions.status).toBe(200);
       expect(subscriptions.body.data.map((found: { id: string }) => found.id)).toEqual([acmeSubscription.id]);
@@ -398,6 +403,50 @@ describe('OAuth apps', () => {
 
       const denied = await authorize(owner(), 'products:read', 'deny');
       expect(denied.callback!.searchParams.get('error')).toBe('access_denied');
+    });
+
+    it('shows the owner the connected apps with who approved them, and lets the owner register and remove one', async () => {
+      await authorize(owner(), 'openid orders:read');
+      const page = `/dashboard/${org.id}/sandbox/settings/connected-apps`;
+      const shown = await owner().get(page);
+      expect(shown.status).toBe(200);
+      expect(shown.html).toContain('Ledger Books');
+      expect(shown.html).toContain('owner@acme.example');
+      expect(shown.html).toContain('orders:read');
+      expect(shown.html).not.toContain('Back office');
+
+      const registered = await owner().submit(page, {
+        _action: 'register',
+        name: 'Spreadsheet sync',
+        redirect_uris: 'https://sheets.example/cb\nhttp://localhost:5000/cb',
+      });
+      expect(registered.status).toBe(200);
+      const secret = /appsecret_\w+/.exec(registered.html)?.[0];
+      expect(secret).toBeDefined();
+      const apps = (await client.admin('GET', `/organizations/${org.id}/oauth_apps`)).body.data;
+      const sync = apps.find((found: { name: string }) => found.name === 'Spreadsheet sync');
+      expect(sync).toMatchObject({
+        environment: 'SANDBOX',
+        redirect_uris: ['https://sheets.example/cb', 'http://localhost:5000/cb'],
+      });
+      expect((await owner().get(page)).html).not.toContain(secret!);
+
+      const refused = await owner().submit(page, {
+        _action: 'register',
+        name: 'Plain',
+        redirect_uris: 'http://plain.example/cb',
+      });
+      expect(refused.status).toBe(422);
+
+      const member = agentOf('member@acme.example');
+      const asMember = await member.get(page);
+      expect(asMember.status).toBe(200);
+      expect(asMember.html).not.toContain('Register an app');
+      expect((await member.submit(page, { _action: 'remove', client_id: sync.id })).status).toBe(403);
+
+      const removed = await owner().submit(page, { _action: 'remove', client_id: sync.id });
+      expect(removed.status).toBe(303);
+      expect((await owner().get(page)).html).not.toContain('Spreadsheet sync');
     });
   });
 });

@@ -45,6 +45,15 @@ export const OAuthApp = z
     environment: Environment,
     redirect_uris: z.array(z.string()),
     created_at: z.string(),
+    connections: z
+      .array(
+        z.object({
+          user_id: z.string().describe('The dashboard user who approved the app'),
+          scopes: z.array(z.string()),
+          connected_at: z.string(),
+        }),
+      )
+      .describe("The grants the organization's owners gave the app, latest first"),
   })
   .meta({ id: 'OAuthApp' });
 

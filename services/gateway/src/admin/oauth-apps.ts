@@ -4,7 +4,7 @@ import { validate } from '@billing/service';
 import type { Express, RequestHandler } from 'express';
 import type { z } from 'zod';
 import { destroyClientModels } from '../oauth/adapter';
-import { appView, listApps, markAppDeleted, registerApp } from '../oauth/apps';
+import { appView, connectionsOf, listApps, markAppDeleted, registerApp } from '../oauth/apps';
 
 export interface OAuthAppRoutesOptions {
   sql: SqlExecutor;
@@ -38,7 +38,13 @@ export function mountOAuthAppRoutes(app: Express, options: OAuthAppRoutesOptions
 
   app.get(apps, validate({ params: OrganizationParams }), organizationExists, async (_req, res) => {
     const { org_id } = res.locals.input.params as z.infer<typeof OrganizationParams>;
-    res.json({ object: 'list', data: (await listApps(sql, schema, org_id)).map(appView) });
+    const apps = await listApps(sql, schema, org_id);
+    const connections = await connectionsOf(
+      sql,
+      schema,
+      apps.map((found) => found.client_id),
+    );
+    res.json({ object: 'list', data: apps.map((found) => appView(found, connections.get(found.client_id))) });
   });
 
   app.delete(`${apps}/:client_id`, validate({ params: OAuthAppParams }), async (_req, res) => {

@@ -93,8 +93,50 @@ export async function markAppDeleted(
   return rows.length > 0;
 }
 
+/** A grant an owner gave an app: who, which scopes, when. */
+export interface AppConnection {
+  user_id: string;
+  scopes: string[];
+  connected_at: string;
+}
+
+/** The grants of these apps, by client id, latest first (from the authorization server's records). */
+export async function connectionsOf(
+  sql: SqlExecutor,
+  schema: string,
+  clientIds: string[],
+): Promise<Map<string, AppConnection[]>> {
+  const byApp = new Map<string, AppConnection[]>(clientIds.map((id) => [id, []]));
+  if (clientIds.length === 0) return byApp;
+  const { rows } = await sql.query<{ client_id: string; payload: GrantPayload }>(
+    `SELECT client_id, payload FROM ${oauthTables(schema).models}
+     WHERE model = 'Grant' AND client_id = ANY($1::text[]) AND (expires_at IS NULL OR expires_at > now())
+     ORDER BY (payload->>'iat')::bigint DESC`,
+    [clientIds],
+  );
+  for (const { client_id, payload } of rows) {
+    byApp.get(client_id)?.push({
+      user_id: payload.accountId,
+      scopes: grantedScopes(payload),
+      connected_at: new Date(payload.iat * 1000).toISOString(),
+    });
+  }
+  return byApp;
+}
+
+interface GrantPayload {
+  accountId: string;
+  iat: number;
+  openid?: { scope?: string };
+  resources?: Record<string, string>;
+}
+
+const grantedScopes = (grant: GrantPayload) => [
+  ...new Set([grant.openid?.scope ?? '', ...Object.values(grant.resources ?? {})].join(' ').split(' ').filter(Boolean)),
+];
+
 /** The app as the admin API shows it (never its secret's hash). */
-export const appView = (app: OAuthApp) => ({
+export const appView = (app: OAuthApp, connections: AppConnection[] = []) => ({
   object: 'oauth_app' as const,
   id: app.client_id,
   client_id: app.client_id,
@@ -102,4 +144,5 @@ export const appView = (app: OAuthApp) => ({
   environment: app.environment,
   redirect_uris: app.redirect_uris,
   created_at: app.created_at,
+  connections,
 });

@@ -93,7 +93,8 @@ export const settingsPage: DashboardPage = {
     const portal = portals.data.find((p) => p.is_default) ?? portals.data[0];
     const f = portal?.features;
     const subscriptionProducts = products.filter((p) => p.type === 'SUBSCRIPTION');
-    return html`<h2 id="branding">${t('Branding')}</h2>
+    return html`<p><a href="${ctx.base}/settings/connected-apps">${t('Connected apps')}</a></p>
+      <h2 id="branding">${t('Branding')}</h2>
       <form class="card" method="post" aria-labelledby="branding">
         ${formFields(ctx, 'branding')}${errorFor(state, 'branding')}
         <p class="muted">${t('Shown on the hosted checkout and portal pages of both environments.')}</p>
