@@ -673,6 +673,24 @@ export const ZH_TW: Record<string, string> = {
   'Endpoint deleted.': '端點已刪除。',
   'Delivery sent again.': '已重新傳送。',
 
+  // Events
+  'All types': '所有類型',
+  'Record id': '紀錄 ID',
+  'A customer, subscription, invoice or checkout session id: cus_…, sub_…, in_…, cs_…':
+    '顧客、訂閱、發票或結帳工作階段的 ID：cus_…、sub_…、in_…、cs_…',
+  'What happened in this environment, as webhooks and Kafka carry it: every event of the last {days} days, newest first.':
+    '這個環境中發生的事，與 Webhook 和 Kafka 傳送的內容相同：最近 {days} 天的所有事件，最新的在前。',
+  'No events match these filters yet.': '目前沒有符合這些條件的事件。',
+  'No events yet.': '尚無事件。',
+  'Other events of this record': '這筆紀錄的其他事件',
+  'Open the record': '開啟這筆紀錄',
+  'Its history': '它的歷程',
+  Payload: '內容',
+  'Deliveries of {id}': '{id} 的傳送紀錄',
+  'No deliveries of this event yet: only active endpoints that subscribe to its type receive it.':
+    '這個事件尚無傳送紀錄：只有訂閱了這個類型且啟用中的端點會收到它。',
+  'Showing the first {count}.': '僅顯示前 {count} 筆。',
+
   // Accepting an invitation
   'Join as {email}': '以 {email} 加入',
   'Choose a password (at least {min} characters)': '設定密碼（至少 {min} 個字元）',

@@ -3,6 +3,7 @@ import { couponsPage, promotionCodePage } from './coupons';
 import { customerPage, customersPage, sendCustomersCsv } from './customers';
 import { einvoicePage, einvoicesPage } from './einvoices';
 import { emailPage, emailsPage } from './emails';
+import { eventPage, eventsPage } from './events';
 import { invoicePage } from './invoices';
 import { invoicesPage, sendInvoicesCsv } from './invoice-list';
 import { overviewPage } from './overview';
@@ -37,6 +38,8 @@ export const PAGES: DashboardPage[] = [
   einvoicePage,
   webhooksPage,
   webhookPage,
+  eventsPage,
+  eventPage,
   emailsPage,
   emailPage,
   apiKeysPage,
