@@ -202,6 +202,18 @@ describeWithBrowser('the merchant dashboard in a browser', () => {
     expect(await textOf(deliveries)).toContain('checkout.completed');
     await check(page);
 
+    // The money lists beside Payments, and the organization's events with one event's page.
+    await section(page, 'Payments');
+    for (const name of ['Invoices', 'Refunds']) {
+      await page.getByRole('navigation', { name: 'Money' }).getByRole('link', { name }).click();
+      await page.waitForLoadState();
+      await check(page);
+    }
+    await section(page, 'Events');
+    await page.getByRole('link', { name: /^evt_/ }).first().click();
+    await page.waitForLoadState();
+    await check(page);
+    expect(await page.content()).toContain('"type":');
     for (const name of ['Subscriptions', 'API keys', 'Settings', 'Test clocks', 'Team', 'Overview'])
       await section(page, name);
     expect(
@@ -251,8 +263,11 @@ describeWithBrowser('the merchant dashboard in a browser', () => {
         'api-keys',
         'coupons',
         'customers',
+        'events',
         'invoices',
         'overview',
+        'payments',
+        'refunds',
         'payment-links',
         'products',
         'settings',
@@ -270,7 +285,18 @@ describeWithBrowser('the merchant dashboard in a browser', () => {
     await page.getByRole('link', { name: '中文' }).click();
     await page.waitForLoadState();
     expect(await page.getAttribute('html', 'lang')).toBe('zh-TW');
-    const sections = ['總覽', '商品', '折價券與優惠碼', '付款連結', '顧客', '付款', '訂閱', '電子發票', 'Webhooks'];
+    const sections = [
+      '總覽',
+      '商品',
+      '折價券與優惠碼',
+      '付款連結',
+      '顧客',
+      '付款',
+      '訂閱',
+      '電子發票',
+      'Webhooks',
+      '事件',
+    ];
     const more = ['電子郵件', 'API 金鑰', '設定', '測試時鐘', '團隊'];
     // At a phone's width, where the header and the tables are tightest (the English walk above runs at 1200).
     await page.setViewportSize({ width: 375, height: 900 });
@@ -279,6 +305,18 @@ describeWithBrowser('the merchant dashboard in a browser', () => {
       await page.waitForLoadState();
       expect({ name, lang: await page.getAttribute('html', 'lang') }).toEqual({ name, lang: 'zh-TW' });
       await expectAccessible(page);
+      if (process.env.DASHBOARD_SCREENSHOTS)
+        await page.screenshot({ path: `/tmp/dashboard-zh-375-${name}.png`, fullPage: true });
+    }
+    // The money lists beside Payments.
+    await page.getByRole('navigation', { name: '功能' }).getByRole('link', { name: '付款', exact: true }).click();
+    for (const name of ['發票', '退款']) {
+      await page.getByRole('navigation', { name: '金流' }).getByRole('link', { name, exact: true }).click();
+      await page.waitForLoadState();
+      await expectAccessible(page);
+      expect(
+        await page.evaluate(() => window.document.documentElement.scrollWidth - window.innerWidth),
+      ).toBeLessThanOrEqual(0);
       if (process.env.DASHBOARD_SCREENSHOTS)
         await page.screenshot({ path: `/tmp/dashboard-zh-375-${name}.png`, fullPage: true });
     }
