@@ -405,6 +405,19 @@ describe('OAuth apps', () => {
       expect(denied.callback!.searchParams.get('error')).toBe('access_denied');
     });
 
+    it('asks in zh-TW when the owner reads the dashboard in zh-TW', async () => {
+      await owner().get('/dashboard/language/zh-TW');
+      try {
+        const flow = await authorize(owner(), 'products:read analytics:read', 'deny');
+        expect(flow.consent.html).toContain('要連結「Ledger Books」嗎？');
+        expect(flow.consent.html).toContain('讀取商品與價格');
+        expect(flow.consent.html).toContain('讀取營收、MRR 與訂閱指標');
+        expect(flow.consent.html).toContain('測試環境');
+      } finally {
+        await owner().get('/dashboard/language/en');
+      }
+    });
+
     it('shows the owner the connected apps with who approved them, and lets the owner register and remove one', async () => {
       await authorize(owner(), 'openid orders:read');
       const page = `/dashboard/${org.id}/sandbox/settings/connected-apps`;
