@@ -190,6 +190,12 @@ describe('dashboard lists and exports', () => {
     const otherPage = await operator.get(`/dashboard/${other.id}/sandbox/refunds`);
     expect(otherPage.html).toContain('No refunds in these days.');
     expect(otherPage.html).not.toContain(mugOrder);
+    // The search box finds each refund by its id, with what it gave back from.
+    const search = async (q: string, organization = org.id) =>
+      (await operator.get(`/dashboard/${organization}/sandbox/search?q=${q}`)).html;
+    expect(await search(orderRefund)).toContain(`Order <code>${mugOrder}</code>`);
+    expect(await search(invoiceRefund)).toContain(`href="${base}/invoices/${alice.invoice}"`);
+    expect(await search(orderRefund, other.id)).toContain(`Nothing matches ${orderRefund}.`);
 
     const csv = await download('refunds.csv');
     expect(csv.header).toBe(

@@ -38,6 +38,16 @@ interface Order {
   paid_at: string;
 }
 
+/** A refund, as the public API answers it. */
+interface Refund {
+  id: string;
+  amount: number;
+  status: string;
+  order_id: string | null;
+  invoice_id: string | null;
+  created_at: string;
+}
+
 interface Customer {
   id: string;
   email: string;
@@ -47,7 +57,8 @@ interface Customer {
 
 /**
  * The header's one search box: a record's id (`cus_`, `sub_`, `in_`) finds that record, a
- * checkout session's (`cs_`) its order, an order's (`ord_`) that purchase, an invoice number (`INV-000042`, any case) its invoice,
+ * checkout session's (`cs_`) its order, an order's (`ord_`) that purchase, a refund's (`re_`)
+ * what it gave back and from what, an invoice number (`INV-000042`, any case) its invoice,
  * an e-invoice number (`AB-12345678`, any case, the hyphen optional) its e-invoice, and any text
  * the customers whose email, name, external id or id contains it.
  */
@@ -62,15 +73,16 @@ export const searchPage: DashboardPage = {
       return html`<p class="muted">
         ${t('Type an email, a name, an id, an invoice number or an e-invoice number in the search box.')}
       </p>`;
-    const [record, checkout, order, invoice, einvoice, customers] = await Promise.all([
+    const [record, checkout, order, refund, invoice, einvoice, customers] = await Promise.all([
       recordOf(ctx, q),
       checkoutOf(ctx, q),
       orderOf(ctx, q),
+      refundOf(ctx, q),
       invoiceOf(ctx, q),
       einvoiceOf(ctx, q),
       customersOf(ctx, q),
     ]);
-    const found = [record, checkout, order, invoice, einvoice].filter((item): item is Html => item !== null);
+    const found = [record, checkout, order, refund, invoice, einvoice].filter((item): item is Html => item !== null);
     const rows = customers.map(
       (c) =>
         html`<tr>
@@ -144,6 +156,21 @@ async function orderOf(ctx: PageContext, q: string): Promise<Html | null> {
   const trade = order.processor_reference ? html` · ${order.processor} <code>${order.processor_reference}</code>` : '';
   return html`${ctx.t('Order')} <code>${order.id}</code> · ${order.product.name} · ${twd(order.amount)} ·
     ${order.status} ${when(order.paid_at)} · ${buyer}${trade}`;
+}
+
+/** A refund by its id: how much, where it stands, and the invoice or order it gives back from. */
+async function refundOf(ctx: PageContext, q: string): Promise<Html | null> {
+  if (!/^re_[A-Za-z0-9]+$/.test(q)) return null;
+  const refund = await ctx.api
+    .v1<Refund>('GET', `/refunds/${encodeURIComponent(q)}`)
+    .catch((error: unknown) => absent(error));
+  if (!refund) return null;
+  const { t } = ctx;
+  const from = refund.invoice_id
+    ? html`<a href="${ctx.base}/invoices/${refund.invoice_id}">${t('Invoice')}</a>`
+    : html`${t('Order')} <code>${refund.order_id ?? ''}</code>`;
+  return html`${t('Refund')} <code>${refund.id}</code> · ${twd(refund.amount)} · ${t(refund.status)}
+    ${when(refund.created_at)} · ${from}`;
 }
 
 const buyerLink = (ctx: PageContext, customerId: string | null, email: string | null): Html | string =>
