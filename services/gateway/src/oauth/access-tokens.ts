@@ -1,6 +1,7 @@
 import { ApiError, type CallerIdentity, type OAuthScope, isOAuthScope } from '@billing/contracts';
 import type { SqlExecutor } from '@billing/eventstore';
 import type { Request, RequestHandler } from 'express';
+import { PUBLISHABLE_KEY_HEADERS, SECRET_KEY_HEADERS } from '../auth/authenticate';
 import { describeKey } from '../organizations/api-keys';
 import { findApp } from './apps';
 import type { Provider } from './oidc-types';
@@ -12,6 +13,8 @@ export interface TokenCaller {
   scopes: ReadonlySet<OAuthScope>;
 }
 
+const KEY_HEADERS = [...SECRET_KEY_HEADERS, ...PUBLISHABLE_KEY_HEADERS];
+
 /** Where the request's token caller is kept for the scope check (`res.locals`). */
 export const TOKEN_SCOPES = 'oauthScopes';
 
@@ -20,6 +23,7 @@ export const TOKEN_SCOPES = 'oauthScopes';
  * and not shaped as an API key (`sk_`/`pk_`). Anything else is an API key's business.
  */
 export function accessTokenOf(req: Request): string | undefined {
+  if (KEY_HEADERS.some((name) => req.get(name) !== undefined)) return undefined;
   const bearer = /^Bearer\s+(\S+)\s*$/i.exec(req.get('authorization') ?? '')?.[1];
   if (!bearer || describeKey(bearer) || /^(sk|pk)_/.test(bearer)) return undefined;
   return bearer;
