@@ -26,14 +26,18 @@ export function rememberLanguage(req: Request, res: Response, language: Dashboar
 /**
  * `t('Customers')`: the dashboard's words in the user's language. The English text is the key
  * (and the English page); `{name}` in it is filled from `values` after translation. Text with no
- * translation yet stays English rather than breaking the page.
+ * translation yet stays English rather than breaking the page. A word English uses for two
+ * things that Chinese tells apart carries what it means after a `|` (`Name|person`: 姓名, where
+ * `Name` is 名稱), which English leaves out.
  */
 export type Translate = (english: string, values?: Record<string, string | number>) => string;
 
 export function translator(language: DashboardLanguage): Translate {
   const words = language === 'zh-TW' ? ZH_TW : undefined;
-  return (english, values) => fill(words?.[english] ?? english, values);
+  return (english, values) => fill(words?.[english] ?? withoutMeaning(english), values);
 }
+
+const withoutMeaning = (english: string) => english.split('|', 1)[0]!;
 
 const fill = (text: string, values: Record<string, string | number> | undefined) =>
   values ? text.replace(/\{(\w+)\}/g, (whole, name: string) => (name in values ? String(values[name]) : whole)) : text;

@@ -71,6 +71,7 @@ export const ZH_TW: Record<string, string> = {
   Clear: '清除',
   'Customers matching {q}': '符合「{q}」的顧客',
   Name: '名稱',
+  'Name|person': '姓名',
   'External id': '外部 ID',
   Status: '狀態',
   Created: '建立時間',

@@ -48,6 +48,11 @@ describe('the dashboard in zh-TW', () => {
     expect(translator('en')('Product {name} created.', { name: 'Pro' })).toBe('Product Pro created.');
   });
 
+  it('tells apart what one English word means: a person’s name is 姓名, a product’s 名稱', () => {
+    expect([translator('zh-TW')('Name|person'), translator('zh-TW')('Name')]).toEqual(['姓名', '名稱']);
+    expect([translator('en')('Name|person'), translator('en')('Name')]).toEqual(['Name', 'Name']);
+  });
+
   it('puts HTML values where the translation has their placeholders, and escapes the rest', () => {
     const words: Record<string, string> = { 'Check the {settings} now.': '請立即檢查{settings}。' };
     const zh: Translate = (english) => words[english] ?? english;

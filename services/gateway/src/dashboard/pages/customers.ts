@@ -128,7 +128,7 @@ export const customersPage: DashboardPage = {
     return html`${form}
     ${table(
       q ? t('Customers matching {q}', { q }) : t('Customers'),
-      [t('Email'), t('Name'), t('External id'), t('Subscriptions'), t('Status'), t('Created')],
+      [t('Email'), t('Name|person'), t('External id'), t('Subscriptions'), t('Status'), t('Created')],
       rows,
       filtered ? t('No customer matches.') : t('No customers yet.'),
     )}${listPager(ctx, page, range, filters)}`;
@@ -254,7 +254,7 @@ export const customerPage: DashboardPage = {
         <dl class="facts">
           <dt>ID</dt>
           <dd>${customer.id}</dd>
-          <dt>${t('Name')}</dt>
+          <dt>${t('Name|person')}</dt>
           <dd>${customer.name ?? '—'}</dd>
           <dt>${t('External id')}</dt>
           <dd>${customer.external_id ?? '—'}</dd>

@@ -100,7 +100,7 @@ export const searchPage: DashboardPage = {
           </ul>`
         : ''
     }
-    ${rows.length > 0 ? table(t('Customers matching {q}', { q }), [t('Email'), t('Name'), t('External id')], rows) : ''}`;
+    ${rows.length > 0 ? table(t('Customers matching {q}', { q }), [t('Email'), t('Name|person'), t('External id')], rows) : ''}`;
   },
 };
 
