@@ -1,3 +1,4 @@
+import { createLogger } from '@billing/service';
 import { eventually, freePort } from '@billing/testing';
 import { DashboardAgent, createUser, csrfOf } from '../src/dashboard-helpers';
 import { type CreatedOrganization, type Platform, clientOf, jsonApi, plan, startPlatform } from '../src/platform';
@@ -17,6 +18,13 @@ describe('OAuth apps', () => {
   let issuer: string;
   let oidc: OpenIdClient;
   const redirectUri = 'http://127.0.0.1:3999/callback';
+  /** Every service's log lines at debug, and every secret the flow handed out, which none may hold. */
+  const lines: string[] = [];
+  const secrets = new Set<string>();
+  const remember = <T extends { access_token: string; refresh_token?: string; id_token?: string }>(tokens: T) => {
+    for (const value of [tokens.access_token, tokens.refresh_token, tokens.id_token]) if (value) secrets.add(value);
+    return tokens;
+  };
 
   beforeAll(async () => {
     // openid-client is an ES module: loaded as one.
@@ -28,6 +36,7 @@ describe('OAuth apps', () => {
       config: { OAUTH_ISSUER: issuer },
       checkout: true,
       billing: true,
+      logger: (name) => createLogger(name, { level: 'debug', destination: { write: (line) => lines.push(line) } }),
     });
     client = clientOf(platform.gatewayUrl);
     org = await client.createOrganization('Acme');
@@ -42,6 +51,7 @@ describe('OAuth apps', () => {
       ...body,
     });
     expect(created.status).toBe(201);
+    secrets.add(created.body.client_secret);
     return created.body as { client_id: string; client_secret: string };
   };
 
@@ -233,16 +243,19 @@ describe('OAuth apps', () => {
       const back = await agent.get(decided.location!.replace(/^https?:\/\/[^/]+/, ''));
       expect(back.status).toBe(303);
       const callback = new URL(back.location!);
+      if (callback.searchParams.get('code')) secrets.add(callback.searchParams.get('code')!);
       expect(callback.origin + callback.pathname).toBe(redirectUri);
       return { consent, callback, verifier, state };
     };
 
     const tokensFor = async (scope: string) => {
       const flow = await authorize(owner(), scope);
-      return oidc.authorizationCodeGrant(config, flow.callback!, {
-        pkceCodeVerifier: flow.verifier,
-        expectedState: flow.state,
-      });
+      return remember(
+        await oidc.authorizationCodeGrant(config, flow.callback!, {
+          pkceCodeVerifier: flow.verifier,
+          expectedState: flow.state,
+        }),
+      );
     };
 
     const agents = new Map<string, DashboardAgent & { email: string }>();
@@ -280,10 +293,12 @@ describe('OAuth apps', () => {
       expect(flow.consent.html).toContain('Read products and their prices');
       expect(flow.consent.html).toContain('Read customers, their emails and names');
       expect(flow.consent.html).not.toContain('Read subscriptions');
-      const tokens = await oidc.authorizationCodeGrant(config, flow.callback!, {
-        pkceCodeVerifier: flow.verifier,
-        expectedState: flow.state,
-      });
+      const tokens = remember(
+        await oidc.authorizationCodeGrant(config, flow.callback!, {
+          pkceCodeVerifier: flow.verifier,
+          expectedState: flow.state,
+        }),
+      );
       expect(tokens.token_type.toLowerCase()).toBe('bearer');
       expect(tokens.expires_in).toBe(600);
       expect(tokens.refresh_token).toBeDefined();
@@ -362,7 +377,7 @@ describe('OAuth apps', () => {
 
     it('refreshes with rotation: the new token works, the old refresh token is refused', async () => {
       const first = await tokensFor('openid products:read');
-      const second = await oidc.refreshTokenGrant(config, first.refresh_token!);
+      const second = remember(await oidc.refreshTokenGrant(config, first.refresh_token!));
       expect(second.refresh_token).not.toBe(first.refresh_token);
       expect((await read('/products', second.access_token)).status).toBe(200);
       await expect(oidc.refreshTokenGrant(config, first.refresh_token!)).rejects.toMatchObject({
@@ -461,5 +476,12 @@ describe('OAuth apps', () => {
       expect(removed.status).toBe(303);
       expect((await owner().get(page)).html).not.toContain('Spreadsheet sync');
     });
+  });
+
+  it('logs none of the secrets, codes and tokens it handed out, even at debug', () => {
+    expect(secrets.size).toBeGreaterThan(20);
+    expect(lines.length).toBeGreaterThan(100);
+    const leaked = [...secrets].filter((secret) => lines.some((line) => line.includes(secret)));
+    expect(leaked).toEqual([]);
   });
 });
