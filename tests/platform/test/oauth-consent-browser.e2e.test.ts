@@ -1,7 +1,7 @@
 import { readFileSync } from 'node:fs';
 import { type Server, createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import type { Browser } from 'playwright-core';
+import type { Browser, Page } from 'playwright-core';
 import { freePort } from '@billing/testing';
 import { describeWithBrowser, launchChromium } from '../src/browser';
 import { createUser } from '../src/dashboard-helpers';
@@ -14,6 +14,16 @@ declare const document: any;
 type OpenIdClient = typeof import('openid-client', { with: { 'resolution-mode': 'import' } });
 const AXE_SOURCE = readFileSync(require.resolve('axe-core/axe.min.js'), 'utf8');
 const PASSWORD = 'correct horse battery';
+
+/** No sideways scroll of the page (wide tables scroll in their own region) and no serious axe violation. */
+async function expectReadableOnAPhone(page: Page): Promise<void> {
+  expect(await page.evaluate(() => document.documentElement.scrollWidth)).toBeLessThanOrEqual(375);
+  await page.evaluate(AXE_SOURCE);
+  const violations: Array<{ id: string; impact: string }> = await page.evaluate(
+    async () => (await window.axe.run(window.document, { resultTypes: ['violations'] })).violations,
+  );
+  expect(violations.filter((v) => v.impact === 'serious' || v.impact === 'critical').map((v) => v.id)).toEqual([]);
+}
 
 /** An app connecting in a phone's browser (docs/oauth.md): sign-in, consent at 375 px, back to the app. */
 describeWithBrowser('connecting an app in a browser', () => {
@@ -81,12 +91,7 @@ describeWithBrowser('connecting an app in a browser', () => {
     await page.getByRole('button', { name: 'Sign in', exact: true }).click();
     await page.getByRole('heading', { name: 'Connect Ledger Books?' }).waitFor();
     expect(await page.textContent('main')).toContain('Acme Cloud');
-    expect(await page.evaluate(() => document.documentElement.scrollWidth)).toBeLessThanOrEqual(375);
-    await page.evaluate(AXE_SOURCE);
-    const violations: Array<{ id: string; impact: string }> = await page.evaluate(
-      async () => (await window.axe.run(window.document, { resultTypes: ['violations'] })).violations,
-    );
-    expect(violations.filter((v) => v.impact === 'serious' || v.impact === 'critical').map((v) => v.id)).toEqual([]);
+    await expectReadableOnAPhone(page);
 
     await page.getByRole('button', { name: 'Approve' }).click();
     await page.getByRole('heading', { name: 'Connected' }).waitFor();
@@ -97,6 +102,11 @@ describeWithBrowser('connecting an app in a browser', () => {
     const products = await client.get('/products', tokens.access_token);
     expect(products.status).toBe(200);
     expect(products.body.data.map((product: { slug: string }) => product.slug)).toEqual(['pro']);
+
+    await page.goto(`${platform.gatewayUrl}/dashboard/${org.id}/sandbox/settings/connected-apps`);
+    await page.getByRole('heading', { name: 'Connected apps' }).waitFor();
+    expect(await page.textContent('main')).toContain('mei@acme.example');
+    await expectReadableOnAPhone(page);
     await context.close();
   });
 });
