@@ -1,7 +1,15 @@
 import { createLogger } from '@billing/service';
 import { eventually, freePort } from '@billing/testing';
 import { DashboardAgent, createUser, csrfOf } from '../src/dashboard-helpers';
-import { type CreatedOrganization, type Platform, clientOf, jsonApi, plan, startPlatform } from '../src/platform';
+import {
+  type CreatedOrganization,
+  type Platform,
+  clientOf,
+  jsonApi,
+  plan,
+  startGateway,
+  startPlatform,
+} from '../src/platform';
 
 jest.setTimeout(120000);
 
@@ -418,6 +426,43 @@ describe('OAuth apps', () => {
 
       const denied = await authorize(owner(), 'products:read', 'deny');
       expect(denied.callback!.searchParams.get('error')).toBe('access_denied');
+    });
+
+    it('is one authorization server across gateway replicas: another gateway reads with the token, refreshes it with the same keys, and refuses it once revoked', async () => {
+      const replica = await startGateway(
+        platform.infrastructure,
+        { CATALOG_SERVICE_URL: platform.catalog.service.url, OAUTH_ISSUER: issuer },
+        platform.gateway.service.context.store.tables.schema.replaceAll('"', ''),
+      );
+      try {
+        const tokens = await tokensFor('openid products:read');
+        const atReplica = await fetch(`${replica.service.url}/v1/products`, {
+          headers: { authorization: `Bearer ${tokens.access_token}` },
+        });
+        expect(atReplica.status).toBe(200);
+        const jwks = async (base: string) => (await fetch(`${base}/oauth/jwks`)).json();
+        expect(await jwks(replica.service.url)).toEqual(await jwks(platform.gatewayUrl));
+
+        const refreshed = await fetch(`${replica.service.url}/oauth/token`, {
+          method: 'POST',
+          headers: {
+            authorization: `Basic ${Buffer.from(`${app.client_id}:${app.client_secret}`).toString('base64')}`,
+            'content-type': 'application/x-www-form-urlencoded',
+          },
+          body: new URLSearchParams({ grant_type: 'refresh_token', refresh_token: tokens.refresh_token! }),
+        });
+        expect(refreshed.status).toBe(200);
+        const second = remember((await refreshed.json()) as { access_token: string; refresh_token: string });
+        expect((await read('/products', second.access_token)).status).toBe(200);
+
+        await oidc.tokenRevocation(config, second.refresh_token);
+        const revoked = await fetch(`${replica.service.url}/v1/products`, {
+          headers: { authorization: `Bearer ${second.access_token}` },
+        });
+        expect(revoked.status).toBe(401);
+      } finally {
+        await replica.service.shutdown(); // not stop(): that would drop the schema the first gateway uses
+      }
     });
 
     it('asks in zh-TW when the owner reads the dashboard in zh-TW', async () => {
