@@ -241,7 +241,7 @@ describe('e-invoices in the merchant dashboard', () => {
     const order = await search(orderId);
     expect(order).toContain(`Order <code>${orderId}</code>`);
     expect(order).toContain(`href="${base}/customers/${barcode.customer_id}">mei@shop.example</a>`);
-    expect(order).toContain('sandbox <code>');
+    expect(order).toContain('Sandbox <code>');
 
     const detail = (await operator.get(`${base}/einvoices/${warned.id}`)).html;
     expect(oneLine(detail)).toContain('Close to its deadline and still not issued');

@@ -3,6 +3,7 @@ import { ApiFailure, withQuery } from '../client';
 import { twd, when } from '../html';
 import { type DashboardPage, type PageContext, table } from '../page';
 import type { Invoice } from './customers';
+import { processorName } from './awaiting-payments';
 import type { Einvoice } from './einvoices';
 
 /** The record pages an id opens, by its prefix. */
@@ -153,9 +154,11 @@ async function orderOf(ctx: PageContext, q: string): Promise<Html | null> {
     .catch((error: unknown) => absent(error));
   if (!order) return null;
   const buyer = buyerLink(ctx, order.customer_id, order.customer_email);
-  const trade = order.processor_reference ? html` · ${order.processor} <code>${order.processor_reference}</code>` : '';
+  const trade = order.processor_reference
+    ? html` · ${processorName(order.processor)} <code>${order.processor_reference}</code>`
+    : '';
   return html`${ctx.t('Order')} <code>${order.id}</code> · ${order.product.name} · ${twd(order.amount)} ·
-    ${order.status} ${when(order.paid_at)} · ${buyer}${trade}`;
+    ${ctx.t(order.status)} ${when(order.paid_at)} · ${buyer}${trade}`;
 }
 
 /** A refund by its id: how much, where it stands, and the invoice or order it gives back from. */
