@@ -106,6 +106,7 @@ describe('promotion-code section through the gateway', () => {
     expect((await call('GET', `/promotion-codes/${id}/redemptions`)).body).toEqual({
       success: true,
       data: { redemptions: [], total: 0, active_count: 0, voided_count: 0 },
+      livemode: false,
     });
     expect((await call('GET', '/promotion-codes/promo_missing')).status).toBe(404);
     expect((await call('POST', '/promotion-codes', { coupon_id: couponId, code: 'no' })).status).toBe(422);
