@@ -4,11 +4,12 @@ describe('product routes in OpenAPI', () => {
   const doc = registerProductRoutes(new OpenApiRegistry()).toOpenApi({ title: 'Billing API', version: '1.0.0' });
   const op = (path: string) => (doc.paths[path] as Record<string, any>).get;
 
-  it('documents the three public reads with the keys each accepts', () => {
+  it('documents the three public reads with the keys each accepts, and an app token with products:read', () => {
     expect(Object.keys(doc.paths).sort()).toEqual(['/products', '/products/by-slug/{slug}', '/products/{id}']);
-    expect(op('/products').security).toEqual([{ secretKey: [] }, { publishableKey: [] }]);
-    expect(op('/products/by-slug/{slug}').security).toEqual([{ secretKey: [] }, { publishableKey: [] }]);
-    expect(op('/products/{id}').security).toEqual([{ secretKey: [] }]);
+    const app = { oauth2: ['products:read'] };
+    expect(op('/products').security).toEqual([{ secretKey: [] }, { publishableKey: [] }, app]);
+    expect(op('/products/by-slug/{slug}').security).toEqual([{ secretKey: [] }, { publishableKey: [] }, app]);
+    expect(op('/products/{id}').security).toEqual([{ secretKey: [] }, app]);
   });
 
   it('refers to shared Product, ProductList and Error components', () => {
