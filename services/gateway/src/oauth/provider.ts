@@ -29,14 +29,6 @@ export const API_SCOPES = OAUTH_SCOPES.filter((scope) => scope !== 'openid');
 /** The API the tokens are for (the resource of RFC 8707): the gateway's `/v1` beside the issuer. */
 export const apiResourceOf = (issuer: string) => new URL('/v1', issuer).href;
 
-/**
- * oidc-provider is an ES module and the gateway CommonJS: it is loaded with `import()`, written
- * so that no transpiler turns it into a `require` (the test runner's swc does, and fails).
- */
-const importOidcProvider = new Function('return import("oidc-provider")') as () => Promise<
-  typeof import('oidc-provider', { with: { 'resolution-mode': 'import' } })
->;
-
 export interface ProviderOptions {
   issuer: string;
   sql: SqlExecutor;
@@ -52,7 +44,9 @@ export interface ProviderOptions {
  * access tokens for the API, kept in the gateway's database.
  */
 export async function createOAuthProvider(options: ProviderOptions): Promise<Provider> {
-  const { default: OidcProvider } = await importOidcProvider();
+  // oidc-provider is an ES module and the gateway CommonJS: `import()` loads it (TypeScript keeps
+  // it so for node16; the gateway's jest config tells swc to keep it too).
+  const { default: OidcProvider } = await import('oidc-provider');
   const resource = apiResourceOf(options.issuer);
   const provider = new OidcProvider(options.issuer, configuration(options, resource));
   provider.proxy = options.behindProxy ?? false;
