@@ -7,13 +7,11 @@ import {
   OrganizationParams,
   RollKeyBody,
   UpdateOrganizationBody,
-  type Metrics,
   MetricsQuery,
   RecordHistoryQuery,
   metricsRange,
   notFound,
   recordStreamOf,
-  sumMetrics,
   unknownCursor,
 } from '@billing/contracts';
 import type { SqlExecutor } from '@billing/eventstore';
@@ -25,6 +23,7 @@ import type { Organizations } from '../organizations/organizations';
 import { findOrganization, listOrganizations } from '../organizations/read-model';
 import type { FailedAuthenticationLimiter } from '../auth/failed-authentication';
 import type { ServiceRead } from '../routing/service-reads';
+import { organizationMetrics } from '../analytics/metrics';
 import { adminApiDocument } from '../openapi';
 import { requireAdminToken } from './admin-auth';
 import { mountOAuthAppRoutes } from './oauth-apps';
@@ -181,11 +180,9 @@ export function mountAdminRoutes(app: Express, options: AdminRoutesOptions): voi
       const { org_id } = res.locals.input.params as z.infer<typeof OrganizationParams>;
       const query = res.locals.input.query as MetricsQuery;
       const range = metricsRange(query, options.now());
-      const path = `/admin/metrics?${new URLSearchParams({ environment: query.environment, ...range })}`;
-      const parts = await Promise.all(
-        (['billing', 'checkout'] as const).map((service) => options.readService(service, path, org_id)),
+      res.json(
+        await organizationMetrics(options.readService, { organization: org_id, environment: query.environment }, range),
       );
-      res.json(sumMetrics(parts as Metrics[]));
     },
   );
   const checkout = [organizationExists, asOrganization, options.checkout];
