@@ -176,6 +176,10 @@ export function select(
 }
 
 /** A table that scrolls sideways on a phone rather than overflowing the page. */
+/** Who paid: their customer page under their email when billing knows them, else the email they gave. */
+export const customerLink = (ctx: PageContext, customerId: string | null, email: string | null): Html | string =>
+  customerId ? html`<a href="${ctx.base}/customers/${customerId}">${email ?? customerId}</a>` : (email ?? '—');
+
 export function table(caption: string, headers: string[], rows: Html[], empty = 'Nothing yet.'): Html {
   if (rows.length === 0) return html`<p class="muted">${empty}</p>`;
   return html`<div class="table" role="region" aria-label="${caption}" tabindex="0">

@@ -1,7 +1,7 @@
 import { type Html, html } from '@billing/service';
 import { withQuery } from '../client';
 import { twd, when } from '../html';
-import { type PageContext, table } from '../page';
+import { type PageContext, table, customerLink } from '../page';
 
 /** How a buyer pays at an ATM or a convenience store (the checkout's or the invoice's). */
 interface PaymentInstructions {
@@ -89,9 +89,7 @@ export async function awaitingPayments(ctx: PageContext): Promise<Html | ''> {
 }
 
 function awaitingRow(ctx: PageContext, w: Awaiting): Html {
-  const customer = w.customerId
-    ? html`<a href="${ctx.base}/customers/${w.customerId}">${w.customerEmail ?? w.customerId}</a>`
-    : (w.customerEmail ?? '—');
+  const customer = customerLink(ctx, w.customerId, w.customerEmail);
   return html`<tr>
     <td>${when(w.instructions.expires_at)}</td>
     <td>${twd(w.instructions.amount)}</td>

@@ -18,7 +18,7 @@ import {
   sendCsv,
   taipeiIso,
 } from '../lists';
-import { type DashboardPage, type PageContext, table } from '../page';
+import { type DashboardPage, type PageContext, table, customerLink } from '../page';
 import { awaitingPayments, processorName } from './awaiting-payments';
 
 /** Billing's charge of an invoice, paid or declined. */
@@ -145,9 +145,7 @@ export const paymentsPage: DashboardPage = {
 
 function paymentRow(ctx: PageContext, p: Payment): Html {
   const { t } = ctx;
-  const customer = p.customerId
-    ? html`<a href="${ctx.base}/customers/${p.customerId}">${p.customerEmail ?? p.customerId}</a>`
-    : (p.customerEmail ?? '—');
+  const customer = customerLink(ctx, p.customerId, p.customerEmail);
   const reference =
     p.kind === 'invoice'
       ? html`<a href="${ctx.base}/invoices/${p.reference}">${t('Invoice')}</a>`

@@ -19,7 +19,7 @@ import {
   sendCsv,
   taipeiIso,
 } from '../lists';
-import { type DashboardPage, type PageContext, table } from '../page';
+import { type DashboardPage, type PageContext, table, customerLink } from '../page';
 
 /** A refund as checkout's admin list gives it: with the buyer and product of the order it refunds, if any. */
 interface ListedRefund {
@@ -109,9 +109,7 @@ export const refundsPage: DashboardPage = {
 
 function refundRow(ctx: PageContext, r: Refund): Html {
   const { t } = ctx;
-  const customer = r.customer_id
-    ? html`<a href="${ctx.base}/customers/${r.customer_id}">${r.customer_email ?? r.customer_id}</a>`
-    : (r.customer_email ?? '—');
+  const customer = customerLink(ctx, r.customer_id, r.customer_email);
   const invoice = r.invoice_number ? t('Invoice {number}', { number: r.invoice_number }) : t('Invoice');
   const refunded = r.invoice_id
     ? html`<a href="${ctx.base}/invoices/${r.invoice_id}">${invoice}</a>`

@@ -1,7 +1,7 @@
 import { type Html, html } from '@billing/service';
 import { ApiFailure, withQuery } from '../client';
 import { twd, when } from '../html';
-import { type DashboardPage, type PageContext, table } from '../page';
+import { type DashboardPage, type PageContext, table, customerLink } from '../page';
 import type { Invoice } from './customers';
 import { processorName } from './awaiting-payments';
 import type { Einvoice } from './einvoices';
@@ -137,7 +137,7 @@ async function checkoutOf(ctx: PageContext, q: string): Promise<Html | null> {
     .catch((error: unknown) => absent(error));
   if (!session) return null;
   const { t } = ctx;
-  const buyer = buyerLink(ctx, session.customer_id, session.customer_email);
+  const buyer = customerLink(ctx, session.customer_id, session.customer_email);
   const subscription = session.subscription_id
     ? html` · <a href="${ctx.base}/subscriptions/${session.subscription_id}">${t('Subscription')}</a>`
     : '';
@@ -153,7 +153,7 @@ async function orderOf(ctx: PageContext, q: string): Promise<Html | null> {
     .admin<Order>('GET', withQuery(`/orders/${encodeURIComponent(q)}`, { environment: ctx.environment }))
     .catch((error: unknown) => absent(error));
   if (!order) return null;
-  const buyer = buyerLink(ctx, order.customer_id, order.customer_email);
+  const buyer = customerLink(ctx, order.customer_id, order.customer_email);
   const trade = order.processor_reference
     ? html` · ${processorName(order.processor)} <code>${order.processor_reference}</code>`
     : '';
@@ -175,9 +175,6 @@ async function refundOf(ctx: PageContext, q: string): Promise<Html | null> {
   return html`${t('Refund')} <code>${refund.id}</code> · ${twd(refund.amount)} · ${t(refund.status)}
     ${when(refund.created_at)} · ${from}`;
 }
-
-const buyerLink = (ctx: PageContext, customerId: string | null, email: string | null): Html | string =>
-  customerId ? html`<a href="${ctx.base}/customers/${customerId}">${email ?? customerId}</a>` : (email ?? '—');
 
 /** An e-invoice number as buyers read it off a receipt: two letters, eight digits, often a hyphen between. */
 export const einvoiceNumberOf = (q: string): string | null =>
