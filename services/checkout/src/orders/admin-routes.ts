@@ -18,7 +18,7 @@ import type { Express } from 'express';
 import { z } from 'zod';
 import { sessionsTable } from '../sessions/read-model';
 import type { Session } from '../sessions/session';
-import { orderOf } from './resource';
+import { orderOf, paidSessionOf } from './resource';
 
 const CustomerParams = z.object({ id: idText().min(1) });
 const OrderParams = z.object({ id: idText().min(1) });
@@ -87,15 +87,9 @@ export function mountOrderReads(app: Express, context: ServiceContext): void {
   app.get('/admin/orders/:id', validate({ params: OrderParams, query: OrderQuery }), async (req, res) => {
     const { environment } = res.locals.input.query as { environment: Environment };
     const { id } = res.locals.input.params as z.infer<typeof OrderParams>;
-    // The index checkout_sessions_by_order, then the tenant: another organization's order is no
-    // order. Any paid checkout's: a one-time purchase, or a subscription's first payment.
-    const { rows } = await sql.query<{ document: Session }>(
-      `SELECT document FROM ${sessionsTable(schema)}
-       WHERE document->'order'->>'id' = $1 AND organization = $2 AND environment = $3 AND status = 'COMPLETE'`,
-      [id, adminOrganizationOf(req), environment],
-    );
-    if (!rows[0]) throw notFound(`No such order: ${id}`);
-    res.json(toOrganizationOrder(rows[0].document));
+    const session = await paidSessionOf(sql, schema, { organization: adminOrganizationOf(req), environment }, id);
+    if (!session) throw notFound(`No such order: ${id}`);
+    res.json(toOrganizationOrder(session));
   });
 
   app.get('/admin/orders', validate({ query: OrdersQuery }), async (req, res) => {

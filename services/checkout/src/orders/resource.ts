@@ -1,9 +1,26 @@
 import { type Environment, type Order, livemodeOf } from '@billing/contracts';
+import type { SqlExecutor } from '@billing/eventstore';
+import type { Tenant } from '@billing/service';
 import { merchantTradeNo } from '../payments/ecpay/aio';
 import { payuniTradeNo } from '../payments/payuni/upp';
+import { sessionsTable } from '../sessions/read-model';
 import type { ExternalProcessor, Session } from '../sessions/session';
 
 // A paid checkout's order as the API shows it (docs/orders.md), from the session that sold it.
+
+/**
+ * The paid session of an order of the tenant (any mode: a one-time purchase, a subscription's
+ * first payment), by the order index (`checkout_sessions_by_order`); another organization's or
+ * environment's order is none.
+ */
+export async function paidSessionOf(sql: SqlExecutor, schema: string, tenant: Tenant, orderId: string) {
+  const { rows } = await sql.query<{ document: Session }>(
+    `SELECT document FROM ${sessionsTable(schema)}
+     WHERE document->'order'->>'id' = $1 AND organization = $2 AND environment = $3 AND status = 'COMPLETE'`,
+    [orderId, tenant.organization, tenant.environment],
+  );
+  return rows[0]?.document;
+}
 
 /** The trade as the processor's back office names it: derived from the charge's key, as it was sent. */
 export const tradeOf = (processor: ExternalProcessor | undefined, chargeKey: string): string =>

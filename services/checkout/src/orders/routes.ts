@@ -5,7 +5,7 @@ import { type Tenant, secretCallerOf, validate } from '@billing/service';
 import type { Express } from 'express';
 import { sessionsTable } from '../sessions/read-model';
 import type { Session } from '../sessions/session';
-import { orderOf } from './resource';
+import { orderOf, paidSessionOf } from './resource';
 
 /**
  * Every paid checkout's order, latest paid first; sessions paid in one instant by id. ISO times
@@ -61,16 +61,6 @@ function filtersOf(query: ListOrdersQuery): PageFilter[] {
     filters.push((param) => `document->>'completed_at' < ${param(before)}::text`);
   }
   return filters;
-}
-
-/** The paid session of an order of the tenant, by the order index (`checkout_sessions_by_order`). */
-async function paidSessionOf(sql: SqlExecutor, schema: string, tenant: Tenant, orderId: string) {
-  const { rows } = await sql.query<{ document: Session }>(
-    `SELECT document FROM ${sessionsTable(schema)}
-     WHERE document->'order'->>'id' = $1 AND organization = $2 AND environment = $3 AND ${PAID()}`,
-    [orderId, tenant.organization, tenant.environment],
-  );
-  return rows[0]?.document;
 }
 
 /** The page's order columns of the order `starting_after` names; 400 when it is not the tenant's. */
