@@ -1,8 +1,15 @@
 import { EventRelay } from '@billing/bus';
 import { MIN_INTERNAL_SECRET_LENGTH } from '@billing/signing';
 import { EventStore } from '@billing/eventstore';
-import { type Closer, type Logger, type ServiceHandle, createApp, createLogger, startService } from '@billing/service';
-import type { Express } from 'express';
+import {
+  type Closer,
+  type Logger,
+  type ServiceApp,
+  type ServiceHandle,
+  createApp,
+  createLogger,
+  startService,
+} from '@billing/service';
 import type { Infrastructure } from './infrastructure';
 import { actOnBehalfOfCaller, mountRecordHistory } from './record-history';
 
@@ -26,7 +33,7 @@ export interface ServiceDefinition {
   defaultPort: number;
   /** Internal event type -> public dotted type (`libs/contracts/src/events/public-events.ts`) for its relay. */
   publicEvents?: Readonly<Record<string, string>>;
-  routes?: (app: Express, context: ServiceContext) => void;
+  routes?: (app: ServiceApp, context: ServiceContext) => void;
   /** False for a proxy: bodies reach its routes unread (default true: JSON is parsed). */
   parseJsonBodies?: boolean;
   /**

@@ -1,6 +1,8 @@
+import type { IncomingMessage, ServerResponse } from 'node:http';
 import express, { type Express } from 'express';
 import type { Logger } from 'pino';
-import { requestContext } from './context';
+import { requestContext, requestTracker } from './context';
+import type { Lane, LaneRequest, LaneResponse } from './lane';
 import { errorHandler, notFoundHandler } from './errors';
 import { mountHealthRoutes } from './health';
 import { jsonBodies } from './json-body';
@@ -31,7 +33,7 @@ export interface CreateAppOptions {
    */
   internalAuth?: InternalAuthOptions;
   /** Mounts the service's routes; runs after the body parser and before the 404 handler. */
-  routes?: (app: Express) => void;
+  routes?: (app: ServiceApp) => void;
 }
 
 /** An express app built by `createApp`, carrying what `startService` needs to drain it. */
@@ -40,6 +42,10 @@ export type ServiceApp = Express & {
   readonly readiness: Readiness;
   /** The service's Prometheus registry, served at `/metrics`; services may add their own series. */
   readonly metrics: ServiceMetrics;
+  /** Lets `lane` answer the requests it accepts before express, with the same request line and metrics. */
+  takeFirst(lane: Lane): void;
+  /** What the HTTP server calls: the lane, for what it accepts, else express. */
+  serve(req: IncomingMessage, res: ServerResponse): void;
 };
 
 export const DEFAULT_BODY_LIMIT = '100kb';
@@ -60,9 +66,26 @@ export function createApp(options: CreateAppOptions): ServiceApp {
   // One reading of a JSON body, and its text checked, before any route (docs/errors.md). A
   // proxy (the gateway) leaves both to the services it forwards to, which answer in their codes.
   if (options.parseJsonBodies !== false) app.use(jsonBodies(bodyLimit), refuseInvalidText);
-  options.routes?.(app);
+  let lane: Lane | undefined;
+  const track = requestTracker(logger);
+  const serve = (req: IncomingMessage, res: ServerResponse): void => {
+    const handle = lane?.accept(req);
+    if (!handle) return void app(req, res);
+    const laneReq = Object.assign(req, { originalUrl: req.url }) as LaneRequest;
+    const laneRes = Object.assign(res, { locals: {} }) as LaneResponse;
+    metrics.track(laneReq, laneRes, true);
+    track(laneReq, laneRes);
+    handle(laneReq, laneRes);
+  };
+  const serviceApp = Object.assign(app, {
+    serviceName: options.name,
+    readiness,
+    metrics,
+    takeFirst: (first: Lane) => void (lane = first),
+    serve,
+  });
+  options.routes?.(serviceApp);
   app.use(notFoundHandler);
   app.use(errorHandler(bodyLimit));
-
-  return Object.assign(app, { serviceName: options.name, readiness, metrics });
+  return serviceApp;
 }

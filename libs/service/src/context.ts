@@ -1,3 +1,4 @@
+import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { RequestHandler } from 'express';
 import { newId } from '@billing/contracts';
 import type { Logger } from 'pino';
@@ -41,10 +42,22 @@ const LINE_MESSAGES = {
  * more than the request's own line.
  */
 export function requestContext(logger: Logger): RequestHandler {
+  const track = requestTracker(logger);
   return (req, res, next) => {
+    track(req, res);
+    next();
+  };
+}
+
+/** `requestContext` on node's own request and response, for a lane that runs before express. */
+export function requestTracker(logger: Logger) {
+  return (
+    req: IncomingMessage & { originalUrl: string },
+    res: ServerResponse & { locals: Record<string, unknown> },
+  ): void => {
     const started = process.hrtime.bigint();
-    const incoming = req.get(REQUEST_ID_HEADER);
-    const requestId = isSaneRequestId(incoming) ? incoming : newId('request');
+    const incoming = req.headers['x-request-id'];
+    const requestId = typeof incoming === 'string' && isSaneRequestId(incoming) ? incoming : newId('request');
     res.locals.requestId = requestId;
     let log: Logger | undefined;
     Object.defineProperty(res.locals, 'log', {
@@ -71,10 +84,9 @@ export function requestContext(logger: Logger): RequestHandler {
         duration_ms: Math.round(Number(process.hrtime.bigint() - started) / 1e4) / 100,
         ...(aborted ? { aborted: true } : {}),
       };
-      res.locals.log[level](fields, LINE_MESSAGES[level]);
+      (res.locals.log as Logger)[level](fields, LINE_MESSAGES[level]);
     };
     res.once('finish', done);
     res.once('close', done);
-    next();
   };
 }

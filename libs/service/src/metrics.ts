@@ -1,4 +1,5 @@
-import type { Express, Request, RequestHandler, Response } from 'express';
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import type { Express, RequestHandler } from 'express';
 import { Counter, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
 
 /** Seconds; from a cache hit to a slow upstream. */
@@ -14,6 +15,7 @@ export class ServiceMetrics {
   readonly registry = new Registry();
   private readonly requests: Counter<'method' | 'route' | 'status'>;
   private readonly durations: Histogram<'method' | 'route' | 'status'>;
+  private readonly laneRequests: Counter;
 
   constructor(service: string) {
     this.registry.setDefaultLabels({ service });
@@ -32,19 +34,30 @@ export class ServiceMetrics {
       buckets: DURATION_BUCKETS,
       registers: [this.registry],
     });
+    this.laneRequests = new Counter({
+      name: 'http_lane_requests_total',
+      help: "Requests the service's lane took before express (also counted in http_requests_total)",
+      registers: [this.registry],
+    });
   }
 
   /** Records every request when its response ends; probes and scrapes included. */
   middleware(): RequestHandler {
     return (req, res, next) => {
-      const started = process.hrtime.bigint();
-      res.once('finish', () => {
-        const series = this.seriesOf(req.method, routeOf(req, res), res.statusCode);
-        series.requests.inc();
-        series.durations.observe(Number(process.hrtime.bigint() - started) / 1e9);
-      });
+      this.track(req, res);
       next();
     };
+  }
+
+  /** Records the request when its response ends: express's or, for a lane, node's own. */
+  track(req: RoutedRequest, res: ServerResponse & { locals: Record<string, unknown> }, lane = false): void {
+    if (lane) this.laneRequests.inc();
+    const started = process.hrtime.bigint();
+    res.once('finish', () => {
+      const series = this.seriesOf(req.method ?? 'GET', routeOf(req, res.locals), res.statusCode);
+      series.requests.inc();
+      series.durations.observe(Number(process.hrtime.bigint() - started) / 1e9);
+    });
   }
 
   /** One label set's series, looked up once: prom-client hashes the labels on every call otherwise. */
@@ -71,6 +84,9 @@ export class ServiceMetrics {
   }
 }
 
+/** What express adds to a request that a route matched; a lane's request has neither. */
+type RoutedRequest = IncomingMessage & { route?: { path?: unknown }; baseUrl?: string };
+
 /**
  * Where a handler that routes requests itself (the gateway's route table) names the pattern it
  * matched, for `routeOf`.
@@ -81,8 +97,8 @@ export const ROUTE_PATTERN = 'routePattern';
  * The matched route's pattern (`/v1/customers/:id`), never the raw path, so that ids do not
  * become label values; requests no route matched count as `unmatched`.
  */
-function routeOf(req: Request, res: Response): string {
-  const named = res.locals[ROUTE_PATTERN] as string | undefined;
+function routeOf(req: RoutedRequest, locals: Record<string, unknown>): string {
+  const named = locals[ROUTE_PATTERN] as string | undefined;
   if (named) return named;
   const pattern = req.route?.path as string | undefined;
   return pattern ? `${req.baseUrl}${pattern}` : 'unmatched';

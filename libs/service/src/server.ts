@@ -61,7 +61,7 @@ export async function startService(options: StartServiceOptions): Promise<Servic
     pending.add(res);
     res.once('close', () => pending.delete(res));
   });
-  server.on('request', app);
+  server.on('request', app.serve);
 
   await listen(server, options.port, host);
   const port = (server.address() as AddressInfo).port;

@@ -10,10 +10,12 @@ import { DEFAULT_SERVICE_URLS, type ServiceContext, positiveNumberSetting, start
 import {
   DEFAULT_BODY_LIMIT,
   ROUTE_PATTERN,
+  type ServiceApp,
   jsonBodies,
   refuseInvalidText,
   refuseUnreadableBodies,
 } from '@billing/service';
+import type { IncomingMessage, ServerResponse } from 'node:http';
 import {
   type ErrorRequestHandler,
   type Express,
@@ -22,8 +24,9 @@ import {
   type Response,
   Router,
 } from 'express';
+import proxyAddress from 'proxy-addr';
 import { mountAdminRoutes } from './admin/routes';
-import { DEFAULT_ADMISSION, limitInFlight } from './admission/in-flight-limit';
+import { DEFAULT_ADMISSION, admissionMiddleware, inFlightAdmission } from './admission/in-flight-limit';
 import {
   ABANDONED_AFTER_MS,
   AWAIT_OUTCOME,
@@ -35,7 +38,7 @@ import {
 import { API_KEY_CACHE_TTL_MS, ApiKeyAuthenticator, handOverKeyHeaders, presentsApiKey } from './auth/authenticate';
 import { OriginAllowList, enforceAllowedOrigin, mountCors } from './cors/cors';
 import { FailedAuthenticationLimiter } from './auth/failed-authentication';
-import { knownKeyFirst } from './auth/known-key';
+import { type KeyLimits, knownCallerLimits, knownKeyFirst } from './auth/known-key';
 import { CredentialSigner, createDashboardTables, dashboardIdentity, mountDashboard } from './dashboard';
 import { eventsApiDocument, publicApiDocument } from './openapi';
 import { Organizations } from './organizations/organizations';
@@ -72,6 +75,7 @@ import { sdkShapedRefusals } from './refusals';
 import { OAuthServer } from './oauth/server';
 import { TOKEN_SCOPES, accessTokenOf, requireTokenScope } from './oauth/access-tokens';
 import { breakerCaller } from './upstream/breaker-caller';
+import { publicReadLane } from './routing/read-lane';
 
 export const DEFAULT_UPSTREAMS: Record<UpstreamName, string> = {
   catalog: DEFAULT_SERVICE_URLS.CATALOG_SERVICE_URL,
@@ -135,7 +139,12 @@ export class Gateway {
     private readonly originAllowList: OriginAllowList,
     private readonly organizationChanges: OrganizationChanges,
     private readonly oauth: OAuthServer,
-  ) {}
+  ) {
+    this.admit = this.admission();
+  }
+
+  /** The admission of express's requests and the lane's: one bound for both. */
+  private readonly admit: ReturnType<Gateway['admission']>;
 
   static async create(context: ServiceContext): Promise<Gateway> {
     const adminToken = context.config.ADMIN_TOKEN;
@@ -162,7 +171,7 @@ export class Gateway {
           ...upstreamTimeouts(context.config),
           // A POST that timed out keeps its key's claim until the service's answer comes.
           awaitLateAnswer: (_req, res) => (res.locals[AWAIT_OUTCOME] as AwaitOutcome | undefined)?.(),
-          pathRewrite: (_path, req) => adminPaths(req.originalUrl),
+          pathRewrite: (_path, req) => adminPaths(req.originalUrl ?? req.url),
           onProxyReq: signForwarded(context.internalSecret),
           onError: (err) => context.logger.warn({ err, upstream: name }, 'upstream unavailable'),
           callerOf: breakerCaller,
@@ -194,12 +203,12 @@ export class Gateway {
     );
   }
 
-  mount(app: Express): void {
+  mount(app: ServiceApp): void {
     const trustProxy = trustProxySetting(this.context.config.TRUST_PROXY);
     if (trustProxy !== undefined) app.set('trust proxy', trustProxy);
     app.use(stripIdentityHeaders, dashboardIdentity(this.dashboardSigner));
     // Operators keep the admin API and the dashboard while the platform is at capacity.
-    app.use(this.admission());
+    app.use(admissionMiddleware(this.admit));
     app.get('/v1/openapi.json', (_req, res) => void res.json(publicApiDocument()));
     app.get('/v1/asyncapi.json', (_req, res) => void res.json(eventsApiDocument()));
     this.oauth.mount(app);
@@ -239,7 +248,7 @@ export class Gateway {
   }
 
   /** `/v1`: CORS, the API key, its limits, idempotency, and the routes to the services. */
-  private mountPublicApi(app: Express): void {
+  private mountPublicApi(app: ServiceApp): void {
     const apiKeyFailures = this.failedAuthentication(
       'api-key',
       FAILED_AUTHENTICATION_LIMITS.apiKeyPerAddress,
@@ -252,7 +261,19 @@ export class Gateway {
       enforceAllowedOrigin(this.originAllowList),
       this.limitRate(),
     );
-    app.use('/v1', this.knownKeyFirst(apiKeyFailures, authenticateAndLimit), requireTokenScope, refuseUnreadableBodies);
+    const keyLimits = this.keyLimits(apiKeyFailures);
+    app.use('/v1', this.knownKeyFirst(keyLimits, authenticateAndLimit), requireTokenScope, refuseUnreadableBodies);
+    app.takeFirst(
+      publicReadLane({
+        routes: PUBLIC_ROUTES,
+        cachedCaller: (req) => this.authenticator.cached(req),
+        clientAddress: (req) => proxyAddress(req, app.get('trust proxy fn')),
+        admit: this.admit,
+        actAs,
+        limit: knownCallerLimits(keyLimits),
+        upstream: (name) => this.upstreams.get(name)!,
+      }),
+    );
     app.use(this.publicRoutes());
     app.get(
       ANALYTICS_METRICS_PATH,
@@ -300,7 +321,7 @@ export class Gateway {
     await this.rateLimits.close();
   }
 
-  private admission(): RequestHandler {
+  private admission() {
     const config = this.context.config;
     const settings = {
       targetLatencyMs: positiveNumberSetting(config, 'GATEWAY_TARGET_LATENCY_MS', DEFAULT_ADMISSION.targetLatencyMs),
@@ -308,14 +329,15 @@ export class Gateway {
       maxInFlight: positiveNumberSetting(config, 'GATEWAY_MAX_IN_FLIGHT', DEFAULT_ADMISSION.maxInFlight),
     };
     let refused = 0;
-    const limit = limitInFlight(settings, {
-      finishing: (req) => req.method === 'POST' && PAYMENT_PATH.test(req.path),
+    const admit = inFlightAdmission<IncomingMessage & { path?: string }>(settings, {
+      finishing: (req) => req.method === 'POST' && PAYMENT_PATH.test(req.path ?? ''),
       onRefused: (bound) => {
         // One line per thousand refusals: at capacity, a line per refusal would add to the load.
         if (refused++ % 1000 === 0) this.context.logger.warn({ bound, refused }, 'at capacity: refusing requests');
       },
     });
-    return (req, res, next) => (OPERATOR_PATHS.test(req.path) ? next() : limit(req, res, next));
+    return (req: IncomingMessage & { path?: string }, res: ServerResponse) =>
+      OPERATOR_PATHS.test(req.path ?? req.url ?? '') ? undefined : admit(req, res);
   }
 
   /**
@@ -378,10 +400,19 @@ export class Gateway {
   }
 
   /** A caller known without I/O takes one round trip to the rate-limit store; others, `otherwise`. */
-  private knownKeyFirst(failures: FailedAuthenticationLimiter, otherwise: RequestHandler): RequestHandler {
-    const override = this.limitOverride();
+  private knownKeyFirst(limits: KeyLimits, otherwise: RequestHandler): RequestHandler {
     return knownKeyFirst({
+      ...limits,
       known: (req, res) => dashboardCaller(res) ?? this.authenticator.cached(req),
+      actAs,
+      otherwise,
+    });
+  }
+
+  /** A known key's limit and its address's failed authentications, counted together. */
+  private keyLimits(failures: FailedAuthenticationLimiter): KeyLimits {
+    const override = this.limitOverride();
+    return {
       failures,
       store: this.rateLimits,
       limitOf: (caller) => ({
@@ -389,11 +420,9 @@ export class Gateway {
         limit: override ?? RATE_LIMITS[caller.environment],
         windowMs: RATE_LIMIT_WINDOW_MS,
       }),
-      actAs,
-      otherwise,
       now: () => this.context.now().getTime(),
       onError: (err) => this.context.logger.error({ err }, 'rate-limit store failed; letting the request through'),
-    });
+    };
   }
 
   private idempotency(): RequestHandler {
@@ -475,7 +504,7 @@ const dashboardCaller = (res: Response): CallerIdentity | undefined =>
   res.locals.dashboardCaller as CallerIdentity | undefined;
 
 /** Hands the caller to the routes (`res.locals.caller`) and to the services (identity headers). */
-function actAs(req: Request, res: Response, caller: CallerIdentity): void {
+function actAs(req: IncomingMessage, res: { locals: Record<string, unknown> }, caller: CallerIdentity): void {
   res.locals.caller = caller;
   Object.assign(req.headers, identityHeaders(caller), { [IDENTITY_HEADERS.scope]: 'key' });
   handOverKeyHeaders(req);

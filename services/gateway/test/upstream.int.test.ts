@@ -1,8 +1,8 @@
 import type { AddressInfo } from 'node:net';
 import http, { type Server } from 'node:http';
-import express, { type Express, type Request } from 'express';
+import express, { type Express } from 'express';
 import { eventually } from '@billing/testing';
-import { createUpstream, type UpstreamHandler, type UpstreamOptions } from '../src/upstream';
+import { type ForwardedRequest, createUpstream, type UpstreamHandler, type UpstreamOptions } from '../src/upstream';
 
 interface Started {
   server: Server;
@@ -40,7 +40,7 @@ async function closedPort(): Promise<number> {
 interface Hit {
   method: string;
   url: string;
-  headers: Request['headers'];
+  headers: http.IncomingHttpHeaders;
 }
 
 /** The internal service behind the gateway. */
@@ -267,7 +267,7 @@ describe('createUpstream', () => {
     const { gateway } = await setUp({
       onProxyReq: (proxyReq, req) => {
         proxyReq.setHeader('x-billing-organization', 'org_1');
-        proxyReq.setHeader('x-seen-path', req.originalUrl);
+        proxyReq.setHeader('x-seen-path', req.originalUrl ?? req.url);
       },
     });
     const response = await fetch(`${gateway.url}/headers`, { headers: { 'x-client': 'kept' } });
@@ -298,7 +298,7 @@ describe('createUpstream', () => {
     const upstream = createUpstream({
       name: 'catalog',
       target: service.url,
-      pathRewrite: (_path, req) => req.originalUrl,
+      pathRewrite: (_path, req) => req.originalUrl ?? req.url,
     });
     cleanup.push(() => upstream.close());
     const app = express();
@@ -454,7 +454,7 @@ describe('createUpstream', () => {
   });
 
   describe('with one breaker per tenant (callerOf)', () => {
-    const tenantOf = (req: Request) => `tenant:${req.get('x-tenant') ?? 'none'}`;
+    const tenantOf = (req: ForwardedRequest) => `tenant:${req.headers['x-tenant'] ?? 'none'}`;
     const asTenant = (gateway: Started, tenant: string, headers: Record<string, string> = {}) =>
       fetch(`${gateway.url}/tenant`, { headers: { 'x-tenant': tenant, ...headers } });
 

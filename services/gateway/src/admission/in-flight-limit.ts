@@ -1,4 +1,5 @@
 import { ApiError } from '@billing/contracts';
+import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Request, RequestHandler } from 'express';
 
 export interface AdmissionSettings {
@@ -72,33 +73,39 @@ export class AdaptiveInFlightLimit {
 }
 
 /**
- * Admits requests within the adaptive bound; the others answer `503 service_unavailable` with
- * `Retry-After` at once, without reaching a service (so no breaker counts them). A request
- * leaves when its response is finished or its client went away.
+ * Admits requests within the adaptive bound; the others are refused with `503
+ * service_unavailable` and `Retry-After`, at once, without reaching a service (so no breaker
+ * counts them). A request leaves when its response is finished or its client went away. Works
+ * on node's own request and response, so that express and a lane (`Lane`) share one bound.
  */
-export function limitInFlight(
+export function inFlightAdmission<Req extends IncomingMessage>(
   settings: AdmissionSettings,
   options: {
     /** Whether the request finishes work already started (see `AdaptiveInFlightLimit.admit`). */
-    finishing: (req: Request) => boolean;
+    finishing: (req: Req) => boolean;
     onRefused?: (limit: number) => void;
     now?: () => number;
   },
-): RequestHandler {
+): (req: Req, res: ServerResponse) => ApiError | undefined {
   const limit = new AdaptiveInFlightLimit(settings);
   const { finishing, onRefused, now = performance.now.bind(performance) } = options;
-  return (req, res, next) => {
+  return (req, res) => {
     if (!limit.admit(finishing(req))) {
       onRefused?.(limit.limit);
       res.setHeader('Retry-After', String(AT_CAPACITY_RETRY_AFTER_S));
-      next(new ApiError(503, 'service_unavailable', 'The platform is at capacity; retry in a moment'));
-      return;
+      return new ApiError(503, 'service_unavailable', 'The platform is at capacity; retry in a moment');
     }
     const admitted = now();
     res.once('close', () => {
       const left = now();
       limit.release(left - admitted, left);
     });
-    next();
+    return undefined;
   };
 }
+
+/** `inFlightAdmission` as express middleware: a refusal goes on as an error. */
+export const admissionMiddleware =
+  (admit: (req: Request, res: ServerResponse) => ApiError | undefined): RequestHandler =>
+  (req, res, next) =>
+    next(admit(req, res));

@@ -1,5 +1,6 @@
 import { type CallerIdentity, RECUR_SDK_HEADER, RECUR_SDK_KEY_HEADERS, unauthorized } from '@billing/contracts';
 import type { SqlExecutor } from '@billing/eventstore';
+import type { IncomingMessage } from 'node:http';
 import type { Request } from 'express';
 import { describeKey, hashApiKey } from '../organizations/api-keys';
 import { findActiveKey } from '../organizations/read-model';
@@ -13,27 +14,35 @@ export const PUBLISHABLE_KEY_HEADERS = ['x-service-publishable-key', 'x-recur-pu
  * gateway vouches for the caller in signed identity headers). A key that came in the SDK's own
  * header leaves `RECUR_SDK_HEADER` behind, so that the service answers in the shapes the SDK reads.
  */
-export function handOverKeyHeaders(req: Request): void {
+export function handOverKeyHeaders(req: IncomingMessage): void {
   const fromSdk = RECUR_SDK_KEY_HEADERS.some((name) => req.headers[name] !== undefined);
   for (const name of [...SECRET_KEY_HEADERS, ...PUBLISHABLE_KEY_HEADERS]) delete req.headers[name];
   if (fromSdk) req.headers[RECUR_SDK_HEADER] = '1';
 }
 
-const firstHeader = (req: Request, names: readonly string[]) =>
-  names.map((name) => req.get(name)).find((value) => value !== undefined);
+/** A header's value as one string (names in lower case), as express's `req.get` reads it. */
+export const headerOf = (req: IncomingMessage, name: string): string | undefined => {
+  const value = req.headers[name];
+  return Array.isArray(value) ? value.join(', ') : value;
+};
+
+const firstHeader = (req: IncomingMessage, names: readonly string[]) =>
+  names.map((name) => headerOf(req, name)).find((value) => value !== undefined);
 
 /** Whether the request presents an API key at all, right or wrong (a guess to count if wrong). */
-export const presentsApiKey = (req: Request): boolean =>
-  ['authorization', ...SECRET_KEY_HEADERS, ...PUBLISHABLE_KEY_HEADERS].some((header) => req.get(header) !== undefined);
+export const presentsApiKey = (req: IncomingMessage): boolean =>
+  ['authorization', ...SECRET_KEY_HEADERS, ...PUBLISHABLE_KEY_HEADERS].some(
+    (header) => req.headers[header] !== undefined,
+  );
 
 /**
  * The key from any of the accepted header forms. A key in a Secret or Publishable header must
  * be of that kind; a malformed or mismatched key is refused like an unknown one.
  */
-export function apiKeyFrom(req: Request): string {
+export function apiKeyFrom(req: IncomingMessage): string {
   const secret = firstHeader(req, SECRET_KEY_HEADERS);
   const publishable = firstHeader(req, PUBLISHABLE_KEY_HEADERS);
-  const bearer = /^Bearer\s+(\S+)\s*$/i.exec(req.get('authorization') ?? '')?.[1];
+  const bearer = /^Bearer\s+(\S+)\s*$/i.exec(req.headers.authorization ?? '')?.[1];
   const key = secret ?? publishable ?? bearer;
   if (!key) throw unauthorized('No API key provided: send Authorization: Bearer <API_KEY>');
   const described = describeKey(key);
@@ -73,7 +82,7 @@ export class ApiKeyAuthenticator {
     private readonly now: () => number = () => performance.now(),
   ) {}
 
-  async authenticate(req: Request): Promise<CallerIdentity> {
+  async authenticate(req: IncomingMessage): Promise<CallerIdentity> {
     const hash = hashApiKey(apiKeyFrom(req));
     const cached = this.fresh(hash);
     if (cached) return cached;
@@ -141,7 +150,7 @@ export class ApiKeyAuthenticator {
    * The caller of a cached key without waiting on I/O (past half its entry's life it starts the
    * background lookup, as `authenticate` does); undefined when the key is not cached (or not valid).
    */
-  cached(req: Request): CallerIdentity | undefined {
+  cached(req: IncomingMessage): CallerIdentity | undefined {
     let key: string;
     try {
       key = apiKeyFrom(req);

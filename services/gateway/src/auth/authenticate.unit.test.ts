@@ -1,9 +1,9 @@
 import type { SqlExecutor } from '@billing/eventstore';
-import type { Request } from 'express';
+import type { IncomingMessage } from 'node:http';
 import { ApiKeyAuthenticator } from './authenticate';
 
 const KEY = `sk_test_${'a'.repeat(32)}`;
-const request = { get: (name: string) => (name === 'authorization' ? `Bearer ${KEY}` : undefined) } as Request;
+const request = { headers: { authorization: `Bearer ${KEY}` } } as IncomingMessage;
 const row = { id: 'key_1', organization_id: 'org_1', environment: 'SANDBOX', kind: 'secret' };
 
 /** A database whose answers the test releases one by one, and the clock the cache reads. */

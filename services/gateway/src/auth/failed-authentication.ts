@@ -1,3 +1,4 @@
+import type { ServerResponse } from 'node:http';
 import { isIPv4, isIPv6 } from 'node:net';
 import { ApiError } from '@billing/contracts';
 import type { NextFunction, Request, RequestHandler, Response } from 'express';
@@ -90,12 +91,12 @@ export class FailedAuthenticationLimiter {
   }
 
   /** The address's budget, as a guard for `hitUnlessSpent`: its failures, spent at the limit. */
-  guardOf(req: Request): RateLimitGuard {
+  guardOf(req: AddressedRequest): RateLimitGuard {
     return { bucket: this.bucketOf(req), limit: this.options.rule.limit, windowMs: this.options.rule.windowMs };
   }
 
   /** Writes the 429 of an address whose budget is spent, with `Retry-After` and the budget's headers. */
-  refuse(res: Response, now: number): void {
+  refuse(res: ServerResponse, now: number): void {
     const resetAt = fixedWindow(now, this.options.rule.windowMs).resetAt;
     const retryAfter = Math.max(1, resetAt - Math.floor(now / 1000));
     this.setHeaders(res, 0, resetAt);
@@ -118,23 +119,26 @@ export class FailedAuthenticationLimiter {
     }
   }
 
-  private bucketOf(req: Request): string {
+  private bucketOf(req: AddressedRequest): string {
     return `auth-failures:${this.options.rule.name}:${clientAddress(req)}`;
   }
 
-  private setHeaders(res: Response, remaining: number, resetAt: number): void {
+  private setHeaders(res: ServerResponse, remaining: number, resetAt: number): void {
     res.setHeader(RATE_LIMIT_HEADERS.limit, String(this.options.rule.limit));
     res.setHeader(RATE_LIMIT_HEADERS.remaining, String(remaining));
     res.setHeader(RATE_LIMIT_HEADERS.reset, String(resetAt));
   }
 }
 
+/** A request whose client address is known: express's, or a lane's (`req.ip` set by the lane). */
+type AddressedRequest = Pick<Request, 'socket'> & { ip?: string };
+
 /**
  * The address a client is limited by: `req.ip`, an IPv4-mapped IPv6 address as IPv4, and an
  * IPv6 address as its /64 (one subscriber's network has all of it, so per address would not
  * limit anyone).
  */
-export function clientAddress(req: Pick<Request, 'ip' | 'socket'>): string {
+export function clientAddress(req: AddressedRequest): string {
   const ip = (req.ip ?? req.socket.remoteAddress ?? 'unknown').replace(/%.*$/, '');
   const mapped = /^::ffff:(\d+\.\d+\.\d+\.\d+)$/i.exec(ip)?.[1];
   if (mapped && isIPv4(mapped)) return mapped;

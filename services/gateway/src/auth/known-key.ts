@@ -1,3 +1,4 @@
+import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { CallerIdentity } from '@billing/contracts';
 import type { Request, RequestHandler, Response } from 'express';
 import { showLimit } from '../rate-limit/middleware';
@@ -30,11 +31,27 @@ export interface KnownKeyOptions {
  * 429 while the address's failures are spent (nothing counted), else the key's limit.
  */
 export function knownKeyFirst(options: KnownKeyOptions): RequestHandler {
-  const { known, failures, store, limitOf, actAs, otherwise, now, onError } = options;
+  const { known, actAs, otherwise } = options;
+  const limitKnownCaller = knownCallerLimits(options);
   return async (req, res, next) => {
     const caller = req.headers.origin === undefined ? known(req, res) : undefined;
     if (!caller) return otherwise(req, res, next);
     actAs(req, res, caller);
+    if (await limitKnownCaller(req, res, caller)) next();
+  };
+}
+
+/** What a known caller's limits need. */
+export type KeyLimits = Pick<KnownKeyOptions, 'failures' | 'store' | 'limitOf' | 'now' | 'onError'>;
+
+/**
+ * A known caller's two limits in one round trip to the store, with the key's `X-RateLimit-*`
+ * headers: true when the request goes on, else its 429 was written. A store that fails lets the
+ * request through, as the limits do. On node's own request and response, for a lane too.
+ */
+export function knownCallerLimits(options: KeyLimits) {
+  const { failures, store, limitOf, now, onError } = options;
+  return async (req: IncomingMessage & { ip?: string }, res: ServerResponse, caller: CallerIdentity) => {
     const at = now();
     const { bucket, limit, windowMs } = limitOf(caller);
     let hit;
@@ -42,11 +59,14 @@ export function knownKeyFirst(options: KnownKeyOptions): RequestHandler {
       hit = await store.hitUnlessSpent(failures.guardOf(req), bucket, limit, windowMs, at);
     } catch (error) {
       onError(error);
-      return next();
+      return true;
     }
-    if (!hit.result) return failures.refuse(res, at);
+    if (!hit.result) {
+      failures.refuse(res, at);
+      return false;
+    }
     const refused = showLimit(res, hit.result, windowMs, at);
-    if (!refused) return next();
-    sendRefusal(res, refused);
+    if (refused) sendRefusal(res, refused);
+    return !refused;
   };
 }

@@ -1,5 +1,6 @@
 import { ApiError, type CallerIdentity, type OAuthScope, isOAuthScope } from '@billing/contracts';
 import type { SqlExecutor } from '@billing/eventstore';
+import type { IncomingMessage } from 'node:http';
 import type { Request, RequestHandler } from 'express';
 import { PUBLISHABLE_KEY_HEADERS, SECRET_KEY_HEADERS } from '../auth/authenticate';
 import { describeKey } from '../organizations/api-keys';
@@ -22,9 +23,9 @@ export const TOKEN_SCOPES = 'oauthScopes';
  * The bearer when it is an OAuth access token: sent as `Authorization: Bearer`, in no key header,
  * and not shaped as an API key (`sk_`/`pk_`). Anything else is an API key's business.
  */
-export function accessTokenOf(req: Request): string | undefined {
-  if (KEY_HEADERS.some((name) => req.get(name) !== undefined)) return undefined;
-  const bearer = /^Bearer\s+(\S+)\s*$/i.exec(req.get('authorization') ?? '')?.[1];
+export function accessTokenOf(req: IncomingMessage): string | undefined {
+  if (KEY_HEADERS.some((name) => req.headers[name] !== undefined)) return undefined;
+  const bearer = /^Bearer\s+(\S+)\s*$/i.exec(req.headers.authorization ?? '')?.[1];
   if (!bearer || describeKey(bearer) || /^(sk|pk)_/.test(bearer)) return undefined;
   return bearer;
 }

@@ -1,3 +1,4 @@
+import type { ServerResponse } from 'node:http';
 import type { Request, RequestHandler, Response } from 'express';
 import { ApiError } from '@billing/contracts';
 import type { RateLimitResult, RateLimitStore } from './store';
@@ -74,7 +75,12 @@ export function rateLimit(options: RateLimitOptions): RequestHandler {
  * Sets the `X-RateLimit-*` headers of a counted hit; past the limit also `Retry-After`, and
  * returns the 429 to answer.
  */
-export function showLimit(res: Response, result: RateLimitResult, windowMs: number, now: number): ApiError | undefined {
+export function showLimit(
+  res: ServerResponse,
+  result: RateLimitResult,
+  windowMs: number,
+  now: number,
+): ApiError | undefined {
   res.setHeader(RATE_LIMIT_HEADERS.limit, String(result.limit));
   res.setHeader(RATE_LIMIT_HEADERS.remaining, String(result.remaining));
   res.setHeader(RATE_LIMIT_HEADERS.reset, String(result.resetAt));

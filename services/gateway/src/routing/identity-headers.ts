@@ -1,13 +1,18 @@
-import type { ClientRequest } from 'node:http';
+import type { ClientRequest, IncomingHttpHeaders } from 'node:http';
 import { Actor, IDENTITY_HEADERS, type KeyKind, type Environment } from '@billing/contracts';
 import { CallScope, signInternalCall } from '@billing/signing';
-import type { Request, RequestHandler } from 'express';
+import type { RequestHandler } from 'express';
+import type { ForwardedRequest } from '../upstream/upstream';
 
 /** Identity headers are the gateway's word alone: whatever a client sent under them is dropped. */
 export const stripIdentityHeaders: RequestHandler = (req, _res, next) => {
-  for (const name of Object.keys(req.headers)) if (name.startsWith('x-billing-')) delete req.headers[name];
+  stripIdentityHeaderValues(req.headers);
   next();
 };
+
+export function stripIdentityHeaderValues(headers: IncomingHttpHeaders): void {
+  for (const name of Object.keys(headers)) if (name.startsWith('x-billing-')) delete headers[name];
+}
 
 /**
  * Says what the gateway vouches for on this request (`key`, `admin` or `page`); `signForwarded`
@@ -30,7 +35,7 @@ const isCallScope = (value: unknown): value is CallScope => typeof value === 'st
  * clock.
  */
 export function signForwarded(secret: string, now: () => number = Date.now) {
-  return (proxyReq: ClientRequest, req: Request, body: Buffer): void => {
+  return (proxyReq: ClientRequest, req: ForwardedRequest, body: Buffer): void => {
     const scope = req.headers[IDENTITY_HEADERS.scope];
     if (!isCallScope(scope)) return;
     const header = (name: string) => {
@@ -63,9 +68,9 @@ export function signForwarded(secret: string, now: () => number = Date.now) {
  * dashboard, for its signed-in user), else what vouched for it: the API key, the admin token, or
  * the buyer on a hosted page or the portal.
  */
-function actorOf(req: Request, scope: CallScope, keyId: string | undefined): Actor | undefined {
+function actorOf(req: ForwardedRequest, scope: CallScope, keyId: string | undefined): Actor | undefined {
   // Parsed only when set: a failed parse builds an error, and most requests set none.
-  const set: unknown = req.res?.locals.billingActor;
+  const set: unknown = req.res?.locals?.billingActor;
   const given = set === undefined ? undefined : Actor.safeParse(set);
   if (given?.success) return given.data;
   switch (scope) {

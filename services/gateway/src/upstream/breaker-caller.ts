@@ -1,5 +1,5 @@
 import type { CallerIdentity } from '@billing/contracts';
-import type { Request, Response } from 'express';
+import type { ForwardedRequest, ForwardedResponse } from './upstream';
 
 /**
  * Who a request's upstream failures are held against (`callerOf` of `createUpstream`):
@@ -14,11 +14,11 @@ import type { Request, Response } from 'express';
  * The address is `req.ip`: the socket's, or with `TRUST_PROXY` the client's as the load balancer
  * reports it.
  */
-export function breakerCaller(req: Request, res: Response): string {
+export function breakerCaller(req: ForwardedRequest, res: ForwardedResponse): string {
   const caller = res.locals.caller as CallerIdentity | undefined;
   const address = req.ip ?? req.socket.remoteAddress ?? 'unknown';
   if (caller?.keyKind === 'secret') return `org:${caller.organization}:${caller.environment}`;
   if (caller) return `pk:${caller.organization}:${caller.environment}:${address}`;
-  if (req.originalUrl.startsWith('/admin/')) return 'admin';
+  if ((req.originalUrl ?? req.url).startsWith('/admin/')) return 'admin';
   return `ip:${address}`;
 }

@@ -5,6 +5,8 @@ export {
   defaultIsFailureStatus,
   UpstreamError,
   UPSTREAM_FREE_SOCKET_TIMEOUT_MS,
+  type ForwardedRequest,
+  type ForwardedResponse,
   type LateAnswer,
   type UpstreamBreakerOptions,
   type UpstreamHandler,

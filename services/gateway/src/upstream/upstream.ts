@@ -1,11 +1,28 @@
-import http, { type ClientRequest, type IncomingMessage } from 'node:http';
+import http, { type ClientRequest, type IncomingMessage, type ServerResponse } from 'node:http';
 import https from 'node:https';
-import type { NextFunction, Request, Response } from 'express';
 import type CircuitBreaker from 'opossum';
 import { ApiError } from '@billing/contracts';
 import { type FailureBlame, IsolatedBreaker } from '@billing/runtime';
 import { SERVICE_KEEP_ALIVE_TIMEOUT_MS } from '@billing/service';
 import { sendRefusal } from '../refusals';
+
+/**
+ * What the upstream reads of a request: node's own, with what express (or a lane, `Lane` of
+ * `@billing/service`) adds: the target as it came, the client's address, a body read ahead.
+ */
+export type ForwardedRequest = IncomingMessage & {
+  url: string;
+  method: string;
+  originalUrl?: string;
+  ip?: string;
+  rawBody?: unknown;
+  body?: unknown;
+  /** Express's link to the response, whose `locals` may say who the request acts for. */
+  res?: { locals?: Record<string, unknown> };
+};
+
+/** Node's response with express's `locals` (the request id, the caller). */
+export type ForwardedResponse = ServerResponse & { locals: Record<string, unknown> };
 
 /** A failure of the upstream itself: refused, reset, timed out, or a 502/503/504 answer. */
 export class UpstreamError extends Error {
@@ -72,7 +89,7 @@ export function blameUpstreamFailure(error: unknown): FailureBlame {
 }
 
 /** Without `callerOf`: the client's address. */
-const clientAddress = (req: Request): string => `ip:${req.ip ?? req.socket.remoteAddress ?? 'unknown'}`;
+const clientAddress = (req: ForwardedRequest): string => `ip:${req.ip ?? req.socket.remoteAddress ?? 'unknown'}`;
 
 export interface UpstreamOptions {
   /** Service name, used in the 503 message and as the breaker's name. */
@@ -96,7 +113,10 @@ export interface UpstreamOptions {
    * `lateAnswerMs` more and receive its answer (or `undefined` when none came), e.g. to keep it
    * under the request's Idempotency-Key. Without one the upstream request is aborted.
    */
-  awaitLateAnswer?: (req: Request, res: Response) => ((answer: LateAnswer | undefined) => void) | undefined;
+  awaitLateAnswer?: (
+    req: ForwardedRequest,
+    res: ForwardedResponse,
+  ) => ((answer: LateAnswer | undefined) => void) | undefined;
   /** How long a timed-out write's answer is still awaited for `awaitLateAnswer`. Default 30 s. */
   lateAnswerMs?: number;
   /** How long the breaker stays open before letting one trial request through (half-open). */
@@ -106,35 +126,35 @@ export interface UpstreamOptions {
    * to the mount point (`app.use('/v1/customers', upstream)` forwards `/v1/customers/cus_1` as
    * `/cus_1`); use `(_path, req) => req.originalUrl` to forward the full path.
    */
-  pathRewrite?: (path: string, req: Request) => string;
+  pathRewrite?: (path: string, req: ForwardedRequest) => string;
   /**
    * Runs before the request leaves, e.g. to set identity headers, with the body as it will be
    * sent (to sign). Must not write the body.
    */
-  onProxyReq?: (proxyReq: ClientRequest, req: Request, body: Buffer) => void;
+  onProxyReq?: (proxyReq: ClientRequest, req: ForwardedRequest, body: Buffer) => void;
   /** Every failure that ended in a 503 (or counted against the breaker); for logging. */
-  onError?: (error: Error, req: Request, res: Response) => void;
+  onError?: (error: Error, req: ForwardedRequest, res: ForwardedResponse) => void;
   /** Upstream statuses that count as breaker failures (still passed through). */
   isFailureStatus?: (status: number) => boolean;
   /**
    * Who sends the request, for the per-caller breakers: a tenant, or a client address. Called
    * once per request; default `ip:<req.ip>`.
    */
-  callerOf?: (req: Request, res: Response) => string;
+  callerOf?: (req: ForwardedRequest, res: ForwardedResponse) => string;
   breaker?: UpstreamBreakerOptions;
 }
 
 /** An express handler to mount directly, with its breaker and `close()`. */
-export type UpstreamHandler = ((req: Request, res: Response, next: NextFunction) => void) & {
+export type UpstreamHandler = ((req: ForwardedRequest, res: ForwardedResponse, next?: unknown) => void) & {
   readonly upstreamName: string;
   readonly target: string;
   /**
    * The opossum breaker of the whole upstream (`opened`, `halfOpen`, `stats`, events): open, it
    * rejects every caller.
    */
-  readonly breaker: CircuitBreaker<[string, Request, Response], void>;
+  readonly breaker: CircuitBreaker<[string, ForwardedRequest, ForwardedResponse], void>;
   /** The breaker of one caller (as `callerOf` names it), once that caller was seen. */
-  callerBreaker(caller: string): CircuitBreaker<[Request, Response], void> | undefined;
+  callerBreaker(caller: string): CircuitBreaker<[ForwardedRequest, ForwardedResponse], void> | undefined;
   /** Stops the breaker's timers, aborts requests in flight and closes pooled connections. */
   close(): Promise<void>;
 };
@@ -200,18 +220,18 @@ export function createUpstream(options: UpstreamOptions): UpstreamHandler {
   const isFailureStatus = options.isFailureStatus ?? defaultIsFailureStatus;
 
   /** Responses already answered (503 written or upstream answer relayed). */
-  const answered = new WeakSet<Response>();
+  const answered = new WeakSet<ForwardedResponse>();
   const inFlight = new Set<ClientRequest>();
   const agentOptions = { keepAlive: true, timeout: UPSTREAM_FREE_SOCKET_TIMEOUT_MS };
   const agent = new URL(target).protocol === 'https:' ? new https.Agent(agentOptions) : new http.Agent(agentOptions);
 
   const unavailable = ApiError.of('service_unavailable', `${name} is unavailable`);
-  const respondUnavailable = (res: Response): void => {
+  const respondUnavailable = (res: ForwardedResponse): void => {
     if (answered.has(res) || res.headersSent || res.writableEnded || res.destroyed) return;
     answered.add(res);
     sendRefusal(res, unavailable);
   };
-  const respondTimedOut = (res: Response, waited: number, awaited: boolean): void => {
+  const respondTimedOut = (res: ForwardedResponse, waited: number, awaited: boolean): void => {
     if (answered.has(res) || res.headersSent || res.writableEnded || res.destroyed) return;
     answered.add(res);
     const outcome = awaited
@@ -234,7 +254,7 @@ export function createUpstream(options: UpstreamOptions): UpstreamHandler {
    * headers. A request that met a pooled socket the service had just closed is sent once more,
    * on a connection of its own (`resend`).
    */
-  const send = (req: Request, res: Response, attempt: Attempt, resend = false): void => {
+  const send = (req: ForwardedRequest, res: ForwardedResponse, attempt: Attempt, resend = false): void => {
     const proxyReq = request({
       // `false`: a new connection, closed after the answer.
       agent: resend ? false : agent,
@@ -273,7 +293,12 @@ export function createUpstream(options: UpstreamOptions): UpstreamHandler {
     }
   };
 
-  const onUpstreamResponse = (proxyRes: IncomingMessage, req: Request, res: Response, attempt: Attempt): void => {
+  const onUpstreamResponse = (
+    proxyRes: IncomingMessage,
+    req: ForwardedRequest,
+    res: ForwardedResponse,
+    attempt: Attempt,
+  ): void => {
     if (attempt.settled) {
       // A late answer after the 503 or 504 went out: read it for `awaitLateAnswer`, or drop the
       // upstream socket.
@@ -299,7 +324,7 @@ export function createUpstream(options: UpstreamOptions): UpstreamHandler {
     relayResponse(proxyRes, res);
   };
 
-  const onUpstreamError = (error: Error, req: Request, res: Response, attempt: Attempt): void => {
+  const onUpstreamError = (error: Error, req: ForwardedRequest, res: ForwardedResponse, attempt: Attempt): void => {
     if (!attempt.settled) {
       attempt.fail(error);
       return;
@@ -309,7 +334,7 @@ export function createUpstream(options: UpstreamOptions): UpstreamHandler {
     if (res.headersSent && !res.writableEnded) res.destroy();
   };
 
-  const forward = (req: Request, res: Response): Promise<void> =>
+  const forward = (req: ForwardedRequest, res: ForwardedResponse): Promise<void> =>
     new Promise<void>((resolve, reject) => {
       const settle = (): boolean => {
         if (attempt.settled) return false;
@@ -357,7 +382,7 @@ export function createUpstream(options: UpstreamOptions): UpstreamHandler {
    * Registers the late-answer callback of a timed-out write, called once: with the answer, or
    * with `undefined` when the upstream request fails or `lateAnswerMs` passes first.
    */
-  const awaitLate = (req: Request, res: Response, proxyReq: ClientRequest | undefined): boolean => {
+  const awaitLate = (req: ForwardedRequest, res: ForwardedResponse, proxyReq: ClientRequest | undefined): boolean => {
     const callback = options.awaitLateAnswer?.(req, res);
     if (!callback) return false;
     let done = false;
@@ -384,7 +409,7 @@ export function createUpstream(options: UpstreamOptions): UpstreamHandler {
   };
 
   // The attempt enforces its own timeout, which also aborts the upstream request.
-  const breakers = new IsolatedBreaker<[Request, Response], void>(forward, {
+  const breakers = new IsolatedBreaker<[ForwardedRequest, ForwardedResponse], void>(forward, {
     name,
     blame: blameUpstreamFailure,
     resetTimeout: resetTimeoutMs,
@@ -393,7 +418,7 @@ export function createUpstream(options: UpstreamOptions): UpstreamHandler {
   });
   const callerOf = options.callerOf ?? clientAddress;
 
-  const fire = (req: Request, res: Response): void => {
+  const fire = (req: ForwardedRequest, res: ForwardedResponse): void => {
     breakers.fire(callerOf(req, res), req, res).catch((error: unknown) => {
       // Attempt failures have answered already; this answers an open breaker, the caller's or the
       // upstream's (EOPENBREAKER), or a closed upstream (ESHUTDOWN).
@@ -403,7 +428,7 @@ export function createUpstream(options: UpstreamOptions): UpstreamHandler {
   };
   // A body still unread is read first, outside the upstream's timeout and breakers: a slow
   // upload is the client's doing, not the service's.
-  const handler = (req: Request, res: Response, _next: NextFunction): void => {
+  const handler = (req: ForwardedRequest, res: ForwardedResponse): void => {
     if (!isUnread(req)) return fire(req, res);
     void readBody(req, res).then((read) => read && fire(req, res));
   };
@@ -456,8 +481,8 @@ function isStaleSocket(proxyReq: ClientRequest, error: Error): boolean {
  * a POST or PATCH only when it carries an `Idempotency-Key`, under which the services that
  * move money do it once (a refund's id derives from it; switches and creations hold first).
  */
-function mayResend(req: Request): boolean {
-  return IDEMPOTENT_METHODS.has(req.method) || req.get('idempotency-key') !== undefined;
+function mayResend(req: ForwardedRequest): boolean {
+  return IDEMPOTENT_METHODS.has(req.method) || req.headers['idempotency-key'] !== undefined;
 }
 
 const IDEMPOTENT_METHODS = new Set(['GET', 'HEAD', 'OPTIONS', 'PUT', 'DELETE']);
@@ -511,7 +536,7 @@ const connectionTokens = (value: string | string[] | undefined): string[] =>
  * The client's headers without the hop-by-hop ones and its credentials, with the `X-Forwarded-*` a proxy adds and
  * the gateway's request id, so that the service's log lines carry the same id.
  */
-function forwardedHeaders(req: Request, res: Response): http.OutgoingHttpHeaders {
+function forwardedHeaders(req: ForwardedRequest, res: ForwardedResponse): http.OutgoingHttpHeaders {
   const incoming = req.headers;
   const listed = connectionTokens(incoming.connection);
   const headers: http.OutgoingHttpHeaders = {};
@@ -532,8 +557,6 @@ function forwardedHeaders(req: Request, res: Response): http.OutgoingHttpHeaders
   return headers;
 }
 
-type RequestWithBody = Request & { rawBody?: unknown };
-
 const NO_BODY = Buffer.alloc(0);
 
 /** The most the gateway holds of a body it forwards; the services take far less. */
@@ -545,34 +568,35 @@ const MAX_FORWARDED_BODY_BYTES = 1024 * 1024;
  * check, the admin API's JSON parser or `readBody`) it is sent as it came. Only a body that
  * some other parser consumed without keeping its bytes is written again from its parsed form.
  */
-function bodyOf(req: RequestWithBody): Buffer {
+function bodyOf(req: ForwardedRequest): Buffer {
   if (Buffer.isBuffer(req.rawBody)) return req.rawBody;
   if (req.readableEnded) return Buffer.from(reserialisedBody(req) ?? '');
   return NO_BODY;
 }
 
 /** A request without a body is ended at once, as it came (no `Content-Length: 0` added). */
-function writeBody(proxyReq: ClientRequest, req: Request, body: Buffer): void {
+function writeBody(proxyReq: ClientRequest, req: ForwardedRequest, body: Buffer): void {
   if (body.length === 0 && !hasBody(req)) return void proxyReq.end();
   proxyReq.setHeader('content-length', body.length);
   proxyReq.end(body);
 }
 
-const isUnread = (req: RequestWithBody): boolean => !Buffer.isBuffer(req.rawBody) && !req.readableEnded && hasBody(req);
+const isUnread = (req: ForwardedRequest): boolean =>
+  !Buffer.isBuffer(req.rawBody) && !req.readableEnded && hasBody(req);
 
 /**
  * Reads a body nothing read ahead into `rawBody` (hosted-page and portal forms, PATCH and
  * DELETE bodies); false when the client went away or the body is too large (answered 413).
  */
-async function readBody(req: RequestWithBody, res: Response): Promise<boolean> {
+async function readBody(req: ForwardedRequest, res: ForwardedResponse): Promise<boolean> {
   const chunks: Buffer[] = [];
   let size = 0;
   try {
     for await (const chunk of req) {
       size += (chunk as Buffer).length;
       if (size > MAX_FORWARDED_BODY_BYTES) {
-        const tooLarge = new ApiError(413, 'payload_too_large', 'The request body exceeds 1 MB');
-        res.status(tooLarge.status).set('connection', 'close').json(tooLarge.toEnvelope());
+        res.setHeader('Connection', 'close');
+        sendRefusal(res, new ApiError(413, 'payload_too_large', 'The request body exceeds 1 MB'));
         return false;
       }
       chunks.push(chunk as Buffer);
@@ -585,11 +609,11 @@ async function readBody(req: RequestWithBody, res: Response): Promise<boolean> {
 }
 
 /** HTTP/1.1 framing: a request has a body only with `Transfer-Encoding` or a non-zero `Content-Length`. */
-const hasBody = (req: Request): boolean =>
+const hasBody = (req: ForwardedRequest): boolean =>
   req.headers['transfer-encoding'] !== undefined ||
   (req.headers['content-length'] !== undefined && req.headers['content-length'] !== '0');
 
-function reserialisedBody(req: Request): string | undefined {
+function reserialisedBody(req: ForwardedRequest): string | undefined {
   const body: unknown = req.body;
   const type = req.headers['content-type'] ?? '';
   if (body === undefined || body === null) return undefined;
@@ -602,7 +626,7 @@ function reserialisedBody(req: Request): string | undefined {
 }
 
 /** The upstream's status and end-to-end headers (over any the gateway set), then its body, streamed. */
-function relayResponse(proxyRes: IncomingMessage, res: Response): void {
+function relayResponse(proxyRes: IncomingMessage, res: ForwardedResponse): void {
   const listed = connectionTokens(proxyRes.headers.connection);
   res.statusCode = proxyRes.statusCode ?? 502;
   if (proxyRes.statusMessage) res.statusMessage = proxyRes.statusMessage;
