@@ -31,6 +31,8 @@ export interface ServiceHandle {
   port: number;
   host: string;
   server: Server;
+  /** The express app behind the server (its lane, if any, answers some requests first). */
+  app: ServiceApp;
   /** Idempotent: every call returns the same drain. */
   shutdown(): Promise<ShutdownReport>;
 }
@@ -112,6 +114,7 @@ export async function startService(options: StartServiceOptions): Promise<Servic
     port,
     host,
     server,
+    app,
     shutdown: () => (shutdownPromise ??= drain()),
   };
 }

@@ -12,10 +12,7 @@ describe('admin OpenAPI document', () => {
   afterAll(() => platform.stop());
 
   const registeredAdminRoutes = () => {
-    // The server's request listeners: a bookkeeping one, then the express app.
-    const app = platform.gateway.service.server
-      .listeners('request')
-      .find((listener) => 'router' in listener) as Express & { router: { stack: RouteLayer[] } };
+    const app = platform.gateway.service.app as Express & { router: { stack: RouteLayer[] } };
     const routes = new Set<string>();
     for (const layer of app.router.stack) {
       if (!layer.route) continue;
