@@ -1,3 +1,4 @@
+import { paidTrade } from './invoices/invoice';
 import { type ServiceContext, positiveNumberSetting } from '@billing/runtime';
 import type { Tenant } from '@billing/service';
 import { chargeStatus, chargesRecorded } from './charges/charge';
@@ -44,7 +45,7 @@ async function reconcile(context: ServiceContext, pending: PendingCharge): Promi
   } else {
     const detail = pending.detail as FirstPeriodDetail;
     if (outcome.status === 'succeeded') {
-      await recordLateFirstCharge(context, tenant, pending.subject, pending.amount, detail);
+      await recordLateFirstCharge(context, tenant, pending.subject, pending.amount, detail, paidTrade(outcome));
     } else {
       await releaseLateFirstCharge(context, detail, pending.subject);
     }

@@ -123,6 +123,19 @@ describe('dashboard reads', () => {
     expect(rest.body).toMatchObject({ has_more: false, data: [{ status: 'succeeded' }] });
     const paid = await admin(org.id, `/customers/${paying.customer_id}/payments?environment=SANDBOX`);
     expect(paid.body.data.map((p: { status: string }) => p.status)).toEqual(['succeeded', 'succeeded']);
+    // Each paid charge names its trade: the renewal's is the attempt's key (`<invoice>:<attempt>`) at
+    // the simulator, the first period's the checkout's charge key; a decline has none.
+    const [renewal, firstPeriod] = paid.body.data as {
+      invoice_id: string;
+      processor: string;
+      processor_reference: string;
+    }[];
+    expect(renewal).toMatchObject({ processor: 'sandbox', processor_reference: `${renewal!.invoice_id}:1` });
+    expect(firstPeriod).toMatchObject({
+      processor: 'sandbox',
+      processor_reference: expect.stringMatching(/^pi_\w+-1$/),
+    });
+    expect(payments.body.data[0]).toMatchObject({ status: 'failed', processor: null, processor_reference: null });
   });
 
   it("lists a customer's one-time purchases, and the dashboard shows them among the customer's payments", async () => {
@@ -238,9 +251,13 @@ describe('dashboard reads', () => {
     expect(rows).toHaveLength(charges.body.data.length + 2);
     const oneTime = rows.filter((row) => row.includes(',one_time,paid,480,0,'));
     expect(oneTime).toHaveLength(2);
-    // The simulator's trade for each order; none for an invoice's charge.
+    // The simulator's trade for each order and each paid invoice charge; none for a declined one.
     expect(oneTime.every((row) => /,sandbox,[^,]+$/.test(row))).toBe(true);
-    expect(rows.filter((row) => row.includes(',invoice,')).every((row) => row.endsWith(',,'))).toBe(true);
+    const invoiceRows = rows.filter((row) => row.includes(',invoice,'));
+    expect(
+      invoiceRows.filter((row) => row.includes(',invoice,succeeded,')).every((row) => /,sandbox,[^,]+$/.test(row)),
+    ).toBe(true);
+    expect(invoiceRows.filter((row) => row.includes(',invoice,failed,')).every((row) => row.endsWith(',,'))).toBe(true);
     expect(rows.filter((row) => row.includes(',invoice,'))).toHaveLength(times.length);
     const stamps = rows.map((row) => row.split(',')[0]);
     expect([...stamps].sort().reverse()).toEqual(stamps);
@@ -327,5 +344,33 @@ describe('dashboard reads', () => {
         parameter,
       });
     }
+  });
+
+  it("shows on the customer's page every payment's trade and every refund, of purchases and of invoices", async () => {
+    const [order] = (await admin(org.id, `/customers/${paying.customer_id}/orders?environment=SANDBOX`)).body.data;
+    const [invoice] = (await send('GET', `/invoices?customer_id=${paying.customer_id}&status=paid`)).body.data;
+    const ofOrder = await send('POST', '/refunds', { order_id: order.id, amount: 80, reason: 'requested_by_customer' });
+    const ofInvoice = await send('POST', '/refunds', { invoice_id: invoice.id, amount: 100 });
+    expect([ofOrder.status, ofInvoice.status]).toEqual([201, 201]);
+
+    const listed = await admin(org.id, `/refunds?environment=SANDBOX&invoices=${invoice.id}`);
+    expect(listed.body.data.map((r: { id: string }) => r.id)).toEqual([ofInvoice.body.id]);
+    expect((await admin(org.id, '/refunds?environment=SANDBOX&invoices=')).status).toBe(400);
+
+    const operator = new DashboardAgent(platform.gatewayUrl);
+    expect((await operator.signIn({ admin_token: ADMIN_TOKEN })).status).toBe(303);
+    const page = await eventually(async () => {
+      const shown = await operator.get(`/dashboard/${org.id}/sandbox/customers/${paying.customer_id}`);
+      expect(shown.html).toContain(ofInvoice.body.id);
+      return shown;
+    });
+    const payments = page.html.slice(page.html.indexOf('<h2>Payments</h2>'), page.html.indexOf('<h2>Refunds</h2>'));
+    expect(payments).toContain(`Sandbox <code>${order.processor_reference}</code>`);
+    expect(payments).toContain(`Sandbox <code>${invoice.id}:1</code>`);
+    const refunds = page.html.slice(page.html.indexOf('<h2>Refunds</h2>'));
+    expect(refunds).toContain(ofOrder.body.id);
+    expect(refunds).toContain('NT$80');
+    expect(refunds).toContain('requested_by_customer');
+    expect(refunds).toMatch(new RegExp(`Invoice ${invoice.number}</a> · <code>${ofInvoice.body.id}</code>`));
   });
 });

@@ -333,5 +333,21 @@ describe('a charge whose answer is lost is recorded once, never charged again', 
     expect(renewed.status).toBe('ACTIVE');
     expect(proxy.lost.some((path) => path.startsWith('/internal/charges'))).toBe(true);
     await expectLedgerAndRecordsAgree();
+    // The renewal's payment names its trade however its answer came (here, asked again by its key).
+    const renewal = (await send('GET', `/invoices?subscription_id=${subscription.id}`)).body.data.find(
+      (invoice: { period_start: string }) => invoice.period_start === '2026-05-01T00:00:00.000Z',
+    );
+    const payments = await clientOf(platform.gatewayUrl).admin(
+      'GET',
+      `/organizations/${org.id}/customers/${subscription.customer_id}/payments?environment=SANDBOX`,
+    );
+    expect(payments.body.data).toContainEqual(
+      expect.objectContaining({
+        invoice_id: renewal.id,
+        status: 'succeeded',
+        processor: 'sandbox',
+        processor_reference: expect.stringMatching(new RegExp(`^${renewal.id}:\\d+$`)),
+      }),
+    );
   });
 });

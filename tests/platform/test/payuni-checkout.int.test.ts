@@ -231,6 +231,19 @@ describe('PAYUNi cards through the hosted checkout and renewals', () => {
     // Asked twice about the lost charge: the query that failed, then the reconciler's.
     const renewalTrade = [...emulator.trades.entries()].find(([, t]) => t === creditTrades()[1])![0];
     expect(emulator.queries.slice(queriesBefore).filter((q) => q === renewalTrade).length).toBeGreaterThanOrEqual(2);
+
+    // Each payment names PAYUNi's trade (its MerTradeNo), the first period's as the renewals'.
+    const payments = await clientOf(platform.gatewayUrl).admin(
+      'GET',
+      `/organizations/${org.id}/customers/${subscription.customer_id}/payments?environment=SANDBOX`,
+    );
+    const paid = payments.body.data.filter((p: { status: string }) => p.status === 'succeeded');
+    expect(paid).toHaveLength(3);
+    for (const payment of paid) {
+      expect(payment.processor).toBe('payuni');
+      expect(emulator.trades.has(payment.processor_reference)).toBe(true);
+    }
+    expect(paid.map((p: { processor_reference: string }) => p.processor_reference)).toContain(renewalTrade);
   });
 
   it('a kept card PAYUNi declines at renewal: the invoice stays open and the subscription goes past due, nothing recorded as paid', async () => {

@@ -91,7 +91,12 @@ describe('a plan switch interrupted between its hold and its recording', () => {
     if (charged) {
       const card = await savedCardOf(context, subscription.customer_id);
       const charge = { card: card!, amount: 400, key: `${invoiceId}:1`, pending: null };
-      expect(await chargeSavedCard(context, tenant, charge)).toEqual({ status: 'succeeded' });
+      // The simulator's answer names its trade: the charge key.
+      expect(await chargeSavedCard(context, tenant, charge)).toEqual({
+        status: 'succeeded',
+        processor: 'sandbox',
+        processor_reference: charge.key,
+      });
     }
     return invoiceId;
   }

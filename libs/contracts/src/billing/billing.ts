@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import { ApiError, CUSTOMER_ERROR_STATUS, type CustomerErrorCode, ErrorEnvelope } from '../shared/errors';
 import { Environment } from '../events/envelope';
-import { SavedPaymentMethod } from '../checkout/charges';
+import { ChargeTrade, SavedPaymentMethod } from '../checkout/charges';
 import { PaymentInstructions } from '../checkout/sessions';
 import { CouponDiscount } from '../promotions/promotions';
 import { cursorListEnvelope, limitParam, startingAfterParam } from '../shared/list';
@@ -442,7 +442,14 @@ export type DuplicateSubscriptionPaidData = z.infer<typeof DuplicateSubscription
 
 /** Occurs when an invoice is paid (public: invoice.paid). */
 export const InvoicePaidData = z
-  .object({ invoice_id: z.string(), ...Tenant, object: Invoice })
+  .object({
+    invoice_id: z.string(),
+    ...Tenant,
+    object: Invoice,
+    charge: ChargeTrade.optional().describe(
+      'Who charged it and under what trade; absent when nothing was charged (0 TWD, a credit) or the answer named none',
+    ),
+  })
   .meta({ id: 'InvoicePaidData' });
 export type InvoicePaidData = z.infer<typeof InvoicePaidData>;
 

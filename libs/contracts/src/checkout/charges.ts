@@ -24,6 +24,22 @@ export const ChargeSavedCardsBody = z
   .meta({ id: 'ChargeSavedCardsBody' });
 export type ChargeSavedCardsBody = z.infer<typeof ChargeSavedCardsBody>;
 
+/** Who charged a payment and under what trade, as the processor's back office names it. */
+export const ChargeTrade = z
+  .object({
+    processor: z.enum(['sandbox', 'ecpay', 'payuni']).describe('The sandbox simulator, ECPay or PAYUNi'),
+    processor_reference: z
+      .string()
+      .describe(
+        "ECPay's MerchantTradeNo (of the card's periodic plan), PAYUNi's MerTradeNo, the simulator's charge key",
+      ),
+  })
+  .meta({ id: 'ChargeTrade' });
+export type ChargeTrade = z.infer<typeof ChargeTrade>;
+
+/** A charge that succeeded, with its trade when the answer names one (a checkout before this field does not). */
+const SucceededCharge = z.object({ status: z.literal('succeeded'), ...ChargeTrade.partial().shape });
+
 /**
  * A charge's answer. `pending`: the payment method is a transfer the buyer makes (an ATM
  * account or a store code issued for the invoice), to be paid by `payment_instructions.expires_at`;
@@ -32,7 +48,7 @@ export type ChargeSavedCardsBody = z.infer<typeof ChargeSavedCardsBody>;
  */
 export const SavedCardCharge = z
   .discriminatedUnion('status', [
-    z.object({ status: z.literal('succeeded') }),
+    SucceededCharge,
     z.object({ status: z.literal('declined'), code: z.string(), message: z.string() }),
     z.object({ status: z.literal('pending'), payment_instructions: PaymentInstructions }),
   ])
@@ -56,7 +72,7 @@ export type ChargeStatusBody = z.input<typeof ChargeStatusBody>;
 /** The answer kept under a key (as `SavedCardCharge`), or `not_found`: nothing was ever charged under it. */
 export const ChargeStatus = z
   .discriminatedUnion('status', [
-    z.object({ status: z.literal('succeeded') }),
+    SucceededCharge,
     z.object({ status: z.literal('declined'), code: z.string(), message: z.string() }),
     z.object({ status: z.literal('pending'), payment_instructions: PaymentInstructions }),
     z.object({ status: z.literal('not_found') }),

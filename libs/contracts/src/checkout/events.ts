@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { ChargeTrade } from './charges';
 import { CheckoutSession, PaymentInstructions } from './sessions';
 import { Environment } from '../events/envelope';
 import { ProductInterval, ProductType } from '../catalog/products';
@@ -93,6 +94,7 @@ export const CheckoutSessionCompletedData = z
       .nullable()
       .optional()
       .describe('The card paid with, never its number'),
+    charge: ChargeTrade.optional().describe('Who charged it and under what trade; absent when nothing was charged'),
   })
   .meta({ id: 'CheckoutSessionCompletedData' });
 export type CheckoutSessionCompletedData = z.infer<typeof CheckoutSessionCompletedData>;

@@ -3,6 +3,7 @@ import { ErrorEnvelope } from '../shared/errors';
 import { cursorListEnvelope, limitParam, startingAfterParam } from '../shared/list';
 import { type OpenApiRegistry, invalidParametersResponse } from '../shared/openapi';
 import { idText } from '../shared/text';
+import { ChargeTrade } from './charges';
 import { Refund } from './refunds';
 import { CheckoutMode } from './sessions';
 
@@ -29,9 +30,7 @@ export const Order = z
     amount_refunded: z.int().min(0).describe('TWD given back by refunds that succeeded'),
     currency: z.literal('TWD'),
     payment_method: z.object({ brand: z.string(), last4: z.string() }).nullable(),
-    processor: z
-      .enum(['sandbox', 'ecpay', 'payuni'])
-      .describe('Who charged it: the sandbox simulator, ECPay or PAYUNi'),
+    processor: ChargeTrade.shape.processor.describe('Who charged it: the sandbox simulator, ECPay or PAYUNi'),
     processor_reference: z
       .string()
       .nullable()

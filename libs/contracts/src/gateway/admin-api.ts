@@ -4,6 +4,7 @@ import { BillingSettings, BillingSettingsQuery, UpdateBillingSettingsBody } from
 import { ConfigureEinvoiceBody, EinvoiceSettings } from '../billing/einvoices';
 import { ConfigurePaymentProcessorBody, PaymentProcessorSettings } from '../checkout/payment-processor';
 import { UnmatchedPayment } from '../checkout/events';
+import { ChargeTrade } from '../checkout/charges';
 import { PaymentInstructions } from '../checkout/sessions';
 import { Order } from '../checkout/orders';
 import { Refund, RefundStatus } from '../checkout/refunds';
@@ -911,6 +912,10 @@ export const CustomerPayment = z
     currency: z.literal('TWD'),
     status: z.enum(['succeeded', 'failed']),
     failure_message: z.string().nullable(),
+    processor: ChargeTrade.shape.processor
+      .nullable()
+      .describe('Who charged it; null: unknown (nothing charged, or before it was recorded)'),
+    processor_reference: ChargeTrade.shape.processor_reference.nullable(),
     created_at: timestamp,
   })
   .meta({ id: 'CustomerPayment' });
@@ -971,6 +976,7 @@ export const CustomerOrder = z
     payment_method: z.object({ brand: z.string(), last4: z.string() }).nullable(),
     processor: Order.shape.processor,
     processor_reference: Order.shape.processor_reference,
+    refunds: Order.shape.refunds,
     paid_at: timestamp,
   })
   .meta({ id: 'CustomerOrder' });
@@ -1050,6 +1056,9 @@ export const AdminRefundsQuery = z
   .object({
     environment: Environment,
     status: RefundStatus.optional(),
+    invoices: InvoiceIds.describe(
+      "Only refunds of these invoices (a customer's page): ids separated by commas, at most 100",
+    ),
     from: createdFrom,
     to: createdBefore,
     limit: adminLimit,

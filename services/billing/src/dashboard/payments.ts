@@ -1,4 +1,5 @@
 import {
+  type ChargeTrade,
   type CustomerPayment,
   type CustomerPaymentsQuery,
   type Invoice,
@@ -40,7 +41,7 @@ type PaymentRow = {
   stream_version: number;
   type: 'InvoicePaid' | 'InvoicePaymentFailed';
   occurred_at: Date | string;
-  data: { object: Invoice; failure?: { message: string } };
+  data: { object: Invoice; failure?: { message: string }; charge?: ChargeTrade };
 };
 
 const IS_PAYMENT = `type IN ('InvoicePaid', 'InvoicePaymentFailed')`;
@@ -101,6 +102,9 @@ function toPayment(row: PaymentRow): CustomerPayment {
     currency: 'TWD',
     status: paid ? 'succeeded' : 'failed',
     failure_message: row.data.failure?.message ?? null,
+    // Recorded with each paid charge since the trade was named; an older or declined one has none.
+    processor: row.data.charge?.processor ?? null,
+    processor_reference: row.data.charge?.processor_reference ?? null,
     created_at: invoice.updated_at ?? new Date(row.occurred_at).toISOString(),
   };
 }

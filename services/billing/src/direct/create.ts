@@ -12,7 +12,9 @@ import {
   livemodeOf,
   newId,
   notFound,
+  type ChargeTrade,
 } from '@billing/contracts';
+import { paidTrade } from '../invoices/invoice';
 import type { ServiceContext } from '@billing/runtime';
 import type { Tenant } from '@billing/service';
 import { findBuyer } from '../customers/resolve';
@@ -165,6 +167,7 @@ async function startPaid(
     const now = await clockOfCustomer(context, tenant, customer);
     const invoiceId = renewalInvoiceId(subscriptionId, 'first-period');
     const amount = trialDays > 0 ? 0 : plan.price;
+    let charge: ChargeTrade | undefined;
     if (amount > 0) {
       const outcome = await chargeSavedCard(context, tenant, {
         card,
@@ -190,8 +193,18 @@ async function startPaid(
         await chargesRecorded(context, [invoiceChargeKey(invoiceId, 1)]);
         return { status: 'declined', failure: { code: outcome.code, message: outcome.message } };
       }
+      charge = paidTrade(outcome);
     }
-    await recordFirstPeriod(context, tenant, { customer, plan, subscriptionId, trialDays, amount, invoiceId, now });
+    await recordFirstPeriod(context, tenant, {
+      customer,
+      plan,
+      subscriptionId,
+      trialDays,
+      amount,
+      invoiceId,
+      charge,
+      now,
+    });
     await chargesRecorded(context, [invoiceChargeKey(invoiceId, 1)]);
     return { status: 'started', subscription: await currentSubscription(context, tenant, subscriptionId) };
   } finally {
@@ -213,6 +226,7 @@ export async function recordLateFirstCharge(
   subscriptionId: string,
   amount: number,
   detail: FirstPeriodDetail,
+  charge: ChargeTrade | undefined,
 ): Promise<void> {
   const { store } = context;
   const { schema } = store.tables;
@@ -228,6 +242,7 @@ export async function recordLateFirstCharge(
     trialDays: 0,
     amount,
     invoiceId,
+    charge,
     now,
   });
   await releaseCreation(store.database, schema, customer.id, detail.plan.id, subscriptionId);
@@ -257,6 +272,8 @@ export async function recordFirstPeriod(
     trialDays: number;
     amount: number;
     invoiceId: string;
+    /** Who charged the first period and under what trade (none: nothing charged, or not named). */
+    charge?: ChargeTrade;
     now: Date;
   },
 ): Promise<void> {
@@ -317,6 +334,7 @@ export async function recordFirstPeriod(
           periodStart: period.start,
           periodEnd: period.end,
           paidAt: now.toISOString(),
+          charge: input.charge,
           now,
         },
       },

@@ -7,6 +7,7 @@ import {
   type InvoicePaidData,
   type InvoicePaymentFailedData,
   type InvoicePaymentPendingData,
+  type ChargeTrade,
   type PaymentInstructions,
   conflict,
   livemodeOf,
@@ -88,6 +89,8 @@ export type RecordPaidInvoice = {
     periodStart: string;
     periodEnd: string;
     paidAt: string;
+    /** Who charged it and under what trade; absent when nothing was charged or no answer named it. */
+    charge?: ChargeTrade;
     now: Date;
   };
 };
@@ -110,6 +113,20 @@ export type OpenInvoice = {
   };
 };
 
+/** A charge's answer: paid (with its trade when the processor's answer named one), or declined. */
+export type PaymentOutcome =
+  ({ status: 'succeeded' } & Partial<ChargeTrade>) | { status: 'declined'; code: string; message: string };
+
+/** The trade of a charge that succeeded, when its answer named one (not a 0 TWD invoice paid as it was). */
+export function paidTrade(outcome: {
+  status: string;
+  processor?: ChargeTrade['processor'];
+  processor_reference?: string;
+}): ChargeTrade | undefined {
+  if (outcome.status !== 'succeeded' || !outcome.processor || !outcome.processor_reference) return undefined;
+  return { processor: outcome.processor, processor_reference: outcome.processor_reference };
+}
+
 /**
  * The answer to charge attempt `attempt` (1 for the first). An answer already recorded, or
  * one for an invoice that is not open, changes nothing: a retried or concurrent renewal
@@ -119,7 +136,7 @@ export type RecordPaymentAttempt = {
   type: 'RecordPaymentAttempt';
   data: {
     attempt: number;
-    outcome: { status: 'succeeded' } | { status: 'declined'; code: string; message: string };
+    outcome: PaymentOutcome;
     nextAttemptAt: Date | null;
     now: Date;
   };
@@ -213,6 +230,7 @@ function recordPaid(command: RecordPaidInvoice, state: InvoiceState): InvoiceEve
         organization: data.organization,
         environment: data.environment,
         object: invoice,
+        ...(data.charge ? { charge: data.charge } : {}),
       },
     },
   ];
@@ -285,7 +303,13 @@ function recordAttempt({ data }: RecordPaymentAttempt, state: InvoiceState): Inv
       paid_at: at,
     };
     const { organization, environment } = state;
-    return [{ type: 'InvoicePaid', data: { invoice_id: invoice.id, organization, environment, object } }];
+    const charge = paidTrade(data.outcome);
+    return [
+      {
+        type: 'InvoicePaid',
+        data: { invoice_id: invoice.id, organization, environment, object, ...(charge ? { charge } : {}) },
+      },
+    ];
   }
   const { code, message } = data.outcome;
   const object: Invoice = { ...attempted, next_payment_attempt: data.nextAttemptAt?.toISOString() ?? null };

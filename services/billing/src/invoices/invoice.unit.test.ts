@@ -62,6 +62,13 @@ describe('Invoice', () => {
   it('is recorded paid with the charge of the checkout: its lines, discount, number and one attempt', () =>
     spec.given([]).when(pay).then([paid]));
   it('is recorded once', () => spec.given([paid]).when(pay).thenThrows('already exists'));
+  it('carries the trade of the checkout that paid it, when the completion names one', () => {
+    const charge = { processor: 'ecpay', processor_reference: 'E1a2b3c4d5' } as const;
+    spec
+      .given([])
+      .when({ ...pay, data: { ...pay.data, charge } } as InvoiceCommand)
+      .then([{ ...paid, data: { ...paid.data, charge } } as InvoiceEvent]);
+  });
   it('reads an invoice of the first shape (before the invoices API) in the current one', () => {
     const {
       number,
@@ -146,6 +153,22 @@ describe('Renewal invoice', () => {
     });
     spec.given([openedEvent!, paidEvent!]).when(attempt(1, 'succeeded')).then([]);
     spec.given([openedEvent!, paidEvent!]).when(attempt(2, 'succeeded')).then([]);
+  });
+  it("records the trade of a paid attempt when the processor's answer names it, and none when it does not", () => {
+    const opened = invoiceAggregate.evolve(invoiceAggregate.initialState(), openedEvent!);
+    const named: InvoiceCommand = {
+      type: 'RecordPaymentAttempt',
+      data: {
+        attempt: 1,
+        outcome: { status: 'succeeded', processor: 'payuni', processor_reference: 'rnw1a2b3c' },
+        nextAttemptAt: null,
+        now: new Date('2026-06-01T00:00:00Z'),
+      },
+    };
+    const [paidEvent] = invoiceAggregate.decide(named, opened);
+    expect(paidEvent!.data).toMatchObject({ charge: { processor: 'payuni', processor_reference: 'rnw1a2b3c' } });
+    const [unnamed] = invoiceAggregate.decide(attempt(1, 'succeeded'), opened);
+    expect(unnamed!.data).not.toHaveProperty('charge');
   });
   it('records a declined attempt with the next try, and ignores the same attempt again', () => {
     const next = new Date('2026-03-03T10:00:00.000Z');

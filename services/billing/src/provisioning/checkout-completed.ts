@@ -185,6 +185,7 @@ export async function provisionFromCheckout(
           periodStart: state.subscription.current_period_start,
           periodEnd: state.subscription.current_period_end,
           paidAt: clock ? now.toISOString() : (d.completed_at ?? now.toISOString()),
+          charge: d.charge,
           now,
         },
       },

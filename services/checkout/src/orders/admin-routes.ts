@@ -166,6 +166,7 @@ function toCustomerOrder(session: Session): CustomerOrder {
     payment_method: o.payment_method,
     processor: o.processor,
     processor_reference: o.processor_reference,
+    refunds: o.refunds,
     paid_at: o.paid_at,
   };
 }

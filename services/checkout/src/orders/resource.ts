@@ -1,10 +1,9 @@
 import { type Environment, type Order, livemodeOf } from '@billing/contracts';
 import type { SqlExecutor } from '@billing/eventstore';
 import type { Tenant } from '@billing/service';
-import { merchantTradeNo } from '../payments/ecpay/aio';
-import { payuniTradeNo } from '../payments/payuni/upp';
+import { sessionTradeOf } from '../payments/session-trade';
 import { sessionsTable } from '../sessions/read-model';
-import type { ExternalProcessor, Session } from '../sessions/session';
+import type { Session } from '../sessions/session';
 
 // A paid checkout's order as the API shows it (docs/orders.md), from the session that sold it.
 
@@ -22,17 +21,10 @@ export async function paidSessionOf(sql: SqlExecutor, schema: string, tenant: Te
   return rows[0]?.document;
 }
 
-/** The trade as the processor's back office names it: derived from the charge's key, as it was sent. */
-export const tradeOf = (processor: ExternalProcessor | undefined, chargeKey: string): string =>
-  processor === 'ecpay' ? merchantTradeNo(chargeKey) : processor === 'payuni' ? payuniTradeNo(chargeKey) : chargeKey;
-
 /** Who charged the session and under what trade; null when nothing was charged (a 0 TWD order). */
 export function chargeOf(session: Session): { processor: Order['processor']; processor_reference: string | null } {
   const charge = session.charge;
-  return {
-    processor: charge?.processor ?? 'sandbox',
-    processor_reference: charge ? tradeOf(charge.processor, charge.key) : null,
-  };
+  return charge ? sessionTradeOf(charge.processor, charge.key) : { processor: 'sandbox', processor_reference: null };
 }
 
 /** paid, partially_refunded or refunded, by what refunds gave back. */

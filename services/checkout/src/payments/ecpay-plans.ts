@@ -19,7 +19,8 @@ const PREFIX = 'pm_ecpay_';
 /** The platform's reference to an ECPay plan, the subscription's payment method: its MerchantTradeNo. */
 export const ecpayPlanReference = (merchantTradeNo: string) => `${PREFIX}${merchantTradeNo}`;
 export const isEcpayPlan = (paymentMethodId: string) => paymentMethodId.startsWith(PREFIX);
-const tradeNoOf = (paymentMethodId: string) => paymentMethodId.slice(PREFIX.length);
+/** The plan's MerchantTradeNo, from its reference. */
+export const ecpayPlanTradeNo = (paymentMethodId: string) => paymentMethodId.slice(PREFIX.length);
 
 /** How often a renewal waiting for its period asks ECPay's plan query: `CHECKOUT_PLAN_CHECK_MS`, 10 minutes. */
 function askedRecently(context: ServiceContext, charge: PeriodCharge, now: Date): boolean {
@@ -59,7 +60,7 @@ export async function chargeEcpayPlan(
   if (known?.status === 'released') return RELEASED;
   if (!ecpay) return declined('processor_unavailable', 'The plan is at ECPay, which the organization no longer uses');
   const charge =
-    known ?? (await records.ask(request.idempotencyKey, tradeNoOf(request.paymentMethodId), request.amount));
+    known ?? (await records.ask(request.idempotencyKey, ecpayPlanTradeNo(request.paymentMethodId), request.amount));
   // Billing asks a waiting renewal's key on every sweep; ECPay answers callers too quick with 403.
   if (charge.status === 'asked' && askedRecently(context, charge, request.now)) {
     throw new PlanChargeNotKnown('ECPay was asked about this period a moment ago; the renewal waits');

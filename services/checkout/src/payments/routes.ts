@@ -27,6 +27,7 @@ import {
 } from './payuni-invoice-codes';
 import { type ProcessorMerchant, processorMerchantOf } from './settings/merchant-of';
 import { refuseUnlessChargeable } from './settings/refusal';
+import { chargeTradeOf } from './charge-trade';
 
 /**
  * `POST /internal/charges`, for billing's renewals: charges a card saved at checkout, off-session,
@@ -47,7 +48,7 @@ export function mountChargeRoutes(app: Express, context: ServiceContext): void {
   app.post('/internal/charges', requireCaller, validate({ body: ChargeSavedCardBody }), async (req, res) => {
     const caller = callerOf(req);
     const request = savedCardRequest(context, caller.environment, res.locals.input.body);
-    res.json(answerOf(await chargeSavedCard(context, caller, request)));
+    res.json(answerOf(await chargeSavedCard(context, caller, request), request.idempotencyKey));
   });
 
   /**
@@ -61,7 +62,7 @@ export function mountChargeRoutes(app: Express, context: ServiceContext): void {
     const { processor } = dependenciesOf(context);
     const { idempotency_key: key, release_if_absent: release } = res.locals.input.body as Required<ChargeStatusBody>;
     const kept = (await processor.lookup(key)) ?? (await unsimulatedStatus(context, caller, key, release));
-    const answer: ChargeStatus = kept ? answerOf(kept) : { status: 'not_found' };
+    const answer: ChargeStatus = kept ? answerOf(kept, key) : { status: 'not_found' };
     res.json(answer);
   });
 
@@ -125,7 +126,9 @@ export function mountChargeRoutes(app: Express, context: ServiceContext): void {
     const results = await Promise.all(
       requests.map((request) => byKey.get(request.idempotencyKey) ?? chargeAtProcessor(context, caller, request, own)),
     );
-    const answer: SavedCardCharges = { results: results.map(answerOf) };
+    const answer: SavedCardCharges = {
+      results: results.map((result, i) => answerOf(result, requests[i]!.idempotencyKey)),
+    };
     res.json(answer);
   });
 }
@@ -211,10 +214,11 @@ function savedCardRequest(
   };
 }
 
-function answerOf(result: InvoiceChargeResult): SavedCardCharge {
+/** A charge's answer to billing; one that succeeded names its trade (`chargeTradeOf`). */
+function answerOf(result: InvoiceChargeResult, chargeKey: string): SavedCardCharge {
   switch (result.status) {
     case 'succeeded':
-      return { status: 'succeeded' };
+      return { status: 'succeeded', ...chargeTradeOf(result.payment_method.id, chargeKey) };
     case 'declined':
       return { status: 'declined', code: result.code, message: result.message };
     case 'pending':

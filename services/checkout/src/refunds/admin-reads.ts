@@ -6,7 +6,14 @@ import {
   inSchemaOrder,
   unknownCursor,
 } from '@billing/contracts';
-import { type SqlExecutor, createdBetween, cursorAfter, keysetPage, newestFirst } from '@billing/eventstore';
+import {
+  type PageFilter,
+  type SqlExecutor,
+  createdBetween,
+  cursorAfter,
+  keysetPage,
+  newestFirst,
+} from '@billing/eventstore';
 import type { ServiceContext } from '@billing/runtime';
 import { type Tenant, adminOrganizationOf, validate } from '@billing/service';
 import type { Express } from 'express';
@@ -14,7 +21,7 @@ import { sessionsTable } from '../sessions/read-model';
 import { findRefund, refundsTable } from './read-model';
 
 /**
- * `GET /admin/refunds?environment=&status=&from=&to=` (the admin API's
+ * `GET /admin/refunds?environment=&status=&from=&to=&invoices=` (the admin API's
  * `/admin/v1/organizations/{org}/refunds`): every refund checkout decided, of orders and of
  * invoices (decision 0009: checkout decides them all), for the dashboard's refunds list and export.
  */
@@ -28,6 +35,10 @@ export function mountRefundReads(app: Express, context: ServiceContext): void {
     res.json({ object: 'list', data: refunds, has_more: hasMore });
   });
 }
+
+/** Only the refunds of these invoices: a lookup per invoice in `refunds_of_invoices`. */
+const ofInvoices = (invoices: string[] | undefined): PageFilter[] =>
+  invoices ? [(param) => `r.document->>'invoice_id' = ANY(${param(invoices)}::text[])`] : [];
 
 type RefundRow = {
   document: Refund;
@@ -57,7 +68,7 @@ export async function organizationRefunds(
     select: `r.document, s.document->>'customer_id' AS customer_id, s.document->>'customer_email' AS customer_email,
       s.document->'product'->>'name' AS product_name`,
     where: { 'r.organization': tenant.organization, 'r.environment': tenant.environment, 'r.status': query.status },
-    filters: createdBetween('r', query),
+    filters: [...createdBetween('r', query), ...ofInvoices(query.invoices)],
     order: newestFirst('r'),
     after,
     limit: query.limit,

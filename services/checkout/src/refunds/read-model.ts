@@ -29,6 +29,8 @@ const refunds = documentTable<Refund>({
     // The dashboard's list by status: a page is a range of it, however many refunds of other statuses.
     'CREATE INDEX IF NOT EXISTS refunds_by_status ON {table} (organization, environment, status, created_at DESC, id DESC)',
     "CREATE INDEX IF NOT EXISTS refunds_pending ON {table} (created_at) WHERE status = 'pending'",
+    // A customer's page asks the refunds of its invoices: a lookup per invoice, not a scan of the organization's.
+    "CREATE INDEX IF NOT EXISTS refunds_of_invoices ON {table} (organization, environment, (document->>'invoice_id')) WHERE document->>'invoice_id' IS NOT NULL",
   ],
 });
 

@@ -13,6 +13,7 @@ import {
 } from '@billing/contracts';
 import { type RefundOrder, decideOrderRefund, decideOrderSettlement, orderRefunded } from '../refunds/order';
 import type { SettleRefund } from '../refunds/refund';
+import { sessionTradeOf } from '../payments/session-trade';
 import { toSessionResource } from './resource';
 import type {
   Buyer,
@@ -453,6 +454,7 @@ function complete({ data }: CompleteSession, state: SessionState): SessionEvent[
       metadata: session.metadata,
       einvoice: session.einvoice,
       payment_method: charge.payment_method,
+      ...(session.order.amount_total > 0 ? { charge: sessionTradeOf(charge.processor, charge.key) } : {}),
       completed_at: completedAt,
     },
   });

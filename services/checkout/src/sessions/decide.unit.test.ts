@@ -280,6 +280,8 @@ describe('Checkout session', () => {
               metadata: { ref: 'friend' },
               einvoice: null,
               payment_method: visa,
+              // The simulator's trade is the charge key, as it was sent.
+              charge: { processor: 'sandbox', processor_reference: 'pi_1-1' },
               completed_at: at(3).toISOString(),
               object: expect.objectContaining({
                 object: 'checkout.session',

@@ -150,6 +150,7 @@ export const ZH_TW: Record<string, string> = {
   'No invoices in these days.': '這段期間沒有發票。',
   'Refunds from {from} to {to}': '{from} 至 {to} 的退款',
   'No refunds in these days.': '這段期間沒有退款。',
+  'No refunds.': '沒有退款。',
   Reason: '退款原因',
   draft: '草稿',
   open: '待付款',

@@ -1,4 +1,5 @@
 import { type ApiError, type Invoice } from '@billing/contracts';
+import type { PaymentOutcome } from '../../invoices/invoice';
 import { isRetryableWriteError } from '@billing/eventstore';
 import type { ServiceContext } from '@billing/runtime';
 import type { Tenant } from '@billing/service';
@@ -243,7 +244,7 @@ export async function recordLateInvoiceCharge(
   tenant: Tenant,
   invoiceId: string,
   attempt: number,
-  outcome: { status: 'succeeded' } | { status: 'declined'; code: string; message: string },
+  outcome: PaymentOutcome,
 ): Promise<void> {
   const { database, tables } = context.store;
   const invoice = await findInvoice(database, tables.schema, tenant, invoiceId);

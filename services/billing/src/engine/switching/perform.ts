@@ -8,7 +8,9 @@ import {
   conflict,
   livemodeOf,
   newId,
+  type ChargeTrade,
 } from '@billing/contracts';
+import { paidTrade } from '../../invoices/invoice';
 import type { EventStoreTransaction } from '@billing/eventstore';
 import type { ServiceContext } from '@billing/runtime';
 import type { Tenant } from '@billing/service';
@@ -117,7 +119,7 @@ export async function performSwitch(
     amount_discount: target.price - proration.charge_amount,
     balance_change: planned.balanceChange,
   };
-  const record = (tx: EventStoreTransaction, held: boolean) =>
+  const record = (tx: EventStoreTransaction, held: boolean, charge?: ChargeTrade) =>
     recordProratedSwitch(tx, context, tenant, {
       subscription: state.subscription,
       switchId,
@@ -126,6 +128,7 @@ export async function performSwitch(
       target,
       amount: planned.chargeNow,
       recording,
+      charge,
       now,
     });
 
@@ -192,7 +195,7 @@ export async function performSwitch(
       { code: outcome.code, message: outcome.message },
     ]);
   }
-  await inTransaction(context, (tx) => record(tx, true));
+  await inTransaction(context, (tx) => record(tx, true, paidTrade(outcome)));
   return answer(
     (await findInvoice(context.store.database, context.store.tables.schema, tenant, invoiceId)) ?? null,
     null,

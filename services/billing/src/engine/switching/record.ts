@@ -1,4 +1,4 @@
-import type { InvoiceLine, ScheduledPlan, Subscription } from '@billing/contracts';
+import type { ChargeTrade, InvoiceLine, ScheduledPlan, Subscription } from '@billing/contracts';
 import { type EventStoreTransaction, handleCommandInTransaction } from '@billing/eventstore';
 import type { ServiceContext } from '@billing/runtime';
 import type { Tenant } from '@billing/service';
@@ -30,6 +30,8 @@ export async function recordProratedSwitch(
     target: ScheduledPlan;
     amount: number;
     recording: SwitchRecording;
+    /** Who charged the switch and under what trade (none: nothing charged, or not named). */
+    charge?: ChargeTrade;
     now: Date;
   },
 ): Promise<void> {
@@ -70,6 +72,7 @@ export async function recordProratedSwitch(
         periodStart: period.start,
         periodEnd: period.end,
         paidAt: now.toISOString(),
+        charge: input.charge,
         now,
       },
     },

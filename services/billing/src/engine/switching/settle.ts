@@ -1,4 +1,5 @@
 import { type Environment } from '@billing/contracts';
+import { paidTrade } from '../../invoices/invoice';
 import { type ServiceContext, positiveNumberSetting } from '@billing/runtime';
 import type { Tenant } from '@billing/service';
 import { chargeStatus } from '../../charges/charge';
@@ -59,6 +60,7 @@ export async function settleHeldSwitch(
       target: held.target_plan,
       amount: held.amount,
       recording,
+      charge: paidTrade(outcome),
       now,
     }),
   );

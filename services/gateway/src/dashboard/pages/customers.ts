@@ -20,6 +20,7 @@ import {
 import { type DashboardPage, type PageContext, table } from '../page';
 import { type EinvoiceLookup, einvoiceCell, einvoiceFailure, einvoicesOfCustomer, showsEinvoices } from './einvoices';
 import { historySection } from './history';
+import { processorName } from './awaiting-payments';
 
 interface Customer {
   id: string;
@@ -53,6 +54,17 @@ interface InvoicePayment {
   created_at: string;
   invoice_id: string;
   failure_message: string | null;
+  processor: string | null;
+  processor_reference: string | null;
+}
+/** A refund, of an order or of an invoice (checkout decides both). */
+interface Refund {
+  id: string;
+  amount: number;
+  status: string;
+  reason: string | null;
+  invoice_id: string | null;
+  created_at: string;
 }
 /** A one-time purchase the customer paid at checkout (checkout's). */
 interface Order {
@@ -62,6 +74,9 @@ interface Order {
   amount_refunded: number;
   status: string;
   payment_method: { brand: string; last4: string } | null;
+  processor: string;
+  processor_reference: string | null;
+  refunds: Refund[];
   paid_at: string;
 }
 /** A row of the customer's payments: either kind, newest first. */
@@ -179,16 +194,38 @@ async function optional(title: string, read: () => Promise<Html>, t: PageContext
  * Every payment of the customer, newest first: their invoices' charges (billing) and their
  * one-time purchases at checkout (checkout), the latest 50 of each.
  */
-async function paymentsSection(ctx: PageContext, id: string, invoices: Invoice[]): Promise<Html> {
-  const { t } = ctx;
+/**
+ * The customer's payments (invoice charges and one-time purchases, newest first, each with the
+ * processor's trade when known) and refunds (of those purchases, and of the invoices shown).
+ */
+async function moneySections(ctx: PageContext, id: string, invoices: Invoice[]): Promise<Html> {
   const query = `environment=${ctx.environment}&limit=50`;
-  const [charges, orders] = await Promise.all([
+  const refunded = invoices.filter((i) => i.amount_refunded > 0).map((i) => i.id);
+  const [charges, orders, invoiceRefunds] = await Promise.all([
     ctx.api.admin<{ data: InvoicePayment[] }>('GET', `/customers/${id}/payments?${query}`),
     ctx.api.admin<{ data: Order[] }>('GET', `/customers/${id}/orders?${query}`),
+    refunded.length === 0
+      ? { data: [] }
+      : ctx.api.admin<{ data: Refund[] }>('GET', `/refunds?${query}&invoices=${refunded.join(',')}`),
   ]);
   const numbers = new Map(invoices.map((i) => [i.id, i.number]));
+  return html`${paymentsSection(ctx, charges.data, orders.data, numbers)}
+  ${refundsSection(ctx, orders.data, invoiceRefunds.data, numbers)}`;
+}
+
+/** The processor's name and its trade, under a payment's reference; nothing when not known. */
+const tradeLine = (processor: string | null, reference: string | null) =>
+  processor && reference ? html`<div class="muted">${processorName(processor)} <code>${reference}</code></div>` : '';
+
+function paymentsSection(
+  ctx: PageContext,
+  charges: InvoicePayment[],
+  orders: Order[],
+  numbers: Map<string, string>,
+): Html {
+  const { t } = ctx;
   const rows: PaymentRow[] = [
-    ...charges.data.map((p) => ({
+    ...charges.map((p) => ({
       at: p.created_at,
       cells: html`<td>${when(p.created_at)}</td>
         <td>${twd(p.amount)}</td>
@@ -196,11 +233,11 @@ async function paymentsSection(ctx: PageContext, id: string, invoices: Invoice[]
         <td>
           <a href="${ctx.base}/invoices/${p.invoice_id}"
             >${t('Invoice {number}', { number: numbers.get(p.invoice_id) ?? p.invoice_id })}</a
-          >
+          >${tradeLine(p.processor, p.processor_reference)}
         </td>
         <td>${p.failure_message ?? ''}</td>`,
     })),
-    ...orders.data.map((o) => ({
+    ...orders.map((o) => ({
       at: o.paid_at,
       cells: html`<td>${when(o.paid_at)}</td>
         <td>
@@ -210,6 +247,7 @@ async function paymentsSection(ctx: PageContext, id: string, invoices: Invoice[]
         <td>
           ${o.product.name} ·
           <code>${o.id}</code>${o.payment_method ? html` · ${o.payment_method.brand} ${o.payment_method.last4}` : ''}
+          ${tradeLine(o.processor, o.processor_reference)}
         </td>
         <td></td>`,
     })),
@@ -226,6 +264,34 @@ async function paymentsSection(ctx: PageContext, id: string, invoices: Invoice[]
       ),
       t('No payments.'),
     )}`;
+}
+
+/** Every refund of the customer's purchases and of the invoices shown, newest first. */
+function refundsSection(ctx: PageContext, orders: Order[], invoiceRefunds: Refund[], numbers: Map<string, string>) {
+  const { t } = ctx;
+  const forInvoice = (r: Refund) => {
+    const number = numbers.get(r.invoice_id!) ?? r.invoice_id!;
+    return html`<a href="${ctx.base}/invoices/${r.invoice_id}">${t('Invoice {number}', { number })}</a>`;
+  };
+  const rows = [
+    ...orders.flatMap((o) =>
+      o.refunds.map((r) => ({ refund: r, target: html`${o.product.name} · <code>${o.id}</code>` })),
+    ),
+    ...invoiceRefunds.map((r) => ({ refund: r, target: forInvoice(r) })),
+  ]
+    .sort((a, b) => Date.parse(b.refund.created_at) - Date.parse(a.refund.created_at))
+    .map(
+      ({ refund: r, target }) =>
+        html`<tr>
+          <td>${when(r.created_at)}</td>
+          <td>${twd(r.amount)}</td>
+          <td>${t(r.status)}</td>
+          <td>${target} · <code>${r.id}</code></td>
+          <td>${r.reason ?? ''}</td>
+        </tr>`,
+    );
+  return html`<h2>${t('Refunds')}</h2>
+    ${table(t('Refunds'), [t('When'), t('Amount'), t('Status'), t('For'), t('Reason')], rows, t('No refunds.'))}`;
 }
 
 export const customerPage: DashboardPage = {
@@ -248,7 +314,7 @@ export const customerPage: DashboardPage = {
           <td>${when(s.current_period_end)}</td>
         </tr>`,
     );
-    const payments = await optional(t('Payments'), () => paymentsSection(ctx, id, invoices.data), t);
+    const payments = await optional(t('Payments'), () => moneySections(ctx, id, invoices.data), t);
     return html`<section class="card" aria-label="${t('Customer')}">
         <h2>${customer.email}</h2>
         <dl class="facts">

@@ -30,6 +30,9 @@ interface InvoiceCharge {
   amount: number;
   status: string;
   failure_message: string | null;
+  /** Who charged it and its trade; null for a decline and for charges recorded before they were named. */
+  processor: string | null;
+  processor_reference: string | null;
   created_at: string;
 }
 /** Checkout's one-time purchase. */
@@ -58,7 +61,7 @@ interface Payment {
   reference: string;
   item: string;
   method: string;
-  /** The processor and its name for the trade (ECPay's MerchantTradeNo...); empty for invoice charges. */
+  /** The processor and its name for the trade (ECPay's MerchantTradeNo...); empty when none is known. */
   processor: string;
   processorReference: string;
   failure: string;
@@ -75,8 +78,8 @@ const fromCharge = (c: InvoiceCharge): Payment => ({
   reference: c.invoice_id,
   item: '',
   method: '',
-  processor: '',
-  processorReference: '',
+  processor: c.processor ?? '',
+  processorReference: c.processor_reference ?? '',
   failure: c.failure_message ?? '',
 });
 
