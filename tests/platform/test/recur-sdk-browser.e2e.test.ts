@@ -47,8 +47,13 @@ async function merchantShop(): Promise<{ origin: string; server: Server }> {
       return;
     }
     res.writeHead(200, { 'content-type': 'text/html; charset=utf-8' });
+    // The border-box reset nearly every site has (Tailwind's preflight, normalize): the SDK's
+    // coupon input counts on it. Without it the input is 46 px wider than its box and covers
+    // the apply button, and whether a click on the button lands depended on the run.
     res.end(
-      '<!doctype html><html><head><title>Leaf & Co shop</title></head><body><h1>Leaf &amp; Co</h1><div id="out"></div></body></html>',
+      '<!doctype html><html><head><title>Leaf & Co shop</title>' +
+        '<style>*, *::before, *::after { box-sizing: border-box; }</style></head>' +
+        '<body><h1>Leaf &amp; Co</h1><div id="out"></div></body></html>',
     );
   });
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
