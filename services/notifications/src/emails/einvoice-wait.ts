@@ -27,38 +27,38 @@ export async function recordEinvoicing(sql: SqlExecutor, schema: string, event: 
   );
 }
 
-async function issuesEinvoices(sql: SqlExecutor, schema: string, tenant: Tenant): Promise<boolean> {
-  const { rows } = await sql.query<{ enabled: boolean }>(
-    `SELECT enabled FROM ${emailTables(schema).einvoicing} WHERE organization = $1 AND environment = $2`,
-    [tenant.organization, tenant.environment],
-  );
-  return rows[0]?.enabled ?? false;
-}
-
 type KnownEinvoice = { status: 'awaited' | 'issued' | 'failed'; number: string | null };
 
 /**
- * The payment's e-invoice as known, after marking it awaited. Its row is the meeting point of
- * the receipt and the e-invoice, whose events come on different topics in any order: whichever
- * writes it second waits for the first to commit, then reads what it wrote.
+ * The payment's e-invoice as known, in one statement. When the organization issues e-invoices
+ * (a replica of billing's settings; their credentials stay in billing) its row is marked awaited
+ * first: the row is the meeting point of the receipt and the e-invoice, whose events come on
+ * different topics in any order, and whichever writes it second waits for the first to commit,
+ * then reads what it wrote. Otherwise the row is only read.
  */
-async function awaitEinvoice(sql: SqlExecutor, schema: string, tenant: Tenant, ref: string, at: Date) {
-  const table = emailTables(schema).einvoices;
+async function knownEinvoice(
+  sql: SqlExecutor,
+  schema: string,
+  tenant: Tenant,
+  ref: string,
+  at: Date,
+  issuing: boolean,
+) {
+  const t = emailTables(schema);
   const { rows } = await sql.query<KnownEinvoice>(
-    `INSERT INTO ${table} (organization, environment, ref, status, number, updated_at)
-     VALUES ($1, $2, $3, 'awaited', NULL, $4)
-     ON CONFLICT (organization, environment, ref) DO UPDATE SET status = ${table}.status
-     RETURNING status, number`,
-    [tenant.organization, tenant.environment, ref, at],
-  );
-  return rows[0]!;
-}
-
-async function knownEinvoice(sql: SqlExecutor, schema: string, tenant: Tenant, ref: string) {
-  const { rows } = await sql.query<KnownEinvoice>(
-    `SELECT status, number FROM ${emailTables(schema).einvoices}
-     WHERE organization = $1 AND environment = $2 AND ref = $3`,
-    [tenant.organization, tenant.environment, ref],
+    `WITH awaited AS (
+       INSERT INTO ${t.einvoices} (organization, environment, ref, status, number, updated_at)
+       SELECT $1, $2, $3, 'awaited', NULL, $4
+       WHERE $5::boolean AND EXISTS (SELECT 1 FROM ${t.einvoicing} s
+                                     WHERE s.organization = $1 AND s.environment = $2 AND s.enabled)
+       ON CONFLICT (organization, environment, ref) DO UPDATE SET status = ${t.einvoices}.status
+       RETURNING status, number
+     )
+     SELECT status, number FROM awaited
+     UNION ALL
+     SELECT status, number FROM ${t.einvoices}
+     WHERE organization = $1 AND environment = $2 AND ref = $3 AND NOT EXISTS (SELECT 1 FROM awaited)`,
+    [tenant.organization, tenant.environment, ref, at, issuing],
   );
   return rows[0] ?? null;
 }
@@ -78,10 +78,7 @@ export async function receiptWithEinvoice(
 ): Promise<EmailRequest> {
   const ref = receipt.ref;
   if (receipt.kind !== 'receipt' || !ref) return receipt;
-  const issues = receipt.einvoiced === true && (await issuesEinvoices(sql, schema, tenant));
-  const known = issues
-    ? await awaitEinvoice(sql, schema, tenant, ref, at)
-    : await knownEinvoice(sql, schema, tenant, ref);
+  const known = await knownEinvoice(sql, schema, tenant, ref, at, receipt.einvoiced === true);
   return {
     ...receipt,
     facts: { ...receipt.facts, einvoice_number: known?.number ?? null },

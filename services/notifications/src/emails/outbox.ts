@@ -163,14 +163,14 @@ export async function queueEmail(
 ): Promise<void> {
   const t = emailTables(schema);
   if (request.kind === 'receipt' && request.order_id && request.email) {
-    await sql.query(
+    await sql.write(
       `INSERT INTO ${t.orders} (organization, environment, order_id, email, locale) VALUES ($1, $2, $3, $4, $5)
        ON CONFLICT DO NOTHING`,
       [event.organization, event.environment, request.order_id, request.email, request.locale],
     );
   }
   // One statement: nothing is queued of a kind the organization switched off.
-  await sql.query(
+  await sql.write(
     `INSERT INTO ${t.emails} (id, organization, environment, event_id, kind, customer_id, order_id, ref, to_address,
        locale, facts, status, next_attempt_at, hold_until, created_at)
      SELECT $1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, 'QUEUED',
@@ -204,7 +204,7 @@ export async function rememberBuyerLocale(
   tenant: { organization: string; environment: string },
   buyer: { email: string; locale: PageLanguage },
 ): Promise<void> {
-  await sql.query(
+  await sql.write(
     `INSERT INTO ${emailTables(schema).buyers} (organization, environment, email, locale) VALUES ($1, $2, lower($3), $4)
      ON CONFLICT (organization, environment, email) DO UPDATE SET locale = EXCLUDED.locale`,
     [tenant.organization, tenant.environment, buyer.email, buyer.locale],
@@ -226,7 +226,7 @@ export async function buyerLocale(
 
 /** A checkout session or invoice was paid or closed: its reminders waiting to go out are dropped. */
 export async function dropReminders(sql: SqlExecutor, schema: string, ref: string): Promise<void> {
-  await sql.query(
+  await sql.write(
     `UPDATE ${emailTables(schema).emails} SET status = 'SKIPPED', error = 'Paid or closed before the reminder was due'
      WHERE ref = $1 AND status = 'QUEUED' AND kind = 'payment_reminder'`,
     [ref],
