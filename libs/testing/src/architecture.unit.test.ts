@@ -140,6 +140,7 @@ const BILLING_LAYERS = {
   below: [
     'subscriptions',
     'customers',
+    'credits',
     'invoices',
     'test-clocks',
     'settings',

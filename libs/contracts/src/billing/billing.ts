@@ -22,7 +22,7 @@ export const BILLING_PAGE = { defaultLimit: 10, maxLimit: 100 } as const;
 const limits = CUSTOMER_LIMITS;
 const timestamp = z.iso.datetime();
 
-const Metadata = z
+export const Metadata = z
   .record(z.string().min(1).max(limits.metadataKey), z.string().max(limits.metadataValue))
   .refine((m) => Object.keys(m).length <= limits.metadataKeys, {
     message: `metadata holds at most ${limits.metadataKeys} keys`,

@@ -7,3 +7,4 @@ export * from './switching';
 export * from './subscription-creation';
 export * from './metrics';
 export * from './einvoices';
+export * from './credits';

@@ -26,6 +26,9 @@ export const ID_PREFIX = {
   email: 'eml',
   apiKey: 'key',
   request: 'req',
+  creditGrant: 'cgr',
+  creditSpend: 'cspd',
+  creditAdjustment: 'cadj',
 } as const;
 export type IdKind = keyof typeof ID_PREFIX;
 

@@ -1,0 +1,160 @@
+import { type CreditSource, expiryNotLater, insufficientCredits, spendKeyMismatch } from '@billing/contracts';
+import { type CreditsEvent, type CreditsExpired, type CreditsState, drawsFor, evolve, isExpired } from './ledger';
+
+type On = { customerId: string; now: Date };
+
+/** `idempotencyKey` makes the grant once (a purchase's order); null for manual grants. */
+export type GrantCredits = {
+  type: 'GrantCredits';
+  data: On & {
+    grantId: string;
+    amount: number;
+    source: CreditSource;
+    sourceId: string | null;
+    reason: string | null;
+    priority: number;
+    expiresAt: Date | null;
+    idempotencyKey: string | null;
+  };
+};
+
+export type SpendCredits = {
+  type: 'SpendCredits';
+  data: On & { spendId: string; amount: number; idempotencyKey: string; metadata: Record<string, string> | null };
+};
+
+/** The merchant takes credits back. */
+export type AdjustCredits = {
+  type: 'AdjustCredits';
+  data: On & { adjustmentId: string; amount: number; reason: string };
+};
+
+/** Records the expiry of every grant whose `expires_at` is at or before `now`. */
+export type ExpireCredits = { type: 'ExpireCredits'; data: On };
+
+export type CreditsCommand = GrantCredits | SpendCredits | AdjustCredits | ExpireCredits;
+
+/**
+ * Every command first expires the grants that are due at its `now`, in the same append, so a
+ * spend never draws from a grant past its `expires_at` even when no sweep has expired it yet.
+ */
+export function decide(command: CreditsCommand, state: CreditsState): CreditsEvent[] {
+  switch (command.type) {
+    case 'GrantCredits':
+      return grant(command, state);
+    case 'SpendCredits':
+      return spend(command, state);
+    case 'AdjustCredits':
+      return adjust(command, state);
+    case 'ExpireCredits':
+      return expiriesDue(state, command.data);
+    default: {
+      const _exhaustive: never = command;
+      throw new Error(`Unknown command ${(_exhaustive as { type: string }).type}`);
+    }
+  }
+}
+
+function grant({ data }: GrantCredits, state: CreditsState): CreditsEvent[] {
+  if (data.idempotencyKey !== null && state.grantKeys[data.idempotencyKey]) return [];
+  if (data.expiresAt && data.expiresAt.getTime() <= data.now.getTime()) throw expiryNotLater(data.now);
+  const expiries = expiriesDue(state, data);
+  const balance = after(state, expiries).balance + data.amount;
+  return [
+    ...expiries,
+    {
+      type: 'CreditsGranted',
+      data: {
+        customer_id: data.customerId,
+        grant_id: data.grantId,
+        amount: data.amount,
+        source: data.source,
+        source_id: data.sourceId,
+        reason: data.reason,
+        priority: data.priority,
+        expires_at: data.expiresAt?.toISOString() ?? null,
+        idempotency_key: data.idempotencyKey,
+        balance_after: balance,
+        granted_at: data.now.toISOString(),
+      },
+    },
+  ];
+}
+
+/** A repeated key answers the spend it made (nothing new); with another amount or metadata it is refused. */
+function spend({ data }: SpendCredits, state: CreditsState): CreditsEvent[] {
+  const earlier = state.spends[data.idempotencyKey];
+  if (earlier) {
+    const same = earlier.amount === data.amount && sameMetadata(earlier.metadata, data.metadata);
+    if (!same) throw spendKeyMismatch();
+    return [];
+  }
+  const expiries = expiriesDue(state, data);
+  const current = after(state, expiries);
+  if (data.amount > current.balance) throw insufficientCredits(current.balance, data.amount);
+  return [
+    ...expiries,
+    {
+      type: 'CreditsSpent',
+      data: {
+        customer_id: data.customerId,
+        spend_id: data.spendId,
+        amount: data.amount,
+        drawn_from: drawsFor(current.grants, data.amount),
+        idempotency_key: data.idempotencyKey,
+        metadata: data.metadata,
+        balance_after: current.balance - data.amount,
+        spent_at: data.now.toISOString(),
+      },
+    },
+  ];
+}
+
+/** Taken back as a spend is drawn; never below zero. */
+function adjust({ data }: AdjustCredits, state: CreditsState): CreditsEvent[] {
+  const expiries = expiriesDue(state, data);
+  const current = after(state, expiries);
+  if (data.amount > current.balance) throw insufficientCredits(current.balance, data.amount);
+  return [
+    ...expiries,
+    {
+      type: 'CreditsAdjusted',
+      data: {
+        customer_id: data.customerId,
+        adjustment_id: data.adjustmentId,
+        amount: data.amount,
+        drawn_from: drawsFor(current.grants, data.amount),
+        reason: data.reason,
+        balance_after: current.balance - data.amount,
+        adjusted_at: data.now.toISOString(),
+      },
+    },
+  ];
+}
+
+/** One CreditsExpired per open grant due at `now`, in grant order, each with the balance after it. */
+function expiriesDue(state: CreditsState, { customerId, now }: On): CreditsExpired[] {
+  let balance = state.balance;
+  return state.grants
+    .filter((open) => isExpired(open, now))
+    .map((open) => {
+      balance -= open.remaining;
+      return {
+        type: 'CreditsExpired',
+        data: {
+          customer_id: customerId,
+          grant_id: open.id,
+          amount: open.remaining,
+          balance_after: balance,
+          expired_at: open.expires_at!,
+        },
+      };
+    });
+}
+
+const after = (state: CreditsState, events: CreditsEvent[]) => events.reduce(evolve, state);
+
+function sameMetadata(a: Record<string, string> | null, b: Record<string, string> | null): boolean {
+  const entries = (m: Record<string, string> | null) => JSON.stringify(Object.entries(m ?? {}).sort());
+  return entries(a) === entries(b);
+}

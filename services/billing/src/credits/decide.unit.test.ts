@@ -1,0 +1,286 @@
+import { ApiError } from '@billing/contracts';
+import { deciderSpec } from '@billing/testing';
+import { creditsAggregate } from './aggregate';
+import type { CreditsCommand, GrantCredits } from './decide';
+import type { CreditsEvent } from './ledger';
+
+const spec = deciderSpec(creditsAggregate);
+const customerId = 'cus_1';
+const at = new Date('2026-03-01T00:00:00.000Z');
+const day = (n: number) => new Date(at.getTime() + n * 86_400_000);
+
+type GrantFields = Partial<GrantCredits['data']> & { balance?: number };
+const grant = (id: string, amount: number, fields: GrantFields = {}): CreditsCommand => ({
+  type: 'GrantCredits',
+  data: {
+    customerId,
+    now: at,
+    grantId: id,
+    amount,
+    source: 'manual',
+    sourceId: null,
+    reason: 'goodwill',
+    priority: 0,
+    expiresAt: null,
+    idempotencyKey: null,
+    ...fields,
+  },
+});
+/** The event of `grant(id, amount, fields)` with the balance after it. */
+const granted = (id: string, amount: number, balance: number, fields: GrantFields = {}): CreditsEvent => {
+  const { data } = grant(id, amount, fields) as GrantCredits;
+  return {
+    type: 'CreditsGranted',
+    data: {
+      customer_id: customerId,
+      grant_id: id,
+      amount,
+      source: data.source,
+      source_id: data.sourceId,
+      reason: data.reason,
+      priority: data.priority,
+      expires_at: data.expiresAt?.toISOString() ?? null,
+      idempotency_key: data.idempotencyKey,
+      balance_after: balance,
+      granted_at: data.now.toISOString(),
+    },
+  };
+};
+const spend = (
+  amount: number,
+  key = 'k1',
+  now = at,
+  metadata: Record<string, string> | null = null,
+): CreditsCommand => ({
+  type: 'SpendCredits',
+  data: { customerId, now, spendId: `cspd_${key}`, amount, idempotencyKey: key, metadata },
+});
+const spent = (
+  amount: number,
+  drawn: Array<[string, number]>,
+  balance: number,
+  key = 'k1',
+  now = at,
+  metadata: Record<string, string> | null = null,
+): CreditsEvent => ({
+  type: 'CreditsSpent',
+  data: {
+    customer_id: customerId,
+    spend_id: `cspd_${key}`,
+    amount,
+    drawn_from: drawn.map(([grant_id, n]) => ({ grant_id, amount: n })),
+    idempotency_key: key,
+    metadata,
+    balance_after: balance,
+    spent_at: now.toISOString(),
+  },
+});
+const expired = (grantId: string, amount: number, balance: number, expiresAt: Date): CreditsEvent => ({
+  type: 'CreditsExpired',
+  data: {
+    customer_id: customerId,
+    grant_id: grantId,
+    amount,
+    balance_after: balance,
+    expired_at: expiresAt.toISOString(),
+  },
+});
+const adjust = (amount: number, now = at): CreditsCommand => ({
+  type: 'AdjustCredits',
+  data: { customerId, now, adjustmentId: 'cadj_1', amount, reason: 'refund' },
+});
+
+describe('Credits', () => {
+  describe('granting', () => {
+    it('adds to the balance', () =>
+      spec
+        .given([granted('cgr_a', 10, 10)])
+        .when(grant('cgr_b', 5))
+        .then([granted('cgr_b', 5, 15)]));
+    it('grants once per idempotency key', () =>
+      spec
+        .given([granted('cgr_a', 10, 10, { idempotencyKey: 'order:ord_1' })])
+        .when(grant('cgr_b', 10, { idempotencyKey: 'order:ord_1' }))
+        .then([]));
+    it('refuses an expiry at or before now with validation_error', () =>
+      spec
+        .given([])
+        .when(grant('cgr_a', 10, { expiresAt: at }))
+        .thenThrows('expires_at must be later'));
+    it('expires what is due first', () =>
+      spec
+        .given([granted('cgr_a', 10, 10, { expiresAt: day(1) })])
+        .when(grant('cgr_b', 5, { now: day(1) }))
+        .then([expired('cgr_a', 10, 0, day(1)), granted('cgr_b', 5, 5, { now: day(1) })]));
+  });
+
+  describe('spending', () => {
+    it('draws from one grant and answers the balance after', () =>
+      spec
+        .given([granted('cgr_a', 10, 10)])
+        .when(spend(3))
+        .then([spent(3, [['cgr_a', 3]], 7)]));
+    it('may spend the whole balance', () =>
+      spec
+        .given([granted('cgr_a', 10, 10)])
+        .when(spend(10))
+        .then([spent(10, [['cgr_a', 10]], 0)]));
+    it('refuses more than the balance with 402 insufficient_credits and the balance in details', () => {
+      const state = creditsAggregate.fold([]);
+      const given = [granted('cgr_a', 10, 10)].reduce(creditsAggregate.evolve, state);
+      try {
+        creditsAggregate.decide(spend(11), given);
+        throw new Error('not refused');
+      } catch (error) {
+        expect(error).toBeInstanceOf(ApiError);
+        expect(error).toMatchObject({ status: 402, code: 'insufficient_credits' });
+        expect((error as ApiError).details).toEqual([expect.objectContaining({ balance: 10 })]);
+      }
+    });
+    it('refuses any spend with no grants', () => spec.given([]).when(spend(1)).thenThrows('The balance is 0'));
+
+    it('burns the soonest expiry first, never-expiring last', () =>
+      spec
+        .given([
+          granted('cgr_never', 5, 5),
+          granted('cgr_late', 5, 10, { expiresAt: day(20) }),
+          granted('cgr_soon', 5, 15, { expiresAt: day(10) }),
+        ])
+        .when(spend(12))
+        .then([
+          spent(
+            12,
+            [
+              ['cgr_soon', 5],
+              ['cgr_late', 5],
+              ['cgr_never', 2],
+            ],
+            3,
+          ),
+        ]));
+    it('burns higher priority first among equal expiries, then the older grant', () =>
+      spec
+        .given([
+          granted('cgr_old', 5, 5, { expiresAt: day(10) }),
+          granted('cgr_new', 5, 10, { expiresAt: day(10) }),
+          granted('cgr_high', 5, 15, { expiresAt: day(10), priority: 9 }),
+        ])
+        .when(spend(8))
+        .then([
+          spent(
+            8,
+            [
+              ['cgr_high', 5],
+              ['cgr_old', 3],
+            ],
+            7,
+          ),
+        ]));
+    it('continues from what earlier spends left', () =>
+      spec
+        .given([granted('cgr_a', 5, 5), granted('cgr_b', 5, 10), spent(4, [['cgr_a', 4]], 6, 'k0')])
+        .when(spend(3))
+        .then([
+          spent(
+            3,
+            [
+              ['cgr_a', 1],
+              ['cgr_b', 2],
+            ],
+            3,
+          ),
+        ]));
+  });
+
+  describe('a repeated idempotency key', () => {
+    const history = [granted('cgr_a', 10, 10), spent(3, [['cgr_a', 3]], 7, 'k1', at, { order: '1' })];
+    it('appends nothing', () =>
+      spec
+        .given(history)
+        .when(spend(3, 'k1', day(1), { order: '1' }))
+        .then([]));
+    it('keeps the original spend in the state for the answer', () => {
+      const state = history.reduce(creditsAggregate.evolve, creditsAggregate.initialState());
+      expect(state.spends.k1).toEqual({
+        spend_id: 'cspd_k1',
+        amount: 3,
+        metadata: { order: '1' },
+        balance_after: 7,
+        spent_at: at.toISOString(),
+      });
+    });
+    it('with another amount is idempotency_key_mismatch', () =>
+      spec
+        .given(history)
+        .when(spend(4, 'k1', at, { order: '1' }))
+        .thenThrows(/another amount/));
+    it('with other metadata is idempotency_key_mismatch', () =>
+      spec
+        .given(history)
+        .when(spend(3, 'k1', at, { order: '2' }))
+        .thenThrows(/another amount or metadata/));
+    it('is not refused for want of credits later', () =>
+      spec
+        .given([...history, spent(7, [['cgr_a', 7]], 0, 'k2')])
+        .when(spend(3, 'k1', at, { order: '1' }))
+        .then([]));
+  });
+
+  describe('expiry', () => {
+    const history = [granted('cgr_exp', 10, 10, { expiresAt: day(5) }), granted('cgr_keep', 4, 14)];
+    it('is recorded by ExpireCredits at the expiry instant', () =>
+      spec
+        .given(history)
+        .when({ type: 'ExpireCredits', data: { customerId, now: day(5) } })
+        .then([expired('cgr_exp', 10, 4, day(5))]));
+    it('records nothing before the expiry', () =>
+      spec
+        .given(history)
+        .when({ type: 'ExpireCredits', data: { customerId, now: new Date(day(5).getTime() - 1) } })
+        .then([]));
+    it('records only what was left of a grant, once', () =>
+      spec
+        .given([...history, spent(6, [['cgr_exp', 6]], 8, 'k0'), expired('cgr_exp', 4, 4, day(5))])
+        .when({ type: 'ExpireCredits', data: { customerId, now: day(9) } })
+        .then([]));
+    it('comes before a spend in the same append: an expired grant is never spent', () =>
+      spec
+        .given(history)
+        .when(spend(4, 'k1', day(6)))
+        .then([expired('cgr_exp', 10, 4, day(5)), spent(4, [['cgr_keep', 4]], 0, 'k1', day(6))]));
+    it('leaves a spend the expired credits would have covered refused, and appends nothing', () =>
+      spec
+        .given(history)
+        .when(spend(5, 'k1', day(6)))
+        .thenThrows('The balance is 4'));
+  });
+
+  describe('taking back', () => {
+    it('draws from grants in burn order', () =>
+      spec
+        .given([granted('cgr_a', 5, 5), granted('cgr_b', 5, 10, { expiresAt: day(3) })])
+        .when(adjust(7))
+        .then([
+          {
+            type: 'CreditsAdjusted',
+            data: {
+              customer_id: customerId,
+              adjustment_id: 'cadj_1',
+              amount: 7,
+              drawn_from: [
+                { grant_id: 'cgr_b', amount: 5 },
+                { grant_id: 'cgr_a', amount: 2 },
+              ],
+              reason: 'refund',
+              balance_after: 3,
+              adjusted_at: at.toISOString(),
+            },
+          },
+        ]));
+    it('never below zero', () =>
+      spec
+        .given([granted('cgr_a', 5, 5)])
+        .when(adjust(6))
+        .thenThrows('The balance is 5'));
+  });
+});

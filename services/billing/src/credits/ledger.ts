@@ -1,0 +1,124 @@
+import type {
+  CreditSource,
+  CreditsAdjustedData,
+  CreditsExpiredData,
+  CreditsGrantedData,
+  CreditsSpentData,
+} from '@billing/contracts';
+import { streamEvents } from '@billing/eventstore';
+
+// A customer's credits (docs/credits.md): grants, spends, take-backs and expiries on the stream
+// `customer_credits-<customer id>`. Not the customer balance of customers/balance.ts, which is money.
+
+export const creditsStream = (customerId: string) => `customer_credits-${customerId}`;
+
+export type CreditsGranted = { type: 'CreditsGranted'; data: CreditsGrantedData };
+export type CreditsSpent = { type: 'CreditsSpent'; data: CreditsSpentData };
+export type CreditsAdjusted = { type: 'CreditsAdjusted'; data: CreditsAdjustedData };
+export type CreditsExpired = { type: 'CreditsExpired'; data: CreditsExpiredData };
+export type CreditsEvent = CreditsGranted | CreditsSpent | CreditsAdjusted | CreditsExpired;
+
+export const creditsEvents = streamEvents<CreditsEvent>({
+  CreditsGranted: true,
+  CreditsSpent: true,
+  CreditsAdjusted: true,
+  CreditsExpired: true,
+});
+
+/** A grant with credits left, not yet recorded as expired (it may be past its `expires_at`). */
+export type OpenGrant = {
+  id: string;
+  remaining: number;
+  source: CreditSource;
+  priority: number;
+  expires_at: string | null;
+  granted_at: string;
+};
+
+/** What a repeat of a spend's idempotency key answers. */
+export type SpendRecord = Omit<CreditsSpentData, 'drawn_from' | 'customer_id' | 'idempotency_key'>;
+
+export type CreditsState = {
+  /** Open grants in the order they were granted. */
+  grants: OpenGrant[];
+  /** Remaining credits of the open grants, expired or not. */
+  balance: number;
+  spends: Record<string, SpendRecord>;
+  grantKeys: Record<string, string>;
+};
+
+/** Version of `evolve` and the state's shape for snapshots (docs/decisions/0010-snapshots.md). */
+export const CREDITS_SNAPSHOT_VERSION = 1;
+
+export const initialState = (): CreditsState => ({ grants: [], balance: 0, spends: {}, grantKeys: {} });
+
+export function evolve(state: CreditsState, event: CreditsEvent): CreditsState {
+  switch (event.type) {
+    case 'CreditsGranted': {
+      const { data } = event;
+      const grant: OpenGrant = {
+        id: data.grant_id,
+        remaining: data.amount,
+        source: data.source,
+        priority: data.priority,
+        expires_at: data.expires_at,
+        granted_at: data.granted_at,
+      };
+      const grantKeys = data.idempotency_key
+        ? { ...state.grantKeys, [data.idempotency_key]: data.grant_id }
+        : state.grantKeys;
+      return { ...state, grants: [...state.grants, grant], balance: data.balance_after, grantKeys };
+    }
+    case 'CreditsSpent': {
+      const { drawn_from, customer_id: _customer, idempotency_key, ...record } = event.data;
+      const spends = { ...state.spends, [idempotency_key]: record };
+      return { ...state, grants: drawDown(state.grants, drawn_from), balance: event.data.balance_after, spends };
+    }
+    case 'CreditsAdjusted':
+      return { ...state, grants: drawDown(state.grants, event.data.drawn_from), balance: event.data.balance_after };
+    case 'CreditsExpired':
+      return {
+        ...state,
+        grants: state.grants.filter((grant) => grant.id !== event.data.grant_id),
+        balance: event.data.balance_after,
+      };
+    default: {
+      const _unknown: never = event;
+      return state;
+    }
+  }
+}
+
+/** The grants after `draws`; a grant drawn to zero closes. */
+function drawDown(grants: OpenGrant[], draws: { grant_id: string; amount: number }[]): OpenGrant[] {
+  const drawn = new Map(draws.map((draw) => [draw.grant_id, draw.amount]));
+  return grants
+    .map((grant) => ({ ...grant, remaining: grant.remaining - (drawn.get(grant.id) ?? 0) }))
+    .filter((grant) => grant.remaining > 0);
+}
+
+/** Expired at `now`: its `expires_at` is at or before it. */
+export const isExpired = (grant: Pick<OpenGrant, 'expires_at'>, now: Date) =>
+  grant.expires_at !== null && Date.parse(grant.expires_at) <= now.getTime();
+
+/**
+ * The burn order: soonest expiry first (never-expiring last), then higher priority, then the
+ * older grant. `grants` are in grant order, and the sort is stable, which makes "older" hold.
+ */
+export function inBurnOrder<T extends Pick<OpenGrant, 'expires_at' | 'priority'>>(grants: readonly T[]): T[] {
+  const expiry = (grant: T) => (grant.expires_at === null ? Infinity : Date.parse(grant.expires_at));
+  return [...grants].sort((a, b) => expiry(a) - expiry(b) || b.priority - a.priority);
+}
+
+/** `amount` drawn from `grants` in burn order; the caller has checked that they hold enough. */
+export function drawsFor(grants: readonly OpenGrant[], amount: number): { grant_id: string; amount: number }[] {
+  const draws: { grant_id: string; amount: number }[] = [];
+  let left = amount;
+  for (const grant of inBurnOrder(grants)) {
+    if (left === 0) break;
+    const take = Math.min(grant.remaining, left);
+    draws.push({ grant_id: grant.id, amount: take });
+    left -= take;
+  }
+  return draws;
+}

@@ -1,0 +1,181 @@
+import type { EventStore, RecordedEvent, SqlExecutor } from '@billing/eventstore';
+import { type CreditsEvent, creditsEvents } from './ledger';
+
+// Written in the append's transaction (a client reads its own writes): one balance row per
+// customer, one row per grant with what remains of it, and one ledger row per event.
+
+export const creditTables = (schema: string) => ({
+  balances: `${schema}.credit_balances`,
+  grants: `${schema}.credit_grants`,
+  ledger: `${schema}.credit_ledger`,
+});
+
+export async function migrateCreditsReadModel(store: EventStore): Promise<void> {
+  const { schema } = store.tables;
+  const t = creditTables(schema);
+  await store.migrateSchema(`
+    CREATE SCHEMA IF NOT EXISTS ${schema};
+    CREATE TABLE IF NOT EXISTS ${t.balances} (
+      customer_id text PRIMARY KEY,
+      organization text NOT NULL,
+      environment text NOT NULL,
+      balance bigint NOT NULL,
+      stream_version integer NOT NULL
+    );
+    CREATE TABLE IF NOT EXISTS ${t.grants} (
+      id text PRIMARY KEY,
+      customer_id text NOT NULL,
+      organization text NOT NULL,
+      environment text NOT NULL,
+      amount bigint NOT NULL,
+      remaining bigint NOT NULL,
+      source text NOT NULL,
+      source_id text,
+      reason text,
+      priority integer NOT NULL,
+      expires_at timestamptz,
+      created_at timestamptz NOT NULL,
+      stream_version integer NOT NULL
+    );
+    CREATE INDEX IF NOT EXISTS credit_grants_open ON ${t.grants} (customer_id) WHERE remaining > 0;
+    -- The sweep's question: open grants past their expiry.
+    CREATE INDEX IF NOT EXISTS credit_grants_expiring ON ${t.grants} (expires_at)
+      WHERE remaining > 0 AND expires_at IS NOT NULL;
+    CREATE TABLE IF NOT EXISTS ${t.ledger} (
+      id text PRIMARY KEY,
+      customer_id text NOT NULL,
+      organization text NOT NULL,
+      environment text NOT NULL,
+      seq integer NOT NULL,
+      type text NOT NULL,
+      amount bigint NOT NULL,
+      balance_after bigint NOT NULL,
+      grant_id text,
+      drawn_from jsonb NOT NULL,
+      reason text,
+      metadata jsonb,
+      created_at timestamptz NOT NULL
+    );
+    -- A customer's ledger newest first, paged by the stream version of each entry.
+    CREATE UNIQUE INDEX IF NOT EXISTS credit_ledger_by_customer ON ${t.ledger} (customer_id, seq DESC);
+  `);
+}
+
+/** The ledger row of an event: its id, type, signed amount, the grant it names and its time. */
+export function ledgerEntryOf(event: CreditsEvent) {
+  switch (event.type) {
+    case 'CreditsGranted': {
+      const { grant_id, amount, granted_at } = event.data;
+      return { id: grant_id, type: 'grant', amount, grant_id, at: granted_at };
+    }
+    case 'CreditsSpent': {
+      const { spend_id, amount, spent_at } = event.data;
+      return { id: spend_id, type: 'spend', amount: -amount, grant_id: null, at: spent_at };
+    }
+    case 'CreditsAdjusted': {
+      const { adjustment_id, amount, adjusted_at } = event.data;
+      return { id: adjustment_id, type: 'adjustment', amount: -amount, grant_id: null, at: adjusted_at };
+    }
+    case 'CreditsExpired': {
+      const { grant_id, amount, expired_at } = event.data;
+      return { id: expiryEntryId(grant_id), type: 'expiry', amount: -amount, grant_id, at: expired_at };
+    }
+  }
+}
+
+/** A grant expires once, so its expiry's entry is named after it. */
+export const expiryEntryId = (grantId: string) => `cexp_${grantId.replace(/^cgr_/, '')}`;
+
+/**
+ * Applies credit events; each row is guarded by the stream version it was written at, so an
+ * event applied already changes nothing when replayed.
+ */
+export async function projectCredits(sql: SqlExecutor, schema: string, events: RecordedEvent[]): Promise<void> {
+  const t = creditTables(schema);
+  for (const recorded of events) {
+    const event = creditsEvents.of(recorded);
+    if (!event) continue;
+    const version = recorded.stream_version;
+    const tenant = [recorded.organization, recorded.environment];
+    await writeGrants(sql, t.grants, event, recorded, version);
+    await sql.write(
+      `INSERT INTO ${t.balances} (customer_id, organization, environment, balance, stream_version)
+       VALUES ($1, $2, $3, $4, $5)
+       ON CONFLICT (customer_id) DO UPDATE SET balance = EXCLUDED.balance, stream_version = EXCLUDED.stream_version
+       WHERE ${t.balances}.stream_version < EXCLUDED.stream_version`,
+      [event.data.customer_id, ...tenant, event.data.balance_after, version],
+    );
+    const entry = ledgerEntryOf(event);
+    const drawn = 'drawn_from' in event.data ? event.data.drawn_from : [];
+    await sql.write(
+      `INSERT INTO ${t.ledger} (id, customer_id, organization, environment, seq, type, amount, balance_after,
+         grant_id, drawn_from, reason, metadata, created_at)
+       VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13) ON CONFLICT (id) DO NOTHING`,
+      [
+        entry.id,
+        event.data.customer_id,
+        ...tenant,
+        version,
+        entry.type,
+        entry.amount,
+        event.data.balance_after,
+        entry.grant_id,
+        JSON.stringify(drawn),
+        'reason' in event.data ? event.data.reason : null,
+        'metadata' in event.data && event.data.metadata ? JSON.stringify(event.data.metadata) : null,
+        entry.at,
+      ],
+    );
+  }
+}
+
+async function writeGrants(
+  sql: SqlExecutor,
+  table: string,
+  event: CreditsEvent,
+  recorded: RecordedEvent,
+  version: number,
+): Promise<void> {
+  switch (event.type) {
+    case 'CreditsGranted': {
+      const d = event.data;
+      await sql.write(
+        `INSERT INTO ${table} (id, customer_id, organization, environment, amount, remaining, source, source_id,
+           reason, priority, expires_at, created_at, stream_version)
+         VALUES ($1, $2, $3, $4, $5, $5, $6, $7, $8, $9, $10, $11, $12) ON CONFLICT (id) DO NOTHING`,
+        [
+          d.grant_id,
+          d.customer_id,
+          recorded.organization,
+          recorded.environment,
+          d.amount,
+          d.source,
+          d.source_id,
+          d.reason,
+          d.priority,
+          d.expires_at,
+          d.granted_at,
+          version,
+        ],
+      );
+      return;
+    }
+    case 'CreditsSpent':
+    case 'CreditsAdjusted': {
+      const draws = event.data.drawn_from;
+      await sql.write(
+        `UPDATE ${table} g SET remaining = g.remaining - d.amount, stream_version = $3
+         FROM unnest($1::text[], $2::bigint[]) AS d(id, amount)
+         WHERE g.id = d.id AND g.stream_version < $3`,
+        [draws.map((d) => d.grant_id), draws.map((d) => d.amount), version],
+      );
+      return;
+    }
+    case 'CreditsExpired':
+      await sql.write(`UPDATE ${table} SET remaining = 0, stream_version = $2 WHERE id = $1 AND stream_version < $2`, [
+        event.data.grant_id,
+        version,
+      ]);
+      return;
+  }
+}
