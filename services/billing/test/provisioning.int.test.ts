@@ -213,6 +213,36 @@ describe('a paid SUBSCRIPTION checkout', () => {
     expect(updates[0]!.data.object).toMatchObject({ id: first.id, name: 'Bob', external_id: 'bob_7' });
   });
 
+  it('grants the credits a CREDITS product was sold with, once per order, expiring as it said', async () => {
+    const org = newOrg();
+    const pack = await product(org, {
+      type: 'CREDITS',
+      interval: null,
+      name: '500 credits',
+      credits: { amount: 500, expires_after_days: 30 },
+    });
+    const bare = await product(org, { type: 'CREDITS', interval: null, name: 'No credits declared' });
+    const { order, event } = await paid(org, { product_id: pack, mode: 'PAYMENT', customer_email: 'cc@example.com' });
+    // A producer's retry under a new event id, then a later order on the same key (consumed after it).
+    await publish('checkout.events', { ...event, id: randomUUID() });
+    await publish('checkout.events', {
+      ...event,
+      id: randomUUID(),
+      stream_version: 2,
+      data: { ...event.data, order_id: 'ord_bare', product_id: bare, product: undefined },
+    });
+    await eventually(async () => expect(await eventsOf(running, 'CustomerOrderRecorded', org)).toHaveLength(2), 20000);
+    const customer = await customerByEmail(org, 'cc@example.com');
+    const credits = (await call('GET', `/v1/customers/${customer.id}/credits`, caller(org))).body;
+    expect(credits).toMatchObject({ object: 'credit_balance', customer_id: customer.id, balance: 500 });
+    expect(credits.grants).toEqual([
+      expect.objectContaining({ amount: 500, remaining: 500, source: 'purchase', source_id: order }),
+    ]);
+    const [grant] = credits.grants;
+    expect(Date.parse(grant.expires_at) - Date.parse(grant.created_at)).toBe(30 * 24 * 60 * 60_000);
+    expect(await eventsOf(running, 'CreditsGranted', org)).toHaveLength(1);
+  });
+
   it('does not take an external id that another customer holds', async () => {
     const org = newOrg();
     const oneTime = await product(org, { type: 'ONE_TIME', interval: null });

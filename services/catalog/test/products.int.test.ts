@@ -92,6 +92,7 @@ describe('POST /admin/products', () => {
       trial_days: 14,
       display_order: null,
       metadata: { tier: 'pro' },
+      credits: null,
       active: true,
       created_at: now,
       updated_at: now,
@@ -116,6 +117,27 @@ describe('POST /admin/products', () => {
     });
   });
 
+  it('keeps what a CREDITS product grants, and changes it', async () => {
+    const org = newOrg();
+    const pack = { type: 'CREDITS', interval: undefined, price: 300, credits: { amount: 500 } };
+    const body = await create(org, pack);
+    expect(body.credits).toEqual({ amount: 500, expires_after_days: null });
+    expect(Product.parse(body)).toEqual(body);
+    const changed = await call('PATCH', `/admin/products/${body.id}`, admin(org), {
+      credits: { amount: 600, expires_after_days: 365 },
+    });
+    expect(changed.status).toBe(200);
+    expect(changed.body.credits).toEqual({ amount: 600, expires_after_days: 365 });
+    // A product that grants nothing says so.
+    expect((await create(org, { type: 'ONE_TIME', interval: undefined })).credits).toBeNull();
+    // It stops being a CREDITS product only without its credits.
+    const retyped = await call('PATCH', `/admin/products/${body.id}`, admin(org), { type: 'ONE_TIME' });
+    expect(retyped.status).toBe(422);
+    expect(retyped.body.error.details).toEqual([
+      { path: 'credits', message: expect.any(String), code: 'invalid_value' },
+    ]);
+  });
+
   it.each<[string, Record<string, unknown>, string, string]>([
     ['no environment', { environment: undefined }, 'environment', 'invalid_value'],
     ['an unknown environment', { environment: 'STAGING' }, 'environment', 'invalid_value'],
@@ -136,6 +158,20 @@ describe('POST /admin/products', () => {
       'invalid_value',
     ],
     ['a donation with a trial', { type: 'DONATION', interval: null, trial_days: 7 }, 'trial_days', 'invalid_value'],
+    ['a plan that grants credits', { credits: { amount: 100 } }, 'credits', 'invalid_value'],
+    ['credits of 0', { type: 'CREDITS', interval: null, credits: { amount: 0 } }, 'credits.amount', 'too_small'],
+    [
+      'fractional credits',
+      { type: 'CREDITS', interval: null, credits: { amount: 1.5 } },
+      'credits.amount',
+      'invalid_type',
+    ],
+    [
+      'credits that expire after 0 days',
+      { type: 'CREDITS', interval: null, credits: { amount: 10, expires_after_days: 0 } },
+      'credits.expires_after_days',
+      'too_small',
+    ],
     ['an interval count of 0', { interval_count: 0 }, 'interval_count', 'too_small'],
     ['no price', { price: undefined }, 'price', 'invalid_type'],
     ['a fractional price', { price: 299.5 }, 'price', 'invalid_type'],

@@ -25,6 +25,27 @@ export const PRODUCT_SLUG_PATTERN = /^[a-z0-9](?:[a-z0-9-]*[a-z0-9])?$/;
 
 const limits = PRODUCT_LIMITS;
 
+/** Most credits one purchase grants, and most days they may last. */
+export const CREDIT_GRANT_LIMITS = { amount: 1_000_000_000, expiresAfterDays: 3650 } as const;
+
+/**
+ * What a purchase of a CREDITS product grants the buyer (docs/credits.md): `amount` credits on
+ * the customer's credit balance, expiring `expires_after_days` after the payment (null: never).
+ */
+export const ProductCredits = z
+  .strictObject({
+    amount: z.int().min(1).max(CREDIT_GRANT_LIMITS.amount).describe('Credits one purchase grants'),
+    expires_after_days: z
+      .int()
+      .min(1)
+      .max(CREDIT_GRANT_LIMITS.expiresAfterDays)
+      .nullable()
+      .default(null)
+      .describe('Days after the payment the credits expire; null: never'),
+  })
+  .meta({ id: 'ProductCredits' });
+export type ProductCredits = z.infer<typeof ProductCredits>;
+
 const ProductMetadata = z
   .record(
     z
@@ -69,12 +90,17 @@ const field = {
   trial_days: z.int().min(1).nullable().describe('SUBSCRIPTION only; null when there is no trial'),
   display_order: z.int().nullable(),
   metadata: ProductMetadata.nullable(),
+  // Optional: products made before credits existed have none.
+  credits: ProductCredits.nullable()
+    .optional()
+    .describe('CREDITS only: what a purchase grants the buyer; null: nothing (sold as a one-time item)'),
 };
 
 const ProductFieldsShape = z.strictObject(field);
 
 /** The rules between fields, for a complete set of fields (a new product, or one merged with a change). */
 function checkTypeRules(product: z.infer<typeof ProductFieldsShape>, ctx: z.RefinementCtx): void {
+  checkCredits(product, ctx);
   if (product.type === 'SUBSCRIPTION') {
     if (product.interval === null) {
       ctx.addIssue({
@@ -117,6 +143,18 @@ function checkTypeRules(product: z.infer<typeof ProductFieldsShape>, ctx: z.Refi
   }
 }
 
+/** Only a CREDITS product grants credits. */
+function checkCredits(product: z.infer<typeof ProductFieldsShape>, ctx: z.RefinementCtx): void {
+  if (product.type === 'CREDITS' || product.credits == null) return;
+  ctx.addIssue({
+    code: 'invalid_value',
+    values: [null],
+    input: product.credits,
+    path: ['credits'],
+    message: `credits is only for CREDITS products, not ${product.type}`,
+  });
+}
+
 /** A complete, valid set of product fields: what the catalog stores for each product. */
 export const ProductFields = ProductFieldsShape.superRefine(checkTypeRules);
 export type ProductFields = z.infer<typeof ProductFields>;
@@ -136,6 +174,9 @@ export const CreateProductBody = z
     trial_days: field.trial_days.default(null),
     display_order: field.display_order.default(null),
     metadata: field.metadata.default(null),
+    credits: ProductCredits.nullable()
+      .default(null)
+      .describe(field.credits.description ?? ''),
   })
   .superRefine(checkTypeRules)
   .meta({ id: 'CreateProductBody' });
@@ -168,6 +209,7 @@ export const Product = z
     trial_days: z.int().nullable(),
     display_order: z.int().nullable(),
     metadata: z.record(z.string(), z.string()).nullable(),
+    credits: ProductCredits.nullable().describe('CREDITS only: what a purchase grants the buyer (docs/credits.md)'),
     active: z.boolean().describe('false means archived'),
     created_at: timestamp,
     updated_at: timestamp.describe('Returned only by single-product reads'),

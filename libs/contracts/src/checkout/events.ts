@@ -2,7 +2,7 @@ import { z } from 'zod';
 import { ChargeTrade } from './charges';
 import { CheckoutSession, PaymentInstructions } from './sessions';
 import { Environment } from '../events/envelope';
-import { ProductInterval, ProductType } from '../catalog/products';
+import { ProductCredits, ProductInterval, ProductType } from '../catalog/products';
 import { RefundCreatedData, RefundFailedData, RefundSucceededData } from './refunds';
 import { CouponDiscount } from '../promotions/promotions';
 
@@ -25,6 +25,9 @@ export const SoldProduct = z
     interval: ProductInterval.nullable(),
     interval_count: z.int(),
     trial_days: z.int().nullable(),
+    credits: ProductCredits.nullable()
+      .optional()
+      .describe('What the purchase grants, as sold (CREDITS products); absent in events before credits existed'),
   })
   .meta({ id: 'SoldProduct' });
 export type SoldProduct = z.infer<typeof SoldProduct>;

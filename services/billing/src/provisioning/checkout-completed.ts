@@ -1,6 +1,7 @@
 import { CheckoutSessionCompletedData, type DomainEventEnvelope, newId } from '@billing/contracts';
 import type { EventStore, EventStoreTransaction } from '@billing/eventstore';
 import { type Logger, Tenant } from '@billing/service';
+import { grantPurchasedCredits } from '../credits/purchase';
 import { customerAggregate } from '../customers/aggregate';
 import type { CustomerCommand } from '../customers/decide';
 import { externalIdHolder, findCustomer } from '../customers/queries';
@@ -20,7 +21,7 @@ import { findTestClock } from '../test-clocks/read-model';
  * 1. find the customer checkout resolved (`customer_id`), else the one with the email in the
  *    organization and environment, or create it; an external id is applied to a new customer, or to a found one that has none, unless
  *    another customer holds it; a found customer's data is never changed otherwise;
- * 2. count the order on the customer (`orders_count`);
+ * 2. count the order on the customer (`orders_count`); a CREDITS product grants its credits;
  * 3. in SUBSCRIPTION mode: start the subscription (with the id checkout gave it) and record the
  *    paid invoice of its first period (numbered at the transaction's end:
  *    `InvoicesNumberedAtEnd`), or, when the customer already has a live subscription to the
@@ -109,6 +110,7 @@ export async function provisionFromCheckout(
   }
   // E-invoices keep to the service's clock: their deadlines are real, test clock or not.
   if (await einvoiceForCheckout(store, tx, tenant, customerId, d, serviceNow)) einvoiceAsked();
+  await grantPurchasedCredits(tx, store, tenant, customerId, d, now);
 
   // The plan as the session sold it: later catalog changes do not move a sale.
   const product = d.product;

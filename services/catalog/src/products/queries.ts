@@ -92,6 +92,7 @@ export function toProductListItem(view: ProductView): ProductListItem {
     trial_days: view.trial_days,
     display_order: view.display_order,
     metadata: view.metadata,
+    credits: view.credits ?? null,
     active: view.active,
     created_at: view.created_at,
     livemode: livemodeOf(view.environment),

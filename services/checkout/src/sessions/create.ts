@@ -145,6 +145,7 @@ export function sessionCreatedData({
       interval: product.interval,
       interval_count: product.interval_count,
       trial_days: product.trial_days,
+      ...(product.credits && { credits: product.credits }),
     },
     success_url: request.success_url ?? null,
     cancel_url: request.cancel_url ?? null,

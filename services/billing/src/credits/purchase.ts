@@ -1,0 +1,46 @@
+import { type CheckoutSessionCompletedData, newId } from '@billing/contracts';
+import type { EventStore, EventStoreTransaction } from '@billing/eventstore';
+import type { Tenant } from '@billing/service';
+import { creditsAggregate } from './aggregate';
+
+const DAY_MS = 24 * 60 * 60_000;
+
+/**
+ * A paid CREDITS product grants the buyer what it declared when it was sold (the session's
+ * product, not today's catalog), once per order: a redelivered `checkout.completed` grants
+ * nothing more. The credits expire `expires_after_days` after `now`, the payment's time (a test
+ * clock's for a customer on one). See docs/credits.md.
+ */
+export async function grantPurchasedCredits(
+  tx: EventStoreTransaction,
+  store: EventStore,
+  tenant: Tenant,
+  customerId: string,
+  sale: Pick<CheckoutSessionCompletedData, 'order_id' | 'product'>,
+  now: Date,
+): Promise<void> {
+  const credits = sale.product?.type === 'CREDITS' ? sale.product.credits : null;
+  if (!credits) return;
+  const days = credits.expires_after_days;
+  await creditsAggregate.handleInTransaction(
+    tx,
+    store,
+    customerId,
+    {
+      type: 'GrantCredits',
+      data: {
+        customerId,
+        now,
+        grantId: newId('creditGrant'),
+        amount: credits.amount,
+        source: 'purchase',
+        sourceId: sale.order_id,
+        reason: null,
+        priority: 0,
+        expiresAt: days === null ? null : new Date(now.getTime() + days * DAY_MS),
+        idempotencyKey: `order:${sale.order_id}`,
+      },
+    },
+    { ...tenant, occurredAt: now },
+  );
+}
