@@ -10,6 +10,8 @@ import {
 import { migrateCustomersReadModel } from './customers/read-model';
 import { mountResolveRoute } from './customers/resolve';
 import { mountCustomerBalanceRoute, mountCustomerRoutes, mountDefaultPaymentMethodRoute } from './customers/routes';
+import { migrateCreditsReadModel } from './credits/read-model';
+import { mountCreditRoutes } from './credits/routes';
 import { mountEntitlementRoutes } from './entitlements/routes';
 import { migrateInvoicesReadModel } from './invoices/read-model';
 import { mountInvoicePaymentRoute } from './invoices/payment';
@@ -55,6 +57,7 @@ export const billingService: ServiceDefinition = {
     // Before `/v1/subscriptions/:id` and `/v1/customers/:id`'s error codes.
     mountSwitchingRoutes(app, context);
     mountCustomerBalanceRoute(app, context);
+    mountCreditRoutes(app, context);
     mountDirectCreationRoutes(app, context);
     mountCustomerRoutes(app, context);
     mountSubscriptionRoutes(app, context);
@@ -83,6 +86,7 @@ export const billingService: ServiceDefinition = {
     await migrateTestClocksReadModel(context.store);
     await migrateSwitchingReadModel(context.store);
     await migrateBalancesReadModel(context.store);
+    await migrateCreditsReadModel(context.store);
     await migratePendingCharges(context.store);
     await migrateDirectCreationReadModel(context.store);
     await migratePortalSessionsReadModel(context.store);

@@ -1,5 +1,6 @@
 import { type ServiceContext, positiveNumberSetting, startPeriodic } from '@billing/runtime';
 import { reconcilePendingCharges } from './reconcile';
+import { expireDueCredits } from './credits/expire';
 import { runEinvoiceWork } from './einvoices/worker';
 import { runDueWork } from './engine/due-work';
 import { settleHeldSwitches } from './engine/switching/settle';
@@ -11,8 +12,9 @@ export const DEFAULT_SWEEP_INTERVAL_MS = 30_000;
  * The background sweep of time-driven work: what fell due by the service clock (trial ends,
  * period-end cancellations), and what a crash left unfinished: test-clock advances (also
  * resumed at once on start), plan switches that held their subscription past
- * BILLING_SWITCH_HOLD_MS, charges whose outcome was never recorded (`reconcile.ts`), and
- * e-invoices to issue, void or allowance (`einvoices/worker.ts`). Every
+ * BILLING_SWITCH_HOLD_MS, charges whose outcome was never recorded (`reconcile.ts`),
+ * e-invoices to issue, void or allowance (`einvoices/worker.ts`), and credit grants past their
+ * expiry (`credits/expire.ts`). Every
  * `BILLING_TRIAL_SWEEP_INTERVAL_MS` (default 30 s; the name predates the other work).
  */
 export function startBillingSweep(context: ServiceContext): () => Promise<void> {
@@ -31,6 +33,7 @@ export function startBillingSweep(context: ServiceContext): () => Promise<void> 
     await settleHeldSwitches(context);
     await reconcilePendingCharges(context);
     await runEinvoiceWork(context);
+    await expireDueCredits(context);
   }, intervalMs);
   return async () => {
     await stop();

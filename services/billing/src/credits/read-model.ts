@@ -35,6 +35,8 @@ export async function migrateCreditsReadModel(store: EventStore): Promise<void> 
       priority integer NOT NULL,
       expires_at timestamptz,
       created_at timestamptz NOT NULL,
+      -- Grant order (the older grant burns first among equals); stream_version moves on with each draw.
+      granted_version integer NOT NULL,
       stream_version integer NOT NULL
     );
     CREATE INDEX IF NOT EXISTS credit_grants_open ON ${t.grants} (customer_id) WHERE remaining > 0;
@@ -141,8 +143,8 @@ async function writeGrants(
       const d = event.data;
       await sql.write(
         `INSERT INTO ${table} (id, customer_id, organization, environment, amount, remaining, source, source_id,
-           reason, priority, expires_at, created_at, stream_version)
-         VALUES ($1, $2, $3, $4, $5, $5, $6, $7, $8, $9, $10, $11, $12) ON CONFLICT (id) DO NOTHING`,
+           reason, priority, expires_at, created_at, granted_version, stream_version)
+         VALUES ($1, $2, $3, $4, $5, $5, $6, $7, $8, $9, $10, $11, $12, $12) ON CONFLICT (id) DO NOTHING`,
         [
           d.grant_id,
           d.customer_id,

@@ -1,0 +1,162 @@
+import {
+  AdjustCreditsBody,
+  type CreditAdjustment,
+  type CreditBalance,
+  CreditLedgerQuery,
+  type CreditSpend,
+  CreateCreditGrantBody,
+  CreditsCustomerParams,
+  SpendCreditsBody,
+  livemodeOf,
+  newId,
+} from '@billing/contracts';
+import type { ServiceContext } from '@billing/runtime';
+import { type Tenant, secretCallerOf, validate } from '@billing/service';
+import type { Express, Request } from 'express';
+import { requireCustomer } from '../customers/queries';
+import { timeOn } from '../test-clocks/read-model';
+import { creditsAggregate } from './aggregate';
+import type { CreditsCommand } from './decide';
+import { CREDITS_MAX_ATTEMPTS, expireDue } from './expire';
+import { creditBalanceOf, grantOfEvent, ledgerPage, openGrants } from './queries';
+
+/**
+ * A customer's credits (Secret Key; docs/credits.md). Another organization's or environment's
+ * customer is a 404 as on `/v1/customers/{id}`; errors leave in the customer endpoints' codes.
+ */
+export function mountCreditRoutes(app: Express, context: ServiceContext): void {
+  const { store } = context;
+  const { schema } = store.tables;
+  const db = store.database;
+
+  /** The caller's customer `id` and the time on its clock (a Sandbox test clock, else the service's). */
+  async function customerOf(req: Request, id: string) {
+    const tenant: Tenant = secretCallerOf(req);
+    const customer = await requireCustomer(db, schema, tenant, { by: 'id', value: id });
+    const now = await timeOn(db, schema, tenant, customer.test_clock, context.now);
+    return { tenant: { organization: tenant.organization, environment: tenant.environment }, now };
+  }
+
+  const run = (tenant: Tenant, customerId: string, now: Date, command: CreditsCommand) =>
+    creditsAggregate.handle(store, customerId, command, {
+      ...tenant,
+      occurredAt: now,
+      maxAttempts: CREDITS_MAX_ATTEMPTS,
+    });
+
+  app.get('/v1/customers/:id/credits', validate({ params: CreditsCustomerParams }), async (req, res) => {
+    const { id } = res.locals.input.params;
+    const { tenant, now } = await customerOf(req, id);
+    await expireDue(context, tenant, id, now);
+    const body: CreditBalance = {
+      object: 'credit_balance',
+      customer_id: id,
+      balance: await creditBalanceOf(db, schema, tenant, id),
+      grants: await openGrants(db, schema, tenant, id, now),
+      livemode: livemodeOf(tenant.environment),
+    };
+    res.json(body);
+  });
+
+  app.get(
+    '/v1/customers/:id/credits/ledger',
+    validate({ params: CreditsCustomerParams, query: CreditLedgerQuery }),
+    async (req, res) => {
+      const { params, query } = res.locals.input;
+      const { tenant, now } = await customerOf(req, params.id);
+      await expireDue(context, tenant, params.id, now);
+      const page = { limit: query.limit, startingAfter: query.starting_after };
+      const { entries, hasMore } = await ledgerPage(db, schema, tenant, params.id, page);
+      res.json({ object: 'list', data: entries, has_more: hasMore, livemode: livemodeOf(tenant.environment) });
+    },
+  );
+
+  app.post(
+    '/v1/customers/:id/credits/grants',
+    validate({ params: CreditsCustomerParams, body: CreateCreditGrantBody }),
+    async (req, res) => {
+      const { params, body } = res.locals.input;
+      const { tenant, now } = await customerOf(req, params.id);
+      const grantId = newId('creditGrant');
+      const expiresAt = body.expires_at === undefined ? null : new Date(body.expires_at);
+      const { events } = await run(tenant, params.id, now, {
+        type: 'GrantCredits',
+        data: {
+          customerId: params.id,
+          now,
+          grantId,
+          amount: body.amount,
+          source: 'manual',
+          sourceId: null,
+          reason: body.reason,
+          priority: body.priority,
+          expiresAt,
+          idempotencyKey: null,
+        },
+      });
+      const granted = events.map((e) => creditsAggregate.events.of(e)).find((e) => e?.type === 'CreditsGranted');
+      if (granted?.type !== 'CreditsGranted') throw new Error(`grant ${grantId} was not recorded`);
+      res.status(201).json(grantOfEvent(granted.data, tenant.environment));
+    },
+  );
+
+  app.post(
+    '/v1/customers/:id/credits/spend',
+    validate({ params: CreditsCustomerParams, body: SpendCreditsBody }),
+    async (req, res) => {
+      const { params, body } = res.locals.input;
+      const { tenant, now } = await customerOf(req, params.id);
+      const key = body.idempotency_key;
+      const { state } = await run(tenant, params.id, now, {
+        type: 'SpendCredits',
+        data: {
+          customerId: params.id,
+          now,
+          spendId: newId('creditSpend'),
+          amount: body.amount,
+          idempotencyKey: key,
+          metadata: body.metadata ?? null,
+        },
+      });
+      const spend = state.spends[key];
+      if (!spend) throw new Error('the spend was not recorded');
+      const answer: CreditSpend = {
+        object: 'credit_spend',
+        id: spend.spend_id,
+        customer_id: params.id,
+        amount: spend.amount,
+        balance: spend.balance_after,
+        idempotency_key: key,
+        metadata: spend.metadata,
+        created_at: spend.spent_at,
+        livemode: livemodeOf(tenant.environment),
+      };
+      res.json(answer);
+    },
+  );
+
+  app.post(
+    '/v1/customers/:id/credits/adjustments',
+    validate({ params: CreditsCustomerParams, body: AdjustCreditsBody }),
+    async (req, res) => {
+      const { params, body } = res.locals.input;
+      const { tenant, now } = await customerOf(req, params.id);
+      const adjustmentId = newId('creditAdjustment');
+      const { state } = await run(tenant, params.id, now, {
+        type: 'AdjustCredits',
+        data: { customerId: params.id, now, adjustmentId, amount: body.amount, reason: body.reason },
+      });
+      const answer: CreditAdjustment = {
+        object: 'credit_adjustment',
+        id: adjustmentId,
+        customer_id: params.id,
+        amount: body.amount,
+        balance: state.balance,
+        reason: body.reason,
+        created_at: now.toISOString(),
+        livemode: livemodeOf(tenant.environment),
+      };
+      res.status(201).json(answer);
+    },
+  );
+}

@@ -1,0 +1,283 @@
+import { randomUUID } from 'node:crypto';
+import { type ServiceUnderTest, startServiceForTest } from '@billing/runtime';
+import { eventually } from '@billing/testing';
+import { billingService } from '../src';
+import { expireDueCredits } from '../src/credits/expire';
+import { caller, client, feeds, newOrg } from './helpers';
+
+jest.setTimeout(120000);
+
+/** The service's clock, moved by the tests to pass expiries. */
+let clock = new Date('2026-03-01T00:00:00.000Z');
+const DAY = 86_400_000;
+const inDays = (n: number) => new Date(clock.getTime() + n * DAY).toISOString();
+
+let running: ServiceUnderTest;
+beforeAll(async () => {
+  running = await startServiceForTest(billingService, { now: () => clock });
+});
+afterAll(() => running.stop());
+
+const { call } = client(() => running);
+const { product, paid } = feeds(() => running);
+
+/** A customer of a new organization (made by a paid one-time checkout), and calls on its credits. */
+async function customer() {
+  const org = newOrg();
+  const email = `c-${randomUUID()}@example.com`;
+  await paid(org, {
+    product_id: await product(org, { type: 'ONE_TIME', interval: null }),
+    mode: 'PAYMENT',
+    customer_email: email,
+  });
+  let id = '';
+  await eventually(async () => {
+    const res = await call('GET', `/v1/customers?email=${email}`, caller(org));
+    expect(res.body.data).toHaveLength(1);
+    id = res.body.data[0].id;
+  }, 20000);
+  const path = `/v1/customers/${id}/credits`;
+  return {
+    org,
+    id,
+    balance: () => call('GET', path, caller(org)),
+    ledger: (query = '') => call('GET', `${path}/ledger${query}`, caller(org)),
+    grant: (body: Record<string, unknown>) => call('POST', `${path}/grants`, caller(org), { reason: 'test', ...body }),
+    spend: (amount: unknown, key: string = randomUUID(), metadata?: Record<string, string>) =>
+      call('POST', `${path}/spend`, caller(org), { amount, idempotency_key: key, ...(metadata ? { metadata } : {}) }),
+    adjust: (amount: unknown) => call('POST', `${path}/adjustments`, caller(org), { amount, reason: 'refund' }),
+  };
+}
+
+const amounts = (entries: Array<{ type: string; amount: number }>) => entries.map((e) => `${e.type}:${e.amount}`);
+
+describe('credits of a customer', () => {
+  it('grants, spends and answers the balance, the grants and the ledger', async () => {
+    const c = await customer();
+    const granted = await c.grant({ amount: 100, reason: 'welcome', expires_at: inDays(30), priority: 2 });
+    expect(granted.status).toBe(201);
+    expect(granted.body).toMatchObject({
+      object: 'credit_grant',
+      customer_id: c.id,
+      amount: 100,
+      remaining: 100,
+      source: 'manual',
+      source_id: null,
+      reason: 'welcome',
+      priority: 2,
+      expires_at: inDays(30),
+      created_at: clock.toISOString(),
+      livemode: false,
+    });
+    expect(granted.body.id).toMatch(/^cgr_/);
+    const spent = await c.spend(30, 'order-1', { order: '1' });
+    expect(spent.status).toBe(200);
+    expect(spent.body).toMatchObject({
+      object: 'credit_spend',
+      customer_id: c.id,
+      amount: 30,
+      balance: 70,
+      idempotency_key: 'order-1',
+      metadata: { order: '1' },
+      livemode: false,
+    });
+    const balance = await c.balance();
+    expect(balance.body).toEqual({
+      object: 'credit_balance',
+      customer_id: c.id,
+      balance: 70,
+      grants: [{ ...granted.body, remaining: 70 }],
+      livemode: false,
+    });
+    const ledger = await c.ledger();
+    expect(ledger.body).toMatchObject({ object: 'list', has_more: false, livemode: false });
+    expect(ledger.body.data).toEqual([
+      expect.objectContaining({
+        object: 'credit_ledger_entry',
+        id: spent.body.id,
+        type: 'spend',
+        amount: -30,
+        balance_after: 70,
+        grant_id: null,
+        drawn_from: [{ grant_id: granted.body.id, amount: 30 }],
+        metadata: { order: '1' },
+      }),
+      expect.objectContaining({
+        id: granted.body.id,
+        type: 'grant',
+        amount: 100,
+        balance_after: 100,
+        reason: 'welcome',
+      }),
+    ]);
+  });
+
+  it('never goes below zero under 50 concurrent spends, and records each accepted one once', async () => {
+    const c = await customer();
+    expect((await c.grant({ amount: 30 })).status).toBe(201);
+    const answers = await Promise.all(Array.from({ length: 50 }, (_, i) => c.spend(1, `burst-${i}`)));
+    const statuses = answers.map((a) => a.status);
+    expect(statuses.filter((s) => s === 200)).toHaveLength(30);
+    expect(statuses.filter((s) => s === 402)).toHaveLength(20);
+    for (const refused of answers.filter((a) => a.status === 402)) {
+      expect(refused.body.error.code).toBe('insufficient_credits');
+    }
+    expect((await c.balance()).body.balance).toBe(0);
+    const ledger = await c.ledger('?limit=100');
+    const spends = ledger.body.data.filter((e: { type: string }) => e.type === 'spend');
+    expect(spends).toHaveLength(30);
+    const accepted = answers.filter((a) => a.status === 200).map((a) => a.body.id);
+    expect(spends.map((e: { id: string }) => e.id).sort()).toEqual(accepted.sort());
+    expect(spends.map((e: { balance_after: number }) => e.balance_after).sort((a: number, b: number) => a - b)).toEqual(
+      Array.from({ length: 30 }, (_, i) => i),
+    );
+
+    // A spend already made answers again, even with the balance at 0.
+    const again = await c.spend(1, 'burst-0');
+    const first = answers[0]!;
+    expect(again.status).toBe(first.status);
+    if (first.status === 200) expect(again.body).toEqual(first.body);
+  });
+
+  it('spends once per idempotency key, also when the repeats arrive together', async () => {
+    const c = await customer();
+    await c.grant({ amount: 10 });
+    const answers = await Promise.all(Array.from({ length: 10 }, () => c.spend(3, 'same-key')));
+    expect(answers.map((a) => a.status)).toEqual(Array(10).fill(200));
+    expect(new Set(answers.map((a) => a.body.id)).size).toBe(1);
+    expect(answers.every((a) => a.body.balance === 7)).toBe(true);
+    expect((await c.balance()).body.balance).toBe(7);
+    expect(amounts((await c.ledger()).body.data)).toEqual(['spend:-3', 'grant:10']);
+
+    const other = await c.spend(4, 'same-key');
+    expect(other.status).toBe(400);
+    expect(other.body.error.code).toBe('idempotency_key_mismatch');
+  });
+
+  it('refuses a spend or take-back over the balance with 402 and changes nothing', async () => {
+    const c = await customer();
+    await c.grant({ amount: 5 });
+    const refused = await c.spend(6);
+    expect(refused.status).toBe(402);
+    expect(refused.body.error).toMatchObject({ code: 'insufficient_credits', details: [{ balance: 5 }] });
+    expect((await c.adjust(6)).status).toBe(402);
+    expect((await c.balance()).body.balance).toBe(5);
+    expect(amounts((await c.ledger()).body.data)).toEqual(['grant:5']);
+
+    const taken = await c.adjust(2);
+    expect(taken.status).toBe(201);
+    expect(taken.body).toMatchObject({ object: 'credit_adjustment', amount: 2, balance: 3, reason: 'refund' });
+    expect(amounts((await c.ledger()).body.data)).toEqual(['adjustment:-2', 'grant:5']);
+  });
+
+  it('burns the soonest expiry first, then the higher priority, then the older grant, never-expiring last', async () => {
+    const c = await customer();
+    const never = (await c.grant({ amount: 5, priority: 9 })).body.id;
+    const late = (await c.grant({ amount: 5, expires_at: inDays(10) })).body.id;
+    const lateHigh = (await c.grant({ amount: 5, expires_at: inDays(10), priority: 3 })).body.id;
+    const later = (await c.grant({ amount: 5, expires_at: inDays(10) })).body.id;
+    const soon = (await c.grant({ amount: 5, expires_at: inDays(5) })).body.id;
+    expect((await c.balance()).body.grants.map((g: { id: string }) => g.id)).toEqual([
+      soon,
+      lateHigh,
+      late,
+      later,
+      never,
+    ]);
+    await c.spend(22);
+    const [spend] = (await c.ledger()).body.data;
+    expect(spend.drawn_from).toEqual([
+      { grant_id: soon, amount: 5 },
+      { grant_id: lateHigh, amount: 5 },
+      { grant_id: late, amount: 5 },
+      { grant_id: later, amount: 5 },
+      { grant_id: never, amount: 2 },
+    ]);
+  });
+
+  it('never spends an expired grant, and records its expiry in the ledger', async () => {
+    const c = await customer();
+    const expiring = (await c.grant({ amount: 10, expires_at: inDays(1) })).body.id;
+    await c.grant({ amount: 3 });
+    clock = new Date(clock.getTime() + DAY);
+    // Nothing has recorded the expiry yet: the spend sees it and records it first.
+    const refused = await c.spend(4);
+    expect(refused.status).toBe(402);
+    expect(refused.body.error.details[0].balance).toBe(3);
+    expect((await c.spend(2)).body.balance).toBe(1);
+    const balance = await c.balance();
+    expect(balance.body.balance).toBe(1);
+    expect(balance.body.grants.map((g: { id: string }) => g.id)).not.toContain(expiring);
+    const entries = (await c.ledger()).body.data;
+    expect(amounts(entries)).toEqual(['spend:-2', 'expiry:-10', 'grant:3', 'grant:10']);
+    expect(entries[1]).toMatchObject({ grant_id: expiring, balance_after: 3, created_at: clock.toISOString() });
+  });
+
+  it('expires grants from the sweep, and a read counts a grant past its expiry as expired', async () => {
+    const c = await customer();
+    await c.grant({ amount: 10, expires_at: inDays(1) });
+    clock = new Date(clock.getTime() + 2 * DAY);
+    await expireDueCredits(running.service.context);
+    expect(amounts((await c.ledger()).body.data)).toEqual(['expiry:-10', 'grant:10']);
+    expect((await c.balance()).body).toMatchObject({ balance: 0, grants: [] });
+
+    const d = await customer();
+    await d.grant({ amount: 4, expires_at: inDays(1) });
+    clock = new Date(clock.getTime() + DAY);
+    expect((await d.balance()).body).toMatchObject({ balance: 0, grants: [] });
+    expect(amounts((await d.ledger()).body.data)).toEqual(['expiry:-4', 'grant:4']);
+  });
+
+  it('pages the ledger newest first with limit and starting_after', async () => {
+    const c = await customer();
+    for (let i = 1; i <= 5; i++) await c.grant({ amount: i });
+    const first = await c.ledger('?limit=2');
+    expect(amounts(first.body.data)).toEqual(['grant:5', 'grant:4']);
+    expect(first.body.has_more).toBe(true);
+    const second = await c.ledger(`?limit=2&starting_after=${first.body.data[1].id}`);
+    expect(amounts(second.body.data)).toEqual(['grant:3', 'grant:2']);
+    const last = await c.ledger(`?limit=2&starting_after=${second.body.data[1].id}`);
+    expect(amounts(last.body.data)).toEqual(['grant:1']);
+    expect(last.body.has_more).toBe(false);
+    for (const query of ['?limit=0', '?limit=101', '?starting_after=cgr_unknown']) {
+      const res = await c.ledger(query);
+      expect(res.status).toBe(400);
+      expect(res.body.error.code).toBe('invalid_request');
+    }
+  });
+
+  it("is 404 for another organization's or environment's customer, as the customer is", async () => {
+    const c = await customer();
+    await c.grant({ amount: 5 });
+    const customer404 = await call('GET', `/v1/customers/${c.id}`, caller(newOrg()));
+    for (const who of [caller(newOrg()), caller(c.org, 'PRODUCTION')]) {
+      for (const [method, path, body] of [
+        ['GET', '/credits'],
+        ['GET', '/credits/ledger'],
+        ['POST', '/credits/grants', { amount: 5, reason: 'x' }],
+        ['POST', '/credits/spend', { amount: 1, idempotency_key: 'k' }],
+        ['POST', '/credits/adjustments', { amount: 1, reason: 'x' }],
+      ] as const) {
+        const res = await call(method, `/v1/customers/${c.id}${path}`, who, body);
+        expect([method, path, res.status, res.body.error.code]).toEqual([method, path, 404, 'resource_not_found']);
+        expect(res.body.error.message).toBe(customer404.body.error.message);
+      }
+    }
+    expect((await c.balance()).body.balance).toBe(5);
+  });
+
+  it('refuses amounts that are not whole credits from 1 to 1,000,000,000 with 422', async () => {
+    const c = await customer();
+    for (const amount of [0, -1, 1.5, '5', null, 1_000_000_001]) {
+      for (const res of [await c.grant({ amount }), await c.spend(amount), await c.adjust(amount)]) {
+        expect([amount, res.status, res.body.error.code]).toEqual([amount, 422, 'validation_error']);
+        expect(res.body.error.details[0]).toMatchObject({ path: 'amount' });
+      }
+    }
+    const past = await c.grant({ amount: 5, expires_at: clock.toISOString() });
+    expect(past.status).toBe(422);
+    expect(past.body.error.details[0]).toMatchObject({ path: 'expires_at' });
+    expect((await c.spend(1, '')).status).toBe(422);
+    expect((await c.ledger()).body.data).toEqual([]);
+  });
+});
