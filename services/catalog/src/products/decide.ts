@@ -105,7 +105,8 @@ function changedFields(current: ProductFields, requested: Partial<ProductFields>
   const changes: Record<string, unknown> = {};
   for (const name of FIELD_NAMES) {
     if (!(name in requested) || requested[name] === undefined) continue;
-    if (!sameValue(current[name], requested[name])) changes[name] = requested[name];
+    // A field products made before it existed lack (`credits`) is null to a change.
+    if (!sameValue(current[name] ?? null, requested[name])) changes[name] = requested[name];
   }
   return changes as Partial<ProductFields>;
 }

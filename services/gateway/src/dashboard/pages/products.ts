@@ -26,6 +26,8 @@ export interface Product {
   price: number;
   trial_days: number | null;
   display_order: number | null;
+  /** What a purchase grants (CREDITS products); null: nothing. */
+  credits: { amount: number; expires_after_days: number | null } | null;
   active: boolean;
   created_at: string;
 }
@@ -56,8 +58,26 @@ function productFields(t: Translate, state: PageState, product?: Product): unkno
   ${field('p-description', t('Description'), { name: 'description', value: v('description', product?.description) })}
   ${field('p-price', t('Price (whole TWD)'), { name: 'price', type: 'number', value: v('price', product?.price), required: true, extra: html` min="0" step="1"` })}
   ${field('p-trial', t('Trial days (subscriptions, optional)'), { name: 'trial_days', type: 'number', value: v('trial_days', product?.trial_days), extra: html` min="1"` })}
-  ${field('p-order', t('Display order (optional)'), { name: 'display_order', type: 'number', value: v('display_order', product?.display_order) })}`;
+  ${field('p-order', t('Display order (optional)'), { name: 'display_order', type: 'number', value: v('display_order', product?.display_order) })}
+  ${field('p-credits', t('Credits a purchase grants (credits products, optional)'), { name: 'credit_amount', type: 'number', value: v('credit_amount', product?.credits?.amount), extra: html` min="1" step="1"` })}
+  ${field('p-credits-days', t('Days until those credits expire (optional)'), { name: 'credit_expires_after_days', type: 'number', value: v('credit_expires_after_days', product?.credits?.expires_after_days), extra: html` min="1" step="1"` })}`;
 }
+
+/** The form's credits: none without an amount (what the API then says of a bad one is shown). */
+const creditsOf = (form: Record<string, string | undefined>) => {
+  const amount = num(form.credit_amount);
+  if (amount === undefined) return null;
+  return { amount, expires_after_days: nullableNum(form.credit_expires_after_days) };
+};
+
+/** `500 credits, for 30 days`: what a purchase grants. */
+const describeCredits = (t: Translate, credits: Product['credits']) => {
+  if (!credits) return '—';
+  const amount = credits.amount.toLocaleString('en-US');
+  return credits.expires_after_days === null
+    ? t('{amount} credits, without expiry', { amount })
+    : t('{amount} credits, for {days} days', { amount, days: credits.expires_after_days });
+};
 
 export const productsPage: DashboardPage = {
   path: 'products',
@@ -162,6 +182,7 @@ export const productsPage: DashboardPage = {
           currency: 'TWD',
           trial_days: subscription ? num(form.trial_days) : undefined,
           display_order: num(form.display_order),
+          credits: form.type === 'CREDITS' ? creditsOf(form) : null,
         });
         return {
           notice: ctx.t('Product {name} created.', { name: product.name }),
@@ -204,6 +225,12 @@ export const productPage: DashboardPage = {
           <dd>${p.type}</dd>
           <dt>${t('Price')}</dt>
           <dd>${describePrice(t, p)}</dd>
+          ${
+            p.type === 'CREDITS'
+              ? html`<dt>${t('Credits a purchase grants')}</dt>
+                  <dd>${describeCredits(t, p.credits)}</dd>`
+              : ''
+          }
           <dt>${t('Created')}</dt>
           <dd>${when(p.created_at)}</dd>
         </dl>
@@ -229,6 +256,7 @@ export const productPage: DashboardPage = {
           price: num(form.price),
           trial_days: form.trial_days === undefined ? undefined : nullableNum(form.trial_days),
           display_order: nullableNum(form.display_order),
+          credits: creditsOf(form),
         });
         return { notice: ctx.t('Product saved.') };
       },
