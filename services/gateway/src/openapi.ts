@@ -3,6 +3,7 @@ import {
   asyncApiDocument,
   registerBillingRoutes,
   registerCheckoutRoutes,
+  registerCreditRoutes,
   registerEmbeddedCheckoutRoutes,
   registerPaymentLinkRoutes,
   registerPortalRoutes,
@@ -34,6 +35,7 @@ export function publicApiDocument() {
     registerAnalyticsRoutes(registry);
     registerBillingRoutes(registry);
     registerSwitchingRoutes(registry);
+    registerCreditRoutes(registry);
     registerSubscriptionCreationRoutes(registry);
     registerTestClockRoutes(registry);
     registerPortalRoutes(registry);

@@ -115,6 +115,12 @@ export const PUBLIC_ROUTES: readonly PublicRoute[] = [
   { method: 'get', path: '/v1/subscriptions/:id/schedule', upstream: 'billing', keys: SECRET },
   { method: 'delete', path: '/v1/subscriptions/:id/schedule', upstream: 'billing', keys: SECRET },
   { method: 'get', path: '/v1/customers/:id/balance', upstream: 'billing', keys: SECRET },
+  // A customer's credits (docs/credits.md).
+  { method: 'get', path: '/v1/customers/:id/credits', upstream: 'billing', keys: SECRET },
+  { method: 'get', path: '/v1/customers/:id/credits/ledger', upstream: 'billing', keys: SECRET },
+  { method: 'post', path: '/v1/customers/:id/credits/grants', upstream: 'billing', keys: SECRET },
+  { method: 'post', path: '/v1/customers/:id/credits/spend', upstream: 'billing', keys: SECRET },
+  { method: 'post', path: '/v1/customers/:id/credits/adjustments', upstream: 'billing', keys: SECRET },
   { method: 'get', path: '/v1/invoices', upstream: 'billing', keys: SECRET },
   { method: 'get', path: '/v1/invoices/:id', upstream: 'billing', keys: SECRET },
   { method: 'get', path: '/v1/einvoices', upstream: 'billing', keys: SECRET },
