@@ -69,6 +69,38 @@ describe('merchant dashboard actions', () => {
     expect(tooMuch.html).toMatch(/<p class="error" role="alert" id="error-refund">/);
   });
 
+  it("sets a credits product's grant, and grants and takes back a customer's credits", async () => {
+    const created = await owner.submit(`${base}/products`, {
+      _action: 'create',
+      name: 'Credit pack',
+      type: 'CREDITS',
+      price: '300',
+      credit_amount: '500',
+      credit_expires_after_days: '30',
+    });
+    const product = (await shop.send('GET', `/products/${created.location!.split('/').pop()}`)).body;
+    expect(product.credits).toEqual({ amount: 500, expires_after_days: 30 });
+    expect((await owner.get(`${base}/products/${product.id}`)).html).toContain('500 credits, for 30 days');
+
+    const { subscription } = await shop.subscribe('credits@shop.example', '4242424242424242');
+    const path = `${base}/customers/${subscription.customer_id}`;
+    const granted = await owner.submit(path, { _action: 'grant_credits', amount: '120', reason: 'Outage' });
+    expect(await noticeOf(granted)).toContain('120 credits granted.');
+    const tooMuch = await owner.submit(path, { _action: 'take_back_credits', amount: '121', reason: 'Oops' });
+    expect(tooMuch.status).toBeGreaterThanOrEqual(400);
+    expect(tooMuch.html).toContain('The balance is 120 credits; 121 cannot be taken</p>');
+    expect(
+      await noticeOf(await owner.submit(path, { _action: 'take_back_credits', amount: '20', reason: 'Oops' })),
+    ).toContain('20 credits taken back.');
+    const credits = (await shop.send('GET', `/customers/${subscription.customer_id}/credits`)).body;
+    expect(credits.balance).toBe(100);
+    const page = (await owner.get(path)).html;
+    expect(page).toContain('Balance: 100 credits');
+    expect(page).toContain('Outage');
+    const invalid = await owner.submit(path, { _action: 'grant_credits', amount: '0', reason: 'Zero' });
+    expect(invalid.html).toMatch(/<p class="error" role="alert" id="error-grant_credits">/);
+  });
+
   it('edits, archives and restores a product; deactivates a link, a code and a coupon', async () => {
     const pro = (await shop.send('GET', '/products/by-slug/pro')).body;
     await owner.submit(`${base}/products/${pro.id}`, {

@@ -39,6 +39,8 @@ export interface Messages {
   recurring: (price: string, period: string) => string;
   freeThen: (days: number, then: string, period: string) => string;
   oneTime: (price: string) => string;
+  /** A CREDITS product's one-time payment and what it grants: the credits, and for how many days. */
+  oneTimeCredits: (price: string, credits: string, days: number | null) => string;
   checkFields: (fields: string) => string;
   alreadySubscribed: string;
   /** The promotion code field, when the merchant allows one (`allow_promotion_codes`), and the code applied. */
@@ -169,6 +171,8 @@ const en: Messages = {
   recurring: (price, period) => `${price} ${period}`,
   freeThen: (days, then, period) => `Free for ${days} days, then ${then} ${period}`,
   oneTime: (price) => `${price}, one-time payment`,
+  oneTimeCredits: (price, credits, days) =>
+    `${price}, one-time payment, for ${credits} credits${days === null ? '' : ` valid for ${days} days`}`,
   checkFields: (fields) => `Please check: ${fields}`,
   alreadySubscribed:
     'This email already has a subscription to this product. Nothing was charged. Use another email, or manage the subscription you have.',
@@ -325,6 +329,8 @@ const zhTW: Messages = {
   recurring: (price, period) => `${period} ${price}`,
   freeThen: (days, then, period) => `前 ${days} 天免費，之後${period} ${then}`,
   oneTime: (price) => `${price}，一次付清`,
+  oneTimeCredits: (price, credits, days) =>
+    `${price}，一次付清，含 ${credits} 點${days === null ? '' : `，${days} 天內有效`}`,
   checkFields: (fields) => `請檢查：${fields}`,
   alreadySubscribed: '此電子郵件已訂閱這項商品，未收取任何費用。請使用其他電子郵件，或管理您現有的訂閱。',
   promotion: {
@@ -492,8 +498,14 @@ export function priceSchedule(
     /** The plan's price per period after today; absent for one-time products. */
     recurring?: { amount: number; interval: Interval; count: number };
     trialDays?: number;
+    /** What a CREDITS product grants. */
+    credits?: { amount: number; expires_after_days: number | null } | null;
   },
 ): string {
+  if (price.credits) {
+    const { amount, expires_after_days } = price.credits;
+    return t.oneTimeCredits(formatTwd(price.today), amount.toLocaleString('en-US'), expires_after_days);
+  }
   if (!price.recurring) return t.oneTime(formatTwd(price.today));
   const period = t.period(price.recurring.interval, price.recurring.count);
   const then = formatTwd(price.recurring.amount);

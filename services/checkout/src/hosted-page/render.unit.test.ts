@@ -244,6 +244,14 @@ describe('hosted page texts', () => {
     );
     expect(priceSchedule(en, { today: 480 })).toBe('NT$480, one-time payment');
     expect(priceSchedule(zh, { today: 480 })).toBe('NT$480，一次付清');
+    const pack = { amount: 1500, expires_after_days: 30 };
+    expect(priceSchedule(en, { today: 300, credits: pack })).toBe(
+      'NT$300, one-time payment, for 1,500 credits valid for 30 days',
+    );
+    expect(priceSchedule(zh, { today: 300, credits: pack })).toBe('NT$300，一次付清，含 1,500 點，30 天內有效');
+    expect(priceSchedule(zh, { today: 300, credits: { amount: 50, expires_after_days: null } })).toBe(
+      'NT$300，一次付清，含 50 點',
+    );
   });
 
   it('chooses the language from the locale, else Accept-Language, else English', () => {

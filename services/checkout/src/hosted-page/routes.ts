@@ -67,7 +67,10 @@ function trialOf(session: Session): CheckoutPageView['trial'] {
  */
 function scheduleOf(session: Session, t: Messages): string {
   const { interval, interval_count, price } = session.product;
-  if (session.mode !== 'SUBSCRIPTION' || !interval) return priceSchedule(t, { today: session.order.amount_total });
+  if (session.mode !== 'SUBSCRIPTION' || !interval) {
+    const credits = session.product.type === 'CREDITS' ? session.product.credits : null;
+    return priceSchedule(t, { today: session.order.amount_total, credits });
+  }
   const trial = trialOf(session);
   const forever = session.coupon?.duration === 'forever' ? (session.discount?.amount ?? 0) : 0;
   return priceSchedule(t, {

@@ -12,9 +12,11 @@ export class ApiFailure extends Error {
     super(message);
   }
 
-  /** The message, with each field problem after it: what the page shows next to the form. */
+  /** The message, with each field problem after it that says more: what the page shows next to the form. */
   get explanation(): string {
-    const fields = this.details.map((d) => (d.path ? `${d.path}: ${d.message}` : d.message)).filter(Boolean);
+    const fields = this.details
+      .filter((d) => d.message && d.message !== this.message)
+      .map((d) => (d.path ? `${d.path}: ${d.message}` : d.message));
     return fields.length ? `${this.message} (${fields.join('; ')})` : this.message;
   }
 }

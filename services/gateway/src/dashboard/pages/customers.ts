@@ -19,6 +19,7 @@ import {
 } from '../lists';
 import { type DashboardPage, type PageContext, table } from '../page';
 import { type EinvoiceLookup, einvoiceCell, einvoiceFailure, einvoicesOfCustomer, showsEinvoices } from './einvoices';
+import { creditActions, creditsSection } from './customer-credits';
 import { historySection } from './history';
 import { processorName } from './awaiting-payments';
 
@@ -298,7 +299,7 @@ export const customerPage: DashboardPage = {
   path: 'customers/:id',
   section: 'customers',
   title: (ctx) => ctx.t('Customer'),
-  async view(ctx) {
+  async view(ctx, state) {
     const { t } = ctx;
     const id = encodeURIComponent(ctx.params.id!);
     const [customer, invoices, einvoices] = await Promise.all([
@@ -315,6 +316,7 @@ export const customerPage: DashboardPage = {
         </tr>`,
     );
     const payments = await optional(t('Payments'), () => moneySections(ctx, id, invoices.data), t);
+    const credits = await optional(t('Credits'), () => creditsSection(ctx, state, ctx.params.id!), t);
     return html`<section class="card" aria-label="${t('Customer')}">
         <h2>${customer.email}</h2>
         <dl class="facts">
@@ -340,6 +342,7 @@ export const customerPage: DashboardPage = {
             </p>`
           : ''
       }
-      ${payments} ${await historySection(ctx, customer.id)}`;
+      ${payments} ${credits} ${await historySection(ctx, customer.id)}`;
   },
+  actions: creditActions,
 };
