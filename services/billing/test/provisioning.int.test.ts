@@ -482,7 +482,7 @@ describe('entitlements', () => {
       expect(res.status).toBe(400);
       expect(res.body.error.code).toBe('invalid_request');
     }
-    const empty = { status: 200, body: { entitlements: [], customer: null, subscription: null } };
+    const empty = { status: 200, body: { entitlements: [], customer: null, subscription: null, credits: null } };
     expect(await entitlements('?email=nobody@example.com')).toEqual(empty);
     expect(await entitlements('?customer_id=cus_missing&external_id=nobody')).toEqual(empty);
     // Another organization's or environment's customer is as if absent.
@@ -508,7 +508,12 @@ describe('entitlements', () => {
     const res = await call('GET', '/v1/customers/entitlements?email=none@example.com', caller(org));
     expect(res).toEqual({
       status: 200,
-      body: { entitlements: [], customer: expect.objectContaining({ email: 'none@example.com' }), subscription: null },
+      body: {
+        entitlements: [],
+        customer: expect.objectContaining({ email: 'none@example.com' }),
+        subscription: null,
+        credits: { balance: 0 },
+      },
     });
   });
 });

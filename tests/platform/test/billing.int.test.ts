@@ -156,6 +156,7 @@ describe('billing through the gateway', () => {
             product: subscription.body.product,
             current_period_end: subscription.body.current_period_end,
           },
+          credits: { balance: 0 },
         },
       });
     });
@@ -466,11 +467,15 @@ describe('billing through the gateway', () => {
       const res = await get('/customers/entitlements');
       expect(res.status).toBe(400);
       expect(res.body.error.code).toBe('invalid_request');
-      const empty = { status: 200, body: { entitlements: [], customer: null, subscription: null } };
+      const empty = { status: 200, body: { entitlements: [], customer: null, subscription: null, credits: null } };
       expect(await get('/customers/entitlements?customer_id=cus_missing')).toEqual(empty);
       expect(await get(`/customers/entitlements?email=list1@example.com&customer_id=${ids[0]}`)).toEqual({
         ...empty,
-        body: { ...empty.body, customer: expect.objectContaining({ id: ids[0], email: 'list1@example.com' }) },
+        body: {
+          ...empty.body,
+          customer: expect.objectContaining({ id: ids[0], email: 'list1@example.com' }),
+          credits: { balance: 0 },
+        },
       });
     });
   });

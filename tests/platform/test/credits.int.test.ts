@@ -74,6 +74,11 @@ describe('credits bought on the hosted page', () => {
     const tooMuch = await spend(381, 'report-2');
     expect(tooMuch.status).toBe(402);
     expect(tooMuch.body.error.code).toBe('insufficient_credits');
+    // A paywall reads the balance with the page's key, as it reads entitlements.
+    const paywall = await fetch(`${platform.gatewayUrl}/v1/customers/entitlements?customer_id=${customerId}`, {
+      headers: { authorization: `Bearer ${org.api_keys.sandbox.publishable_key}` },
+    });
+    expect(((await paywall.json()) as { credits: unknown }).credits).toEqual({ balance: 380 });
     const ledger = await send('GET', `/customers/${customerId}/credits/ledger`);
     expect(ledger.body.data.map((e: { type: string; amount: number }) => [e.type, e.amount])).toEqual([
       ['spend', -120],

@@ -24,7 +24,7 @@ describe('entitlements through the gateway', () => {
   };
   const entitlements = (query: Record<string, string>, key = sk) =>
     get(`/customers/entitlements?${new URLSearchParams(query)}`, key);
-  const EMPTY = { status: 200, body: { entitlements: [], customer: null, subscription: null } };
+  const EMPTY = { status: 200, body: { entitlements: [], customer: null, subscription: null, credits: null } };
 
   /** A paid checkout for the plan `pro` (the buyer's side through the hosted page); the customer it made. */
   const subscribe = async (email: string, externalId?: string) => {
@@ -78,6 +78,7 @@ describe('entitlements through the gateway', () => {
       entitlements: [expect.objectContaining({ product: 'pro', status: 'active' })],
       customer: expect.objectContaining({ id: amy.id, external_id: 'user-amy', email: 'amy@example.com' }),
       subscription: expect.objectContaining({ status: 'ACTIVE', product: expect.objectContaining({ slug: 'pro' }) }),
+      credits: { balance: 0 },
     },
   });
 
@@ -136,6 +137,7 @@ describe('entitlements through the gateway', () => {
           entitlements: [{ product: 'pro', product_id: expect.any(String), status: 'active' }],
           customer: { id: amy.id, external_id: 'user-amy' },
           subscription: null,
+          credits: { balance: 0 },
         },
       });
       expect(await entitlements({ customer_id: amy.id }, pk())).toEqual(byExternalId);

@@ -343,6 +343,11 @@ export const Entitlements = z
       .object({ id: z.string(), status: SubscriptionStatus, product: ProductSummary, current_period_end: timestamp })
       .nullable()
       .describe("The customer's most recent live subscription; null when no customer matches or none is live"),
+    credits: z
+      .object({ balance: z.int().min(0).describe('Credits the customer can spend now (docs/credits.md)') })
+      .nullable()
+      .optional()
+      .describe("The customer's credit balance, with either key; null when no customer matches"),
   })
   .meta({ id: 'Entitlements' });
 export type Entitlements = z.infer<typeof Entitlements>;

@@ -94,6 +94,26 @@ export async function creditBalanceOf(sql: SqlExecutor, schema: string, tenant: 
   return Number(rows[0]?.balance ?? 0);
 }
 
+/**
+ * What the customer can spend at `now`: the credits left on grants not expired by then, whether
+ * or not their expiry is recorded yet. A read only, for paywall checks that must not write.
+ */
+export async function spendableCredits(
+  sql: SqlExecutor,
+  schema: string,
+  tenant: Tenant,
+  customerId: string,
+  now: Date,
+) {
+  const { rows } = await sql.query<{ balance: string | null }>(
+    `SELECT sum(remaining) AS balance FROM ${creditTables(schema).grants}
+     WHERE customer_id = $1 AND organization = $2 AND environment = $3 AND remaining > 0
+       AND (expires_at IS NULL OR expires_at > $4)`,
+    [customerId, tenant.organization, tenant.environment, now],
+  );
+  return Number(rows[0]?.balance ?? 0);
+}
+
 /** Grants with credits left and not expired at `now`, in burn order (docs/credits.md). */
 export async function openGrants(
   sql: SqlExecutor,

@@ -10,7 +10,9 @@ import type { ServiceContext } from '@billing/runtime';
 import type { Express } from 'express';
 import { findCustomer } from '../customers/queries';
 import { validateCustomerRequest } from '../shared/customer-errors';
+import { spendableCredits } from '../credits/queries';
 import { liveSubscriptions } from '../subscriptions/queries';
+import { timeOn } from '../test-clocks/read-model';
 import { callerOf } from '@billing/service';
 
 const ENTITLEMENT_STATUS: Partial<Record<SubscriptionStatus, EntitlementStatus>> = {
@@ -26,7 +28,7 @@ const IDENTIFIERS = [
   ['email', 'email'],
 ] as const;
 
-const NOTHING: Entitlements = { entitlements: [], customer: null, subscription: null };
+const NOTHING: Entitlements = { entitlements: [], customer: null, subscription: null, credits: null };
 
 /**
  * `GET /v1/customers/entitlements` (beyond the spec): what a customer may use now, one entry
@@ -37,7 +39,7 @@ const NOTHING: Entitlements = { entitlements: [], customer: null, subscription: 
  * are 400. A Publishable Key (a front end's paywall) may ask by customer_id or external_id only,
  * never by email, and learns only the products and their status. Mounted before `/v1/customers/:id`, which would otherwise take `entitlements` for an id.
  */
-export function mountEntitlementRoutes(app: Express, { store }: ServiceContext): void {
+export function mountEntitlementRoutes(app: Express, { store, now }: ServiceContext): void {
   const { schema } = store.tables;
   const db = store.database;
   app.get('/v1/customers/entitlements', validateCustomerRequest({ query: EntitlementsQuery }), async (req, res) => {
@@ -74,7 +76,11 @@ export function mountEntitlementRoutes(app: Express, { store }: ServiceContext):
         { path: other.param, message: `names a different customer than ${chosen.param}`, code: 'conflict' },
       ]);
     }
-    const live = await liveSubscriptions(db, schema, chosen.customer.id);
+    const customerNow = await timeOn(db, schema, caller, chosen.customer.test_clock, now);
+    const [live, balance] = await Promise.all([
+      liveSubscriptions(db, schema, chosen.customer.id),
+      spendableCredits(db, schema, caller, chosen.customer.id, customerNow),
+    ]);
     const latest = live[0];
     const answer: Entitlements = {
       entitlements: live.map((s) => ({
@@ -98,19 +104,21 @@ export function mountEntitlementRoutes(app: Express, { store }: ServiceContext):
             current_period_end: latest.current_period_end,
           }
         : null,
+      credits: { balance },
     };
     res.json(caller.keyKind === 'publishable' ? productsOnly(answer) : answer);
   });
 }
 
 /**
- * What a front end may learn: which products, in which status, and the customer's ids (the SDKs
- * need a customer to allow anything); no email, name, subscription ids or dates.
+ * What a front end may learn: which products, in which status, the customer's ids (the SDKs
+ * need a customer to allow anything) and credit balance; no email, name, subscription ids or dates.
  */
 function productsOnly(answer: Entitlements): Entitlements {
   return {
     entitlements: answer.entitlements.map(({ product, product_id, status }) => ({ product, product_id, status })),
     customer: answer.customer && { id: answer.customer.id, external_id: answer.customer.external_id },
     subscription: null,
+    credits: answer.credits,
   };
 }
