@@ -79,6 +79,15 @@ describe('credits bought on the hosted page', () => {
       headers: { authorization: `Bearer ${org.api_keys.sandbox.publishable_key}` },
     });
     expect(((await paywall.json()) as { credits: unknown }).credits).toEqual({ balance: 380 });
+    // The buyer sees the balance and its changes in the portal, in their language.
+    const portal = await send('POST', '/portal/sessions', {
+      customer_id: customerId,
+      return_url: 'https://shop.example/account',
+    });
+    expect(portal.status).toBe(201);
+    const portalPage = await (await fetch(portal.body.url, { headers: { 'accept-language': 'zh-TW' } })).text();
+    expect(portalPage).toContain('點數餘額：380 點');
+    expect(portalPage).toMatch(/使用<\/td>\s*<td class="amount">−120<\/td>/);
     const ledger = await send('GET', `/customers/${customerId}/credits/ledger`);
     expect(ledger.body.data.map((e: { type: string; amount: number }) => [e.type, e.amount])).toEqual([
       ['spend', -120],

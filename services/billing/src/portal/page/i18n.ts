@@ -76,6 +76,12 @@ const MESSAGES = {
       `${brand} ending in ${last4}, expires ${String(month).padStart(2, '0')}/${String(year % 100).padStart(2, '0')}`,
     invoices: 'Invoice history',
     noInvoices: 'No invoices yet.',
+    credits: 'Credits',
+    creditBalance: (credits: string) => `Balance: ${credits} credits`,
+    creditChange: 'Change',
+    creditBalanceAfter: 'Balance',
+    creditEntry: (type: 'grant' | 'spend' | 'adjustment' | 'expiry') =>
+      ({ grant: 'Added', spend: 'Used', adjustment: 'Taken back', expiry: 'Expired' })[type],
     transferTitle: 'Pay by transfer',
     changeWithShop: 'To change how you pay, contact the shop.',
     paysByTransfer: (method: 'atm' | 'cvs') =>
@@ -197,6 +203,12 @@ const MESSAGES = {
       `${brand} 末四碼 ${last4}，有效期限 ${String(month).padStart(2, '0')}/${String(year % 100).padStart(2, '0')}`,
     invoices: '帳單紀錄',
     noInvoices: '目前沒有帳單。',
+    credits: '點數',
+    creditBalance: (credits: string) => `點數餘額：${credits} 點`,
+    creditChange: '異動',
+    creditBalanceAfter: '餘額',
+    creditEntry: (type: 'grant' | 'spend' | 'adjustment' | 'expiry') =>
+      ({ grant: '獲得', spend: '使用', adjustment: '收回', expiry: '到期' })[type],
     transferTitle: '請轉帳繳費',
     changeWithShop: '如需變更付款方式，請聯絡商家。',
     paysByTransfer: (method: 'atm' | 'cvs') =>

@@ -1,4 +1,5 @@
 import type {
+  CreditLedgerEntry,
   EinvoiceResource,
   Invoice,
   PortalLocale,
@@ -32,6 +33,8 @@ export interface PortalPageView {
   cardForm?: string;
   /** Where the customer's e-invoices go and the e-invoice of each invoice; null without e-invoices. */
   einvoices: PortalEinvoices | null;
+  /** The customer's credit balance and latest ledger entries; null when they never had credits. */
+  credits: { balance: number; entries: CreditLedgerEntry[] } | null;
   notice?: string;
   error?: string;
 }
@@ -216,6 +219,40 @@ function invoiceSection(portal: OpenPortal, invoices: Invoice[], einvoices: Port
     </section>`;
 }
 
+const creditCount = (value: number) => value.toLocaleString('en-US');
+
+/** The balance and the latest changes, for a customer who ever had credits. */
+function creditsSection(portal: OpenPortal, credits: PortalPageView['credits']): Html | '' {
+  if (!credits) return '';
+  const { t, locale } = portal;
+  const rows = credits.entries.map(
+    (entry) =>
+      html`<tr>
+        <td class="date">${formatDate(entry.created_at, { lang: locale })}</td>
+        <td>${t.creditEntry(entry.type)}</td>
+        <td class="amount">${entry.amount > 0 ? '+' : '−'}${creditCount(Math.abs(entry.amount))}</td>
+        <td class="amount">${creditCount(entry.balance_after)}</td>
+      </tr>`,
+  );
+  return html`<h2>${t.credits}</h2>
+    <section class="card" id="credits">
+      <p id="credit-balance"><strong>${t.creditBalance(creditCount(credits.balance))}</strong></p>
+      <table id="credit-ledger">
+        <thead>
+          <tr>
+            <th>${t.date}</th>
+            <th>${t.creditChange}</th>
+            <th class="amount">${t.amount}</th>
+            <th class="amount">${t.creditBalanceAfter}</th>
+          </tr>
+        </thead>
+        <tbody>
+          ${rows}
+        </tbody>
+      </table>
+    </section>`;
+}
+
 /** Under an invoice's date, its e-invoice's number once issued (the invoice number column hides on phones). */
 function einvoiceNumber(einvoices: PortalEinvoices | null, invoice: Invoice): Html | '' {
   const number = einvoices?.byInvoice.get(invoice.id)?.number;
@@ -251,7 +288,7 @@ function transferSection(portal: OpenPortal, invoices: Invoice[]): Html[] {
   });
 }
 
-/** The portal's main page: subscriptions, the card, invoices. */
+/** The portal's main page: subscriptions, the card, credits, invoices. */
 export function renderPortalPage(portal: OpenPortal, view: PortalPageView): string {
   const { t } = portal;
   const notice = view.notice && html`<p class="notice" role="status" id="notice">${view.notice}</p>`;
@@ -268,7 +305,8 @@ export function renderPortalPage(portal: OpenPortal, view: PortalPageView): stri
       ${notice}${error} ${transferSection(portal, view.invoices)}
       <h2>${t.subscriptions}</h2>
       ${subscriptions} ${paymentMethodSection(portal, view.paymentMethod, view.cardForm)}
-      ${einvoiceSection(portal, view.einvoices)} ${invoiceSection(portal, view.invoices, view.einvoices)}`,
+      ${creditsSection(portal, view.credits)} ${einvoiceSection(portal, view.einvoices)}
+      ${invoiceSection(portal, view.invoices, view.einvoices)}`,
   );
 }
 

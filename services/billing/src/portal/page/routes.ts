@@ -2,7 +2,9 @@ import { ApiError, type Invoice, type Subscription } from '@billing/contracts';
 import type { ServiceContext } from '@billing/runtime';
 import { formBodies, formatDate } from '@billing/service';
 import type { Express, Request, Response } from 'express';
+import { ledgerPage, spendableCredits } from '../../credits/queries';
 import { findCustomer } from '../../customers/queries';
+import { timeOn } from '../../test-clocks/read-model';
 import { findInvoice, listInvoices } from '../../invoices/read-model';
 import { periodDiscount } from '../../subscriptions/discount';
 import { nextPeriodEndOf } from '../../subscriptions/decide';
@@ -85,16 +87,35 @@ async function subscriptionViews(
   }));
 }
 
+/** The latest credit changes the portal lists. */
+const CREDIT_ENTRIES_SHOWN = 10;
+
+/**
+ * The customer's credits as of their time (a test clock's for a customer on one), without
+ * writing: grants past their expiry count as spent though no expiry is recorded yet. Null for a
+ * customer who never had credits.
+ */
+async function portalCredits(context: ServiceContext, portal: OpenPortal) {
+  const { database: db, tables } = context.store;
+  const customerId = portal.session.customer_id;
+  const { entries } = await ledgerPage(db, tables.schema, portal.tenant, customerId, { limit: CREDIT_ENTRIES_SHOWN });
+  if (entries.length === 0) return null;
+  const customer = await findCustomer(db, tables.schema, portal.tenant, { by: 'id', value: customerId });
+  const now = await timeOn(db, tables.schema, portal.tenant, customer?.test_clock, context.now);
+  return { balance: await spendableCredits(db, tables.schema, portal.tenant, customerId, now), entries };
+}
+
 /** Everything the main page shows, read from billing's read models. */
 export async function mainPageView(context: ServiceContext, portal: OpenPortal, query: Request['query']) {
   const { store } = context;
   const { schema } = store.tables;
   const customerId = portal.session.customer_id;
-  const [customer, { invoices }, paymentMethod, einvoices] = await Promise.all([
+  const [customer, { invoices }, paymentMethod, einvoices, credits] = await Promise.all([
     findCustomer(store.database, schema, portal.tenant, { by: 'id', value: customerId }),
     listInvoices(store.database, schema, portal.tenant, { limit: 24, customer_id: customerId }),
     savedPaymentMethod(store.database, schema, portal.tenant, customerId),
     portalEinvoices(context, portal),
+    portalCredits(context, portal),
   ]);
   const subscriptions = await subscriptionViews(context, portal, invoices);
   return {
@@ -103,6 +124,7 @@ export async function mainPageView(context: ServiceContext, portal: OpenPortal, 
     invoices,
     paymentMethod,
     einvoices,
+    credits,
     // The portal's card form is the simulator's: a method a processor keeps is changed with the shop.
     cardForm:
       portal.features.payment_method_update.enabled && !keptByProcessor(paymentMethod)
