@@ -11,6 +11,7 @@ import { migrateCustomersReadModel } from './customers/read-model';
 import { mountResolveRoute } from './customers/resolve';
 import { mountCustomerBalanceRoute, mountCustomerRoutes, mountDefaultPaymentMethodRoute } from './customers/routes';
 import { migrateCreditsReadModel } from './credits/read-model';
+import { migrateCreditPurchases } from './credits/refund';
 import { mountCreditRoutes } from './credits/routes';
 import { mountEntitlementRoutes } from './entitlements/routes';
 import { migrateInvoicesReadModel } from './invoices/read-model';
@@ -87,6 +88,7 @@ export const billingService: ServiceDefinition = {
     await migrateSwitchingReadModel(context.store);
     await migrateBalancesReadModel(context.store);
     await migrateCreditsReadModel(context.store);
+    await migrateCreditPurchases(context.store);
     await migratePendingCharges(context.store);
     await migrateDirectCreationReadModel(context.store);
     await migratePortalSessionsReadModel(context.store);

@@ -4,7 +4,8 @@ import { eventually } from '@billing/testing';
 import { billingService } from '../src';
 import { projectCustomers } from '../src/customers/read-model';
 import { projectSubscriptions } from '../src/subscriptions/read-model';
-import { caller, client, eventsOf, feeds, newOrg } from './helpers';
+import { newId } from '@billing/contracts';
+import { caller, client, envelope, eventsOf, feeds, newOrg } from './helpers';
 
 jest.setTimeout(120000);
 
@@ -16,6 +17,31 @@ afterAll(() => running.stop());
 
 const { call } = client(() => running);
 const { product, paid, publish } = feeds(() => running);
+
+/** `refund.updated` from checkout: a succeeded refund of `amount` TWD of an order. */
+const refundOf = (org: string, orderId: string, amount: number) => {
+  const id = newId('refund');
+  const at = new Date().toISOString();
+  return envelope('refund.updated', `refund-${id}`, org, {
+    refund_id: id,
+    processor_refund_id: `pr_${id}`,
+    succeeded_at: at,
+    object: {
+      object: 'refund',
+      id,
+      amount,
+      currency: 'TWD',
+      reason: null,
+      status: 'succeeded',
+      failure_reason: null,
+      order_id: orderId,
+      invoice_id: null,
+      checkout_session_id: null,
+      created_at: at,
+      livemode: false,
+    },
+  });
+};
 
 const customerByEmail = async (org: string, email: string) =>
   eventually(async () => {
@@ -241,6 +267,42 @@ describe('a paid SUBSCRIPTION checkout', () => {
     const [grant] = credits.grants;
     expect(Date.parse(grant.expires_at) - Date.parse(grant.created_at)).toBe(30 * 24 * 60 * 60_000);
     expect(await eventsOf(running, 'CreditsGranted', org)).toHaveLength(1);
+  });
+
+  it("takes back a refunded CREDITS order's share of its credits, as far as the customer has them", async () => {
+    const org = newOrg();
+    const pack = await product(org, {
+      type: 'CREDITS',
+      interval: null,
+      credits: { amount: 500, expires_after_days: null },
+    });
+    const { order } = await paid(org, {
+      product_id: pack,
+      mode: 'PAYMENT',
+      customer_email: 'refund@example.com',
+      amount_subtotal: 300,
+      amount_total: 300,
+    });
+    const customer = await customerByEmail(org, 'refund@example.com');
+    const credits = () => call('GET', `/v1/customers/${customer.id}/credits`, caller(org));
+    await eventually(async () => expect((await credits()).body.balance).toBe(500), 20000);
+    const spent = await call('POST', `/v1/customers/${customer.id}/credits/spend`, caller(org), {
+      amount: 300,
+      idempotency_key: 'used',
+    });
+    expect(spent.body.balance).toBe(200);
+
+    // 100 of 300 TWD back: 167 credits (rounded up) are taken back.
+    const first = refundOf(org, order, 100);
+    await publish('checkout.events', first);
+    await eventually(async () => expect((await credits()).body.balance).toBe(33), 20000);
+    // The same refund again, under another event id, takes nothing more.
+    await publish('checkout.events', { ...first, id: randomUUID() });
+    // The rest back: the other 333 are owed, but only 33 are left to take.
+    await publish('checkout.events', refundOf(org, order, 200));
+    await eventually(async () => expect((await credits()).body.balance).toBe(0), 20000);
+    const adjustments = await eventsOf(running, 'CreditsAdjusted', org);
+    expect(adjustments.map((e) => e.data.amount)).toEqual([167, 33]);
   });
 
   it('does not take an external id that another customer holds', async () => {

@@ -2,6 +2,7 @@ import { type CheckoutSessionCompletedData, newId } from '@billing/contracts';
 import type { EventStore, EventStoreTransaction } from '@billing/eventstore';
 import type { Tenant } from '@billing/service';
 import { creditsAggregate } from './aggregate';
+import { recordCreditPurchase } from './refund';
 
 const DAY_MS = 24 * 60 * 60_000;
 
@@ -9,14 +10,15 @@ const DAY_MS = 24 * 60 * 60_000;
  * A paid CREDITS product grants the buyer what it declared when it was sold (the session's
  * product, not today's catalog), once per order: a redelivered `checkout.completed` grants
  * nothing more. The credits expire `expires_after_days` after `now`, the payment's time (a test
- * clock's for a customer on one). See docs/credits.md.
+ * clock's for a customer on one). What the order paid is kept beside it, so that a refund takes
+ * back its share (`./refund.ts`). See docs/credits.md.
  */
 export async function grantPurchasedCredits(
   tx: EventStoreTransaction,
   store: EventStore,
   tenant: Tenant,
   customerId: string,
-  sale: Pick<CheckoutSessionCompletedData, 'order_id' | 'product'>,
+  sale: Pick<CheckoutSessionCompletedData, 'order_id' | 'product' | 'amount_total'>,
   now: Date,
 ): Promise<void> {
   const credits = sale.product?.type === 'CREDITS' ? sale.product.credits : null;
@@ -43,4 +45,11 @@ export async function grantPurchasedCredits(
     },
     { ...tenant, occurredAt: now },
   );
+  await recordCreditPurchase(tx, store.tables.schema, {
+    ...tenant,
+    orderId: sale.order_id,
+    customerId,
+    amountPaid: sale.amount_total,
+    credits: credits.amount,
+  });
 }

@@ -11,13 +11,14 @@ import type { ServiceContext } from '@billing/runtime';
 import { einvoiceForPaidInvoice, einvoiceForRefund } from '../einvoices/request';
 import { InvoicesNumberedAtEnd } from '../invoices/numbered-at-end';
 import { recordCheckoutRefund } from '../invoices/refund-consumer';
+import { takeBackRefundedCredits } from '../credits/refund';
 import { provisionFromCheckout } from './checkout-completed';
 
 /**
  * Billing's consumer group on `checkout.events` and its own `billing.events`: each paid
  * checkout is provisioned exactly once, its effects committed with the inbox row, so a
  * redelivered event changes nothing. Refunds (`refund.updated`) run in the same group, so an
- * order's refund reaches its invoice after the completion that recorded it. A paid invoice
+ * order's refund reaches its invoice (or takes back its credits) after the completion that recorded it. A paid invoice
  * (`invoice.paid`) asks for its e-invoice; `einvoiceAsked` runs once the effects of an event that
  * asked an e-invoice for something were handled (the e-invoice worker's nudge).
  */
@@ -41,6 +42,7 @@ export async function startConsumers(
     switch (event.type) {
       case CHECKOUT_PUBLIC_EVENTS.RefundSucceeded:
         await recordCheckoutRefund(store, tx, event, logger);
+        await takeBackRefundedCredits(store, tx, event, context.now);
         if (await einvoiceForRefund(store, tx, event, now)) asked();
         return;
       case BILLING_PUBLIC_EVENTS.InvoicePaid:
