@@ -9,7 +9,7 @@ import { type EcpayEinvoiceEmulator, startEcpayEinvoiceEmulator } from '../src/e
 import { ECPAY_EINVOICE_STAGE_MERCHANT } from '../src/einvoices/providers/ecpay/merchant';
 import { einvoiceProviderOf } from '../src/einvoices/settings/provider-of';
 import { runEinvoiceWork } from '../src/einvoices/worker';
-import { admin, caller, client, eventsOf, feeds, newOrg } from './helpers';
+import { admin, caller, client, eventsOf, feeds, newOrg, refundSucceeded } from './helpers';
 
 jest.setTimeout(120000);
 
@@ -95,29 +95,7 @@ const oneTime = (org: string, fields: Record<string, unknown> = {}) =>
   });
 
 function refund(org: string, orderId: string, amount: number) {
-  const id = newId('refund');
-  return publish(
-    CHECKOUT_TOPIC,
-    envelope('refund.updated', `refund-${id}`, org, {
-      refund_id: id,
-      processor_refund_id: `pr_${id}`,
-      succeeded_at: clock.toISOString(),
-      object: {
-        object: 'refund',
-        id,
-        amount,
-        currency: 'TWD',
-        reason: null,
-        status: 'succeeded',
-        failure_reason: null,
-        order_id: orderId,
-        invoice_id: null,
-        checkout_session_id: null,
-        created_at: clock.toISOString(),
-        livemode: false,
-      },
-    }),
-  );
+  return publish(CHECKOUT_TOPIC, refundSucceeded(org, orderId, amount, clock));
 }
 
 describe('e-invoice settings', () => {

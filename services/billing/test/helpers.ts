@@ -10,6 +10,30 @@ import { callService, envelope } from '@billing/testing';
 
 export { type Reply, admin, caller, envelope, newOrg } from '@billing/testing';
 
+/** `refund.updated` as checkout publishes it: a succeeded refund of `amount` TWD of an order, at `at`. */
+export function refundSucceeded(org: string, orderId: string, amount: number, at: Date = new Date()) {
+  const id = newId('refund');
+  return envelope('refund.updated', `refund-${id}`, org, {
+    refund_id: id,
+    processor_refund_id: `pr_${id}`,
+    succeeded_at: at.toISOString(),
+    object: {
+      object: 'refund',
+      id,
+      amount,
+      currency: 'TWD',
+      reason: null,
+      status: 'succeeded',
+      failure_reason: null,
+      order_id: orderId,
+      invoice_id: null,
+      checkout_session_id: null,
+      created_at: at.toISOString(),
+      livemode: false,
+    },
+  });
+}
+
 /** Calls the service under test. */
 export function client(running: () => ServiceUnderTest) {
   const call = (method: string, path: string, headers: Record<string, string>, body?: unknown) =>

@@ -4,8 +4,7 @@ import { eventually } from '@billing/testing';
 import { billingService } from '../src';
 import { projectCustomers } from '../src/customers/read-model';
 import { projectSubscriptions } from '../src/subscriptions/read-model';
-import { newId } from '@billing/contracts';
-import { caller, client, envelope, eventsOf, feeds, newOrg } from './helpers';
+import { caller, client, eventsOf, feeds, newOrg, refundSucceeded } from './helpers';
 
 jest.setTimeout(120000);
 
@@ -17,31 +16,6 @@ afterAll(() => running.stop());
 
 const { call } = client(() => running);
 const { product, paid, publish } = feeds(() => running);
-
-/** `refund.updated` from checkout: a succeeded refund of `amount` TWD of an order. */
-const refundOf = (org: string, orderId: string, amount: number) => {
-  const id = newId('refund');
-  const at = new Date().toISOString();
-  return envelope('refund.updated', `refund-${id}`, org, {
-    refund_id: id,
-    processor_refund_id: `pr_${id}`,
-    succeeded_at: at,
-    object: {
-      object: 'refund',
-      id,
-      amount,
-      currency: 'TWD',
-      reason: null,
-      status: 'succeeded',
-      failure_reason: null,
-      order_id: orderId,
-      invoice_id: null,
-      checkout_session_id: null,
-      created_at: at,
-      livemode: false,
-    },
-  });
-};
 
 const customerByEmail = async (org: string, email: string) =>
   eventually(async () => {
@@ -293,13 +267,13 @@ describe('a paid SUBSCRIPTION checkout', () => {
     expect(spent.body.balance).toBe(200);
 
     // 100 of 300 TWD back: 167 credits (rounded up) are taken back.
-    const first = refundOf(org, order, 100);
+    const first = refundSucceeded(org, order, 100);
     await publish('checkout.events', first);
     await eventually(async () => expect((await credits()).body.balance).toBe(33), 20000);
     // The same refund again, under another event id, takes nothing more.
     await publish('checkout.events', { ...first, id: randomUUID() });
     // The rest back: the other 333 are owed, but only 33 are left to take.
-    await publish('checkout.events', refundOf(org, order, 200));
+    await publish('checkout.events', refundSucceeded(org, order, 200));
     await eventually(async () => expect((await credits()).body.balance).toBe(0), 20000);
     const adjustments = await eventsOf(running, 'CreditsAdjusted', org);
     expect(adjustments.map((e) => e.data.amount)).toEqual([167, 33]);
