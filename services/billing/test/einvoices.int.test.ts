@@ -1,6 +1,6 @@
-import { CHECKOUT_TOPIC, type EinvoiceResource, newId } from '@billing/contracts';
+import { CHECKOUT_TOPIC, type EinvoiceResource } from '@billing/contracts';
 import { type ServiceUnderTest, startServiceForTest } from '@billing/runtime';
-import { envelope, eventually, signedFetch } from '@billing/testing';
+import { eventually, signedFetch } from '@billing/testing';
 import { billingService } from '../src';
 import { einvoiceAggregate } from '../src/einvoices/aggregate';
 import { customerChoice } from '../src/einvoices/choice';
