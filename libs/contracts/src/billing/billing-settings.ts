@@ -26,6 +26,11 @@ export const RetryDays = z
     message: 'retry_days must be strictly increasing',
   });
 
+export const MAX_LOW_BALANCE_THRESHOLD = 1_000_000_000;
+
+/** Credits below which `credits.low_balance` is sent: a whole number from 1; null is off. */
+export const LowBalanceThreshold = z.int().min(1).max(MAX_LOW_BALANCE_THRESHOLD).nullable();
+
 export const BillingSettingsEnvironment = z.enum(['sandbox', 'production']);
 export type BillingSettingsEnvironment = z.infer<typeof BillingSettingsEnvironment>;
 
@@ -39,6 +44,10 @@ export const BillingSettings = z
       after_final_failure: AfterFinalFailure,
     }),
     proration: z.object({ upgrade: UpgradeProration, downgrade: DowngradeProration }),
+    credits_low_balance_threshold: z
+      .int()
+      .nullable()
+      .describe('credits.low_balance is sent when a change takes a balance from at or above it to below; null: off'),
     updated_at: z.iso.datetime().nullable().describe('null while the defaults were never changed'),
   })
   .meta({ id: 'BillingSettings' });
@@ -53,6 +62,7 @@ export const UpdateBillingSettingsBody = z
     proration: z
       .strictObject({ upgrade: UpgradeProration.optional(), downgrade: DowngradeProration.optional() })
       .optional(),
+    credits_low_balance_threshold: LowBalanceThreshold.optional(),
   })
   .meta({ id: 'UpdateBillingSettingsBody' });
 export type UpdateBillingSettingsBody = z.infer<typeof UpdateBillingSettingsBody>;
@@ -79,6 +89,7 @@ export function defaultBillingSettings(organization: string, environment: Enviro
     environment: settingsEnvironmentOf(environment),
     dunning: { retry_days: [3, 5, 7], after_final_failure: 'cancel' },
     proration: { upgrade: 'prorate_now', downgrade: 'at_period_end' },
+    credits_low_balance_threshold: null,
     updated_at: null,
   };
 }

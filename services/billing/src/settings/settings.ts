@@ -41,9 +41,14 @@ export type UpdateBillingSettings = {
   data: { organization: string; environment: Environment; changes: UpdateBillingSettingsBody; now: Date };
 };
 
-/** The settings the state stands for. */
-export function settingsOf(state: BillingSettingsState, organization: string, environment: Environment) {
-  return state.status === 'Changed' ? state.settings : defaultBillingSettings(organization, environment);
+/** The settings the state stands for; a field added since the last change reads as its default. */
+export function settingsOf(
+  state: BillingSettingsState,
+  organization: string,
+  environment: Environment,
+): BillingSettings {
+  const defaults = defaultBillingSettings(organization, environment);
+  return state.status === 'Changed' ? { ...defaults, ...state.settings } : defaults;
 }
 
 /** A change that changes nothing records nothing (and keeps `updated_at`). */
@@ -54,8 +59,14 @@ export function decide(command: UpdateBillingSettings, state: BillingSettingsSta
     ...current,
     dunning: { ...current.dunning, ...changes.dunning },
     proration: { ...current.proration, ...changes.proration },
+    // null turns it off; absent keeps it.
+    credits_low_balance_threshold:
+      changes.credits_low_balance_threshold === undefined
+        ? current.credits_low_balance_threshold
+        : changes.credits_low_balance_threshold,
   };
-  const same = JSON.stringify([next.dunning, next.proration]) === JSON.stringify([current.dunning, current.proration]);
+  const compared = (s: BillingSettings) => JSON.stringify([s.dunning, s.proration, s.credits_low_balance_threshold]);
+  const same = compared(next) === compared(current);
   if (same) return [];
   return [
     {

@@ -24,8 +24,42 @@ describe('billing settings decider', () => {
       environment: 'sandbox',
       dunning: { retry_days: [3, 5, 7], after_final_failure: 'cancel' },
       proration: { upgrade: 'prorate_now', downgrade: 'at_period_end' },
+      credits_low_balance_threshold: null,
       updated_at: null,
     });
+  });
+
+  it('sets the low-balance threshold, keeps it when absent and turns it off with null', () => {
+    const set = updated({ ...defaults, credits_low_balance_threshold: 100, updated_at: at.toISOString() });
+    spec
+      .given([])
+      .when(update({ credits_low_balance_threshold: 100 }))
+      .then([set]);
+    spec
+      .given([set])
+      .when(update({ credits_low_balance_threshold: 100 }))
+      .then([]);
+    spec
+      .given([set])
+      .when(update({ dunning: { after_final_failure: 'past_due' } }))
+      .then([
+        updated({
+          ...defaults,
+          dunning: { retry_days: [3, 5, 7], after_final_failure: 'past_due' },
+          credits_low_balance_threshold: 100,
+          updated_at: at.toISOString(),
+        }),
+      ]);
+    spec
+      .given([set])
+      .when(update({ credits_low_balance_threshold: null }))
+      .then([updated({ ...defaults, updated_at: at.toISOString() })]);
+  });
+
+  it('reads a change recorded before the threshold existed as having none', async () => {
+    const { credits_low_balance_threshold: _none, ...before } = { ...defaults, updated_at: 'x' };
+    const one = { readStream: async () => [updated(before as typeof defaults)] };
+    expect((await billingSettingsOf(one as never, 'org_1', 'SANDBOX')).credits_low_balance_threshold).toBeNull();
   });
 
   it('changes only the fields given and stamps updated_at', () => {
@@ -88,6 +122,15 @@ describe('billing settings body', () => {
     expect(errors({ dunning: { retry_days: [1, 2, 3, 4, 5, 6, 7, 60] } })).toEqual([]);
     for (const bad of [[], [0], [-1], [1.5], [61], [3, 3], [5, 3], [1, 2, 3, 4, 5, 6, 7, 8, 9], ['3'], null]) {
       expect([bad, errors({ dunning: { retry_days: bad } }).length > 0]).toEqual([bad, true]);
+    }
+  });
+
+  it('takes a low-balance threshold of 1 to 1,000,000,000 whole credits, or null', () => {
+    for (const good of [1, 500, 1_000_000_000, null]) {
+      expect(errors({ credits_low_balance_threshold: good })).toEqual([]);
+    }
+    for (const bad of [0, -1, 1.5, '10', 1_000_000_001, true]) {
+      expect([bad, errors({ credits_low_balance_threshold: bad })]).toEqual([bad, ['credits_low_balance_threshold']]);
     }
   });
 
