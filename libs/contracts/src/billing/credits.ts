@@ -171,7 +171,16 @@ export const expiryNotLater = (now: Date) => {
 
 // ---------------------------------------------------------------- events (stream customer_credits-<customer>)
 
-/** Internal: credits granted to the customer. */
+/**
+ * What a public credit event adds for merchants (docs/credits.md, Events). Optional: events
+ * recorded before they were published lack them (and are not sent as webhooks).
+ */
+const publishedFields = {
+  object: CreditLedgerEntry.optional().describe('The ledger entry of the change, as the ledger API shows it'),
+  balance: z.int().min(0).optional().describe("The customer's balance after the change"),
+};
+
+/** `credits.granted`: credits granted to the customer. */
 export const CreditsGrantedData = z
   .object({
     customer_id: z.string(),
@@ -186,10 +195,11 @@ export const CreditsGrantedData = z
     balance_after: z.int().min(0),
     granted_at: timestamp,
   })
+  .extend(publishedFields)
   .meta({ id: 'CreditsGrantedData' });
 export type CreditsGrantedData = z.infer<typeof CreditsGrantedData>;
 
-/** Internal: credits spent, drawn from grants in burn order. */
+/** `credits.spent`: credits spent, drawn from grants in burn order. */
 export const CreditsSpentData = z
   .object({
     customer_id: z.string(),
@@ -201,10 +211,11 @@ export const CreditsSpentData = z
     balance_after: z.int().min(0),
     spent_at: timestamp,
   })
+  .extend(publishedFields)
   .meta({ id: 'CreditsSpentData' });
 export type CreditsSpentData = z.infer<typeof CreditsSpentData>;
 
-/** Internal: credits taken back by the merchant, drawn from grants as a spend is. */
+/** `credits.adjusted`: credits taken back by the merchant, drawn from grants as a spend is. */
 export const CreditsAdjustedData = z
   .object({
     customer_id: z.string(),
@@ -215,10 +226,11 @@ export const CreditsAdjustedData = z
     balance_after: z.int().min(0),
     adjusted_at: timestamp,
   })
+  .extend(publishedFields)
   .meta({ id: 'CreditsAdjustedData' });
 export type CreditsAdjustedData = z.infer<typeof CreditsAdjustedData>;
 
-/** Internal: a grant reached its `expires_at` with `amount` left, which is gone. */
+/** `credits.expired`: a grant reached its `expires_at` with `amount` left, which is gone. */
 export const CreditsExpiredData = z
   .object({
     customer_id: z.string(),
@@ -227,15 +239,35 @@ export const CreditsExpiredData = z
     balance_after: z.int().min(0),
     expired_at: timestamp.describe("The grant's expires_at"),
   })
+  .extend(publishedFields)
   .meta({ id: 'CreditsExpiredData' });
 export type CreditsExpiredData = z.infer<typeof CreditsExpiredData>;
+
+/**
+ * `credits.low_balance`: a change took the balance from at or above the organization's
+ * threshold to below it; appended with that change, once per crossing.
+ */
+export const CreditsLowBalanceData = z
+  .object({
+    customer_id: z.string(),
+    balance: z.int().min(0).describe('The balance after the change, below the threshold'),
+    threshold: z.int().min(1).describe("The environment's credits_low_balance_threshold when it was crossed"),
+    object: CreditLedgerEntry.describe('The ledger entry of the change that left the balance below the threshold'),
+  })
+  .meta({ id: 'CreditsLowBalanceData' });
+export type CreditsLowBalanceData = z.infer<typeof CreditsLowBalanceData>;
 
 export const CREDIT_EVENT_SCHEMAS = {
   CreditsGranted: CreditsGrantedData,
   CreditsSpent: CreditsSpentData,
   CreditsAdjusted: CreditsAdjustedData,
   CreditsExpired: CreditsExpiredData,
+  CreditsLowBalance: CreditsLowBalanceData,
 } as const;
+
+/** What a credits webhook's `data` carries beside `object`. */
+export const CreditWebhookFields = { customer_id: z.string(), balance: z.int().min(0) };
+export const CreditLowBalanceWebhookFields = { ...CreditWebhookFields, threshold: z.int().min(1) };
 
 // ---------------------------------------------------------------- OpenAPI
 

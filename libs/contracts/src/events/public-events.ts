@@ -73,6 +73,16 @@ export const BILLING_PUBLIC_EVENTS = {
   SubscriptionScheduleCanceled: 'subscription_schedule.canceled',
   /** Occurs when a subscription schedule is applied at the end of the period. */
   SubscriptionScheduleCompleted: 'subscription_schedule.completed',
+  /** Occurs when credits are granted to a customer: by a purchase, an allowance or the merchant. */
+  CreditsGranted: 'credits.granted',
+  /** Occurs when a customer's credits are spent. */
+  CreditsSpent: 'credits.spent',
+  /** Occurs when the merchant takes credits back (by the API, the dashboard or a refund). */
+  CreditsAdjusted: 'credits.adjusted',
+  /** Occurs when a grant expires with credits left on it. */
+  CreditsExpired: 'credits.expired',
+  /** Occurs when a change takes a customer's balance below the organization's low-balance threshold. */
+  CreditsLowBalance: 'credits.low_balance',
 } as const;
 
 /** promotions.events */

@@ -11,6 +11,7 @@ import type { OpenApiRegistry } from '../shared/openapi';
 import { Redemption } from '../promotions/promotions';
 import { Refund } from '../checkout/refunds';
 import { SubscriptionSchedule } from '../billing/switching';
+import { CreditLedgerEntry, CreditLowBalanceWebhookFields, CreditWebhookFields } from '../billing/credits';
 import { PUBLIC_EVENT_TYPES, type PublicEventType } from '../events/public-events';
 import { idText } from '../shared/text';
 
@@ -137,7 +138,25 @@ export const WEBHOOK_OBJECT_SCHEMAS = {
   'einvoice.allowance_issued': EinvoiceResource,
   'einvoice.failed': EinvoiceResource,
   'einvoice.deadline_approaching': EinvoiceResource,
+  'credits.granted': CreditLedgerEntry,
+  'credits.spent': CreditLedgerEntry,
+  'credits.adjusted': CreditLedgerEntry,
+  'credits.expired': CreditLedgerEntry,
+  'credits.low_balance': CreditLedgerEntry,
 } as const satisfies Record<PublicEventType, z.ZodType>;
+
+/**
+ * Fields some public event types carry in `data` beside `object`, copied from the domain
+ * event's `data`: a credit change is about a customer and leaves a balance, which the ledger
+ * entry alone does not name.
+ */
+export const WEBHOOK_DATA_FIELDS: Partial<Record<PublicEventType, z.ZodRawShape>> = {
+  'credits.granted': CreditWebhookFields,
+  'credits.spent': CreditWebhookFields,
+  'credits.adjusted': CreditWebhookFields,
+  'credits.expired': CreditWebhookFields,
+  'credits.low_balance': CreditLowBalanceWebhookFields,
+};
 
 /** `{ id, type, created_at, livemode, data: { object } }`, the body of every webhook request. */
 export function webhookEventSchema<T extends PublicEventType>(type: T) {
@@ -146,13 +165,15 @@ export function webhookEventSchema<T extends PublicEventType>(type: T) {
     type: z.literal(type),
     created_at: timestamp.describe('When the change happened'),
     livemode: z.boolean(),
-    data: z.object({
-      object: WEBHOOK_OBJECT_SCHEMAS[type] as (typeof WEBHOOK_OBJECT_SCHEMAS)[T],
-      previous_attributes: z
-        .record(z.string(), z.unknown())
-        .optional()
-        .describe('subscription.updated by a plan switch: the fields as they were before (product, price, ...)'),
-    }),
+    data: z
+      .object({
+        object: WEBHOOK_OBJECT_SCHEMAS[type] as (typeof WEBHOOK_OBJECT_SCHEMAS)[T],
+        previous_attributes: z
+          .record(z.string(), z.unknown())
+          .optional()
+          .describe('subscription.updated by a plan switch: the fields as they were before (product, price, ...)'),
+      })
+      .extend(WEBHOOK_DATA_FIELDS[type] ?? {}),
   });
 }
 
@@ -170,7 +191,12 @@ export type WebhookEvent = {
   type: PublicEventType;
   created_at: string;
   livemode: boolean;
-  data: { object: Record<string, unknown> & { id: string }; previous_attributes?: Record<string, unknown> };
+  data: {
+    object: Record<string, unknown> & { id: string };
+    previous_attributes?: Record<string, unknown>;
+    /** The fields of `WEBHOOK_DATA_FIELDS` of the type. */
+    [field: string]: unknown;
+  };
 };
 
 /**

@@ -1,7 +1,24 @@
 import { type CreditSource, expiryNotLater, insufficientCredits, spendKeyMismatch } from '@billing/contracts';
-import { type CreditsEvent, type CreditsExpired, type CreditsState, drawsFor, evolve, isExpired } from './ledger';
+import {
+  type CreditsEvent,
+  type CreditsExpired,
+  type CreditsLedgerEvent,
+  type CreditsLowBalance,
+  type CreditsState,
+  drawsFor,
+  evolve,
+  isExpired,
+  ledgerEntryResource,
+} from './ledger';
 
-type On = { customerId: string; now: Date };
+/** What every command carries about its organization and environment. */
+export type LedgerSettings = {
+  livemode: boolean;
+  /** `credits_low_balance_threshold` of the billing settings; null: no low-balance events. */
+  lowBalanceThreshold: number | null;
+};
+
+type On = { customerId: string; now: Date } & LedgerSettings;
 
 /** `idempotencyKey` makes the grant once (a purchase's order); null for manual grants. */
 export type GrantCredits = {
@@ -37,8 +54,15 @@ export type CreditsCommand = GrantCredits | SpendCredits | AdjustCredits | Expir
 /**
  * Every command first expires the grants that are due at its `now`, in the same append, so a
  * spend never draws from a grant past its `expires_at` even when no sweep has expired it yet.
+ * Each event carries its ledger entry and the balance after it for merchants (`credits.*`),
+ * and a CreditsLowBalance closes an append that crossed the threshold.
  */
 export function decide(command: CreditsCommand, state: CreditsState): CreditsEvent[] {
+  const events = changes(command, state).map((event) => published(event, command.data.livemode));
+  return [...events, ...lowBalance(state.balance, events, command.data)];
+}
+
+function changes(command: CreditsCommand, state: CreditsState): CreditsLedgerEvent[] {
   switch (command.type) {
     case 'GrantCredits':
       return grant(command, state);
@@ -55,7 +79,7 @@ export function decide(command: CreditsCommand, state: CreditsState): CreditsEve
   }
 }
 
-function grant({ data }: GrantCredits, state: CreditsState): CreditsEvent[] {
+function grant({ data }: GrantCredits, state: CreditsState): CreditsLedgerEvent[] {
   if (data.idempotencyKey !== null && state.grantKeys[data.idempotencyKey]) return [];
   if (data.expiresAt && data.expiresAt.getTime() <= data.now.getTime()) throw expiryNotLater(data.now);
   const expiries = expiriesDue(state, data);
@@ -82,7 +106,7 @@ function grant({ data }: GrantCredits, state: CreditsState): CreditsEvent[] {
 }
 
 /** A repeated key answers the spend it made (nothing new); with another amount or metadata it is refused. */
-function spend({ data }: SpendCredits, state: CreditsState): CreditsEvent[] {
+function spend({ data }: SpendCredits, state: CreditsState): CreditsLedgerEvent[] {
   const earlier = state.spends[data.idempotencyKey];
   if (earlier) {
     const same = earlier.amount === data.amount && sameMetadata(earlier.metadata, data.metadata);
@@ -111,7 +135,7 @@ function spend({ data }: SpendCredits, state: CreditsState): CreditsEvent[] {
 }
 
 /** Taken back as a spend is drawn; never below zero. */
-function adjust({ data }: AdjustCredits, state: CreditsState): CreditsEvent[] {
+function adjust({ data }: AdjustCredits, state: CreditsState): CreditsLedgerEvent[] {
   const expiries = expiriesDue(state, data);
   const current = after(state, expiries);
   if (data.amount > current.balance) throw insufficientCredits(current.balance, data.amount);
@@ -152,7 +176,28 @@ function expiriesDue(state: CreditsState, { customerId, now }: On): CreditsExpir
     });
 }
 
-const after = (state: CreditsState, events: CreditsEvent[]) => events.reduce(evolve, state);
+const after = (state: CreditsState, events: CreditsLedgerEvent[]) => events.reduce(evolve, state);
+
+/** The event with what merchants read of it: its ledger entry and the balance after it. */
+function published<E extends CreditsLedgerEvent>(event: E, livemode: boolean): E {
+  const object = ledgerEntryResource(event, livemode);
+  return { ...event, data: { ...event.data, object, balance: event.data.balance_after } };
+}
+
+/**
+ * Once per crossing: the append takes the balance from at or above the threshold to below it.
+ * A balance already below stays quiet until a grant lifts it back to the threshold or above.
+ * The entry named is the append's last, whose balance is the one reported.
+ */
+function lowBalance(before: number, events: CreditsLedgerEvent[], on: On): CreditsLowBalance[] {
+  const threshold = on.lowBalanceThreshold;
+  const last = events.at(-1);
+  if (threshold === null || !last || before < threshold) return [];
+  const balance = last.data.balance_after;
+  if (balance >= threshold) return [];
+  const object = ledgerEntryResource(last, on.livemode);
+  return [{ type: 'CreditsLowBalance', data: { customer_id: on.customerId, balance, threshold, object } }];
+}
 
 function sameMetadata(a: Record<string, string> | null, b: Record<string, string> | null): boolean {
   const entries = (m: Record<string, string> | null) => JSON.stringify(Object.entries(m ?? {}).sort());

@@ -1,13 +1,28 @@
-import { ApiError } from '@billing/contracts';
+import { ApiError, type CreditLedgerEntry } from '@billing/contracts';
 import { deciderSpec } from '@billing/testing';
 import { creditsAggregate } from './aggregate';
-import type { CreditsCommand, GrantCredits } from './decide';
+import type { CreditsCommand, GrantCredits, LedgerSettings } from './decide';
 import type { CreditsEvent } from './ledger';
 
 const spec = deciderSpec(creditsAggregate);
 const customerId = 'cus_1';
 const at = new Date('2026-03-01T00:00:00.000Z');
 const day = (n: number) => new Date(at.getTime() + n * 86_400_000);
+/** A Sandbox customer of an organization with no low-balance threshold. */
+const off: LedgerSettings = { livemode: false, lowBalanceThreshold: null };
+
+/** The ledger entry an event carries as `object`: `fields` as the ledger API shows them. */
+const entry = (fields: Partial<CreditLedgerEntry> & Pick<CreditLedgerEntry, 'id' | 'type' | 'amount'>) => ({
+  object: 'credit_ledger_entry' as const,
+  balance_after: 0,
+  grant_id: null,
+  drawn_from: [],
+  reason: null,
+  metadata: null,
+  created_at: at.toISOString(),
+  livemode: false,
+  ...fields,
+});
 
 type GrantFields = Partial<GrantCredits['data']> & { balance?: number };
 const grant = (id: string, amount: number, fields: GrantFields = {}): CreditsCommand => ({
@@ -23,6 +38,7 @@ const grant = (id: string, amount: number, fields: GrantFields = {}): CreditsCom
     priority: 0,
     expiresAt: null,
     idempotencyKey: null,
+    ...off,
     ...fields,
   },
 });
@@ -43,6 +59,16 @@ const granted = (id: string, amount: number, balance: number, fields: GrantField
       idempotency_key: data.idempotencyKey,
       balance_after: balance,
       granted_at: data.now.toISOString(),
+      object: entry({
+        id,
+        type: 'grant',
+        amount,
+        balance_after: balance,
+        grant_id: id,
+        reason: data.reason,
+        created_at: data.now.toISOString(),
+      }),
+      balance,
     },
   };
 };
@@ -51,9 +77,10 @@ const spend = (
   key = 'k1',
   now = at,
   metadata: Record<string, string> | null = null,
+  settings: LedgerSettings = off,
 ): CreditsCommand => ({
   type: 'SpendCredits',
-  data: { customerId, now, spendId: `cspd_${key}`, amount, idempotencyKey: key, metadata },
+  data: { customerId, now, spendId: `cspd_${key}`, amount, idempotencyKey: key, metadata, ...settings },
 });
 const spent = (
   amount: number,
@@ -73,6 +100,16 @@ const spent = (
     metadata,
     balance_after: balance,
     spent_at: now.toISOString(),
+    object: entry({
+      id: `cspd_${key}`,
+      type: 'spend',
+      amount: -amount,
+      balance_after: balance,
+      drawn_from: drawn.map(([grant_id, n]) => ({ grant_id, amount: n })),
+      metadata,
+      created_at: now.toISOString(),
+    }),
+    balance,
   },
 });
 const expired = (grantId: string, amount: number, balance: number, expiresAt: Date): CreditsEvent => ({
@@ -83,11 +120,24 @@ const expired = (grantId: string, amount: number, balance: number, expiresAt: Da
     amount,
     balance_after: balance,
     expired_at: expiresAt.toISOString(),
+    object: entry({
+      id: `cexp_${grantId.replace(/^cgr_/, '')}`,
+      type: 'expiry',
+      amount: -amount,
+      balance_after: balance,
+      grant_id: grantId,
+      created_at: expiresAt.toISOString(),
+    }),
+    balance,
   },
 });
-const adjust = (amount: number, now = at): CreditsCommand => ({
+const adjust = (amount: number, now = at, settings: LedgerSettings = off): CreditsCommand => ({
   type: 'AdjustCredits',
-  data: { customerId, now, adjustmentId: 'cadj_1', amount, reason: 'refund' },
+  data: { customerId, now, adjustmentId: 'cadj_1', amount, reason: 'refund', ...settings },
+});
+const expire = (now: Date, settings: LedgerSettings = off): CreditsCommand => ({
+  type: 'ExpireCredits',
+  data: { customerId, now, ...settings },
 });
 
 describe('Credits', () => {
@@ -231,17 +281,17 @@ describe('Credits', () => {
     it('is recorded by ExpireCredits at the expiry instant', () =>
       spec
         .given(history)
-        .when({ type: 'ExpireCredits', data: { customerId, now: day(5) } })
+        .when(expire(day(5)))
         .then([expired('cgr_exp', 10, 4, day(5))]));
     it('records nothing before the expiry', () =>
       spec
         .given(history)
-        .when({ type: 'ExpireCredits', data: { customerId, now: new Date(day(5).getTime() - 1) } })
+        .when(expire(new Date(day(5).getTime() - 1)))
         .then([]));
     it('records only what was left of a grant, once', () =>
       spec
         .given([...history, spent(6, [['cgr_exp', 6]], 8, 'k0'), expired('cgr_exp', 4, 4, day(5))])
-        .when({ type: 'ExpireCredits', data: { customerId, now: day(9) } })
+        .when(expire(day(9)))
         .then([]));
     it('comes before a spend in the same append: an expired grant is never spent', () =>
       spec
@@ -274,6 +324,18 @@ describe('Credits', () => {
               reason: 'refund',
               balance_after: 3,
               adjusted_at: at.toISOString(),
+              object: entry({
+                id: 'cadj_1',
+                type: 'adjustment',
+                amount: -7,
+                balance_after: 3,
+                drawn_from: [
+                  { grant_id: 'cgr_b', amount: 5 },
+                  { grant_id: 'cgr_a', amount: 2 },
+                ],
+                reason: 'refund',
+              }),
+              balance: 3,
             },
           },
         ]));
@@ -282,5 +344,96 @@ describe('Credits', () => {
         .given([granted('cgr_a', 5, 5)])
         .when(adjust(6))
         .thenThrows('The balance is 5'));
+  });
+
+  describe('low balance', () => {
+    const at10: LedgerSettings = { livemode: false, lowBalanceThreshold: 10 };
+    const low = (balance: number, change: CreditsEvent): CreditsEvent => ({
+      type: 'CreditsLowBalance',
+      data: { customer_id: customerId, balance, threshold: 10, object: change.data.object! },
+    });
+    const spendOf = (amount: number, key: string) => spend(amount, key, at, null, at10);
+
+    it('is appended with the spend that takes the balance from above the threshold to below it', () => {
+      const spentBelow = spent(15, [['cgr_a', 15]], 5, 'k1');
+      spec
+        .given([granted('cgr_a', 20, 20)])
+        .when(spendOf(15, 'k1'))
+        .then([spentBelow, low(5, spentBelow)]);
+    });
+    it('is not appended while the balance stays at or above the threshold', () => {
+      spec
+        .given([granted('cgr_a', 20, 20)])
+        .when(spendOf(5, 'k1'))
+        .then([spent(5, [['cgr_a', 5]], 15, 'k1')]);
+      spec
+        .given([granted('cgr_a', 20, 20)])
+        .when(spendOf(10, 'k1'))
+        .then([spent(10, [['cgr_a', 10]], 10, 'k1')]);
+    });
+    it('counts a balance equal to the threshold as above it: going below from there crosses', () => {
+      const spentBelow = spent(1, [['cgr_a', 1]], 9, 'k2');
+      spec
+        .given([granted('cgr_a', 20, 20), spent(10, [['cgr_a', 10]], 10, 'k1')])
+        .when(spendOf(1, 'k2'))
+        .then([spentBelow, low(9, spentBelow)]);
+    });
+    it('is appended once per crossing: further spends below the threshold append none', () => {
+      const first = spent(15, [['cgr_a', 15]], 5, 'k1');
+      spec
+        .given([granted('cgr_a', 20, 20), first, low(5, first)])
+        .when(spendOf(1, 'k2'))
+        .then([spent(1, [['cgr_a', 1]], 4, 'k2')]);
+    });
+    it('is re-armed by a grant that lifts the balance back to the threshold or above', () => {
+      const first = spent(15, [['cgr_a', 15]], 5, 'k1');
+      const again = spent(
+        6,
+        [
+          ['cgr_a', 5],
+          ['cgr_b', 1],
+        ],
+        9,
+        'k2',
+      );
+      spec
+        .given([granted('cgr_a', 20, 20), first, low(5, first), granted('cgr_b', 10, 15)])
+        .when(spendOf(6, 'k2'))
+        .then([again, low(9, again)]);
+    });
+    it('is never appended with a grant that leaves the balance above, nor with the threshold off', () => {
+      spec
+        .given([granted('cgr_a', 5, 5)])
+        .when(grant('cgr_b', 10, at10))
+        .then([granted('cgr_b', 10, 15)]);
+      spec
+        .given([granted('cgr_a', 20, 20)])
+        .when(spend(15, 'k1'))
+        .then([spent(15, [['cgr_a', 15]], 5, 'k1')]);
+    });
+    it('is appended for a take-back or an expiry that crosses, naming that entry', () => {
+      spec
+        .given([granted('cgr_a', 20, 20)])
+        .when(adjust(11, at, at10))
+        .then([
+          expect.objectContaining({ type: 'CreditsAdjusted' }),
+          expect.objectContaining({
+            type: 'CreditsLowBalance',
+            data: expect.objectContaining({ balance: 9, object: expect.objectContaining({ id: 'cadj_1' }) }),
+          }),
+        ]);
+      const lapsed = expired('cgr_exp', 20, 5, day(5));
+      spec
+        .given([granted('cgr_exp', 20, 20, { expiresAt: day(5) }), granted('cgr_keep', 5, 25)])
+        .when(expire(day(5), at10))
+        .then([lapsed, low(5, lapsed)]);
+    });
+    it('is not appended by a repeated spend key, which appends nothing', () => {
+      const first = spent(15, [['cgr_a', 15]], 5, 'k1');
+      spec
+        .given([granted('cgr_a', 20, 20), first, low(5, first)])
+        .when(spendOf(15, 'k1'))
+        .then([]);
+    });
   });
 });

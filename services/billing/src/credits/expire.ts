@@ -2,6 +2,7 @@ import type { ServiceContext } from '@billing/runtime';
 import type { Tenant } from '@billing/service';
 import { customersTable } from '../customers/read-model';
 import { creditsAggregate } from './aggregate';
+import { ledgerSettingsOf } from './ledger-settings';
 import { hasExpiryDue } from './queries';
 import { creditTables } from './read-model';
 
@@ -18,7 +19,7 @@ export async function expireDue(context: ServiceContext, tenant: Tenant, custome
   await creditsAggregate.handle(
     store,
     customerId,
-    { type: 'ExpireCredits', data: { customerId, now } },
+    { type: 'ExpireCredits', data: { customerId, now, ...(await ledgerSettingsOf(store, tenant)) } },
     { ...tenant, occurredAt: now, maxAttempts: CREDITS_MAX_ATTEMPTS },
   );
 }

@@ -1,8 +1,10 @@
 import type {
+  CreditLedgerEntry,
   CreditSource,
   CreditsAdjustedData,
   CreditsExpiredData,
   CreditsGrantedData,
+  CreditsLowBalanceData,
   CreditsSpentData,
 } from '@billing/contracts';
 import { streamEvents } from '@billing/eventstore';
@@ -16,13 +18,18 @@ export type CreditsGranted = { type: 'CreditsGranted'; data: CreditsGrantedData 
 export type CreditsSpent = { type: 'CreditsSpent'; data: CreditsSpentData };
 export type CreditsAdjusted = { type: 'CreditsAdjusted'; data: CreditsAdjustedData };
 export type CreditsExpired = { type: 'CreditsExpired'; data: CreditsExpiredData };
-export type CreditsEvent = CreditsGranted | CreditsSpent | CreditsAdjusted | CreditsExpired;
+/** Not a change of the balance: a notice that a change took it below the threshold. */
+export type CreditsLowBalance = { type: 'CreditsLowBalance'; data: CreditsLowBalanceData };
+/** The events that change the balance, one ledger entry each. */
+export type CreditsLedgerEvent = CreditsGranted | CreditsSpent | CreditsAdjusted | CreditsExpired;
+export type CreditsEvent = CreditsLedgerEvent | CreditsLowBalance;
 
 export const creditsEvents = streamEvents<CreditsEvent>({
   CreditsGranted: true,
   CreditsSpent: true,
   CreditsAdjusted: true,
   CreditsExpired: true,
+  CreditsLowBalance: true,
 });
 
 /** A grant with credits left, not yet recorded as expired (it may be past its `expires_at`). */
@@ -36,7 +43,7 @@ export type OpenGrant = {
 };
 
 /** What a repeat of a spend's idempotency key answers. */
-export type SpendRecord = Omit<CreditsSpentData, 'drawn_from' | 'customer_id' | 'idempotency_key'>;
+export type SpendRecord = Pick<CreditsSpentData, 'spend_id' | 'amount' | 'metadata' | 'balance_after' | 'spent_at'>;
 
 export type CreditsState = {
   /** Open grants in the order they were granted. */
@@ -70,9 +77,9 @@ export function evolve(state: CreditsState, event: CreditsEvent): CreditsState {
       return { ...state, grants: [...state.grants, grant], balance: data.balance_after, grantKeys };
     }
     case 'CreditsSpent': {
-      const { drawn_from, customer_id: _customer, idempotency_key, ...record } = event.data;
-      const spends = { ...state.spends, [idempotency_key]: record };
-      return { ...state, grants: drawDown(state.grants, drawn_from), balance: event.data.balance_after, spends };
+      const { drawn_from, idempotency_key, spend_id, amount, metadata, balance_after, spent_at } = event.data;
+      const spends = { ...state.spends, [idempotency_key]: { spend_id, amount, metadata, balance_after, spent_at } };
+      return { ...state, grants: drawDown(state.grants, drawn_from), balance: balance_after, spends };
     }
     case 'CreditsAdjusted':
       return { ...state, grants: drawDown(state.grants, event.data.drawn_from), balance: event.data.balance_after };
@@ -82,6 +89,8 @@ export function evolve(state: CreditsState, event: CreditsEvent): CreditsState {
         grants: state.grants.filter((grant) => grant.id !== event.data.grant_id),
         balance: event.data.balance_after,
       };
+    case 'CreditsLowBalance':
+      return state;
     default: {
       const _unknown: never = event;
       return state;
@@ -121,4 +130,48 @@ export function drawsFor(grants: readonly OpenGrant[], amount: number): { grant_
     left -= take;
   }
   return draws;
+}
+
+/** The ledger's view of an event: its entry id, type, signed amount, the grant it names and its time. */
+export function ledgerEntryOf(event: CreditsLedgerEvent) {
+  switch (event.type) {
+    case 'CreditsGranted': {
+      const { grant_id, amount, granted_at } = event.data;
+      return { id: grant_id, type: 'grant' as const, amount, grant_id, at: granted_at };
+    }
+    case 'CreditsSpent': {
+      const { spend_id, amount, spent_at } = event.data;
+      return { id: spend_id, type: 'spend' as const, amount: -amount, grant_id: null, at: spent_at };
+    }
+    case 'CreditsAdjusted': {
+      const { adjustment_id, amount, adjusted_at } = event.data;
+      return { id: adjustment_id, type: 'adjustment' as const, amount: -amount, grant_id: null, at: adjusted_at };
+    }
+    case 'CreditsExpired': {
+      const { grant_id, amount, expired_at } = event.data;
+      return { id: expiryEntryId(grant_id), type: 'expiry' as const, amount: -amount, grant_id, at: expired_at };
+    }
+  }
+}
+
+/** A grant expires once, so its expiry's entry is named after it. */
+export const expiryEntryId = (grantId: string) => `cexp_${grantId.replace(/^cgr_/, '')}`;
+
+/** The `credit_ledger_entry` of an event, as `GET /v1/customers/{id}/credits/ledger` shows it. */
+export function ledgerEntryResource(event: CreditsLedgerEvent, livemode: boolean): CreditLedgerEntry {
+  const entry = ledgerEntryOf(event);
+  const { data } = event;
+  return {
+    object: 'credit_ledger_entry',
+    id: entry.id,
+    type: entry.type,
+    amount: entry.amount,
+    balance_after: data.balance_after,
+    grant_id: entry.grant_id,
+    drawn_from: 'drawn_from' in data ? data.drawn_from : [],
+    reason: 'reason' in data ? data.reason : null,
+    metadata: 'metadata' in data ? data.metadata : null,
+    created_at: entry.at,
+    livemode,
+  };
 }

@@ -2,6 +2,7 @@ import { type CheckoutSessionCompletedData, newId } from '@billing/contracts';
 import type { EventStore, EventStoreTransaction } from '@billing/eventstore';
 import type { Tenant } from '@billing/service';
 import { creditsAggregate } from './aggregate';
+import { ledgerSettingsOf } from './ledger-settings';
 import { recordCreditPurchase } from './refund';
 
 const DAY_MS = 24 * 60 * 60_000;
@@ -41,6 +42,7 @@ export async function grantPurchasedCredits(
         priority: 0,
         expiresAt: days === null ? null : new Date(now.getTime() + days * DAY_MS),
         idempotencyKey: `order:${sale.order_id}`,
+        ...(await ledgerSettingsOf(store, tenant, tx)),
       },
     },
     { ...tenant, occurredAt: now },

@@ -1,5 +1,5 @@
 import type { EventStore, RecordedEvent, SqlExecutor } from '@billing/eventstore';
-import { type CreditsEvent, creditsEvents } from './ledger';
+import { type CreditsLedgerEvent, creditsEvents, ledgerEntryOf } from './ledger';
 
 // Written in the append's transaction (a client reads its own writes): one balance row per
 // customer, one row per grant with what remains of it, and one ledger row per event.
@@ -63,31 +63,6 @@ export async function migrateCreditsReadModel(store: EventStore): Promise<void> 
   `);
 }
 
-/** The ledger row of an event: its id, type, signed amount, the grant it names and its time. */
-export function ledgerEntryOf(event: CreditsEvent) {
-  switch (event.type) {
-    case 'CreditsGranted': {
-      const { grant_id, amount, granted_at } = event.data;
-      return { id: grant_id, type: 'grant', amount, grant_id, at: granted_at };
-    }
-    case 'CreditsSpent': {
-      const { spend_id, amount, spent_at } = event.data;
-      return { id: spend_id, type: 'spend', amount: -amount, grant_id: null, at: spent_at };
-    }
-    case 'CreditsAdjusted': {
-      const { adjustment_id, amount, adjusted_at } = event.data;
-      return { id: adjustment_id, type: 'adjustment', amount: -amount, grant_id: null, at: adjusted_at };
-    }
-    case 'CreditsExpired': {
-      const { grant_id, amount, expired_at } = event.data;
-      return { id: expiryEntryId(grant_id), type: 'expiry', amount: -amount, grant_id, at: expired_at };
-    }
-  }
-}
-
-/** A grant expires once, so its expiry's entry is named after it. */
-export const expiryEntryId = (grantId: string) => `cexp_${grantId.replace(/^cgr_/, '')}`;
-
 /**
  * Applies credit events; each row is guarded by the stream version it was written at, so an
  * event applied already changes nothing when replayed.
@@ -96,7 +71,7 @@ export async function projectCredits(sql: SqlExecutor, schema: string, events: R
   const t = creditTables(schema);
   for (const recorded of events) {
     const event = creditsEvents.of(recorded);
-    if (!event) continue;
+    if (!event || event.type === 'CreditsLowBalance') continue;
     const version = recorded.stream_version;
     const tenant = [recorded.organization, recorded.environment];
     await writeGrants(sql, t.grants, event, recorded, version);
@@ -134,7 +109,7 @@ export async function projectCredits(sql: SqlExecutor, schema: string, events: R
 async function writeGrants(
   sql: SqlExecutor,
   table: string,
-  event: CreditsEvent,
+  event: CreditsLedgerEvent,
   recorded: RecordedEvent,
   version: number,
 ): Promise<void> {

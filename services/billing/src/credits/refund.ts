@@ -4,6 +4,7 @@ import type { Tenant } from '@billing/service';
 import { timeOn } from '../test-clocks/read-model';
 import { findCustomer } from '../customers/queries';
 import { creditsAggregate } from './aggregate';
+import { ledgerSettingsOf } from './ledger-settings';
 import { spendableCredits } from './queries';
 
 const purchasesTable = (schema: string) => `${schema}.credit_purchases`;
@@ -127,6 +128,7 @@ async function takeBack(
         adjustmentId: newId('creditAdjustment'),
         amount,
         reason: `Refund ${refund.id} of order ${refund.order_id}`,
+        ...(await ledgerSettingsOf(store, tenant, tx)),
       },
     },
     { ...tenant, occurredAt: at },

@@ -18,6 +18,7 @@ import { timeOn } from '../test-clocks/read-model';
 import { creditsAggregate } from './aggregate';
 import type { CreditsCommand } from './decide';
 import { CREDITS_MAX_ATTEMPTS, expireDue } from './expire';
+import { ledgerSettingsOf } from './ledger-settings';
 import { creditBalanceOf, grantOfEvent, ledgerPage, openGrants } from './queries';
 
 /**
@@ -92,6 +93,7 @@ export function mountCreditRoutes(app: Express, context: ServiceContext): void {
           priority: body.priority,
           expiresAt,
           idempotencyKey: null,
+          ...(await ledgerSettingsOf(store, tenant)),
         },
       });
       const granted = events.map((e) => creditsAggregate.events.of(e)).find((e) => e?.type === 'CreditsGranted');
@@ -116,6 +118,7 @@ export function mountCreditRoutes(app: Express, context: ServiceContext): void {
           amount: body.amount,
           idempotencyKey: key,
           metadata: body.metadata ?? null,
+          ...(await ledgerSettingsOf(store, tenant)),
         },
       });
       const spend = state.spends[key];
@@ -144,7 +147,14 @@ export function mountCreditRoutes(app: Express, context: ServiceContext): void {
       const adjustmentId = newId('creditAdjustment');
       const { state } = await run(tenant, params.id, now, {
         type: 'AdjustCredits',
-        data: { customerId: params.id, now, adjustmentId, amount: body.amount, reason: body.reason },
+        data: {
+          customerId: params.id,
+          now,
+          adjustmentId,
+          amount: body.amount,
+          reason: body.reason,
+          ...(await ledgerSettingsOf(store, tenant)),
+        },
       });
       const answer: CreditAdjustment = {
         object: 'credit_adjustment',

@@ -2,6 +2,7 @@ import {
   type DomainEventEnvelope,
   PUBLIC_EVENT_TYPES,
   type PublicEventType,
+  WEBHOOK_DATA_FIELDS,
   WEBHOOK_OBJECT_SCHEMAS,
   type WebhookEvent,
   inSchemaOrder,
@@ -39,8 +40,15 @@ export function toWebhookEvent(envelope: DomainEventEnvelope): WebhookEvent | un
     data: {
       object: inSchemaOrder(WEBHOOK_OBJECT_SCHEMAS[envelope.type] as never, object) as WebhookEvent['data']['object'],
       ...previousAttributesOf(envelope),
+      ...dataFieldsOf(envelope.type, envelope.data),
     },
   };
+}
+
+/** The fields the type carries beside `object` (`WEBHOOK_DATA_FIELDS`), from the event's data. */
+function dataFieldsOf(type: PublicEventType, data: Record<string, unknown>): Record<string, unknown> {
+  const names = Object.keys(WEBHOOK_DATA_FIELDS[type] ?? {});
+  return Object.fromEntries(names.filter((name) => name in data).map((name) => [name, data[name]]));
 }
 
 /** A plan switch's `subscription.updated` says what the plan was (Stripe's `previous_attributes`). */

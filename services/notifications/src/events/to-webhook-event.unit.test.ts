@@ -33,7 +33,37 @@ const customer = {
   livemode: true,
 };
 
+const spendEntry = {
+  object: 'credit_ledger_entry',
+  id: 'cspd_1',
+  type: 'spend',
+  amount: -30,
+  balance_after: 70,
+  grant_id: null,
+  drawn_from: [{ grant_id: 'cgr_1', amount: 30 }],
+  reason: null,
+  metadata: null,
+  created_at: '2026-11-21T08:00:00.000Z',
+  livemode: true,
+};
+
 describe('toWebhookEvent', () => {
+  it('sends a credit change with its ledger entry, the customer and the balance, and nothing else of the event', () => {
+    const spent = { customer_id: 'cus_1', spend_id: 'cspd_1', amount: 30, idempotency_key: 'k', balance_after: 70 };
+    const event = toWebhookEvent(envelope('credits.spent', { ...spent, object: spendEntry, balance: 70 }))!;
+    expect(event.data).toEqual({ object: spendEntry, customer_id: 'cus_1', balance: 70 });
+    expect(WebhookEvent.parse(event)).toEqual(event);
+    const low = toWebhookEvent(
+      envelope('credits.low_balance', { customer_id: 'cus_1', balance: 70, threshold: 100, object: spendEntry }),
+    )!;
+    expect(low.data).toEqual({ object: spendEntry, customer_id: 'cus_1', balance: 70, threshold: 100 });
+    expect(low.id).not.toBe(event.id);
+  });
+
+  it('sends nothing for a credit event recorded before credit events carried their entry', () => {
+    expect(toWebhookEvent(envelope('credits.spent', { customer_id: 'cus_1', balance_after: 70 }))).toBeUndefined();
+  });
+
   it('wraps the object of a public event in the webhook envelope', () => {
     const event = toWebhookEvent(envelope('customer.updated', { object: customer }))!;
     expect(event).toEqual({
