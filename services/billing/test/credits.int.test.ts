@@ -3,7 +3,7 @@ import { type ServiceUnderTest, startServiceForTest } from '@billing/runtime';
 import { eventually } from '@billing/testing';
 import { billingService } from '../src';
 import { expireDueCredits } from '../src/credits/expire';
-import { caller, client, feeds, newOrg } from './helpers';
+import { admin, caller, client, eventsOf, feeds, newOrg } from './helpers';
 
 jest.setTimeout(120000);
 
@@ -279,5 +279,46 @@ describe('credits of a customer', () => {
     expect(past.body.error.details[0]).toMatchObject({ path: 'expires_at' });
     expect((await c.spend(1, '')).status).toBe(422);
     expect((await c.ledger()).body.data).toEqual([]);
+  });
+});
+
+describe('the low-balance threshold', () => {
+  const settingsOf = (org: string, body?: unknown, environment = 'sandbox') =>
+    call(body === undefined ? 'GET' : 'PATCH', `/admin/billing_settings?environment=${environment}`, admin(org), body);
+
+  it('is set through the billing settings, whole credits from 1 or null, and refused otherwise with 422', async () => {
+    const org = newOrg();
+    expect((await settingsOf(org)).body.credits_low_balance_threshold).toBeNull();
+    for (const bad of [0, -5, 1.5, '10', true, 1_000_000_001]) {
+      const res = await settingsOf(org, { credits_low_balance_threshold: bad });
+      expect([bad, res.status, res.body.error.code]).toEqual([bad, 422, 'validation_error']);
+      expect(res.body.error.details[0]).toMatchObject({ path: 'credits_low_balance_threshold' });
+    }
+    expect((await settingsOf(org)).body).toMatchObject({ credits_low_balance_threshold: null, updated_at: null });
+    const set = await settingsOf(org, { credits_low_balance_threshold: 50 });
+    expect([set.status, set.body.credits_low_balance_threshold]).toEqual([200, 50]);
+    expect((await settingsOf(org, { dunning: { retry_days: [2] } })).body.credits_low_balance_threshold).toBe(50);
+    expect((await settingsOf(org, undefined, 'production')).body.credits_low_balance_threshold).toBeNull();
+    const off = await settingsOf(org, { credits_low_balance_threshold: null });
+    expect([off.status, off.body.credits_low_balance_threshold]).toEqual([200, null]);
+  });
+
+  it('records CreditsLowBalance once, with the spend that crosses it, and every change with its ledger entry', async () => {
+    const c = await customer();
+    await settingsOf(c.org, { credits_low_balance_threshold: 50 });
+    await c.grant({ amount: 100 });
+    for (const amount of [50, 1, 1]) expect((await c.spend(amount)).status).toBe(200);
+
+    const lows = (await eventsOf(running, 'CreditsLowBalance', c.org)).map((row) => row.data);
+    expect(lows).toEqual([expect.objectContaining({ customer_id: c.id, balance: 49, threshold: 50 })]);
+    const ledger = (await c.ledger()).body.data;
+    expect(ledger.map((e: { balance_after: number }) => e.balance_after)).toEqual([48, 49, 50, 100]);
+    expect(lows[0].object).toEqual(ledger[1]);
+    const spends = (await eventsOf(running, 'CreditsSpent', c.org)).map((row) => row.data);
+    expect(spends.map((d) => [d.object, d.balance])).toEqual([
+      [ledger[2], 50],
+      [ledger[1], 49],
+      [ledger[0], 48],
+    ]);
   });
 });
