@@ -138,6 +138,26 @@ describe('POST /admin/products', () => {
     ]);
   });
 
+  it("keeps a plan's allowance per period, rolled over or not (not by default)", async () => {
+    const org = newOrg();
+    const plan = await create(org, { credits: { amount: 100 } });
+    expect(plan.credits).toEqual({ amount: 100, expires_after_days: null, rollover: false });
+    expect(Product.parse(plan)).toEqual(plan);
+    const changed = await call('PATCH', `/admin/products/${plan.id}`, admin(org), {
+      credits: { amount: 200, expires_after_days: 90, rollover: true },
+    });
+    expect(changed.status).toBe(200);
+    expect(changed.body.credits).toEqual({ amount: 200, expires_after_days: 90, rollover: true });
+    // Rolling over is a plan's: a CREDITS product it becomes keeps no period to roll over from.
+    const retyped = await call('PATCH', `/admin/products/${plan.id}`, admin(org), { type: 'CREDITS', interval: null });
+    expect(retyped.status).toBe(422);
+    expect(retyped.body.error.details).toEqual([
+      { path: 'credits.rollover', message: expect.any(String), code: 'invalid_value' },
+    ]);
+    // A plan made before allowances existed grants nothing.
+    expect((await create(org, {})).credits).toBeNull();
+  });
+
   it.each<[string, Record<string, unknown>, string, string]>([
     ['no environment', { environment: undefined }, 'environment', 'invalid_value'],
     ['an unknown environment', { environment: 'STAGING' }, 'environment', 'invalid_value'],
@@ -158,7 +178,24 @@ describe('POST /admin/products', () => {
       'invalid_value',
     ],
     ['a donation with a trial', { type: 'DONATION', interval: null, trial_days: 7 }, 'trial_days', 'invalid_value'],
-    ['a plan that grants credits', { credits: { amount: 100 } }, 'credits', 'invalid_value'],
+    [
+      'a one-time item that grants credits',
+      { type: 'ONE_TIME', interval: null, credits: { amount: 100 } },
+      'credits',
+      'invalid_value',
+    ],
+    [
+      'credits that roll over on a CREDITS product',
+      { type: 'CREDITS', interval: null, credits: { amount: 10, rollover: false } },
+      'credits.rollover',
+      'invalid_value',
+    ],
+    [
+      'a rollover that is not a boolean',
+      { credits: { amount: 10, rollover: 'yes' } },
+      'credits.rollover',
+      'invalid_type',
+    ],
     ['credits of 0', { type: 'CREDITS', interval: null, credits: { amount: 0 } }, 'credits.amount', 'too_small'],
     [
       'fractional credits',

@@ -25,23 +25,33 @@ export const PRODUCT_SLUG_PATTERN = /^[a-z0-9](?:[a-z0-9-]*[a-z0-9])?$/;
 
 const limits = PRODUCT_LIMITS;
 
-/** Most credits one purchase grants, and most days they may last. */
+/** Most credits one purchase (or one period of a plan) grants, and most days they may last. */
 export const CREDIT_GRANT_LIMITS = { amount: 1_000_000_000, expiresAfterDays: 3650 } as const;
 
 /**
- * What a purchase of a CREDITS product grants the buyer (docs/credits.md): `amount` credits on
- * the customer's credit balance, expiring `expires_after_days` after the payment (null: never).
+ * What a product grants on the customer's credit balance (docs/credits.md). A CREDITS product:
+ * `amount` credits per purchase, expiring `expires_after_days` after the payment (null: never).
+ * A SUBSCRIPTION product: an allowance of `amount` credits for each paid period; without
+ * `rollover` it expires at the period's end (or `expires_after_days` after the grant, if that
+ * is sooner), with `rollover` unused credits carry over (expiring `expires_after_days` after
+ * the grant, or never).
  */
 export const ProductCredits = z
   .strictObject({
-    amount: z.int().min(1).max(CREDIT_GRANT_LIMITS.amount).describe('Credits one purchase grants'),
+    amount: z.int().min(1).max(CREDIT_GRANT_LIMITS.amount).describe('Credits one purchase, or one paid period, grants'),
     expires_after_days: z
       .int()
       .min(1)
       .max(CREDIT_GRANT_LIMITS.expiresAfterDays)
       .nullable()
       .default(null)
-      .describe('Days after the payment the credits expire; null: never'),
+      .describe("Days after the grant the credits expire; null: never (a plan's allowance: at the period's end)"),
+    rollover: z
+      .boolean()
+      .optional()
+      .describe(
+        "SUBSCRIPTION only: true carries a period's unused allowance over; false (the default) lets it expire at the period's end",
+      ),
   })
   .meta({ id: 'ProductCredits' });
 export type ProductCredits = z.infer<typeof ProductCredits>;
@@ -93,7 +103,9 @@ const field = {
   // Optional: products made before credits existed have none.
   credits: ProductCredits.nullable()
     .optional()
-    .describe('CREDITS only: what a purchase grants the buyer; null: nothing (sold as a one-time item)'),
+    .describe(
+      'CREDITS: what a purchase grants the buyer; SUBSCRIPTION: the allowance each paid period grants; null: nothing',
+    ),
 };
 
 const ProductFieldsShape = z.strictObject(field);
@@ -143,16 +155,27 @@ function checkTypeRules(product: z.infer<typeof ProductFieldsShape>, ctx: z.Refi
   }
 }
 
-/** Only a CREDITS product grants credits. */
+/** A CREDITS product grants credits per purchase, a SUBSCRIPTION product per period; only a plan rolls over. */
 function checkCredits(product: z.infer<typeof ProductFieldsShape>, ctx: z.RefinementCtx): void {
-  if (product.type === 'CREDITS' || product.credits == null) return;
-  ctx.addIssue({
-    code: 'invalid_value',
-    values: [null],
-    input: product.credits,
-    path: ['credits'],
-    message: `credits is only for CREDITS products, not ${product.type}`,
-  });
+  const { credits, type } = product;
+  if (credits == null || type === 'SUBSCRIPTION') return;
+  if (type !== 'CREDITS') {
+    ctx.addIssue({
+      code: 'invalid_value',
+      values: [null],
+      input: credits,
+      path: ['credits'],
+      message: `credits is only for CREDITS and SUBSCRIPTION products, not ${type}`,
+    });
+  } else if (credits.rollover !== undefined) {
+    ctx.addIssue({
+      code: 'invalid_value',
+      values: [undefined],
+      input: credits.rollover,
+      path: ['credits', 'rollover'],
+      message: 'rollover is only for SUBSCRIPTION products: a purchase of credits has no period',
+    });
+  }
 }
 
 /** A complete, valid set of product fields: what the catalog stores for each product. */
@@ -209,7 +232,9 @@ export const Product = z
     trial_days: z.int().nullable(),
     display_order: z.int().nullable(),
     metadata: z.record(z.string(), z.string()).nullable(),
-    credits: ProductCredits.nullable().describe('CREDITS only: what a purchase grants the buyer (docs/credits.md)'),
+    credits: ProductCredits.nullable().describe(
+      'CREDITS: what a purchase grants the buyer; SUBSCRIPTION: the allowance each paid period grants (docs/credits.md)',
+    ),
     active: z.boolean().describe('false means archived'),
     created_at: timestamp,
     updated_at: timestamp.describe('Returned only by single-product reads'),

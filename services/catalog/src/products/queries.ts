@@ -92,9 +92,15 @@ export function toProductListItem(view: ProductView): ProductListItem {
     trial_days: view.trial_days,
     display_order: view.display_order,
     metadata: view.metadata,
-    credits: view.credits ?? null,
+    credits: creditsOf(view),
     active: view.active,
     created_at: view.created_at,
     livemode: livemodeOf(view.environment),
   };
+}
+
+/** A plan's allowance always says whether it rolls over (stored without it: false). */
+function creditsOf(view: ProductView): ProductListItem['credits'] {
+  if (!view.credits) return null;
+  return view.type === 'SUBSCRIPTION' ? { ...view.credits, rollover: view.credits.rollover ?? false } : view.credits;
 }
