@@ -3,8 +3,16 @@ import type { EventStore, EventStoreTransaction } from './event-store';
 import type { StreamEvents } from './stream-events';
 import type { AppendOptions, NewEvent, RecordedEvent } from './types';
 
-/** An aggregate's read models, written in the transaction of every append to its streams. */
-export type Projector = (tx: EventStoreTransaction, schema: string, events: RecordedEvent[]) => Promise<void>;
+/**
+ * An aggregate's read models, written in the transaction of every append to its streams; given
+ * the store too, for what must happen in that transaction on other streams.
+ */
+export type Projector = (
+  tx: EventStoreTransaction,
+  schema: string,
+  events: RecordedEvent[],
+  store: EventStore,
+) => Promise<void>;
 
 /** Read models of one command, written after the aggregate's own in the same transaction. */
 export type ExtraProjector = (tx: EventStoreTransaction, events: RecordedEvent[]) => Promise<void>;
@@ -109,7 +117,7 @@ export function defineAggregate<State, Command, Event extends NewEvent>(
   const projectorFor = (store: EventStore, alsoProject?: ExtraProjector): ExtraProjector | undefined =>
     project || alsoProject
       ? async (tx, appended) => {
-          await project?.(tx, store.tables.schema, appended);
+          await project?.(tx, store.tables.schema, appended, store);
           await alsoProject?.(tx, appended);
         }
       : undefined;

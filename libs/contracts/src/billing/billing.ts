@@ -6,7 +6,7 @@ import { PaymentInstructions } from '../checkout/sessions';
 import { CouponDiscount } from '../promotions/promotions';
 import { cursorListEnvelope, limitParam, startingAfterParam } from '../shared/list';
 import { type OpenApiRegistry, invalidParametersResponse } from '../shared/openapi';
-import { ProductInterval } from '../catalog/products';
+import { ProductCredits, ProductInterval } from '../catalog/products';
 import { TEXT_LIMITS, idText } from '../shared/text';
 import { EinvoiceIdParams, EinvoiceList, EinvoiceResource, ListEinvoicesQuery } from './einvoices';
 
@@ -174,6 +174,11 @@ export const Subscription = z
       .nullable()
       .default(null)
       .describe('The coupon of the code redeemed at checkout, applied to invoices by its duration'),
+    credit_allowance: ProductCredits.nullable()
+      .optional()
+      .describe(
+        "The credits each paid period grants the customer: the plan's `credits` when it was sold or switched to; null or absent: none (docs/credits.md)",
+      ),
     created_at: timestamp,
     updated_at: timestamp,
     livemode: z.boolean(),

@@ -3,7 +3,7 @@ import { Invoice, InvoiceLine, Subscription } from './billing';
 import { ErrorEnvelope } from '../shared/errors';
 import { Environment } from '../events/envelope';
 import { type OpenApiRegistry, invalidParametersResponse } from '../shared/openapi';
-import { ProductInterval } from '../catalog/products';
+import { ProductCredits, ProductInterval } from '../catalog/products';
 import { idText } from '../shared/text';
 
 // Plan switching (issue 14): switch previews, switches, subscription schedules, customer
@@ -94,6 +94,9 @@ export const ScheduledPlan = z
     price: z.int().min(0),
     interval: ProductInterval,
     interval_count: z.int().min(1),
+    credits: ProductCredits.nullable()
+      .optional()
+      .describe('The allowance each paid period of the plan grants; absent on schedules made before allowances'),
   })
   .meta({ id: 'ScheduledPlan' });
 export type ScheduledPlan = z.infer<typeof ScheduledPlan>;

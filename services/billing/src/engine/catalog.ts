@@ -54,5 +54,6 @@ export async function subscriptionPlanOf(
     interval: body.interval,
     interval_count: body.interval_count,
     trial_days: body.trial_days,
+    credits: body.credits,
   };
 }

@@ -56,7 +56,7 @@ export async function startStream<State, Command, Event extends NewEvent>(
     expectedVersion: 0,
   });
   if (events.length > 0) {
-    await aggregate.project?.(tx, store.tables.schema, events);
+    await aggregate.project?.(tx, store.tables.schema, events, store);
     await alsoProject?.(tx, events);
   }
   return { state: aggregate.fold(events, initial), events };

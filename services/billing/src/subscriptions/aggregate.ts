@@ -1,4 +1,5 @@
-import { defineAggregate } from '@billing/eventstore';
+import { type Projector, defineAggregate } from '@billing/eventstore';
+import { grantPeriodAllowances } from '../credits/allowance-grants';
 import { decide } from './decide';
 import { projectSubscriptions } from './read-model';
 import {
@@ -10,6 +11,12 @@ import {
 } from './subscription';
 import { decideSwitching } from './switch-decide';
 
+/** The subscriptions table, and the credit allowance of each paid period that starts (docs/credits.md). */
+const project: Projector = async (tx, schema, events, store) => {
+  await projectSubscriptions(tx, schema, events);
+  await grantPeriodAllowances(tx, store, events);
+};
+
 /** The subscription aggregate: the decider its tests check, run on `subscription-<id>` with the subscriptions table. */
 export const subscriptionAggregate = defineAggregate({
   stream: subscriptionStream,
@@ -18,7 +25,7 @@ export const subscriptionAggregate = defineAggregate({
   evolve,
   decide,
   snapshot: { version: SUBSCRIPTION_SNAPSHOT_VERSION },
-  project: projectSubscriptions,
+  project,
 });
 
 /**
@@ -32,5 +39,5 @@ export const switchingAggregate = defineAggregate({
   evolve,
   decide: decideSwitching,
   snapshot: { version: SUBSCRIPTION_SNAPSHOT_VERSION },
-  project: projectSubscriptions,
+  project,
 });

@@ -2,6 +2,7 @@ import {
   type CouponDiscount,
   type Environment,
   LIVE_SUBSCRIPTION_STATUSES,
+  type ProductCredits,
   type ProductInterval,
   type Subscription,
   conflict,
@@ -9,6 +10,7 @@ import {
   notFound,
 } from '@billing/contracts';
 import { nextPeriodEnd, periodEnd, trialEnd } from '../calendar/period';
+import { allowanceField } from '../credits/allowance';
 import type { SubscriptionEvent, SubscriptionState } from './subscription';
 
 type Who = { subscriptionId: string; organization: string; environment: Environment; now: Date };
@@ -22,6 +24,8 @@ export type PlanFacts = {
   interval: ProductInterval;
   interval_count: number;
   trial_days: number | null;
+  /** The credit allowance each paid period grants; absent on plans sold before allowances. */
+  credits?: ProductCredits | null;
 };
 
 /** A paid SUBSCRIPTION-mode checkout starts the subscription. */
@@ -170,6 +174,7 @@ function start({ data }: StartSubscription, state: SubscriptionState): Subscript
     test_clock: data.testClock ?? null,
     billing_cycle_anchor: anchor.toISOString(),
     discount: data.coupon ? { ...data.coupon, starts_at: anchor.toISOString() } : null,
+    ...allowanceField(plan.credits),
     created_at: at,
     updated_at: at,
     livemode: livemodeOf(data.environment),

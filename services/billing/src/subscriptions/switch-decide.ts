@@ -10,6 +10,7 @@ import {
   notFound,
 } from '@billing/contracts';
 import { periodEnd } from '../calendar/period';
+import { allowanceField } from '../credits/allowance';
 import type { SubscriptionEvent, SubscriptionState } from './subscription';
 import type { SwitchType } from '../proration/classify';
 
@@ -232,6 +233,8 @@ function withPlan(subscription: Subscription, target: ScheduledPlan, at: string)
     price: target.price,
     interval: target.interval,
     interval_count: target.interval_count,
+    // The new plan's allowance is granted from the next period that starts (docs/credits.md).
+    ...allowanceField(target.credits, subscription.credit_allowance),
     updated_at: at,
   };
 }

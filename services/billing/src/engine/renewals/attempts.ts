@@ -1,6 +1,7 @@
 import type { Invoice, PaymentInstructions, SavedPaymentMethod } from '@billing/contracts';
 import {
   DEFAULT_RETRY_POLICY,
+  type EventStore,
   type EventStoreTransaction,
   type RecordedEvent,
   type StreamAppend,
@@ -125,7 +126,7 @@ export async function recordAttempts(context: ServiceContext, records: AttemptRe
         }
         return invoice;
       });
-      await appendAndProject(tx, store.tables.schema, appends);
+      await appendAndProject(tx, store, appends);
       return invoices;
     }),
   );
@@ -179,11 +180,11 @@ const evolveInvoice = (state: InvoiceState, events: InvoiceEvent[]) => events.re
 
 const versionOf = (history: RecordedEvent[]) => history.at(-1)?.stream_version ?? 0;
 
-async function appendAndProject(tx: EventStoreTransaction, schema: string, appends: StreamAppend[]) {
+async function appendAndProject(tx: EventStoreTransaction, store: EventStore, appends: StreamAppend[]) {
   const results = await tx.appendMany(appends);
   const events = results.flatMap((r) => r.events);
-  await invoiceAggregate.project?.(tx, schema, events);
-  await subscriptionAggregate.project?.(tx, schema, events);
+  await invoiceAggregate.project?.(tx, store.tables.schema, events, store);
+  await subscriptionAggregate.project?.(tx, store.tables.schema, events, store);
 }
 
 /** Runs `work` again from the start when another writer got in the way, with `handleCommand`'s bounds and pauses. */

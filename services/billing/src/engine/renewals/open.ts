@@ -165,6 +165,7 @@ async function openTogether(context: ServiceContext, renewals: Renewal[], at: Da
       tx,
       schema,
       results.flatMap((r) => r.events),
+      store,
     );
     const invoices = results.map((result, i) => {
       const state = invoiceAggregate.fold(result.events);

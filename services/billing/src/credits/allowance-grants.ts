@@ -1,0 +1,52 @@
+import { newId } from '@billing/contracts';
+import type { EventStore, EventStoreTransaction, RecordedEvent } from '@billing/eventstore';
+import { subscriptionEvents } from '../subscriptions/subscription';
+import { creditsAggregate } from './aggregate';
+import { allowanceGrant, paidPeriodStarted } from './allowance';
+import { ledgerSettingsOf } from './ledger-settings';
+
+/**
+ * Grants the allowance of every paid period that subscription events start, in their append's
+ * transaction: the subscription aggregate's read models run this, so every path that pays a
+ * period (checkout, a direct start, renewals, dunning, a new card, the reconciler, a switch)
+ * grants, and a period recorded once grants once. `now` is the event's time: the
+ * subscription's, a test clock's for a customer on one.
+ */
+export async function grantPeriodAllowances(
+  tx: EventStoreTransaction,
+  store: EventStore,
+  events: RecordedEvent[],
+): Promise<void> {
+  for (const recorded of events) {
+    const event = subscriptionEvents.of(recorded);
+    const subscription = event && paidPeriodStarted(event);
+    if (!subscription) continue;
+    const now = new Date(recorded.occurred_at);
+    const grant = allowanceGrant(subscription, now);
+    if (!grant) continue;
+    const tenant = { organization: recorded.organization, environment: recorded.environment };
+    const customerId = subscription.customer_id;
+    await creditsAggregate.handleInTransaction(
+      tx,
+      store,
+      customerId,
+      {
+        type: 'GrantCredits',
+        data: {
+          customerId,
+          now,
+          grantId: newId('creditGrant'),
+          amount: grant.amount,
+          source: 'allowance',
+          sourceId: subscription.id,
+          reason: null,
+          priority: 0,
+          expiresAt: grant.expiresAt,
+          idempotencyKey: grant.idempotencyKey,
+          ...(await ledgerSettingsOf(store, tenant, tx)),
+        },
+      },
+      { ...tenant, occurredAt: now },
+    );
+  }
+}
