@@ -1,0 +1,60 @@
+import { lifecycleOrganization, startLifecyclePlatform } from '../src/lifecycle-helpers';
+import { type Platform, plan } from '../src/platform';
+
+jest.setTimeout(240000);
+
+/**
+ * A plan's monthly allowance on Kafka with a test clock (docs/credits.md, "Plan allowances"):
+ * bought on the hosted page, renewed by the engine on the saved card when the clock passes the
+ * period's end; reset each period, or rolled over.
+ */
+describe("a plan's credit allowance on a test clock", () => {
+  let platform: Platform;
+
+  beforeAll(async () => {
+    platform = await startLifecyclePlatform();
+  });
+  afterAll(() => platform?.stop());
+
+  it('is granted on subscribing and on each renewal, expiring at the period end unless it rolls over', async () => {
+    const { org, client, send, subscribeOnClock, advance } = await lifecycleOrganization(platform);
+    await client.createProduct(org.id, plan({ slug: 'reset', price: 199, credits: { amount: 100 } }));
+    await client.createProduct(org.id, plan({ slug: 'rolling', price: 199, credits: { amount: 100, rollover: true } }));
+    const reset = await subscribeOnClock('reset@example.com', '4242424242424242', { product_slug: 'reset' });
+    const rolling = await subscribeOnClock('rolling@example.com', '4242424242424242', { product_slug: 'rolling' });
+    const creditsOf = async (customerId: string) => (await send('GET', `/customers/${customerId}/credits`)).body;
+    const ledgerOf = async (customerId: string) =>
+      (await send('GET', `/customers/${customerId}/credits/ledger?limit=100`)).body.data
+        .map((e: { type: string; amount: number; created_at: string }) => [e.type, e.amount, e.created_at])
+        .reverse();
+
+    const resetCustomer = reset.subscription.customer_id;
+    expect(reset.subscription.credit_allowance).toEqual({ amount: 100, expires_after_days: null, rollover: false });
+    expect(await creditsOf(resetCustomer)).toMatchObject({
+      balance: 100,
+      grants: [
+        { amount: 100, source: 'allowance', source_id: reset.subscription.id, expires_at: '2026-02-28T10:00:00.000Z' },
+      ],
+    });
+    expect((await creditsOf(rolling.subscription.customer_id)).balance).toBe(100);
+
+    await advance(reset.clock, '2026-03-02T00:00:00Z');
+    await advance(rolling.clock, '2026-03-02T00:00:00Z');
+    const renewed = (await send('GET', `/subscriptions/${reset.subscription.id}`)).body;
+    expect(renewed).toMatchObject({ status: 'ACTIVE', current_period_start: '2026-02-28T10:00:00.000Z' });
+
+    expect(await creditsOf(resetCustomer)).toMatchObject({
+      balance: 100,
+      grants: [{ amount: 100, remaining: 100, expires_at: '2026-03-31T10:00:00.000Z' }],
+    });
+    expect(await ledgerOf(resetCustomer)).toEqual([
+      ['grant', 100, '2026-01-31T10:00:00.000Z'],
+      ['expiry', -100, '2026-02-28T10:00:00.000Z'],
+      ['grant', 100, '2026-02-28T10:00:00.000Z'],
+    ]);
+    expect(await creditsOf(rolling.subscription.customer_id)).toMatchObject({
+      balance: 200,
+      grants: [{ expires_at: null }, { expires_at: null }],
+    });
+  });
+});
