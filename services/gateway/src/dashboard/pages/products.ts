@@ -27,7 +27,7 @@ export interface Product {
   trial_days: number | null;
   display_order: number | null;
   /** What a purchase grants (CREDITS products); null: nothing. */
-  credits: { amount: number; expires_after_days: number | null } | null;
+  credits: { amount: number; expires_after_days: number | null; rollover?: boolean } | null;
   active: boolean;
   created_at: string;
 }
@@ -60,14 +60,17 @@ function productFields(t: Translate, state: PageState, product?: Product): unkno
   ${field('p-trial', t('Trial days (subscriptions, optional)'), { name: 'trial_days', type: 'number', value: v('trial_days', product?.trial_days), extra: html` min="1"` })}
   ${field('p-order', t('Display order (optional)'), { name: 'display_order', type: 'number', value: v('display_order', product?.display_order) })}
   ${field('p-credits', t('Credits a purchase grants (credits products, optional)'), { name: 'credit_amount', type: 'number', value: v('credit_amount', product?.credits?.amount), extra: html` min="1" step="1"` })}
-  ${field('p-credits-days', t('Days until those credits expire (optional)'), { name: 'credit_expires_after_days', type: 'number', value: v('credit_expires_after_days', product?.credits?.expires_after_days), extra: html` min="1" step="1"` })}`;
+  ${field('p-credits-days', t('Days until those credits expire (optional)'), { name: 'credit_expires_after_days', type: 'number', value: v('credit_expires_after_days', product?.credits?.expires_after_days), extra: html` min="1" step="1"` })}
+  ${product?.credits?.rollover ? html`<input type="hidden" name="credit_rollover" value="true" />` : ''}`;
 }
 
 /** The form's credits: none without an amount (what the API then says of a bad one is shown). */
 const creditsOf = (form: Record<string, string | undefined>) => {
   const amount = num(form.credit_amount);
   if (amount === undefined) return null;
-  return { amount, expires_after_days: nullableNum(form.credit_expires_after_days) };
+  // A plan's rollover is set through the API; saving the form keeps it.
+  const rollover = form.credit_rollover === 'true' ? { rollover: true } : {};
+  return { amount, expires_after_days: nullableNum(form.credit_expires_after_days), ...rollover };
 };
 
 /** `500 credits, for 30 days`: what a purchase grants. */
