@@ -1,9 +1,7 @@
-import { newId } from '@billing/contracts';
 import type { EventStore, EventStoreTransaction, RecordedEvent } from '@billing/eventstore';
 import { subscriptionEvents } from '../subscriptions/subscription';
-import { creditsAggregate } from './aggregate';
 import { allowanceGrant, paidPeriodStarted } from './allowance';
-import { ledgerSettingsOf } from './ledger-settings';
+import { grantInTransaction } from './grant-in-transaction';
 
 /**
  * Grants the allowance of every paid period that subscription events start, in their append's
@@ -25,28 +23,19 @@ export async function grantPeriodAllowances(
     const grant = allowanceGrant(subscription, now);
     if (!grant) continue;
     const tenant = { organization: recorded.organization, environment: recorded.environment };
-    const customerId = subscription.customer_id;
-    await creditsAggregate.handleInTransaction(
+    await grantInTransaction(
       tx,
       store,
-      customerId,
+      tenant,
+      subscription.customer_id,
       {
-        type: 'GrantCredits',
-        data: {
-          customerId,
-          now,
-          grantId: newId('creditGrant'),
-          amount: grant.amount,
-          source: 'allowance',
-          sourceId: subscription.id,
-          reason: null,
-          priority: 0,
-          expiresAt: grant.expiresAt,
-          idempotencyKey: grant.idempotencyKey,
-          ...(await ledgerSettingsOf(store, tenant, tx)),
-        },
+        amount: grant.amount,
+        source: 'allowance',
+        sourceId: subscription.id,
+        expiresAt: grant.expiresAt,
+        idempotencyKey: grant.idempotencyKey,
       },
-      { ...tenant, occurredAt: now },
+      now,
     );
   }
 }

@@ -1,8 +1,7 @@
-import { type CheckoutSessionCompletedData, newId } from '@billing/contracts';
+import type { CheckoutSessionCompletedData } from '@billing/contracts';
 import type { EventStore, EventStoreTransaction } from '@billing/eventstore';
 import type { Tenant } from '@billing/service';
-import { creditsAggregate } from './aggregate';
-import { ledgerSettingsOf } from './ledger-settings';
+import { grantInTransaction } from './grant-in-transaction';
 import { recordCreditPurchase } from './refund';
 
 const DAY_MS = 24 * 60 * 60_000;
@@ -25,27 +24,19 @@ export async function grantPurchasedCredits(
   const credits = sale.product?.type === 'CREDITS' ? sale.product.credits : null;
   if (!credits) return;
   const days = credits.expires_after_days;
-  await creditsAggregate.handleInTransaction(
+  await grantInTransaction(
     tx,
     store,
+    tenant,
     customerId,
     {
-      type: 'GrantCredits',
-      data: {
-        customerId,
-        now,
-        grantId: newId('creditGrant'),
-        amount: credits.amount,
-        source: 'purchase',
-        sourceId: sale.order_id,
-        reason: null,
-        priority: 0,
-        expiresAt: days === null ? null : new Date(now.getTime() + days * DAY_MS),
-        idempotencyKey: `order:${sale.order_id}`,
-        ...(await ledgerSettingsOf(store, tenant, tx)),
-      },
+      amount: credits.amount,
+      source: 'purchase',
+      sourceId: sale.order_id,
+      expiresAt: days === null ? null : new Date(now.getTime() + days * DAY_MS),
+      idempotencyKey: `order:${sale.order_id}`,
     },
-    { ...tenant, occurredAt: now },
+    now,
   );
   await recordCreditPurchase(tx, store.tables.schema, {
     ...tenant,
