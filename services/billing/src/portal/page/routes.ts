@@ -1,4 +1,4 @@
-import { ApiError, type Invoice, type Subscription } from '@billing/contracts';
+import { ApiError, type Customer, type Invoice, type Subscription } from '@billing/contracts';
 import type { ServiceContext } from '@billing/runtime';
 import { formBodies, formatDate } from '@billing/service';
 import type { Express, Request, Response } from 'express';
@@ -93,15 +93,14 @@ const CREDIT_ENTRIES_SHOWN = 10;
 /**
  * The customer's credits as of their time (a test clock's for a customer on one), without
  * writing: grants past their expiry count as spent though no expiry is recorded yet. Null for a
- * customer who never had credits.
+ * customer who never had credits. `customer` is read beside it by the main page.
  */
-async function portalCredits(context: ServiceContext, portal: OpenPortal) {
+async function portalCredits(context: ServiceContext, portal: OpenPortal, customer: Promise<Customer | undefined>) {
   const { database: db, tables } = context.store;
   const customerId = portal.session.customer_id;
   const { entries } = await ledgerPage(db, tables.schema, portal.tenant, customerId, { limit: CREDIT_ENTRIES_SHOWN });
   if (entries.length === 0) return null;
-  const customer = await findCustomer(db, tables.schema, portal.tenant, { by: 'id', value: customerId });
-  const now = await timeOn(db, tables.schema, portal.tenant, customer?.test_clock, context.now);
+  const now = await timeOn(db, tables.schema, portal.tenant, (await customer)?.test_clock, context.now);
   return { balance: await spendableCredits(db, tables.schema, portal.tenant, customerId, now), entries };
 }
 
@@ -110,12 +109,13 @@ export async function mainPageView(context: ServiceContext, portal: OpenPortal, 
   const { store } = context;
   const { schema } = store.tables;
   const customerId = portal.session.customer_id;
+  const customerRead = findCustomer(store.database, schema, portal.tenant, { by: 'id', value: customerId });
   const [customer, { invoices }, paymentMethod, einvoices, credits] = await Promise.all([
-    findCustomer(store.database, schema, portal.tenant, { by: 'id', value: customerId }),
+    customerRead,
     listInvoices(store.database, schema, portal.tenant, { limit: 24, customer_id: customerId }),
     savedPaymentMethod(store.database, schema, portal.tenant, customerId),
     portalEinvoices(context, portal),
-    portalCredits(context, portal),
+    portalCredits(context, portal, customerRead),
   ]);
   const subscriptions = await subscriptionViews(context, portal, invoices);
   return {
