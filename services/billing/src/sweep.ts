@@ -1,6 +1,6 @@
 import { type ServiceContext, positiveNumberSetting, startPeriodic } from '@billing/runtime';
 import { reconcilePendingCharges } from './reconcile';
-import { expireDueCredits } from './credits/expire';
+import { expireDueCredits } from './engine/credit-expiries';
 import { runEinvoiceWork } from './einvoices/worker';
 import { runDueWork } from './engine/due-work';
 import { settleHeldSwitches } from './engine/switching/settle';
@@ -14,7 +14,7 @@ export const DEFAULT_SWEEP_INTERVAL_MS = 30_000;
  * resumed at once on start), plan switches that held their subscription past
  * BILLING_SWITCH_HOLD_MS, charges whose outcome was never recorded (`reconcile.ts`),
  * e-invoices to issue, void or allowance (`einvoices/worker.ts`), and credit grants past their
- * expiry (`credits/expire.ts`). Every
+ * expiry (`engine/credit-expiries.ts`). Every
  * `BILLING_TRIAL_SWEEP_INTERVAL_MS` (default 30 s; the name predates the other work).
  */
 export function startBillingSweep(context: ServiceContext): () => Promise<void> {

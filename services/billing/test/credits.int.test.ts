@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { type ServiceUnderTest, startServiceForTest } from '@billing/runtime';
 import { eventually } from '@billing/testing';
 import { billingService } from '../src';
-import { expireDueCredits } from '../src/credits/expire';
+import { expireDueCredits } from '../src/engine/credit-expiries';
 import { admin, caller, client, eventsOf, feeds, newOrg } from './helpers';
 
 jest.setTimeout(120000);

@@ -11,7 +11,7 @@ const DAY_MS = 24 * 60 * 60_000;
  * product, not today's catalog), once per order: a redelivered `checkout.completed` grants
  * nothing more. The credits expire `expires_after_days` after `now`, the payment's time (a test
  * clock's for a customer on one). What the order paid is kept beside it, so that a refund takes
- * back its share (`./refund.ts`). See docs/credits.md.
+ * back its share (`../provisioning/credit-refunds.ts`). See docs/credits.md.
  */
 export async function grantPurchasedCredits(
   tx: EventStoreTransaction,

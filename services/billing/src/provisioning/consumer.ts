@@ -11,7 +11,7 @@ import type { ServiceContext } from '@billing/runtime';
 import { einvoiceForPaidInvoice, einvoiceForRefund } from '../einvoices/request';
 import { InvoicesNumberedAtEnd } from '../invoices/numbered-at-end';
 import { recordCheckoutRefund } from '../invoices/refund-consumer';
-import { takeBackRefundedCredits } from '../credits/refund';
+import { takeBackRefundedCredits } from './credit-refunds';
 import { provisionFromCheckout } from './checkout-completed';
 
 /**

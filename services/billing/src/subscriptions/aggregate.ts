@@ -1,5 +1,5 @@
 import { type Projector, defineAggregate } from '@billing/eventstore';
-import { grantPeriodAllowances } from '../credits/allowance-grants';
+import { grantPeriodAllowances } from './allowance-grants';
 import { decide } from './decide';
 import { projectSubscriptions } from './read-model';
 import {

@@ -10,7 +10,7 @@ import {
   notFound,
 } from '@billing/contracts';
 import { nextPeriodEnd, periodEnd, trialEnd } from '../calendar/period';
-import { allowanceField } from '../credits/allowance';
+import { allowanceField } from './allowance';
 import type { SubscriptionEvent, SubscriptionState } from './subscription';
 
 type Who = { subscriptionId: string; organization: string; environment: Environment; now: Date };

@@ -10,7 +10,7 @@ import {
   notFound,
 } from '@billing/contracts';
 import { periodEnd } from '../calendar/period';
-import { allowanceField } from '../credits/allowance';
+import { allowanceField } from './allowance';
 import type { SubscriptionEvent, SubscriptionState } from './subscription';
 import type { SwitchType } from '../proration/classify';
 

@@ -1,5 +1,5 @@
 import type { ProductCredits, Subscription } from '@billing/contracts';
-import type { SubscriptionEvent } from '../subscriptions/subscription';
+import type { SubscriptionEvent } from './subscription';
 
 // A plan's credit allowance (docs/credits.md, "Plan allowances"): the rules, without I/O.
 

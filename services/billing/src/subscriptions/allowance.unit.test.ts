@@ -1,5 +1,5 @@
 import type { Subscription } from '@billing/contracts';
-import type { SubscriptionEvent } from '../subscriptions/subscription';
+import type { SubscriptionEvent } from './subscription';
 import { allowanceField, allowanceGrant, paidPeriodStarted, planAllowance } from './allowance';
 
 const subscription: Subscription = {

@@ -1,7 +1,7 @@
 import type { EventStore, EventStoreTransaction, RecordedEvent } from '@billing/eventstore';
-import { subscriptionEvents } from '../subscriptions/subscription';
+import { subscriptionEvents } from './subscription';
 import { allowanceGrant, paidPeriodStarted } from './allowance';
-import { grantInTransaction } from './grant-in-transaction';
+import { grantInTransaction } from '../credits/grant-in-transaction';
 
 /**
  * Grants the allowance of every paid period that subscription events start, in their append's
