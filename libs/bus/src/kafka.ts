@@ -1,6 +1,6 @@
 import {
-  type Consumer,
   type ConsumerRunConfig,
+  type EachBatchPayload,
   Kafka,
   type KafkaConfig,
   type KafkaMessage,
@@ -47,6 +47,50 @@ export interface KafkaBusOptions {
 /** How long the broker may hold an empty fetch before answering: also how long a consumer takes to stop. */
 const FETCH_MAX_WAIT_MS = 250;
 
+/** How often a consumer commits the offsets it has handled while messages keep coming. */
+const COMMIT_INTERVAL_MS = 1000;
+
+/** What a batch's payload offers to commit its group's offsets. */
+type CommitFunctions = Pick<EachBatchPayload, 'commitOffsetsIfNecessary' | 'uncommittedOffsets'>;
+
+/**
+ * A consumer's handled offsets, committed at most once a second while messages keep coming, at
+ * once on a stop, and by a timer when the partition goes quiet (decision 0027). kafkajs commits
+ * after every batch, one OffsetCommit request (and a write to the broker's offsets log) per batch
+ * and group. A crash or a rebalance repeats at most about a second of messages; every consumer
+ * records the events it handled, so a repeat changes nothing. A failed commit only means that.
+ */
+class OffsetsCommittedByTime {
+  private latest: CommitFunctions | undefined;
+  private readonly timer: NodeJS.Timeout;
+
+  constructor(private readonly stopping: AbortSignal) {
+    this.timer = setInterval(() => void this.commitIfDue(), COMMIT_INTERVAL_MS);
+    this.timer.unref();
+  }
+
+  async afterBatch(payload: CommitFunctions): Promise<void> {
+    this.latest = payload;
+    if (this.stopping.aborted) await this.commitNow(payload);
+    else await this.commitIfDue();
+  }
+
+  /** Commits what was handled so far; a batch still in flight commits its own as it ends. */
+  async stop(): Promise<void> {
+    clearInterval(this.timer);
+    if (this.latest) await this.commitNow(this.latest);
+  }
+
+  /** kafkajs's own interval check: nothing is sent when nothing new was handled. */
+  private async commitIfDue(): Promise<void> {
+    await this.latest?.commitOffsetsIfNecessary().catch(() => undefined);
+  }
+
+  private async commitNow(payload: CommitFunctions): Promise<void> {
+    await payload.commitOffsetsIfNecessary(payload.uncommittedOffsets()).catch(() => undefined);
+  }
+}
+
 const stderrLogger = {
   error: (details: object, message: string) => process.stderr.write(`${JSON.stringify({ message, ...details })}\n`),
 };
@@ -75,7 +119,7 @@ const headersOf = (headers: Record<string, unknown> | undefined): Record<string,
 export class KafkaBus implements Bus {
   private readonly kafka: Kafka;
   private producer: Promise<Producer> | undefined;
-  private readonly consumers = new Set<Consumer>();
+  private readonly subscriptions = new Set<Subscription>();
   private readonly knownTopics = new Set<string>();
 
   constructor(private readonly options: KafkaBusOptions) {
@@ -158,53 +202,54 @@ export class KafkaBus implements Bus {
       value: message.value?.toString() ?? '',
       headers: headersOf(message.headers),
     });
-    const run: ConsumerRunConfig = context.batch
-      ? {
-          partitionsConsumedConcurrently: 3,
-          eachBatchAutoResolve: false,
-          // An offset is resolved (and then committed) only once its message is handled or parked.
-          // A batch taken from this member by a rebalance stops: the rest goes to the new owner.
-          eachBatch: async ({ batch, resolveOffset, heartbeat, isRunning, isStale }) => {
-            const raws = batch.messages.map((message) => rawOf(batch.topic, batch.partition, message));
-            for (let i = 0; i < raws.length; i += MAX_BATCH) {
-              if (!isRunning() || isStale()) return;
-              await deliverBatch(
-                raws.slice(i, i + MAX_BATCH),
-                context,
-                (raw) => resolveOffset(raw.offset),
-                () => isRunning() && !isStale(),
-              );
-              await heartbeat();
-            }
-          },
+    const offsets = new OffsetsCommittedByTime(controller.signal);
+    const run: ConsumerRunConfig = {
+      partitionsConsumedConcurrently: 3,
+      // Offsets are committed by time (offsets.afterBatch), not after every batch as kafkajs does.
+      autoCommit: false,
+      autoCommitInterval: COMMIT_INTERVAL_MS,
+      eachBatchAutoResolve: false,
+      // An offset is resolved (and then committed) only once its message is handled or parked.
+      // A batch taken from this member by a rebalance stops: the rest goes to the new owner.
+      eachBatch: async (payload) => {
+        const { batch, resolveOffset, heartbeat, isRunning, isStale } = payload;
+        const active = () => isRunning() && !isStale();
+        const raws = batch.messages.map((message) => rawOf(batch.topic, batch.partition, message));
+        const done = (raw: RawMessage) => resolveOffset(raw.offset);
+        try {
+          for (let i = 0; i < raws.length; i += context.batch ? MAX_BATCH : 1) {
+            if (!active()) return;
+            if (context.batch) await deliverBatch(raws.slice(i, i + MAX_BATCH), context, done, active);
+            else await deliver(raws[i]!, context).then(() => done(raws[i]!));
+            await heartbeat();
+          }
+        } finally {
+          await offsets.afterBatch(payload);
         }
-      : {
-          partitionsConsumedConcurrently: 3,
-          // Throwing StoppedError leaves the offset uncommitted; kafkajs then stops on disconnect.
-          eachMessage: async ({ topic, partition, message }) => deliver(rawOf(topic, partition, message), context),
-        };
+      },
+    };
     keepConsumerRunning(consumer, run, {
       signal: controller.signal,
       logger: this.options.logger ?? stderrLogger,
       groupId: options.groupId,
     });
     await consumer.run(run);
-    this.consumers.add(consumer);
-    try {
-      await joined;
-    } catch (error) {
-      controller.abort();
-      this.consumers.delete(consumer);
-      await consumer.disconnect();
-      throw error;
-    }
-    return {
+    const subscription: Subscription = {
       stop: async () => {
         controller.abort();
-        this.consumers.delete(consumer);
+        this.subscriptions.delete(subscription);
+        await offsets.stop();
         await consumer.disconnect();
       },
     };
+    this.subscriptions.add(subscription);
+    try {
+      await joined;
+    } catch (error) {
+      await subscription.stop();
+      throw error;
+    }
+    return subscription;
   }
 
   /** Creates topics (and their DLQs) up front, so the first consumers see every partition. */
@@ -238,8 +283,7 @@ export class KafkaBus implements Bus {
   }
 
   async close(): Promise<void> {
-    await Promise.all([...this.consumers].map((c) => c.disconnect()));
-    this.consumers.clear();
+    await Promise.all([...this.subscriptions].map((subscription) => subscription.stop()));
     const producer = this.producer;
     this.producer = undefined;
     await producer?.then(

@@ -1,4 +1,5 @@
 import { EventStore, postgresDatabase } from '@billing/eventstore';
+import type { Consumer, Kafka } from 'kafkajs';
 import { describeWithServer, eventually, serverUrl, uniqueName } from '@billing/testing';
 import { type ConsumedMessage, KafkaBus } from '../src';
 import { busContract, eventOf } from './bus.contract';
@@ -113,6 +114,50 @@ describeWithServer('KAFKA_BROKERS', 'KafkaBus on Apache Kafka', (brokerList) => 
       }
     } finally {
       await Promise.all(deployments.map(({ bus }) => bus.close()));
+    }
+  });
+
+  it('commits the offsets it handled about once a second rather than after every batch, and at once when quiet or stopped', async () => {
+    const bus = new KafkaBus({ brokers, clientId: uniqueName('bus-commits') });
+    const kafka = (bus as unknown as { kafka: Kafka }).kafka;
+    const made = jest.spyOn(kafka, 'consumer');
+    const topic = uniqueName('commit_events');
+    const groupId = uniqueName('g');
+    const handled: number[] = [];
+    const admin = kafka.admin();
+    await admin.connect();
+    const committed = async () => {
+      const [offsets] = await admin.fetchOffsets({ groupId, topics: [topic] });
+      return offsets!.partitions.reduce((sum, p) => sum + Math.max(0, Number(p.offset)), 0);
+    };
+    try {
+      const subscription = await bus.subscribe({
+        groupId,
+        topics: [topic],
+        handler: async (m) => void handled.push(m.value.stream_version),
+      });
+      const consumer = made.mock.results[0]!.value as Consumer;
+      let commits = 0;
+      consumer.on(consumer.events.COMMIT_OFFSETS, () => commits++);
+      // Forty messages of one stream (one partition), each handled before the next is published:
+      // forty batches, which kafkajs alone would follow with forty commits.
+      const started = Date.now();
+      for (let n = 1; n <= 40; n++) {
+        await bus.publish(topic, [{ key: 's-1', value: eventOf('s-1', n) }]);
+        await eventually(async () => expect(handled).toHaveLength(n), 20000, 5);
+      }
+      const seconds = (Date.now() - started) / 1000;
+      expect(commits).toBeLessThanOrEqual(Math.ceil(seconds) + 1);
+      // The partition is quiet now: the timer commits the rest without another message.
+      await eventually(async () => expect(await committed()).toBe(40), 5000, 100);
+      // Handled and stopped at once: the stop commits them before the member leaves.
+      await bus.publish(topic, [{ key: 's-1', value: eventOf('s-1', 41) }]);
+      await eventually(async () => expect(handled).toHaveLength(41), 20000, 5);
+      await subscription.stop();
+      expect(await committed()).toBe(41);
+    } finally {
+      await admin.disconnect();
+      await bus.close();
     }
   });
 
