@@ -6,7 +6,7 @@ import type { WebhookDeliveryScheduled } from '../deliveries/delivery';
 import { deliveryStream } from '../deliveries/delivery';
 import { claimDedupes, projectDeliveries } from '../deliveries/read-model';
 import { endpointTables } from '../endpoints/read-model';
-import { type PublicEvent, storePublicEvents } from './read-model';
+import { type PublicEvent, storePublicEventsCte } from './read-model';
 import { toWebhookEvent } from './to-webhook-event';
 
 /** The services whose public events become webhooks. */
@@ -31,8 +31,8 @@ interface Concerned extends PublicEvent {
  * schedules nothing twice. `onScheduled` wakes the sender.
  *
  * Messages come one at a time or in batches (one partition's, in order). A batch with public
- * events costs one INSERT of them (`ON CONFLICT DO NOTHING`, so a redelivery stores nothing
- * twice) and one read of the endpoints of its organizations, and, if any event concerns one,
+ * events costs one statement that stores them (`ON CONFLICT DO NOTHING`, so a redelivery stores
+ * nothing twice) and reads the endpoints of their organizations, and, if any event concerns one,
  * one transaction: one inbox INSERT, one dedupe claim, one append of every delivery and one
  * projection. Events no endpoint subscribes to are skipped without a transaction, which keeps
  * catching up on a topic's history cheap.
@@ -47,8 +47,7 @@ export async function startEventConsumer(
   const consume = async (messages: ConsumedMessage[]) => {
     const events = publicEventsOf(messages);
     if (events.length === 0) return;
-    await storePublicEvents(store.database, store.tables.schema, events, now());
-    const concerned = await concernedEvents(store, events);
+    const concerned = await storedAndConcerned(store, events, now());
     if (concerned.length === 0) return;
     const scheduled = await store.transaction(async (tx) => {
       const ids = concerned.map((c) => c.envelope.id);
@@ -81,11 +80,15 @@ function publicEventsOf(messages: ConsumedMessage[]): PublicEvent[] {
   return events;
 }
 
-/** The public events with at least one active endpoint subscribed, in order. */
-async function concernedEvents(store: EventStore, events: PublicEvent[]): Promise<Concerned[]> {
+/**
+ * Stores the public events for the events list and answers those with at least one active
+ * endpoint subscribed, in order: one statement, the store a CTE of the endpoints' read.
+ */
+async function storedAndConcerned(store: EventStore, events: PublicEvent[], receivedAt: Date): Promise<Concerned[]> {
   const endpoints = await activeEndpoints(
     store,
     events.map((e) => e.envelope),
+    storePublicEventsCte(store.tables.schema, events, receivedAt),
   );
   if (endpoints.length === 0) return [];
   const concerned: Concerned[] = [];
@@ -103,18 +106,24 @@ async function concernedEvents(store: EventStore, events: PublicEvent[]): Promis
   return concerned;
 }
 
-/** Active endpoints of the organizations and environments of `envelopes`, by id. */
-async function activeEndpoints(store: EventStore, envelopes: DomainEventEnvelope[]): Promise<ActiveEndpoint[]> {
+/** Active endpoints of the organizations and environments of `envelopes`, by id, after `first`. */
+async function activeEndpoints(
+  store: EventStore,
+  envelopes: DomainEventEnvelope[],
+  first: { cte: string; values: unknown[] } | null,
+): Promise<ActiveEndpoint[]> {
   const tenants = [...new Set(envelopes.map((e) => `${e.organization}\u0000${e.environment}`))].map((t) =>
     t.split('\u0000'),
   );
+  const at = (first?.values.length ?? 0) + 1;
   const { rows } = await store.database.query<ActiveEndpoint>(
-    `SELECT e.id, e.organization, e.environment, e.events FROM ${endpointTables(store.tables.schema).endpoints} e
-     JOIN unnest($1::text[], $2::text[]) AS t(organization, environment)
+    `${first ? `WITH ${first.cte} ` : ''}SELECT e.id, e.organization, e.environment, e.events
+     FROM ${endpointTables(store.tables.schema).endpoints} e
+     JOIN unnest($${at}::text[], $${at + 1}::text[]) AS t(organization, environment)
        ON e.organization = t.organization AND e.environment = t.environment
      WHERE e.is_active AND NOT e.deleted
      ORDER BY e.id`,
-    [tenants.map((t) => t[0]), tenants.map((t) => t[1])],
+    [...(first?.values ?? []), tenants.map((t) => t[0]), tenants.map((t) => t[1])],
   );
   return rows;
 }

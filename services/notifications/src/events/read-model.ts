@@ -41,26 +41,28 @@ export async function migrateEventsReadModel(store: EventStore): Promise<void> {
 }
 
 /**
- * Stores a batch's public events in one statement; an event stored already (a redelivery, or
- * another envelope of the same change) is left as it is.
+ * The statement that stores `events` (an event stored already, by a redelivery or another
+ * envelope of the same change, is left as it is), as a
+ * data-modifying CTE named `stored_events` for a statement to put in front of its own: its
+ * parameters are $1 to $8, the other statement's follow. Null when there is nothing to store.
  */
-export async function storePublicEvents(
-  sql: SqlExecutor,
+export function storePublicEventsCte(
   schema: string,
   events: PublicEvent[],
   receivedAt: Date,
-): Promise<void> {
+): { cte: string; values: unknown[] } | null {
   const distinct = [...new Map(events.map((e) => [e.event.id, e])).values()];
-  if (distinct.length === 0) return;
+  if (distinct.length === 0) return null;
   const column = <T>(pick: (e: PublicEvent) => T) => distinct.map(pick);
-  await sql.write(
-    `INSERT INTO ${eventTables(schema).events}
-       (id, organization, environment, type, record_id, created_at, received_at, body)
-     SELECT id, organization, environment, type, record_id, created_at, $7, body
-     FROM unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::text[], $6::timestamptz[], $8::text[])
-       AS e(id, organization, environment, type, record_id, created_at, body)
-     ON CONFLICT (id) DO NOTHING`,
-    [
+  return {
+    cte: `stored_events AS (
+       INSERT INTO ${eventTables(schema).events}
+         (id, organization, environment, type, record_id, created_at, received_at, body)
+       SELECT id, organization, environment, type, record_id, created_at, $7, body
+       FROM unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::text[], $6::timestamptz[], $8::text[])
+         AS e(id, organization, environment, type, record_id, created_at, body)
+       ON CONFLICT (id) DO NOTHING)`,
+    values: [
       column((e) => e.event.id),
       column((e) => e.envelope.organization),
       column((e) => e.envelope.environment),
@@ -70,7 +72,7 @@ export async function storePublicEvents(
       receivedAt.toISOString(),
       column((e) => e.body),
     ],
-  );
+  };
 }
 
 /** Rows deleted by one statement of a prune, so that no statement holds many locks for long. */
