@@ -22,6 +22,7 @@ import { runSessionCommands } from '../sessions/command';
 import { createSession, parseSessionRequest } from '../sessions/create';
 import { paySession } from '../sessions/pay';
 import { payWithPayuni, payuniCardFieldsFor, payuniMerchantFor, rememberedPayuniFields } from '../sessions/pay-payuni';
+import { processorSettingsFor } from '../payments/settings/aggregate';
 import { applyPromotion, removePromotion } from '../sessions/promotion-code';
 import { findCallerSession } from '../sessions/queries';
 import type { Session } from '../sessions/session';
@@ -152,7 +153,9 @@ export function mountEmbeddedCheckoutRoutes(app: Express, context: ServiceContex
       // The buyer's browser language, when a browser pays (a server names none): their emails' language.
       const locale = checkout.locale ?? languageOf(req.get('accept-language')) ?? undefined;
       if (body.einvoice) await chooseEmbeddedEinvoice(checkout, body.einvoice);
-      const payuni = await payuniMerchantFor(context, checkout);
+      // Read once for this payment: where it goes, and whether it may.
+      const processor = await processorSettingsFor(context.store, checkout);
+      const payuni = await payuniMerchantFor(context, checkout, processor);
       if (payuni) {
         if (secret === undefined && !sameCreditToken(body, checkout) && caller.keyKind === 'publishable') {
           throw badRequest('client_secret is required with a Publishable Key');
@@ -179,7 +182,7 @@ export function mountEmbeddedCheckoutRoutes(app: Express, context: ServiceContex
       if (secret === undefined && !creditTokenIsSecret && caller.keyKind === 'publishable' && !card) {
         throw badRequest('client_secret is required with a Publishable Key');
       }
-      const outcome = await paySession(context, id, buyerInput, { uiMode: 'embedded', card, locale });
+      const outcome = await paySession(context, id, buyerInput, { uiMode: 'embedded', card, locale, processor });
       if (outcome.status === 'requires_action') {
         throw ApiError.of(
           'payment_required',

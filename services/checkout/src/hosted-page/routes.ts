@@ -32,6 +32,7 @@ import {
 } from '../sessions/pay-payuni';
 import { acceptPayuniCodeNotification, payuniCodeMethods, startPayuniCodePayment } from '../sessions/pay-payuni-codes';
 import { processorMerchantOf } from '../payments/settings/merchant-of';
+import { processorSettingsFor } from '../payments/settings/aggregate';
 import { NOTIFICATION_RECEIVED as PAYUNI_RECEIVED } from '../payments/payuni/notifications';
 import { dependenciesOf, serviceCaller } from '../dependencies';
 import { renderInstructionsPage, renderProcessorRedirect } from './async-payment-pages';
@@ -459,7 +460,9 @@ export function mountHostedPage(app: Express, context: ServiceContext): void {
     try {
       const known = chosen && 'choice' in chosen ? await chooseEinvoice(context, row!, chosen.choice) : row!;
       // A checkout with nothing to charge completes without a processor, as with the simulator.
-      const payuni = await payuniMerchantFor(context, session!);
+      // Otherwise the processor settings are read once: where the payment goes, and whether it may.
+      const processor = await processorSettingsFor(store, session!);
+      const payuni = await payuniMerchantFor(context, session!, processor);
       // PAYUNi: the card is in its fields; any other method chosen is a code on PAYUNi's page.
       if (payuni && typeof form.method === 'string' && form.method !== 'card') {
         const { email, name } = parsed.data;
@@ -492,7 +495,13 @@ export function mountHostedPage(app: Express, context: ServiceContext): void {
         }
         return;
       }
-      const outcome = await paySession(context, session!.id, parsed.data, { uiMode: 'hosted', locale }, known);
+      const outcome = await paySession(
+        context,
+        session!.id,
+        parsed.data,
+        { uiMode: 'hosted', locale, processor },
+        known,
+      );
       if (outcome.status === 'complete') return res.redirect(303, outcome.redirectUrl!);
       again(200, { challenge: true });
     } catch (error) {

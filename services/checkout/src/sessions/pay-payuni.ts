@@ -17,7 +17,8 @@ import { PAYUNI_PRODUCTION_URL, PAYUNI_SANDBOX_URL, type PayuniMerchant } from '
 import { queryPayuniTrade } from '../payments/payuni/query';
 import { payuniTradeNo } from '../payments/payuni/upp';
 import { cardBrandOf } from '../payments/card-brand';
-import { payuniMerchantOf } from '../payments/settings/merchant-of';
+import { payuniMerchantOf, processorMerchantFrom } from '../payments/settings/merchant-of';
+import type { StoredProcessor } from '../payments/settings/aggregate';
 import { PROCESSOR_UNAVAILABLE } from '../payments/settings/refusal';
 import { type KnownSession, runSessionCommands } from './command';
 import { sessionAtProcessor } from './pay-async';
@@ -117,9 +118,16 @@ export async function rememberedPayuniFields(
 }
 
 /** The PAYUNi merchant a session's payment goes to: null when its organization does not pay through PAYUNi, or nothing is charged. */
-export async function payuniMerchantFor(context: ServiceContext, session: Session): Promise<PayuniMerchant | null> {
+export async function payuniMerchantFor(
+  context: ServiceContext,
+  session: Session,
+  /** The processor settings as this request read them already, if it did. */
+  stored?: StoredProcessor,
+): Promise<PayuniMerchant | null> {
   if (!session.requires_payment_method) return null;
-  return (await payuniMerchantOf(context, session.organization, session.environment))?.merchant ?? null;
+  if (!stored) return (await payuniMerchantOf(context, session.organization, session.environment))?.merchant ?? null;
+  const found = processorMerchantFrom(context, stored);
+  return found?.processor === 'payuni' ? found.merchant : null;
 }
 
 /**

@@ -18,6 +18,7 @@ import { SOLD_OUT_MESSAGE } from '../payment-links/link';
 import { openedBySoldOutLink } from '../payment-links/queries';
 import type { ChargeResult, CollectedCard } from '../payments/processor';
 import { refuseUnlessChargeable } from '../payments/settings/refusal';
+import type { StoredProcessor } from '../payments/settings/aggregate';
 import { STALE_ATTEMPT_MS, type SessionCommand } from './decide';
 import { type KnownSession, runSessionCommands } from './command';
 import { findSessionRow } from './queries';
@@ -59,6 +60,8 @@ export type PayOutcome =
 /** Where the buyer pays, and in which language that page spoke to them (`Buyer.locale`). */
 export type PaidThrough = ({ uiMode: 'hosted' } | { uiMode: 'embedded'; card: CollectedCard | null }) & {
   locale?: Buyer['locale'];
+  /** The organization's processor settings, when the caller read them for this payment already. */
+  processor?: StoredProcessor;
 };
 
 export async function paySession(
@@ -93,7 +96,7 @@ export async function paySession(
   if (chargedMeanwhile) return chargedMeanwhile;
   if (await openedBySoldOutLink(store.database, store.tables.schema, session)) throw conflict(SOLD_OUT_MESSAGE);
   const card = checkedInput(session, body, through);
-  if (card) await refuseUnlessChargeable(context, session.organization, session.environment);
+  if (card) await refuseUnlessChargeable(context, session.organization, session.environment, through.processor);
 
   const customerId = await buyerAtPayment(context, session, body);
   const attemptId = `pay_${randomBase62(24)}`;

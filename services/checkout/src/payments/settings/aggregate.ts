@@ -20,15 +20,26 @@ export const processorSettingsAggregate = defineAggregate({
 });
 
 /** The settings in force, and the credentials sealed as they were stored (null for the simulator). */
+export type StoredProcessor = { settings: PaymentProcessorSettings; sealedCredentials: string | null };
+
 export async function storedProcessor(
   store: Pick<EventStore, 'readStream'>,
   organization: string,
   environment: Environment,
-): Promise<{ settings: PaymentProcessorSettings; sealedCredentials: string | null }> {
+): Promise<StoredProcessor> {
   const id = processorSettingsId(organization, environment);
   const state = processorSettingsAggregate.fold(await store.readStream(processorSettingsAggregate.stream(id)));
   return {
     settings: processorSettingsOf(state, organization, environment),
     sealedCredentials: state.status === 'Configured' ? state.sealedCredentials : null,
   };
+}
+
+/** The processor settings a session's payment goes by; undefined when nothing is charged. */
+export async function processorSettingsFor(
+  store: Pick<EventStore, 'readStream'>,
+  session: { organization: string; environment: Environment; requires_payment_method: boolean },
+): Promise<StoredProcessor | undefined> {
+  if (!session.requires_payment_method) return undefined;
+  return storedProcessor(store, session.organization, session.environment);
 }

@@ -3,7 +3,7 @@ import type { ServiceContext } from '@billing/runtime';
 import { dependenciesOf } from '../../dependencies';
 import type { EcpayMerchant } from '../ecpay/merchant';
 import type { PayuniMerchant } from '../payuni/merchant';
-import { storedProcessor } from './aggregate';
+import { type StoredProcessor, storedProcessor } from './aggregate';
 import { openCredentials } from '@billing/service';
 
 type Merchants = { ecpay: EcpayMerchant; payuni: PayuniMerchant };
@@ -19,7 +19,14 @@ export async function processorMerchantOf(
   organization: string,
   environment: Environment,
 ): Promise<ProcessorMerchant | null> {
-  const { settings, sealedCredentials } = await storedProcessor(context.store, organization, environment);
+  return processorMerchantFrom(context, await storedProcessor(context.store, organization, environment));
+}
+
+/** The merchant account of settings read already; null for the simulator or none. */
+export function processorMerchantFrom(
+  context: ServiceContext,
+  { settings, sealedCredentials }: StoredProcessor,
+): ProcessorMerchant | null {
   const { processor } = settings;
   if (processor !== 'ecpay' && processor !== 'payuni') return null;
   if (!sealedCredentials || !settings.merchant_id || !settings.endpoint_url) return null;

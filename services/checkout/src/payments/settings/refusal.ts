@@ -1,7 +1,7 @@
 import { ApiError, type Environment } from '@billing/contracts';
 import type { ServiceContext } from '@billing/runtime';
 import { dependenciesOf } from '../../dependencies';
-import { storedProcessor } from './aggregate';
+import { type StoredProcessor, storedProcessor } from './aggregate';
 
 /** Why a buyer's payment is refused before anything is charged: the codes the hosted pages translate. */
 export const PROCESSOR_NOT_CONFIGURED = 'processor_not_configured';
@@ -28,9 +28,11 @@ export async function refuseUnlessChargeable(
   context: ServiceContext,
   organization: string,
   environment: Environment,
+  /** The settings as this request read them already, if it did. */
+  stored?: StoredProcessor,
 ): Promise<void> {
   const { processor } = dependenciesOf(context);
-  const { settings } = await storedProcessor(context.store, organization, environment);
+  const { settings } = stored ?? (await storedProcessor(context.store, organization, environment));
   const elsewhere = ELSEWHERE[settings.processor as keyof typeof ELSEWHERE];
   if (elsewhere) throw refused(PROCESSOR_UNAVAILABLE, elsewhere);
   const simulatorRefusal = processor.refusal(environment);
