@@ -20,6 +20,16 @@ describe("a plan's credit allowance on a test clock", () => {
     const { org, client, send, subscribeOnClock, advance } = await lifecycleOrganization(platform);
     await client.createProduct(org.id, plan({ slug: 'reset', price: 199, credits: { amount: 100 } }));
     await client.createProduct(org.id, plan({ slug: 'rolling', price: 199, credits: { amount: 100, rollover: true } }));
+    // The hosted page tells the buyer what the plan grants.
+    const opened = await send('POST', '/checkout/sessions', {
+      product_slug: 'rolling',
+      success_url: 'https://shop.example/ok',
+      cancel_url: 'https://shop.example/no',
+    });
+    const page = await fetch(`${platform.gatewayUrl}/checkout/${opened.body.id}`, {
+      headers: { 'accept-language': 'en' },
+    });
+    expect(await page.text()).toContain('Includes 100 credits each paid period; unused credits carry over');
     const reset = await subscribeOnClock('reset@example.com', '4242424242424242', { product_slug: 'reset' });
     const rolling = await subscribeOnClock('rolling@example.com', '4242424242424242', { product_slug: 'rolling' });
     const creditsOf = async (customerId: string) => (await send('GET', `/customers/${customerId}/credits`)).body;

@@ -41,6 +41,11 @@ export interface Messages {
   oneTime: (price: string) => string;
   /** A CREDITS product's one-time payment and what it grants: the credits, and for how many days. */
   oneTimeCredits: (price: string, credits: string, days: number | null) => string;
+  /**
+   * A plan's allowance of credits for each paid period: reset at the period's end (or after
+   * `days`, if sooner) unless it rolls over (then kept, or for `days` after each grant).
+   */
+  planCredits: (credits: string, rollover: boolean, days: number | null) => string;
   checkFields: (fields: string) => string;
   alreadySubscribed: string;
   /** The promotion code field, when the merchant allows one (`allow_promotion_codes`), and the code applied. */
@@ -173,6 +178,14 @@ const en: Messages = {
   oneTime: (price) => `${price}, one-time payment`,
   oneTimeCredits: (price, credits, days) =>
     `${price}, one-time payment, for ${credits} credits${days === null ? '' : ` valid for ${days} days`}`,
+  planCredits: (credits, rollover, days) => {
+    const each = `Includes ${credits} credits each paid period`;
+    if (rollover)
+      return days === null ? `${each}; unused credits carry over` : `${each}, each grant valid for ${days} days`;
+    return days === null
+      ? `${each}; unused credits expire when the period ends`
+      : `${each}; unused credits expire when the period ends or after ${days} days, whichever is sooner`;
+  },
   checkFields: (fields) => `Please check: ${fields}`,
   alreadySubscribed:
     'This email already has a subscription to this product. Nothing was charged. Use another email, or manage the subscription you have.',
@@ -331,6 +344,13 @@ const zhTW: Messages = {
   oneTime: (price) => `${price}，一次付清`,
   oneTimeCredits: (price, credits, days) =>
     `${price}，一次付清，含 ${credits} 點${days === null ? '' : `，${days} 天內有效`}`,
+  planCredits: (credits, rollover, days) => {
+    const each = `每個付費週期含 ${credits} 點`;
+    if (rollover) return days === null ? `${each}，未用完的點數可累積` : `${each}，每次發放的點數 ${days} 天內有效`;
+    return days === null
+      ? `${each}，未用完的點數於該週期結束時失效`
+      : `${each}，未用完的點數於該週期結束或 ${days} 天後失效（以先到者為準）`;
+  },
   checkFields: (fields) => `請檢查：${fields}`,
   alreadySubscribed: '此電子郵件已訂閱這項商品，未收取任何費用。請使用其他電子郵件，或管理您現有的訂閱。',
   promotion: {
@@ -488,6 +508,15 @@ export function promotionRefusal(error: ApiError, t: Messages): string | null {
   if (error.status === 409) return t.promotion.changedMeanwhile;
   if (error.status === 503) return t.promotion.unavailable;
   return null;
+}
+
+/** What a plan's allowance grants each paid period, in words; undefined for a plan without one. */
+export function planAllowance(
+  t: Messages,
+  credits: { amount: number; expires_after_days: number | null; rollover?: boolean } | null | undefined,
+): string | undefined {
+  if (!credits) return undefined;
+  return t.planCredits(credits.amount.toLocaleString('en-US'), credits.rollover ?? false, credits.expires_after_days);
 }
 
 /** What will be charged and when, in words: "NT$240 today, then NT$299 per month". */

@@ -38,6 +38,8 @@ export interface CheckoutPageView {
   trial?: { days: number; thenAmount: number };
   /** What is charged and when, in words ("NT$240 today, then NT$299 per month"). */
   schedule?: string;
+  /** What a plan grants on the buyer's credit balance each paid period, in words. */
+  allowance?: string;
   /** The page's language (English when absent). */
   t?: Messages;
   /** Who sells: on every page. */
@@ -288,12 +290,13 @@ export function renderCheckoutPage(view: CheckoutPageView): string {
   // The plain plan's schedule ("NT$299 per month") would repeat the price line word for word.
   const scheduleSaysMore = view.schedule && !(recurringPrice && !view.trial);
   const schedule = scheduleSaysMore && html`<p class="schedule" id="schedule">${view.schedule}</p>`;
+  const allowance = view.allowance && html`<p class="schedule" id="allowance">${view.allowance}</p>`;
   return page(
     t.pay(view.productName),
     html`${merchantHeader(view.merchant)}
       <h1>${view.productName}</h1>
       <p class="price">${formatTwd(view.trial ? view.trial.thenAmount : view.amountTotal)}${period}</p>
-      ${schedule} ${summary(view)} ${promotionCodeForm(view)} ${sandbox} ${error}
+      ${schedule} ${allowance} ${summary(view)} ${promotionCodeForm(view)} ${sandbox} ${error}
       <form method="post" action="${view.action}" id="checkout-form">
         <input type="hidden" name="shown_total" value="${String(view.amountTotal)}" />
         ${field(t.email, 'email', 'email', { type: 'email', value: view.email, typed: view.typed?.email })}

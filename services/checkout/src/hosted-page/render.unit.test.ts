@@ -1,5 +1,5 @@
 import type { Einvoice } from '@billing/contracts';
-import { chooseLocale, messagesFor, priceSchedule } from './messages';
+import { chooseLocale, messagesFor, planAllowance, priceSchedule } from './messages';
 import { type CheckoutPageView, renderCheckoutPage, renderMessagePage } from './render';
 
 const view: CheckoutPageView = {
@@ -252,6 +252,30 @@ describe('hosted page texts', () => {
     expect(priceSchedule(zh, { today: 300, credits: { amount: 50, expires_after_days: null } })).toBe(
       'NT$300，一次付清，含 50 點',
     );
+  });
+
+  it("says what a plan's credit allowance grants each paid period, reset or rolled over", () => {
+    const en = messagesFor('en');
+    const zh = messagesFor('zh-TW');
+    const reset = { amount: 1000, expires_after_days: null };
+    expect(planAllowance(en, reset)).toBe(
+      'Includes 1,000 credits each paid period; unused credits expire when the period ends',
+    );
+    expect(planAllowance(zh, reset)).toBe('每個付費週期含 1,000 點，未用完的點數於該週期結束時失效');
+    expect(planAllowance(zh, { ...reset, expires_after_days: 7 })).toBe(
+      '每個付費週期含 1,000 點，未用完的點數於該週期結束或 7 天後失效（以先到者為準）',
+    );
+    expect(planAllowance(en, { ...reset, rollover: true })).toBe(
+      'Includes 1,000 credits each paid period; unused credits carry over',
+    );
+    expect(planAllowance(zh, { amount: 200, expires_after_days: 90, rollover: true })).toBe(
+      '每個付費週期含 200 點，每次發放的點數 90 天內有效',
+    );
+    expect(planAllowance(en, null)).toBeUndefined();
+    // On the page under the price, and only when the plan has one.
+    const page = renderCheckoutPage({ ...view, allowance: planAllowance(zh, reset), t: zh });
+    expect(page).toContain('<p class="schedule" id="allowance">每個付費週期含 1,000 點');
+    expect(renderCheckoutPage(view)).not.toContain('id="allowance"');
   });
 
   it('chooses the language from the locale, else Accept-Language, else English', () => {

@@ -38,7 +38,15 @@ import { dependenciesOf, serviceCaller } from '../dependencies';
 import { renderInstructionsPage, renderProcessorRedirect } from './async-payment-pages';
 import type { Session } from '../sessions/session';
 import { findMerchant } from '@billing/runtime';
-import { type Messages, chooseLocale, messagesFor, priceSchedule, promotionRefusal, refusalText } from './messages';
+import {
+  type Messages,
+  chooseLocale,
+  messagesFor,
+  planAllowance,
+  priceSchedule,
+  promotionRefusal,
+  refusalText,
+} from './messages';
 import {
   type CheckoutPageView,
   type PageContext,
@@ -126,6 +134,7 @@ function viewOf(
     livemode: session.environment === 'PRODUCTION',
     trial: trialOf(session),
     schedule: scheduleOf(session, page.t),
+    allowance: session.mode === 'SUBSCRIPTION' ? planAllowance(page.t, session.product.credits) : undefined,
     t: page.t,
     merchant: page.merchant,
     ...extra,
