@@ -93,6 +93,7 @@ describe('POST /admin/products', () => {
       display_order: null,
       metadata: { tier: 'pro' },
       credits: null,
+      metered_prices: null,
       active: true,
       created_at: now,
       updated_at: now,
@@ -158,6 +159,43 @@ describe('POST /admin/products', () => {
     expect((await create(org, {})).credits).toBeNull();
   });
 
+  it("keeps a plan's metered prices, a package of 1 unless set, and changes them; a plan without any has null", async () => {
+    const org = newOrg();
+    const plan = await create(org, {
+      metered_prices: [
+        { meter: 'api_calls', unit_amount: 1, package_size: 100 },
+        { meter: 'seats', unit_amount: 50 },
+      ],
+    });
+    expect(plan.metered_prices).toEqual([
+      { meter: 'api_calls', unit_amount: 1, package_size: 100 },
+      { meter: 'seats', unit_amount: 50, package_size: 1 },
+    ]);
+    expect(Product.parse(plan)).toEqual(plan);
+    const changed = await patch(org, plan.id, {
+      metered_prices: [{ meter: 'api_calls', unit_amount: 2, package_size: 100 }],
+    });
+    expect(changed.status).toBe(200);
+    expect(changed.body.metered_prices).toEqual([{ meter: 'api_calls', unit_amount: 2, package_size: 100 }]);
+    // The same prices again change nothing (the stored document's keys come back in another order).
+    const same = await patch(org, plan.id, {
+      metered_prices: [{ package_size: 100, unit_amount: 2, meter: 'api_calls' }],
+    });
+    expect(same.body.updated_at).toBe(changed.body.updated_at);
+    expect((await create(org, {})).metered_prices).toBeNull();
+    // Usage is billed per period: a product without periods has none.
+    const oneTime = await call(
+      'POST',
+      '/admin/products',
+      admin(org),
+      createBody({ type: 'ONE_TIME', interval: null, metered_prices: [{ meter: 'api_calls', unit_amount: 1 }] }),
+    );
+    expect(oneTime.status).toBe(422);
+    expect(oneTime.body.error.details).toEqual([
+      { path: 'metered_prices', message: expect.any(String), code: 'invalid_value' },
+    ]);
+  });
+
   it.each<[string, Record<string, unknown>, string, string]>([
     ['no environment', { environment: undefined }, 'environment', 'invalid_value'],
     ['an unknown environment', { environment: 'STAGING' }, 'environment', 'invalid_value'],
@@ -197,6 +235,35 @@ describe('POST /admin/products', () => {
       'invalid_type',
     ],
     ['credits of 0', { type: 'CREDITS', interval: null, credits: { amount: 0 } }, 'credits.amount', 'too_small'],
+    [
+      'a meter priced twice',
+      {
+        metered_prices: [
+          { meter: 'api_calls', unit_amount: 1 },
+          { meter: 'api_calls', unit_amount: 2 },
+        ],
+      },
+      'metered_prices',
+      'custom',
+    ],
+    [
+      'a meter key with a space',
+      { metered_prices: [{ meter: 'api calls', unit_amount: 1 }] },
+      'metered_prices.0.meter',
+      'invalid_format',
+    ],
+    [
+      'a package of 0 units',
+      { metered_prices: [{ meter: 'm', unit_amount: 1, package_size: 0 }] },
+      'metered_prices.0.package_size',
+      'too_small',
+    ],
+    [
+      'a unit amount of 1.5',
+      { metered_prices: [{ meter: 'm', unit_amount: 1.5 }] },
+      'metered_prices.0.unit_amount',
+      'invalid_type',
+    ],
     [
       'fractional credits',
       { type: 'CREDITS', interval: null, credits: { amount: 1.5 } },

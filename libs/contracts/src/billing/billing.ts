@@ -6,7 +6,7 @@ import { PaymentInstructions } from '../checkout/sessions';
 import { CouponDiscount } from '../promotions/promotions';
 import { cursorListEnvelope, limitParam, startingAfterParam } from '../shared/list';
 import { type OpenApiRegistry, invalidParametersResponse } from '../shared/openapi';
-import { ProductCredits, ProductInterval } from '../catalog/products';
+import { MeteredPrice, ProductCredits, ProductInterval } from '../catalog/products';
 import { TEXT_LIMITS, idText } from '../shared/text';
 import { EinvoiceIdParams, EinvoiceList, EinvoiceResource, ListEinvoicesQuery } from './einvoices';
 
@@ -179,6 +179,19 @@ export const Subscription = z
       .describe(
         "The credits each paid period grants the customer: the plan's `credits` when it was sold or switched to; null or absent: none (docs/credits.md)",
       ),
+    metered_prices: z
+      .array(MeteredPrice)
+      .nullable()
+      .optional()
+      .describe(
+        "The usage each renewal invoice bills: the plan's `metered_prices` when it was sold or switched to; null or absent: none (docs/usage.md)",
+      ),
+    usage_since: timestamp
+      .nullable()
+      .optional()
+      .describe(
+        "Set when a plan switch started a new period: where the usage the next renewal invoice bills starts (the period the switch ended is billed with it); null or absent: the current period's start (docs/usage.md)",
+      ),
     created_at: timestamp,
     updated_at: timestamp,
     livemode: z.boolean(),
@@ -225,10 +238,12 @@ export const InvoiceLine = z
     amount: z.int().describe('TWD'),
     period: z.object({ start: timestamp, end: timestamp }),
     kind: z
-      .enum(['subscription', 'proration', 'customer_balance'])
+      .enum(['subscription', 'proration', 'customer_balance', 'usage'])
       .describe(
-        "What the line charges for: the plan; a plan switch's credit for unused days (negative); customer balance applied (negative: credit) or added",
+        "What the line charges for: the plan; a plan switch's credit for unused days (negative); customer balance applied (negative: credit) or added; a meter's usage over `period`, in arrears",
       ),
+    meter: z.string().optional().describe('usage lines: the meter the usage was measured by'),
+    quantity: z.int().min(0).optional().describe("usage lines: the meter's quantity over the period"),
   })
   .meta({ id: 'InvoiceLine' });
 export type InvoiceLine = z.infer<typeof InvoiceLine>;

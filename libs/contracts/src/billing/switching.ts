@@ -3,7 +3,7 @@ import { Invoice, InvoiceLine, Subscription } from './billing';
 import { ErrorEnvelope } from '../shared/errors';
 import { Environment } from '../events/envelope';
 import { type OpenApiRegistry, invalidParametersResponse } from '../shared/openapi';
-import { ProductCredits, ProductInterval } from '../catalog/products';
+import { MeteredPrice, ProductCredits, ProductInterval } from '../catalog/products';
 import { idText } from '../shared/text';
 
 // Plan switching (issue 14): switch previews, switches, subscription schedules, customer
@@ -97,6 +97,11 @@ export const ScheduledPlan = z
     credits: ProductCredits.nullable()
       .optional()
       .describe('The allowance each paid period of the plan grants; absent on schedules made before allowances'),
+    metered_prices: z
+      .array(MeteredPrice)
+      .nullable()
+      .optional()
+      .describe('The usage renewal invoices of the plan bill; absent on schedules made before metered prices'),
   })
   .meta({ id: 'ScheduledPlan' });
 export type ScheduledPlan = z.infer<typeof ScheduledPlan>;

@@ -56,6 +56,40 @@ export const ProductCredits = z
   .meta({ id: 'ProductCredits' });
 export type ProductCredits = z.infer<typeof ProductCredits>;
 
+/** Most metered prices a plan holds, and the bounds of each. */
+export const METERED_PRICE_LIMITS = { prices: 5, unitAmount: 1_000_000, packageSize: 1_000_000_000 } as const;
+
+/** What a meter's key may look like: what usage events name (docs/usage.md). */
+export const METER_KEY_PATTERN = /^[A-Za-z0-9][A-Za-z0-9_.:-]{0,99}$/;
+
+/**
+ * A plan's price for the usage one meter measures, billed in arrears on each renewal invoice
+ * (docs/usage.md): `unit_amount` TWD for every `package_size` units, the period's quantity
+ * rounded up to whole packages.
+ */
+export const MeteredPrice = z
+  .strictObject({
+    meter: z
+      .string()
+      .max(100)
+      .regex(METER_KEY_PATTERN, 'meter is a meter key: letters, digits and _ . : -, at most 100 characters')
+      .describe('The key of the meter whose usage this prices (its aggregation sums, counts or takes the maximum)'),
+    unit_amount: z.int().min(0).max(METERED_PRICE_LIMITS.unitAmount).describe('Whole TWD for each package of units'),
+    package_size: z
+      .int()
+      .min(1)
+      .max(METERED_PRICE_LIMITS.packageSize)
+      .default(1)
+      .describe("Units one unit_amount pays for; a period's quantity is rounded up to whole packages"),
+  })
+  .meta({ id: 'MeteredPrice' });
+export type MeteredPrice = z.infer<typeof MeteredPrice>;
+
+const MeteredPrices = z
+  .array(MeteredPrice)
+  .max(METERED_PRICE_LIMITS.prices)
+  .refine((prices) => new Set(prices.map((p) => p.meter)).size === prices.length, 'each meter is priced once');
+
 const ProductMetadata = z
   .record(
     z
@@ -106,6 +140,11 @@ const field = {
     .describe(
       'CREDITS: what a purchase grants the buyer; SUBSCRIPTION: the allowance each paid period grants; null: nothing',
     ),
+  metered_prices: MeteredPrices.nullable()
+    .optional()
+    .describe(
+      'SUBSCRIPTION only: the usage each renewal invoice bills for the period that ended, per meter (docs/usage.md); null or absent: none',
+    ),
 };
 
 const ProductFieldsShape = z.strictObject(field);
@@ -113,6 +152,15 @@ const ProductFieldsShape = z.strictObject(field);
 /** The rules between fields, for a complete set of fields (a new product, or one merged with a change). */
 function checkTypeRules(product: z.infer<typeof ProductFieldsShape>, ctx: z.RefinementCtx): void {
   checkCredits(product, ctx);
+  if (product.metered_prices?.length && product.type !== 'SUBSCRIPTION') {
+    ctx.addIssue({
+      code: 'invalid_value',
+      values: [null],
+      input: product.metered_prices,
+      path: ['metered_prices'],
+      message: `metered_prices is only for SUBSCRIPTION products, not ${product.type}`,
+    });
+  }
   if (product.type === 'SUBSCRIPTION') {
     if (product.interval === null) {
       ctx.addIssue({
@@ -200,6 +248,9 @@ export const CreateProductBody = z
     credits: ProductCredits.nullable()
       .default(null)
       .describe(field.credits.description ?? ''),
+    metered_prices: MeteredPrices.nullable()
+      .default(null)
+      .describe(field.metered_prices.description ?? ''),
   })
   .superRefine(checkTypeRules)
   .meta({ id: 'CreateProductBody' });
@@ -235,6 +286,10 @@ export const Product = z
     credits: ProductCredits.nullable().describe(
       'CREDITS: what a purchase grants the buyer; SUBSCRIPTION: the allowance each paid period grants (docs/credits.md)',
     ),
+    metered_prices: z
+      .array(MeteredPrice)
+      .nullable()
+      .describe('SUBSCRIPTION: the usage each renewal invoice bills, per meter (docs/usage.md); null: none'),
     active: z.boolean().describe('false means archived'),
     created_at: timestamp,
     updated_at: timestamp.describe('Returned only by single-product reads'),

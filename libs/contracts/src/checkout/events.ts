@@ -2,7 +2,7 @@ import { z } from 'zod';
 import { ChargeTrade } from './charges';
 import { CheckoutSession, PaymentInstructions } from './sessions';
 import { Environment } from '../events/envelope';
-import { ProductCredits, ProductInterval, ProductType } from '../catalog/products';
+import { MeteredPrice, ProductCredits, ProductInterval, ProductType } from '../catalog/products';
 import { RefundCreatedData, RefundFailedData, RefundSucceededData } from './refunds';
 import { CouponDiscount } from '../promotions/promotions';
 
@@ -28,6 +28,11 @@ export const SoldProduct = z
     credits: ProductCredits.nullable()
       .optional()
       .describe('What the purchase grants, as sold (CREDITS products); absent in events before credits existed'),
+    metered_prices: z
+      .array(MeteredPrice)
+      .nullable()
+      .optional()
+      .describe("A plan's metered prices, as sold; absent when it has none"),
   })
   .meta({ id: 'SoldProduct' });
 export type SoldProduct = z.infer<typeof SoldProduct>;

@@ -55,5 +55,6 @@ export async function subscriptionPlanOf(
     interval_count: body.interval_count,
     trial_days: body.trial_days,
     credits: body.credits,
+    metered_prices: body.metered_prices,
   };
 }

@@ -2,6 +2,7 @@ import {
   type CouponDiscount,
   type Environment,
   LIVE_SUBSCRIPTION_STATUSES,
+  type MeteredPrice,
   type ProductCredits,
   type ProductInterval,
   type Subscription,
@@ -11,6 +12,7 @@ import {
 } from '@billing/contracts';
 import { nextPeriodEnd, periodEnd, trialEnd } from '../calendar/period';
 import { allowanceField } from './allowance';
+import { meteredPricesField } from './metered';
 import type { SubscriptionEvent, SubscriptionState } from './subscription';
 
 type Who = { subscriptionId: string; organization: string; environment: Environment; now: Date };
@@ -26,6 +28,8 @@ export type PlanFacts = {
   trial_days: number | null;
   /** The credit allowance each paid period grants; absent on plans sold before allowances. */
   credits?: ProductCredits | null;
+  /** The usage each renewal invoice bills; absent on plans sold before metered prices. */
+  metered_prices?: MeteredPrice[] | null;
 };
 
 /** A paid SUBSCRIPTION-mode checkout starts the subscription. */
@@ -175,6 +179,7 @@ function start({ data }: StartSubscription, state: SubscriptionState): Subscript
     billing_cycle_anchor: anchor.toISOString(),
     discount: data.coupon ? { ...data.coupon, starts_at: anchor.toISOString() } : null,
     ...allowanceField(plan.credits),
+    ...meteredPricesField(plan.metered_prices),
     created_at: at,
     updated_at: at,
     livemode: livemodeOf(data.environment),
@@ -351,6 +356,8 @@ function renewPaid({ data }: RenewPaid, state: SubscriptionState): SubscriptionE
     status: 'ACTIVE',
     current_period_start: data.periodStart,
     current_period_end: nextPeriodEndOf(subscription),
+    // The invoice of this renewal billed the usage up to the new period's start.
+    ...(subscription.usage_since != null && { usage_since: null }),
     updated_at: data.now.toISOString(),
   };
   return [

@@ -69,6 +69,17 @@ const duplicate: SubscriptionCommand = {
 describe('Subscription', () => {
   describe('when a paid checkout starts it', () => {
     it('is ACTIVE for a first period clamped to the month end', () => spec.given([]).when(start()).then([activated()]));
+    it("holds its plan's metered prices, and no field for a plan without them", () => {
+      const prices = [{ meter: 'api_calls', unit_amount: 1, package_size: 100 }];
+      spec
+        .given([])
+        .when(start({ metered_prices: prices }))
+        .then([activated({ metered_prices: prices })]);
+      spec
+        .given([])
+        .when(start({ metered_prices: [] }))
+        .then([activated()]);
+    });
     it('is TRIAL with trial_end when the plan has trial days', () =>
       spec
         .given([])
@@ -282,6 +293,17 @@ describe('Subscription', () => {
             },
           },
         ]);
+    });
+    it("starts billing usage from the new period once the renewal that billed it is paid (a switch's usage_since is done with)", () => {
+      const prices = [{ meter: 'api_calls', unit_amount: 1, package_size: 100 }];
+      const switched = activated({ metered_prices: prices, usage_since: '2026-01-15T10:00:00.000Z' });
+      const [renewed] = subscriptionAggregate.decide(
+        renew('2026-02-28T10:00:00.000Z'),
+        subscriptionAggregate.evolve(subscriptionAggregate.initialState(), switched),
+      );
+      expect(renewed!.data).toMatchObject({
+        object: { metered_prices: prices, usage_since: null, current_period_start: '2026-02-28T10:00:00.000Z' },
+      });
     });
     it('moves only the period the invoice was for (a repeat changes nothing)', () =>
       spec.given([activated()]).when(renew('2026-03-31T10:00:00.000Z')).then([]));

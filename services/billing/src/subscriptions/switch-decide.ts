@@ -11,6 +11,7 @@ import {
 } from '@billing/contracts';
 import { periodEnd } from '../calendar/period';
 import { allowanceField } from './allowance';
+import { meteredPricesField, usageSinceAcrossNewPeriod } from './metered';
 import type { SubscriptionEvent, SubscriptionState } from './subscription';
 import type { SwitchType } from '../proration/classify';
 
@@ -95,6 +96,7 @@ export function decideSwitching(command: SwitchingCommand, state: SubscriptionSt
       const at = data.now.toISOString();
       const next = withPlan(current.subscription, data.target, at);
       if (data.newPeriod) {
+        Object.assign(next, usageSinceAcrossNewPeriod(current.subscription));
         next.current_period_start = at;
         next.current_period_end = periodEnd(data.now, data.target.interval, data.target.interval_count).toISOString();
         next.billing_cycle_anchor = at;
@@ -235,6 +237,8 @@ function withPlan(subscription: Subscription, target: ScheduledPlan, at: string)
     interval_count: target.interval_count,
     // The new plan's allowance is granted from the next period that starts (docs/credits.md).
     ...allowanceField(target.credits, subscription.credit_allowance),
+    // Usage is billed at the prices in force when its renewal invoice opens (docs/usage.md).
+    ...meteredPricesField(target.metered_prices, subscription.metered_prices),
     updated_at: at,
   };
 }

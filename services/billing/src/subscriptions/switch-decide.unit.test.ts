@@ -200,6 +200,37 @@ describe('switching decider', () => {
     expect(applied.events.map((e) => e.type)).toEqual(['SubscriptionScheduleCanceled']);
   });
 
+  it("takes the new plan's metered prices; a switch into a new period leaves the ended period's usage to the next renewal", () => {
+    const metered = { ...subscription, metered_prices: [{ meter: 'api_calls', unit_amount: 1, package_size: 100 }] };
+    const history: SubscriptionEvent[] = [
+      { ...activated, data: { ...activated.data, object: metered } } as SubscriptionEvent,
+    ];
+    const target = { ...business, metered_prices: [{ meter: 'api_calls', unit_amount: 2, package_size: 100 }] };
+    const moved = run(history, {
+      type: 'SwitchPlanNow',
+      data: { ...who, switchId: null, target, newPeriod: true, periodStart },
+    });
+    const object = (moved.events[0]!.data as { object: Subscription }).object;
+    expect(object.metered_prices).toEqual(target.metered_prices);
+    // The renewal that ends the new period bills the usage from the old period's start.
+    expect(object.usage_since).toBe(subscription.current_period_start);
+    expect(object.current_period_start).toBe(now.toISOString());
+    // A second switch into a new period keeps where the unbilled usage starts.
+    const again = run(moved.history, {
+      type: 'SwitchPlanNow',
+      data: { ...who, switchId: null, target: business, newPeriod: true, periodStart: object.current_period_start },
+    });
+    const after = (again.events[0]!.data as { object: Subscription }).object;
+    expect(after).toMatchObject({ usage_since: subscription.current_period_start, metered_prices: null });
+    // A plan without metered prices, switched to one without: no usage field at all.
+    const plain = run([activated], {
+      type: 'SwitchPlanNow',
+      data: { ...who, switchId: null, target: business, newPeriod: true, periodStart },
+    });
+    const plainObject = (plain.events[0]!.data as { object: Subscription }).object;
+    expect('usage_since' in plainObject || 'metered_prices' in plainObject).toBe(false);
+  });
+
   it('changes the plan now keeping the period (crossgrade, trial, none)', () => {
     const swapped = run([activated], {
       type: 'SwitchPlanNow',

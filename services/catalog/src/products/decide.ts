@@ -111,11 +111,13 @@ function changedFields(current: ProductFields, requested: Partial<ProductFields>
   return changes as Partial<ProductFields>;
 }
 
+/** Equal values, objects and arrays compared member by member (a stored document's keys come in any order). */
 function sameValue(a: unknown, b: unknown): boolean {
   if (a === b) return true;
   if (typeof a !== 'object' || typeof b !== 'object' || a === null || b === null) return false;
+  if (Array.isArray(a) !== Array.isArray(b)) return false;
   const left = a as Record<string, unknown>;
   const right = b as Record<string, unknown>;
   const keys = Object.keys(left);
-  return keys.length === Object.keys(right).length && keys.every((key) => left[key] === right[key]);
+  return keys.length === Object.keys(right).length && keys.every((key) => sameValue(left[key], right[key]));
 }

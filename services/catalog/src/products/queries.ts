@@ -93,6 +93,7 @@ export function toProductListItem(view: ProductView): ProductListItem {
     display_order: view.display_order,
     metadata: view.metadata,
     credits: creditsOf(view),
+    metered_prices: view.metered_prices ?? null,
     active: view.active,
     created_at: view.created_at,
     livemode: livemodeOf(view.environment),

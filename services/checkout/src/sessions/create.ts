@@ -146,6 +146,7 @@ export function sessionCreatedData({
       interval_count: product.interval_count,
       trial_days: product.trial_days,
       ...(product.credits && { credits: product.credits }),
+      ...(product.metered_prices?.length && { metered_prices: product.metered_prices }),
     },
     success_url: request.success_url ?? null,
     cancel_url: request.cancel_url ?? null,
