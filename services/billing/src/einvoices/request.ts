@@ -113,11 +113,16 @@ export async function einvoiceForRefund(
   return events.length > 0;
 }
 
-/** An invoice names its plan on its subscription line (a switch's too, beside its proration credit). */
-function descriptionOf(invoice: Invoice): string {
+/**
+ * An invoice names its plan on its subscription line (a switch's too, beside its proration
+ * credit), and the meters when it bills usage as well: the e-invoice's one item is the total.
+ */
+export function descriptionOf(invoice: Pick<Invoice, 'lines' | 'number'>): string {
   const line =
     invoice.lines.find((l) => l.kind === 'subscription') ?? invoice.lines.find((l) => l.kind === 'proration');
-  return line?.description ?? `Invoice ${invoice.number}`;
+  const plan = line?.description ?? `Invoice ${invoice.number}`;
+  const meters = [...new Set(invoice.lines.flatMap((l) => (l.kind === 'usage' && l.meter ? [l.meter] : [])))];
+  return meters.length > 0 ? `${plan} + usage (${meters.join(', ')})` : plan;
 }
 
 async function requestEinvoice(
