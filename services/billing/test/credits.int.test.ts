@@ -2,6 +2,8 @@ import { randomUUID } from 'node:crypto';
 import { type ServiceUnderTest, startServiceForTest } from '@billing/runtime';
 import { eventually } from '@billing/testing';
 import { billingService } from '../src';
+import { creditTables, migrateCreditsReadModel } from '../src/credits/read-model';
+import { RECENT_SPEND_KEYS } from '../src/credits/ledger';
 import { expireDueCredits } from '../src/engine/credit-expiries';
 import { admin, caller, client, eventsOf, feeds, newOrg } from './helpers';
 
@@ -152,6 +154,28 @@ describe('credits of a customer', () => {
     const other = await c.spend(4, 'same-key');
     expect(other.status).toBe(400);
     expect(other.body.error.code).toBe('idempotency_key_mismatch');
+  });
+
+  it('answers a key older than the ledger state keeps from credit_spend_keys, also for spends made before it', async () => {
+    const c = await customer();
+    await c.grant({ amount: 1000 });
+    const first = await c.spend(5, 'first', { order: 'a' });
+    for (let i = 0; i < RECENT_SPEND_KEYS + 25; i++) expect((await c.spend(1, `later-${i}`)).status).toBe(200);
+    const balance = 1000 - 5 - (RECENT_SPEND_KEYS + 25);
+    const again = await c.spend(5, 'first', { order: 'a' });
+    expect(again.status).toBe(200);
+    expect(again.body).toEqual(first.body);
+    expect((await c.spend(5, 'first', { order: 'b' })).body.error.code).toBe('idempotency_key_mismatch');
+    expect((await c.balance()).body.balance).toBe(balance);
+
+    // A ledger whose keys lived only in its events (before the table): the table is made from them.
+    const { store } = running.service.context;
+    await store.database.exec(`DROP TABLE ${creditTables(store.tables.schema).spendKeys}`);
+    await migrateCreditsReadModel(store);
+    const afterMigration = await c.spend(5, 'first', { order: 'a' });
+    expect(afterMigration.body).toEqual(first.body);
+    expect((await c.spend(1, 'later-0')).body.balance).toBe(1000 - 5 - 1);
+    expect((await c.balance()).body.balance).toBe(balance);
   });
 
   it('refuses a spend or take-back over the balance with 402 and changes nothing', async () => {

@@ -9,6 +9,7 @@ import {
   evolve,
   isExpired,
   ledgerEntryResource,
+  type SpendRecord,
 } from './ledger';
 
 /** What every command carries about its organization and environment. */
@@ -35,9 +36,19 @@ export type GrantCredits = {
   };
 };
 
+/**
+ * `earlier`: the spend already made with this key, as `credit_spend_keys` holds it (the state
+ * keeps only the latest keys); absent or null when the caller found none.
+ */
 export type SpendCredits = {
   type: 'SpendCredits';
-  data: On & { spendId: string; amount: number; idempotencyKey: string; metadata: Record<string, string> | null };
+  data: On & {
+    spendId: string;
+    amount: number;
+    idempotencyKey: string;
+    metadata: Record<string, string> | null;
+    earlier?: SpendRecord | null;
+  };
 };
 
 /** The merchant takes credits back. */
@@ -107,7 +118,7 @@ function grant({ data }: GrantCredits, state: CreditsState): CreditsLedgerEvent[
 
 /** A repeated key answers the spend it made (nothing new); with another amount or metadata it is refused. */
 function spend({ data }: SpendCredits, state: CreditsState): CreditsLedgerEvent[] {
-  const earlier = state.spends[data.idempotencyKey];
+  const earlier = data.earlier ?? state.spends[data.idempotencyKey];
   if (earlier) {
     const same = earlier.amount === data.amount && sameMetadata(earlier.metadata, data.metadata);
     if (!same) throw spendKeyMismatch();

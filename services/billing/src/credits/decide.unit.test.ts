@@ -2,7 +2,7 @@ import { ApiError, type CreditLedgerEntry } from '@billing/contracts';
 import { deciderSpec } from '@billing/testing';
 import { creditsAggregate } from './aggregate';
 import type { CreditsCommand, GrantCredits, LedgerSettings } from './decide';
-import type { CreditsEvent } from './ledger';
+import { type CreditsEvent, RECENT_SPEND_KEYS } from './ledger';
 
 const spec = deciderSpec(creditsAggregate);
 const customerId = 'cus_1';
@@ -274,6 +274,41 @@ describe('Credits', () => {
         .given([...history, spent(7, [['cgr_a', 7]], 0, 'k2')])
         .when(spend(3, 'k1', at, { order: '1' }))
         .then([]));
+  });
+
+  describe('a key older than the state keeps (read from credit_spend_keys)', () => {
+    const many = Array.from({ length: RECENT_SPEND_KEYS + 4 }, (_, i) =>
+      spent(1, [['cgr_a', 1]], 100 - (i + 1), `old-${i}`),
+    );
+    const history = [granted('cgr_a', 100, 100), ...many];
+    const earlier = {
+      spend_id: 'cspd_old-0',
+      amount: 1,
+      metadata: null,
+      balance_after: 99,
+      spent_at: at.toISOString(),
+    };
+    const again = (amount: number, found: typeof earlier | null): CreditsCommand => {
+      const command = spend(amount, 'old-0') as Extract<CreditsCommand, { type: 'SpendCredits' }>;
+      return { ...command, data: { ...command.data, earlier: found } };
+    };
+    it('the state holds only the latest keys, oldest out first', () => {
+      const state = history.reduce(creditsAggregate.evolve, creditsAggregate.initialState());
+      expect(Object.keys(state.spends)).toHaveLength(RECENT_SPEND_KEYS);
+      expect(state.spends['old-0']).toBeUndefined();
+      expect(state.spendOrder.at(-1)).toBe(`old-${RECENT_SPEND_KEYS + 3}`);
+    });
+    it('given the earlier spend, appends nothing', () => spec.given(history).when(again(1, earlier)).then([]));
+    it('given the earlier spend with another amount, is idempotency_key_mismatch', () =>
+      spec
+        .given(history)
+        .when(again(2, earlier))
+        .thenThrows(/another amount/));
+    it('without it, the state alone cannot tell: the table is what keeps the key', () =>
+      spec
+        .given(history)
+        .when(again(1, null))
+        .then([spent(1, [['cgr_a', 1]], 79, 'old-0')]));
   });
 
   describe('expiry', () => {

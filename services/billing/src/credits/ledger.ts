@@ -50,14 +50,39 @@ export type CreditsState = {
   grants: OpenGrant[];
   /** Remaining credits of the open grants, expired or not. */
   balance: number;
+  /**
+   * The latest `RECENT_SPEND_KEYS` spends by key, oldest first in `spendOrder`: a concurrent repeat
+   * of a key is answered from here on its retry. Every key is kept in `credit_spend_keys`, which
+   * a spend reads before it decides (docs/credits.md, Idempotency); the state stays bounded.
+   */
   spends: Record<string, SpendRecord>;
+  spendOrder: string[];
   grantKeys: Record<string, string>;
 };
 
-/** Version of `evolve` and the state's shape for snapshots (docs/decisions/0010-snapshots.md). */
-export const CREDITS_SNAPSHOT_VERSION = 1;
+/** How many spends' keys the state keeps (and so its snapshots). */
+export const RECENT_SPEND_KEYS = 16;
 
-export const initialState = (): CreditsState => ({ grants: [], balance: 0, spends: {}, grantKeys: {} });
+/**
+ * Version of `evolve` and the state's shape for snapshots (docs/decisions/0010-snapshots.md).
+ * 2: spends' keys are a bounded window; snapshots of 1 (every key) are read no more, so such a
+ * stream is folded once from its start and snapshotted again.
+ */
+export const CREDITS_SNAPSHOT_VERSION = 2;
+
+/**
+ * A snapshot every 20 events: the state is small (open grants and a few keys), so a command
+ * reads at most about 20 events on top of it instead of about 100 with ledger entries each.
+ */
+export const CREDITS_SNAPSHOT_EVERY = 20;
+
+export const initialState = (): CreditsState => ({
+  grants: [],
+  balance: 0,
+  spends: {},
+  spendOrder: [],
+  grantKeys: {},
+});
 
 export function evolve(state: CreditsState, event: CreditsEvent): CreditsState {
   switch (event.type) {
@@ -78,8 +103,13 @@ export function evolve(state: CreditsState, event: CreditsEvent): CreditsState {
     }
     case 'CreditsSpent': {
       const { drawn_from, idempotency_key, spend_id, amount, metadata, balance_after, spent_at } = event.data;
-      const spends = { ...state.spends, [idempotency_key]: { spend_id, amount, metadata, balance_after, spent_at } };
-      return { ...state, grants: drawDown(state.grants, drawn_from), balance: balance_after, spends };
+      const record = { spend_id, amount, metadata, balance_after, spent_at };
+      return {
+        ...state,
+        grants: drawDown(state.grants, drawn_from),
+        balance: balance_after,
+        ...remember(state, idempotency_key, record),
+      };
     }
     case 'CreditsAdjusted':
       return { ...state, grants: drawDown(state.grants, event.data.drawn_from), balance: event.data.balance_after };
@@ -96,6 +126,15 @@ export function evolve(state: CreditsState, event: CreditsEvent): CreditsState {
       return state;
     }
   }
+}
+
+/** The spends' window with `key` added last, the oldest left out past RECENT_SPEND_KEYS. */
+function remember(state: CreditsState, key: string, record: SpendRecord) {
+  const order = [...(state.spendOrder ?? Object.keys(state.spends)).filter((k) => k !== key), key];
+  const kept = order.slice(-RECENT_SPEND_KEYS);
+  const spends: Record<string, SpendRecord> = {};
+  for (const k of kept) spends[k] = k === key ? record : state.spends[k]!;
+  return { spends, spendOrder: kept };
 }
 
 /** The grants after `draws`; a grant drawn to zero closes. */

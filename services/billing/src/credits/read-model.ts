@@ -1,3 +1,4 @@
+import type { CreditsSpentData } from '@billing/contracts';
 import type { EventStore, RecordedEvent, SqlExecutor } from '@billing/eventstore';
 import { type CreditsLedgerEvent, creditsEvents, ledgerEntryOf } from './ledger';
 
@@ -8,6 +9,7 @@ export const creditTables = (schema: string) => ({
   balances: `${schema}.credit_balances`,
   grants: `${schema}.credit_grants`,
   ledger: `${schema}.credit_ledger`,
+  spendKeys: `${schema}.credit_spend_keys`,
 });
 
 export async function migrateCreditsReadModel(store: EventStore): Promise<void> {
@@ -61,6 +63,42 @@ export async function migrateCreditsReadModel(store: EventStore): Promise<void> 
     -- A customer's ledger newest first, paged by the stream version of each entry.
     CREATE UNIQUE INDEX IF NOT EXISTS credit_ledger_by_customer ON ${t.ledger} (customer_id, seq DESC);
   `);
+  await migrateSpendKeys(store);
+}
+
+/**
+ * Every spend's idempotency key, for ever (docs/credits.md, Idempotency): what a repeat answers.
+ * The primary key refuses a second spend with a key, so a repeat that raced past the check
+ * rolls its append back. Made once, from the spends already recorded: their keys lived in the
+ * ledger's state before.
+ */
+async function migrateSpendKeys(store: EventStore): Promise<void> {
+  const { spendKeys } = creditTables(store.tables.schema);
+  const literal = spendKeys.replaceAll("'", "''");
+  await store.migrateSchema(`
+    DO $$ BEGIN
+      IF to_regclass('${literal}') IS NULL THEN
+        CREATE TABLE ${spendKeys} (
+          customer_id text NOT NULL,
+          idempotency_key text NOT NULL,
+          spend_id text NOT NULL,
+          amount bigint NOT NULL,
+          metadata jsonb,
+          balance_after bigint NOT NULL,
+          spent_at timestamptz NOT NULL,
+          PRIMARY KEY (customer_id, idempotency_key)
+        );
+        INSERT INTO ${spendKeys} (customer_id, idempotency_key, spend_id, amount, metadata, balance_after, spent_at)
+          SELECT data->>'customer_id', data->>'idempotency_key', data->>'spend_id', (data->>'amount')::bigint,
+                 CASE WHEN jsonb_typeof(data->'metadata') = 'object' THEN data->'metadata' END,
+                 (data->>'balance_after')::bigint, (data->>'spent_at')::timestamptz
+          FROM ${store.tables.events}
+          WHERE stream_id LIKE 'customer\\_credits-%' AND type = 'CreditsSpent'
+          ORDER BY global_position
+          ON CONFLICT DO NOTHING;
+      END IF;
+    END $$;
+  `);
 }
 
 /**
@@ -75,6 +113,7 @@ export async function projectCredits(sql: SqlExecutor, schema: string, events: R
     const version = recorded.stream_version;
     const tenant = [recorded.organization, recorded.environment];
     await writeGrants(sql, t.grants, event, recorded, version);
+    if (event.type === 'CreditsSpent') await writeSpendKey(sql, t.spendKeys, event.data);
     await sql.write(
       `INSERT INTO ${t.balances} (customer_id, organization, environment, balance, stream_version)
        VALUES ($1, $2, $3, $4, $5)
@@ -104,6 +143,27 @@ export async function projectCredits(sql: SqlExecutor, schema: string, events: R
       ],
     );
   }
+}
+
+/**
+ * The key of a spend. The same spend again writes nothing; another spend with a key already
+ * taken fails on the primary key (23505), which `spendCredits` answers with the first spend.
+ */
+async function writeSpendKey(sql: SqlExecutor, table: string, d: CreditsSpentData): Promise<void> {
+  await sql.write(
+    `INSERT INTO ${table} (customer_id, idempotency_key, spend_id, amount, metadata, balance_after, spent_at)
+     SELECT $1, $2, $3, $4, $5, $6, $7
+     WHERE NOT EXISTS (SELECT 1 FROM ${table} WHERE customer_id = $1 AND idempotency_key = $2 AND spend_id = $3)`,
+    [
+      d.customer_id,
+      d.idempotency_key,
+      d.spend_id,
+      d.amount,
+      d.metadata ? JSON.stringify(d.metadata) : null,
+      d.balance_after,
+      d.spent_at,
+    ],
+  );
 }
 
 async function writeGrants(

@@ -20,6 +20,9 @@ import type { CreditsCommand } from './decide';
 import { CREDITS_MAX_ATTEMPTS, expireDue } from './expire';
 import { ledgerSettingsOf } from './ledger-settings';
 import { creditBalanceOf, grantOfEvent, ledgerPage, openGrants } from './queries';
+import { spendCredits } from './spend';
+
+const tenantOf = ({ organization, environment }: Tenant): Tenant => ({ organization, environment });
 
 /**
  * A customer's credits (Secret Key; docs/credits.md). Another organization's or environment's
@@ -35,7 +38,7 @@ export function mountCreditRoutes(app: Express, context: ServiceContext): void {
     const tenant: Tenant = secretCallerOf(req);
     const customer = await requireCustomer(db, schema, tenant, { by: 'id', value: id });
     const now = await timeOn(db, schema, tenant, customer.test_clock, context.now);
-    return { tenant: { organization: tenant.organization, environment: tenant.environment }, now };
+    return { tenant: tenantOf(tenant), now };
   }
 
   const run = (tenant: Tenant, customerId: string, now: Date, command: CreditsCommand) =>
@@ -107,22 +110,12 @@ export function mountCreditRoutes(app: Express, context: ServiceContext): void {
     validate({ params: CreditsCustomerParams, body: SpendCreditsBody }),
     async (req, res) => {
       const { params, body } = res.locals.input;
-      const { tenant, now } = await customerOf(req, params.id);
+      const tenant: Tenant = secretCallerOf(req);
+      // The settings are read beside the customer: one round trip's wait fewer per spend.
+      const [{ now }, settings] = await Promise.all([customerOf(req, params.id), ledgerSettingsOf(store, tenant)]);
       const key = body.idempotency_key;
-      const { state } = await run(tenant, params.id, now, {
-        type: 'SpendCredits',
-        data: {
-          customerId: params.id,
-          now,
-          spendId: newId('creditSpend'),
-          amount: body.amount,
-          idempotencyKey: key,
-          metadata: body.metadata ?? null,
-          ...(await ledgerSettingsOf(store, tenant)),
-        },
-      });
-      const spend = state.spends[key];
-      if (!spend) throw new Error('the spend was not recorded');
+      const request = { amount: body.amount, idempotencyKey: key, metadata: body.metadata ?? null };
+      const spend = await spendCredits(store, tenantOf(tenant), params.id, now, request, settings);
       const answer: CreditSpend = {
         object: 'credit_spend',
         id: spend.spend_id,

@@ -1,0 +1,206 @@
+'use strict';
+// Credit spends per second through the gateway (issue 34: 1,000 spends/s, p99 < 50 ms): many
+// customers, each with a grant, and `POST /v1/customers/{id}/credits/spend` with the Secret Key,
+// closed loop (a fixed number of spenders) then open loop (spends at a fixed rate). Reports
+// spends/s, p50/p99, SQL statements per spend and CPU by process. Prints one JSON object to
+// stdout; see README.md.
+const { execFile } = require('node:child_process');
+const { join } = require('node:path');
+const { startFullPlatform } = require('../full-platform');
+const { positiveSetting } = require('../settings');
+const { countStatements, statementsByText } = require('../statements');
+const { serverCpuMs, serverCpuSpent } = require('../process-cpu');
+const {
+  adminPost,
+  machine,
+  percentiles,
+  pollUntil,
+  randomName: random,
+  runBenchmark,
+  stopPlatform,
+} = require('../platform');
+
+const readParameters = () => ({
+  customers: positiveSetting('customers', 'BENCH_CUSTOMERS', 100),
+  spends: positiveSetting('spends', 'BENCH_SPENDS', 5000),
+  concurrency: positiveSetting('concurrency', 'BENCH_CONCURRENCY', 16),
+  rate_per_s: positiveSetting('rate', 'BENCH_RATE', 1000),
+  rate_s: positiveSetting('rate-duration', 'BENCH_RATE_DURATION', 5),
+  warmup_spends: positiveSetting('warmup', 'BENCH_WARMUP', 200),
+});
+
+const round = (n, digits = 1) => Number(n.toFixed(digits));
+
+async function call(platform, method, path, secretKey, body) {
+  const response = await fetch(`${platform.gateway.url}${path}`, {
+    method,
+    redirect: 'manual',
+    headers: { authorization: `Bearer ${secretKey}`, 'content-type': 'application/json' },
+    body: body === undefined ? undefined : JSON.stringify(body),
+  });
+  const text = await response.text();
+  return { status: response.status, body: text.startsWith('{') ? JSON.parse(text) : text };
+}
+
+/** One customer, made as merchants' customers are: a paid one-time checkout with their email. */
+async function newCustomer(platform, secretKey, productId, email) {
+  const session = await call(platform, 'POST', '/v1/checkout/sessions', secretKey, {
+    product_id: productId,
+    mode: 'PAYMENT',
+    success_url: 'https://shop.example/thanks',
+    cancel_url: 'https://shop.example/cancel',
+    customer_email: email,
+  });
+  if (session.status !== 201) throw new Error(`session: ${session.status} ${JSON.stringify(session.body)}`);
+  const form = new URLSearchParams({ name: 'Bench Buyer', card_number: '4242424242424242', exp: '12/34', cvc: '123' });
+  const paid = await fetch(session.body.url, {
+    method: 'POST',
+    redirect: 'manual',
+    headers: { 'content-type': 'application/x-www-form-urlencoded' },
+    body: form.toString(),
+  });
+  if (paid.status !== 303) throw new Error(`pay: ${paid.status}`);
+  let id;
+  await pollUntil(async () => {
+    const found = await call(platform, 'GET', `/v1/customers?email=${encodeURIComponent(email)}`, secretKey);
+    id = found.body.data?.[0]?.id;
+    return Boolean(id);
+  }, `billing never held the customer ${email}`);
+  const granted = await call(platform, 'POST', `/v1/customers/${id}/credits/grants`, secretKey, {
+    amount: 1_000_000_000,
+    reason: 'bench',
+  });
+  if (granted.status !== 201) throw new Error(`grant: ${granted.status} ${JSON.stringify(granted.body)}`);
+  return id;
+}
+
+/** An organization, and `count` customers with a grant of 1,000,000,000 credits each, 8 at a time. */
+async function seed(platform, count) {
+  const organization = await adminPost(platform, '/organizations', { name: 'Bench' });
+  const secretKey = organization.api_keys.sandbox.secret_key;
+  const product = await adminPost(platform, `/organizations/${organization.id}/products`, {
+    environment: 'SANDBOX',
+    name: 'Top-up',
+    type: 'ONE_TIME',
+    price: 100,
+  });
+  const prefix = random('spender');
+  const customers = [];
+  let next = 0;
+  const worker = async () => {
+    while (next < count) {
+      const i = next++;
+      customers.push(await newCustomer(platform, secretKey, product.id, `${prefix}-${i}@bench.example`));
+    }
+  };
+  await Promise.all(Array.from({ length: Math.min(8, count) }, worker));
+  return { secretKey, customers };
+}
+
+let child;
+let interrupted;
+function runSpenders(settings) {
+  if (interrupted) return Promise.reject(new Error(`interrupted by ${interrupted}`));
+  return new Promise((resolve, reject) => {
+    const script = join(__dirname, 'spenders.js');
+    child = execFile(process.execPath, [script, JSON.stringify(settings)], { maxBuffer: 64 << 20 }, (error, stdout) => {
+      child = undefined;
+      if (error) reject(interrupted ? new Error(`interrupted by ${interrupted}`) : error);
+      else resolve(JSON.parse(stdout));
+    });
+  });
+}
+
+/** Milliseconds of CPU per spend of each process, and their sum (`all`). */
+function cpuByProcess(spentMs, count) {
+  const per = Object.fromEntries(
+    Object.entries(spentMs)
+      .filter(([, ms]) => ms !== null)
+      .map(([name, ms]) => [name, round(ms / Math.max(1, count), 2)]),
+  );
+  return {
+    ...per,
+    all: round(
+      Object.values(per).reduce((sum, ms) => sum + ms, 0),
+      2,
+    ),
+  };
+}
+
+async function phase(platform, settings) {
+  const counts = platform.statements;
+  const before = { ...counts, byText: counts.byText && new Map(counts.byText) };
+  const cpuBefore = process.cpuUsage();
+  const serversBefore = serverCpuMs();
+  const timings = await runSpenders({ ...settings, prefix: random('spend') });
+  const cpu = process.cpuUsage(cpuBefore);
+  const servers = serverCpuSpent(serversBefore, serverCpuMs());
+  const n = timings.spend.length;
+  const per = (field) => round((counts[field] - before[field]) / Math.max(1, n), 2);
+  const sendLag = settings.rate ? percentiles(timings.send_lag) : null;
+  return {
+    spends: n,
+    errors: timings.errors.length,
+    first_error: timings.errors[0] ?? null,
+    duration_s: round(timings.duration_ms / 1000, 3),
+    spends_per_s: round(n / (timings.duration_ms / 1000)),
+    spend_ms: percentiles(timings.spend),
+    ...(sendLag && { send_lag_ms: sendLag, rate_kept: sendLag.p99 <= Math.max(50, 1000 / settings.rate) }),
+    per_spend: {
+      sql_statements: per('statements'),
+      sql_round_trips: per('roundTrips'),
+      sql_transactions: per('transactions'),
+      cpu_ms_by_process: cpuByProcess(
+        { services: (cpu.user + cpu.system) / 1000, ...servers, load_generator: timings.cpu_ms },
+        n,
+      ),
+      ...(before.byText && { by_text: statementsByText(before.byText, counts.byText, n) }),
+    },
+  };
+}
+
+async function main() {
+  const startedAt = new Date().toISOString();
+  const params = readParameters();
+  const platform = await startFullPlatform('credits', {
+    observe: (started) => {
+      started.statements = countStatements(started.infrastructure.database);
+    },
+  });
+  try {
+    const seedStarted = performance.now();
+    const { secretKey, customers } = await seed(platform, params.customers);
+    const seedSeconds = round((performance.now() - seedStarted) / 1000, 3);
+    const settings = { gateway: platform.gateway.url, secretKey, customers };
+    const warmup = await runSpenders({ ...settings, spends: params.warmup_spends, concurrency: 4, prefix: 'warmup' });
+    if (warmup.errors.length > 0) throw new Error(`warm-up failed: ${warmup.errors[0]}`);
+    const closedLoop = await phase(platform, { ...settings, spends: params.spends, concurrency: params.concurrency });
+    const openLoop = await phase(platform, {
+      ...settings,
+      spends: Math.round(params.rate_per_s * params.rate_s),
+      rate: params.rate_per_s,
+    });
+    const failed = closedLoop.errors + openLoop.errors;
+    return {
+      benchmark: 'credits',
+      started_at: startedAt,
+      valid: failed === 0,
+      invalid_because: failed > 0 ? `${failed} spends failed` : null,
+      mode: process.env.DATABASE_URL || process.env.KAFKA_BROKERS ? 'distributed' : 'embedded',
+      database: platform.infrastructure.database.kind,
+      bus: process.env.KAFKA_BROKERS ? 'kafka' : 'database',
+      parameters: params,
+      seed: { customers: customers.length, seconds: seedSeconds },
+      closed_loop: closedLoop,
+      open_loop: openLoop,
+      machine: machine(),
+    };
+  } finally {
+    await stopPlatform(platform, 'credits');
+  }
+}
+
+runBenchmark('credits', main, (signal) => {
+  interrupted = signal;
+  child?.kill();
+});
