@@ -346,3 +346,62 @@ describe('the low-balance threshold', () => {
     ]);
   });
 });
+
+describe('the overdraft limit', () => {
+  const settingsOf = (org: string, body?: unknown, environment = 'sandbox') =>
+    call(body === undefined ? 'GET' : 'PATCH', `/admin/billing_settings?environment=${environment}`, admin(org), body);
+
+  it('is set through the billing settings, whole credits from 0, 0 by default, and refused otherwise with 422', async () => {
+    const org = newOrg();
+    expect((await settingsOf(org)).body.credits_overdraft_limit).toBe(0);
+    for (const bad of [-1, 1.5, '10', null, 1_000_000_001]) {
+      const res = await settingsOf(org, { credits_overdraft_limit: bad });
+      expect([bad, res.status, res.body.error.details[0].path]).toEqual([bad, 422, 'credits_overdraft_limit']);
+    }
+    const set = await settingsOf(org, { credits_overdraft_limit: 25 });
+    expect([set.status, set.body.credits_overdraft_limit]).toEqual([200, 25]);
+    expect((await settingsOf(org, undefined, 'production')).body.credits_overdraft_limit).toBe(0);
+  });
+
+  it('lets 50 concurrent spends take the balance down to minus the limit and never below', async () => {
+    const c = await customer();
+    expect((await settingsOf(c.org, { credits_overdraft_limit: 10 })).status).toBe(200);
+    expect((await c.grant({ amount: 30 })).status).toBe(201);
+    const answers = await Promise.all(Array.from({ length: 50 }, (_, i) => c.spend(1, `burst-${i}`)));
+    const statuses = answers.map((a) => a.status);
+    expect(statuses.filter((s) => s === 200)).toHaveLength(40);
+    expect(statuses.filter((s) => s === 402)).toHaveLength(10);
+    const spent = answers.filter((a) => a.status === 200);
+    expect(Math.min(...spent.map((a) => a.body.balance))).toBe(-10);
+    expect((await c.balance()).body).toMatchObject({ balance: -10, grants: [] });
+    const refused = await c.spend(1, 'one-more');
+    expect([refused.status, refused.body.error.code, refused.body.error.details[0].balance]).toEqual([
+      402,
+      'insufficient_credits',
+      -10,
+    ]);
+    const more = await Promise.all(Array.from({ length: 10 }, (_, i) => c.spend(1, `again-${i}`)));
+    expect(more.map((a) => a.status)).toEqual(Array(10).fill(402));
+    const ledger = await c.ledger('?limit=100');
+    expect(ledger.body.data.filter((e: { type: string }) => e.type === 'spend')).toHaveLength(40);
+    expect(Math.min(...ledger.body.data.map((e: { balance_after: number }) => e.balance_after))).toBe(-10);
+  });
+
+  it('repays a debt from the next grant first, and takes back nothing while below zero', async () => {
+    const c = await customer();
+    await settingsOf(c.org, { credits_overdraft_limit: 50 });
+    await c.grant({ amount: 10 });
+    expect((await c.spend(40, 'big')).body.balance).toBe(-30);
+    const takeBack = await c.adjust(1);
+    expect([takeBack.status, takeBack.body.error.code]).toEqual([402, 'insufficient_credits']);
+    const small = await c.grant({ amount: 20 });
+    expect([small.status, small.body.remaining]).toEqual([201, 0]);
+    expect((await c.balance()).body).toMatchObject({ balance: -10, grants: [] });
+    const big = await c.grant({ amount: 100 });
+    expect([big.status, big.body.remaining]).toEqual([201, 90]);
+    expect((await c.balance()).body).toMatchObject({ balance: 90, grants: [{ id: big.body.id, remaining: 90 }] });
+    expect((await c.spend(90, 'rest')).body.balance).toBe(0);
+    const over = await c.adjust(1);
+    expect(over.status).toBe(402);
+  });
+});

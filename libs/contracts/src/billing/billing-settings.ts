@@ -31,6 +31,11 @@ export const MAX_LOW_BALANCE_THRESHOLD = 1_000_000_000;
 /** Credits below which `credits.low_balance` is sent: a whole number from 1; null is off. */
 export const LowBalanceThreshold = z.int().min(1).max(MAX_LOW_BALANCE_THRESHOLD).nullable();
 
+export const MAX_OVERDRAFT_LIMIT = 1_000_000_000;
+
+/** Credits a balance may go below zero by through spends: a whole number from 0 (no overdraft). */
+export const OverdraftLimit = z.int().min(0).max(MAX_OVERDRAFT_LIMIT);
+
 export const BillingSettingsEnvironment = z.enum(['sandbox', 'production']);
 export type BillingSettingsEnvironment = z.infer<typeof BillingSettingsEnvironment>;
 
@@ -48,6 +53,9 @@ export const BillingSettings = z
       .int()
       .nullable()
       .describe('credits.low_balance is sent when a change takes a balance from at or above it to below; null: off'),
+    credits_overdraft_limit: z
+      .int()
+      .describe('spends may take a credit balance down to minus this many credits; 0: never below zero'),
     updated_at: z.iso.datetime().nullable().describe('null while the defaults were never changed'),
   })
   .meta({ id: 'BillingSettings' });
@@ -63,6 +71,7 @@ export const UpdateBillingSettingsBody = z
       .strictObject({ upgrade: UpgradeProration.optional(), downgrade: DowngradeProration.optional() })
       .optional(),
     credits_low_balance_threshold: LowBalanceThreshold.optional(),
+    credits_overdraft_limit: OverdraftLimit.optional(),
   })
   .meta({ id: 'UpdateBillingSettingsBody' });
 export type UpdateBillingSettingsBody = z.infer<typeof UpdateBillingSettingsBody>;
@@ -90,6 +99,7 @@ export function defaultBillingSettings(organization: string, environment: Enviro
     dunning: { retry_days: [3, 5, 7], after_final_failure: 'cancel' },
     proration: { upgrade: 'prorate_now', downgrade: 'at_period_end' },
     credits_low_balance_threshold: null,
+    credits_overdraft_limit: 0,
     updated_at: null,
   };
 }

@@ -148,9 +148,13 @@ export type AdjustCreditsBody = z.infer<typeof AdjustCreditsBody>;
 
 // ---------------------------------------------------------------- errors
 
-/** 402: the spend or take-back is more than the balance; `details[0].balance` is the balance. */
-export function insufficientCredits(balance: number, amount: number): ApiError {
-  const message = `The balance is ${balance} credits; ${amount} cannot be taken`;
+/**
+ * 402: the spend or take-back is more than the balance (for a spend: with the overdraft limit);
+ * `details[0].balance` is the balance.
+ */
+export function insufficientCredits(balance: number, amount: number, overdraftLimit = 0): ApiError {
+  const beyond = overdraftLimit > 0 ? ` (an overdraft of at most ${overdraftLimit} is allowed)` : '';
+  const message = `The balance is ${balance} credits${beyond}; ${amount} cannot be taken`;
   return new ApiError(402, 'insufficient_credits', message, [
     { path: 'amount', message, code: 'insufficient_credits', balance },
   ]);

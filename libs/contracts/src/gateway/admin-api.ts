@@ -661,7 +661,7 @@ export function registerAdminRoutes(registry: OpenApiRegistry): OpenApiRegistry 
   route({
     method: 'get',
     path: `${org}/billing_settings`,
-    summary: 'Dunning, proration and low-balance settings of an environment',
+    summary: 'Dunning, proration and credits settings of an environment',
     tags: ['Billing settings'],
     params,
     query: BillingSettingsQuery,
@@ -670,7 +670,7 @@ export function registerAdminRoutes(registry: OpenApiRegistry): OpenApiRegistry 
   route({
     method: 'patch',
     path: `${org}/billing_settings`,
-    summary: 'Change dunning, proration and low-balance settings',
+    summary: 'Change dunning, proration and credits settings',
     tags: ['Billing settings'],
     params,
     body: UpdateBillingSettingsBody,

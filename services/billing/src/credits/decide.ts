@@ -17,6 +17,8 @@ export type LedgerSettings = {
   livemode: boolean;
   /** `credits_low_balance_threshold` of the billing settings; null: no low-balance events. */
   lowBalanceThreshold: number | null;
+  /** `credits_overdraft_limit` of the billing settings: spends may go down to minus it; absent: 0. */
+  overdraftLimit?: number;
 };
 
 type On = { customerId: string; now: Date } & LedgerSettings;
@@ -116,7 +118,10 @@ function grant({ data }: GrantCredits, state: CreditsState): CreditsLedgerEvent[
   ];
 }
 
-/** A repeated key answers the spend it made (nothing new); with another amount or metadata it is refused. */
+/**
+ * A repeated key answers the spend it made (nothing new); with another amount or metadata it is
+ * refused. A spend may take the balance down to minus the overdraft limit (0: not below zero).
+ */
 function spend({ data }: SpendCredits, state: CreditsState): CreditsLedgerEvent[] {
   const earlier = data.earlier ?? state.spends[data.idempotencyKey];
   if (earlier) {
@@ -126,7 +131,8 @@ function spend({ data }: SpendCredits, state: CreditsState): CreditsLedgerEvent[
   }
   const expiries = expiriesDue(state, data);
   const current = after(state, expiries);
-  if (data.amount > current.balance) throw insufficientCredits(current.balance, data.amount);
+  const overdraft = data.overdraftLimit ?? 0;
+  if (data.amount > current.balance + overdraft) throw insufficientCredits(current.balance, data.amount, overdraft);
   return [
     ...expiries,
     {
@@ -135,7 +141,8 @@ function spend({ data }: SpendCredits, state: CreditsState): CreditsLedgerEvent[
         customer_id: data.customerId,
         spend_id: data.spendId,
         amount: data.amount,
-        drawn_from: drawsFor(current.grants, data.amount),
+        // What the grants hold is drawn; the rest, in an overdraft, is a debt that grants repay.
+        drawn_from: drawsFor(current.grants, Math.min(data.amount, Math.max(0, current.balance))),
         idempotency_key: data.idempotencyKey,
         metadata: data.metadata,
         balance_after: current.balance - data.amount,
@@ -145,11 +152,11 @@ function spend({ data }: SpendCredits, state: CreditsState): CreditsLedgerEvent[
   ];
 }
 
-/** Taken back as a spend is drawn; never below zero. */
+/** Taken back as a spend is drawn; never below zero, whatever the overdraft limit. */
 function adjust({ data }: AdjustCredits, state: CreditsState): CreditsLedgerEvent[] {
   const expiries = expiriesDue(state, data);
   const current = after(state, expiries);
-  if (data.amount > current.balance) throw insufficientCredits(current.balance, data.amount);
+  if (data.amount > Math.max(0, current.balance)) throw insufficientCredits(current.balance, data.amount);
   return [
     ...expiries,
     {

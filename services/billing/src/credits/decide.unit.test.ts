@@ -381,6 +381,84 @@ describe('Credits', () => {
         .thenThrows('The balance is 5'));
   });
 
+  describe('with an overdraft limit', () => {
+    const limit10: LedgerSettings = { livemode: false, lowBalanceThreshold: null, overdraftLimit: 10 };
+    const spendOf = (amount: number, key: string) => spend(amount, key, at, null, limit10);
+    const overdrawn = [granted('cgr_a', 5, 5), spent(12, [['cgr_a', 5]], -7, 'k0')];
+
+    it('a spend draws what the grants hold and takes the balance below zero for the rest', () =>
+      spec
+        .given([granted('cgr_a', 5, 5)])
+        .when(spendOf(12, 'k0'))
+        .then([spent(12, [['cgr_a', 5]], -7, 'k0')]));
+    it('may reach minus the limit exactly', () =>
+      spec
+        .given([granted('cgr_a', 5, 5)])
+        .when(spendOf(15, 'k0'))
+        .then([spent(15, [['cgr_a', 5]], -10, 'k0')]));
+    it('refuses a spend beyond minus the limit with 402, naming the balance', () =>
+      spec
+        .given([granted('cgr_a', 5, 5)])
+        .when(spendOf(16, 'k0'))
+        .thenThrows('The balance is 5 credits (an overdraft of at most 10 is allowed)'));
+    it('spends on from a balance below zero, drawing from no grant, down to the limit', () => {
+      spec
+        .given(overdrawn)
+        .when(spendOf(3, 'k1'))
+        .then([spent(3, [], -10, 'k1')]);
+      spec.given(overdrawn).when(spendOf(4, 'k1')).thenThrows('The balance is -7');
+    });
+    it('a limit of 0 (the default) never goes below zero', () =>
+      spec
+        .given([granted('cgr_a', 5, 5)])
+        .when(spend(6, 'k0', at, null, { ...off, overdraftLimit: 0 }))
+        .thenThrows('The balance is 5 credits; 6'));
+
+    it('a grant while below zero repays the debt first; what is left of it burns as usual', () => {
+      spec
+        .given(overdrawn)
+        .when(grant('cgr_b', 20))
+        .then([granted('cgr_b', 20, 13)]);
+      const state = [...overdrawn, granted('cgr_b', 20, 13)].reduce(
+        creditsAggregate.evolve,
+        creditsAggregate.initialState(),
+      );
+      expect(state.grants).toEqual([expect.objectContaining({ id: 'cgr_b', remaining: 13 })]);
+      spec
+        .given([...overdrawn, granted('cgr_b', 20, 13)])
+        .when(spend(13, 'k1'))
+        .then([spent(13, [['cgr_b', 13]], 0, 'k1')]);
+    });
+    it('a grant smaller than the debt is all repayment: nothing is left on it to spend or expire', () => {
+      const history = [...overdrawn, granted('cgr_b', 5, -2, { expiresAt: day(3) })];
+      const state = history.reduce(creditsAggregate.evolve, creditsAggregate.initialState());
+      expect(state).toMatchObject({ grants: [], balance: -2 });
+      spec
+        .given(history)
+        .when(expire(day(4)))
+        .then([]);
+      spec
+        .given(history)
+        .when(spendOf(8, 'k1'))
+        .then([spent(8, [], -10, 'k1')]);
+    });
+    it('what a grant keeps after repaying expires as that grant', () =>
+      spec
+        .given([...overdrawn, granted('cgr_b', 20, 13, { expiresAt: day(3) })])
+        .when(expire(day(3)))
+        .then([expired('cgr_b', 13, 0, day(3))]));
+    it('a take-back never goes below zero, whatever the limit', () => {
+      spec
+        .given([granted('cgr_a', 5, 5)])
+        .when(adjust(6, at, limit10))
+        .thenThrows('The balance is 5');
+      spec
+        .given(overdrawn)
+        .when(adjust(1, at, limit10))
+        .thenThrows('The balance is -7');
+    });
+  });
+
   describe('low balance', () => {
     const at10: LedgerSettings = { livemode: false, lowBalanceThreshold: 10 };
     const low = (balance: number, change: CreditsEvent): CreditsEvent => ({

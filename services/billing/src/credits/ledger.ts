@@ -90,7 +90,7 @@ export function evolve(state: CreditsState, event: CreditsEvent): CreditsState {
       const { data } = event;
       const grant: OpenGrant = {
         id: data.grant_id,
-        remaining: data.amount,
+        remaining: data.amount - debtSettledBy(data),
         source: data.source,
         priority: data.priority,
         expires_at: data.expires_at,
@@ -99,7 +99,8 @@ export function evolve(state: CreditsState, event: CreditsEvent): CreditsState {
       const grantKeys = data.idempotency_key
         ? { ...state.grantKeys, [data.idempotency_key]: data.grant_id }
         : state.grantKeys;
-      return { ...state, grants: [...state.grants, grant], balance: data.balance_after, grantKeys };
+      const grants = grant.remaining > 0 ? [...state.grants, grant] : state.grants;
+      return { ...state, grants, balance: data.balance_after, grantKeys };
     }
     case 'CreditsSpent': {
       const { drawn_from, idempotency_key, spend_id, amount, metadata, balance_after, spent_at } = event.data;
@@ -144,6 +145,18 @@ function drawDown(grants: OpenGrant[], draws: { grant_id: string; amount: number
     .map((grant) => ({ ...grant, remaining: grant.remaining - (drawn.get(grant.id) ?? 0) }))
     .filter((grant) => grant.remaining > 0);
 }
+
+/**
+ * What a grant repays of a debt (a balance below zero after an overdraft) before it holds
+ * anything: the debt first, up to its amount. The balance before the grant is its
+ * `balance_after` less its amount, so stored grants need no field for it.
+ *
+ *     balance -30, grant 100 -> settles 30, 70 left on the grant, balance 70
+ *     balance -30, grant 20  -> settles 20, nothing left on it,  balance -10
+ *     balance 5,   grant 100 -> settles 0, 100 left on it,       balance 105
+ */
+export const debtSettledBy = ({ amount, balance_after }: Pick<CreditsGrantedData, 'amount' | 'balance_after'>) =>
+  Math.min(amount, Math.max(0, amount - balance_after));
 
 /** Expired at `now`: its `expires_at` is at or before it. */
 export const isExpired = (grant: Pick<OpenGrant, 'expires_at'>, now: Date) =>

@@ -9,6 +9,7 @@ import {
 } from '@billing/contracts';
 import { type SqlExecutor, keysetPage } from '@billing/eventstore';
 import type { Tenant } from '@billing/service';
+import { debtSettledBy } from './ledger';
 import { creditTables } from './read-model';
 
 type GrantRow = {
@@ -55,13 +56,13 @@ const grantResource = (row: GrantRow): CreditGrant => ({
   livemode: livemodeOf(row.environment),
 });
 
-/** A grant just made, from its event: nothing is drawn from it yet. */
+/** A grant just made, from its event: nothing is drawn from it yet, but it may have repaid a debt. */
 export const grantOfEvent = (d: CreditsGrantedData, environment: Tenant['environment']): CreditGrant => ({
   object: 'credit_grant',
   id: d.grant_id,
   customer_id: d.customer_id,
   amount: d.amount,
-  remaining: d.amount,
+  remaining: d.amount - debtSettledBy(d),
   source: d.source,
   source_id: d.source_id,
   reason: d.reason,

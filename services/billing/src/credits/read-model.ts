@@ -1,6 +1,6 @@
 import type { CreditsSpentData } from '@billing/contracts';
 import type { EventStore, RecordedEvent, SqlExecutor } from '@billing/eventstore';
-import { type CreditsLedgerEvent, creditsEvents, ledgerEntryOf } from './ledger';
+import { type CreditsLedgerEvent, creditsEvents, debtSettledBy, ledgerEntryOf } from './ledger';
 
 // Written in the append's transaction (a client reads its own writes): one balance row per
 // customer, one row per grant with what remains of it, and one ledger row per event.
@@ -179,7 +179,7 @@ async function writeGrants(
       await sql.write(
         `INSERT INTO ${table} (id, customer_id, organization, environment, amount, remaining, source, source_id,
            reason, priority, expires_at, created_at, granted_version, stream_version)
-         VALUES ($1, $2, $3, $4, $5, $5, $6, $7, $8, $9, $10, $11, $12, $12) ON CONFLICT (id) DO NOTHING`,
+         VALUES ($1, $2, $3, $4, $5, $13, $6, $7, $8, $9, $10, $11, $12, $12) ON CONFLICT (id) DO NOTHING`,
         [
           d.grant_id,
           d.customer_id,
@@ -193,6 +193,8 @@ async function writeGrants(
           d.expires_at,
           d.granted_at,
           version,
+          // A grant made while the balance is below zero repays that first.
+          d.amount - debtSettledBy(d),
         ],
       );
       return;

@@ -26,7 +26,7 @@ export const billingSettingsAggregate = defineAggregate({
 /**
  * The billing settings of an organization in an environment: its last change, or the defaults
  * (retries 3, 5 and 7 days after the first failure, then cancel; upgrades prorated now,
- * downgrades at period end; no low-balance threshold).
+ * downgrades at period end; no low-balance threshold, no overdraft).
  */
 export async function billingSettingsOf(
   store: Pick<EventStore, 'readStream'>,

@@ -64,8 +64,10 @@ export function decide(command: UpdateBillingSettings, state: BillingSettingsSta
       changes.credits_low_balance_threshold === undefined
         ? current.credits_low_balance_threshold
         : changes.credits_low_balance_threshold,
+    credits_overdraft_limit: changes.credits_overdraft_limit ?? current.credits_overdraft_limit,
   };
-  const compared = (s: BillingSettings) => JSON.stringify([s.dunning, s.proration, s.credits_low_balance_threshold]);
+  const compared = (s: BillingSettings) =>
+    JSON.stringify([s.dunning, s.proration, s.credits_low_balance_threshold, s.credits_overdraft_limit]);
   const same = compared(next) === compared(current);
   if (same) return [];
   return [

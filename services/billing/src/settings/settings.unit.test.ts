@@ -25,8 +25,31 @@ describe('billing settings decider', () => {
       dunning: { retry_days: [3, 5, 7], after_final_failure: 'cancel' },
       proration: { upgrade: 'prorate_now', downgrade: 'at_period_end' },
       credits_low_balance_threshold: null,
+      credits_overdraft_limit: 0,
       updated_at: null,
     });
+  });
+
+  it('sets the overdraft limit, keeps it when absent, and 0 turns it off', () => {
+    const set = updated({ ...defaults, credits_overdraft_limit: 500, updated_at: at.toISOString() });
+    spec
+      .given([])
+      .when(update({ credits_overdraft_limit: 500 }))
+      .then([set]);
+    spec
+      .given([set])
+      .when(update({ credits_low_balance_threshold: null }))
+      .then([]);
+    spec
+      .given([set])
+      .when(update({ credits_overdraft_limit: 0 }))
+      .then([updated({ ...defaults, updated_at: at.toISOString() })]);
+  });
+
+  it('reads a change recorded before the overdraft limit existed as no overdraft', async () => {
+    const { credits_overdraft_limit: _none, ...before } = { ...defaults, updated_at: 'x' };
+    const one = { readStream: async () => [updated(before as typeof defaults)] };
+    expect((await billingSettingsOf(one as never, 'org_1', 'SANDBOX')).credits_overdraft_limit).toBe(0);
   });
 
   it('sets the low-balance threshold, keeps it when absent and turns it off with null', () => {
@@ -131,6 +154,13 @@ describe('billing settings body', () => {
     }
     for (const bad of [0, -1, 1.5, '10', 1_000_000_001, true]) {
       expect([bad, errors({ credits_low_balance_threshold: bad })]).toEqual([bad, ['credits_low_balance_threshold']]);
+    }
+  });
+
+  it('takes an overdraft limit of 0 to 1,000,000,000 whole credits, not null', () => {
+    for (const good of [0, 1, 1_000_000_000]) expect(errors({ credits_overdraft_limit: good })).toEqual([]);
+    for (const bad of [-1, 1.5, '5', null, 1_000_000_001]) {
+      expect([bad, errors({ credits_overdraft_limit: bad })]).toEqual([bad, ['credits_overdraft_limit']]);
     }
   });
 
