@@ -59,24 +59,62 @@ function productFields(t: Translate, state: PageState, product?: Product): unkno
   ${field('p-price', t('Price (whole TWD)'), { name: 'price', type: 'number', value: v('price', product?.price), required: true, extra: html` min="0" step="1"` })}
   ${field('p-trial', t('Trial days (subscriptions, optional)'), { name: 'trial_days', type: 'number', value: v('trial_days', product?.trial_days), extra: html` min="1"` })}
   ${field('p-order', t('Display order (optional)'), { name: 'display_order', type: 'number', value: v('display_order', product?.display_order) })}
-  ${field('p-credits', t('Credits a purchase grants (credits products, optional)'), { name: 'credit_amount', type: 'number', value: v('credit_amount', product?.credits?.amount), extra: html` min="1" step="1"` })}
-  ${field('p-credits-days', t('Days until those credits expire (optional)'), { name: 'credit_expires_after_days', type: 'number', value: v('credit_expires_after_days', product?.credits?.expires_after_days), extra: html` min="1" step="1"` })}
-  ${product?.credits?.rollover ? html`<input type="hidden" name="credit_rollover" value="true" />` : ''}`;
+  ${creditFields(t, state, product)}`;
 }
 
-/** The form's credits: none without an amount (what the API then says of a bad one is shown). */
-const creditsOf = (form: Record<string, string | undefined>) => {
+/**
+ * What a purchase grants (CREDITS) or each paid period (a plan's allowance, with its rollover);
+ * the new-product form, whose type is not chosen yet, asks for either.
+ */
+function creditFields(t: Translate, state: PageState, product?: Product) {
+  const v = (name: string, fallback?: string | number | null) => prefill(state.form, name, fallback);
+  const plan = product?.type === 'SUBSCRIPTION';
+  const amountLabel = !product
+    ? t('Credits a purchase or each paid period grants (credits products and plans, optional)')
+    : plan
+      ? t('Credits each paid period grants (optional)')
+      : t('Credits a purchase grants (credits products, optional)');
+  // After a refused save of this form the box shows what was sent; otherwise the plan's rollover.
+  const sent = state.form && 'credit_amount' in state.form ? state.form : undefined;
+  const rollover = sent ? sent.credit_rollover === 'on' : (product?.credits?.rollover ?? false);
+  const rolloverLabel = plan
+    ? t('Unused credits carry over to the next period (rollover)')
+    : t('Plans: unused credits carry over to the next period (rollover)');
+  return html`${field('p-credits', amountLabel, { name: 'credit_amount', type: 'number', value: v('credit_amount', product?.credits?.amount), extra: html` min="1" step="1"` })}
+  ${field('p-credits-days', t('Days until those credits expire (optional)'), { name: 'credit_expires_after_days', type: 'number', value: v('credit_expires_after_days', product?.credits?.expires_after_days), extra: html` min="1" step="1"` })}
+  ${
+    !product || plan
+      ? html`<div class="check">
+          <input type="checkbox" id="p-credits-rollover" name="credit_rollover" ${rollover ? html` checked` : ''} />
+          <label for="p-credits-rollover">${rolloverLabel}</label>
+        </div>`
+      : ''
+  }`;
+}
+
+/**
+ * The form's credits: none without an amount (what the API then says of a bad one is shown).
+ * A plan's allowance carries its rollover box; a CREDITS product has none to send.
+ */
+const creditsOf = (form: Record<string, string | undefined>, plan: boolean) => {
   const amount = num(form.credit_amount);
   if (amount === undefined) return null;
-  // A plan's rollover is set through the API; saving the form keeps it.
-  const rollover = form.credit_rollover === 'true' ? { rollover: true } : {};
+  const rollover = plan ? { rollover: form.credit_rollover === 'on' } : {};
   return { amount, expires_after_days: nullableNum(form.credit_expires_after_days), ...rollover };
 };
 
-/** `500 credits, for 30 days`: what a purchase grants. */
-const describeCredits = (t: Translate, credits: Product['credits']) => {
+/** `500 credits, for 30 days`: what a purchase grants; a plan's allowance says whether it carries over. */
+const describeCredits = (t: Translate, credits: Product['credits'], plan = false) => {
   if (!credits) return '—';
   const amount = credits.amount.toLocaleString('en-US');
+  if (plan) {
+    const each = credits.rollover
+      ? t('{amount} credits each paid period; unused credits carry over', { amount })
+      : t('{amount} credits each paid period; unused credits expire at its end', { amount });
+    return credits.expires_after_days === null
+      ? each
+      : t('{allowance}, each grant for at most {days} days', { allowance: each, days: credits.expires_after_days });
+  }
   return credits.expires_after_days === null
     ? t('{amount} credits, without expiry', { amount })
     : t('{amount} credits, for {days} days', { amount, days: credits.expires_after_days });
@@ -185,7 +223,7 @@ export const productsPage: DashboardPage = {
           currency: 'TWD',
           trial_days: subscription ? num(form.trial_days) : undefined,
           display_order: num(form.display_order),
-          credits: form.type === 'CREDITS' ? creditsOf(form) : null,
+          credits: form.type === 'CREDITS' || subscription ? creditsOf(form, subscription) : null,
         });
         return {
           notice: ctx.t('Product {name} created.', { name: product.name }),
@@ -232,7 +270,10 @@ export const productPage: DashboardPage = {
             p.type === 'CREDITS'
               ? html`<dt>${t('Credits a purchase grants')}</dt>
                   <dd>${describeCredits(t, p.credits)}</dd>`
-              : ''
+              : p.type === 'SUBSCRIPTION'
+                ? html`<dt>${t('Credits each paid period grants')}</dt>
+                    <dd>${describeCredits(t, p.credits, true)}</dd>`
+                : ''
           }
           <dt>${t('Created')}</dt>
           <dd>${when(p.created_at)}</dd>
@@ -253,13 +294,14 @@ export const productPage: DashboardPage = {
   actions: {
     update: {
       async run(ctx, form) {
+        const product = await ctx.api.v1<Product>('GET', `/products/${encodeURIComponent(ctx.params.id!)}`);
         await ctx.api.admin('PATCH', `/products/${encodeURIComponent(ctx.params.id!)}`, {
           name: text(form.name),
           description: nullableText(form.description),
           price: num(form.price),
           trial_days: form.trial_days === undefined ? undefined : nullableNum(form.trial_days),
           display_order: nullableNum(form.display_order),
-          credits: creditsOf(form),
+          credits: creditsOf(form, product.type === 'SUBSCRIPTION'),
         });
         return { notice: ctx.t('Product saved.') };
       },

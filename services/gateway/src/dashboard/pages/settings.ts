@@ -34,6 +34,8 @@ interface Organization {
 interface BillingSettings {
   dunning: { retry_days: number[]; after_final_failure: string };
   proration: { upgrade: string; downgrade: string };
+  credits_low_balance_threshold: number | null;
+  credits_overdraft_limit: number;
   updated_at: string | null;
 }
 interface PaymentProcessor {
@@ -144,6 +146,7 @@ export const settingsPage: DashboardPage = {
         <p class="muted">${markup(t, 'Last changed: {when}', { when: when(billing.updated_at) })}</p>
         <div><button type="submit">${t('Save billing settings')}</button></div>
       </form>
+      ${creditsSection(ctx, state, billing)}
       <h2 id="portal">${t('Customer portal')}</h2>
       <form class="card" method="post" aria-labelledby="portal">
         ${formFields(ctx, 'portal')}${errorFor(state, 'portal')}
@@ -265,6 +268,22 @@ export const settingsPage: DashboardPage = {
         return { notice: ctx.t('Billing settings saved.') };
       },
     },
+    credits: {
+      ownerOnly: true,
+      async run(ctx, form) {
+        // Integers go as numbers (a negative one too); anything else as typed, for the API to refuse at its field.
+        const wholeOr = (value: string | undefined, empty: number | null) => {
+          const typed = (value ?? '').trim();
+          if (typed === '') return empty;
+          return /^-?\d+$/.test(typed) ? Number(typed) : typed;
+        };
+        await ctx.api.admin('PATCH', `/billing_settings?environment=${ctx.envSlug}`, {
+          credits_low_balance_threshold: wholeOr(form.low_balance_threshold, null),
+          credits_overdraft_limit: wholeOr(form.overdraft_limit, 0),
+        });
+        return { notice: ctx.t('Credits settings saved.') };
+      },
+    },
     portal: {
       async run(ctx, form) {
         const body = {
@@ -367,6 +386,53 @@ const METHODS: Array<[string, string]> = [
   ['atm', 'ATM transfer (virtual account)'],
   ['cvs', 'Convenience-store code'],
 ];
+
+/**
+ * The credits settings of the environment (docs/credits.md): the low-balance threshold and the
+ * overdraft limit. Owners set them; members read them.
+ */
+function creditsSection(ctx: PageContext, state: PageState, billing: BillingSettings) {
+  const { t } = ctx;
+  const owner = ctx.role !== 'member';
+  const sent = state.form?._action === 'credits' ? state.form : undefined;
+  const problem = (path: string) => fieldError(state, 'credits', path);
+  const threshold = billing.credits_low_balance_threshold;
+  const limit = billing.credits_overdraft_limit;
+  const thresholdText = threshold === null ? t('Off') : t('{n} credits', { n: threshold.toLocaleString('en-US') });
+  const limitText = limit === 0 ? t('None: never below zero') : t('{n} credits', { n: limit.toLocaleString('en-US') });
+  return html`<h2 id="credits">${t('Credits ({environment})', { environment: environmentName(ctx) })}</h2>
+    <form class="card" method="post" aria-labelledby="credits">
+      ${formFields(ctx, 'credits')}${errorFor(state, 'credits')}
+      <p class="muted">
+        ${t(
+          "A customer's credits balance: credits.low_balance is sent when a change takes it below the threshold. Spends may take it below zero down to minus the overdraft limit; the next grants repay that first, and take-backs never go below zero.",
+        )}
+      </p>
+      ${
+        owner
+          ? html`${field('c-threshold', t('Low-balance threshold (credits; empty: off)'), {
+                name: 'low_balance_threshold',
+                value: prefill(sent, 'low_balance_threshold', threshold),
+                extra: html` inputmode="numeric"`,
+                error: problem('credits_low_balance_threshold'),
+              })}
+              ${field('c-overdraft', t('Overdraft limit (credits; 0: never below zero)'), {
+                name: 'overdraft_limit',
+                value: prefill(sent, 'overdraft_limit', limit),
+                extra: html` inputmode="numeric"`,
+                error: problem('credits_overdraft_limit'),
+              })}
+              <div><button type="submit">${t('Save credits settings')}</button></div>`
+          : html`<dl class="facts">
+                <dt>${t('Low-balance threshold')}</dt>
+                <dd>${thresholdText}</dd>
+                <dt>${t('Overdraft limit')}</dt>
+                <dd>${limitText}</dd>
+              </dl>
+              <p class="muted">${t('Only an owner can change the credits settings.')}</p>`
+      }
+    </form>`;
+}
 
 /** The environment's name in the user's words. */
 const environmentName = (ctx: PageContext) => (ctx.environment === 'SANDBOX' ? ctx.t('Sandbox') : ctx.t('Production'));

@@ -1,0 +1,146 @@
+import { type DashboardAgent, createUser, signedIn } from '../src/dashboard-helpers';
+import { type Receiver, lifecycleOrganization, startLifecyclePlatform, startReceiver } from '../src/lifecycle-helpers';
+import type { Platform } from '../src/platform';
+
+jest.setTimeout(90000);
+
+/**
+ * Issue 34 in the dashboard: the settings page shows and sets the credits settings (owners set,
+ * members read), and the product form sets a plan's allowance with its rollover; each checked
+ * through the admin or public API afterwards.
+ */
+describe('credits in the dashboard', () => {
+  let platform: Platform;
+  let receiver: Receiver;
+  let shop: Awaited<ReturnType<typeof lifecycleOrganization>>;
+  let owner: DashboardAgent;
+  let member: DashboardAgent;
+  let base: string;
+
+  beforeAll(async () => {
+    receiver = await startReceiver();
+    platform = await startLifecyclePlatform();
+    shop = await lifecycleOrganization(platform, receiver);
+    await createUser(platform.gatewayUrl, shop.org.id, 'owner@credits.example', 'owner', 'correct horse battery');
+    await createUser(platform.gatewayUrl, shop.org.id, 'member@credits.example', 'member', 'correct horse battery');
+    owner = await signedIn(platform.gatewayUrl, 'owner@credits.example', 'correct horse battery');
+    member = await signedIn(platform.gatewayUrl, 'member@credits.example', 'correct horse battery');
+    base = `/dashboard/${shop.org.id}/sandbox`;
+  });
+  afterAll(async () => {
+    await platform?.stop();
+    await receiver?.close();
+  });
+
+  const settingsOf = async (environment = 'sandbox') =>
+    (await shop.client.admin('GET', `/organizations/${shop.org.id}/billing_settings?environment=${environment}`)).body;
+
+  it('sets the low-balance threshold and the overdraft limit per environment, refusing bad input at its field', async () => {
+    const path = `${base}/settings`;
+    const page = (await owner.get(path)).html;
+    expect(page).toContain('Credits (Sandbox)');
+    expect(page).toMatch(/<input\s+id="c-threshold"\s+name="low_balance_threshold"/);
+    expect(page).toMatch(/id="c-overdraft"\s+name="overdraft_limit"\s+type="text"\s+value="0"/);
+
+    const saved = await owner.submit(path, { _action: 'credits', low_balance_threshold: '50', overdraft_limit: '200' });
+    expect(saved.status).toBe(303);
+    expect((await owner.get(saved.location!)).html).toContain('Credits settings saved.');
+    expect(await settingsOf()).toMatchObject({ credits_low_balance_threshold: 50, credits_overdraft_limit: 200 });
+    expect(await settingsOf('production')).toMatchObject({
+      credits_low_balance_threshold: null,
+      credits_overdraft_limit: 0,
+    });
+    expect((await owner.get(path)).html).toMatch(/name="overdraft_limit"\s+type="text"\s+value="200"/);
+
+    const bad = await owner.submit(path, { _action: 'credits', low_balance_threshold: '0', overdraft_limit: 'lots' });
+    expect(bad.status).toBe(422);
+    expect(bad.html).toMatch(/<p class="error" role="alert" id="error-credits">/);
+    expect(bad.html).toMatch(/id="c-overdraft"[^>]*aria-invalid="true"/);
+    expect(bad.html).toMatch(/name="overdraft_limit"\s+type="text"\s+value="lots"/);
+    expect(await settingsOf()).toMatchObject({ credits_low_balance_threshold: 50, credits_overdraft_limit: 200 });
+
+    // Empty threshold: off; the dunning settings are left as they were.
+    const dunning = (await settingsOf()).dunning;
+    await owner.submit(path, { _action: 'credits', low_balance_threshold: '', overdraft_limit: '0' });
+    expect(await settingsOf()).toMatchObject({
+      credits_low_balance_threshold: null,
+      credits_overdraft_limit: 0,
+      dunning,
+    });
+  });
+
+  it('shows a member the credits settings without a form, and refuses their save', async () => {
+    const path = `${base}/settings`;
+    await owner.submit(path, { _action: 'credits', low_balance_threshold: '1500', overdraft_limit: '30' });
+    const page = (await member.get(path)).html;
+    expect(page).toContain('Only an owner can change the credits settings.');
+    expect(page).toMatch(/<dt>Low-balance threshold<\/dt>\s*<dd>1,500 credits<\/dd>/);
+    expect(page).toMatch(/<dt>Overdraft limit<\/dt>\s*<dd>30 credits<\/dd>/);
+    expect(page).not.toContain('name="overdraft_limit"');
+    const refused = await member.submit(path, { _action: 'credits', low_balance_threshold: '1', overdraft_limit: '1' });
+    expect(refused.status).toBe(403);
+    expect(await settingsOf()).toMatchObject({ credits_low_balance_threshold: 1500, credits_overdraft_limit: 30 });
+    await owner.submit(path, { _action: 'credits', low_balance_threshold: '', overdraft_limit: '0' });
+    expect((await member.get(path)).html).toMatch(
+      /<dd>Off<\/dd>\s*<dt>Overdraft limit<\/dt>\s*<dd>None: never below zero<\/dd>/,
+    );
+  });
+
+  it("sets a plan's credit allowance with its rollover from the product form, and turns the rollover off", async () => {
+    const created = await owner.submit(`${base}/products`, {
+      _action: 'create',
+      name: 'Metered Pro',
+      type: 'SUBSCRIPTION',
+      interval: 'month',
+      interval_count: '1',
+      price: '499',
+      credit_amount: '1000',
+      credit_rollover: 'on',
+    });
+    expect(created.status).toBe(303);
+    const id = created.location!.split('/').pop()!;
+    const productOf = async () => (await shop.send('GET', `/products/${id}`)).body;
+    expect((await productOf()).credits).toEqual({ amount: 1000, expires_after_days: null, rollover: true });
+    const page = (await owner.get(`${base}/products/${id}`)).html;
+    expect(page).toContain('1,000 credits each paid period; unused credits carry over');
+    expect(page).toMatch(/id="p-credits-rollover" name="credit_rollover"\s+checked/);
+
+    // Saved with the box left unticked: each period's allowance expires at its end again.
+    await owner.submit(`${base}/products/${id}`, {
+      _action: 'update',
+      name: 'Metered Pro',
+      price: '499',
+      credit_amount: '1000',
+    });
+    expect((await productOf()).credits).toEqual({ amount: 1000, expires_after_days: null, rollover: false });
+    expect((await owner.get(`${base}/products/${id}`)).html).toContain(
+      '1,000 credits each paid period; unused credits expire at its end',
+    );
+    await owner.submit(`${base}/products/${id}`, {
+      _action: 'update',
+      name: 'Metered Pro',
+      price: '499',
+      credit_amount: '1000',
+      credit_expires_after_days: '60',
+      credit_rollover: 'on',
+    });
+    expect((await productOf()).credits).toEqual({ amount: 1000, expires_after_days: 60, rollover: true });
+
+    // A credits product has no rollover to set: the box is not sent for it, nor shown on its page.
+    const pack = await owner.submit(`${base}/products`, {
+      _action: 'create',
+      name: 'Pack',
+      type: 'CREDITS',
+      price: '300',
+      credit_amount: '500',
+      credit_rollover: 'on',
+    });
+    expect(pack.status).toBe(303);
+    const packId = pack.location!.split('/').pop()!;
+    expect((await shop.send('GET', `/products/${packId}`)).body.credits).toEqual({
+      amount: 500,
+      expires_after_days: null,
+    });
+    expect((await owner.get(`${base}/products/${packId}`)).html).not.toContain('credit_rollover');
+  });
+});
