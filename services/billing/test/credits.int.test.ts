@@ -4,6 +4,7 @@ import { eventually } from '@billing/testing';
 import { billingService } from '../src';
 import { creditTables, migrateCreditsReadModel } from '../src/credits/read-model';
 import { RECENT_SPEND_KEYS } from '../src/credits/ledger';
+import { spendCredits } from '../src/credits/spend';
 import { expireDueCredits } from '../src/engine/credit-expiries';
 import { admin, caller, client, eventsOf, feeds, newOrg } from './helpers';
 
@@ -176,6 +177,42 @@ describe('credits of a customer', () => {
     expect(afterMigration.body).toEqual(first.body);
     expect((await c.spend(1, 'later-0')).body.balance).toBe(1000 - 5 - 1);
     expect((await c.balance()).body.balance).toBe(balance);
+  });
+
+  it('answers the first spend when a repeat raced past the key check: the table refuses a second', async () => {
+    const c = await customer();
+    await c.grant({ amount: 100 });
+    const first = await c.spend(5, 'raced');
+    // The key leaves the ledger's state, as it does under a burst of other spends.
+    for (let i = 0; i < RECENT_SPEND_KEYS; i++) await c.spend(1, `fill-${i}`);
+    const { store } = running.service.context;
+    // The repeat's first read of credit_spend_keys comes before the first spend's commit.
+    let missed = false;
+    const database = new Proxy(store.database, {
+      get(target, prop) {
+        if (prop === 'query')
+          return (text: string, params?: unknown[]) => {
+            if (!missed && text.includes('credit_spend_keys')) {
+              missed = true;
+              return Promise.resolve({ rows: [] });
+            }
+            return target.query(text, params);
+          };
+        const value = Reflect.get(target, prop, target);
+        return typeof value === 'function' ? value.bind(target) : value;
+      },
+    });
+    const racing = Object.create(store, { database: { value: database } }) as typeof store;
+    const tenant = { organization: c.org, environment: 'SANDBOX' as const };
+    const request = { amount: 5, idempotencyKey: 'raced', metadata: null };
+    const spend = await spendCredits(racing, tenant, c.id, clock, request, {
+      livemode: false,
+      lowBalanceThreshold: null,
+    });
+    expect(missed).toBe(true);
+    expect(spend).toMatchObject({ spend_id: first.body.id, amount: 5, balance_after: 95 });
+    expect((await c.balance()).body.balance).toBe(100 - 5 - RECENT_SPEND_KEYS);
+    expect((await c.ledger('?limit=100')).body.data).toHaveLength(RECENT_SPEND_KEYS + 2);
   });
 
   it('refuses a spend or take-back over the balance with 402 and changes nothing', async () => {
