@@ -67,4 +67,35 @@ describe("a plan's credit allowance on a test clock", () => {
       grants: [{ expires_at: null }, { expires_at: null }],
     });
   });
+
+  it("ends what is left of the old period's allowance when an upgrade starts a new period", async () => {
+    const { org, client, send, subscribeOnClock, advance } = await lifecycleOrganization(platform);
+    await client.createProduct(org.id, plan({ slug: 'small', price: 199, credits: { amount: 100 } }));
+    const big = await client.createProduct(org.id, plan({ slug: 'big', price: 499, credits: { amount: 300 } }));
+    const { subscription, clock } = await subscribeOnClock('upgrade@example.com', '4242424242424242', {
+      product_slug: 'small',
+    });
+    await advance(clock, '2026-02-10T10:00:00Z');
+    const customer = subscription.customer_id;
+    expect(
+      (await send('POST', `/customers/${customer}/credits/spend`, { amount: 40, idempotency_key: 'before-switch' }))
+        .status,
+    ).toBe(200);
+
+    const switched = await send('POST', `/subscriptions/${subscription.id}/switch`, {
+      target_product_id: big.body.id,
+    });
+    expect(switched.status).toBe(200);
+    expect(switched.body.subscription.current_period_start).toBe('2026-02-10T10:00:00.000Z');
+    const credits = (await send('GET', `/customers/${customer}/credits`)).body;
+    // The 60 left of the small plan's period end with it; the big plan's 300 last its new period.
+    expect(credits).toMatchObject({ balance: 300, grants: [{ amount: 300, remaining: 300 }] });
+    const ledger = (await send('GET', `/customers/${customer}/credits/ledger?limit=10`)).body.data;
+    expect(ledger.map((e: { type: string; amount: number }) => [e.type, e.amount]).reverse()).toEqual([
+      ['grant', 100],
+      ['spend', -40],
+      ['expiry', -60],
+      ['grant', 300],
+    ]);
+  });
 });

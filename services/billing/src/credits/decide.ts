@@ -62,7 +62,14 @@ export type AdjustCredits = {
 /** Records the expiry of every grant whose `expires_at` is at or before `now`. */
 export type ExpireCredits = { type: 'ExpireCredits'; data: On };
 
-export type CreditsCommand = GrantCredits | SpendCredits | AdjustCredits | ExpireCredits;
+/**
+ * The grant made with `idempotencyKey` ends at `now`, before its `expires_at`: what is left of it
+ * expires (a plan switch into a new period ends the old period's allowance). Nothing when no
+ * such grant is open.
+ */
+export type EndGrant = { type: 'EndGrant'; data: On & { idempotencyKey: string } };
+
+export type CreditsCommand = GrantCredits | SpendCredits | AdjustCredits | ExpireCredits | EndGrant;
 
 /**
  * Every command first expires the grants that are due at its `now`, in the same append, so a
@@ -85,6 +92,8 @@ function changes(command: CreditsCommand, state: CreditsState): CreditsLedgerEve
       return adjust(command, state);
     case 'ExpireCredits':
       return expiriesDue(state, command.data);
+    case 'EndGrant':
+      return endGrant(command, state);
     default: {
       const _exhaustive: never = command;
       throw new Error(`Unknown command ${(_exhaustive as { type: string }).type}`);
@@ -172,6 +181,24 @@ function adjust({ data }: AdjustCredits, state: CreditsState): CreditsLedgerEven
       },
     },
   ];
+}
+
+function endGrant({ data }: EndGrant, state: CreditsState): CreditsLedgerEvent[] {
+  const expiries = expiriesDue(state, data);
+  const current = after(state, expiries);
+  const open = current.grants.find((grant) => grant.id === state.grantKeys[data.idempotencyKey]);
+  if (!open || open.remaining <= 0) return expiries;
+  const ended: CreditsExpired = {
+    type: 'CreditsExpired',
+    data: {
+      customer_id: data.customerId,
+      grant_id: open.id,
+      amount: open.remaining,
+      balance_after: current.balance - open.remaining,
+      expired_at: data.now.toISOString(),
+    },
+  };
+  return [...expiries, ended];
 }
 
 /** One CreditsExpired per open grant due at `now`, in grant order, each with the balance after it. */

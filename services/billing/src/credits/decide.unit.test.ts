@@ -340,6 +340,38 @@ describe('Credits', () => {
         .thenThrows('The balance is 4'));
   });
 
+  describe('ending a grant before its expiry (a plan switch into a new period)', () => {
+    const endGrant = (key: string, now: Date): CreditsCommand => ({
+      type: 'EndGrant',
+      data: { customerId, now, idempotencyKey: key, ...off },
+    });
+    const allowance = granted('cgr_old', 100, 104, { expiresAt: day(20), idempotencyKey: 'allowance:sub_1:p1' });
+    const history = [granted('cgr_keep', 4, 4), allowance, spent(30, [['cgr_old', 30]], 74)];
+    it('expires what is left of the grant made with the key, now', () =>
+      spec
+        .given(history)
+        .when(endGrant('allowance:sub_1:p1', day(3)))
+        .then([expired('cgr_old', 70, 4, day(3))]));
+    it('ends nothing for a key no open grant was made with, or a grant expired already', () => {
+      spec
+        .given(history)
+        .when(endGrant('allowance:sub_1:p0', day(3)))
+        .then([]);
+      spec
+        .given([...history, expired('cgr_old', 70, 4, day(20))])
+        .when(endGrant('allowance:sub_1:p1', day(21)))
+        .then([]);
+    });
+    it('records the grants due first, then ends the one asked', () =>
+      spec
+        .given([
+          granted('cgr_due', 5, 5, { expiresAt: day(1) }),
+          granted('cgr_old', 100, 105, { expiresAt: day(20), idempotencyKey: 'allowance:sub_1:p1' }),
+        ])
+        .when(endGrant('allowance:sub_1:p1', day(2)))
+        .then([expired('cgr_due', 5, 100, day(1)), expired('cgr_old', 100, 0, day(2))]));
+  });
+
   describe('taking back', () => {
     it('draws from grants in burn order', () =>
       spec

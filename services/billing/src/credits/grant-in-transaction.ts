@@ -13,6 +13,27 @@ export interface SystemGrant {
   idempotencyKey: string;
 }
 
+/**
+ * Ends the grant billing made with `idempotencyKey` at `now`, in the caller's transaction: what
+ * is left of it expires. Nothing when no such grant is open.
+ */
+export async function endGrantInTransaction(
+  tx: EventStoreTransaction,
+  store: EventStore,
+  tenant: Tenant,
+  customerId: string,
+  idempotencyKey: string,
+  now: Date,
+): Promise<void> {
+  await creditsAggregate.handleInTransaction(
+    tx,
+    store,
+    customerId,
+    { type: 'EndGrant', data: { customerId, now, idempotencyKey, ...(await ledgerSettingsOf(store, tenant, tx)) } },
+    { ...tenant, occurredAt: now },
+  );
+}
+
 /** Grants credits to a customer in the caller's transaction, at `now` (the customer's time). */
 export async function grantInTransaction(
   tx: EventStoreTransaction,

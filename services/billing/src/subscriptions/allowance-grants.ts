@@ -1,13 +1,14 @@
 import type { EventStore, EventStoreTransaction, RecordedEvent } from '@billing/eventstore';
 import { subscriptionEvents } from './subscription';
-import { allowanceGrant, paidPeriodStarted } from './allowance';
-import { grantInTransaction } from '../credits/grant-in-transaction';
+import { allowanceEndedBySwitch, allowanceGrant, paidPeriodStarted } from './allowance';
+import { endGrantInTransaction, grantInTransaction } from '../credits/grant-in-transaction';
 
 /**
  * Grants the allowance of every paid period that subscription events start, in their append's
  * transaction: the subscription aggregate's read models run this, so every path that pays a
  * period (checkout, a direct start, renewals, dunning, a new card, the reconciler, a switch)
- * grants, and a period recorded once grants once. `now` is the event's time: the
+ * grants, and a period recorded once grants once. A switch into a new period first ends what is
+ * left of the old period's allowance, unless it rolled over. `now` is the event's time: the
  * subscription's, a test clock's for a customer on one.
  */
 export async function grantPeriodAllowances(
@@ -20,9 +21,11 @@ export async function grantPeriodAllowances(
     const subscription = event && paidPeriodStarted(event);
     if (!subscription) continue;
     const now = new Date(recorded.occurred_at);
+    const tenant = { organization: recorded.organization, environment: recorded.environment };
+    const ended = allowanceEndedBySwitch(event);
+    if (ended) await endGrantInTransaction(tx, store, tenant, subscription.customer_id, ended, now);
     const grant = allowanceGrant(subscription, now);
     if (!grant) continue;
-    const tenant = { organization: recorded.organization, environment: recorded.environment };
     await grantInTransaction(
       tx,
       store,

@@ -48,6 +48,24 @@ export function paidPeriodStarted(event: SubscriptionEvent): Subscription | null
   }
 }
 
+/** The idempotency key of the allowance granted for the period starting at `periodStart`. */
+const allowanceKey = (subscriptionId: string, periodStart: string) => `allowance:${subscriptionId}:${periodStart}`;
+
+/**
+ * A switch into a new period ends the old period's allowance unless it rolled over (the new
+ * plan's is granted for the new period): the key of the grant to end, or null.
+ */
+export function allowanceEndedBySwitch(event: SubscriptionEvent): string | null {
+  if (event.type !== 'SubscriptionUpdated') return null;
+  const previous = event.data.previous_attributes;
+  if (!previous || typeof previous.current_period_start !== 'string') return null;
+  const before = (
+    'credit_allowance' in previous ? previous.credit_allowance : event.data.object.credit_allowance
+  ) as Subscription['credit_allowance'];
+  if (!before || before.rollover) return null;
+  return allowanceKey(event.data.object.id, previous.current_period_start);
+}
+
 /** A trial that lasts the whole first period was not charged; one inside a paid period was. */
 const inFreeTrial = (s: Subscription) =>
   s.status === 'TRIAL' && s.trial_end !== null && Date.parse(s.trial_end) >= Date.parse(s.current_period_end);
@@ -72,6 +90,6 @@ export function allowanceGrant(subscription: Subscription, now: Date): Allowance
   return {
     amount: allowance.amount,
     expiresAt: expires === null ? null : new Date(expires),
-    idempotencyKey: `allowance:${subscription.id}:${subscription.current_period_start}`,
+    idempotencyKey: allowanceKey(subscription.id, subscription.current_period_start),
   };
 }

@@ -1,6 +1,6 @@
 import type { Subscription } from '@billing/contracts';
 import type { SubscriptionEvent } from './subscription';
-import { allowanceField, allowanceGrant, paidPeriodStarted, planAllowance } from './allowance';
+import { allowanceEndedBySwitch, allowanceField, allowanceGrant, paidPeriodStarted, planAllowance } from './allowance';
 
 const subscription: Subscription = {
   object: 'subscription',
@@ -136,5 +136,27 @@ describe('the events that start a paid period', () => {
       data: { subscription_id: 'sub_1', invoice_id: 'in_1', object: subscription },
     };
     expect(paidPeriodStarted(pastDue)).toBeNull();
+  });
+
+  it("a switch into a new period ends the old period's allowance, unless it rolled over", () => {
+    const oldStart = '2026-01-01T00:00:00.000Z';
+    // The same allowance before and after: previous_attributes leaves it out.
+    expect(allowanceEndedBySwitch(updated({ current_period_start: oldStart }))).toBe(`allowance:sub_1:${oldStart}`);
+    // Switched from a plan with a reset allowance to one without: the old one still ends.
+    const toNone: SubscriptionEvent = {
+      type: 'SubscriptionUpdated',
+      data: {
+        subscription_id: 'sub_1',
+        object: { ...subscription, credit_allowance: null },
+        previous_attributes: { current_period_start: oldStart, credit_allowance: subscription.credit_allowance },
+      },
+    };
+    expect(allowanceEndedBySwitch(toNone)).toBe(`allowance:sub_1:${oldStart}`);
+    const rolled = { amount: 100, expires_after_days: null, rollover: true };
+    expect(allowanceEndedBySwitch(updated({ current_period_start: oldStart, credit_allowance: rolled }))).toBeNull();
+    expect(allowanceEndedBySwitch(updated({ current_period_start: oldStart, credit_allowance: null }))).toBeNull();
+    // A change within the period, and other events, end nothing.
+    expect(allowanceEndedBySwitch(updated({ price: 199 }))).toBeNull();
+    expect(allowanceEndedBySwitch(activated(subscription))).toBeNull();
   });
 });
