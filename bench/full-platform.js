@@ -18,10 +18,12 @@ const {
 
 /**
  * Starts catalog, promotions, checkout, billing, notifications and the gateway. `observe` sees
- * the infrastructure before any service uses it (to count statements). The platform holds each
+ * the infrastructure before any service uses it (to count statements). `outside` names services
+ * to start elsewhere (`{ billing: ({ schema, config, internalSecret, topicPrefix }) => service }`,
+ * a service being `{ url, shutdown() }`). The platform holds each
  * service's schema by name (`schema.billing`), the gateway and the admin token.
  */
-async function startFullPlatform(benchmark, { observe = () => undefined, config: extra = {} } = {}) {
+async function startFullPlatform(benchmark, { observe = () => undefined, config: extra = {}, outside = {} } = {}) {
   const env = {
     DATABASE_URL: process.env.DATABASE_URL,
     KAFKA_BROKERS: process.env.KAFKA_BROKERS,
@@ -43,13 +45,17 @@ async function startFullPlatform(benchmark, { observe = () => undefined, config:
     const schema = random(`bench_${definition.name}`);
     platform.schemas.push(schema);
     platform.schema[definition.name] = schema;
-    const service = await runService(definition, infrastructure, {
-      port: 0,
-      schema,
-      config,
-      internalSecret,
-      logger: logger(definition.name),
-    });
+    // A service the benchmark runs in a process of its own: started there, with what it needs.
+    const elsewhere = outside[definition.name];
+    const service = elsewhere
+      ? await elsewhere({ schema, config: { ...config }, internalSecret, topicPrefix: env.KAFKA_TOPIC_PREFIX })
+      : await runService(definition, infrastructure, {
+          port: 0,
+          schema,
+          config,
+          internalSecret,
+          logger: logger(definition.name),
+        });
     platform.services.unshift(service); // stopped in reverse order: gateway first
     config[`${definition.name.toUpperCase()}_SERVICE_URL`] = service.url;
     return service;

@@ -4,10 +4,10 @@
 // closed loop (a fixed number of spenders) then open loop (spends at a fixed rate). Reports
 // spends/s, p50/p99, SQL statements per spend and CPU by process. Prints one JSON object to
 // stdout; see README.md.
-const { execFile } = require('node:child_process');
+const { execFile, fork } = require('node:child_process');
 const { join } = require('node:path');
 const { startFullPlatform } = require('../full-platform');
-const { positiveSetting } = require('../settings');
+const { positiveSetting, setting } = require('../settings');
 const { countStatements, statementsByText } = require('../statements');
 const { serverCpuMs, serverCpuSpent } = require('../process-cpu');
 const {
@@ -27,7 +27,63 @@ const readParameters = () => ({
   rate_per_s: positiveSetting('rate', 'BENCH_RATE', 1000),
   rate_s: positiveSetting('rate-duration', 'BENCH_RATE_DURATION', 5),
   warmup_spends: positiveSetting('warmup', 'BENCH_WARMUP', 200),
+  // one-process: every service in this process; billing-process: billing in a process of its own.
+  topology: topologySetting(),
 });
+
+function topologySetting() {
+  const topology = setting('topology', 'BENCH_TOPOLOGY', 'one-process');
+  if (!['one-process', 'billing-process'].includes(topology)) throw new Error(`unknown topology ${topology}`);
+  if (topology === 'billing-process' && !process.env.DATABASE_URL) {
+    throw new Error('BENCH_TOPOLOGY=billing-process needs DATABASE_URL: an embedded database lives in one process');
+  }
+  return topology;
+}
+
+/**
+ * Billing forked (billing-process.js) once it listens: its URL, `report()` (its CPU time and
+ * the statements it sent so far) and `shutdown()`.
+ */
+function forkBilling(settings) {
+  const child = fork(join(__dirname, 'billing-process.js'), [], {
+    env: { ...process.env, BENCH_BILLING: JSON.stringify(settings) },
+    stdio: ['ignore', 'ignore', 'inherit', 'ipc'],
+  });
+  const exited = new Promise((resolve) => child.once('exit', resolve));
+  const next = (key) =>
+    new Promise((resolve, reject) => {
+      const onMessage = (message) => {
+        if (message?.[key] === undefined) return;
+        child.off('exit', onExit);
+        child.off('message', onMessage);
+        resolve(message[key]);
+      };
+      const onExit = (code) => {
+        child.off('message', onMessage);
+        reject(new Error(`billing-process.js exited (${code})`));
+      };
+      child.on('message', onMessage);
+      child.once('exit', onExit);
+    });
+  return next('url').then(
+    (url) => ({
+      url,
+      report: () => {
+        const answer = next('report');
+        child.send('report');
+        return answer;
+      },
+      shutdown: async () => {
+        if (child.connected) child.send('stop');
+        await exited;
+      },
+    }),
+    (error) => {
+      child.kill();
+      throw error;
+    },
+  );
+}
 
 const round = (n, digits = 1) => Number(n.toFixed(digits));
 
@@ -130,13 +186,21 @@ function cpuByProcess(spentMs, count) {
 async function phase(platform, settings) {
   const counts = platform.statements;
   const before = { ...counts, byText: counts.byText && new Map(counts.byText) };
+  const billingBefore = await platform.billingProcess?.report();
   const cpuBefore = process.cpuUsage();
   const serversBefore = serverCpuMs();
   const timings = await runSpenders({ ...settings, prefix: random('spend') });
   const cpu = process.cpuUsage(cpuBefore);
   const servers = serverCpuSpent(serversBefore, serverCpuMs());
+  const billingAfter = await platform.billingProcess?.report();
   const n = timings.spend.length;
-  const per = (field) => round((counts[field] - before[field]) / Math.max(1, n), 2);
+  // With billing in its own process, its statements count as the others' do.
+  const billingSent = (field) => (billingAfter ? billingAfter[field] - billingBefore[field] : 0);
+  const per = (field) => round((counts[field] - before[field] + billingSent(field)) / Math.max(1, n), 2);
+  const billingCpu = billingAfter && {
+    billing_process:
+      (billingAfter.cpu.user + billingAfter.cpu.system - billingBefore.cpu.user - billingBefore.cpu.system) / 1000,
+  };
   const sendLag = settings.rate ? percentiles(timings.send_lag) : null;
   return {
     spends: n,
@@ -151,7 +215,7 @@ async function phase(platform, settings) {
       sql_round_trips: per('roundTrips'),
       sql_transactions: per('transactions'),
       cpu_ms_by_process: cpuByProcess(
-        { services: (cpu.user + cpu.system) / 1000, ...servers, load_generator: timings.cpu_ms },
+        { services: (cpu.user + cpu.system) / 1000, ...billingCpu, ...servers, load_generator: timings.cpu_ms },
         n,
       ),
       ...(before.byText && { by_text: statementsByText(before.byText, counts.byText, n) }),
@@ -162,11 +226,18 @@ async function phase(platform, settings) {
 async function main() {
   const startedAt = new Date().toISOString();
   const params = readParameters();
+  let billingProcess;
+  const outside =
+    params.topology === 'billing-process'
+      ? { billing: async (settings) => (billingProcess = await forkBilling(settings)) }
+      : {};
   const platform = await startFullPlatform('credits', {
     observe: (started) => {
       started.statements = countStatements(started.infrastructure.database);
     },
+    outside,
   });
+  platform.billingProcess = billingProcess;
   try {
     const seedStarted = performance.now();
     const { secretKey, customers } = await seed(platform, params.customers);
