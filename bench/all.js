@@ -82,6 +82,17 @@ const BENCHMARKS = [
     }),
   },
   {
+    name: 'credits',
+    script: 'credits/run.js',
+    args: ['--customers=10', '--spends=500', '--concurrency=8', '--rate=100', '--rate-duration=2', '--warmup=50'],
+    headline: (r) => ({
+      closed_loop_per_s: r.closed_loop.spends_per_s,
+      closed_loop_p99_ms: r.closed_loop.spend_ms.p99,
+      per_spend: r.closed_loop.per_spend,
+      open_loop: { rate_per_s: r.parameters.rate_per_s, p99_ms: r.open_loop.spend_ms.p99 },
+    }),
+  },
+  {
     name: 'renewals',
     script: 'renewals/run.js',
     args: ['--subscriptions=100'],
