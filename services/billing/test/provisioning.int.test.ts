@@ -243,7 +243,7 @@ describe('a paid SUBSCRIPTION checkout', () => {
     expect(await eventsOf(running, 'CreditsGranted', org)).toHaveLength(1);
   });
 
-  it("takes back a refunded CREDITS order's share of its credits, as far as the customer has them", async () => {
+  it("takes back a refunded CREDITS order's share of its credits from its own grant, as far as it has them left", async () => {
     const org = newOrg();
     const pack = await product(org, {
       type: 'CREDITS',
@@ -260,23 +260,31 @@ describe('a paid SUBSCRIPTION checkout', () => {
     const customer = await customerByEmail(org, 'refund@example.com');
     const credits = () => call('GET', `/v1/customers/${customer.id}/credits`, caller(org));
     await eventually(async () => expect((await credits()).body.balance).toBe(500), 20000);
+    // Credits of another grant are the customer's whatever happens to the order.
+    const gift = await call('POST', `/v1/customers/${customer.id}/credits/grants`, caller(org), {
+      amount: 50,
+      reason: 'goodwill',
+    });
+    expect(gift.status).toBe(201);
     const spent = await call('POST', `/v1/customers/${customer.id}/credits/spend`, caller(org), {
       amount: 300,
       idempotency_key: 'used',
     });
-    expect(spent.body.balance).toBe(200);
+    // Drawn from the order's grant, the older of two that never expire.
+    expect(spent.body.balance).toBe(250);
 
     // 100 of 300 TWD back: 167 credits (rounded up) are taken back.
     const first = refundSucceeded(org, order, 100);
     await publish('checkout.events', first);
-    await eventually(async () => expect((await credits()).body.balance).toBe(33), 20000);
+    await eventually(async () => expect((await credits()).body.balance).toBe(83), 20000);
     // The same refund again, under another event id, takes nothing more.
     await publish('checkout.events', { ...first, id: randomUUID() });
-    // The rest back: the other 333 are owed, but only 33 are left to take.
+    // The rest back: the other 333 are owed, but the order's grant has only 33 left; the gift stays.
     await publish('checkout.events', refundSucceeded(org, order, 200));
-    await eventually(async () => expect((await credits()).body.balance).toBe(0), 20000);
+    await eventually(async () => expect((await credits()).body.balance).toBe(50), 20000);
     const adjustments = await eventsOf(running, 'CreditsAdjusted', org);
     expect(adjustments.map((e) => e.data.amount)).toEqual([167, 33]);
+    expect((await credits()).body.grants).toEqual([expect.objectContaining({ amount: 50, remaining: 50 })]);
   });
 
   it('does not take an external id that another customer holds', async () => {

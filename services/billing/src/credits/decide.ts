@@ -53,10 +53,14 @@ export type SpendCredits = {
   };
 };
 
-/** The merchant takes credits back. */
+/**
+ * The merchant takes credits back. With `fromGrantKey`, only from the grant made with that key,
+ * and only what it has left of `amount` (a refund's take-back from its order's grant): nothing
+ * when it has none left, never from another grant.
+ */
 export type AdjustCredits = {
   type: 'AdjustCredits';
-  data: On & { adjustmentId: string; amount: number; reason: string };
+  data: On & { adjustmentId: string; amount: number; reason: string; fromGrantKey?: string };
 };
 
 /** Records the expiry of every grant whose `expires_at` is at or before `now`. */
@@ -165,22 +169,36 @@ function spend({ data }: SpendCredits, state: CreditsState): CreditsLedgerEvent[
 function adjust({ data }: AdjustCredits, state: CreditsState): CreditsLedgerEvent[] {
   const expiries = expiriesDue(state, data);
   const current = after(state, expiries);
+  if (data.fromGrantKey !== undefined) return [...expiries, ...fromOneGrant(data, current, data.fromGrantKey)];
   if (data.amount > Math.max(0, current.balance)) throw insufficientCredits(current.balance, data.amount);
-  return [
-    ...expiries,
-    {
-      type: 'CreditsAdjusted',
-      data: {
-        customer_id: data.customerId,
-        adjustment_id: data.adjustmentId,
-        amount: data.amount,
-        drawn_from: drawsFor(current.grants, data.amount),
-        reason: data.reason,
-        balance_after: current.balance - data.amount,
-        adjusted_at: data.now.toISOString(),
-      },
+  return [...expiries, adjusted(data, current, drawsFor(current.grants, data.amount))];
+}
+
+/** What the grant made with `key` has left of the amount, taken back from it alone. */
+function fromOneGrant(data: AdjustCredits['data'], current: CreditsState, key: string): CreditsLedgerEvent[] {
+  const grant = current.grants.find((open) => open.id === current.grantKeys[key]);
+  const amount = Math.min(data.amount, grant?.remaining ?? 0, Math.max(0, current.balance));
+  if (!grant || amount <= 0) return [];
+  return [adjusted({ ...data, amount }, current, [{ grant_id: grant.id, amount }])];
+}
+
+function adjusted(
+  data: AdjustCredits['data'],
+  current: CreditsState,
+  drawn: { grant_id: string; amount: number }[],
+): CreditsLedgerEvent {
+  return {
+    type: 'CreditsAdjusted',
+    data: {
+      customer_id: data.customerId,
+      adjustment_id: data.adjustmentId,
+      amount: data.amount,
+      drawn_from: drawn,
+      reason: data.reason,
+      balance_after: current.balance - data.amount,
+      adjusted_at: data.now.toISOString(),
     },
-  ];
+  };
 }
 
 function endGrant({ data }: EndGrant, state: CreditsState): CreditsLedgerEvent[] {

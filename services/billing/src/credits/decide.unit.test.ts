@@ -411,6 +411,60 @@ describe('Credits', () => {
         .given([granted('cgr_a', 5, 5)])
         .when(adjust(6))
         .thenThrows('The balance is 5'));
+    it("from one grant only (a refund's from its order's), as much as it has left, none of the others", () => {
+      const fromOrder = (amount: number): CreditsCommand => ({
+        type: 'AdjustCredits',
+        data: {
+          customerId,
+          now: at,
+          adjustmentId: 'cadj_1',
+          amount,
+          reason: 'refund',
+          fromGrantKey: 'order:ord_1',
+          ...off,
+        },
+      });
+      const history = [
+        granted('cgr_gift', 50, 50, { expiresAt: day(3) }),
+        granted('cgr_order', 500, 550, { idempotencyKey: 'order:ord_1' }),
+        spent(470, [['cgr_order', 470]], 80, 'k0'),
+      ];
+      const drawn = [{ grant_id: 'cgr_order', amount: 30 }];
+      spec
+        .given(history)
+        .when(fromOrder(333))
+        .then([
+          {
+            type: 'CreditsAdjusted',
+            data: {
+              customer_id: customerId,
+              adjustment_id: 'cadj_1',
+              amount: 30,
+              drawn_from: drawn,
+              reason: 'refund',
+              balance_after: 50,
+              adjusted_at: at.toISOString(),
+              object: entry({
+                id: 'cadj_1',
+                type: 'adjustment',
+                amount: -30,
+                balance_after: 50,
+                drawn_from: drawn,
+                reason: 'refund',
+              }),
+              balance: 50,
+            },
+          },
+        ]);
+      spec
+        .given([...history, spent(30, [['cgr_order', 30]], 50, 'k1')])
+        .when(fromOrder(333))
+        .then([]);
+      spec
+        .given([granted('cgr_gift', 50, 50)])
+        .when(fromOrder(10))
+        .then([]);
+    });
   });
 
   describe('with an overdraft limit', () => {

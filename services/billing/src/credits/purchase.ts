@@ -34,7 +34,7 @@ export async function grantPurchasedCredits(
       source: 'purchase',
       sourceId: sale.order_id,
       expiresAt: days === null ? null : new Date(now.getTime() + days * DAY_MS),
-      idempotencyKey: `order:${sale.order_id}`,
+      idempotencyKey: purchaseGrantKey(sale.order_id),
     },
     now,
   );
@@ -46,3 +46,6 @@ export async function grantPurchasedCredits(
     credits: credits.amount,
   });
 }
+
+/** The idempotency key of an order's grant: it grants once, and its refunds take back from it. */
+export const purchaseGrantKey = (orderId: string) => `order:${orderId}`;

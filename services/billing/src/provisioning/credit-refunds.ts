@@ -3,15 +3,16 @@ import type { EventStore, EventStoreTransaction } from '@billing/eventstore';
 import type { Tenant } from '@billing/service';
 import { creditsAggregate } from '../credits/aggregate';
 import { ledgerSettingsOf } from '../credits/ledger-settings';
-import { spendableCredits } from '../credits/queries';
 import { creditPurchaseForUpdate, creditsToTakeBack, recordPurchaseRefund } from '../credits/refund';
+import { purchaseGrantKey } from '../credits/purchase';
 import { findCustomer } from '../customers/queries';
 import { timeOn } from '../test-clocks/read-model';
 
 /**
  * A succeeded refund of a CREDITS order takes back the refunded share of its credits (docs/credits.md),
- * as far as the customer still has credits: the rest was spent. Run in billing's consumer
- * transaction with the inbox row; a refund seen already changes nothing.
+ * from the order's own grant, as far as it has credits left: the rest was spent or expired, and
+ * other grants are never touched. Run in billing's consumer transaction with the inbox row; a
+ * refund seen already changes nothing.
  */
 export async function takeBackRefundedCredits(
   store: EventStore,
@@ -30,7 +31,8 @@ export async function takeBackRefundedCredits(
   const refunded = purchase.refunded + refund.amount;
   const owed =
     creditsToTakeBack(Number(purchase.credits), refunded, purchase.amount_paid) - Number(purchase.taken_back);
-  const take = owed > 0 ? await takeBack(store, tx, tenant, purchase.customer_id, owed, refund, now) : 0;
+  const take =
+    owed > 0 ? await takeBack(store, tx, tenant, purchase.customer_id, owed, { ...refund, orderId }, now) : 0;
   await recordPurchaseRefund(tx, schema, {
     orderId,
     refundId: refund.id,
@@ -39,22 +41,23 @@ export async function takeBackRefundedCredits(
   });
 }
 
-/** Takes back up to `owed` credits, no more than the customer has at their time; answers how many. */
+/**
+ * Takes back up to `owed` credits from the order's grant, as many as it has left at the
+ * customer's time; answers how many.
+ */
 async function takeBack(
   store: EventStore,
   tx: EventStoreTransaction,
   tenant: Tenant,
   customerId: string,
   owed: number,
-  refund: { id: string; order_id: string | null },
+  refund: { id: string; orderId: string },
   now: () => Date,
 ): Promise<number> {
   const { schema } = store.tables;
   const customer = await findCustomer(tx, schema, tenant, { by: 'id', value: customerId });
   const at = await timeOn(tx, schema, tenant, customer?.test_clock, now);
-  const amount = Math.min(owed, await spendableCredits(tx, schema, tenant, customerId, at));
-  if (amount <= 0) return 0;
-  await creditsAggregate.handleInTransaction(
+  const { events } = await creditsAggregate.handleInTransaction(
     tx,
     store,
     customerId,
@@ -64,12 +67,13 @@ async function takeBack(
         customerId,
         now: at,
         adjustmentId: newId('creditAdjustment'),
-        amount,
-        reason: `Refund ${refund.id} of order ${refund.order_id}`,
+        amount: owed,
+        reason: `Refund ${refund.id} of order ${refund.orderId}`,
+        fromGrantKey: purchaseGrantKey(refund.orderId),
         ...(await ledgerSettingsOf(store, tenant, tx)),
       },
     },
     { ...tenant, occurredAt: at },
   );
-  return amount;
+  return events.reduce((taken, event) => taken + (event.type === 'CreditsAdjusted' ? Number(event.data.amount) : 0), 0);
 }
