@@ -1,6 +1,6 @@
 import { type DashboardAgent, createUser, signedIn } from '../src/dashboard-helpers';
 import { type Receiver, lifecycleOrganization, startLifecyclePlatform, startReceiver } from '../src/lifecycle-helpers';
-import type { Platform } from '../src/platform';
+import { type Platform, plan } from '../src/platform';
 
 jest.setTimeout(90000);
 
@@ -142,5 +142,25 @@ describe('credits in the dashboard', () => {
       expires_after_days: null,
     });
     expect((await owner.get(`${base}/products/${packId}`)).html).not.toContain('credit_rollover');
+  });
+
+  it("shows a plan's metered prices, and saving its form keeps them", async () => {
+    const prices = [
+      { meter: 'api_calls', unit_amount: 1, package_size: 100 },
+      { meter: 'seats', unit_amount: 50, package_size: 1 },
+    ];
+    const created = await shop.client.createProduct(
+      shop.org.id,
+      plan({ slug: 'metered', price: 299, metered_prices: prices }),
+    );
+    const id = created.body.id;
+    const page = (await owner.get(`${base}/products/${id}`)).html;
+    expect(page).toContain('Usage billed on each renewal invoice');
+    expect(page).toContain('api_calls: NT$1 per 100 units, rounded up<br />seats: NT$50 per unit');
+    expect((await owner.get(`/dashboard/language/zh-TW?back=${encodeURIComponent(base)}`)).status).toBe(303);
+    expect((await owner.get(`${base}/products/${id}`)).html).toContain('api_calls：每 100 單位 NT$1，不足一組以一組計');
+    await owner.get(`/dashboard/language/en?back=${encodeURIComponent(base)}`);
+    await owner.submit(`${base}/products/${id}`, { _action: 'update', name: 'Metered', price: '349' });
+    expect((await shop.send('GET', `/products/${id}`)).body).toMatchObject({ price: 349, metered_prices: prices });
   });
 });

@@ -229,6 +229,10 @@ export const ZH_TW: Record<string, string> = {
   'Unused credits carry over to the next period (rollover)': '未用完的點數延續到下個週期（累積）',
   'Plans: unused credits carry over to the next period (rollover)': '訂閱方案：未用完的點數延續到下個週期（累積）',
   '{amount} credits each paid period; unused credits carry over': '每個付費週期 {amount} 點，未用完的點數會延續',
+  'Usage billed on each renewal invoice': '每期續訂帳單計費的用量',
+  '{meter}: {amount} per unit': '{meter}：每單位 {amount}',
+  '{meter}: {amount} per {size} units, rounded up':
+    '{meter}：每 {size} 單位 {amount}，不足一組以一組計',
   '{amount} credits each paid period; unused credits expire at its end':
     '每個付費週期 {amount} 點，未用完的點數於該週期結束時失效',
   '{allowance}, each grant for at most {days} days': '{allowance}，每次發放最多 {days} 天內有效',

@@ -28,6 +28,8 @@ export interface Product {
   display_order: number | null;
   /** What a purchase grants (CREDITS products); null: nothing. */
   credits: { amount: number; expires_after_days: number | null; rollover?: boolean } | null;
+  /** A plan's prices for usage, billed on its renewal invoices (set through the admin API). */
+  metered_prices?: Array<{ meter: string; unit_amount: number; package_size: number }> | null;
   active: boolean;
   created_at: string;
 }
@@ -101,6 +103,23 @@ const creditsOf = (form: Record<string, string | undefined>, plan: boolean) => {
   if (amount === undefined) return null;
   const rollover = plan ? { rollover: form.credit_rollover === 'on' } : {};
   return { amount, expires_after_days: nullableNum(form.credit_expires_after_days), ...rollover };
+};
+
+/** `api_calls: NT$1 per 100 units`, one line a meter; a dash for a plan without. */
+const describeMeteredPrices = (t: Translate, prices: Product['metered_prices']) => {
+  if (!prices?.length) return '—';
+  return html`${prices.map((price, i) => {
+    const unitAmount = twd(price.unit_amount);
+    const text =
+      price.package_size === 1
+        ? t('{meter}: {amount} per unit', { meter: price.meter, amount: unitAmount })
+        : t('{meter}: {amount} per {size} units, rounded up', {
+            meter: price.meter,
+            amount: unitAmount,
+            size: price.package_size.toLocaleString('en-US'),
+          });
+    return html`${i > 0 ? html`<br />` : ''}${text}`;
+  })}`;
 };
 
 /** `500 credits, for 30 days`: what a purchase grants; a plan's allowance says whether it carries over. */
@@ -272,7 +291,9 @@ export const productPage: DashboardPage = {
                   <dd>${describeCredits(t, p.credits)}</dd>`
               : p.type === 'SUBSCRIPTION'
                 ? html`<dt>${t('Credits each paid period grants')}</dt>
-                    <dd>${describeCredits(t, p.credits, true)}</dd>`
+                    <dd>${describeCredits(t, p.credits, true)}</dd>
+                    <dt>${t('Usage billed on each renewal invoice')}</dt>
+                    <dd>${describeMeteredPrices(t, p.metered_prices)}</dd>`
                 : ''
           }
           <dt>${t('Created')}</dt>
