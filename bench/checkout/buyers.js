@@ -8,31 +8,11 @@
 // or, with `rate`, open loop: a buyer arrives every 1/rate s whether or not the earlier ones are
 // done, and each latency of the first step runs from the moment the buyer was due.
 
-const http = require('node:http');
+const { keptAlivePoster, runAndReport } = require('../load-loop');
 
 const { gateway, secretKey, productId, checkouts, concurrency, rate, prefix } = JSON.parse(process.argv[2]);
 
-// node:http on kept-alive connections, as a lean load tool would: fetch (undici) spent about
-// twice the CPU per request, which the bench counts as the load generator's.
-const agent = new http.Agent({ keepAlive: true, maxSockets: Math.max(16, (concurrency ?? 8) * 2) });
-
-/** POSTs `body`; answers the status and the body as text. */
-function post(url, headers, body) {
-  return new Promise((resolve, reject) => {
-    const request = http.request(
-      url,
-      { method: 'POST', agent, headers: { ...headers, 'content-length': Buffer.byteLength(body) } },
-      (response) => {
-        const chunks = [];
-        response.on('data', (chunk) => chunks.push(chunk));
-        response.on('end', () => resolve({ status: response.statusCode, text: Buffer.concat(chunks).toString() }));
-        response.on('error', reject);
-      },
-    );
-    request.on('error', reject);
-    request.end(body);
-  });
-}
+const { post, destroy } = keptAlivePoster(Math.max(16, (concurrency ?? 8) * 2));
 
 async function createSession(i) {
   const response = await post(
@@ -55,7 +35,7 @@ async function pay(url) {
   if (response.status !== 303) throw new Error(`pay: ${response.status}`);
 }
 
-async function buyer(i, timings, dueAt = performance.now()) {
+async function buyer(i, timings, dueAt) {
   const session = await createSession(i);
   const created = performance.now();
   await pay(session.url);
@@ -65,48 +45,12 @@ async function buyer(i, timings, dueAt = performance.now()) {
   timings.paid_at[session.id] = performance.timeOrigin + paid;
 }
 
-const record = (timings) => (error) => timings.errors.push(String(error.message ?? error));
-
-async function closedLoop(timings) {
-  let next = 0;
-  const worker = async () => {
-    while (next < checkouts) await buyer(next++, timings).catch(record(timings));
-  };
-  await Promise.all(Array.from({ length: concurrency }, worker));
-}
-
-async function openLoop(timings) {
-  const started = performance.now();
-  const pending = [];
-  let next = 0;
-  await new Promise((resolve) => {
-    const tick = () => {
-      const now = performance.now();
-      while (next < checkouts && started + (next * 1000) / rate <= now) {
-        const dueAt = started + (next * 1000) / rate;
-        timings.send_lag.push(now - dueAt);
-        pending.push(buyer(next++, timings, dueAt).catch(record(timings)));
-      }
-      if (next < checkouts) setTimeout(tick, Math.max(0, started + (next * 1000) / rate - performance.now()));
-      else resolve();
-    };
-    tick();
-  });
-  await Promise.all(pending);
-}
-
 async function main() {
   // What starting the process took is not the checkouts' work.
   const atStart = process.cpuUsage();
   const timings = { create: [], pay: [], errors: [], send_lag: [], paid_at: {} };
-  const started = performance.now();
-  await (rate ? openLoop(timings) : closedLoop(timings));
-  timings.duration_ms = performance.now() - started;
-  // The load generator's own CPU, for the bench's CPU by process.
-  const cpu = process.cpuUsage(atStart);
-  timings.cpu_ms = (cpu.user + cpu.system) / 1000;
-  process.stdout.write(JSON.stringify(timings));
-  agent.destroy();
+  await runAndReport({ count: checkouts, concurrency, rate }, timings, (i, dueAt) => buyer(i, timings, dueAt), atStart);
+  destroy();
 }
 
 main().catch((error) => {
