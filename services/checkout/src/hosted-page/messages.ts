@@ -46,6 +46,8 @@ export interface Messages {
    * `days`, if sooner) unless it rolls over (then kept, or for `days` after each grant).
    */
   planCredits: (credits: string, rollover: boolean, days: number | null) => string;
+  /** A plan's metered prices: usage billed in arrears on each renewal, one price per meter. */
+  meteredPrices: (prices: Array<{ meter: string; price: string; packageSize: number }>) => string;
   checkFields: (fields: string) => string;
   alreadySubscribed: string;
   /** The promotion code field, when the merchant allows one (`allow_promotion_codes`), and the code applied. */
@@ -178,6 +180,12 @@ const en: Messages = {
   oneTime: (price) => `${price}, one-time payment`,
   oneTimeCredits: (price, credits, days) =>
     `${price}, one-time payment, for ${credits} credits${days === null ? '' : ` valid for ${days} days`}`,
+  meteredPrices: (prices) =>
+    `Usage is billed after each period: ${prices
+      .map(({ meter, price, packageSize }) =>
+        packageSize === 1 ? `${meter} ${price} each` : `${meter} ${price} per ${packageSize.toLocaleString('en-US')}`,
+      )
+      .join('; ')}`,
   planCredits: (credits, rollover, days) => {
     const each = `Includes ${credits} credits each paid period`;
     if (rollover)
@@ -344,6 +352,14 @@ const zhTW: Messages = {
   oneTime: (price) => `${price}，一次付清`,
   oneTimeCredits: (price, credits, days) =>
     `${price}，一次付清，含 ${credits} 點${days === null ? '' : `，${days} 天內有效`}`,
+  meteredPrices: (prices) =>
+    `每期結束後另依用量計費：${prices
+      .map(({ meter, price, packageSize }) =>
+        packageSize === 1
+          ? `${meter} 每單位 ${price}`
+          : `${meter} 每 ${packageSize.toLocaleString('en-US')} 單位 ${price}`,
+      )
+      .join('；')}`,
   planCredits: (credits, rollover, days) => {
     const each = `每個付費週期含 ${credits} 點`;
     if (rollover) return days === null ? `${each}，未用完的點數可累積` : `${each}，每次發放的點數 ${days} 天內有效`;
@@ -517,6 +533,17 @@ export function planAllowance(
 ): string | undefined {
   if (!credits) return undefined;
   return t.planCredits(credits.amount.toLocaleString('en-US'), credits.rollover ?? false, credits.expires_after_days);
+}
+
+/** A plan's metered prices in words; undefined for a plan without. */
+export function planUsagePrices(
+  t: Messages,
+  prices: Array<{ meter: string; unit_amount: number; package_size: number }> | null | undefined,
+): string | undefined {
+  if (!prices?.length) return undefined;
+  return t.meteredPrices(
+    prices.map((p) => ({ meter: p.meter, price: formatTwd(p.unit_amount), packageSize: p.package_size })),
+  );
 }
 
 /** What will be charged and when, in words: "NT$240 today, then NT$299 per month". */

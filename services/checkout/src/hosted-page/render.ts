@@ -40,6 +40,8 @@ export interface CheckoutPageView {
   schedule?: string;
   /** What a plan grants on the buyer's credit balance each paid period, in words. */
   allowance?: string;
+  /** What a plan bills for usage after each period, in words. */
+  usagePrices?: string;
   /** The page's language (English when absent). */
   t?: Messages;
   /** Who sells: on every page. */
@@ -291,12 +293,13 @@ export function renderCheckoutPage(view: CheckoutPageView): string {
   const scheduleSaysMore = view.schedule && !(recurringPrice && !view.trial);
   const schedule = scheduleSaysMore && html`<p class="schedule" id="schedule">${view.schedule}</p>`;
   const allowance = view.allowance && html`<p class="schedule" id="allowance">${view.allowance}</p>`;
+  const usagePrices = view.usagePrices && html`<p class="schedule" id="usage-prices">${view.usagePrices}</p>`;
   return page(
     t.pay(view.productName),
     html`${merchantHeader(view.merchant)}
       <h1>${view.productName}</h1>
       <p class="price">${formatTwd(view.trial ? view.trial.thenAmount : view.amountTotal)}${period}</p>
-      ${schedule} ${allowance} ${summary(view)} ${promotionCodeForm(view)} ${sandbox} ${error}
+      ${schedule} ${allowance} ${usagePrices} ${summary(view)} ${promotionCodeForm(view)} ${sandbox} ${error}
       <form method="post" action="${view.action}" id="checkout-form">
         <input type="hidden" name="shown_total" value="${String(view.amountTotal)}" />
         ${field(t.email, 'email', 'email', { type: 'email', value: view.email, typed: view.typed?.email })}

@@ -1,5 +1,5 @@
 import type { Einvoice } from '@billing/contracts';
-import { chooseLocale, messagesFor, planAllowance, priceSchedule } from './messages';
+import { chooseLocale, messagesFor, planAllowance, planUsagePrices, priceSchedule } from './messages';
 import { type CheckoutPageView, renderCheckoutPage, renderMessagePage } from './render';
 
 const view: CheckoutPageView = {
@@ -276,6 +276,21 @@ describe('hosted page texts', () => {
     const page = renderCheckoutPage({ ...view, allowance: planAllowance(zh, reset), t: zh });
     expect(page).toContain('<p class="schedule" id="allowance">每個付費週期含 1,000 點');
     expect(renderCheckoutPage(view)).not.toContain('id="allowance"');
+  });
+
+  it('says what a plan bills for usage after each period, per meter', () => {
+    const prices = [
+      { meter: 'api_calls', unit_amount: 1, package_size: 1000 },
+      { meter: 'seats', unit_amount: 120, package_size: 1 },
+    ];
+    expect(planUsagePrices(messagesFor('en'), prices)).toBe(
+      'Usage is billed after each period: api_calls NT$1 per 1,000; seats NT$120 each',
+    );
+    expect(planUsagePrices(messagesFor('zh-TW'), prices)).toBe(
+      '每期結束後另依用量計費：api_calls 每 1,000 單位 NT$1；seats 每單位 NT$120',
+    );
+    expect(planUsagePrices(messagesFor('en'), [])).toBeUndefined();
+    expect(renderCheckoutPage({ ...view, usagePrices: 'x' })).toContain('<p class="schedule" id="usage-prices">x</p>');
   });
 
   it('chooses the language from the locale, else Accept-Language, else English', () => {
