@@ -1,4 +1,4 @@
-import { existsSync } from 'node:fs';
+import { existsSync, readFileSync } from 'node:fs';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { type Browser, type Page, chromium } from 'playwright-core';
@@ -91,3 +91,22 @@ export async function openShop(): Promise<Shop> {
     },
   };
 }
+
+declare const window: any;
+const AXE_SOURCE = readFileSync(require.resolve('axe-core/axe.min.js'), 'utf8');
+
+/** axe-core in the page: no serious or critical violation (each named with its elements when one is found). */
+export async function expectAccessible(page: Page): Promise<void> {
+  await page.evaluate(AXE_SOURCE);
+  const violations: Array<{ id: string; impact: string; nodes: Array<{ target: string[] }> }> = await page.evaluate(
+    async () => (await window.axe.run(window.document, { resultTypes: ['violations'] })).violations,
+  );
+  const serious = violations
+    .filter((v) => v.impact === 'serious' || v.impact === 'critical')
+    .map((v) => `${v.id}: ${v.nodes.map((n) => n.target.join(' ')).join(', ')}`);
+  expect({ url: page.url(), serious }).toEqual({ url: page.url(), serious: [] });
+}
+
+/** An element's text as a person reads it: runs of whitespace (the page's line breaks) as one space. */
+export const textOf = async (locator: { textContent(): Promise<string | null> }) =>
+  ((await locator.textContent()) ?? '').replace(/\s+/g, ' ').trim();

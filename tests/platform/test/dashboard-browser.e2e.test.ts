@@ -1,8 +1,7 @@
-import { readFileSync } from 'node:fs';
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { Browser, BrowserContext, Page } from 'playwright-core';
-import { describeWithBrowser, fillAndPay, launchChromium } from '../src/browser';
+import { describeWithBrowser, fillAndPay, launchChromium, expectAccessible, textOf } from '../src/browser';
 import { createUser } from '../src/dashboard-helpers';
 import { type CreatedOrganization, type Platform, clientOf, startPlatform } from '../src/platform';
 
@@ -11,7 +10,7 @@ import { type CreatedOrganization, type Platform, clientOf, startPlatform } from
 jest.setTimeout(240000);
 
 declare const window: any;
-const AXE_SOURCE = readFileSync(require.resolve('axe-core/axe.min.js'), 'utf8');
+
 const PASSWORD = 'correct horse battery';
 
 /** The merchant's webhook receiver on loopback (Sandbox may target it). */
@@ -29,27 +28,12 @@ async function startReceiver() {
   return { url: `http://127.0.0.1:${(server.address() as AddressInfo).port}/hooks`, received, server };
 }
 
-/** axe-core in the page: no serious or critical violation. */
-async function expectAccessible(page: Page): Promise<void> {
-  await page.evaluate(AXE_SOURCE);
-  const violations: Array<{ id: string; impact: string; nodes: Array<{ target: string[] }> }> = await page.evaluate(
-    async () => (await window.axe.run(window.document, { resultTypes: ['violations'] })).violations,
-  );
-  const serious = violations
-    .filter((v) => v.impact === 'serious' || v.impact === 'critical')
-    .map((v) => `${v.id}: ${v.nodes.map((n) => n.target.join(' ')).join(', ')}`);
-  expect({ url: page.url(), serious }).toEqual({ url: page.url(), serious: [] });
-}
-
 /**
  * Issue 19, "Done when": a merchant user creates a product and a promotion code, opens a payment
  * link, a buyer pays through it, and the dashboard shows the customer, subscription, invoice,
  * event history and the webhook delivery; another organization's user sees none of it; axe
  * finds no serious violation on any page.
  */
-/** An element's text as a person reads it: runs of whitespace (the page's line breaks) as one space. */
-const textOf = async (locator: { textContent(): Promise<string | null> }) =>
-  ((await locator.textContent()) ?? '').replace(/\s+/g, ' ').trim();
 
 describeWithBrowser('the merchant dashboard in a browser', () => {
   let platform: Platform;

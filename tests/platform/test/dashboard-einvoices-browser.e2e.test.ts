@@ -1,4 +1,3 @@
-import { readFileSync } from 'node:fs';
 import { eventually } from '@billing/testing';
 import type { Browser, Locator, Page } from 'playwright-core';
 import {
@@ -6,7 +5,7 @@ import {
   startAmegoEinvoiceEmulator,
 } from '../../../services/billing/dist/einvoices/providers/amego/emulator';
 import { runEinvoiceWork } from '../../../services/billing/dist/einvoices/worker';
-import { describeWithBrowser, launchChromium } from '../src/browser';
+import { describeWithBrowser, launchChromium, expectAccessible, textOf } from '../src/browser';
 import { createUser } from '../src/dashboard-helpers';
 import { lifecycleOrganization } from '../src/lifecycle-helpers';
 import { type Platform, startPlatform } from '../src/platform';
@@ -14,24 +13,9 @@ import { type Platform, startPlatform } from '../src/platform';
 jest.setTimeout(180000);
 
 declare const window: any;
-const AXE_SOURCE = readFileSync(require.resolve('axe-core/axe.min.js'), 'utf8');
+
 const PASSWORD = 'correct horse battery';
 const AMEGO = { sellerTaxId: '12345678', appKey: 'sHeq7t8G1wiQvhAuIM27' };
-
-/** axe-core in the page: no serious or critical violation. */
-async function expectAccessible(page: Page): Promise<void> {
-  await page.evaluate(AXE_SOURCE);
-  const violations: Array<{ id: string; impact: string; nodes: Array<{ target: string[] }> }> = await page.evaluate(
-    async () => (await window.axe.run(window.document, { resultTypes: ['violations'] })).violations,
-  );
-  const serious = violations
-    .filter((v) => v.impact === 'serious' || v.impact === 'critical')
-    .map((v) => `${v.id}: ${v.nodes.map((n) => n.target.join(' ')).join(', ')}`);
-  expect({ url: page.url(), serious }).toEqual({ url: page.url(), serious: [] });
-}
-
-const textOf = async (locator: { textContent(): Promise<string | null> }) =>
-  ((await locator.textContent()) ?? '').replace(/\s+/g, ' ').trim();
 
 /**
  * The e-invoice pages of the dashboard in Chromium, on a phone (375 px) and a desktop (1280 px):
