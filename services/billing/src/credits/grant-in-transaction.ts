@@ -2,6 +2,7 @@ import { type CreditSource, newId } from '@billing/contracts';
 import type { EventStore, EventStoreTransaction } from '@billing/eventstore';
 import type { Tenant } from '@billing/service';
 import { creditsAggregate } from './aggregate';
+import type { CreditsCommand, LedgerSettings } from './decide';
 import { ledgerSettingsOf } from './ledger-settings';
 
 /** A grant that billing makes itself (a purchase, a plan's allowance): once per key. */
@@ -11,6 +12,32 @@ export interface SystemGrant {
   sourceId: string;
   expiresAt: Date | null;
   idempotencyKey: string;
+}
+
+/**
+ * Runs a ledger command of billing's own in the caller's transaction, at `now` (the customer's
+ * time), with the organization's ledger settings: the events it appended.
+ */
+export async function ledgerCommandInTransaction(
+  tx: EventStoreTransaction,
+  store: EventStore,
+  tenant: Tenant,
+  now: Date,
+  command: (settings: LedgerSettings) => CreditsCommand,
+) {
+  const settings = await ledgerSettingsOf(store, tenant, tx);
+  const ledgerCommand = command(settings);
+  const { events } = await creditsAggregate.handleInTransaction(
+    tx,
+    store,
+    ledgerCommand.data.customerId,
+    ledgerCommand,
+    {
+      ...tenant,
+      occurredAt: now,
+    },
+  );
+  return events;
 }
 
 /**
@@ -25,13 +52,10 @@ export async function endGrantInTransaction(
   idempotencyKey: string,
   now: Date,
 ): Promise<void> {
-  await creditsAggregate.handleInTransaction(
-    tx,
-    store,
-    customerId,
-    { type: 'EndGrant', data: { customerId, now, idempotencyKey, ...(await ledgerSettingsOf(store, tenant, tx)) } },
-    { ...tenant, occurredAt: now },
-  );
+  await ledgerCommandInTransaction(tx, store, tenant, now, (settings) => ({
+    type: 'EndGrant',
+    data: { customerId, now, idempotencyKey, ...settings },
+  }));
 }
 
 /** Grants credits to a customer in the caller's transaction, at `now` (the customer's time). */
@@ -43,22 +67,8 @@ export async function grantInTransaction(
   grant: SystemGrant,
   now: Date,
 ): Promise<void> {
-  await creditsAggregate.handleInTransaction(
-    tx,
-    store,
-    customerId,
-    {
-      type: 'GrantCredits',
-      data: {
-        customerId,
-        now,
-        grantId: newId('creditGrant'),
-        reason: null,
-        priority: 0,
-        ...grant,
-        ...(await ledgerSettingsOf(store, tenant, tx)),
-      },
-    },
-    { ...tenant, occurredAt: now },
-  );
+  await ledgerCommandInTransaction(tx, store, tenant, now, (settings) => ({
+    type: 'GrantCredits',
+    data: { customerId, now, grantId: newId('creditGrant'), reason: null, priority: 0, ...grant, ...settings },
+  }));
 }

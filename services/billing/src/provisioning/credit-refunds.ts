@@ -1,8 +1,7 @@
 import { type DomainEventEnvelope, RefundSucceededData, newId } from '@billing/contracts';
 import type { EventStore, EventStoreTransaction } from '@billing/eventstore';
 import type { Tenant } from '@billing/service';
-import { creditsAggregate } from '../credits/aggregate';
-import { ledgerSettingsOf } from '../credits/ledger-settings';
+import { ledgerCommandInTransaction } from '../credits/grant-in-transaction';
 import { creditPurchaseForUpdate, creditsToTakeBack, recordPurchaseRefund } from '../credits/refund';
 import { purchaseGrantKey } from '../credits/purchase';
 import { findCustomer } from '../customers/queries';
@@ -57,23 +56,17 @@ async function takeBack(
   const { schema } = store.tables;
   const customer = await findCustomer(tx, schema, tenant, { by: 'id', value: customerId });
   const at = await timeOn(tx, schema, tenant, customer?.test_clock, now);
-  const { events } = await creditsAggregate.handleInTransaction(
-    tx,
-    store,
-    customerId,
-    {
-      type: 'AdjustCredits',
-      data: {
-        customerId,
-        now: at,
-        adjustmentId: newId('creditAdjustment'),
-        amount: owed,
-        reason: `Refund ${refund.id} of order ${refund.orderId}`,
-        fromGrantKey: purchaseGrantKey(refund.orderId),
-        ...(await ledgerSettingsOf(store, tenant, tx)),
-      },
+  const events = await ledgerCommandInTransaction(tx, store, tenant, at, (settings) => ({
+    type: 'AdjustCredits',
+    data: {
+      customerId,
+      now: at,
+      adjustmentId: newId('creditAdjustment'),
+      amount: owed,
+      reason: `Refund ${refund.id} of order ${refund.orderId}`,
+      fromGrantKey: purchaseGrantKey(refund.orderId),
+      ...settings,
     },
-    { ...tenant, occurredAt: at },
-  );
+  }));
   return events.reduce((taken, event) => taken + (event.type === 'CreditsAdjusted' ? Number(event.data.amount) : 0), 0);
 }
