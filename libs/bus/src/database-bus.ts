@@ -1,3 +1,4 @@
+import type { DomainEventEnvelope } from '@billing/contracts';
 import { randomBytes } from 'node:crypto';
 import { EventEmitter } from 'node:events';
 import { type Database, migrateSchema, quoteIdentifier } from '@billing/eventstore';
@@ -270,7 +271,9 @@ export class DatabaseBus implements Bus {
     return rows.map((row) => toRaw(topic, row.partition, row));
   }
 
-  async subscribe(options: SubscribeOptions): Promise<Subscription> {
+  async subscribe<Value = DomainEventEnvelope>(requested: SubscribeOptions<Value>): Promise<Subscription> {
+    // Values reach the handler as `readValue` reads them (domain events without it).
+    const options = requested as unknown as SubscribeOptions;
     if (this.closed) throw new Error('bus is closed');
     await this.migrate();
     const topics = [...new Set(options.topics.map((t) => this.onBus(t)))];
@@ -286,6 +289,7 @@ export class DatabaseBus implements Bus {
       context: {
         groupId: options.groupId,
         handler: options.handler,
+        readValue: options.readValue,
         batch: options.handler.batch,
         retry: retryPolicy(options.retry),
         sleep: stoppableSleep(controller.signal),

@@ -6,6 +6,8 @@ import {
   DLQ_HEADERS,
   type MessageHandler,
   type RetryPolicy,
+  type SubscribeOptions,
+  type ValueRefused,
   dlqTopicOf,
 } from './types';
 
@@ -25,6 +27,8 @@ export interface DeliveryContext {
   /** Takes several messages at once when given (`deliverBatch`). */
   batch?: BatchHandler;
   retry: RetryPolicy;
+  /** Reads a value that is not a domain event (`SubscribeOptions.readValue`). */
+  readValue?: SubscribeOptions['readValue'];
   /** Parks the message on `<topic>.dlq` with these extra headers. */
   park: (message: RawMessage, headers: Record<string, string>) => Promise<void>;
   /** Resolves after `ms`, or rejects with StoppedError when the consumer stops first. */
@@ -73,17 +77,27 @@ export function backoffDelay(policy: RetryPolicy, failedAttempt: number): number
   return Math.min(policy.maxDelayMs, policy.initialDelayMs * 2 ** (failedAttempt - 1));
 }
 
-function parse(raw: RawMessage): ConsumedMessage | string {
+function parse(raw: RawMessage, readValue = readDomainEvent): ConsumedMessage | string {
   let json: unknown;
   try {
     json = JSON.parse(raw.value);
   } catch {
     return 'malformed: value is not JSON';
   }
-  const result = DomainEventEnvelope.safeParse(json);
-  if (!result.success) return `malformed: not a domain event (${result.error.issues[0]?.message ?? 'invalid'})`;
-  return { ...raw, value: result.data };
+  const value = readValue(json);
+  if (isRefused(value)) return `malformed: ${value.refused}`;
+  return { ...raw, value };
 }
+
+function readDomainEvent(json: unknown): DomainEventEnvelope | ValueRefused {
+  const result = DomainEventEnvelope.safeParse(json);
+  return result.success
+    ? result.data
+    : { refused: `not a domain event (${result.error.issues[0]?.message ?? 'invalid'})` };
+}
+
+const isRefused = (value: unknown): value is ValueRefused =>
+  typeof value === 'object' && value !== null && typeof (value as ValueRefused).refused === 'string';
 
 /**
  * Hands one message to the handler, retrying with backoff; a message that cannot be parsed,
@@ -91,7 +105,7 @@ function parse(raw: RawMessage): ConsumedMessage | string {
  * the message is done with (handled or parked); rejects only with StoppedError.
  */
 export async function deliver(raw: RawMessage, context: DeliveryContext): Promise<void> {
-  const message = parse(raw);
+  const message = parse(raw, context.readValue);
   if (typeof message === 'string') {
     await context.park(raw, dlqHeaders(raw, context.groupId, message, 0));
     return;
@@ -132,7 +146,7 @@ export async function deliverBatch(
   active: () => boolean = () => true,
 ): Promise<void> {
   if (context.batch && raws.length > 1) {
-    const messages = raws.map(parse);
+    const messages = raws.map((raw) => parse(raw, context.readValue));
     if (messages.every((m): m is ConsumedMessage => typeof m !== 'string')) {
       try {
         await context.batch(messages);
@@ -155,7 +169,16 @@ export async function deliverBatch(
  * A payload its schema refuses (a zod error) fails the same way on every try: it is parked at
  * once instead of holding its partition through the backoff.
  */
-const isPermanent = (error: unknown) => error instanceof Error && error.name === 'ZodError';
+/** A handler's failure that no retry can mend (a message that says something impossible): parked at once. */
+export class RefusedMessage extends Error {
+  constructor(message: string) {
+    super(message);
+    this.name = 'RefusedMessage';
+  }
+}
+
+const isPermanent = (error: unknown) =>
+  error instanceof Error && (error.name === 'ZodError' || error instanceof RefusedMessage);
 
 const reasonOf = (error: unknown) => (error instanceof Error ? error.message : String(error));
 

@@ -1,3 +1,4 @@
+import type { DomainEventEnvelope } from '@billing/contracts';
 import { EventEmitter } from 'node:events';
 import { type DeliveryContext, type RawMessage, StoppedError, deliver, retryPolicy, stoppableSleep } from './delivery';
 import { partitionOf } from './partition';
@@ -39,7 +40,9 @@ export class InProcessBus implements Bus {
     this.append(topic, key, value, {});
   }
 
-  async subscribe(options: SubscribeOptions): Promise<Subscription> {
+  async subscribe<Value = DomainEventEnvelope>(requested: SubscribeOptions<Value>): Promise<Subscription> {
+    // Values reach the handler as `readValue` reads them (domain events without it).
+    const options = requested as unknown as SubscribeOptions;
     const group = this.groups.get(options.groupId) ?? new Group(options.groupId);
     this.groups.set(options.groupId, group);
     const controller = new AbortController();
@@ -48,6 +51,7 @@ export class InProcessBus implements Bus {
       context: {
         groupId: options.groupId,
         handler: options.handler,
+        readValue: options.readValue,
         retry: retryPolicy(options.retry),
         sleep: stoppableSleep(controller.signal),
         park: async (raw, headers) => this.append(dlqTopicOf(raw.topic), raw.key, raw.value, headers),

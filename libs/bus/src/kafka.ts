@@ -1,3 +1,4 @@
+import type { DomainEventEnvelope } from '@billing/contracts';
 import {
   type ConsumerRunConfig,
   type EachBatchPayload,
@@ -154,7 +155,9 @@ export class KafkaBus implements Bus {
     await this.send(topic, [{ key, value }]);
   }
 
-  async subscribe(options: SubscribeOptions): Promise<Subscription> {
+  async subscribe<Value = DomainEventEnvelope>(requested: SubscribeOptions<Value>): Promise<Subscription> {
+    // Values reach the handler as `readValue` reads them (domain events without it).
+    const options = requested as unknown as SubscribeOptions;
     await this.ensureTopics([...options.topics, ...options.topics.map(dlqTopicOf)]);
     const controller = new AbortController();
     const consumer = this.kafka.consumer({
@@ -173,6 +176,7 @@ export class KafkaBus implements Bus {
     const context: DeliveryContext = {
       groupId: options.groupId,
       handler: options.handler,
+      readValue: options.readValue,
       batch: options.handler.batch,
       retry: retryPolicy(options.retry),
       sleep: stoppableSleep(controller.signal),

@@ -7,26 +7,29 @@ export interface OutgoingMessage {
   headers?: Record<string, string>;
 }
 
-export interface ConsumedMessage {
+/** A message as handed to a handler: its value a domain event, or what the subscription's `readValue` read. */
+export interface ConsumedMessage<Value = DomainEventEnvelope> {
   topic: string;
   partition: number;
   offset: string;
   key: string;
-  value: DomainEventEnvelope;
+  value: Value;
   headers: Record<string, string>;
 }
 
-export type MessageHandler = (message: ConsumedMessage) => Promise<void>;
+export type MessageHandler<Value = DomainEventEnvelope> = (message: ConsumedMessage<Value>) => Promise<void>;
 
 /**
  * Handles several messages of one partition at once, in their order, all or nothing: when it
  * throws, none of them counts as handled and the bus hands them to the `MessageHandler` one by
  * one (with its retries, and the DLQ for a message that keeps failing).
  */
-export type BatchHandler = (messages: ConsumedMessage[]) => Promise<void>;
+export type BatchHandler<Value = DomainEventEnvelope> = (messages: ConsumedMessage<Value>[]) => Promise<void>;
 
 /** A message handler that can also take a batch (`exactlyOnce` returns one); buses use `batch` when they have several messages. */
-export type BatchingMessageHandler = MessageHandler & { batch?: BatchHandler };
+export type BatchingMessageHandler<Value = DomainEventEnvelope> = MessageHandler<Value> & {
+  batch?: BatchHandler<Value>;
+};
 
 export interface RetryPolicy {
   /** Tries in all, the first included, before the message is parked on the DLQ. */
@@ -37,14 +40,22 @@ export interface RetryPolicy {
 
 export const DEFAULT_RETRY: RetryPolicy = { maxAttempts: 5, initialDelayMs: 200, maxDelayMs: 10_000 };
 
-export interface SubscribeOptions {
+export interface SubscribeOptions<Value = DomainEventEnvelope> {
   /** One consumer group per service: each message reaches one member of the group. */
   groupId: string;
   topics: string[];
   /** With a `batch`, the bus hands it the messages of a partition it has at once (at most 100). */
-  handler: BatchingMessageHandler;
+  handler: BatchingMessageHandler<Value>;
   retry?: Partial<RetryPolicy>;
+  /**
+   * For a topic whose messages are not domain events (the usage topic, which merchants produce
+   * to): reads a message's JSON value, or says why it is refused (the message is parked).
+   */
+  readValue?: (json: unknown) => Value | ValueRefused;
 }
+
+/** `readValue`'s answer for a value it refuses. */
+export type ValueRefused = { refused: string };
 
 export interface Subscription {
   /** Stops taking messages; a message in flight finishes or is left uncommitted. */
@@ -60,7 +71,7 @@ export interface Bus {
   publish(topic: string, messages: OutgoingMessage[]): Promise<void>;
   /** Publishes bytes as they are, even if not a valid event: for tools and poison tests. */
   publishRaw(topic: string, key: string, value: string): Promise<void>;
-  subscribe(options: SubscribeOptions): Promise<Subscription>;
+  subscribe<Value = DomainEventEnvelope>(options: SubscribeOptions<Value>): Promise<Subscription>;
   close(): Promise<void>;
 }
 

@@ -151,6 +151,9 @@ const BILLING_LAYERS = {
     // The e-invoice aggregates, their provider port and adapters, and the worker that drives
     // them: nothing of it reads a subscription's time, so it sits below the engine.
     'einvoices',
+    // Meters, the usage events reported to them, and the worker that spends their credits: the
+    // renewal engine reads usage, usage reads no subscription.
+    'usage',
     'dependencies.ts',
   ],
 };

@@ -43,6 +43,12 @@ import { mountDashboardReads } from './dashboard/routes';
 import { migrateEinvoicesReadModel } from './einvoices/read-model';
 import { mountEinvoiceRoutes, mountEinvoiceSettingsRoutes } from './einvoices/routes';
 import { einvoiceNudger } from './einvoices/worker';
+import { migrateMetersReadModel } from './usage/meters/read-model';
+import { mountMeterRoutes } from './usage/meters/routes';
+import { usageCreditSpender } from './usage/events/credit-spends';
+import { mountUsageRoutes } from './usage/events/routes';
+import { migrateUsageEvents } from './usage/events/store';
+import { startUsageTopicConsumer } from './usage/events/topic';
 
 /** The billing service: customers, subscriptions, invoices, entitlements, test clocks, the customer portal. */
 export const billingService: ServiceDefinition = {
@@ -59,6 +65,8 @@ export const billingService: ServiceDefinition = {
     mountSwitchingRoutes(app, context);
     mountCustomerBalanceRoute(app, context);
     mountCreditRoutes(app, context);
+    mountMeterRoutes(app, context);
+    mountUsageRoutes(app, context, () => usageSpenderOf(context).nudge());
     mountDirectCreationRoutes(app, context);
     mountCustomerRoutes(app, context);
     mountSubscriptionRoutes(app, context);
@@ -96,14 +104,19 @@ export const billingService: ServiceDefinition = {
     await migrateMerchants(context.store);
     await migrateEinvoicesReadModel(context.store);
     await migratePaymentsIndex(context.store);
+    await migrateMetersReadModel(context.store);
+    await migrateUsageEvents(context.store);
     // After the read models: a first start fills the metrics from them.
     await migrateDailyMetrics(context.store, context.infrastructure.database, (tx) =>
       billingMetricsHistory(tx, context.store.tables.schema),
     );
     const einvoices = einvoiceNudger(context);
     const consumers = await startConsumers(context, einvoices.nudge);
+    const usageSpender = usageSpenderOf(context);
     return [
       ...consumers,
+      await startUsageTopicConsumer(context, usageSpender.nudge),
+      usageSpender.stop,
       await startMerchantsConsumer(context),
       startBillingSweep(context),
       startMetricsFolding(context),
@@ -111,3 +124,14 @@ export const billingService: ServiceDefinition = {
     ];
   },
 };
+
+/** One usage credit spender per service context: the routes nudge the one `start` stops. */
+const usageSpenders = new WeakMap<object, ReturnType<typeof usageCreditSpender>>();
+function usageSpenderOf(context: Parameters<typeof usageCreditSpender>[0]) {
+  let spender = usageSpenders.get(context);
+  if (!spender) {
+    spender = usageCreditSpender(context);
+    usageSpenders.set(context, spender);
+  }
+  return spender;
+}

@@ -16,6 +16,7 @@ import {
   registerSubscriptionCreationRoutes,
   registerSwitchingRoutes,
   registerTestClockRoutes,
+  registerUsageRoutes,
   registerWebhookRoutes,
 } from '@billing/contracts';
 
@@ -36,6 +37,7 @@ export function publicApiDocument() {
     registerBillingRoutes(registry);
     registerSwitchingRoutes(registry);
     registerCreditRoutes(registry);
+    registerUsageRoutes(registry);
     registerSubscriptionCreationRoutes(registry);
     registerTestClockRoutes(registry);
     registerPortalRoutes(registry);

@@ -8,3 +8,4 @@ export * from './subscription-creation';
 export * from './metrics';
 export * from './einvoices';
 export * from './credits';
+export * from './usage';

@@ -29,6 +29,7 @@ export const ID_PREFIX = {
   creditGrant: 'cgr',
   creditSpend: 'cspd',
   creditAdjustment: 'cadj',
+  meter: 'mtr',
 } as const;
 export type IdKind = keyof typeof ID_PREFIX;
 

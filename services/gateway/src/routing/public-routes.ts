@@ -121,6 +121,11 @@ export const PUBLIC_ROUTES: readonly PublicRoute[] = [
   { method: 'post', path: '/v1/customers/:id/credits/grants', upstream: 'billing', keys: SECRET },
   { method: 'post', path: '/v1/customers/:id/credits/spend', upstream: 'billing', keys: SECRET },
   { method: 'post', path: '/v1/customers/:id/credits/adjustments', upstream: 'billing', keys: SECRET },
+  // Meters and usage (docs/usage.md).
+  { method: 'post', path: '/v1/meters', upstream: 'billing', keys: SECRET },
+  { method: 'get', path: '/v1/meters', upstream: 'billing', keys: SECRET },
+  { method: 'post', path: '/v1/usage_events', upstream: 'billing', keys: SECRET },
+  { method: 'get', path: '/v1/customers/:id/usage', upstream: 'billing', keys: SECRET },
   { method: 'get', path: '/v1/invoices', upstream: 'billing', keys: SECRET },
   { method: 'get', path: '/v1/invoices/:id', upstream: 'billing', keys: SECRET },
   { method: 'get', path: '/v1/einvoices', upstream: 'billing', keys: SECRET },

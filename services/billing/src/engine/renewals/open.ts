@@ -11,6 +11,7 @@ import { nextPeriodEndOf } from '../../subscriptions/decide';
 import { periodDiscount } from '../../subscriptions/discount';
 import type { DueSubscription } from '../../subscriptions/queries';
 import { subscriptionsTable } from '../../subscriptions/read-model';
+import { claimUsageLines } from './usage-lines';
 import { heldBySwitch, offThePlainPathIds, withCustomerBalance } from './switches';
 
 // The renewal pipeline's first steps (renew.ts), each over a list: which subscriptions are due,
@@ -123,8 +124,8 @@ export async function openInvoices(context: ServiceContext, renewals: Renewal[],
  * One transaction: an invoice opened already rolls it back (`OpenedMeanwhile`); the subscriptions'
  * rows are locked (`heldBySwitch`), and one a switch holds or moved is left out; each
  * organization's numbers are taken at once, in a fixed order of organizations, so that two engines
- * queue rather than deadlock; each invoice gets its plan's line, its coupon's discount and its
- * customer's balance, and its stream is created at version 0.
+ * queue rather than deadlock; each invoice gets its plan's line, its usage lines, its coupon's
+ * discount and its customer's balance, and its stream is created at version 0.
  */
 async function openTogether(context: ServiceContext, renewals: Renewal[], at: Date) {
   const { store } = context;
@@ -153,6 +154,9 @@ async function openTogether(context: ServiceContext, renewals: Renewal[], at: Da
     const appends: StreamAppend[] = [];
     for (const { renewal, number } of numbered) {
       const command = openRenewalInvoice(renewal.subscription, renewal.invoiceId, renewal.tenant, number, at);
+      command.data.lines.push(
+        ...(await claimUsageLines(tx, schema, renewal.tenant, renewal.subscription, renewal.invoiceId)),
+      );
       await withCustomerBalance(tx, store, renewal.tenant, command);
       appends.push({
         stream: invoiceAggregate.stream(renewal.invoiceId),

@@ -1,5 +1,9 @@
 import type { InvoiceLine, MeteredPrice, Subscription } from '@billing/contracts';
+import type { SqlExecutor } from '@billing/eventstore';
+import type { Tenant } from '@billing/service';
 import { usageStart } from '../../subscriptions/metered';
+import { metersByKey } from '../../usage/meters/read-model';
+import { totalsByMeter, usageEventsTable } from '../../usage/events/store';
 
 // The usage lines of a renewal invoice (docs/usage.md): each of the subscription's metered prices
 // over the usage since it was last billed, in arrears.
@@ -47,4 +51,48 @@ export function usageLines(window: UsageWindow, quantities: ReadonlyMap<string, 
       },
     ];
   });
+}
+
+/**
+ * The usage lines of the invoice that ends the subscription's current period, in its opening's
+ * transaction: the customer's events of the priced meters before the period's end, not billed
+ * before and not paid by credits, are claimed for the invoice (a rollback gives them back) and
+ * aggregated by their meters. Late events, those of a period billed already, go on this invoice.
+ */
+export async function claimUsageLines(
+  tx: SqlExecutor,
+  schema: string,
+  tenant: Tenant,
+  subscription: Subscription,
+  invoiceId: string,
+): Promise<InvoiceLine[]> {
+  const window = usageWindowOf(subscription);
+  if (!window) return [];
+  const { rows } = await tx.query<{ meter: string; events: string; sum: string; max: string }>(
+    `WITH claimed AS (
+       UPDATE ${usageEventsTable(schema)} SET invoice_id = $1
+       WHERE customer_id = $2 AND organization = $3 AND environment = $4 AND meter = ANY($5::text[])
+         AND occurred_at >= $6 AND occurred_at < $7 AND invoice_id IS NULL
+         AND (credits_state IS NULL OR credits_state = 'unpaid')
+       RETURNING meter, quantity)
+     SELECT meter, count(*) AS events, sum(quantity) AS sum, max(quantity) AS max FROM claimed GROUP BY meter`,
+    [
+      invoiceId,
+      subscription.customer_id,
+      tenant.organization,
+      tenant.environment,
+      window.meters,
+      subscription.created_at,
+      window.to,
+    ],
+  );
+  const totals = totalsByMeter(rows);
+  const meters = await metersByKey(tx, schema, tenant, window.meters);
+  const quantities = new Map(
+    [...totals].map(([meter, total]) => {
+      const aggregation = meters.get(meter)?.aggregation ?? 'sum';
+      return [meter, { sum: total.sum, count: total.events, max: total.max }[aggregation]];
+    }),
+  );
+  return usageLines(window, quantities);
 }
