@@ -267,6 +267,12 @@ describe('usage that spends credits', () => {
       { id: 't-5', meter: 'tokens', quantity: 3 },
     ]);
     await eventually(async () => expect(await balance()).toBe(10));
+    const reserved = await call('POST', `/v1/customers/${s.customer}/credits/spend`, caller(s.org), {
+      amount: 1,
+      idempotency_key: 'usage_event:t-5',
+    });
+    expect(reserved.status).toBe(422);
+    expect(reserved.body.error.details[0].path).toBe('idempotency_key');
 
     await s.advanceTo('2026-02-28T10:00:01Z');
     const renewal = (await s.invoices()).find((i) => i.period_start === '2026-02-28T10:00:00.000Z')!;

@@ -132,10 +132,20 @@ export const CreateCreditGrantBody = z
   .meta({ id: 'CreateCreditGrantBody' });
 export type CreateCreditGrantBody = z.infer<typeof CreateCreditGrantBody>;
 
+/** The spends of usage events take keys beginning with this (docs/usage.md): the API's spends may not. */
+export const RESERVED_SPEND_KEY_PREFIX = 'usage_event';
+
 export const SpendCreditsBody = z
   .strictObject({
     amount: CreditAmount,
-    idempotency_key: z.string().min(1).max(255).describe('One spend per key and customer, for ever'),
+    idempotency_key: z
+      .string()
+      .min(1)
+      .max(255)
+      .refine((key) => !key.startsWith(RESERVED_SPEND_KEY_PREFIX), {
+        message: `keys beginning with ${RESERVED_SPEND_KEY_PREFIX} are those of usage events' spends`,
+      })
+      .describe(`One spend per key and customer, for ever; not beginning with ${RESERVED_SPEND_KEY_PREFIX}`),
     metadata: Metadata.optional(),
   })
   .meta({ id: 'SpendCreditsBody' });

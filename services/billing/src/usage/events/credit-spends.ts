@@ -1,4 +1,4 @@
-import { ApiError, CREDIT_LIMITS } from '@billing/contracts';
+import { ApiError, CREDIT_LIMITS, RESERVED_SPEND_KEY_PREFIX } from '@billing/contracts';
 import type { ServiceContext } from '@billing/runtime';
 import type { Tenant } from '@billing/service';
 import { ledgerSettingsOf } from '../../credits/ledger-settings';
@@ -29,9 +29,9 @@ type ClaimedEvent = {
   occurred_at: Date;
 };
 
-/** The key of a customer's events spent together, and of one spent alone (reserved: docs/credits.md). */
-export const groupSpendKey = (firstEventId: string) => `usage_events:${firstEventId}`;
-export const singleSpendKey = (eventId: string) => `usage_event:${eventId}`;
+/** The key of a customer's events spent together, and of one spent alone (a prefix the API refuses). */
+export const groupSpendKey = (firstEventId: string) => `${RESERVED_SPEND_KEY_PREFIX}s:${firstEventId}`;
+export const singleSpendKey = (eventId: string) => `${RESERVED_SPEND_KEY_PREFIX}:${eventId}`;
 
 /** One pass: claims the events to spend and spends them. Answers how many it claimed. */
 export async function spendUsageCredits(context: ServiceContext): Promise<number> {
