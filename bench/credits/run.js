@@ -10,15 +10,8 @@ const { startFullPlatform } = require('../full-platform');
 const { positiveSetting, setting } = require('../settings');
 const { countStatements, statementsByText } = require('../statements');
 const { serverCpuMs, serverCpuSpent } = require('../process-cpu');
-const {
-  adminPost,
-  machine,
-  percentiles,
-  pollUntil,
-  randomName: random,
-  runBenchmark,
-  stopPlatform,
-} = require('../platform');
+const { seedCustomers } = require('../customers');
+const { machine, percentiles, randomName: random, runBenchmark, stopPlatform } = require('../platform');
 
 const readParameters = () => ({
   customers: positiveSetting('customers', 'BENCH_CUSTOMERS', 100),
@@ -86,72 +79,6 @@ function forkBilling(settings) {
 }
 
 const round = (n, digits = 1) => Number(n.toFixed(digits));
-
-async function call(platform, method, path, secretKey, body) {
-  const response = await fetch(`${platform.gateway.url}${path}`, {
-    method,
-    redirect: 'manual',
-    headers: { authorization: `Bearer ${secretKey}`, 'content-type': 'application/json' },
-    body: body === undefined ? undefined : JSON.stringify(body),
-  });
-  const text = await response.text();
-  return { status: response.status, body: text.startsWith('{') ? JSON.parse(text) : text };
-}
-
-/** One customer, made as merchants' customers are: a paid one-time checkout with their email. */
-async function newCustomer(platform, secretKey, productId, email) {
-  const session = await call(platform, 'POST', '/v1/checkout/sessions', secretKey, {
-    product_id: productId,
-    mode: 'PAYMENT',
-    success_url: 'https://shop.example/thanks',
-    cancel_url: 'https://shop.example/cancel',
-    customer_email: email,
-  });
-  if (session.status !== 201) throw new Error(`session: ${session.status} ${JSON.stringify(session.body)}`);
-  const form = new URLSearchParams({ name: 'Bench Buyer', card_number: '4242424242424242', exp: '12/34', cvc: '123' });
-  const paid = await fetch(session.body.url, {
-    method: 'POST',
-    redirect: 'manual',
-    headers: { 'content-type': 'application/x-www-form-urlencoded' },
-    body: form.toString(),
-  });
-  if (paid.status !== 303) throw new Error(`pay: ${paid.status}`);
-  let id;
-  await pollUntil(async () => {
-    const found = await call(platform, 'GET', `/v1/customers?email=${encodeURIComponent(email)}`, secretKey);
-    id = found.body.data?.[0]?.id;
-    return Boolean(id);
-  }, `billing never held the customer ${email}`);
-  const granted = await call(platform, 'POST', `/v1/customers/${id}/credits/grants`, secretKey, {
-    amount: 1_000_000_000,
-    reason: 'bench',
-  });
-  if (granted.status !== 201) throw new Error(`grant: ${granted.status} ${JSON.stringify(granted.body)}`);
-  return id;
-}
-
-/** An organization, and `count` customers with a grant of 1,000,000,000 credits each, 8 at a time. */
-async function seed(platform, count) {
-  const organization = await adminPost(platform, '/organizations', { name: 'Bench' });
-  const secretKey = organization.api_keys.sandbox.secret_key;
-  const product = await adminPost(platform, `/organizations/${organization.id}/products`, {
-    environment: 'SANDBOX',
-    name: 'Top-up',
-    type: 'ONE_TIME',
-    price: 100,
-  });
-  const prefix = random('spender');
-  const customers = [];
-  let next = 0;
-  const worker = async () => {
-    while (next < count) {
-      const i = next++;
-      customers.push(await newCustomer(platform, secretKey, product.id, `${prefix}-${i}@bench.example`));
-    }
-  };
-  await Promise.all(Array.from({ length: Math.min(8, count) }, worker));
-  return { secretKey, customers };
-}
 
 let child;
 let interrupted;
@@ -240,7 +167,10 @@ async function main() {
   platform.billingProcess = billingProcess;
   try {
     const seedStarted = performance.now();
-    const { secretKey, customers } = await seed(platform, params.customers);
+    const { secretKey, customers } = await seedCustomers(platform, params.customers, {
+      grant: 1_000_000_000,
+      prefix: 'spender',
+    });
     const seedSeconds = round((performance.now() - seedStarted) / 1000, 3);
     const settings = { gateway: platform.gateway.url, secretKey, customers };
     const warmup = await runSpenders({ ...settings, spends: params.warmup_spends, concurrency: 4, prefix: 'warmup' });

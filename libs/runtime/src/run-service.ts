@@ -36,6 +36,8 @@ export interface ServiceDefinition {
   routes?: (app: ServiceApp, context: ServiceContext) => void;
   /** False for a proxy: bodies reach its routes unread (default true: JSON is parsed). */
   parseJsonBodies?: boolean;
+  /** Paths whose JSON bodies may be larger than the default 100kb (path -> limit). */
+  largeBodies?: Readonly<Record<string, string>>;
   /**
    * True for the gateway alone: it faces the network and authenticates callers itself. Every
    * other service answers only calls signed with the internal secret.
@@ -107,6 +109,7 @@ export async function runService(
   const app = createApp({
     name: definition.name,
     parseJsonBodies: definition.parseJsonBodies,
+    largeBodies: definition.largeBodies,
     internalAuth: definition.facesNetwork ? undefined : { secret: internalSecret },
     logger,
     readiness: [

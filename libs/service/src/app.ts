@@ -17,6 +17,8 @@ export interface CreateAppOptions {
   logger: Logger;
   /** Largest JSON body accepted; larger ones get 413. */
   bodyLimit?: string | number;
+  /** Paths whose JSON bodies may be larger than `bodyLimit` (path -> limit): reports of many events at once. */
+  largeBodies?: Readonly<Record<string, string>>;
   /**
    * False leaves request bodies unread, for a proxy that forwards them as they came; the text
    * check at the edge (`refuseInvalidText`) is then the proxy's to mount where it reads.
@@ -65,7 +67,11 @@ export function createApp(options: CreateAppOptions): ServiceApp {
   if (options.internalAuth) app.use(requireInternalSignature(options.internalAuth));
   // One reading of a JSON body, and its text checked, before any route (docs/errors.md). A
   // proxy (the gateway) leaves both to the services it forwards to, which answer in their codes.
-  if (options.parseJsonBodies !== false) app.use(jsonBodies(bodyLimit), refuseInvalidText);
+  if (options.parseJsonBodies !== false) {
+    // A body read by its path's parser is not read again by the general one.
+    for (const [path, limit] of Object.entries(options.largeBodies ?? {})) app.use(path, jsonBodies(limit));
+    app.use(jsonBodies(bodyLimit), refuseInvalidText);
+  }
   let lane: Lane | undefined;
   const track = requestTracker(logger);
   const serve = (req: IncomingMessage, res: ServerResponse): void => {

@@ -29,7 +29,7 @@ export function toApiError(err: unknown, bodyLimit: string | number): ApiError {
   if (isHttpError(err) && err.status < 500) {
     switch (err.type) {
       case 'entity.too.large':
-        return ApiError.of('payload_too_large', `Request body exceeds the ${String(bodyLimit)} limit`);
+        return ApiError.of('payload_too_large', `Request body exceeds the ${limitOf(err) ?? String(bodyLimit)} limit`);
       case 'entity.parse.failed':
         return ApiError.of('bad_request', 'Request body is not valid JSON');
     }
@@ -95,4 +95,10 @@ export function errorHandler(bodyLimit: string | number): ErrorRequestHandler {
     }
     res.status(apiError.status).json(apiError.toEnvelope());
   };
+}
+
+/** The limit a body parser refused a body by, in kb, when it says (a path's own limit may not be the service's). */
+function limitOf(err: unknown): string | undefined {
+  const limit = (err as { limit?: unknown }).limit;
+  return typeof limit === 'number' ? `${Math.round(limit / 1024)}kb` : undefined;
 }

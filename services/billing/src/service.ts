@@ -55,6 +55,8 @@ export const billingService: ServiceDefinition = {
   name: 'billing',
   defaultPort: 4103,
   publicEvents: BILLING_PUBLIC_EVENTS,
+  // A report of 1,000 usage events with long ids; the gateway takes bodies of up to 1 MB.
+  largeBodies: { '/v1/usage_events': '1mb' },
   routes: (app, context) => {
     app.use('/v1', requireCaller);
     app.use('/internal', requireCaller);

@@ -140,6 +140,8 @@ describe('usage events', () => {
       expect(refused.status).toBe(422);
       expect(refused.body.error.details[0]).toMatchObject({ path, code });
     }
+    const one = await call('POST', '/v1/usage_events', caller(s.org), { id: 'x-2', customer_id: s.customer, meter: '' });
+    expect(one.body.error.details[0]).toMatchObject({ path: 'meter', code: 'invalid_format' });
     const other = await call('POST', '/v1/usage_events', caller(newOrg()), {
       id: 'evt-9',
       customer_id: s.customer,
@@ -161,6 +163,21 @@ describe('usage events', () => {
     const later = await call('GET', `/v1/customers/${s.customer}/usage?${window}`, caller(s.org));
     expect(later.body.meters[0]).toMatchObject({ meter: 'api_calls', quantity: 1000, events: 1 });
     expect((await call('GET', `/v1/customers/cus_nobody/usage`, caller(s.org))).status).toBe(404);
+  });
+
+  it('come 1,000 to a report, whose body may pass the 100kb of other requests; 1,001 are refused', async () => {
+    const s = await subscribedOnClock({});
+    await meter(s.org, { key: 'api_calls', aggregation: 'sum' });
+    const events = (n: number) =>
+      Array.from({ length: n }, (_, i) => ({ id: `${'x'.repeat(200)}-${i}`, meter: 'api_calls', quantity: 2 }));
+    const full = await s.report(events(1000));
+    expect(full.status).toBe(202);
+    expect(full.body).toMatchObject({ received: 1000, stored: 1000, duplicates: 0 });
+    const tooMany = await s.report(events(1001));
+    expect(tooMany.status).toBe(422);
+    expect(tooMany.body.error.details[0]).toMatchObject({ path: 'events', code: 'too_big' });
+    const summary = await call('GET', `/v1/customers/${s.customer}/usage`, caller(s.org));
+    expect(summary.body.meters[0]).toMatchObject({ quantity: 2000, events: 1000 });
   });
 
   it('are billed on the renewal invoice by the meters of the plan, late ones on the next', async () => {

@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { METER_KEY_PATTERN } from '../catalog/products';
-import { ErrorEnvelope, validationError } from '../shared/errors';
+import { ErrorEnvelope, detailsFromZodIssues, validationError } from '../shared/errors';
 import { listEnvelope } from '../shared/list';
 import { type OpenApiRegistry, invalidParametersResponse } from '../shared/openapi';
 import { idText } from '../shared/text';
@@ -88,10 +88,23 @@ export const UsageEventInput = z
   .meta({ id: 'UsageEventInput' });
 export type UsageEventInput = z.infer<typeof UsageEventInput>;
 
+const UsageEventBatch = z.strictObject({ events: z.array(UsageEventInput).min(1).max(USAGE_LIMITS.batch) });
+
 /** One event, or `events` of up to 1,000: all are stored or none. */
-export const ReportUsageBody = z
-  .union([z.strictObject({ events: z.array(UsageEventInput).min(1).max(USAGE_LIMITS.batch) }), UsageEventInput])
-  .meta({ id: 'ReportUsageBody' });
+export const ReportUsageBody = z.union([UsageEventBatch, UsageEventInput]).meta({ id: 'ReportUsageBody' });
+
+/**
+ * The events of a report: a body with `events` is a batch, any other one event, so that a
+ * refusal names the field (`events.3.meter`, `meter`) rather than the union. 422 when invalid.
+ */
+export function eventsOfReport(body: unknown): { events: UsageEventInput[]; batch: boolean } {
+  const batch = typeof body === 'object' && body !== null && 'events' in body;
+  const parsed = (batch ? UsageEventBatch : UsageEventInput).safeParse(body);
+  if (!parsed.success) throw validationError(detailsFromZodIssues(parsed.error.issues));
+  return batch
+    ? { events: (parsed.data as z.infer<typeof UsageEventBatch>).events, batch }
+    : { events: [parsed.data as UsageEventInput], batch };
+}
 
 /**
  * A message of the usage topic (`usage.events`, under the deployment's topic prefix), for

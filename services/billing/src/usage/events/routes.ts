@@ -1,6 +1,5 @@
 import {
-  ReportUsageBody,
-  type UsageEventInput,
+  eventsOfReport,
   type UsageReport,
   type UsageSummary,
   UsageSummaryQuery,
@@ -26,12 +25,10 @@ export function mountUsageRoutes(app: Express, context: ServiceContext, onCredit
   const { schema } = store.tables;
   const db = store.database;
 
-  app.post('/v1/usage_events', validate({ body: ReportUsageBody }), async (req, res) => {
+  app.post('/v1/usage_events', async (req, res) => {
     const caller = secretCallerOf(req);
     const tenant: Tenant = { organization: caller.organization, environment: caller.environment };
-    const body = res.locals.input.body as { events: UsageEventInput[] } | UsageEventInput;
-    const batch = 'events' in body;
-    const events = batch ? body.events : [body];
+    const { events, batch } = eventsOfReport(req.body);
     const intake = await takeUsage(context, tenant, events, (i) => (batch ? `events.${i}.` : ''));
     if (intake.spendsCredits) onCreditsToSpend();
     const answer: UsageReport = {
