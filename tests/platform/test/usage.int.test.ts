@@ -1,0 +1,81 @@
+import { eventually } from '@billing/testing';
+import { lifecycleOrganization, startLifecyclePlatform } from '../src/lifecycle-helpers';
+import { type Platform, plan } from '../src/platform';
+
+jest.setTimeout(240000);
+
+/**
+ * Usage on a plan's metered prices (docs/usage.md), on the bus the platform runs (Kafka in CI):
+ * bought on the hosted page, usage reported through the gateway and on the usage topic, billed
+ * on the renewal invoice the saved card pays when the test clock passes the period's end.
+ */
+describe('usage billed on the renewal invoice', () => {
+  let platform: Platform;
+
+  beforeAll(async () => {
+    platform = await startLifecyclePlatform();
+  });
+  afterAll(() => platform?.stop());
+
+  it('bills the usage reported by API and by the usage topic, paid with the saved card', async () => {
+    const { org, client, send, subscribeOnClock, advance, invoicesOf } = await lifecycleOrganization(platform);
+    const prices = [
+      { meter: 'api_calls', unit_amount: 1, package_size: 100 },
+      { meter: 'seats', unit_amount: 120 },
+    ];
+    await client.createProduct(org.id, plan({ slug: 'metered', price: 199, metered_prices: prices }));
+    expect((await send('POST', '/meters', { key: 'api_calls', name: 'API calls', aggregation: 'sum' })).status).toBe(
+      201,
+    );
+    expect((await send('POST', '/meters', { key: 'seats', name: 'Seats', aggregation: 'max' })).status).toBe(201);
+    const { subscription, clock } = await subscribeOnClock('metered@example.com', '4242424242424242', {
+      product_slug: 'metered',
+    });
+    const customer = subscription.customer_id;
+    expect(subscription.metered_prices).toEqual([
+      { meter: 'api_calls', unit_amount: 1, package_size: 100 },
+      { meter: 'seats', unit_amount: 120, package_size: 1 },
+    ]);
+
+    await advance(clock, '2026-02-10T10:00:00Z');
+    const byApi = await send('POST', '/usage_events', {
+      events: [
+        { id: 'api-1', customer_id: customer, meter: 'api_calls', quantity: 1000 },
+        { id: 'api-2', customer_id: customer, meter: 'api_calls', quantity: 234 },
+        { id: 'seats-1', customer_id: customer, meter: 'seats', quantity: 3 },
+      ],
+    });
+    expect(byApi.status).toBe(202);
+    expect(byApi.body).toMatchObject({ received: 3, stored: 3, duplicates: 0 });
+    const onTopic = (events: unknown[]) =>
+      platform.infrastructure.bus.publishRaw(
+        'usage.events',
+        customer,
+        JSON.stringify({ organization: org.id, livemode: false, events }),
+      );
+    await onTopic([
+      { id: 'topic-1', customer_id: customer, meter: 'api_calls', quantity: 766, timestamp: '2026-02-09T00:00:00Z' },
+      { id: 'topic-2', customer_id: customer, meter: 'seats', quantity: 5 },
+    ]);
+    await onTopic([{ id: 'api-1', customer_id: customer, meter: 'api_calls', quantity: 1000 }]); // a repeat
+    await eventually(async () => {
+      const usage = (await send('GET', `/customers/${customer}/usage`)).body;
+      expect(usage.meters).toEqual([
+        { meter: 'api_calls', aggregation: 'sum', quantity: 2000, events: 3 },
+        { meter: 'seats', aggregation: 'max', quantity: 5, events: 2 },
+      ]);
+    }, 30000);
+
+    await advance(clock, '2026-03-02T00:00:00Z');
+    const renewal = (await invoicesOf(subscription.id)).find(
+      (invoice: { period_start: string }) => invoice.period_start === '2026-02-28T10:00:00.000Z',
+    );
+    expect(renewal).toMatchObject({ status: 'paid', subtotal: 199 + 20 + 600, amount_paid: 819, amount_due: 0 });
+    expect(renewal.lines.map((line: { kind: string; amount: number }) => [line.kind, line.amount])).toEqual([
+      ['subscription', 199],
+      ['usage', 20],
+      ['usage', 600],
+    ]);
+    expect((await send('GET', `/subscriptions/${subscription.id}`)).body.status).toBe('ACTIVE');
+  });
+});
