@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { EVENT_TOPICS, type PublishedEventType, isPublicTopic, publishedEventTypes } from './event-catalog';
+import { USAGE_TOPIC, UsageTopicMessage } from '../billing/usage';
 import { DomainEventEnvelope, domainEventOf } from './envelope';
 
 export type JsonSchema = Record<string, unknown>;
@@ -69,6 +70,40 @@ function messageOf(event: PublishedEventType) {
 }
 
 const ANY_INTERNAL_EVENT = 'internal_event';
+const USAGE_REPORT = 'usage_report';
+
+/** The usage topic: written by merchants who report usage at volume, read by billing (docs/usage.md). */
+function usageTopic() {
+  const message = {
+    name: USAGE_REPORT,
+    title: 'A report of usage events',
+    summary: 'The events of one report, as POST /v1/usage_events takes them, and the tenant they are for',
+    contentType: 'application/json',
+    payload: { schemaFormat: EVENT_SCHEMA_FORMAT, schema: openSchema(UsageTopicMessage) },
+    bindings: {
+      kafka: {
+        key: { type: 'string', description: 'Any; the customer id keeps its events in order' },
+        bindingVersion: '0.5.0',
+      },
+    },
+  };
+  const channel = {
+    address: USAGE_TOPIC,
+    title: USAGE_TOPIC,
+    description:
+      'Usage events reported at volume: each message up to 1,000 events, stored once per id as the API stores them; a message that is malformed or names an unknown meter or customer is parked on usage.events.dlq. Read by billing. See docs/usage.md.',
+    messages: { [USAGE_REPORT]: { $ref: `#/components/messages/${USAGE_REPORT}` } },
+    bindings: { kafka: { partitions: 3, bindingVersion: '0.5.0' } },
+    'x-visibility': 'public',
+  };
+  const operation = {
+    action: 'send',
+    channel: { $ref: `#/channels/${USAGE_TOPIC}` },
+    summary: `Report usage on ${USAGE_TOPIC}, under the deployment's topic prefix`,
+    messages: [{ $ref: `#/channels/${USAGE_TOPIC}/messages/${USAGE_REPORT}` }],
+  };
+  return { message, channel, operation };
+}
 
 /**
  * The AsyncAPI 3 document of every topic, generated from the zod schemas: committed as
@@ -106,6 +141,10 @@ export function asyncApiDocument() {
       messages: names.map((name) => ({ $ref: `#/channels/${topic.topic}/messages/${name}` })),
     };
   }
+  const usage = usageTopic();
+  messages[USAGE_REPORT] = usage.message;
+  channels[USAGE_TOPIC] = usage.channel;
+  operations[`produce-${USAGE_TOPIC}`] = usage.operation;
   return {
     asyncapi: '3.0.0',
     info: {
