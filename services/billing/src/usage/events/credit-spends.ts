@@ -33,11 +33,45 @@ type ClaimedEvent = {
 export const groupSpendKey = (firstEventId: string) => `${RESERVED_SPEND_KEY_PREFIX}s:${firstEventId}`;
 export const singleSpendKey = (eventId: string) => `${RESERVED_SPEND_KEY_PREFIX}:${eventId}`;
 
-/** One pass: claims the events to spend and spends them. Answers how many it claimed. */
+/**
+ * One pass: claims the events to spend, writes the keys of the new groups on them, spends the
+ * groups (SPEND_CONCURRENCY customers at a time: their ledgers are streams of their own) and
+ * marks what was spent, in one statement each. A group that fails is left claimed: the next pass
+ * after the lease takes it again with its key. Answers how many events it claimed.
+ */
 export async function spendUsageCredits(context: ServiceContext): Promise<number> {
   const claimed = await claimEvents(context);
-  for (const group of groupsOf(claimed)) await spendGroup(context, group);
+  if (claimed.length === 0) return 0;
+  const groups = groupsOf(claimed);
+  const keyed = groups.filter((group) => !group.single && group.key === null);
+  for (const group of keyed) group.key = groupSpendKey(group.events[0]!.id);
+  const keys = new Map(keyed.flatMap((group) => group.events.map((event) => [event, group.key!] as const)));
+  await setState(context, [...keys.keys()], 'spending', (event) => keys.get(event)!);
+  const payers = await payersOf(context, groups);
+  const spent: ClaimedEvent[] = [];
+  await eachAtOnce(groups, SPEND_CONCURRENCY, async (group) => {
+    try {
+      spent.push(...(await spendGroup(context, payers.get(payerKey(group))!, group)));
+    } catch (err) {
+      context.logger.error(
+        { err, customer: group.customerId },
+        'spending usage credits failed; retried after the lease',
+      );
+    }
+  });
+  await setState(context, spent, 'spent');
   return claimed.length;
+}
+
+/** Customers whose usage is spent at once in a pass. */
+const SPEND_CONCURRENCY = 8;
+
+async function eachAtOnce<T>(items: T[], concurrency: number, work: (item: T) => Promise<void>): Promise<void> {
+  let next = 0;
+  const worker = async () => {
+    while (next < items.length) await work(items[next++]!);
+  };
+  await Promise.all(Array.from({ length: Math.min(concurrency, items.length) }, worker));
 }
 
 async function claimEvents(context: ServiceContext): Promise<ClaimedEvent[]> {
@@ -83,40 +117,33 @@ export function groupsOf(events: ClaimedEvent[]): SpendGroup[] {
   return [...groups.values()];
 }
 
-async function spendGroup(context: ServiceContext, group: SpendGroup): Promise<void> {
-  const payer = await payerOf(context, group);
+/** Spends the group; answers its events if spent together (to be marked at once), none if spent alone. */
+async function spendGroup(context: ServiceContext, payer: Payer, group: SpendGroup): Promise<ClaimedEvent[]> {
   if (group.single) {
-    await spendAlone(context, payer, group, group.events);
-    return;
+    await spendAlone(context, payer, group.events);
+    return [];
   }
-  const key = group.key ?? groupSpendKey(group.events[0]!.id);
-  if (!group.key) await setState(context, group, group.events, 'spending', () => key);
   const amount = group.events.reduce((sum, event) => sum + Number(event.credits), 0);
-  if (amount > CREDIT_LIMITS.maxAmount) {
-    await spendAlone(context, payer, group, await toSingles(context, group));
-    return;
-  }
   try {
-    if (amount > 0) await payer.spend(key, amount, group.events.length);
-    await setState(context, group, group.events, 'spent');
+    if (amount > CREDIT_LIMITS.maxAmount) throw new TooMuchForOneSpend();
+    if (amount > 0) await payer.spend(group.key!, amount, group.events.length);
+    return group.events;
   } catch (error) {
-    if (!isInsufficient(error)) throw error;
-    await spendAlone(context, payer, group, await toSingles(context, group));
+    if (!(error instanceof TooMuchForOneSpend) && !isInsufficient(error)) throw error;
+    await setState(context, group.events, 'single', (event) => singleSpendKey(event.id));
+    await spendAlone(context, payer, group.events);
+    return [];
   }
 }
 
-/** The group's events, each to be spent under its own key from now on. */
-async function toSingles(context: ServiceContext, group: SpendGroup): Promise<ClaimedEvent[]> {
-  await setState(context, group, group.events, 'single', singleSpendKey);
-  return group.events;
-}
+class TooMuchForOneSpend extends Error {}
 
 /**
  * Each event alone, in order, while the balance (with the overdraft limit) pays it; one it does
  * not pay is `unpaid`, left to a metered price. The balance a refusal told is counted down, so
  * events it cannot pay are not tried.
  */
-async function spendAlone(context: ServiceContext, payer: Payer, group: SpendGroup, events: ClaimedEvent[]) {
+async function spendAlone(context: ServiceContext, payer: Payer, events: ClaimedEvent[]) {
   let room = Number.POSITIVE_INFINITY;
   for (const event of events) {
     const credits = Number(event.credits);
@@ -132,28 +159,47 @@ async function spendAlone(context: ServiceContext, payer: Payer, group: SpendGro
         room = balanceTold(error) + payer.overdraftLimit;
       }
     }
-    await setState(context, group, [event], state);
+    await setState(context, [event], state);
   }
 }
 
 type Payer = { overdraftLimit: number; spend: (key: string, amount: number, events: number) => Promise<void> };
 
-/** Spends from the group's customer at its time (a test clock's, or now), with its environment's ledger settings. */
-async function payerOf(context: ServiceContext, group: SpendGroup): Promise<Payer> {
+const payerKey = (group: Pick<SpendGroup, 'tenant' | 'customerId'>) =>
+  `${group.tenant.organization}\u0000${group.tenant.environment}\u0000${group.customerId}`;
+
+/**
+ * Who pays each group: its customer at its time (a test clock's, or now), with its environment's
+ * ledger settings; read once a pass for each organization and environment.
+ */
+async function payersOf(context: ServiceContext, groups: SpendGroup[]): Promise<Map<string, Payer>> {
   const { store } = context;
-  const [times, settings] = await Promise.all([
-    timesOfCustomers(context, group.tenant, [group.customerId]),
-    ledgerSettingsOf(store, group.tenant),
-  ]);
-  const now = times.get(group.customerId) ?? context.now();
-  return {
-    overdraftLimit: settings.overdraftLimit ?? 0,
-    spend: async (key, amount, events) => {
-      const metadata = { source: 'usage_events', events: String(events) };
-      const request = { amount, idempotencyKey: key, metadata };
-      await spendCredits(store, group.tenant, group.customerId, now, request, settings);
-    },
-  };
+  const payers = new Map<string, Payer>();
+  const byTenant = new Map<string, SpendGroup[]>();
+  for (const group of groups) {
+    const tenantKey = `${group.tenant.organization}\u0000${group.tenant.environment}`;
+    byTenant.set(tenantKey, [...(byTenant.get(tenantKey) ?? []), group]);
+  }
+  for (const tenantGroups of byTenant.values()) {
+    const { tenant } = tenantGroups[0]!;
+    const customers = [...new Set(tenantGroups.map((group) => group.customerId))];
+    const [times, settings] = await Promise.all([
+      timesOfCustomers(context, tenant, customers),
+      ledgerSettingsOf(store, tenant),
+    ]);
+    for (const customerId of customers) {
+      const now = times.get(customerId) ?? context.now();
+      payers.set(payerKey({ tenant, customerId }), {
+        overdraftLimit: settings.overdraftLimit ?? 0,
+        spend: async (key, amount, events) => {
+          const metadata = { source: 'usage_events', events: String(events) };
+          const request = { amount, idempotencyKey: key, metadata };
+          await spendCredits(store, tenant, customerId, now, request, settings);
+        },
+      });
+    }
+  }
+  return payers;
 }
 
 const isInsufficient = (error: unknown) => error instanceof ApiError && error.code === 'insufficient_credits';
@@ -162,27 +208,32 @@ const isInsufficient = (error: unknown) => error instanceof ApiError && error.co
 const balanceTold = (error: unknown) =>
   ((error as ApiError).details?.[0] as { balance?: number } | undefined)?.balance ?? 0;
 
+/** Sets the events' state (and, with `keyOf`, their spend keys) in one statement. */
 async function setState(
   context: ServiceContext,
-  group: SpendGroup,
   events: ClaimedEvent[],
   state: CreditsState,
-  keyOf?: (id: string) => string,
+  keyOf?: (event: ClaimedEvent) => string,
 ): Promise<void> {
+  if (events.length === 0) return;
   const { database, tables } = context.store;
-  const ids = events.map((e) => e.id);
-  const keys = keyOf ? ids.map(keyOf) : null;
+  const keys = events.map((event) => (keyOf ? keyOf(event) : null));
   await database.query(
-    `UPDATE ${usageEventsTable(tables.schema)} t SET credits_state = $3,
-       spend_key = CASE WHEN $5::boolean THEN k.key ELSE t.spend_key END
-     FROM unnest($4::text[], $6::text[]) AS k(id, key)
-     WHERE t.organization = $1 AND t.environment = $2 AND t.id = k.id`,
-    [group.tenant.organization, group.tenant.environment, state, ids, keys !== null, keys ?? ids],
+    `UPDATE ${usageEventsTable(tables.schema)} t SET credits_state = $1, spend_key = COALESCE(k.key, t.spend_key)
+     FROM unnest($2::text[], $3::text[], $4::text[], $5::text[]) AS k(organization, environment, id, key)
+     WHERE t.organization = k.organization AND t.environment = k.environment AND t.id = k.id`,
+    [
+      state,
+      events.map((event) => event.organization),
+      events.map((event) => event.environment),
+      events.map((event) => event.id),
+      keys,
+    ],
   );
-  for (const event of events) {
+  events.forEach((event, i) => {
     event.credits_state = state;
-    if (keys) event.spend_key = keyOf!(event.id);
-  }
+    event.spend_key = keys[i] ?? event.spend_key;
+  });
 }
 
 /**
