@@ -93,6 +93,19 @@ const BENCHMARKS = [
     }),
   },
   {
+    name: 'usage',
+    script: 'usage/run.js',
+    args: ['--customers=10', '--requests=10', '--rate=2000', '--rate-duration=2'],
+    headline: (r) => ({
+      closed_loop_events_per_s: r.closed_loop.events_per_s,
+      open_loop: {
+        rate_events_per_s: r.parameters.rate_events_per_s,
+        report_p99_ms: r.open_loop.report_ms.p99,
+        event_to_balance_p99_ms: r.open_loop.event_to_balance_ms.p99,
+      },
+    }),
+  },
+  {
     name: 'renewals',
     script: 'renewals/run.js',
     args: ['--subscriptions=100'],
