@@ -13,6 +13,7 @@ import {
 import { type DueEinvoice, findDueEinvoices, findEinvoicesToWarn } from './read-model';
 import { einvoiceProviderOf } from './settings/provider-of';
 import { splitAllowance } from './rules';
+import { nudgedPasses } from '../shared/nudged-passes';
 
 type Existing = Extract<EinvoiceState, { status: 'Existing' }>;
 type Outcome = Exclude<EinvoiceCommand, { type: 'RequestEinvoice' | 'StartAttempt' | 'WarnDeadline' | 'RecordRefund' }>;
@@ -190,29 +191,8 @@ function buyerOf(choice: EinvoiceChoice, name: string | null): EinvoiceBuyer {
  * after it when nudged meanwhile. The sweep runs it too; both are safe together (claims).
  */
 export function einvoiceNudger(context: ServiceContext): { nudge: () => void; drain: () => Promise<void> } {
-  let running: Promise<void> | null = null;
-  let again = false;
-  let stopped = false;
-  const nudge = () => {
-    if (stopped) return;
-    if (running) {
-      again = true;
-      return;
-    }
-    running = runEinvoiceWork(context)
-      .catch((err) => context.logger.error({ err }, 'the e-invoice worker failed; the sweep runs it again'))
-      .finally(() => {
-        running = null;
-        if (again) {
-          again = false;
-          nudge();
-        }
-      });
-  };
-  /** At shutdown: no pass starts any more, and the one running ends first. */
-  const drain = async () => {
-    stopped = true;
-    while (running) await running;
-  };
-  return { nudge, drain };
+  return nudgedPasses(
+    () => runEinvoiceWork(context),
+    (err) => context.logger.error({ err }, 'the e-invoice worker failed; the sweep runs it again'),
+  );
 }

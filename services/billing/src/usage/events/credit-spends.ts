@@ -2,6 +2,7 @@ import { ApiError, CREDIT_LIMITS, RESERVED_SPEND_KEY_PREFIX } from '@billing/con
 import type { ServiceContext } from '@billing/runtime';
 import type { Tenant } from '@billing/service';
 import { ledgerSettingsOf } from '../../credits/ledger-settings';
+import { nudgedPasses } from '../../shared/nudged-passes';
 import { spendCredits } from '../../credits/spend';
 import { timesOfCustomers } from './intake';
 import { type CreditsState, usageEventsTable } from './store';
@@ -237,39 +238,20 @@ async function setState(
 }
 
 /**
- * The worker: `nudge` runs a pass now (or again right after the one running), a timer runs one
- * every USAGE_SPEND_INTERVAL_MS; a full claim runs the next pass at once. `stop` waits for the
+ * The worker: `nudge` runs a pass now (or right after the one running), a timer runs one every
+ * USAGE_SPEND_INTERVAL_MS, and a full claim runs the next pass at once. `stop` waits for the
  * pass running.
  */
 export function usageCreditSpender(context: ServiceContext): { nudge: () => void; stop: () => Promise<void> } {
-  let running: Promise<void> | null = null;
-  let again = false;
-  let stopped = false;
-  const nudge = () => {
-    if (stopped) return;
-    if (running) {
-      again = true;
-      return;
-    }
-    running = spendUsageCredits(context)
-      .then((claimed) => {
-        if (claimed >= CLAIM_LIMIT) again = true;
-      })
-      .catch((err) => context.logger.error({ err }, 'spending usage credits failed; the next pass tries again'))
-      .finally(() => {
-        running = null;
-        if (again) {
-          again = false;
-          nudge();
-        }
-      });
-  };
-  const timer = setInterval(nudge, USAGE_SPEND_INTERVAL_MS);
+  const passes = nudgedPasses(
+    async () => (await spendUsageCredits(context)) >= CLAIM_LIMIT,
+    (err) => context.logger.error({ err }, 'spending usage credits failed; the next pass tries again'),
+  );
+  const timer = setInterval(passes.nudge, USAGE_SPEND_INTERVAL_MS);
   timer.unref();
   const stop = async () => {
-    stopped = true;
     clearInterval(timer);
-    while (running) await running;
+    await passes.drain();
   };
-  return { nudge, stop };
+  return { nudge: passes.nudge, stop };
 }
