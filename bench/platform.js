@@ -2,6 +2,7 @@
 // What the benchmarks that run services share: names, quiet loggers, the admin API, cleanup.
 const os = require('node:os');
 const { randomBytes } = require('node:crypto');
+const { execFile } = require('node:child_process');
 const { createLogger } = require('@billing/service');
 
 const randomName = (prefix) => `${prefix}_${randomBytes(8).toString('hex')}`;
@@ -109,7 +110,40 @@ async function pollUntil(done, what, { everyMs = 20, timeoutMs = 300_000 } = {})
   return performance.now();
 }
 
+/**
+ * A load generator in a child process of its own (so that it does not share the services' event
+ * loop): `run(settings)` starts `script` with its settings as JSON and answers the JSON it prints;
+ * `interrupt(signal)` (runBenchmark's) kills the one running and fails every later run, so that
+ * the benchmark's cleanup runs.
+ */
+function loadGenerator(script) {
+  let child;
+  let interrupted;
+  const stopped = () => new Error(`interrupted by ${interrupted}`);
+  const run = (settings) => {
+    if (interrupted) return Promise.reject(stopped());
+    return new Promise((resolve, reject) => {
+      child = execFile(
+        process.execPath,
+        [script, JSON.stringify(settings)],
+        { maxBuffer: 64 << 20 },
+        (error, stdout) => {
+          child = undefined;
+          if (error) reject(interrupted ? stopped() : error);
+          else resolve(JSON.parse(stdout));
+        },
+      );
+    });
+  };
+  const interrupt = (signal) => {
+    interrupted = signal;
+    child?.kill();
+  };
+  return { run, interrupt };
+}
+
 module.exports = {
+  loadGenerator,
   pollUntil,
   randomName,
   internalSecret,

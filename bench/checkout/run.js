@@ -4,7 +4,6 @@
 // loop (buyers arriving at a fixed rate). Reports p50/p99 of both steps, each payment's signed
 // `checkout.completed` webhook after it, and how long billing takes after the last payment to
 // hold every subscription. Prints one JSON object to stdout; see README.md.
-const { execFile } = require('node:child_process');
 const { join } = require('node:path');
 const { startFullPlatform } = require('../full-platform');
 const { countSetting, positiveSetting } = require('../settings');
@@ -18,6 +17,7 @@ const {
   percentiles,
   pollUntil,
   randomName: random,
+  loadGenerator,
   runBenchmark,
   stopPlatform,
 } = require('../platform');
@@ -59,19 +59,7 @@ async function seed(platform, receiver) {
   return { secretKey: organization.api_keys.sandbox.secret_key, productId: product.id };
 }
 
-let child;
-let interrupted;
-function runBuyers(settings) {
-  if (interrupted) return Promise.reject(new Error(`interrupted by ${interrupted}`));
-  const script = join(__dirname, 'buyers.js');
-  return new Promise((resolve, reject) => {
-    child = execFile(process.execPath, [script, JSON.stringify(settings)], { maxBuffer: 64 << 20 }, (error, stdout) => {
-      child = undefined;
-      if (error) reject(interrupted ? new Error(`interrupted by ${interrupted}`) : error);
-      else resolve(JSON.parse(stdout));
-    });
-  });
-}
+const buyers = loadGenerator(join(__dirname, 'buyers.js'));
 
 async function subscriptionsOf(platform) {
   const { rows } = await platform.statements.uncounted(
@@ -139,7 +127,7 @@ async function phase(platform, receiver, settings, provisionedBefore) {
   const before = { ...platform.statements, byText: platform.statements.byText && new Map(platform.statements.byText) };
   const cpuBefore = process.cpuUsage();
   const serversBefore = serverCpuMs();
-  const timings = await runBuyers({ ...settings, prefix: random('buyer') });
+  const timings = await buyers.run({ ...settings, prefix: random('buyer') });
   const paidCount = timings.pay.length;
   const lagMs = await provisioned(platform, provisionedBefore + paidCount);
   const cpu = process.cpuUsage(cpuBefore);
@@ -187,7 +175,7 @@ async function main() {
     const settings = { gateway: platform.gateway.url, secretKey, productId };
     // Warm-up: a few buyers end to end, reported and not counted.
     const warmupStarted = performance.now();
-    const warmup = await runBuyers({
+    const warmup = await buyers.run({
       ...settings,
       checkouts: params.warmup_checkouts,
       concurrency: 1,
@@ -243,7 +231,5 @@ async function main() {
   }
 }
 
-runBenchmark('checkout', main, (signal) => {
-  interrupted = signal;
-  child?.kill(); // the pending run fails, and main's finally shuts everything down
-});
+// The pending run fails, and main's finally shuts everything down.
+runBenchmark('checkout', main, buyers.interrupt);

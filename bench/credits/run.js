@@ -4,14 +4,14 @@
 // closed loop (a fixed number of spenders) then open loop (spends at a fixed rate). Reports
 // spends/s, p50/p99, SQL statements per spend and CPU by process. Prints one JSON object to
 // stdout; see README.md.
-const { execFile, fork } = require('node:child_process');
+const { fork } = require('node:child_process');
 const { join } = require('node:path');
 const { startFullPlatform } = require('../full-platform');
 const { positiveSetting, setting } = require('../settings');
 const { countStatements, statementsByText } = require('../statements');
 const { serverCpuMs, serverCpuSpent } = require('../process-cpu');
 const { seedCustomers } = require('../customers');
-const { machine, percentiles, randomName: random, runBenchmark, stopPlatform } = require('../platform');
+const { loadGenerator, machine, percentiles, randomName: random, runBenchmark, stopPlatform } = require('../platform');
 
 const readParameters = () => ({
   customers: positiveSetting('customers', 'BENCH_CUSTOMERS', 100),
@@ -80,19 +80,7 @@ function forkBilling(settings) {
 
 const round = (n, digits = 1) => Number(n.toFixed(digits));
 
-let child;
-let interrupted;
-function runSpenders(settings) {
-  if (interrupted) return Promise.reject(new Error(`interrupted by ${interrupted}`));
-  return new Promise((resolve, reject) => {
-    const script = join(__dirname, 'spenders.js');
-    child = execFile(process.execPath, [script, JSON.stringify(settings)], { maxBuffer: 64 << 20 }, (error, stdout) => {
-      child = undefined;
-      if (error) reject(interrupted ? new Error(`interrupted by ${interrupted}`) : error);
-      else resolve(JSON.parse(stdout));
-    });
-  });
-}
+const spenders = loadGenerator(join(__dirname, 'spenders.js'));
 
 /** Milliseconds of CPU per spend of each process, and their sum (`all`). */
 function cpuByProcess(spentMs, count) {
@@ -116,7 +104,7 @@ async function phase(platform, settings) {
   const billingBefore = await platform.billingProcess?.report();
   const cpuBefore = process.cpuUsage();
   const serversBefore = serverCpuMs();
-  const timings = await runSpenders({ ...settings, prefix: random('spend') });
+  const timings = await spenders.run({ ...settings, prefix: random('spend') });
   const cpu = process.cpuUsage(cpuBefore);
   const servers = serverCpuSpent(serversBefore, serverCpuMs());
   const billingAfter = await platform.billingProcess?.report();
@@ -173,7 +161,7 @@ async function main() {
     });
     const seedSeconds = round((performance.now() - seedStarted) / 1000, 3);
     const settings = { gateway: platform.gateway.url, secretKey, customers };
-    const warmup = await runSpenders({ ...settings, spends: params.warmup_spends, concurrency: 4, prefix: 'warmup' });
+    const warmup = await spenders.run({ ...settings, spends: params.warmup_spends, concurrency: 4, prefix: 'warmup' });
     if (warmup.errors.length > 0) throw new Error(`warm-up failed: ${warmup.errors[0]}`);
     const closedLoop = await phase(platform, { ...settings, spends: params.spends, concurrency: params.concurrency });
     const openLoop = await phase(platform, {
@@ -201,7 +189,5 @@ async function main() {
   }
 }
 
-runBenchmark('credits', main, (signal) => {
-  interrupted = signal;
-  child?.kill();
-});
+// The pending run fails, and main's finally shuts everything down.
+runBenchmark('credits', main, spenders.interrupt);

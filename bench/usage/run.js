@@ -5,14 +5,21 @@
 // One event in `BENCH_CREDITS_EVERY` is on a meter that spends credits; the time from its
 // report's due time to its spend being recorded is its event-to-balance time. Prints one JSON
 // object to stdout; see README.md.
-const { execFile } = require('node:child_process');
 const { join } = require('node:path');
 const { startFullPlatform } = require('../full-platform');
 const { positiveSetting } = require('../settings');
 const { countStatements } = require('../statements');
 const { serverCpuMs, serverCpuSpent } = require('../process-cpu');
 const { call, seedCustomers } = require('../customers');
-const { machine, percentiles, pollUntil, randomName: random, runBenchmark, stopPlatform } = require('../platform');
+const {
+  loadGenerator,
+  machine,
+  percentiles,
+  pollUntil,
+  randomName: random,
+  runBenchmark,
+  stopPlatform,
+} = require('../platform');
 
 const readParameters = () => ({
   customers: positiveSetting('customers', 'BENCH_CUSTOMERS', 100),
@@ -26,19 +33,7 @@ const readParameters = () => ({
 
 const round = (n, digits = 1) => Number(n.toFixed(digits));
 
-let child;
-let interrupted;
-function runReporters(settings) {
-  if (interrupted) return Promise.reject(new Error(`interrupted by ${interrupted}`));
-  return new Promise((resolve, reject) => {
-    const script = join(__dirname, 'reporters.js');
-    child = execFile(process.execPath, [script, JSON.stringify(settings)], { maxBuffer: 64 << 20 }, (error, stdout) => {
-      child = undefined;
-      if (error) reject(interrupted ? new Error(`interrupted by ${interrupted}`) : error);
-      else resolve(JSON.parse(stdout));
-    });
-  });
-}
+const reporters = loadGenerator(join(__dirname, 'reporters.js'));
 
 async function meters(platform, secretKey) {
   for (const meter of [
@@ -83,7 +78,7 @@ async function phase(platform, seeded, settings) {
   const before = { ...counts };
   const cpuBefore = process.cpuUsage();
   const serversBefore = serverCpuMs();
-  const timings = await runReporters({ ...settings, prefix });
+  const timings = await reporters.run({ ...settings, prefix });
   const cpu = process.cpuUsage(cpuBefore);
   const servers = serverCpuSpent(serversBefore, serverCpuMs());
   const sent = timings.report.length * settings.batch;
@@ -140,7 +135,7 @@ async function main() {
       batch: params.batch,
       creditsEvery: params.credits_every,
     };
-    const warmup = await runReporters({ ...settings, requests: 10, concurrency: 2, prefix: 'warmup' });
+    const warmup = await reporters.run({ ...settings, requests: 10, concurrency: 2, prefix: 'warmup' });
     if (warmup.errors.length > 0) throw new Error(`warm-up failed: ${warmup.errors[0]}`);
     const closedLoop = await phase(platform, seeded, {
       ...settings,
@@ -175,7 +170,5 @@ async function main() {
   }
 }
 
-runBenchmark('usage', main, (signal) => {
-  interrupted = signal;
-  child?.kill();
-});
+// The pending run fails, and main's finally shuts everything down.
+runBenchmark('usage', main, reporters.interrupt);
