@@ -165,10 +165,6 @@ export async function deliverBatch(
   }
 }
 
-/**
- * A payload its schema refuses (a zod error) fails the same way on every try: it is parked at
- * once instead of holding its partition through the backoff.
- */
 /** A handler's failure that no retry can mend (a message that says something impossible): parked at once. */
 export class RefusedMessage extends Error {
   constructor(message: string) {
@@ -177,6 +173,10 @@ export class RefusedMessage extends Error {
   }
 }
 
+/**
+ * A payload its schema refuses (a zod error) fails the same way on every try: it is parked at
+ * once instead of holding its partition through the backoff.
+ */
 const isPermanent = (error: unknown) =>
   error instanceof Error && (error.name === 'ZodError' || error instanceof RefusedMessage);
 

@@ -5,6 +5,7 @@ import {
   type DeliveryContext,
   type RawMessage,
   parkAndLog,
+  RefusedMessage,
   retryPolicy,
   StoppedError,
 } from './delivery';
@@ -90,6 +91,30 @@ describe('deliver', () => {
     await deliver(raw('nope'), ctx);
     await deliver(raw('{"id":"x"}'), ctx);
     expect(parked.map((h) => h[DLQ_HEADERS.attempts])).toEqual(['0', '0']);
+  });
+
+  it('parks at once a message its handler refuses (RefusedMessage), with the reason', async () => {
+    const { ctx, slept, parked } = context(async () => {
+      throw new RefusedMessage('unknown_meter at events.0.meter');
+    });
+    await deliver(raw(JSON.stringify(event)), ctx);
+    expect(slept).toEqual([]);
+    expect(parked).toEqual([
+      expect.objectContaining({ [DLQ_HEADERS.attempts]: '1', [DLQ_HEADERS.reason]: 'unknown_meter at events.0.meter' }),
+    ]);
+  });
+
+  it("hands what the subscription's readValue reads, and parks what it refuses", async () => {
+    const handled: unknown[] = [];
+    const { ctx, parked } = context(async (message) => void handled.push(message.value));
+    ctx.readValue = (json) => {
+      const report = json as { events?: unknown[] };
+      return Array.isArray(report.events) ? (report as never) : { refused: 'no events' };
+    };
+    await deliver(raw('{"events":[1,2]}'), ctx);
+    await deliver(raw('{"id":"x"}'), ctx);
+    expect(handled).toEqual([{ events: [1, 2] }]);
+    expect(parked).toEqual([expect.objectContaining({ [DLQ_HEADERS.reason]: 'malformed: no events' })]);
   });
 
   it('gives up without parking when the consumer stops during a backoff', async () => {
