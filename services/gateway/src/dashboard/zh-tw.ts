@@ -230,9 +230,16 @@ export const ZH_TW: Record<string, string> = {
   'Plans: unused credits carry over to the next period (rollover)': '訂閱方案：未用完的點數延續到下個週期（累積）',
   '{amount} credits each paid period; unused credits carry over': '每個付費週期 {amount} 點，未用完的點數會延續',
   'Usage billed on each renewal invoice': '每期續訂帳單計費的用量',
+  'Metered prices (optional)': '計量計費（選填）',
+  'Plans: metered prices (optional)': '訂閱方案：計量計費（選填）',
+  'Each renewal invoice bills the usage of the period that ended: the unit amount for every package of units, rounded up to whole packages. Up to {count} meters, each once; empty rows are left out.':
+    '每期續訂帳單依剛結束那一期的用量計費：每一包收取一次每單位價格，不足一包以一包計。最多 {count} 個計量項目，每個項目只能設定一次；空白的列會略過。',
+  'Metered price {n}': '計量計費 {n}',
+  'Meter key': '計量項目',
+  'Unit amount (whole NT$)': '每單位價格（NT$，整數）',
+  'Package size (units; empty: 1)': '每包數量（單位；空白為 1）',
   '{meter}: {amount} per unit': '{meter}：每單位 {amount}',
-  '{meter}: {amount} per {size} units, rounded up':
-    '{meter}：每 {size} 單位 {amount}，不足一組以一組計',
+  '{meter}: {amount} per {size} units, rounded up': '{meter}：每 {size} 單位 {amount}，不足一組以一組計',
   '{amount} credits each paid period; unused credits expire at its end':
     '每個付費週期 {amount} 點，未用完的點數於該週期結束時失效',
   '{allowance}, each grant for at most {days} days': '{allowance}，每次發放最多 {days} 天內有效',

@@ -1,3 +1,4 @@
+import { METERED_PRICE_LIMITS } from '@billing/contracts';
 import { html } from '@billing/service';
 import { twd, when } from '../html';
 import type { Translate } from '../i18n';
@@ -8,6 +9,7 @@ import {
   buttonForm,
   errorFor,
   field,
+  fieldError,
   formFields,
   select,
   table,
@@ -28,7 +30,7 @@ export interface Product {
   display_order: number | null;
   /** What a purchase grants (CREDITS products); null: nothing. */
   credits: { amount: number; expires_after_days: number | null; rollover?: boolean } | null;
-  /** A plan's prices for usage, billed on its renewal invoices (set through the admin API). */
+  /** A plan's prices for usage, billed on its renewal invoices. */
   metered_prices?: Array<{ meter: string; unit_amount: number; package_size: number }> | null;
   active: boolean;
   created_at: string;
@@ -61,7 +63,8 @@ function productFields(t: Translate, state: PageState, product?: Product): unkno
   ${field('p-price', t('Price (whole TWD)'), { name: 'price', type: 'number', value: v('price', product?.price), required: true, extra: html` min="0" step="1"` })}
   ${field('p-trial', t('Trial days (subscriptions, optional)'), { name: 'trial_days', type: 'number', value: v('trial_days', product?.trial_days), extra: html` min="1"` })}
   ${field('p-order', t('Display order (optional)'), { name: 'display_order', type: 'number', value: v('display_order', product?.display_order) })}
-  ${creditFields(t, state, product)}`;
+  ${creditFields(t, state, product)}
+  ${!product || product.type === 'SUBSCRIPTION' ? meteredPriceFields(t, state, product) : ''}`;
 }
 
 /**
@@ -104,6 +107,78 @@ const creditsOf = (form: Record<string, string | undefined>, plan: boolean) => {
   const rollover = plan ? { rollover: form.credit_rollover === 'on' } : {};
   return { amount, expires_after_days: nullableNum(form.credit_expires_after_days), ...rollover };
 };
+
+/** Rows of the form's metered prices: as many as a plan may hold. */
+const METERED_ROWS = METERED_PRICE_LIMITS.prices;
+const meteredNames = (row: number) => ({
+  meter: `metered_meter_${row}`,
+  unitAmount: `metered_unit_amount_${row}`,
+  packageSize: `metered_package_size_${row}`,
+});
+
+/** The form's metered-price rows with anything in them, in order, each with its row's number. */
+const meteredRowsOf = (form: Record<string, string | undefined>) =>
+  Array.from({ length: METERED_ROWS }, (_, row) => {
+    const names = meteredNames(row);
+    return { row, meter: form[names.meter], unitAmount: form[names.unitAmount], packageSize: form[names.packageSize] };
+  }).filter((r) => [r.meter, r.unitAmount, r.packageSize].some((value) => text(value) !== undefined));
+
+/**
+ * The form's metered prices: its rows with anything in them (an empty package size: the API's 1);
+ * null when every row is empty; undefined when the form has no rows, which keeps them. What the
+ * API says of a bad value is shown at its row.
+ */
+const meteredPricesOf = (form: Record<string, string | undefined>) => {
+  if (!Array.from({ length: METERED_ROWS }, (_, row) => meteredNames(row).meter).some((name) => name in form)) {
+    return undefined;
+  }
+  const prices = meteredRowsOf(form).map((r) => ({
+    meter: r.meter?.trim() ?? '',
+    unit_amount: num(r.unitAmount),
+    package_size: num(r.packageSize),
+  }));
+  return prices.length ? prices : null;
+};
+
+/**
+ * A plan's metered prices, one row each (meter key, unit amount, package size), prefilled with
+ * the plan's; the new-product form, whose type is not chosen yet, offers them for plans. After a
+ * refused save the rows show what was sent, and the API's problems at their row's field.
+ */
+function meteredPriceFields(t: Translate, state: PageState, product?: Product) {
+  const action = product ? 'update' : 'create';
+  const v = (name: string, fallback?: string | number | null) => prefill(state.form, name, fallback);
+  const sent = state.form?._action === action ? state.form : undefined;
+  // The API numbers the prices it was sent, which leave out the empty rows.
+  const rowOfPrice = sent ? meteredRowsOf(sent).map((r) => r.row) : [];
+  const problem = (row: number, key: string) => {
+    const index = rowOfPrice.indexOf(row);
+    return index < 0 ? undefined : fieldError(state, action, `metered_prices.${index}.${key}`);
+  };
+  const whole = fieldError(state, action, 'metered_prices');
+  const legend = product ? t('Metered prices (optional)') : t('Plans: metered prices (optional)');
+  const describedBy = ['p-metered-hint', whole ? 'p-metered-error' : ''].filter(Boolean).join(' ');
+  const rows = Array.from({ length: METERED_ROWS }, (_, row) => {
+    const names = meteredNames(row);
+    const price = product?.metered_prices?.[row];
+    return html`<fieldset>
+      <legend>${t('Metered price {n}', { n: row + 1 })}</legend>
+      ${field(`p-meter-${row}`, t('Meter key'), { name: names.meter, value: v(names.meter, price?.meter), extra: html` autocomplete="off" autocapitalize="none" spellcheck="false"`, error: problem(row, 'meter') })}
+      ${field(`p-meter-amount-${row}`, t('Unit amount (whole NT$)'), { name: names.unitAmount, type: 'number', value: v(names.unitAmount, price?.unit_amount), extra: html` min="0" step="1"`, error: problem(row, 'unit_amount') })}
+      ${field(`p-meter-size-${row}`, t('Package size (units; empty: 1)'), { name: names.packageSize, type: 'number', value: v(names.packageSize, price?.package_size), extra: html` min="1" step="1"`, error: problem(row, 'package_size') })}
+    </fieldset>`;
+  });
+  return html`<fieldset aria-describedby="${describedBy}">
+    <legend>${legend}</legend>
+    <div class="muted" id="p-metered-hint">
+      ${t(
+        'Each renewal invoice bills the usage of the period that ended: the unit amount for every package of units, rounded up to whole packages. Up to {count} meters, each once; empty rows are left out.',
+        { count: METERED_ROWS },
+      )}
+    </div>
+    ${whole ? html`<div class="field-error" id="p-metered-error">${whole}</div>` : ''}${rows}
+  </fieldset>`;
+}
 
 /** `api_calls: NT$1 per 100 units`, one line a meter; a dash for a plan without. */
 const describeMeteredPrices = (t: Translate, prices: Product['metered_prices']) => {
@@ -243,6 +318,7 @@ export const productsPage: DashboardPage = {
           trial_days: subscription ? num(form.trial_days) : undefined,
           display_order: num(form.display_order),
           credits: form.type === 'CREDITS' || subscription ? creditsOf(form, subscription) : null,
+          metered_prices: subscription ? meteredPricesOf(form) : undefined,
         });
         return {
           notice: ctx.t('Product {name} created.', { name: product.name }),
@@ -323,6 +399,7 @@ export const productPage: DashboardPage = {
           trial_days: form.trial_days === undefined ? undefined : nullableNum(form.trial_days),
           display_order: nullableNum(form.display_order),
           credits: creditsOf(form, product.type === 'SUBSCRIPTION'),
+          metered_prices: product.type === 'SUBSCRIPTION' ? meteredPricesOf(form) : undefined,
         });
         return { notice: ctx.t('Product saved.') };
       },
