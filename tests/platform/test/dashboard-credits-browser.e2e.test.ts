@@ -13,9 +13,9 @@ const PASSWORD = 'correct horse battery';
 /**
  * The credits settings and a plan's allowance in the dashboard, in Chromium at 375 px, in
  * English and in zh-TW: the owner sets the threshold and the overdraft limit (a bad value refused
- * at its field), a member reads them, and a plan is saved with its rollover; axe finds no
- * serious violation and nothing is wider than the screen. DASHBOARD_SCREENSHOTS=1 keeps
- * /tmp/dash-credits-<page>-<language>.png.
+ * at its field), a member reads them, and a plan is saved with its rollover and a metered price
+ * (a meter key with a space refused at its field); axe finds no serious violation and nothing is
+ * wider than the screen. DASHBOARD_SCREENSHOTS=1 keeps /tmp/dash-credits-<page>-<language>.png.
  */
 describeWithBrowser('credits settings in the merchant dashboard, in a browser', () => {
   let platform: Platform;
@@ -82,13 +82,31 @@ describeWithBrowser('credits settings in the merchant dashboard, in a browser', 
     await create.getByLabel('Price (whole TWD)').fill('499');
     await create.getByLabel(/^Credits a purchase or each paid period grants/).fill('1000');
     await create.getByLabel(/unused credits carry over/).check();
+    const firstPrice = create.getByRole('group', { name: 'Metered price 1' });
+    await firstPrice.getByLabel('Meter key').fill('api_calls');
+    await firstPrice.getByLabel('Unit amount (whole NT$)').fill('2');
+    await firstPrice.getByLabel('Package size (units; empty: 1)').fill('100');
     await create.getByRole('button', { name: 'Create product' }).click();
     await owner.waitForURL(/\/products\/prod_/);
     const facts = owner.getByRole('region', { name: 'Product' });
     expect(await textOf(facts)).toContain('1,000 credits each paid period; unused credits carry over');
-    const edit = owner.getByRole('form', { name: 'Edit' });
+    expect(await textOf(facts)).toContain('api_calls: NT$2 per 100 units, rounded up');
+    let edit = owner.getByRole('form', { name: 'Edit' });
     expect(await edit.getByLabel('Unused credits carry over to the next period (rollover)').isChecked()).toBe(true);
     await look(owner, 'plan', edit);
+
+    // A meter key with a space is refused at its field.
+    const planUrl = owner.url();
+    const secondPrice = edit.getByRole('group', { name: 'Metered price 2' });
+    await secondPrice.getByLabel('Meter key').fill('api calls');
+    await secondPrice.getByLabel('Unit amount (whole NT$)').fill('5');
+    await edit.getByRole('button', { name: 'Save changes' }).click();
+    await owner.waitForLoadState();
+    edit = owner.getByRole('form', { name: 'Edit' });
+    const refusedKey = edit.getByRole('group', { name: 'Metered price 2' }).getByLabel('Meter key');
+    expect(await refusedKey.getAttribute('aria-invalid')).toBe('true');
+    await look(owner, 'plan-refused', edit);
+    await owner.goto(planUrl);
 
     await owner.getByRole('link', { name: '中文' }).click();
     await owner.waitForLoadState();
