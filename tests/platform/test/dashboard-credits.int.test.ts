@@ -272,13 +272,22 @@ describe('credits in the dashboard', () => {
     );
     expect((await productOf()).metered_prices).toBeNull();
 
-    // A product other than a plan has no rows: neither on its page nor sent from the new-product form.
-    const once = await owner.submit(`${base}/products`, {
+    // A product other than a plan takes no metered prices: rows filled for it are refused, not dropped.
+    const filled = await owner.submit(`${base}/products`, {
       _action: 'create',
       name: 'Setup fee',
       type: 'ONE_TIME',
       price: '1000',
       ...rows([0, 'api_calls', '1', '']),
+    });
+    expect(filled.status).toBe(422);
+    expect(filled.html).toContain('metered_prices');
+    const once = await owner.submit(`${base}/products`, {
+      _action: 'create',
+      name: 'Setup fee',
+      type: 'ONE_TIME',
+      price: '1000',
+      ...rows(),
     });
     expect(once.status).toBe(303);
     const onceId = once.location!.split('/').pop()!;

@@ -318,7 +318,8 @@ export const productsPage: DashboardPage = {
           trial_days: subscription ? num(form.trial_days) : undefined,
           display_order: num(form.display_order),
           credits: form.type === 'CREDITS' || subscription ? creditsOf(form, subscription) : null,
-          metered_prices: subscription ? meteredPricesOf(form) : undefined,
+          // Rows filled for another type are sent, for the API to refuse them: never dropped unsaid.
+          metered_prices: subscription ? meteredPricesOf(form) : (meteredPricesOf(form) ?? undefined),
         });
         return {
           notice: ctx.t('Product {name} created.', { name: product.name }),
