@@ -48,7 +48,7 @@ import { mountMeterRoutes } from './usage/meters/routes';
 import { usageCreditSpender } from './usage/events/credit-spends';
 import { mountUsageRoutes } from './usage/events/routes';
 import { migrateUsageEvents } from './usage/events/store';
-import { startUsageTopicConsumer } from './usage/events/topic';
+import { readsUsageTopic, startUsageTopicConsumer } from './usage/events/topic';
 
 /** The billing service: customers, subscriptions, invoices, entitlements, test clocks, the customer portal. */
 export const billingService: ServiceDefinition = {
@@ -115,9 +115,12 @@ export const billingService: ServiceDefinition = {
     const einvoices = einvoiceNudger(context);
     const consumers = await startConsumers(context, einvoices.nudge);
     const usageSpender = usageSpenderOf(context);
+    const usageTopic = readsUsageTopic(context.config)
+      ? [await startUsageTopicConsumer(context, usageSpender.nudge)]
+      : [];
     return [
       ...consumers,
-      await startUsageTopicConsumer(context, usageSpender.nudge),
+      ...usageTopic,
       usageSpender.stop,
       await startMerchantsConsumer(context),
       startBillingSweep(context),

@@ -11,7 +11,7 @@ let running: ServiceUnderTest;
 beforeAll(async () => {
   running = await startServiceForTest(billingService, {
     now: () => new Date('2026-11-21T08:00:00.000Z'),
-    config: { BILLING_TRIAL_SWEEP_INTERVAL_MS: '3600000' },
+    config: { BILLING_TRIAL_SWEEP_INTERVAL_MS: '3600000', BILLING_USAGE_TOPIC: 'on' },
   });
 });
 afterAll(() => running.stop());
@@ -140,7 +140,11 @@ describe('usage events', () => {
       expect(refused.status).toBe(422);
       expect(refused.body.error.details[0]).toMatchObject({ path, code });
     }
-    const one = await call('POST', '/v1/usage_events', caller(s.org), { id: 'x-2', customer_id: s.customer, meter: '' });
+    const one = await call('POST', '/v1/usage_events', caller(s.org), {
+      id: 'x-2',
+      customer_id: s.customer,
+      meter: '',
+    });
     expect(one.body.error.details[0]).toMatchObject({ path: 'meter', code: 'invalid_format' });
     const other = await call('POST', '/v1/usage_events', caller(newOrg()), {
       id: 'evt-9',

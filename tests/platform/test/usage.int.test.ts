@@ -13,7 +13,7 @@ describe('usage billed on the renewal invoice', () => {
   let platform: Platform;
 
   beforeAll(async () => {
-    platform = await startLifecyclePlatform();
+    platform = await startLifecyclePlatform({ config: { BILLING_USAGE_TOPIC: 'on' } });
   });
   afterAll(() => platform?.stop());
 

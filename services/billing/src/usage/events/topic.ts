@@ -4,6 +4,16 @@ import type { ServiceContext } from '@billing/runtime';
 import { takeUsage } from './intake';
 
 /**
+ * Whether billing reads the usage topic: `BILLING_USAGE_TOPIC=on` (default off). Off unless an
+ * operator turns it on, as the topic trusts whoever can write to it (docs/usage.md).
+ */
+export function readsUsageTopic(config: ServiceContext['config']): boolean {
+  const setting = config.BILLING_USAGE_TOPIC ?? 'off';
+  if (setting !== 'on' && setting !== 'off') throw new Error('BILLING_USAGE_TOPIC must be on or off');
+  return setting === 'on';
+}
+
+/**
  * The usage topic's consumer (docs/usage.md, Kafka): each message's events are taken as a report
  * through the API is, in one statement. A message that is malformed or names what is not there
  * is parked on `usage.events.dlq` with the reason; a repeat stores nothing again (ids).
