@@ -3,7 +3,7 @@ import type { SqlExecutor } from '@billing/eventstore';
 import type { Tenant } from '@billing/service';
 import { usageStart } from '../../subscriptions/metered';
 import { metersByKey } from '../../usage/meters/read-model';
-import { totalsByMeter, usageEventsTable } from '../../usage/events/store';
+import { quantityOf, totalsByMeter, usageEventsTable } from '../../usage/events/store';
 
 // The usage lines of a renewal invoice (docs/usage.md): each of the subscription's metered prices
 // over the usage since it was last billed, in arrears.
@@ -91,7 +91,7 @@ export async function claimUsageLines(
   const quantities = new Map(
     [...totals].map(([meter, total]) => {
       const aggregation = meters.get(meter)?.aggregation ?? 'sum';
-      return [meter, { sum: total.sum, count: total.events, max: total.max }[aggregation]];
+      return [meter, quantityOf(total, aggregation)];
     }),
   );
   return usageLines(window, quantities);

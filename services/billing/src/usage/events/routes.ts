@@ -15,7 +15,7 @@ import { requireCustomer } from '../../customers/queries';
 import { timeOn } from '../../test-clocks/read-model';
 import { listMeters } from '../meters/read-model';
 import { takeUsage } from './intake';
-import { usageOf } from './store';
+import { quantityOf, usageOf } from './store';
 
 const DEFAULT_SUMMARY_DAYS = 30;
 
@@ -70,7 +70,7 @@ export function mountUsageRoutes(app: Express, context: ServiceContext, onCredit
         to: to.toISOString(),
         meters: meters.map((meter) => {
           const total = totals.get(meter.key) ?? { events: 0, sum: 0, max: 0 };
-          const quantity = { sum: total.sum, count: total.events, max: total.max }[meter.aggregation];
+          const quantity = quantityOf(total, meter.aggregation);
           return { meter: meter.key, aggregation: meter.aggregation, quantity, events: total.events };
         }),
         livemode: livemodeOf(tenant.environment),

@@ -1,3 +1,4 @@
+import type { MeterAggregation } from '@billing/contracts';
 import type { EventStore, SqlExecutor } from '@billing/eventstore';
 import type { Tenant } from '@billing/service';
 
@@ -104,6 +105,11 @@ export async function usageOf(
 }
 
 export type MeterTotals = { events: number; sum: number; max: number };
+
+/** A meter's quantity from its events' totals: their sum, their number, or the largest (docs/usage.md). */
+export function quantityOf(totals: MeterTotals, aggregation: MeterAggregation): number {
+  return { sum: totals.sum, count: totals.events, max: totals.max }[aggregation];
+}
 
 export function totalsByMeter(rows: Array<{ meter: string; events: string; sum: string; max: string }>) {
   return new Map(
