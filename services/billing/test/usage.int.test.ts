@@ -1,6 +1,7 @@
 import { type ServiceUnderTest, startServiceForTest } from '@billing/runtime';
 import { eventually } from '@billing/testing';
 import { billingService } from '../src';
+import { endCanceledPeriod } from '../src/engine/renewals/final-invoice';
 import { usageEventsTable } from '../src/usage/events/store';
 import { caller, client, feeds, newOrg } from './helpers';
 
@@ -54,6 +55,7 @@ async function subscribedOnClock(plan: Record<string, unknown>) {
         lines: Array<Record<string, unknown>>;
         period_start: string;
         amount_due: number;
+        status: string;
       }>,
   };
 }
@@ -242,6 +244,71 @@ describe('usage events', () => {
       { id: 's-2', billed: true },
       { id: 'u-1', billed: false },
     ]);
+  });
+});
+
+describe('usage of the last period', () => {
+  it('is billed on a final invoice when the subscription ends at its period end, tried on the dunning schedule', async () => {
+    const s = await subscribedOnClock({ price: 299, metered_prices: [{ meter: 'calls', unit_amount: 2 }] });
+    await meter(s.org, { key: 'calls', aggregation: 'sum' });
+    await s.advanceTo('2026-02-10T10:00:00Z');
+    const reported = await s.report([
+      { id: 'c-1', meter: 'calls', quantity: 40 },
+      { id: 'c-2', meter: 'calls', quantity: 2 },
+    ]);
+    expect(reported.body.stored).toBe(2);
+    const cancel = await call('POST', `/v1/subscriptions/${s.subscription.id}/cancel`, caller(s.org), {});
+    expect(cancel.body.cancel_at_period_end).toBe(true);
+
+    await s.advanceTo('2026-02-28T10:00:01Z');
+    const subscription = (await call('GET', `/v1/subscriptions/${s.subscription.id}`, caller(s.org))).body;
+    expect(subscription.status).toBe('CANCELED');
+    const final = () => s.invoices().then((all) => all.filter((i) => i.lines.some((line) => line.kind === 'usage')));
+    // This customer has no saved card: the first attempt, right at the period's end, is declined.
+    expect(await final()).toEqual([
+      expect.objectContaining({
+        status: 'open',
+        subscription_id: s.subscription.id,
+        period_start: '2026-01-31T10:00:00.000Z',
+        period_end: '2026-02-28T10:00:00.000Z',
+        lines: [
+          expect.objectContaining({
+            kind: 'usage',
+            meter: 'calls',
+            quantity: 42,
+            amount: 84,
+            period: { start: '2026-01-31T10:00:00.000Z', end: '2026-02-28T10:00:00.000Z' },
+          }),
+        ],
+        amount_due: 84,
+        attempt_count: 1,
+        next_payment_attempt: '2026-03-03T10:00:00.000Z',
+      }),
+    ]);
+    expect((await s.invoices()).filter((i) => i.period_start === '2026-02-28T10:00:00.000Z')).toEqual([]);
+
+    // Run again (a second engine, or one after a crash): nothing more is opened or ended.
+    const item = { id: s.subscription.id, organization: s.org, environment: 'SANDBOX' as const, due_at: new Date() };
+    expect(await endCanceledPeriod(running.service.context, item, new Date('2026-02-28T10:00:00Z'))).toBe(false);
+
+    await s.advanceTo('2026-03-03T10:00:01Z');
+    expect(await final()).toEqual([
+      expect.objectContaining({ attempt_count: 2, next_payment_attempt: '2026-03-05T10:00:00.000Z' }),
+    ]);
+    await s.advanceTo('2026-03-08T00:00:00Z');
+    expect(await final()).toEqual([
+      expect.objectContaining({ status: 'uncollectible', attempt_count: 4, next_payment_attempt: null }),
+    ]);
+    expect((await call('GET', `/v1/subscriptions/${s.subscription.id}`, caller(s.org))).body.status).toBe('CANCELED');
+  });
+
+  it('opens no final invoice when the last period has no usage to bill', async () => {
+    const s = await subscribedOnClock({ price: 299, metered_prices: [{ meter: 'calls', unit_amount: 2 }] });
+    await meter(s.org, { key: 'calls', aggregation: 'sum' });
+    await call('POST', `/v1/subscriptions/${s.subscription.id}/cancel`, caller(s.org), {});
+    await s.advanceTo('2026-03-10T00:00:00Z');
+    expect((await call('GET', `/v1/subscriptions/${s.subscription.id}`, caller(s.org))).body.status).toBe('CANCELED');
+    expect((await s.invoices()).map((i) => i.period_start)).toEqual(['2026-01-31T10:00:00.000Z']);
   });
 });
 

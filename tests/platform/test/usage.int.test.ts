@@ -1,5 +1,5 @@
 import { eventually } from '@billing/testing';
-import { lifecycleOrganization, startLifecyclePlatform } from '../src/lifecycle-helpers';
+import { type Receiver, lifecycleOrganization, startLifecyclePlatform, startReceiver } from '../src/lifecycle-helpers';
 import { type Platform, plan } from '../src/platform';
 
 jest.setTimeout(240000);
@@ -7,18 +7,27 @@ jest.setTimeout(240000);
 /**
  * Usage on a plan's metered prices (docs/usage.md), on the bus the platform runs (Kafka in CI):
  * bought on the hosted page, usage reported through the gateway and on the usage topic, billed
- * on the renewal invoice the saved card pays when the test clock passes the period's end.
+ * on the renewal invoice the saved card pays when the test clock passes the period's end, and
+ * the last period's usage, once the subscription is canceled at its period end, on a final invoice.
  */
 describe('usage billed on the renewal invoice', () => {
   let platform: Platform;
+  let receiver: Receiver;
 
   beforeAll(async () => {
+    receiver = await startReceiver();
     platform = await startLifecyclePlatform({ config: { BILLING_USAGE_TOPIC: 'on' } });
   });
-  afterAll(() => platform?.stop());
+  afterAll(async () => {
+    await platform?.stop();
+    await receiver?.close();
+  });
 
   it('bills the usage reported by API and by the usage topic, paid with the saved card', async () => {
-    const { org, client, send, subscribeOnClock, advance, invoicesOf } = await lifecycleOrganization(platform);
+    const { org, client, send, subscribeOnClock, advance, invoicesOf } = await lifecycleOrganization(
+      platform,
+      receiver,
+    );
     const prices = [
       { meter: 'api_calls', unit_amount: 1, package_size: 100 },
       { meter: 'seats', unit_amount: 120 },
@@ -77,5 +86,32 @@ describe('usage billed on the renewal invoice', () => {
       ['usage', 600],
     ]);
     expect((await send('GET', `/subscriptions/${subscription.id}`)).body.status).toBe('ACTIVE');
+
+    // Canceled at its period's end: no renewal follows, and the last period's usage is billed on a
+    // final invoice that the saved card pays as the period ends.
+    expect((await send('POST', `/subscriptions/${subscription.id}/cancel`, {})).body.cancel_at_period_end).toBe(true);
+    const last = await send('POST', '/usage_events', {
+      events: [{ id: 'api-3', customer_id: customer, meter: 'api_calls', quantity: 250 }],
+    });
+    expect(last.body).toMatchObject({ stored: 1 });
+    await advance(clock, '2026-04-01T00:00:00Z');
+    expect((await send('GET', `/subscriptions/${subscription.id}`)).body.status).toBe('CANCELED');
+    const after = (await invoicesOf(subscription.id)).filter(
+      (invoice: { created_at: string }) => invoice.created_at > '2026-03-01T00:00:00Z',
+    );
+    expect(after).toEqual([
+      expect.objectContaining({
+        status: 'paid',
+        period_start: '2026-02-28T10:00:00.000Z',
+        period_end: '2026-03-31T10:00:00.000Z',
+        amount_paid: 3,
+        lines: [expect.objectContaining({ kind: 'usage', meter: 'api_calls', quantity: 250, amount: 3 })],
+      }),
+    ]);
+    await eventually(() =>
+      expect(
+        receiver.events.filter((event) => event.type === 'invoice.paid' && event.data.object.id === after[0].id),
+      ).toHaveLength(1),
+    );
   });
 });

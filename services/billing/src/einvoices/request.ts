@@ -116,12 +116,14 @@ export async function einvoiceForRefund(
 /**
  * An invoice names its plan on its subscription line (a switch's too, beside its proration
  * credit), and the meters when it bills usage as well: the e-invoice's one item is the total.
+ * A final invoice bills usage alone.
  */
 export function descriptionOf(invoice: Pick<Invoice, 'lines' | 'number'>): string {
   const line =
     invoice.lines.find((l) => l.kind === 'subscription') ?? invoice.lines.find((l) => l.kind === 'proration');
-  const plan = line?.description ?? `Invoice ${invoice.number}`;
   const meters = [...new Set(invoice.lines.flatMap((l) => (l.kind === 'usage' && l.meter ? [l.meter] : [])))];
+  if (!line && meters.length > 0) return `Usage (${meters.join(', ')})`;
+  const plan = line?.description ?? `Invoice ${invoice.number}`;
   return meters.length > 0 ? `${plan} + usage (${meters.join(', ')})` : plan;
 }
 

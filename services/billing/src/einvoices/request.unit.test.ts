@@ -20,4 +20,8 @@ describe("an invoice's e-invoice item", () => {
     );
     expect(descriptionOf({ number: 'INV-000002', lines: [] })).toBe('Invoice INV-000002');
   });
+
+  it("names the meters alone on a final invoice, which bills the last period's usage only", () => {
+    expect(descriptionOf({ number: 'INV-000003', lines: [usage('api_calls', 3)] })).toBe('Usage (api_calls)');
+  });
 });

@@ -1,6 +1,7 @@
 import type { SqlExecutor } from '@billing/eventstore';
 import { type ServiceContext, positiveNumberSetting } from '@billing/runtime';
-import { findDueRetries } from '../invoices/read-model';
+import { findDueFinalInvoices, findDueRetries } from '../invoices/read-model';
+import { chargeFinalInvoice, endCanceledPeriod } from './renewals/final-invoice';
 import { RENEWAL_BATCH_SIZE, renewDue, renewDueBatch } from './renewals/renew';
 import { applyDueSchedule } from './switching/schedules';
 import { subscriptionAggregate } from '../subscriptions/aggregate';
@@ -67,15 +68,13 @@ export const DUE_WORK: readonly DueWork[] = [
     find: findEndedTrials,
     run: command((subscriptionId, now) => ({ type: 'EndTrial', data: { subscriptionId, now } })),
   },
-  {
-    what: 'ending a canceled period',
-    find: findEndedCanceledPeriods,
-    run: command((subscriptionId, now) => ({ type: 'EndCanceledPeriod', data: { subscriptionId, now } })),
-  },
+  // Its last period's usage is opened as a final invoice before it ends (final-invoice.ts).
+  { what: 'ending a canceled period', find: findEndedCanceledPeriods, run: endCanceledPeriod },
   // A plan switch scheduled for the period's end, before the renewal that bills the new plan.
   { what: 'applying a scheduled switch', find: findDueSchedules, run: applyDueSchedule },
   { what: 'renewing', find: findDueRenewals, run: renewDue, runBatch: renewDueBatch, batchSize: RENEWAL_BATCH_SIZE },
   { what: 'retrying a failed renewal', find: findDueRetries, run: renewDue },
+  { what: 'charging a final invoice', find: findDueFinalInvoices, run: chargeFinalInvoice },
 ];
 
 /**

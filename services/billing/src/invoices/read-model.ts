@@ -8,6 +8,7 @@ import {
 import { type EventStore, type RecordedEvent, type SqlExecutor, cursorPage, documentTable } from '@billing/eventstore';
 import type { Tenant } from '@billing/service';
 import { recordMetricsChanges } from '@billing/runtime';
+import { finalInvoiceId } from './ids';
 import { invoiceMetricsChange } from './metrics';
 import { subscriptionsTable } from '../subscriptions/read-model';
 import { currentInvoice, invoiceEvents } from './invoice';
@@ -154,6 +155,36 @@ export async function listInvoices(
     limit: page.limit,
   });
   return { invoices: documents.map(asInvoice), hasMore };
+}
+
+/**
+ * The open final invoice of a CANCELED subscription (`finalInvoiceId`: its last period's usage)
+ * whose next attempt has come by `now`: the first right after the period ended, then dunning's.
+ */
+export async function findDueFinalInvoices(
+  sql: SqlExecutor,
+  schema: string,
+  now: Date,
+  clock: string | null,
+  limit = 500,
+) {
+  const { rows } = await sql.query<{
+    id: string;
+    organization: string;
+    environment: Tenant['environment'];
+    due_at: Date;
+    invoice_id: string;
+  }>(
+    `SELECT s.id, s.organization, s.environment, i.id AS invoice_id,
+            (i.document->>'next_payment_attempt')::timestamptz AS due_at
+     FROM ${invoicesTable(schema)} i JOIN ${subscriptionsTable(schema)} s ON s.id = i.subscription_id
+     WHERE s.status = 'CANCELED' AND i.status = 'open'
+       AND i.document->>'period_end' = s.document->>'current_period_end'
+       AND (i.document->>'next_payment_attempt')::timestamptz <= $1 AND s.test_clock_id IS NOT DISTINCT FROM $2
+     ORDER BY due_at LIMIT $3`,
+    [now.toISOString(), clock, limit],
+  );
+  return rows.filter((row) => row.invoice_id === finalInvoiceId(row.id)).map(({ invoice_id: _, ...item }) => item);
 }
 
 /** The open invoice of a PAST_DUE subscription whose next retry has come by `now`. */
