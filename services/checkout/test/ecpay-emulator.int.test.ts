@@ -10,6 +10,7 @@ import {
   readNotification,
 } from '../src/payments/ecpay/notifications';
 import { QueryUnanswered, queryPaymentInfo, queryTrade } from '../src/payments/ecpay/query';
+import { refundEcpayTrade } from '../src/payments/ecpay/refund';
 
 /** The merchant's side: reads each post as the platform will, answers `1|OK` unless told to fail the next ones. */
 async function startReceiver(merchant: () => EcpayMerchant) {
@@ -196,5 +197,40 @@ describe('ECPay AIO against the emulator, over HTTP', () => {
     ).rejects.toThrow(QueryUnanswered);
     const stale = new Date(clock.getTime() - 10 * 60_000);
     await expect(queryTrade(merchant, merchantTradeNo('card-1'), stale)).rejects.toThrow('HTTP 400');
+  });
+
+  it('refunds a card by the state of its capture: abandoned before 20:15, E then N while captured, R in part after', async () => {
+    const start = clock;
+    clock = new Date('2026-11-29T16:30:00Z');
+    emulator.captures.mode = 'daily';
+    const paidCard = async (key: string) => {
+      await submit(order(key, 'Credit'));
+      const tradeNo = merchantTradeNo(key);
+      await emulator.pay(tradeNo);
+      return { merchantTradeNo: tradeNo, ecpayTradeNo: emulator.trades.get(tradeNo)!.ecpayTradeNo, authorised: 480 };
+    };
+    try {
+      // Paid at 00:30 in Taiwan: authorised only (已授權) until ECPay's capture at 20:15.
+      const first = await paidCard('refund-1');
+      const second = await paidCard('refund-2');
+      const third = await paidCard('refund-3');
+      expect(await refundEcpayTrade(merchant, { ...first, amount: 100 })).toMatchObject({ status: 'refused' });
+      expect(await refundEcpayTrade(merchant, { ...first, amount: 480 })).toEqual({ status: 'refunded' });
+      expect(emulator.refunded.get(first.ecpayTradeNo)).toBe(480);
+      expect(await refundEcpayTrade(merchant, { ...first, amount: 480 })).toMatchObject({ status: 'refused' });
+
+      clock = new Date('2026-11-30T13:00:00Z'); // 21:00 in Taiwan: being captured (要關帳)
+      expect(await refundEcpayTrade(merchant, { ...second, amount: 80 })).toEqual({ status: 'refunded' });
+      expect(await refundEcpayTrade(merchant, { ...third, amount: 480 })).toEqual({ status: 'refunded' });
+      expect(emulator.refunded.get(third.ecpayTradeNo)).toBe(480);
+
+      clock = new Date('2026-12-01T13:00:00Z'); // a day later: captured (已關帳)
+      expect(await refundEcpayTrade(merchant, { ...second, amount: 400 })).toEqual({ status: 'refunded' });
+      expect(await refundEcpayTrade(merchant, { ...second, amount: 1 })).toMatchObject({ status: 'refused' });
+      expect(emulator.refunded.get(second.ecpayTradeNo)).toBe(480);
+    } finally {
+      emulator.captures.mode = 'at_once';
+      clock = start;
+    }
   });
 });

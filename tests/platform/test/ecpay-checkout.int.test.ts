@@ -393,4 +393,20 @@ describe('ECPay ATM and convenience-store payments through the hosted checkout',
     await new Promise((resolve) => setTimeout(resolve, 800));
     expect(emulator.queries.filter((q) => q === tradeNo).length).toBe(asked);
   });
+
+  it('a card refunded whole on the day of payment, before ECPay captures it at 20:15, is abandoned (N)', async () => {
+    emulator.captures.mode = 'daily';
+    try {
+      const sessionId = await openSession('same-day@example.com');
+      const { tradeNo } = await payAtEcpay(sessionId, 'card');
+      await emulator.pay(tradeNo);
+      expect((await send('GET', `/checkout/sessions/${sessionId}`)).body.status).toBe('COMPLETE');
+      const orderId = (await send('GET', `/checkout/sessions/${sessionId}`)).body.order_id;
+      const refund = await send('POST', '/refunds', { order_id: orderId, amount: 480 });
+      expect([refund.status, refund.body.status]).toEqual([201, 'succeeded']);
+      expect(emulator.refunded.get(emulator.trades.get(tradeNo)!.ecpayTradeNo)).toBe(480);
+    } finally {
+      emulator.captures.mode = 'at_once';
+    }
+  });
 });

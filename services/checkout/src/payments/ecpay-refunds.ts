@@ -13,8 +13,8 @@ import type { RefundRequest, RefundResult } from './processor';
  * lost stays pending for a person, never asked again.
  */
 
-/** The ECPay authorisation a charge key paid with: the trade (or plan period) and whether it was a card. */
-type EcpayAuthorisation = { merchantTradeNo: string; ecpayTradeNo: string; card: boolean };
+/** The ECPay authorisation a charge key paid with: the trade (or plan period), what it took, and whether it was a card. */
+type EcpayAuthorisation = { merchantTradeNo: string; ecpayTradeNo: string; amount: number; card: boolean };
 
 /**
  * The authorisation behind `chargeKey`: the plan period matched to a renewal's key, else the
@@ -28,15 +28,17 @@ export async function ecpayAuthorisationOf(
 ): Promise<EcpayAuthorisation | null> {
   const period = await dependenciesOf(context).ecpayPeriods.find(chargeKey);
   if (period?.status === 'claimed' && period.executionTradeNo) {
-    return { merchantTradeNo: period.merchantTradeNo, ecpayTradeNo: period.executionTradeNo, card: true };
+    const { merchantTradeNo: tradeNo, executionTradeNo: ecpayTradeNo, amount } = period;
+    return { merchantTradeNo: tradeNo, ecpayTradeNo, amount, card: true };
   }
   const tradeNo = merchantTradeNo(chargeKey);
   const trade = await queryTrade(merchant, tradeNo, context.now());
   if (trade.status !== 'paid') return null;
-  return { merchantTradeNo: tradeNo, ecpayTradeNo: trade.ecpayTradeNo, card: trade.paymentType.startsWith('Credit') };
+  const card = trade.paymentType.startsWith('Credit');
+  return { merchantTradeNo: tradeNo, ecpayTradeNo: trade.ecpayTradeNo, amount: trade.amount, card };
 }
 
-/** The refund at ECPay (CreditDetail/DoAction, Action R), asked at most once under its key. */
+/** The refund at ECPay (CreditDetail/DoAction: R, or N and E for a whole one before capture), asked at most once under its key. */
 export async function refundAtEcpay(
   context: ServiceContext,
   merchant: EcpayMerchant,
@@ -75,6 +77,7 @@ export async function refundAtEcpay(
       merchantTradeNo: tradeNo,
       ecpayTradeNo,
       amount: request.amount,
+      authorised: paid.amount,
     });
     if (outcome.status === 'refunded') {
       await records.settle(request.idempotencyKey, 'refunded');

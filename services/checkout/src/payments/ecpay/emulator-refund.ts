@@ -1,24 +1,75 @@
 import type { ServerResponse } from 'node:http';
 import { checkMacValue, hasValidCheckMac } from './check-mac';
-import type { EcpayMerchant } from './merchant';
+import { type EcpayMerchant, parseEcpayDateTime } from './merchant';
 
 /**
- * CreditDetail/DoAction of the ECPay emulator: Action R refunds part or all of one card
- * authorisation (a trade's, or a plan period's by its TradeNo), never more than it took. The
- * refunded totals are kept by ECPay TradeNo.
+ * CreditDetail/DoAction of the ECPay emulator (信用卡請退款, ?p=9242): a card authorisation (a
+ * trade's, or a plan period's by its TradeNo) is 已授權 until ECPay's capture, 要關帳 while the
+ * capture is under way, then 已關帳. `R` (退刷) refunds a captured one in part or whole, and one
+ * being captured in part; `N` (放棄) abandons an uncaptured one whole; `E` (取消) cancels a capture
+ * under way, back to 已授權. Never more than the authorisation is given back. The refunded totals
+ * are kept by ECPay TradeNo.
  */
 type RefundableTrade = {
   fields: Record<string, string>;
   ecpayTradeNo: string;
   status: string;
-  plan?: { executions: { RtnCode: string; amount: number; TradeNo: string }[] };
+  paidAt?: Date;
+  plan?: { executions: { RtnCode: string; amount: number; TradeNo: string; process_date: string }[] };
 };
+
+/**
+ * When the emulator captures (請款, 關帳) an authorisation: `at_once` (the default: every trade is
+ * 已關帳 when paid, as ECPay does a UnionPay card's), or `daily`: at ECPay's automatic capture at
+ * 20:15 Taiwan time after the authorisation (每日自動關帳), 已關帳 a day after that. ECPay does not
+ * say when the bank's capture completes; the day is the emulator's choice.
+ */
+export type CaptureMode = 'at_once' | 'daily';
+
+type CaptureState = 'authorised' | 'capturing' | 'captured' | 'abandoned';
+
+const DAY_MS = 24 * 3600_000;
+
+/** The first 20:15 in Taiwan (12:15 UTC) after `instant`. */
+export function nextDailyCapture(instant: Date): Date {
+  const taipeiDay = new Date(instant.getTime() + 8 * 3600_000).toISOString().slice(0, 10);
+  const capture = new Date(`${taipeiDay}T20:15:00+08:00`);
+  return capture.getTime() > instant.getTime() ? capture : new Date(capture.getTime() + DAY_MS);
+}
+
+/** The captures of the emulator's authorisations, by ECPay TradeNo, on the emulator's clock. */
+export class EmulatedCaptures {
+  mode: CaptureMode = 'at_once';
+  private readonly abandoned = new Set<string>();
+  /** Captures canceled (E): captured again at the next 20:15 after the cancel. */
+  private readonly canceledAt = new Map<string, Date>();
+
+  constructor(private readonly now: () => Date) {}
+
+  stateOf(tradeNo: string, authorisedAt: Date): CaptureState {
+    if (this.abandoned.has(tradeNo)) return 'abandoned';
+    if (this.mode === 'at_once') return 'captured';
+    const capture = nextDailyCapture(this.canceledAt.get(tradeNo) ?? authorisedAt).getTime();
+    const now = this.now().getTime();
+    if (now < capture) return 'authorised';
+    return now < capture + DAY_MS ? 'capturing' : 'captured';
+  }
+
+  abandon(tradeNo: string): void {
+    this.abandoned.add(tradeNo);
+  }
+
+  cancelCapture(tradeNo: string): void {
+    this.canceledAt.set(tradeNo, this.now());
+  }
+}
 
 export function answerDoAction(
   fields: Record<string, string>,
   merchant: Omit<EcpayMerchant, 'baseUrl'>,
   trades: Map<string, RefundableTrade>,
   refunded: Map<string, number>,
+  captures: EmulatedCaptures,
   res: ServerResponse,
 ): void {
   if (!hasValidCheckMac(fields, merchant) || fields.MerchantID !== merchant.merchantId) {
@@ -37,23 +88,44 @@ export function answerDoAction(
       .writeHead(200, { 'content-type': 'text/plain' })
       .end(new URLSearchParams({ ...out, CheckMacValue: checkMacValue(out, merchant) }).toString());
   };
-  const trade = trades.get(fields.MerchantTradeNo ?? '');
-  const authorised = authorisedAmount(trade, fields.TradeNo ?? '');
-  if (authorised === null) return answer('10100050', 'error_nopay');
-  if (fields.Action !== 'R') return answer('10100051', 'Action Error');
+  const tradeNo = fields.TradeNo ?? '';
+  const authorisation = authorisationOf(trades.get(fields.MerchantTradeNo ?? ''), tradeNo);
+  if (authorisation === null) return answer('10100050', 'error_nopay');
+  const state = captures.stateOf(tradeNo, authorisation.at);
+  const before = refunded.get(tradeNo) ?? 0;
   const amount = Number(fields.TotalAmount);
-  const before = refunded.get(fields.TradeNo!) ?? 0;
-  if (!Number.isInteger(amount) || amount <= 0 || before + amount > authorised) {
-    return answer('10100052', 'TotalAmount Error: more than the authorisation');
+  if (!Number.isInteger(amount) || amount <= 0) return answer('10100052', 'TotalAmount Error');
+  // The codes of the refusals below are the emulator's own: ECPay's documents name the states, not their codes.
+  switch (fields.Action) {
+    case 'R': {
+      if (state === 'authorised' || state === 'abandoned') return answer('10100253', '訂單尚未關帳');
+      if (before + amount > authorisation.amount)
+        return answer('10100052', 'TotalAmount Error: more than the authorisation');
+      if (state === 'capturing' && amount === authorisation.amount) {
+        return answer('10100254', '要關帳訂單全額退款請先取消再放棄');
+      }
+      refunded.set(tradeNo, before + amount);
+      return answer('1', '退刷成功');
+    }
+    case 'N':
+      if (state !== 'authorised' || before > 0) return answer('10100255', '訂單狀態不可放棄');
+      captures.abandon(tradeNo);
+      refunded.set(tradeNo, authorisation.amount);
+      return answer('1', '放棄成功');
+    case 'E':
+      if (state !== 'capturing') return answer('10100256', '訂單狀態不可取消');
+      captures.cancelCapture(tradeNo);
+      return answer('1', '取消成功');
+    default:
+      return answer('10100051', 'Action Error');
   }
-  refunded.set(fields.TradeNo!, before + amount);
-  answer('1', '退刷成功');
 }
 
-/** What a paid card authorisation took: the trade's own, or a plan period's; null when there is none. */
-function authorisedAmount(trade: RefundableTrade | undefined, tradeNo: string): number | null {
+/** What a paid card authorisation took and when: the trade's own, or a plan period's; null when there is none. */
+function authorisationOf(trade: RefundableTrade | undefined, tradeNo: string): { amount: number; at: Date } | null {
   if (!trade || trade.status !== 'paid' || trade.fields.ChoosePayment !== 'Credit') return null;
-  if (tradeNo === trade.ecpayTradeNo) return Number(trade.fields.TotalAmount);
+  if (tradeNo === trade.ecpayTradeNo)
+    return { amount: Number(trade.fields.TotalAmount), at: trade.paidAt ?? new Date(0) };
   const period = trade.plan?.executions.find((execution) => execution.TradeNo === tradeNo && execution.RtnCode === '1');
-  return period ? period.amount : null;
+  return period ? { amount: period.amount, at: parseEcpayDateTime(period.process_date) ?? new Date(0) } : null;
 }

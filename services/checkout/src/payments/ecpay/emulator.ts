@@ -13,7 +13,7 @@ import {
   periodRefusal,
   startPlan,
 } from './emulator-period';
-import { answerDoAction } from './emulator-refund';
+import { EmulatedCaptures, answerDoAction } from './emulator-refund';
 
 /**
  * ECPay's AIO endpoints as its documents describe them, for tests and for a Sandbox pointed at
@@ -54,6 +54,8 @@ export interface EcpayEmulator {
    */
   /** What DoAction refunded so far, by ECPay TradeNo (a trade's, or a plan period's). */
   refunded: Map<string, number>;
+  /** When card authorisations are captured: at once (the default) or at ECPay's daily 20:15 (`captures.mode`). */
+  captures: EmulatedCaptures;
   /**
    * Loses the next answer on `path` after the request was acted on: `drop` closes the connection
    * unanswered, `http500` answers HTTP 500. Several calls lose that many answers, in order.
@@ -89,6 +91,7 @@ export async function startEcpayEmulator(
   const posts: EcpayEmulator['posts'] = [];
   const queries: string[] = [];
   const refunded = new Map<string, number>();
+  const captures = new EmulatedCaptures(now);
   const failures = new Map<string, ('drop' | 'http500')[]>();
   let losePaymentInfo = false;
   const sign = (fields: Record<string, string>) => ({ ...fields, CheckMacValue: checkMacValue(fields, merchant) });
@@ -243,7 +246,7 @@ export async function startEcpayEmulator(
   /** Acts on the request, then loses its answer. */
   function lose(path: string, fields: Record<string, string>, how: 'drop' | 'http500', res: ServerResponse): void {
     const swallowed = { writeHead: () => swallowed, end: () => swallowed } as unknown as ServerResponse;
-    if (path === '/CreditDetail/DoAction') answerDoAction(fields, merchant, trades, refunded, swallowed);
+    if (path === '/CreditDetail/DoAction') answerDoAction(fields, merchant, trades, refunded, captures, swallowed);
     if (how === 'drop') return void res.socket?.destroy();
     res.writeHead(500, { 'content-type': 'text/plain' }).end('emulated failure');
   }
@@ -258,7 +261,7 @@ export async function startEcpayEmulator(
     if (path === '/Cashier/QueryTradeInfo/V5') return query(fields, res);
     if (path === '/Cashier/QueryPaymentInfo') return paymentInfoQuery(fields, res);
     if (path === '/Cashier/QueryCreditCardPeriodInfo') return answerPeriodQuery(fields, merchant, trades, res);
-    if (path === '/CreditDetail/DoAction') return answerDoAction(fields, merchant, trades, refunded, res);
+    if (path === '/CreditDetail/DoAction') return answerDoAction(fields, merchant, trades, refunded, captures, res);
     if (path === '/Cashier/CreditCardPeriodAction') return answerPeriodAction(fields, merchant, trades, now(), res);
     return buyer(path, res);
   }
@@ -285,6 +288,7 @@ export async function startEcpayEmulator(
       }
     },
     refunded,
+    captures,
     failNext: (path, how) => void failures.set(path, [...(failures.get(path) ?? []), how]),
     chargePeriod: (tradeNo, options) => {
       const trade = trades.get(tradeNo);
