@@ -269,6 +269,21 @@ describe('merchant dashboard actions', () => {
     const refused = await member.submit(production, { _action: 'removePayments' });
     expect(refused.status).toBe(403);
     expect(await processorOf('production')).toMatchObject({ processor: 'ecpay' });
+    // Dunning and proration too: read, not changed, by a member.
+    const billingOf = async () =>
+      (await shop.client.admin('GET', `/organizations/${shop.org.id}/billing_settings?environment=production`)).body;
+    const settings = (await member.get(production)).html;
+    expect(settings).toContain('Only an owner can change the dunning and proration settings.');
+    expect(settings).toMatch(/<dt>When the last retry fails<\/dt>\s*<dd>Cancel the subscription<\/dd>/);
+    expect(settings).not.toContain('name="retry_days"');
+    const billing = {
+      retry_days: '1',
+      after_final_failure: 'past_due',
+      upgrade: 'prorate_now',
+      downgrade: 'at_period_end',
+    };
+    expect((await member.submit(production, { _action: 'billing', ...billing })).status).toBe(403);
+    expect((await billingOf()).dunning).toEqual({ retry_days: [3, 5, 7], after_final_failure: 'cancel' });
 
     const payuniKeys = { hash_key: '12345678901234567890123456789012', hash_iv: '1234567890123456' };
     const payuni = await noticeOf(

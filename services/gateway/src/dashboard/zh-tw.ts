@@ -528,6 +528,8 @@ export const ZH_TW: Record<string, string> = {
   '{n} credits': '{n} 點',
   'None: never below zero': '無：餘額不會低於零',
   'Only an owner can change the credits settings.': '只有擁有者可以變更點數設定。',
+  'Retries (days after the failed payment)': '重試（付款失敗後第幾天）',
+  'Only an owner can change the dunning and proration settings.': '只有擁有者可以變更催繳與按比例計費設定。',
   'Customer portal': '顧客入口',
   'No configuration yet: the built-in features apply until you save one.': '尚未設定：儲存設定之前，會套用內建的功能。',
   'Default return URL': '預設返回網址',

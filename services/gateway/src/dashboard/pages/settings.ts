@@ -109,44 +109,7 @@ export const settingsPage: DashboardPage = {
         <div><button type="submit">${t('Save branding')}</button></div>
       </form>
       ${paymentsSection(ctx, state, processor)} ${einvoicesSection(ctx, state, einvoices)}
-      <h2 id="billing">${t('Dunning and proration ({environment})', { environment: environmentName(ctx) })}</h2>
-      <form class="card" method="post" aria-labelledby="billing">
-        ${formFields(ctx, 'billing')}${errorFor(state, 'billing')}
-        ${field('d-days', t('Retry a failed payment after these days (comma separated, increasing)'), { name: 'retry_days', value: billing.dunning.retry_days.join(', '), required: true })}
-        ${select(
-          'd-final',
-          t('When the last retry fails'),
-          'after_final_failure',
-          [
-            ['cancel', t('Cancel the subscription')],
-            ['past_due', t('Leave it past due')],
-          ],
-          billing.dunning.after_final_failure,
-        )}
-        ${select(
-          'p-up',
-          t('Upgrades'),
-          'upgrade',
-          [
-            ['prorate_now', t('Charge the prorated difference now')],
-            ['bill_at_next_renewal', t('Add it to the next renewal')],
-          ],
-          billing.proration.upgrade,
-        )}
-        ${select(
-          'p-down',
-          t('Downgrades'),
-          'downgrade',
-          [
-            ['at_period_end', t('At the end of the paid period')],
-            ['now_with_credit', t('Now, crediting the unused part')],
-          ],
-          billing.proration.downgrade,
-        )}
-        <p class="muted">${markup(t, 'Last changed: {when}', { when: when(billing.updated_at) })}</p>
-        <div><button type="submit">${t('Save billing settings')}</button></div>
-      </form>
-      ${creditsSection(ctx, state, billing)}
+      ${billingSection(ctx, state, billing)} ${creditsSection(ctx, state, billing)}
       <h2 id="portal">${t('Customer portal')}</h2>
       <form class="card" method="post" aria-labelledby="portal">
         ${formFields(ctx, 'portal')}${errorFor(state, 'portal')}
@@ -256,6 +219,7 @@ export const settingsPage: DashboardPage = {
       },
     },
     billing: {
+      ownerOnly: true,
       async run(ctx, form) {
         const days = (form.retry_days ?? '')
           .split(/[\s,]+/)
@@ -386,6 +350,61 @@ const METHODS: Array<[string, string]> = [
   ['atm', 'ATM transfer (virtual account)'],
   ['cvs', 'Convenience-store code'],
 ];
+
+/**
+ * Dunning and proration of the environment (docs/billing-settings.md): when a failed renewal is
+ * tried again and what the last failure does, and how switches are charged. Owners set them, as
+ * the credits settings beside them in the same billing settings; members read them.
+ */
+function billingSection(ctx: PageContext, state: PageState, billing: BillingSettings) {
+  const { t } = ctx;
+  const owner = ctx.role !== 'member';
+  const finals: Array<[string, string]> = [
+    ['cancel', t('Cancel the subscription')],
+    ['past_due', t('Leave it past due')],
+  ];
+  const upgrades: Array<[string, string]> = [
+    ['prorate_now', t('Charge the prorated difference now')],
+    ['bill_at_next_renewal', t('Add it to the next renewal')],
+  ];
+  const downgrades: Array<[string, string]> = [
+    ['at_period_end', t('At the end of the paid period')],
+    ['now_with_credit', t('Now, crediting the unused part')],
+  ];
+  const named = (choices: Array<[string, string]>, value: string) =>
+    choices.find(([key]) => key === value)?.[1] ?? value;
+  return html`<h2 id="billing">${t('Dunning and proration ({environment})', { environment: environmentName(ctx) })}</h2>
+    <form class="card" method="post" aria-labelledby="billing">
+      ${formFields(ctx, 'billing')}${errorFor(state, 'billing')}
+      ${
+        owner
+          ? html`${field('d-days', t('Retry a failed payment after these days (comma separated, increasing)'), {
+              name: 'retry_days',
+              value: billing.dunning.retry_days.join(', '),
+              required: true,
+            })}
+            ${select('d-final', t('When the last retry fails'), 'after_final_failure', finals, billing.dunning.after_final_failure)}
+            ${select('p-up', t('Upgrades'), 'upgrade', upgrades, billing.proration.upgrade)}
+            ${select('p-down', t('Downgrades'), 'downgrade', downgrades, billing.proration.downgrade)}`
+          : html`<dl class="facts">
+              <dt>${t('Retries (days after the failed payment)')}</dt>
+              <dd>${billing.dunning.retry_days.join(', ')}</dd>
+              <dt>${t('When the last retry fails')}</dt>
+              <dd>${named(finals, billing.dunning.after_final_failure)}</dd>
+              <dt>${t('Upgrades')}</dt>
+              <dd>${named(upgrades, billing.proration.upgrade)}</dd>
+              <dt>${t('Downgrades')}</dt>
+              <dd>${named(downgrades, billing.proration.downgrade)}</dd>
+            </dl>`
+      }
+      <p class="muted">${markup(t, 'Last changed: {when}', { when: when(billing.updated_at) })}</p>
+      ${
+        owner
+          ? html`<div><button type="submit">${t('Save billing settings')}</button></div>`
+          : html`<p class="muted">${t('Only an owner can change the dunning and proration settings.')}</p>`
+      }
+    </form>`;
+}
 
 /**
  * The credits settings of the environment (docs/credits.md): the low-balance threshold and the
