@@ -155,6 +155,21 @@ describe('the merchant dashboard in zh-TW', () => {
     expect((await owner.get(created.location!)).html).toContain('已建立商品「Tea」。');
   });
 
+  it("says the API's refusals in zh-TW, by their codes, next to the form and at the field", async () => {
+    const refused = await owner.submit(`${base}/settings`, {
+      _action: 'billing',
+      retry_days: '3, 500',
+      after_final_failure: 'never',
+      upgrade: 'prorate_now',
+      downgrade: 'at_period_end',
+    });
+    expect(refused.status).toBe(422);
+    const error = /<p class="error" role="alert" id="error-billing">([^<]*)<\/p>/.exec(refused.html)?.[1];
+    expect(error).toMatch(/^部分欄位的值無法儲存。（/);
+    expect(error).toContain('dunning.after_final_failure：不是可接受的值');
+    expect(error).not.toContain('Request validation failed');
+  });
+
   it('shows the invitation pages in zh-TW', async () => {
     const invited = await createUser(platform.gatewayUrl, shop.org.id, 'new@shop.example', 'member');
     const page = await owner.get(invited.invite_path!);

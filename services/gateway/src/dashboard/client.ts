@@ -7,7 +7,7 @@ export class ApiFailure extends Error {
     readonly status: number,
     readonly code: string,
     message: string,
-    readonly details: Array<{ path?: string; message?: string }> = [],
+    readonly details: Array<{ path?: string; message?: string; code?: string }> = [],
   ) {
     super(message);
   }

@@ -9,6 +9,7 @@ import { languageOfRequest, rememberLanguage, translator } from './i18n';
 import { bareDocument, pageDocument, sendBareDocument, signOutForm } from './layout';
 import type { CredentialSigner } from './loopback';
 import { ENVIRONMENTS, type EnvSlug, type PageContext, type PageState } from './page';
+import { fieldProblem, refusalText } from './refusals';
 import { CSV_EXPORTS, PAGES } from './pages';
 import { inviteRoutes, mountDashboardUserAdminRoutes } from './users';
 import { DashboardStore, type Session, dashboardDdl } from './store';
@@ -181,9 +182,10 @@ export function mountDashboard(app: Express, options: DashboardOptions): void {
         if (!(error instanceof ApiFailure)) throw error;
         const status = error.status >= 500 ? 502 : error.status;
         const fieldErrors = Object.fromEntries(
-          error.details.filter((d) => d.path && d.message).map((d) => [d.path!, d.message!]),
+          error.details.filter((d) => d.path && d.message).map((d) => [d.path!, fieldProblem(d, ctx.language, ctx.t)]),
         );
-        await renderPage(ctx, page, { errors: { [form._action!]: error.explanation }, form, fieldErrors }, status);
+        const explained = refusalText(error, ctx.language, ctx.t);
+        await renderPage(ctx, page, { errors: { [form._action!]: explained }, form, fieldErrors }, status);
       }
     });
   }
@@ -199,7 +201,7 @@ async function renderPage(ctx: PageContext, page: (typeof PAGES)[number], state:
   } catch (error) {
     if (!(error instanceof ApiFailure)) throw error;
     if (error.status === 404) return notFoundPage(ctx.res);
-    body = html`<p class="error" role="alert">${error.explanation}</p>`;
+    body = html`<p class="error" role="alert">${refusalText(error, ctx.language, ctx.t)}</p>`;
     status = error.status >= 500 ? 502 : status;
   }
   ctx.res

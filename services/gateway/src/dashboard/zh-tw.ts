@@ -62,6 +62,29 @@ export const ZH_TW: Record<string, string> = {
   Organizations: '組織',
   'No organizations yet.': '尚無任何組織。',
   'Unknown action.': '未知的操作。',
+
+  // Refusals of the API (refusals.ts), by their codes
+  'The request was not understood.': '無法處理這個請求。',
+  'Some values cannot be saved.': '部分欄位的值無法儲存。',
+  'The key or session is not valid.': '金鑰或登入狀態無效。',
+  'This is not permitted.': '沒有權限執行這個操作。',
+  'It was not found.': '找不到這筆資料。',
+  'It was changed meanwhile, or exists already: reload and try again.':
+    '資料已在這段期間變更或已存在：請重新整理後再試。',
+  'The same request is still being handled: wait a moment and reload.': '相同的請求仍在處理中：請稍候再重新整理。',
+  'What was sent is too large.': '送出的資料過大。',
+  'Too many requests: try again in a minute.': '請求過於頻繁：請一分鐘後再試。',
+  'A service cannot answer right now: try again in a moment.': '服務暫時無法回應：請稍後再試。',
+  'A service did not answer in time; the change may still be made: reload to see.':
+    '服務未及時回應，變更仍可能完成：請重新整理確認。',
+  'Something went wrong on our side.': '系統發生錯誤。',
+  'too small or too short': '太小或太短',
+  'too large or too long': '太大或太長',
+  'not of the expected kind': '類型不正確',
+  'not in the expected format': '格式不正確',
+  'not one of the accepted values': '不是可接受的值',
+  'not taken here': '此處不接受這個欄位',
+  'not a multiple of the step': '不是間隔的倍數',
   'Only an owner of the organization may do this.': '只有組織的擁有者可以執行此操作。',
 
   // Customers, a customer's payments, a record's history

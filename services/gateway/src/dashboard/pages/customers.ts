@@ -22,6 +22,7 @@ import { type EinvoiceLookup, einvoiceCell, einvoiceFailure, einvoicesOfCustomer
 import { creditActions, creditsSection } from './customer-credits';
 import { historySection } from './history';
 import { processorName } from './awaiting-payments';
+import { refusalText } from '../refusals';
 
 interface Customer {
   id: string;
@@ -181,13 +182,16 @@ export async function sendCustomersCsv(ctx: PageContext): Promise<void> {
 }
 
 /** A section the admin read endpoints give; where they are not available, says so in place. */
-async function optional(title: string, read: () => Promise<Html>, t: PageContext['t']): Promise<Html> {
+async function optional(ctx: PageContext, title: string, read: () => Promise<Html>): Promise<Html> {
+  const { t } = ctx;
   try {
     return await read();
   } catch (error) {
     if (!(error instanceof ApiFailure)) throw error;
     return html`<h2>${title}</h2>
-      <p class="error" role="alert">${t('{title} could not be read: {why}', { title, why: error.explanation })}</p>`;
+      <p class="error" role="alert">
+        ${t('{title} could not be read: {why}', { title, why: refusalText(error, ctx.language, ctx.t) })}
+      </p>`;
   }
 }
 
@@ -315,8 +319,8 @@ export const customerPage: DashboardPage = {
           <td>${when(s.current_period_end)}</td>
         </tr>`,
     );
-    const payments = await optional(t('Payments'), () => moneySections(ctx, id, invoices.data), t);
-    const credits = await optional(t('Credits'), () => creditsSection(ctx, state, ctx.params.id!), t);
+    const payments = await optional(ctx, t('Payments'), () => moneySections(ctx, id, invoices.data));
+    const credits = await optional(ctx, t('Credits'), () => creditsSection(ctx, state, ctx.params.id!));
     return html`<section class="card" aria-label="${t('Customer')}">
         <h2>${customer.email}</h2>
         <dl class="facts">

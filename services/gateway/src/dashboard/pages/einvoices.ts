@@ -4,6 +4,7 @@ import { type Html, html } from '@billing/service';
 import { twd, when } from '../html';
 import { type Translate, markup } from '../i18n';
 import { type DashboardPage, type PageContext, pager, select, table } from '../page';
+import { refusalText } from '../refusals';
 
 /** Taiwan e-invoices (電子發票): one per paid one-time order and per paid invoice, issued by billing's worker. */
 export type Einvoice = EinvoiceResource;
@@ -104,7 +105,13 @@ export async function einvoicesOfCustomer(ctx: PageContext, customerId: string):
     };
   } catch (error) {
     if (!(error instanceof ApiFailure)) throw error;
-    return { byInvoice: new Map(), any: false, complete: true, failure: error.explanation, t: ctx.t };
+    return {
+      byInvoice: new Map(),
+      any: false,
+      complete: true,
+      failure: refusalText(error, ctx.language, ctx.t),
+      t: ctx.t,
+    };
   }
 }
 
@@ -146,7 +153,7 @@ export async function einvoiceOfInvoice(
     return { einvoice: list.data[0] };
   } catch (error) {
     if (!(error instanceof ApiFailure)) throw error;
-    return { failure: error.explanation };
+    return { failure: refusalText(error, ctx.language, ctx.t) };
   }
 }
 

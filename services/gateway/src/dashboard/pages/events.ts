@@ -4,6 +4,7 @@ import { ApiFailure, withQuery } from '../client';
 import { when } from '../html';
 import { type DashboardPage, type PageContext, field, pager, select, table } from '../page';
 import { historySection } from './history';
+import { refusalText } from '../refusals';
 
 /** A public event as webhooks carry it (GET .../webhook_events). */
 interface WebhookEvent {
@@ -101,7 +102,7 @@ export const eventsPage: DashboardPage = {
       // A record id the API refuses (too long, a control character): the form stays to fix it.
       if (!(error instanceof ApiFailure) || error.status !== 400) throw error;
       return html`${intro}
-        <p class="error" role="alert">${error.explanation}</p>`;
+        <p class="error" role="alert">${refusalText(error, ctx.language, ctx.t)}</p>`;
     }
     const rows = list.data.map(
       (e) =>

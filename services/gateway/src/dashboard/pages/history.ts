@@ -2,6 +2,7 @@ import { ApiFailure } from '../client';
 import { type Html, html } from '@billing/service';
 import { when } from '../html';
 import { type PageContext, table } from '../page';
+import { refusalText } from '../refusals';
 
 interface RecordEvent {
   version: number;
@@ -32,7 +33,9 @@ export async function historySection(ctx: PageContext, recordId: string): Promis
   } catch (error) {
     if (!(error instanceof ApiFailure)) throw error;
     return html`<h2 id="history">${t('History')}</h2>
-      <p class="error" role="alert">${t('The history could not be read: {why}', { why: error.explanation })}</p>`;
+      <p class="error" role="alert">
+        ${t('The history could not be read: {why}', { why: refusalText(error, ctx.language, ctx.t) })}
+      </p>`;
   }
   const rows = events.map(
     (e) =>

@@ -4,6 +4,7 @@ import { type Html, html } from '@billing/service';
 import { twd, when } from '../html';
 import type { Translate } from '../i18n';
 import { type DashboardPage, type PageContext, table } from '../page';
+import { refusalText } from '../refusals';
 
 interface Day {
   date: string;
@@ -114,7 +115,7 @@ export const overviewPage: DashboardPage = {
     } catch (error) {
       if (!(error instanceof ApiFailure)) throw error;
       return html`<p class="error" role="alert">
-        ${t('The metrics could not be read: {why}', { why: error.explanation })}
+        ${t('The metrics could not be read: {why}', { why: refusalText(error, ctx.language, ctx.t) })}
       </p>`;
     }
     const last = days.at(-1);
@@ -188,7 +189,7 @@ async function unmatchedPaymentsSection(ctx: PageContext): Promise<Html | string
   } catch (error) {
     if (!(error instanceof ApiFailure)) throw error;
     return html`<p class="error" role="alert">
-      ${t('The unmatched payments could not be read: {why}', { why: error.explanation })}
+      ${t('The unmatched payments could not be read: {why}', { why: refusalText(error, ctx.language, ctx.t) })}
     </p>`;
   }
   if (unmatched.length === 0) return '';
@@ -236,7 +237,7 @@ async function pendingChargesSection(ctx: PageContext): Promise<Html | string> {
   } catch (error) {
     if (!(error instanceof ApiFailure)) throw error;
     return html`<p class="error" role="alert">
-      ${t('The pending charges could not be read: {why}', { why: error.explanation })}
+      ${t('The pending charges could not be read: {why}', { why: refusalText(error, ctx.language, ctx.t) })}
     </p>`;
   }
   if (pending.length === 0) return '';
