@@ -1,5 +1,6 @@
 import { eventually } from '@billing/testing';
 import { type Receiver, lifecycleOrganization, startLifecyclePlatform, startReceiver } from '../src/lifecycle-helpers';
+import { createUser, signedIn } from '../src/dashboard-helpers';
 import { type Platform, plan } from '../src/platform';
 
 jest.setTimeout(240000);
@@ -74,6 +75,13 @@ describe('usage billed on the renewal invoice', () => {
         { meter: 'seats', aggregation: 'max', quantity: 5, events: 2 },
       ]);
     }, 30000);
+    // The merchant reads it on the customer's page of the dashboard too.
+    await createUser(platform.gatewayUrl, org.id, 'owner@metered.example', 'owner', 'a long enough password 1');
+    const owner = await signedIn(platform.gatewayUrl, 'owner@metered.example', 'a long enough password 1');
+    const page = (await owner.get(`/dashboard/${org.id}/sandbox/customers/${customer}`)).html;
+    expect(page).toContain('<h2>Usage</h2>');
+    expect(page).toMatch(/<code>api_calls<\/code><\/td>\s*<td>Sum<\/td>\s*<td>2,000<\/td>\s*<td>3<\/td>/);
+    expect(page).toMatch(/<code>seats<\/code><\/td>\s*<td>Maximum<\/td>\s*<td>5<\/td>\s*<td>2<\/td>/);
 
     await advance(clock, '2026-03-02T00:00:00Z');
     const renewal = (await invoicesOf(subscription.id)).find(

@@ -20,6 +20,7 @@ import {
 import { type DashboardPage, type PageContext, table } from '../page';
 import { type EinvoiceLookup, einvoiceCell, einvoiceFailure, einvoicesOfCustomer, showsEinvoices } from './einvoices';
 import { creditActions, creditsSection } from './customer-credits';
+import { usageSection } from './customer-usage';
 import { historySection } from './history';
 import { processorName } from './awaiting-payments';
 import { refusalText } from '../refusals';
@@ -319,8 +320,11 @@ export const customerPage: DashboardPage = {
           <td>${when(s.current_period_end)}</td>
         </tr>`,
     );
-    const payments = await optional(ctx, t('Payments'), () => moneySections(ctx, id, invoices.data));
-    const credits = await optional(ctx, t('Credits'), () => creditsSection(ctx, state, ctx.params.id!));
+    const [payments, credits, usage] = await Promise.all([
+      optional(ctx, t('Payments'), () => moneySections(ctx, id, invoices.data)),
+      optional(ctx, t('Credits'), () => creditsSection(ctx, state, ctx.params.id!)),
+      optional(ctx, t('Usage'), () => usageSection(ctx, ctx.params.id!)),
+    ]);
     return html`<section class="card" aria-label="${t('Customer')}">
         <h2>${customer.email}</h2>
         <dl class="facts">
@@ -346,7 +350,7 @@ export const customerPage: DashboardPage = {
             </p>`
           : ''
       }
-      ${payments} ${credits} ${await historySection(ctx, customer.id)}`;
+      ${payments} ${credits} ${usage} ${await historySection(ctx, customer.id)}`;
   },
   actions: creditActions,
 };
