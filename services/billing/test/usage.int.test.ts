@@ -70,6 +70,9 @@ describe('meters', () => {
       name: 'Seats',
       aggregation: 'max',
       credits_per_unit: null,
+      status: 'active',
+      created_at: '2026-11-21T08:00:00.000Z',
+      updated_at: '2026-11-21T08:00:00.000Z',
       livemode: false,
     });
     expect(created.id).toMatch(/^mtr_/);
@@ -92,6 +95,49 @@ describe('meters', () => {
     const list = await call('GET', '/v1/meters', caller(org));
     expect(list.body.data.map((m: { key: string }) => m.key)).toEqual(['api_calls', 'seats']);
     expect((await call('GET', '/v1/meters', caller(newOrg()))).body.data).toEqual([]);
+  });
+
+  it('are renamed, deactivated (their events refused, those stored kept) and reactivated; nothing else changes', async () => {
+    const s = await subscribedOnClock({});
+    const calls = await meter(s.org, { key: 'calls', name: 'Calls', aggregation: 'sum' });
+    const path = `/v1/meters/${calls.id}`;
+    expect((await s.report([{ id: 'before', meter: 'calls', quantity: 5 }])).body.stored).toBe(1);
+
+    const renamed = await call('POST', path, caller(s.org), { name: '  API calls ' });
+    expect(renamed.status).toBe(200);
+    expect(renamed.body).toEqual({ ...calls, name: 'API calls' });
+    for (const body of [{ aggregation: 'max' }, { name: '' }, { name: 'x', key: 'other' }]) {
+      const refused = await call('POST', path, caller(s.org), body);
+      expect([refused.status, refused.body.error.code]).toEqual([422, 'validation_error']);
+    }
+
+    const deactivated = await call('POST', `${path}/deactivate`, caller(s.org), {});
+    expect(deactivated.body).toMatchObject({ id: calls.id, name: 'API calls', status: 'inactive' });
+    expect((await call('POST', `${path}/deactivate`, caller(s.org), {})).body).toEqual(deactivated.body);
+    const refused = await s.report([
+      { id: 'ok', meter: 'calls', quantity: 1 },
+      { id: 'after', meter: 'calls', quantity: 7 },
+    ]);
+    expect(refused.status).toBe(422);
+    expect(refused.body.error.details).toEqual([
+      { path: 'events.0.meter', code: 'meter_inactive', message: expect.stringContaining('calls is deactivated') },
+    ]);
+    const usage = (await call('GET', `/v1/customers/${s.customer}/usage`, caller(s.org))).body;
+    expect(usage.meters).toEqual([{ meter: 'calls', aggregation: 'sum', quantity: 5, events: 1 }]);
+    expect((await call('GET', path, caller(s.org))).body.status).toBe('inactive');
+
+    expect((await call('POST', `${path}/reactivate`, caller(s.org), {})).body.status).toBe('active');
+    expect((await s.report([{ id: 'after', meter: 'calls', quantity: 7 }])).body.stored).toBe(1);
+
+    // Another organization's meter, or none, is not found.
+    for (const [who, id] of [
+      [newOrg(), calls.id],
+      [s.org, 'mtr_missing'],
+    ]) {
+      expect((await call('GET', `/v1/meters/${id}`, caller(who!))).status).toBe(404);
+      expect((await call('POST', `/v1/meters/${id}/deactivate`, caller(who!), {})).status).toBe(404);
+    }
+    expect((await call('GET', path, caller(s.org))).body.status).toBe('active');
   });
 });
 

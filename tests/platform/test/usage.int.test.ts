@@ -37,7 +37,13 @@ describe('usage billed on the renewal invoice', () => {
     expect((await send('POST', '/meters', { key: 'api_calls', name: 'API calls', aggregation: 'sum' })).status).toBe(
       201,
     );
-    expect((await send('POST', '/meters', { key: 'seats', name: 'Seats', aggregation: 'max' })).status).toBe(201);
+    const seats = await send('POST', '/meters', { key: 'seats', name: 'Seats', aggregation: 'max' });
+    expect(seats.status).toBe(201);
+    // Renamed, deactivated and reactivated through the gateway.
+    expect((await send('POST', `/meters/${seats.body.id}`, { name: 'Seats in use' })).body.name).toBe('Seats in use');
+    expect((await send('POST', `/meters/${seats.body.id}/deactivate`)).body.status).toBe('inactive');
+    expect((await send('GET', `/meters/${seats.body.id}`)).body.status).toBe('inactive');
+    expect((await send('POST', `/meters/${seats.body.id}/reactivate`)).body.status).toBe('active');
     const { subscription, clock } = await subscribeOnClock('metered@example.com', '4242424242424242', {
       product_slug: 'metered',
     });

@@ -46,7 +46,13 @@ export const Meter = z
       .describe(
         "Credits each unit spends from the customer's balance as its event arrives (a count meter: each event); null: none",
       ),
+    status: z
+      .enum(['active', 'inactive'])
+      .describe(
+        'inactive: deactivated, it takes no usage events (those stored already still count); reactivate to take them again',
+      ),
     created_at: timestamp,
+    updated_at: timestamp.describe('Its last change: created, renamed, deactivated or reactivated'),
     livemode: z.boolean(),
   })
   .meta({ id: 'Meter' });
@@ -54,10 +60,12 @@ export type Meter = z.infer<typeof Meter>;
 
 export const MeterList = listEnvelope(Meter).meta({ id: 'MeterList' });
 
+const MeterName = z.string().trim().min(1).max(200);
+
 export const CreateMeterBody = z
   .strictObject({
     key: MeterKey,
-    name: z.string().trim().min(1).max(200),
+    name: MeterName,
     aggregation: MeterAggregation,
     credits_per_unit: z.int().min(1).max(USAGE_LIMITS.creditsPerUnit).optional(),
   })
@@ -67,6 +75,12 @@ export const CreateMeterBody = z
   })
   .meta({ id: 'CreateMeterBody' });
 export type CreateMeterBody = z.infer<typeof CreateMeterBody>;
+
+/** `POST /v1/meters/{id}`: its name. Its key, aggregation and credits per unit never change (a period's usage means one thing throughout). */
+export const UpdateMeterBody = z.strictObject({ name: MeterName }).meta({ id: 'UpdateMeterBody' });
+export type UpdateMeterBody = z.infer<typeof UpdateMeterBody>;
+
+export const MeterIdParams = z.object({ id: idText().min(1).describe('Meter id, prefix mtr_') });
 
 export const UsageEventInput = z
   .strictObject({
@@ -203,6 +217,61 @@ export function registerUsageRoutes(registry: OpenApiRegistry): OpenApiRegistry 
       responses: { 200: { description: 'The meters', schema: MeterList }, 401: unauthorized },
     })
     .route({
+      method: 'get',
+      path: '/meters/{id}',
+      summary: 'One meter',
+      tags,
+      security,
+      params: MeterIdParams,
+      responses: {
+        200: { description: 'The meter', schema: Meter },
+        401: unauthorized,
+        404: error('not_found: no such meter in this environment'),
+      },
+    })
+    .route({
+      method: 'post',
+      path: '/meters/{id}',
+      summary: 'Rename a meter (its key, aggregation and credits per unit never change)',
+      tags,
+      security,
+      params: MeterIdParams,
+      body: UpdateMeterBody,
+      responses: {
+        200: { description: 'The meter', schema: Meter },
+        400: error('bad_request: malformed JSON'),
+        401: unauthorized,
+        404: error('not_found: no such meter in this environment'),
+        422: error('validation_error: the body (only name may change); details[] of {path, message, code}'),
+      },
+    })
+    .route({
+      method: 'post',
+      path: '/meters/{id}/deactivate',
+      summary: 'Deactivate a meter: usage events naming it are refused (meter_inactive) until it is reactivated',
+      tags,
+      security,
+      params: MeterIdParams,
+      responses: {
+        200: { description: 'The meter, inactive', schema: Meter },
+        401: unauthorized,
+        404: error('not_found: no such meter in this environment'),
+      },
+    })
+    .route({
+      method: 'post',
+      path: '/meters/{id}/reactivate',
+      summary: 'Reactivate a meter: it takes usage events again',
+      tags,
+      security,
+      params: MeterIdParams,
+      responses: {
+        200: { description: 'The meter, active', schema: Meter },
+        401: unauthorized,
+        404: error('not_found: no such meter in this environment'),
+      },
+    })
+    .route({
       method: 'post',
       path: '/usage_events',
       summary:
@@ -215,7 +284,7 @@ export function registerUsageRoutes(registry: OpenApiRegistry): OpenApiRegistry 
         400: error('bad_request: malformed JSON'),
         401: unauthorized,
         422: error(
-          'validation_error: an event is malformed, names an unknown meter (unknown_meter) or customer (unknown_customer), or its timestamp is out of range (timestamp_out_of_range); details[0].path names it (events.3.meter); nothing is stored',
+          'validation_error: an event is malformed, names an unknown meter (unknown_meter), an inactive one (meter_inactive) or an unknown customer (unknown_customer), or its timestamp is out of range (timestamp_out_of_range); details[0].path names it (events.3.meter); nothing is stored',
         ),
       },
     })

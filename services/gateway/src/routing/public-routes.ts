@@ -124,6 +124,10 @@ export const PUBLIC_ROUTES: readonly PublicRoute[] = [
   // Meters and usage (docs/usage.md).
   { method: 'post', path: '/v1/meters', upstream: 'billing', keys: SECRET },
   { method: 'get', path: '/v1/meters', upstream: 'billing', keys: SECRET },
+  { method: 'get', path: '/v1/meters/:id', upstream: 'billing', keys: SECRET },
+  { method: 'post', path: '/v1/meters/:id', upstream: 'billing', keys: SECRET },
+  { method: 'post', path: '/v1/meters/:id/deactivate', upstream: 'billing', keys: SECRET },
+  { method: 'post', path: '/v1/meters/:id/reactivate', upstream: 'billing', keys: SECRET },
   { method: 'post', path: '/v1/usage_events', upstream: 'billing', keys: SECRET },
   { method: 'get', path: '/v1/customers/:id/usage', upstream: 'billing', keys: SECRET },
   { method: 'get', path: '/v1/invoices', upstream: 'billing', keys: SECRET },

@@ -14,7 +14,7 @@ export type UsageIntake = { received: number; stored: number; duplicates: number
 
 /**
  * Takes a report of usage events (the API's, or a message of the usage topic): every event
- * names a meter and a customer of the tenant and a time in range, or nothing is stored (422 at
+ * names an active meter and a customer of the tenant and a time in range, or nothing is stored (422 at
  * the first event that does not, `pathOf(i)` naming it). The events are stored in one statement
  * before this answers; an id stored before is counted a duplicate and changes nothing.
  */
@@ -33,6 +33,15 @@ export async function takeUsage(
       `${pathOf(unknownMeter)}meter`,
       'unknown_meter',
       `No meter with key ${key}; create it first`,
+    );
+  }
+  const inactiveMeter = inputs.findIndex((e) => meters.get(e.meter)!.status === 'inactive');
+  if (inactiveMeter >= 0) {
+    const key = inputs[inactiveMeter]!.meter;
+    throw usageEventRefused(
+      `${pathOf(inactiveMeter)}meter`,
+      'meter_inactive',
+      `The meter ${key} is deactivated; reactivate it to report usage to it`,
     );
   }
   const customerTimes = await timesOfCustomers(context, tenant, distinct(inputs.map((e) => e.customer_id)));

@@ -1,7 +1,7 @@
 import type { Meter } from '@billing/contracts';
 import { type EventStore, type RecordedEvent, type SqlExecutor, documentTable } from '@billing/eventstore';
 import type { Tenant } from '@billing/service';
-import { meterEvents } from './meter';
+import { meterEvents, meterOf } from './meter';
 
 /** One row per meter; a key is taken once per environment (the unique index refuses a second). */
 const meters = documentTable<Meter>({
@@ -38,7 +38,16 @@ export async function listMeters(sql: SqlExecutor, schema: string, tenant: Tenan
     `SELECT document FROM ${metersTable(schema)} WHERE organization = $1 AND environment = $2 ORDER BY key`,
     [tenant.organization, tenant.environment],
   );
-  return rows.map((row) => row.document);
+  return rows.map((row) => meterOf(row.document));
+}
+
+/** One of the tenant's meters, or undefined. */
+export async function findMeter(sql: SqlExecutor, schema: string, tenant: Tenant, id: string) {
+  const { rows } = await sql.query<{ document: Meter }>(
+    `SELECT document FROM ${metersTable(schema)} WHERE id = $1 AND organization = $2 AND environment = $3`,
+    [id, tenant.organization, tenant.environment],
+  );
+  return rows[0] && meterOf(rows[0].document);
 }
 
 /** The tenant's meters by key, of the keys given (those that exist). */
@@ -52,5 +61,5 @@ export async function metersByKey(
     `SELECT document FROM ${metersTable(schema)} WHERE organization = $1 AND environment = $2 AND key = ANY($3::text[])`,
     [tenant.organization, tenant.environment, keys],
   );
-  return new Map(rows.map((row) => [row.document.key, row.document]));
+  return new Map(rows.map((row) => [row.document.key, meterOf(row.document)]));
 }
