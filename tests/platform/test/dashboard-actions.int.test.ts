@@ -284,6 +284,23 @@ describe('merchant dashboard actions', () => {
     };
     expect((await member.submit(production, { _action: 'billing', ...billing })).status).toBe(403);
     expect((await billingOf()).dunning).toEqual({ retry_days: [3, 5, 7], after_final_failure: 'cancel' });
+    // The branding (the Publishable Key's origins among it) and the portal too: their fields
+    // shown disabled, no save button, and the actions refused.
+    expect(settings).toContain('Only an owner can change the branding.');
+    expect(settings).toContain('Only an owner can change the customer portal.');
+    expect(settings.match(/<fieldset class="bare" disabled>/g)).toHaveLength(2);
+    expect(settings).not.toContain('Save branding');
+    const organizationBefore = (await shop.client.admin('GET', `/organizations/${shop.org.id}`)).body;
+    const widened = await member.submit(production, { _action: 'branding', name: 'Mine', allowed_origins: '' });
+    expect(widened.status).toBe(403);
+    expect((await shop.client.admin('GET', `/organizations/${shop.org.id}`)).body).toMatchObject({
+      name: organizationBefore.name,
+      allowed_origins: organizationBefore.allowed_origins,
+    });
+    expect(
+      (await member.submit(production, { _action: 'portal', cancel: 'on', cancel_mode: 'immediately' })).status,
+    ).toBe(403);
+    expect((await owner.get(production)).html).not.toMatch(/<fieldset class="bare" disabled>/);
 
     const payuniKeys = { hash_key: '12345678901234567890123456789012', hash_iv: '1234567890123456' };
     const payuni = await noticeOf(

@@ -63,6 +63,7 @@ td.einvoice{min-width:14rem}
 [aria-invalid=true]{border:2px solid #b91c1c}
 .check{display:flex;gap:.4rem;align-items:center;margin:.2rem 0}.check label{display:inline;font-weight:400;margin:0}
 fieldset{border:1px solid #c5cad6;border-radius:6px;margin:.6rem 0}
+fieldset.bare{border:0;margin:0;padding:0;min-width:0}
 pre{white-space:pre-wrap;word-break:break-all;font-size:.8rem;margin:.25rem 0}
 .email-text{word-break:normal;overflow-wrap:anywhere;padding:1rem}
 @media (max-width:40rem){nav.sections{flex-basis:100%;padding:.5rem 1rem}nav.sections ul{display:flex;flex-wrap:wrap;gap:.25rem}

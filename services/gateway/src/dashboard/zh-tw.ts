@@ -457,6 +457,10 @@ export const ZH_TW: Record<string, string> = {
   'The e-invoice could not be read: {why}': '無法讀取電子發票：{why}',
   Lines: '明細',
   'Invoice lines': '發票明細',
+  // What an invoice line charges for (pages/invoices.ts)
+  Plan: '方案',
+  Proration: '按比例計費',
+  'Customer balance': '顧客餘額',
   Kind: '種類',
   'Refund this invoice?': '要為此發票退款嗎？',
   'Amount in TWD (empty: everything not refunded yet, {amount})':
@@ -559,6 +563,8 @@ export const ZH_TW: Record<string, string> = {
   '{n} credits': '{n} 點',
   'None: never below zero': '無：餘額不會低於零',
   'Only an owner can change the credits settings.': '只有擁有者可以變更點數設定。',
+  'Only an owner can change the branding.': '只有擁有者可以變更品牌外觀。',
+  'Only an owner can change the customer portal.': '只有擁有者可以變更顧客入口設定。',
   'Retries (days after the failed payment)': '重試（付款失敗後第幾天）',
   'Only an owner can change the dunning and proration settings.': '只有擁有者可以變更催繳與按比例計費設定。',
   'Customer portal': '顧客入口',

@@ -1,4 +1,4 @@
-import { html } from '@billing/service';
+import { type Html, html } from '@billing/service';
 import { when } from '../html';
 import { markup } from '../i18n';
 import {
@@ -100,13 +100,16 @@ export const settingsPage: DashboardPage = {
       <form class="card" method="post" aria-labelledby="branding">
         ${formFields(ctx, 'branding')}${errorFor(state, 'branding')}
         <p class="muted">${t('Shown on the hosted checkout and portal pages of both environments.')}</p>
-        ${field('b-name', t('Business name'), { name: 'name', value: org.name, required: true })}
-        ${field('b-logo', t('Logo URL (optional)'), { name: 'logo_url', type: 'url', value: org.logo_url })}
-        ${field('b-color', t('Brand colour (#rrggbb, optional)'), { name: 'brand_color', value: org.brand_color })}
-        ${field('b-site', t('Website URL (optional)'), { name: 'website_url', type: 'url', value: org.website_url })}
-        <label for="b-origins">${t('Origins allowed to use the Publishable Key (one a line; empty allows any)')}</label
-        ><textarea id="b-origins" name="allowed_origins" rows="3">${org.allowed_origins.join('\n')}</textarea>
-        <div><button type="submit">${t('Save branding')}</button></div>
+        <fieldset class="bare" ${readOnly(ctx)}>
+          ${field('b-name', t('Business name'), { name: 'name', value: org.name, required: true })}
+          ${field('b-logo', t('Logo URL (optional)'), { name: 'logo_url', type: 'url', value: org.logo_url })}
+          ${field('b-color', t('Brand colour (#rrggbb, optional)'), { name: 'brand_color', value: org.brand_color })}
+          ${field('b-site', t('Website URL (optional)'), { name: 'website_url', type: 'url', value: org.website_url })}
+          <label for="b-origins"
+            >${t('Origins allowed to use the Publishable Key (one a line; empty allows any)')}</label
+          ><textarea id="b-origins" name="allowed_origins" rows="3">${org.allowed_origins.join('\n')}</textarea>
+        </fieldset>
+        ${saveOrRefusal(ctx, t('Save branding'), t('Only an owner can change the branding.'))}
       </form>
       ${paymentsSection(ctx, state, processor)} ${einvoicesSection(ctx, state, einvoices)}
       ${billingSection(ctx, state, billing)} ${creditsSection(ctx, state, billing)}
@@ -118,27 +121,29 @@ export const settingsPage: DashboardPage = {
             ? html`<input type="hidden" name="configuration_id" value="${portal.id}" />`
             : html`<p class="muted">${t('No configuration yet: the built-in features apply until you save one.')}</p>`
         }
-        ${field('pc-return', t('Default return URL'), { name: 'default_return_url', type: 'url', value: portal?.default_return_url })}
-        ${field('pc-name', t('Business name shown'), { name: 'business_name', value: portal?.business_profile.name })}
-        ${checkbox('pc-invoices', 'invoice_history', t('Customers see their invoices'), f?.invoice_history.enabled ?? true)}
-        ${checkbox('pc-card', 'payment_method_update', t('Customers update their card'), f?.payment_method_update.enabled ?? true)}
-        ${checkbox('pc-cancel', 'cancel', t('Customers cancel'), f?.cancel.enabled ?? true)}
-        ${select(
-          'pc-cancel-mode',
-          t('Cancellation takes effect'),
-          'cancel_mode',
-          [
-            ['at_period_end', t('At the end of the paid period')],
-            ['immediately', t('Immediately')],
-          ],
-          f?.cancel.mode,
-        )}
-        ${checkbox('pc-switch', 'subscription_update', t('Customers switch plans'), f?.subscription_update.enabled ?? false)}
-        <fieldset>
-          <legend>${t('Plans customers may switch to')}</legend>
-          ${subscriptionProducts.length ? subscriptionProducts.map((p, i) => checkbox(`pc-prod-${i}`, `product:${p.id}`, p.name, f?.subscription_update.products.includes(p.id) ?? false)) : html`<p class="muted">${t('No subscription products.')}</p>`}
+        <fieldset class="bare" ${readOnly(ctx)}>
+          ${field('pc-return', t('Default return URL'), { name: 'default_return_url', type: 'url', value: portal?.default_return_url })}
+          ${field('pc-name', t('Business name shown'), { name: 'business_name', value: portal?.business_profile.name })}
+          ${checkbox('pc-invoices', 'invoice_history', t('Customers see their invoices'), f?.invoice_history.enabled ?? true)}
+          ${checkbox('pc-card', 'payment_method_update', t('Customers update their card'), f?.payment_method_update.enabled ?? true)}
+          ${checkbox('pc-cancel', 'cancel', t('Customers cancel'), f?.cancel.enabled ?? true)}
+          ${select(
+            'pc-cancel-mode',
+            t('Cancellation takes effect'),
+            'cancel_mode',
+            [
+              ['at_period_end', t('At the end of the paid period')],
+              ['immediately', t('Immediately')],
+            ],
+            f?.cancel.mode,
+          )}
+          ${checkbox('pc-switch', 'subscription_update', t('Customers switch plans'), f?.subscription_update.enabled ?? false)}
+          <fieldset>
+            <legend>${t('Plans customers may switch to')}</legend>
+            ${subscriptionProducts.length ? subscriptionProducts.map((p, i) => checkbox(`pc-prod-${i}`, `product:${p.id}`, p.name, f?.subscription_update.products.includes(p.id) ?? false)) : html`<p class="muted">${t('No subscription products.')}</p>`}
+          </fieldset>
         </fieldset>
-        <div><button type="submit">${t('Save portal')}</button></div>
+        ${saveOrRefusal(ctx, t('Save portal'), t('Only an owner can change the customer portal.'))}
       </form>`;
   },
   actions: {
@@ -207,6 +212,7 @@ export const settingsPage: DashboardPage = {
       },
     },
     branding: {
+      ownerOnly: true,
       async run(ctx, form) {
         await ctx.api.admin('PATCH', '', {
           name: text(form.name),
@@ -249,6 +255,7 @@ export const settingsPage: DashboardPage = {
       },
     },
     portal: {
+      ownerOnly: true,
       async run(ctx, form) {
         const body = {
           default_return_url: nullableText(form.default_return_url),
@@ -350,6 +357,19 @@ const METHODS: Array<[string, string]> = [
   ['atm', 'ATM transfer (virtual account)'],
   ['cvs', 'Convenience-store code'],
 ];
+
+/**
+ * The end of a settings form: its save button for an owner (or the operator); for a member, who
+ * reads the settings but may not change them (the action refuses them too), why there is none.
+ */
+/** `disabled` for a member: the fields of a settings form they read but may not change. */
+const readOnly = (ctx: PageContext) => (ctx.role === 'member' ? html`disabled` : '');
+
+function saveOrRefusal(ctx: PageContext, save: string, refusal: string): Html {
+  return ctx.role === 'member'
+    ? html`<p class="muted">${refusal}</p>`
+    : html`<div><button type="submit">${save}</button></div>`;
+}
 
 /**
  * Dunning and proration of the environment (docs/billing-settings.md): when a failed renewal is
