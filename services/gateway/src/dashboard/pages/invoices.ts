@@ -12,6 +12,14 @@ type InvoiceWithLines = Invoice & {
   lines: Array<{ description: string; amount: number; kind: string }>;
 };
 
+/** What each kind of invoice line charges for, in the merchant's words. */
+const LINE_KIND_WORDS: Record<string, string> = {
+  subscription: 'Plan',
+  proration: 'Proration',
+  customer_balance: 'Customer balance',
+  usage: 'Usage',
+};
+
 export const invoicePage: DashboardPage = {
   path: 'invoices/:id',
   section: 'customers',
@@ -26,12 +34,12 @@ export const invoicePage: DashboardPage = {
       (l) =>
         html`<tr>
           <td>${l.description}</td>
-          <td>${l.kind}</td>
+          <td>${t(LINE_KIND_WORDS[l.kind] ?? l.kind)}</td>
           <td>${twd(l.amount)}</td>
         </tr>`,
     );
     return html`<section class="card" aria-label="${t('Invoice')}">
-        <h2>${i.number} <span class="badge">${i.status}</span></h2>
+        <h2>${i.number} <span class="badge">${t(i.status)}</span></h2>
         <dl class="facts">
           <dt>ID</dt>
           <dd>${i.id}</dd>
