@@ -98,4 +98,33 @@ describe("a plan's credit allowance on a test clock", () => {
       ['grant', 300],
     ]);
   });
+
+  it("grants the new plan's allowance, and ends the old one, when the upgrade comes at the very instant of subscribing", async () => {
+    const { org, client, send, subscribeOnClock } = await lifecycleOrganization(platform);
+    await client.createProduct(org.id, plan({ slug: 'starter', price: 199, credits: { amount: 100 } }));
+    const growth = await client.createProduct(org.id, plan({ slug: 'growth', price: 499, credits: { amount: 300 } }));
+    const scale = await client.createProduct(org.id, plan({ slug: 'scale', price: 999, credits: { amount: 700 } }));
+    // The clock stays frozen at the start: each switch restarts the period at the same instant.
+    const { subscription } = await subscribeOnClock('at-once@example.com', '4242424242424242', {
+      product_slug: 'starter',
+    });
+    const customer = subscription.customer_id;
+    for (const target of [growth, scale]) {
+      const switched = await send('POST', `/subscriptions/${subscription.id}/switch`, {
+        target_product_id: target.body.id,
+      });
+      expect(switched.status).toBe(200);
+      expect(switched.body.subscription.current_period_start).toBe(subscription.current_period_start);
+    }
+    const credits = (await send('GET', `/customers/${customer}/credits`)).body;
+    expect(credits).toMatchObject({ balance: 700, grants: [{ amount: 700, remaining: 700 }] });
+    const ledger = (await send('GET', `/customers/${customer}/credits/ledger?limit=10`)).body.data;
+    expect(ledger.map((e: { type: string; amount: number }) => [e.type, e.amount]).reverse()).toEqual([
+      ['grant', 100],
+      ['expiry', -100],
+      ['grant', 300],
+      ['expiry', -300],
+      ['grant', 700],
+    ]);
+  });
 });

@@ -22,9 +22,10 @@ export async function grantPeriodAllowances(
     if (!subscription) continue;
     const now = new Date(recorded.occurred_at);
     const tenant = { organization: recorded.organization, environment: recorded.environment };
-    const ended = allowanceEndedBySwitch(event);
-    if (ended) await endGrantInTransaction(tx, store, tenant, subscription.customer_id, ended, now);
-    const grant = allowanceGrant(subscription, now);
+    for (const ended of allowanceEndedBySwitch(event)) {
+      await endGrantInTransaction(tx, store, tenant, subscription.customer_id, ended, now);
+    }
+    const grant = allowanceGrant(subscription, now, event);
     if (!grant) continue;
     await grantInTransaction(
       tx,

@@ -48,22 +48,39 @@ export function paidPeriodStarted(event: SubscriptionEvent): Subscription | null
   }
 }
 
-/** The idempotency key of the allowance granted for the period starting at `periodStart`. */
-const allowanceKey = (subscriptionId: string, periodStart: string) => `allowance:${subscriptionId}:${periodStart}`;
+/**
+ * The idempotency key of the allowance granted for the period starting at `periodStart`; with
+ * `productId`, of a switch to that plan whose new period starts at the very instant the period it
+ * replaced did (a switch right after subscribing on a frozen test clock), which the key of that
+ * period's own grant would otherwise refuse as a repeat.
+ */
+const allowanceKey = (subscriptionId: string, periodStart: string, productId?: string) =>
+  `allowance:${subscriptionId}:${periodStart}${productId ? `:${productId}` : ''}`;
+
+/** A switch whose new period starts at the instant the one it replaced did. */
+function restartedAtOnce(event: SubscriptionEvent): boolean {
+  if (event.type !== 'SubscriptionUpdated') return false;
+  return event.data.previous_attributes?.current_period_start === event.data.object.current_period_start;
+}
 
 /**
  * A switch into a new period ends the old period's allowance unless it rolled over (the new
- * plan's is granted for the new period): the key of the grant to end, or null.
+ * plan's is granted for the new period): the keys its grant may have (the period's own, or that
+ * of a switch to the old plan at the period's first instant; ending a key no grant has does
+ * nothing). Empty: nothing ends.
  */
-export function allowanceEndedBySwitch(event: SubscriptionEvent): string | null {
-  if (event.type !== 'SubscriptionUpdated') return null;
+export function allowanceEndedBySwitch(event: SubscriptionEvent): string[] {
+  if (event.type !== 'SubscriptionUpdated') return [];
   const previous = event.data.previous_attributes;
-  if (!previous || typeof previous.current_period_start !== 'string') return null;
+  if (!previous || typeof previous.current_period_start !== 'string') return [];
   const before = (
     'credit_allowance' in previous ? previous.credit_allowance : event.data.object.credit_allowance
   ) as Subscription['credit_allowance'];
-  if (!before || before.rollover) return null;
-  return allowanceKey(event.data.object.id, previous.current_period_start);
+  if (!before || before.rollover) return [];
+  const { id, product } = event.data.object;
+  const previousProduct = ('product' in previous ? previous.product : product) as Subscription['product'];
+  const start = previous.current_period_start;
+  return [allowanceKey(id, start), allowanceKey(id, start, previousProduct.id)];
 }
 
 /** A trial that lasts the whole first period was not charged; one inside a paid period was. */
@@ -77,9 +94,14 @@ export type AllowanceGrant = { amount: number; expiresAt: Date | null; idempoten
  * The grant of the subscription's current period, or null when its plan has no allowance or
  * the grant would be over already (a period paid after its end). Without rollover it expires
  * at the period's end, or `expires_after_days` after now if that is sooner; with rollover only
- * after `expires_after_days`, if set. Keyed by the period's start: each period grants once.
+ * after `expires_after_days`, if set. Keyed by the period's start: each period grants once
+ * (a switch that restarts the period at its first instant: once per plan switched to).
  */
-export function allowanceGrant(subscription: Subscription, now: Date): AllowanceGrant | null {
+export function allowanceGrant(
+  subscription: Subscription,
+  now: Date,
+  event?: SubscriptionEvent,
+): AllowanceGrant | null {
   const allowance = subscription.credit_allowance;
   if (!allowance) return null;
   const afterDays =
@@ -90,6 +112,10 @@ export function allowanceGrant(subscription: Subscription, now: Date): Allowance
   return {
     amount: allowance.amount,
     expiresAt: expires === null ? null : new Date(expires),
-    idempotencyKey: allowanceKey(subscription.id, subscription.current_period_start),
+    idempotencyKey: allowanceKey(
+      subscription.id,
+      subscription.current_period_start,
+      event && restartedAtOnce(event) ? subscription.product.id : undefined,
+    ),
   };
 }

@@ -141,7 +141,8 @@ describe('the events that start a paid period', () => {
   it("a switch into a new period ends the old period's allowance, unless it rolled over", () => {
     const oldStart = '2026-01-01T00:00:00.000Z';
     // The same allowance before and after: previous_attributes leaves it out.
-    expect(allowanceEndedBySwitch(updated({ current_period_start: oldStart }))).toBe(`allowance:sub_1:${oldStart}`);
+    const endsOld = [`allowance:sub_1:${oldStart}`, `allowance:sub_1:${oldStart}:prod_1`];
+    expect(allowanceEndedBySwitch(updated({ current_period_start: oldStart }))).toEqual(endsOld);
     // Switched from a plan with a reset allowance to one without: the old one still ends.
     const toNone: SubscriptionEvent = {
       type: 'SubscriptionUpdated',
@@ -151,12 +152,35 @@ describe('the events that start a paid period', () => {
         previous_attributes: { current_period_start: oldStart, credit_allowance: subscription.credit_allowance },
       },
     };
-    expect(allowanceEndedBySwitch(toNone)).toBe(`allowance:sub_1:${oldStart}`);
+    expect(allowanceEndedBySwitch(toNone)).toEqual(endsOld);
     const rolled = { amount: 100, expires_after_days: null, rollover: true };
-    expect(allowanceEndedBySwitch(updated({ current_period_start: oldStart, credit_allowance: rolled }))).toBeNull();
-    expect(allowanceEndedBySwitch(updated({ current_period_start: oldStart, credit_allowance: null }))).toBeNull();
+    expect(allowanceEndedBySwitch(updated({ current_period_start: oldStart, credit_allowance: rolled }))).toEqual([]);
+    expect(allowanceEndedBySwitch(updated({ current_period_start: oldStart, credit_allowance: null }))).toEqual([]);
     // A change within the period, and other events, end nothing.
-    expect(allowanceEndedBySwitch(updated({ price: 199 }))).toBeNull();
-    expect(allowanceEndedBySwitch(activated(subscription))).toBeNull();
+    expect(allowanceEndedBySwitch(updated({ price: 199 }))).toEqual([]);
+    expect(allowanceEndedBySwitch(activated(subscription))).toEqual([]);
+  });
+
+  it('given a switch whose new period starts at the instant the old one did, when it is granted, then under a key of its plan', () => {
+    const start = subscription.current_period_start;
+    const toPro: SubscriptionEvent = {
+      type: 'SubscriptionUpdated',
+      data: {
+        subscription_id: 'sub_1',
+        object: subscription,
+        previous_attributes: { current_period_start: start, product: { id: 'prod_0', name: 'Basic', slug: 'basic' } },
+      },
+    };
+    expect(paidPeriodStarted(toPro)).toBe(subscription);
+    // The period's own grant (the old plan's) ends, as would one made by an earlier such switch to it.
+    expect(allowanceEndedBySwitch(toPro)).toEqual([`allowance:sub_1:${start}`, `allowance:sub_1:${start}:prod_0`]);
+    expect(allowanceGrant(subscription, new Date(start), toPro)?.idempotencyKey).toBe(
+      `allowance:sub_1:${start}:prod_1`,
+    );
+    // A switch into a later period, and a renewal, keep the period's own key.
+    expect(
+      allowanceGrant(subscription, new Date(start), updated({ current_period_start: '2026-01-01T00:00:00.000Z' }))
+        ?.idempotencyKey,
+    ).toBe(`allowance:sub_1:${start}`);
   });
 });

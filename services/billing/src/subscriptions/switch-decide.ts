@@ -101,7 +101,13 @@ export function decideSwitching(command: SwitchingCommand, state: SubscriptionSt
         next.current_period_end = periodEnd(data.now, data.target.interval, data.target.interval_count).toISOString();
         next.billing_cycle_anchor = at;
       }
-      const events: SubscriptionEvent[] = [updatedWithPrevious(current.subscription, next)];
+      const updated = updatedWithPrevious(current.subscription, next);
+      // A new period that starts at the instant the old one did is a new period all the same: said
+      // so, for its allowance (allowance.ts), by the start it replaces.
+      if (data.newPeriod && updated.type === 'SubscriptionUpdated' && updated.data.previous_attributes) {
+        updated.data.previous_attributes.current_period_start ??= current.subscription.current_period_start;
+      }
+      const events: SubscriptionEvent[] = [updated];
       if (data.switchId) events.push(ended(current.subscription.id, data.switchId, 'switched', null, at));
       return events;
     }
