@@ -111,6 +111,16 @@ const BENCHMARKS = [
     args: ['--subscriptions=100'],
     headline: (r) => ({ renewals_per_s: r.renewals_per_s, due_to_invoice_paid_ms: r.due_to_invoice_paid_ms }),
   },
+  {
+    name: 'sweep',
+    script: 'sweep/run.js',
+    args: ['--subscriptions=2000', '--rounds=5'],
+    needs: 'DATABASE_URL',
+    headline: (r) => ({
+      final_invoices_p50_ms: r.find_due_final_invoices.p50_ms,
+      retries_p50_ms: r.find_due_retries.p50_ms,
+    }),
+  },
 ];
 
 function run({ script, args }) {
