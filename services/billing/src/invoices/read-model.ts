@@ -10,6 +10,7 @@ import type { Tenant } from '@billing/service';
 import { recordMetricsChanges } from '@billing/runtime';
 import { finalInvoiceId } from './ids';
 import { invoiceMetricsChange } from './metrics';
+import type { DueSubscription } from '../subscriptions/queries';
 import { subscriptionsTable } from '../subscriptions/read-model';
 import { currentInvoice, invoiceEvents } from './invoice';
 
@@ -161,15 +162,15 @@ export async function listInvoices(
 }
 
 /**
- * The open final invoice of a CANCELED subscription (`finalInvoiceId`: its last period's usage)
- * whose next attempt has come by `now`: the first right after the period ended, then dunning's.
+ * Open invoices of subscriptions in `status` (and `where`, over `i` and `s`) whose next attempt
+ * has come by `now`, on `clock` (null: no test clock), soonest first: the sweep's due work.
  */
-export async function findDueFinalInvoices(
+async function dueOpenInvoices(
   sql: SqlExecutor,
   schema: string,
-  now: Date,
-  clock: string | null,
-  limit = 500,
+  status: 'PAST_DUE' | 'CANCELED',
+  where: string,
+  [now, clock, limit]: [Date, string | null, number],
 ) {
   const { rows } = await sql.query<{
     id: string;
@@ -181,29 +182,44 @@ export async function findDueFinalInvoices(
     `SELECT s.id, s.organization, s.environment, i.id AS invoice_id,
             (i.document->>'next_payment_attempt')::timestamptz AS due_at
      FROM ${invoicesTable(schema)} i JOIN ${subscriptionsTable(schema)} s ON s.id = i.subscription_id
-     WHERE s.status = 'CANCELED' AND i.status = 'open'
-       AND i.document->>'period_end' = s.document->>'current_period_end'
-       AND (i.document->>'next_payment_attempt')::timestamptz <= $1 AND s.test_clock_id IS NOT DISTINCT FROM $2
-     ORDER BY due_at LIMIT $3`,
-    [now.toISOString(), clock, limit],
-  );
-  return rows.filter((row) => row.invoice_id === finalInvoiceId(row.id)).map(({ invoice_id: _, ...item }) => item);
-}
-
-/** The open invoice of a PAST_DUE subscription whose next retry has come by `now`. */
-export async function findDueRetries(sql: SqlExecutor, schema: string, now: Date, clock: string | null, limit = 500) {
-  const { rows } = await sql.query<{
-    id: string;
-    organization: string;
-    environment: Tenant['environment'];
-    due_at: Date;
-  }>(
-    `SELECT s.id, s.organization, s.environment, (i.document->>'next_payment_attempt')::timestamptz AS due_at
-     FROM ${invoicesTable(schema)} i JOIN ${subscriptionsTable(schema)} s ON s.id = i.subscription_id
-     WHERE s.status = 'PAST_DUE' AND i.status = 'open'
+     WHERE s.status = '${status}' AND i.status = 'open' ${where}
        AND (i.document->>'next_payment_attempt')::timestamptz <= $1 AND s.test_clock_id IS NOT DISTINCT FROM $2
      ORDER BY due_at LIMIT $3`,
     [now.toISOString(), clock, limit],
   );
   return rows;
+}
+
+const withoutInvoiceId = ({ invoice_id: _, ...item }: { invoice_id: string } & DueSubscription) => item;
+
+/**
+ * The open final invoice of a CANCELED subscription (`finalInvoiceId`: its last period's usage)
+ * whose next attempt has come by `now`: the first right after the period ended, then dunning's.
+ */
+export async function findDueFinalInvoices(
+  sql: SqlExecutor,
+  schema: string,
+  now: Date,
+  clock: string | null,
+  limit = 500,
+): Promise<DueSubscription[]> {
+  const rows = await dueOpenInvoices(
+    sql,
+    schema,
+    'CANCELED',
+    "AND i.document->>'period_end' = s.document->>'current_period_end'",
+    [now, clock, limit],
+  );
+  return rows.filter((row) => row.invoice_id === finalInvoiceId(row.id)).map(withoutInvoiceId);
+}
+
+/** The open invoice of a PAST_DUE subscription whose next retry has come by `now`. */
+export async function findDueRetries(
+  sql: SqlExecutor,
+  schema: string,
+  now: Date,
+  clock: string | null,
+  limit = 500,
+): Promise<DueSubscription[]> {
+  return (await dueOpenInvoices(sql, schema, 'PAST_DUE', '', [now, clock, limit])).map(withoutInvoiceId);
 }

@@ -1,7 +1,7 @@
 import type { Invoice, Subscription } from '@billing/contracts';
 import type { ServiceContext } from '@billing/runtime';
 import type { Tenant } from '@billing/service';
-import { paymentPending, savedCardOf } from '../../charges/charge';
+import { savedCardOf } from '../../charges/charge';
 import { invoiceAggregate } from '../../invoices/aggregate';
 import { finalInvoiceId } from '../../invoices/ids';
 import type { OpenInvoice } from '../../invoices/invoice';
@@ -11,6 +11,7 @@ import { usageStart } from '../../subscriptions/metered';
 import { type DueSubscription, findSubscription } from '../../subscriptions/queries';
 import { chargeAttempts, recordAttempts, recordPaymentPending } from './attempts';
 import { afterAnswer } from './dunning';
+import { awaitingTransfer, unknownOutcome } from './renew';
 import { withCustomerBalance } from './switches';
 import { claimUsageLines } from './usage-lines';
 
@@ -108,13 +109,9 @@ export async function chargeFinalInvoice(context: ServiceContext, item: DueSubsc
   const [outcome] = await chargeAttempts(context, tenant, [{ tenant, card, invoice, attempt }]);
   if (outcome!.status === 'pending') {
     await recordPaymentPending(context, tenant, invoice, attempt, outcome!.payment_instructions, at);
-    throw paymentPending(`Final invoice ${invoice.id}, attempt ${attempt}, waits for the customer's transfer`);
+    throw awaitingTransfer(invoice.id, attempt);
   }
-  if (outcome!.status === 'unknown') {
-    throw paymentPending(
-      `The charge of final invoice ${invoice.id}, attempt ${attempt}, got no answer; it is asked again`,
-    );
-  }
+  if (outcome!.status === 'unknown') throw unknownOutcome(invoice.id, attempt);
   const { nextAttemptAt, unpaid } = await afterAnswer(context, tenant, invoice, attempt, outcome!);
   await recordAttempts(context, [
     {

@@ -223,12 +223,12 @@ async function charge(context: ServiceContext, run: Run, attempts: Array<Attempt
 }
 
 /** The renewal waits for the customer's transfer: the scheduler asks the same key again. */
-function awaitingTransfer(invoiceId: string, attempt: number): ApiError {
+export function awaitingTransfer(invoiceId: string, attempt: number): ApiError {
   return paymentPending(`Invoice ${invoiceId}, attempt ${attempt}, waits for the customer's transfer`);
 }
 
 /** The renewal's charge got no answer: nothing is recorded, and the scheduler asks the same key again. */
-function unknownOutcome(invoiceId: string, attempt: number): ApiError {
+export function unknownOutcome(invoiceId: string, attempt: number): ApiError {
   return paymentPending(`The charge of invoice ${invoiceId}, attempt ${attempt}, got no answer; it is asked again`);
 }
 
