@@ -14,12 +14,23 @@ export class ApiFailure extends Error {
 
   /** The message, with each field problem after it that says more: what the page shows next to the form. */
   get explanation(): string {
+    return this.explainedAs(this.message, (d) => d.message ?? '', { around: [' (', ')'], path: ': ', between: '; ' });
+  }
+
+  /**
+   * `summary`, then each field problem that says more than the message (`problem` of it, after
+   * its path), in `marks`: how a page words a refusal.
+   */
+  explainedAs(summary: string, problem: (detail: ApiFailure['details'][number]) => string, marks: RefusalMarks) {
     const fields = this.details
       .filter((d) => d.message && d.message !== this.message)
-      .map((d) => (d.path ? `${d.path}: ${d.message}` : d.message));
-    return fields.length ? `${this.message} (${fields.join('; ')})` : this.message;
+      .map((d) => (d.path ? `${d.path}${marks.path}${problem(d)}` : problem(d)));
+    return fields.length ? `${summary}${marks.around[0]}${fields.join(marks.between)}${marks.around[1]}` : summary;
   }
 }
+
+/** The punctuation of a refusal's field problems: around them, after a path, between two. */
+export type RefusalMarks = { around: [string, string]; path: string; between: string };
 
 export interface CallOptions {
   idempotencyKey?: string;

@@ -182,9 +182,9 @@ export function mountDashboard(app: Express, options: DashboardOptions): void {
         if (!(error instanceof ApiFailure)) throw error;
         const status = error.status >= 500 ? 502 : error.status;
         const fieldErrors = Object.fromEntries(
-          error.details.filter((d) => d.path && d.message).map((d) => [d.path!, fieldProblem(d, ctx.language, ctx.t)]),
+          error.details.filter((d) => d.path && d.message).map((d) => [d.path!, fieldProblem(d, ctx)]),
         );
-        const explained = refusalText(error, ctx.language, ctx.t);
+        const explained = refusalText(error, ctx);
         await renderPage(ctx, page, { errors: { [form._action!]: explained }, form, fieldErrors }, status);
       }
     });
@@ -201,7 +201,7 @@ async function renderPage(ctx: PageContext, page: (typeof PAGES)[number], state:
   } catch (error) {
     if (!(error instanceof ApiFailure)) throw error;
     if (error.status === 404) return notFoundPage(ctx.res);
-    body = html`<p class="error" role="alert">${refusalText(error, ctx.language, ctx.t)}</p>`;
+    body = html`<p class="error" role="alert">${refusalText(error, ctx)}</p>`;
     status = error.status >= 500 ? 502 : status;
   }
   ctx.res

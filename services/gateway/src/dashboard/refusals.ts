@@ -36,9 +36,10 @@ export const FIELD_PROBLEM_WORDS: Readonly<Record<string, string>> = {
 };
 
 type Detail = ApiFailure['details'][number];
+type Words = { language: DashboardLanguage; t: Translate };
 
 /** A field's problem in the user's language: the API's message in English. */
-export function fieldProblem(detail: Detail, language: DashboardLanguage, t: Translate): string {
+export function fieldProblem(detail: Detail, { language, t }: Words): string {
   const words = language === 'en' || !detail.code ? undefined : FIELD_PROBLEM_WORDS[detail.code];
   return words ? t(words) : (detail.message ?? '');
 }
@@ -47,12 +48,8 @@ export function fieldProblem(detail: Detail, language: DashboardLanguage, t: Tra
  * The refusal next to a form or in place of a page: its words, and each field problem that says
  * more after them (`path: problem`; in zh-TW with its full-width marks).
  */
-export function refusalText(error: ApiFailure, language: DashboardLanguage, t: Translate): string {
-  if (language === 'en') return error.explanation;
-  const words = REFUSAL_WORDS[error.code];
-  const summary = words ? t(words) : error.message;
-  const fields = error.details
-    .filter((d) => d.message && d.message !== error.message)
-    .map((d) => (d.path ? `${d.path}：${fieldProblem(d, language, t)}` : fieldProblem(d, language, t)));
-  return fields.length ? `${summary}（${fields.join('；')}）` : summary;
+export function refusalText(error: ApiFailure, words: Words): string {
+  if (words.language === 'en') return error.explanation;
+  const summary = REFUSAL_WORDS[error.code] ? words.t(REFUSAL_WORDS[error.code]!) : error.message;
+  return error.explainedAs(summary, (d) => fieldProblem(d, words), { around: ['（', '）'], path: '：', between: '；' });
 }

@@ -191,7 +191,7 @@ async function optional(ctx: PageContext, title: string, read: () => Promise<Htm
     if (!(error instanceof ApiFailure)) throw error;
     return html`<h2>${title}</h2>
       <p class="error" role="alert">
-        ${t('{title} could not be read: {why}', { title, why: refusalText(error, ctx.language, ctx.t) })}
+        ${t('{title} could not be read: {why}', { title, why: refusalText(error, ctx) })}
       </p>`;
   }
 }

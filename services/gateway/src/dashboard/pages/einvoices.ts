@@ -109,7 +109,7 @@ export async function einvoicesOfCustomer(ctx: PageContext, customerId: string):
       byInvoice: new Map(),
       any: false,
       complete: true,
-      failure: refusalText(error, ctx.language, ctx.t),
+      failure: refusalText(error, ctx),
       t: ctx.t,
     };
   }
@@ -153,7 +153,7 @@ export async function einvoiceOfInvoice(
     return { einvoice: list.data[0] };
   } catch (error) {
     if (!(error instanceof ApiFailure)) throw error;
-    return { failure: refusalText(error, ctx.language, ctx.t) };
+    return { failure: refusalText(error, ctx) };
   }
 }
 

@@ -102,7 +102,7 @@ export const eventsPage: DashboardPage = {
       // A record id the API refuses (too long, a control character): the form stays to fix it.
       if (!(error instanceof ApiFailure) || error.status !== 400) throw error;
       return html`${intro}
-        <p class="error" role="alert">${refusalText(error, ctx.language, ctx.t)}</p>`;
+        <p class="error" role="alert">${refusalText(error, ctx)}</p>`;
     }
     const rows = list.data.map(
       (e) =>

@@ -33,9 +33,7 @@ export async function historySection(ctx: PageContext, recordId: string): Promis
   } catch (error) {
     if (!(error instanceof ApiFailure)) throw error;
     return html`<h2 id="history">${t('History')}</h2>
-      <p class="error" role="alert">
-        ${t('The history could not be read: {why}', { why: refusalText(error, ctx.language, ctx.t) })}
-      </p>`;
+      <p class="error" role="alert">${t('The history could not be read: {why}', { why: refusalText(error, ctx) })}</p>`;
   }
   const rows = events.map(
     (e) =>

@@ -115,7 +115,7 @@ export const overviewPage: DashboardPage = {
     } catch (error) {
       if (!(error instanceof ApiFailure)) throw error;
       return html`<p class="error" role="alert">
-        ${t('The metrics could not be read: {why}', { why: refusalText(error, ctx.language, ctx.t) })}
+        ${t('The metrics could not be read: {why}', { why: refusalText(error, ctx) })}
       </p>`;
     }
     const last = days.at(-1);
@@ -189,7 +189,7 @@ async function unmatchedPaymentsSection(ctx: PageContext): Promise<Html | string
   } catch (error) {
     if (!(error instanceof ApiFailure)) throw error;
     return html`<p class="error" role="alert">
-      ${t('The unmatched payments could not be read: {why}', { why: refusalText(error, ctx.language, ctx.t) })}
+      ${t('The unmatched payments could not be read: {why}', { why: refusalText(error, ctx) })}
     </p>`;
   }
   if (unmatched.length === 0) return '';
@@ -237,7 +237,7 @@ async function pendingChargesSection(ctx: PageContext): Promise<Html | string> {
   } catch (error) {
     if (!(error instanceof ApiFailure)) throw error;
     return html`<p class="error" role="alert">
-      ${t('The pending charges could not be read: {why}', { why: refusalText(error, ctx.language, ctx.t) })}
+      ${t('The pending charges could not be read: {why}', { why: refusalText(error, ctx) })}
     </p>`;
   }
   if (pending.length === 0) return '';
