@@ -61,11 +61,11 @@ describe('a charge whose answer is lost is recorded once, never charged again', 
     await proxy?.stop();
   });
 
-  /** Pays a `pro` checkout on a test clock at 1 April; the subscription once billing has it. */
-  async function subscribe(email: string, card = '4242424242424242') {
+  /** Pays a `pro` (or `slug`) checkout on a test clock at 1 April; the subscription once billing has it. */
+  async function subscribe(email: string, card = '4242424242424242', slug = 'pro') {
     const clock = (await send('POST', '/test_clocks', { frozen_time: '2026-04-01T00:00:00Z' })).body.id as string;
     const session = await send('POST', '/checkout/sessions', {
-      product_slug: 'pro',
+      product_slug: slug,
       ...urls,
       customer_email: email,
       test_clock: clock,
@@ -349,5 +349,33 @@ describe('a charge whose answer is lost is recorded once, never charged again', 
         processor_reference: expect.stringMatching(new RegExp(`^${renewal.id}:\\d+$`)),
       }),
     );
+  });
+
+  it("a canceled subscription's final invoice whose charge answer is lost is paid once, charged once", async () => {
+    const metered = plan({
+      slug: 'metered',
+      name: 'metered',
+      price: 299,
+      metered_prices: [{ meter: 'calls', unit_amount: 2 }],
+    });
+    expect((await clientOf(platform.gatewayUrl).createProduct(org.id, metered)).status).toBe(201);
+    expect((await send('POST', '/meters', { key: 'calls', name: 'Calls', aggregation: 'sum' })).status).toBe(201);
+    const { clock, subscription } = await subscribe('final@example.com', '4242424242424242', 'metered');
+    const usage = { id: 'final-1', customer_id: subscription.customer_id, meter: 'calls', quantity: 21 };
+    expect((await send('POST', '/usage_events', usage)).status).toBe(202);
+    expect((await send('POST', `/subscriptions/${subscription.id}/cancel`, {})).body.cancel_at_period_end).toBe(true);
+
+    loseChargeAndStatus('drop');
+    await advance(clock, '2026-05-01T06:00:00Z');
+    const final = await eventually(async () => {
+      const invoices = (await send('GET', `/invoices?subscription_id=${subscription.id}`)).body.data;
+      const found = invoices.find((i: { lines: Array<{ kind: string }> }) => i.lines.some((l) => l.kind === 'usage'));
+      expect(found).toMatchObject({ status: 'paid', amount_paid: 42, attempt_count: 1 });
+      return found;
+    }, 30_000);
+    expect(proxy.lost.some((path) => path.startsWith('/internal/charges'))).toBe(true);
+    expect((await send('GET', `/subscriptions/${subscription.id}`)).body.status).toBe('CANCELED');
+    expect((await succeededCharges()).get(final.id)).toBe(1);
+    await expectLedgerAndRecordsAgree();
   });
 });
