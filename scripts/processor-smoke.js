@@ -126,6 +126,7 @@ async function smokePayuni(baseUrl, merchantId, hashKey, hashIV) {
     .trim()
     .slice(0, 200);
   checks.push(['/api/upp accepts our EncryptInfo and HashInfo', accepted, `HTTP ${opened.status}: ${text}`]);
+  const payuniTradeNos = [];
   for (const [what, tradeNo] of [
     ['the trade just opened', payuniTradeNo(key)],
     ['a trade never opened', payuniTradeNo(`${key}-never`)],
@@ -133,8 +134,24 @@ async function smokePayuni(baseUrl, merchantId, hashKey, hashIV) {
     try {
       const status = await queryPayuniTrade(merchant, tradeNo, new Date());
       checks.push([`/api/trade/query about ${what}, its HashInfo and tag checked`, true, JSON.stringify(status)]);
+      if (status.payuniTradeNo) payuniTradeNos.push(status.payuniTradeNo);
     } catch (error) {
       checks.push([`/api/trade/query about ${what}`, false, error.message]);
+    }
+  }
+  // trade/cancel (a whole refund on the day of payment) of the unpaid trade: PAYUNi must refuse it,
+  // signed; an unsigned answer means the path or its fields are not what docs/payments.md says.
+  const { cancelPayuniAuthorization } = require('../services/checkout/dist/payments/payuni/refund');
+  for (const tradeNo of payuniTradeNos.slice(0, 1)) {
+    try {
+      const outcome = await cancelPayuniAuthorization(merchant, { payuniTradeNo: tradeNo }, new Date());
+      checks.push([
+        '/api/trade/cancel refuses an unpaid trade, signed',
+        outcome.status === 'refused',
+        JSON.stringify(outcome),
+      ]);
+    } catch (error) {
+      checks.push(['/api/trade/cancel answers signed', false, error.message]);
     }
   }
   // UNi Embed: an SDK token for card fields on https://example.com, kept for charges later (UseTokenType 2).

@@ -3,7 +3,7 @@ import { authorizeEmbeddedCard, requestSdkToken } from '../src/payments/payuni/e
 import { type PayuniEmulator, startPayuniEmulator } from '../src/payments/payuni/emulator';
 import { PAYUNI_PATHS, type PayuniMerchant } from '../src/payments/payuni/merchant';
 import { queryPayuniTrade } from '../src/payments/payuni/query';
-import { RefundUnanswered, refundPayuniTrade } from '../src/payments/payuni/refund';
+import { RefundUnanswered, cancelPayuniAuthorization, refundPayuniTrade } from '../src/payments/payuni/refund';
 import { uppForm } from '../src/payments/payuni/upp';
 import { TEST_CARDS } from '../src/payments/sandbox';
 
@@ -182,5 +182,111 @@ describe('PAYUNi refunds of card trades against the emulator, over HTTP', () => 
       EncryptInfo: expect.any(String),
     });
     expect(await refunded(tradeNo)).toBe(0);
+  });
+});
+
+describe('PAYUNi refunds on the day of payment against the emulator, over HTTP: captured at midnight in Taiwan', () => {
+  /** 22:30 in Taiwan: the capture is at 00:00, 90 minutes later. */
+  const paidAt = new Date('2026-11-26T14:30:00Z');
+  let clock = paidAt;
+  let emulator: PayuniEmulator;
+  let merchant: PayuniMerchant;
+  let trades = 0;
+
+  beforeAll(async () => {
+    emulator = await startPayuniEmulator(KEYS, () => clock);
+    emulator.captures.mode = 'daily';
+    merchant = { ...KEYS, baseUrl: emulator.url };
+  });
+  beforeEach(() => {
+    clock = paidAt;
+  });
+  afterAll(() => emulator.close());
+
+  const paidCardTrade = async (amount = 299) => {
+    const { sdkToken } = await requestSdkToken(merchant, { iframeDomain: SHOP }, clock);
+    await fetch(`${emulator.url}/sdk/bind/${encodeURIComponent(sdkToken)}`, {
+      method: 'POST',
+      body: new URLSearchParams({ CardNo: TEST_CARDS.success, CardExp: '12/34', CardCvc: '123' }),
+    });
+    const tradeNo = `DAY${++trades}`;
+    const outcome = await authorizeEmbeddedCard(
+      merchant,
+      {
+        sdkToken,
+        tradeNo,
+        amount,
+        description: 'Pro plan',
+        returnUrl: `${SHOP}/payuni/return`,
+        notifyUrl: `${SHOP}/payuni/notify`,
+        threeDSecure: false,
+      },
+      clock,
+    );
+    expect(outcome).toMatchObject({ status: 'paid' });
+    return { tradeNo, payuniTradeNo: emulator.trades.get(tradeNo)!.payuniTradeNo };
+  };
+  const captureOf = async (tradeNo: string) => {
+    const status = await queryPayuniTrade(merchant, tradeNo, clock);
+    return status.status === 'paid' ? { capture: status.capture, refunded: status.refunded } : status.status;
+  };
+
+  it('before midnight the capture is requested: trade/close is refused, trade/cancel cancels the whole authorisation once', async () => {
+    const { tradeNo, payuniTradeNo } = await paidCardTrade(299);
+    expect(await captureOf(tradeNo)).toEqual({ capture: 'requested', refunded: 0 });
+    expect(await refundPayuniTrade(merchant, { payuniTradeNo, amount: 100 }, clock)).toMatchObject({
+      status: 'refused',
+      code: 'emulator_not_captured',
+    });
+
+    expect(await cancelPayuniAuthorization(merchant, { payuniTradeNo }, clock)).toEqual({ status: 'refunded' });
+    expect(emulator.trades.get(tradeNo)!.authorisationCanceled).toBe(true);
+    expect(await captureOf(tradeNo)).toEqual({ capture: 'canceled', refunded: 0 });
+    expect(await cancelPayuniAuthorization(merchant, { payuniTradeNo }, clock)).toMatchObject({
+      status: 'refused',
+      code: 'emulator_not_cancelable',
+    });
+    expect(await refundPayuniTrade(merchant, { payuniTradeNo, amount: 1 }, clock)).toMatchObject({
+      status: 'refused',
+      code: 'emulator_authorisation_canceled',
+    });
+
+    // Midnight passes: a canceled authorisation is never captured.
+    clock = new Date('2026-11-26T16:00:00Z');
+    expect(await captureOf(tradeNo)).toEqual({ capture: 'canceled', refunded: 0 });
+    expect(emulator.trades.get(tradeNo)!.refunds).toEqual([]);
+  });
+
+  it('from midnight in Taiwan it is captured: refunded in part by trade/close, and trade/cancel is refused', async () => {
+    const { tradeNo, payuniTradeNo } = await paidCardTrade(299);
+    clock = new Date('2026-11-26T15:59:59Z');
+    expect(await captureOf(tradeNo)).toEqual({ capture: 'requested', refunded: 0 });
+    clock = new Date('2026-11-26T16:00:00Z');
+    expect(await captureOf(tradeNo)).toEqual({ capture: 'captured', refunded: 0 });
+    expect(await cancelPayuniAuthorization(merchant, { payuniTradeNo }, clock)).toMatchObject({
+      status: 'refused',
+      code: 'emulator_not_cancelable',
+    });
+    expect(await refundPayuniTrade(merchant, { payuniTradeNo, amount: 100 }, clock)).toEqual({ status: 'refunded' });
+    expect(await captureOf(tradeNo)).toEqual({ capture: 'captured', refunded: 100 });
+  });
+
+  it('a cancellation whose answer is lost was made: the query shows the capture canceled', async () => {
+    const { tradeNo, payuniTradeNo } = await paidCardTrade(299);
+    emulator.failNext(PAYUNI_PATHS.tradeCancel, 'drop');
+    await expect(cancelPayuniAuthorization(merchant, { payuniTradeNo }, clock)).rejects.toThrow(RefundUnanswered);
+    expect(await captureOf(tradeNo)).toEqual({ capture: 'canceled', refunded: 0 });
+  });
+
+  it('refuses, signed, the cancellation of a trade it never issued, and unsigned a request with other keys', async () => {
+    expect(await cancelPayuniAuthorization(merchant, { payuniTradeNo: '1764174605123456789' }, clock)).toMatchObject({
+      status: 'refused',
+      code: 'emulator_trade_not_found',
+    });
+    const { tradeNo, payuniTradeNo } = await paidCardTrade(299);
+    await expect(
+      cancelPayuniAuthorization({ ...merchant, hashKey: 'x'.repeat(32) }, { payuniTradeNo }, clock),
+    ).rejects.toThrow(RefundUnanswered);
+    expect(await captureOf(tradeNo)).toEqual({ capture: 'requested', refunded: 0 });
   });
 });

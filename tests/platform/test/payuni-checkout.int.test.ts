@@ -30,11 +30,13 @@ describe('PAYUNi cards through the hosted checkout and renewals', () => {
   let send: ReturnType<typeof jsonApi>;
   /** The services' clock: real time, moved ahead where a test waits for a sweep's threshold. */
   let ahead = 0;
+  /** PAYUNi's clock: real time, moved where a test needs a time of day for its capture. */
+  let payuniAhead = 0;
 
   const logs = capturedLogs();
 
   beforeAll(async () => {
-    emulator = await startPayuniEmulator(PAYUNI);
+    emulator = await startPayuniEmulator(PAYUNI, () => new Date(Date.now() + payuniAhead));
     platform = await startPlatform({
       checkout: true,
       billing: true,
@@ -358,6 +360,57 @@ describe('PAYUNi cards through the hosted checkout and renewals', () => {
     expect(trade.refunds).toEqual([100, 199]);
   });
 
+  it('refunds a payment whole on its day by canceling the authorisation; a part only once PAYUNi captured it, the next day', async () => {
+    // PAYUNi's clock at noon in Taiwan today: its capture (at midnight, in the emulator) is hours away.
+    const taipeiNow = Date.now() + 8 * 3600_000;
+    payuniAhead = taipeiNow - (taipeiNow % 86_400_000) + 12 * 3600_000 - taipeiNow;
+    emulator.captures.mode = 'daily';
+    const paidOrder = async (email: string) => {
+      const sessionId = await openSession(email);
+      await typeCard(sessionId, CARDS.ok);
+      expect((await pay(sessionId)).status).toBe(303);
+      await subscriptionOf(send, sessionId);
+      const trade = [...emulator.trades.values()].find((t) => t.fields.UsrMail === email)!;
+      return { orderId: (await send('GET', `/checkout/sessions/${sessionId}`)).body.order_id as string, trade };
+    };
+    try {
+      const whole = await paidOrder('same-day@example.com');
+      const canceled = await send('POST', '/refunds', { order_id: whole.orderId, amount: 299 });
+      expect([canceled.status, canceled.body.status]).toEqual([201, 'succeeded']);
+      expect([whole.trade.authorisationCanceled, whole.trade.refunds]).toEqual([true, []]);
+
+      // A part on the day cannot be given back: failed with why, nothing asked of PAYUNi.
+      const part = await paidOrder('next-day@example.com');
+      const today = await send('POST', '/refunds', { order_id: part.orderId, amount: 100 });
+      expect([today.status, today.body.status]).toEqual([201, 'failed']);
+      expect(today.body.failure_reason).toMatch(/captured.*tomorrow/);
+      expect([part.trade.authorisationCanceled, part.trade.refunds]).toEqual([undefined, []]);
+      // The next day PAYUNi has captured it: the same part is refunded.
+      payuniAhead += 86_400_000;
+      const tomorrow = await send('POST', '/refunds', { order_id: part.orderId, amount: 100 });
+      expect([tomorrow.status, tomorrow.body.status]).toEqual([201, 'succeeded']);
+      expect(part.trade.refunds).toEqual([100]);
+      payuniAhead -= 86_400_000;
+
+      // A whole cancellation whose answer is lost: pending, then the sweep reads the capture
+      // canceled at PAYUNi and records the refund, without asking PAYUNi again.
+      const lost = await paidOrder('lost-cancel@example.com');
+      emulator.failNext('/api/trade/cancel', 'drop');
+      const pending = await send('POST', '/refunds', { order_id: lost.orderId, amount: 299 });
+      expect([pending.status, pending.body.status]).toEqual([201, 'pending']);
+      expect(lost.trade.authorisationCanceled).toBe(true);
+      ahead = 61_000;
+      await eventually(async () =>
+        expect((await send('GET', `/refunds/${pending.body.id}`)).body.status).toBe('succeeded'),
+      );
+      expect(lost.trade.refunds).toEqual([]);
+    } finally {
+      emulator.captures.mode = 'at_once';
+      payuniAhead = 0;
+      ahead = 0;
+    }
+  });
+
   it("writes no key, card, card token, SDK token or buyer's email to any log line", () => {
     const secrets = [
       PAYUNI.hashKey,
@@ -368,6 +421,9 @@ describe('PAYUNi cards through the hosted checkout and renewals', () => {
       'three-d@example.com',
       'renews@example.com',
       'refund@example.com',
+      'same-day@example.com',
+      'next-day@example.com',
+      'lost-cancel@example.com',
     ];
     expect(logs.lines.length).toBeGreaterThan(100);
     expect(leaksIn(logs.lines, secrets)).toEqual([]);

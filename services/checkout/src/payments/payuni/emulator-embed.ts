@@ -18,6 +18,8 @@ export interface EmulatedPayuniTrade {
   card?: EmulatedCard;
   /** The TWD of each refund made of it (/api/trade/close, emulator-refund.ts), oldest first. */
   refunds: number[];
+  /** Its authorisation canceled before the capture (/api/trade/cancel): nothing of it was taken. */
+  authorisationCanceled?: boolean;
 }
 
 /**

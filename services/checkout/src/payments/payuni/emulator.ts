@@ -11,7 +11,7 @@ import {
 } from './emulator-embed';
 
 export type { EmulatedPayuniTrade } from './emulator-embed';
-import { refundEndpoints, refundQueryFields } from './emulator-refund';
+import { type PayuniCaptureMode, type RefundHost, refundEndpoints, refundQueryFields } from './emulator-refund';
 import { PAYUNI_PATHS, type PayuniKeys, payuniDate, payuniDateTime } from './merchant';
 
 /**
@@ -22,7 +22,7 @@ import { PAYUNI_PATHS, type PayuniKeys, payuniDate, payuniDateTime } from './mer
  * /api/trade/query (Version 2.0, `Result[0][...]`); and UNi Embed (emulator-embed.ts): SDK
  * tokens, the card fields' script `/sdk/uni-payment.js`, merchant_trade with a 3-D Secure page,
  * and /api/credit for saved cards; and refunds of card trades (emulator-refund.ts):
- * /api/trade/close, the refunded total in the trade query. Written from the sources named in
+ * /api/trade/close and /api/trade/cancel, the capture and the refunded total in the trade query. Written from the sources named in
  * docs/decisions/0020-payuni-client.md, not from PAYUNi's behaviour: where they are silent it
  * chooses, and docs/payments.md lists those choices.
  */
@@ -42,11 +42,13 @@ export interface PayuniEmulator {
   resendUnacknowledged(): Promise<void>;
   /** The SDK tokens token_get issued, by Token, with the card bound to each (never its CVC). */
   tokens: Map<string, EmulatedSdkToken>;
+  /** When paid card trades are captured: at once (the default), or at the next midnight in Taiwan (emulator-refund.ts). */
+  captures: { mode: PayuniCaptureMode };
   /** The cards saved for charges without the buyer (UseTokenType 2), by CreditHash. */
   savedCards: Map<string, EmulatedSavedCard>;
   /**
    * Loses the next answer on `path` (a JSON endpoint: token_get, merchant_trade, credit, the trade
-   * query, trade/close) after the request was acted on: `drop` closes the connection unanswered,
+   * query, trade/close, trade/cancel) after the request was acted on: `drop` closes the connection unanswered,
    * `http500` answers HTTP 500. Several calls lose that many answers, in order.
    */
   failNext(path: string, how: 'drop' | 'http500'): void;
@@ -60,6 +62,15 @@ export async function startPayuniEmulator(
   now: () => Date = () => new Date(),
 ): Promise<PayuniEmulator> {
   const trades = new Map<string, EmulatedPayuniTrade>();
+  const captures: PayuniEmulator['captures'] = { mode: 'at_once' };
+  const refundSide: RefundHost = {
+    merchant,
+    trades,
+    now,
+    captures,
+    answer: (res, path, value) => answer(res, path, value),
+    isCard: (trade) => paymentTypeOf(trade) === METHODS.Credit,
+  };
   const posts: PayuniEmulator['posts'] = [];
   const queries: string[] = [];
   const failures = new Map<string, ('drop' | 'http500')[]>();
@@ -232,7 +243,7 @@ export async function startPayuniEmulator(
         'Result[0][PaymentType]': paymentTypeOf(trade),
         'Result[0][CreateDay]': payuniDateTime(new Date(Number(trade.fields.Timestamp) * 1000)),
         'Result[0][PaymentDay]': trade.paidAt ? payuniDateTime(trade.paidAt) : '',
-        ...refundQueryFields(trade),
+        ...refundQueryFields(trade, refundSide),
       });
     }
     json(envelope(inside, body.Version || '2.0'));
@@ -267,12 +278,7 @@ export async function startPayuniEmulator(
     answer,
     page,
   });
-  const refunds = refundEndpoints({
-    merchant,
-    trades,
-    answer,
-    isCard: (trade) => paymentTypeOf(trade) === METHODS.Credit,
-  });
+  const refunds = refundEndpoints(refundSide);
   async function handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
     const path = new URL(req.url ?? '/', 'http://emulator').pathname;
     const fields = req.method === 'POST' ? Object.fromEntries(new URLSearchParams(await bodyOf(req))) : {};
@@ -291,6 +297,7 @@ export async function startPayuniEmulator(
     trades,
     posts,
     queries,
+    captures,
     tokens: embed.tokens,
     savedCards: embed.savedCards,
     failNext: (path, how) => void failures.set(path, [...(failures.get(path) ?? []), how]),

@@ -28,6 +28,8 @@ export const PAYUNI_PATHS = {
   credit: '/api/credit',
   /** 交易請退款: CloseType 2 refunds a captured card trade, whole or in part, by PAYUNi's TradeNo. */
   tradeClose: '/api/trade/close',
+  /** 交易取消授權: cancels a card trade's authorisation, whole, while its capture is requested. */
+  tradeCancel: '/api/trade/cancel',
   /** 虛擬帳號幕後: an ATM virtual account issued server to server, without PAYUNi's page. */
   atm: '/api/atm',
   /** 超商代碼幕後: a convenience-store payment code issued server to server. */

@@ -11,6 +11,12 @@ import { PAYUNI_PATHS, type PayuniMerchant, parsePayuniDateTime } from './mercha
  * slps970093/Omnipay-Payuni's tests shows (a card trade of 10 refunded whole: TradeStatus still 1,
  * RefundAmt 10, RemainAmt 0); that it sums several partial refunds is this client's reading, no
  * source shows two. A refund's caller reads it after a lost answer before asking again.
+ *
+ * A paid card trade's `capture` is its CloseStatus (請款狀態) as fluentcart-payuni's refund reads
+ * it from `Result[0][CloseStatus]`: 1 請款申請中 `requested` (the authorisation is canceled, not
+ * refunded, `cancelPayuniAuthorization`), 2 請款成功 `captured` and 7 請款處理中 `processing`
+ * (refunded by trade/close), 3 請款取消 `canceled` (nothing is taken), 9 未申請 `not_requested`;
+ * absent or another value is `unknown` (an ATM or store payment has none in the emulator).
  */
 export type PayuniTradeStatus =
   | {
@@ -20,11 +26,23 @@ export type PayuniTradeStatus =
       paidAt: Date | null;
       paymentType: string;
       refunded: number;
+      capture: PayuniCapture;
     }
   | { status: 'unpaid'; payuniTradeNo: string; amount: number; paymentType: string; tradeStatus: string }
   | { status: 'failed'; payuniTradeNo: string; tradeStatus: string }
   | { status: 'expired'; payuniTradeNo: string }
   | { status: 'unknown_trade' };
+
+/** A paid card trade's CloseStatus (請款狀態), above. */
+export type PayuniCapture = 'requested' | 'captured' | 'processing' | 'canceled' | 'not_requested' | 'unknown';
+
+const CAPTURES: Record<string, PayuniCapture> = {
+  '1': 'requested',
+  '2': 'captured',
+  '3': 'canceled',
+  '7': 'processing',
+  '9': 'not_requested',
+};
 
 /** No answer that can be trusted (network, HTTP status, not JSON, an error, a HashInfo or GCM tag that does not check): ask again later. */
 export class QueryUnanswered extends Error {}
@@ -99,6 +117,7 @@ function tradeStatusOf(answer: Record<string, unknown>, merchant: PayuniMerchant
         paymentType,
         paidAt: parsePayuniDateTime(field('PaymentDay') ?? ''),
         refunded: refundedOf(field('RefundAmt'), amount),
+        capture: CAPTURES[field('CloseStatus') ?? ''] ?? 'unknown',
       };
     case '0':
     case '8':

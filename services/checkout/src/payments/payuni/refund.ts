@@ -28,7 +28,8 @@ import { PAYUNI_PATHS, type PayuniMerchant } from './merchant';
  *
  * PAYUNi refunds only a captured trade (CloseStatus 2, 請款成功): WPBrewer tells merchants to
  * refund a trade paid today tomorrow, and fluentcart-payuni cancels the authorization
- * (/api/trade/cancel) while the capture is pending (CloseStatus 1). This client only refunds.
+ * (/api/trade/cancel, `cancelPayuniAuthorization` below) while the capture is requested
+ * (CloseStatus 1). The caller chooses between them by the trade query's CloseStatus.
  */
 export type PayuniRefundOutcome = { status: 'refunded' } | { status: 'refused'; code: string; message: string };
 
@@ -91,19 +92,59 @@ export async function refundPayuniTrade(
     { ...options, timeoutMs: options.timeoutMs ?? REFUND_TIMEOUT_MS },
     RefundUnanswered,
   );
-  if (inside.TradeNo !== undefined && inside.TradeNo !== request.payuniTradeNo) {
+  const outcome = outcomeOf(path, inside, payuniTradeNo);
+  if (outcome.status === 'refunded' && inside.TradeAmt !== undefined && inside.TradeAmt !== String(amount)) {
+    throw new RefundUnanswered(`PAYUNi answered a refund of ${inside.TradeAmt}, not ${amount}: ask the trade query`);
+  }
+  return outcome;
+}
+
+/**
+ * The signed answer of trade/close or trade/cancel about `payuniTradeNo`: SUCCESS is made, another
+ * Status refused; one about another trade, or without a Status, or UNKNOWN, is not trusted.
+ */
+function outcomeOf(path: string, inside: Record<string, string>, payuniTradeNo: string): PayuniRefundOutcome {
+  if (inside.TradeNo !== undefined && inside.TradeNo !== payuniTradeNo) {
     throw new RefundUnanswered(`${path} answered about another trade (${inside.TradeNo})`);
   }
   const status = inside.Status ?? '';
   if (!status) throw new RefundUnanswered(`${path} answer has no Status`);
   if (status.toUpperCase() === 'UNKNOWN') {
-    throw new RefundUnanswered(`PAYUNi does not know the refund's result yet (${status}): ask the trade query`);
+    throw new RefundUnanswered(`PAYUNi does not know the result of ${path} yet (${status}): ask the trade query`);
   }
   if (status !== 'SUCCESS') return { status: 'refused', code: status.toLowerCase(), message: inside.Message ?? '' };
-  if (inside.TradeAmt !== undefined && inside.TradeAmt !== String(request.amount)) {
-    throw new RefundUnanswered(
-      `PAYUNi answered a refund of ${inside.TradeAmt}, not ${request.amount}: ask the trade query`,
-    );
-  }
   return { status: 'refunded' };
+}
+
+/**
+ * Cancels the authorisation of a card trade whose capture is requested and not done (交易取消授權,
+ * /api/trade/cancel): the whole trade goes back to the buyer's card and nothing is captured. As
+ * fluentcart-payuni's `cancelTrade` sends it (the path mapped in payuni/PHP_SDK and NET_SDK, which
+ * require TradeNo alone for it): Version 1.0, MerID, TradeNo (PAYUNi's UNi序號) and Timestamp, no
+ * amount; its answer read like trade/close's, SUCCESS inside or not. Refused: a signed Status other
+ * than SUCCESS. Throws `RefundUnanswered` when there is no answer to trust: the caller then reads
+ * the trade's CloseStatus before asking again (3, 請款取消, once canceled).
+ */
+export async function cancelPayuniAuthorization(
+  merchant: PayuniMerchant,
+  request: { payuniTradeNo: string },
+  now: Date,
+  options: { fetch?: typeof fetch; timeoutMs?: number } = {},
+): Promise<PayuniRefundOutcome> {
+  if (!PAYUNI_TRADE_NO.test(request.payuniTradeNo)) throw new Error('A PAYUNi TradeNo is 1-40 letters or digits');
+  const path = PAYUNI_PATHS.tradeCancel;
+  const fields = {
+    MerID: merchant.merchantId,
+    TradeNo: request.payuniTradeNo,
+    Timestamp: String(Math.floor(now.getTime() / 1000)),
+  };
+  const inside = await postSealed(
+    merchant,
+    path,
+    TRADE_CLOSE_VERSION,
+    fields,
+    { ...options, timeoutMs: options.timeoutMs ?? REFUND_TIMEOUT_MS },
+    RefundUnanswered,
+  );
+  return outcomeOf(path, inside, request.payuniTradeNo);
 }

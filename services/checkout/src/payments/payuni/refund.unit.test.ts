@@ -1,7 +1,7 @@
 import { TEST_MERCHANT, fakePayuni, sealedAnswer } from './testing';
 import { encryptInfo, hashInfo } from './crypto';
 import { QueryUnanswered, queryPayuniTrade } from './query';
-import { RefundUnanswered, refundPayuniTrade } from './refund';
+import { RefundUnanswered, cancelPayuniAuthorization, refundPayuniTrade } from './refund';
 
 const MERCHANT = TEST_MERCHANT;
 const NOW = new Date('2026-11-26T16:30:05Z');
@@ -178,6 +178,7 @@ describe('PAYUNi trade query: what was refunded of a paid trade', () => {
       paymentType: '1',
       paidAt: new Date('2026-11-26T16:30:05Z'),
       refunded: 100,
+      capture: 'unknown',
     });
     const whole = paid({ 'Result[0][RefundAmt]': '299', 'Result[0][RemainAmt]': '0' });
     expect(await queryPayuniTrade(MERCHANT, 'T1', NOW, { fetch: whole.fetch })).toMatchObject({
@@ -195,5 +196,82 @@ describe('PAYUNi trade query: what was refunded of a paid trade', () => {
   it.each([['abc'], ['-1'], ['1.5'], ['300']])('a RefundAmt of %s is not trusted', async (refundAmt) => {
     const fake = paid({ 'Result[0][RefundAmt]': refundAmt });
     await expect(queryPayuniTrade(MERCHANT, 'T1', NOW, { fetch: fake.fetch })).rejects.toThrow(QueryUnanswered);
+  });
+});
+
+describe('PAYUNi trade query: the capture of a paid card trade (CloseStatus)', () => {
+  const withCloseStatus = (closeStatus: string) =>
+    payuni(() =>
+      sealed(
+        {
+          Status: 'SUCCESS',
+          'Result[0][MerTradeNo]': 'T1',
+          'Result[0][TradeNo]': '1688044976546407799',
+          'Result[0][TradeAmt]': '299',
+          'Result[0][TradeStatus]': '1',
+          'Result[0][PaymentType]': '1',
+          'Result[0][CloseStatus]': closeStatus,
+        },
+        '2.0',
+      ),
+    ).fetch;
+
+  it.each([
+    ['1', 'requested'],
+    ['2', 'captured'],
+    ['3', 'canceled'],
+    ['7', 'processing'],
+    ['9', 'not_requested'],
+    ['5', 'unknown'],
+    ['', 'unknown'],
+  ])('CloseStatus %s is %s', async (closeStatus, capture) => {
+    const fetchFake = withCloseStatus(closeStatus);
+    expect(await queryPayuniTrade(MERCHANT, 'T1', NOW, { fetch: fetchFake })).toMatchObject({
+      status: 'paid',
+      capture,
+    });
+  });
+});
+
+describe('PAYUNi cancellation of an authorisation (trade/cancel)', () => {
+  const CANCELED = { Status: 'SUCCESS', Message: '取消授權成功', MerID: 'abc', TradeNo: '1688044976546407799' };
+  const TRADE = { payuniTradeNo: '1688044976546407799' };
+
+  it('posts Version 1.0 to /api/trade/cancel with MerID, TradeNo and Timestamp inside, and no amount', async () => {
+    const fake = payuni(() => sealed(CANCELED));
+    expect(await cancelPayuniAuthorization(MERCHANT, TRADE, NOW, { fetch: fake.fetch })).toEqual({
+      status: 'refunded',
+    });
+    expect(fake.calls).toHaveLength(1);
+    expect(fake.calls[0]!.url).toBe('https://sandbox-api.payuni.com.tw/api/trade/cancel');
+    expect(fake.calls[0]!.outside).toMatchObject({ MerID: 'abc', Version: '1.0' });
+    expect(fake.calls[0]!.inside).toEqual({ MerID: 'abc', TradeNo: '1688044976546407799', Timestamp: UNIX });
+  });
+
+  it('a signed Status other than SUCCESS is refused, with its Message', async () => {
+    const fake = payuni(() => sealed({ ...CANCELED, Status: 'CANCEL_FAIL', Message: '此交易不可取消授權' }));
+    expect(await cancelPayuniAuthorization(MERCHANT, TRADE, NOW, { fetch: fake.fetch })).toEqual({
+      status: 'refused',
+      code: 'cancel_fail',
+      message: '此交易不可取消授權',
+    });
+  });
+
+  it.each([
+    ['an answer about another trade', () => sealed({ ...CANCELED, TradeNo: '999' }), 'another trade'],
+    ['Status UNKNOWN', () => sealed({ ...CANCELED, Status: 'UNKNOWN' }), 'UNKNOWN'],
+    ['an unsigned error', () => ({ Status: 'ERROR', Message: 'TradeNo Error' }), 'unsigned'],
+  ])('%s is unanswered: the authorisation may have been canceled', async (_, answer, message) => {
+    const cancel = cancelPayuniAuthorization(MERCHANT, TRADE, NOW, { fetch: payuni(answer).fetch });
+    await expect(cancel).rejects.toThrow(RefundUnanswered);
+    await expect(cancel).rejects.toThrow(message);
+  });
+
+  it('refuses a TradeNo PAYUNi would not have issued, before any call', async () => {
+    const fake = payuni(() => sealed(CANCELED));
+    await expect(
+      cancelPayuniAuthorization(MERCHANT, { payuniTradeNo: 'T-1' }, NOW, { fetch: fake.fetch }),
+    ).rejects.toThrow('letters or digits');
+    expect(fake.calls).toEqual([]);
   });
 });
