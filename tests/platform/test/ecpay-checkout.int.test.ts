@@ -394,6 +394,23 @@ describe('ECPay ATM and convenience-store payments through the hosted checkout',
     expect(emulator.queries.filter((q) => q === tradeNo).length).toBe(asked);
   });
 
+  it("the portal's card page says ECPay keeps the card, with no form to type one into", async () => {
+    const sessionId = await openSession('portal-card@example.com');
+    await emulator.pay((await payAtEcpay(sessionId, 'card')).tradeNo);
+    const paid = (await send('GET', `/checkout/sessions/${sessionId}`)).body;
+    expect(paid).toMatchObject({ status: 'COMPLETE', customer_id: expect.stringMatching(/^cus_/) });
+    const portal = await send('POST', '/portal/sessions', {
+      customer_id: paid.customer_id,
+      return_url: 'https://shop.example/account',
+    });
+    const cardPage = await fetch(`${portal.body.url}/payment_method`);
+    expect(cardPage.status).toBe(200);
+    const html = await cardPage.text();
+    expect(html).toContain('id="card-kept"');
+    expect(html).toContain('ECPay');
+    expect(html).not.toContain('name="card_number"');
+  });
+
   it('a card refunded whole on the day of payment, before ECPay captures it at 20:15, is abandoned (N)', async () => {
     emulator.captures.mode = 'daily';
     try {

@@ -209,6 +209,72 @@ describeWithBrowser('PAYUNi cards in the browser', () => {
     },
   );
 
+  it.each([
+    ['zh-TW', '卡號', '支付 NT$299 並儲存信用卡', '逾期帳單已付清'],
+    ['en', 'Card number', 'Pay NT$299 and save card', 'overdue invoice is paid'],
+  ])(
+    "%s: a customer past due pays the overdue invoice with a new card in the portal's PAYUNi fields, fitting the phone",
+    async (locale, cardLabel, button, notice) => {
+      const email = `portal-card-${locale.toLowerCase()}@example.com`;
+      const clock = (await send('POST', '/test_clocks', { frozen_time: '2026-01-31T10:00:00Z' })).body.id as string;
+      const session = await send('POST', '/checkout/sessions', {
+        product_slug: 'pro',
+        success_url: 'https://shop.example/thanks',
+        cancel_url: 'https://shop.example/',
+        customer_email: email,
+        test_clock: clock,
+      });
+      // Subscribed with a card that pays now and declines every later charge (bound as PAYUNi's script does).
+      const hosted = await fetch(`${platform.gatewayUrl}/checkout/${session.body.id}`).then((r) => r.text());
+      const sdkToken = /data-sdk-token="([^"]+)"/.exec(hosted)![1]!;
+      await fetch(`${emulator.url}/sdk/bind/${encodeURIComponent(sdkToken)}`, {
+        method: 'POST',
+        body: new URLSearchParams({ CardNo: '4000000000000341', CardExp: '12/34', CardCvc: '123' }),
+      });
+      const paid = await fetch(`${platform.gatewayUrl}/checkout/${session.body.id}`, {
+        method: 'POST',
+        redirect: 'manual',
+        body: new URLSearchParams({}),
+      });
+      expect(paid.status).toBe(303);
+      const customer = await subscriptionsOf(email);
+      await send('POST', `/test_clocks/${clock}/advance`, { frozen_time: '2026-03-01T00:00:00Z' });
+      await eventually(async () => {
+        const subscriptions = (await send('GET', `/subscriptions?customer_id=${customer.id}`)).body.data;
+        expect(subscriptions.map((s: { status: string }) => s.status)).toEqual(['PAST_DUE']);
+      }, 60_000);
+
+      const portal = await send('POST', '/portal/sessions', {
+        customer_id: customer.id,
+        return_url: 'https://shop.example/account',
+        locale,
+      });
+      const context = await browser.newContext({ locale, viewport: { width: 375, height: 800 } });
+      const page = await context.newPage();
+      // The portal offers the card page while the invoice is overdue (PAYUNi's fields pay it there).
+      await page.goto(portal.body.url);
+      await page.screenshot({ path: `/tmp/payuni-portal-past-due-${locale}.png`, fullPage: true });
+      await page.locator('#update-card').click();
+      await page.waitForURL(`${portal.body.url}/payment_method`);
+      expect(await page.getByText(cardLabel, { exact: true }).count()).toBe(1);
+      await typeCard(page, '4111 1111 1111 1111');
+      expect((await page.locator('#save-card').textContent())?.trim()).toBe(button);
+      await page.screenshot({ path: `/tmp/payuni-portal-card-${locale}.png`, fullPage: true });
+      expect(
+        await page.evaluate(() => window.document.documentElement.scrollWidth - window.innerWidth),
+      ).toBeLessThanOrEqual(0);
+      await page.locator('#save-card').click();
+      await page.waitForURL((url) => url.toString().startsWith(portal.body.url) && url.toString().includes('notice='));
+      expect(await page.locator('.notice').textContent()).toContain(notice);
+      await page.screenshot({ path: `/tmp/payuni-portal-card-paid-${locale}.png`, fullPage: true });
+      const subscriptions = (await send('GET', `/subscriptions?customer_id=${customer.id}`)).body.data;
+      expect(subscriptions.map((s: { status: string }) => s.status)).toEqual(['ACTIVE']);
+      // Nothing overdue now: the card PAYUNi keeps is changed the next time a payment is due.
+      expect(await page.locator('#update-card').count()).toBe(0);
+      await context.close();
+    },
+  );
+
   it("the recur-tw SDK's embedded checkout pays through PAYUNi's card fields", async () => {
     const context = await browser.newContext({ viewport: { width: 375, height: 800 } });
     const page = await context.newPage();

@@ -42,7 +42,7 @@ describe('PAYUNi cards through the hosted checkout and renewals', () => {
       billing: true,
       logger: logs.logger,
       now: () => new Date(Date.now() + ahead),
-      config: { ...PROCESSOR_TEST_CONFIG, BILLING_PENDING_CHARGE_MS: '1000' },
+      config: { ...PROCESSOR_TEST_CONFIG, BILLING_PENDING_CHARGE_MS: '1000', BILLING_TRIAL_SWEEP_INTERVAL_MS: '2000' },
     });
     const shop = await organizationOn(platform);
     ({ org, send } = shop);
@@ -269,6 +269,120 @@ describe('PAYUNi cards through the hosted checkout and renewals', () => {
     expect(renewals.map((t) => t.status)).toEqual(['failed']);
   });
 
+  /**
+   * A subscription on a test clock whose kept card pays now and declines every later charge, with
+   * a portal session for its customer: `goPastDue` renews it into PAST_DUE with its invoice open.
+   */
+  async function portalOfDecliningSubscriber(email: string) {
+    const clock = (await send('POST', '/test_clocks', { frozen_time: '2026-01-31T10:00:00Z' })).body.id as string;
+    const sessionId = await openSession(email, { test_clock: clock });
+    await typeCard(sessionId, '4000000000000341');
+    expect((await pay(sessionId)).status).toBe(303);
+    const subscription = await subscriptionOf(send, sessionId);
+    const advance = async (to: string) => {
+      expect((await send('POST', `/test_clocks/${clock}/advance`, { frozen_time: to })).status).toBe(200);
+      await eventually(
+        async () => expect((await send('GET', `/test_clocks/${clock}`)).body.status).toBe('ready'),
+        60000,
+      );
+    };
+    const created = await send('POST', '/portal/sessions', {
+      customer_id: subscription.customer_id,
+      return_url: 'https://shop.example/account',
+    });
+    expect([created.status, created.body.error]).toEqual([201, undefined]);
+    const portalUrl = created.body.url as string;
+    const cardPage = () =>
+      fetch(`${portalUrl}/payment_method`).then(async (r) => ({ status: r.status, html: await r.text() }));
+    const sdkTokenIn = (html: string) => /data-sdk-token="([^"]+)"/.exec(html)![1]!;
+    /** What PAYUNi's script does on submit, then the form's post (without the card). */
+    const payWith = async (shown: string, card: string) => {
+      await fetch(`${emulator.url}/sdk/bind/${encodeURIComponent(sdkTokenIn(shown))}`, {
+        method: 'POST',
+        body: new URLSearchParams({ CardNo: card, CardExp: '12/34', CardCvc: '123' }),
+      });
+      const csrf = /name="csrf_token" value="([^"]+)"/.exec(shown)![1]!;
+      return fetch(`${portalUrl}/payment_method`, {
+        method: 'POST',
+        redirect: 'manual',
+        body: new URLSearchParams({ csrf_token: csrf, processor: 'payuni' }),
+      }).then(async (r) => ({ status: r.status, location: r.headers.get('location'), html: await r.text() }));
+    };
+    const goPastDue = async () => {
+      await advance('2026-03-01T00:00:00Z');
+      await eventually(async () =>
+        expect((await send('GET', `/subscriptions/${subscription.id}`)).body.status).toBe('PAST_DUE'),
+      );
+      return (await send('GET', `/invoices?subscription_id=${subscription.id}&status=open`)).body.data[0];
+    };
+    return { subscription, advance, cardPage, sdkTokenIn, payWith, goPastDue };
+  }
+  const paidTradesOf = (card: string) =>
+    [...emulator.trades.values()].filter((t) => t.card?.number === card && t.status === 'paid');
+
+  it("a new card in the portal's PAYUNi fields pays the overdue invoice once and is kept for the next renewal", async () => {
+    const { subscription, advance, cardPage, sdkTokenIn, payWith, goPastDue } =
+      await portalOfDecliningSubscriber('new-card@example.com');
+    // Nothing due: PAYUNi keeps a card once it has paid, so the page says so, with no fields and no token asked.
+    const tokens = emulator.tokens.size;
+    const nothingDue = await cardPage();
+    expect(nothingDue.html).toContain('id="card-kept"');
+    expect(nothingDue.html).not.toContain('<script');
+    expect(emulator.tokens.size).toBe(tokens);
+
+    const open = await goPastDue();
+    const shown = await cardPage();
+    expect(shown.status).toBe(200);
+    expect(shown.html).toContain(`<script src="${emulator.url}/sdk/uni-payment.js"`);
+    expect(shown.html).not.toContain('name="card_number"');
+    expect(emulator.tokens.get(sdkTokenIn(shown.html))?.fields).toMatchObject({
+      CreditToken: subscription.customer_id,
+    });
+
+    // A declined card: the page says so, nothing is paid.
+    const declined = await payWith(shown.html, CARDS.declined);
+    expect(declined.status).toBe(402);
+    expect(declined.html).toContain('declined');
+    expect((await send('GET', `/invoices/${open.id}`)).body.status).toBe('open');
+
+    // A good card in the fields the page shows again: the overdue invoice is paid, once.
+    const paid = await payWith(declined.html, '4111111111111111');
+    expect(paid.status).toBe(303);
+    expect(paid.location).toContain('notice=card_paid');
+    expect((await send('GET', `/invoices/${open.id}`)).body).toMatchObject({ status: 'paid' });
+    expect((await send('GET', `/subscriptions/${subscription.id}`)).body.status).toBe('ACTIVE');
+    expect(paidTradesOf('4111111111111111').map((t) => Number(t.fields.TradeAmt))).toEqual([open.amount_due]);
+
+    // The next renewal is charged to the card kept from the portal.
+    await advance('2026-04-01T00:00:00Z');
+    await eventually(async () => {
+      const invoices = (await send('GET', `/invoices?subscription_id=${subscription.id}`)).body.data;
+      expect(invoices.map((invoice: { status: string }) => invoice.status)).toEqual(['paid', 'paid', 'paid']);
+    });
+    const kept = paidTradesOf('4111111111111111');
+    expect(kept).toHaveLength(2);
+    expect(kept[1]!.fields.CreditHash).toBeTruthy();
+  });
+
+  it('a portal card charge whose answer is lost is asked nothing more from the page, and the reconciler records it paid once', async () => {
+    const { subscription, cardPage, payWith, goPastDue } = await portalOfDecliningSubscriber('lost-card@example.com');
+    const open = await goPastDue();
+    emulator.failNext('/api/iframe/merchant_trade', 'drop');
+    const lost = await payWith((await cardPage()).html, '5555555555554444');
+    expect(lost.status).toBe(502);
+    expect(lost.html).toContain('being confirmed');
+    // Paying again from the page asks nothing of PAYUNi while that charge is unsettled.
+    const trades = emulator.trades.size;
+    const again = await payWith(lost.html, '5555555555554444');
+    expect([again.status, emulator.trades.size]).toEqual([502, trades]);
+
+    await eventually(async () => {
+      expect((await send('GET', `/invoices/${open.id}`)).body.status).toBe('paid');
+      expect((await send('GET', `/subscriptions/${subscription.id}`)).body.status).toBe('ACTIVE');
+    }, 30_000);
+    expect(paidTradesOf('5555555555554444').map((t) => Number(t.fields.TradeAmt))).toEqual([open.amount_due]);
+  });
+
   it("an embedded checkout gets PAYUNi's SDK token, answers requires3D with the bank's page, and is paid once PAYUNi posts the result", async () => {
     const headers = {
       authorization: `Bearer ${org.api_keys.sandbox.secret_key}`,
@@ -326,6 +440,22 @@ describe('PAYUNi cards through the hosted checkout and renewals', () => {
     );
     expect(typed.status).toBe(402);
     expect(typed.body.error.details).toEqual([expect.objectContaining({ code: 'processor_unavailable' })]);
+
+    // The portal's PAYUNi calls refuse bad input, and a charge with no card in the fields, before PAYUNi.
+    const checkout = (path: string, body: unknown) =>
+      callService(platform.checkout!.service.url, 'POST', path, caller(org.id), body);
+    const charge = { customer_id: 'cus_none', idempotency_key: 'in_x:1', amount: 299, description: 'INV-1' };
+    const trades = emulator.trades.size;
+    expect((await checkout('/internal/payment_methods/payuni', { ...charge, amount: 0 })).status).toBe(422);
+    expect((await checkout('/internal/payment_methods/payuni', { ...charge, card_number: CARDS.ok })).status).toBe(422);
+    const noCard = await checkout('/internal/payment_methods/payuni', charge);
+    expect([noCard.status, noCard.body.error.message]).toEqual([422, 'Enter a card in the card fields first']);
+    expect(emulator.trades.size).toBe(trades);
+    const badDomain = await checkout('/internal/payment_methods/card_fields', {
+      customer_id: 'cus_none',
+      iframe_domain: 'javascript:alert(1)',
+    });
+    expect(badDomain.status).toBe(422);
   });
 
   it('refunds part of a payment at PAYUNi, then the rest; a refund whose answer is lost is settled once by the sweep', async () => {
@@ -424,6 +554,10 @@ describe('PAYUNi cards through the hosted checkout and renewals', () => {
       'same-day@example.com',
       'next-day@example.com',
       'lost-cancel@example.com',
+      'new-card@example.com',
+      'lost-card@example.com',
+      '4111111111111111',
+      '5555555555554444',
     ];
     expect(logs.lines.length).toBeGreaterThan(100);
     expect(leaksIn(logs.lines, secrets)).toEqual([]);

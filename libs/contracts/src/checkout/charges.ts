@@ -118,6 +118,50 @@ export const CreatePaymentMethodBody = z
   .meta({ id: 'CreatePaymentMethodBody' });
 export type CreatePaymentMethodBody = z.infer<typeof CreatePaymentMethodBody>;
 
+/**
+ * `POST /internal/payment_methods/card_fields` (checkout, for the customer portal): where the
+ * customer's new card is typed. `iframe_domain` is the origin of the portal's page; without it
+ * only the processor is answered (no PAYUNi SDK token is asked for).
+ */
+export const PortalCardFieldsBody = z
+  .strictObject({
+    customer_id: z.string().min(1).max(64),
+    iframe_domain: z.url({ protocol: /^https?$/ }).max(255).optional(),
+  })
+  .meta({ id: 'PortalCardFieldsBody' });
+export type PortalCardFieldsBody = z.infer<typeof PortalCardFieldsBody>;
+
+/**
+ * Its answer: the portal's own card form (`sandbox`, saved by `POST /internal/payment_methods`),
+ * PAYUNi's card fields with their SDK token, or none (`ecpay`: ECPay keeps the card of its plan).
+ */
+export const PortalCardFields = z
+  .discriminatedUnion('processor', [
+    z.object({ processor: z.literal('sandbox') }),
+    z.object({
+      processor: z.literal('payuni'),
+      fields: z.object({ sdk_token: z.string(), script_url: z.string(), env: z.enum(['S', 'P']) }).optional(),
+    }),
+    z.object({ processor: z.literal('ecpay') }),
+  ])
+  .meta({ id: 'PortalCardFields' });
+export type PortalCardFields = z.infer<typeof PortalCardFields>;
+
+/**
+ * `POST /internal/payment_methods/payuni` (checkout, for the customer portal): charge the card
+ * typed into the customer's PAYUNi card fields for an overdue invoice, under the key billing's
+ * retry of that invoice uses, and keep it. Answers the kept card (201, `CreatedPaymentMethod`).
+ */
+export const PortalCardChargeBody = z
+  .strictObject({
+    customer_id: z.string().min(1).max(64),
+    idempotency_key: z.string().min(1).max(255),
+    amount: z.int().positive(),
+    description: z.string().min(1).max(200),
+  })
+  .meta({ id: 'PortalCardChargeBody' });
+export type PortalCardChargeBody = z.infer<typeof PortalCardChargeBody>;
+
 /** The saved card `POST /internal/payment_methods` answers (201). */
 export const CreatedPaymentMethod = SavedPaymentMethod.extend({ object: z.literal('payment_method') }).meta({
   id: 'CreatedPaymentMethod',

@@ -58,6 +58,12 @@ export async function notePendingCharges(sql: SqlExecutor, schema: string, charg
   );
 }
 
+/** Whether a charge under `key` was asked and its outcome is not recorded yet. */
+export async function isChargePending(sql: SqlExecutor, schema: string, key: string): Promise<boolean> {
+  const { rows } = await sql.query(`SELECT 1 FROM ${pendingChargesTable(schema)} WHERE idempotency_key = $1`, [key]);
+  return rows.length > 0;
+}
+
 /** Forgets charges whose outcome is recorded (or known never to have happened). */
 export async function forgetPendingCharges(sql: SqlExecutor, schema: string, keys: string[]): Promise<void> {
   if (keys.length === 0) return;

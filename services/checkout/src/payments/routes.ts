@@ -5,6 +5,9 @@ import {
   ChargeSavedCardsBody,
   CreatePaymentMethodBody,
   type CreatedPaymentMethod,
+  PortalCardChargeBody,
+  PortalCardFieldsBody,
+  type PortalCardFields,
   type SavedCardCharge,
   type SavedCardCharges,
   ApiError,
@@ -26,7 +29,9 @@ import {
   payuniCodeChargeStatus,
 } from './payuni-invoice-codes';
 import { type ProcessorMerchant, processorMerchantOf } from './settings/merchant-of';
-import { refuseUnlessChargeable } from './settings/refusal';
+import { PROCESSOR_UNAVAILABLE, refuseUnlessChargeable } from './settings/refusal';
+import { CardChargeUnanswered } from './payuni/embed';
+import { chargePortalCard, openPortalCardFields } from './payuni-portal-cards';
 import { chargeTradeOf } from './charge-trade';
 
 /**
@@ -101,6 +106,67 @@ export function mountChargeRoutes(app: Express, context: ServiceContext): void {
       res.status(201).json(saved);
     },
   );
+
+  /**
+   * `POST /internal/payment_methods/card_fields`, for the customer portal's card page: the
+   * portal's own form for the simulator, PAYUNi's card fields for an organization on PAYUNi
+   * (payuni-portal-cards.ts; asked of PAYUNi only with `iframe_domain`), none for one on ECPay.
+   * A PAYUNi that gives no SDK token is 503.
+   */
+  app.post(
+    '/internal/payment_methods/card_fields',
+    requireCaller,
+    validate({ body: PortalCardFieldsBody }),
+    async (req, res) => {
+      const caller = callerOf(req);
+      const body = res.locals.input.body as PortalCardFieldsBody;
+      const own = await processorMerchantOf(context, caller.organization, caller.environment);
+      if (own?.processor === 'ecpay') return res.json({ processor: 'ecpay' } satisfies PortalCardFields);
+      if (!own) return res.json({ processor: 'sandbox' } satisfies PortalCardFields);
+      if (!body.iframe_domain) return res.json({ processor: 'payuni' } satisfies PortalCardFields);
+      const fields = await openPortalCardFields(context, caller, own.merchant, {
+        customerId: body.customer_id,
+        iframeDomain: body.iframe_domain,
+      }).catch((error: unknown) => {
+        if (error instanceof CardChargeUnanswered) throw new ApiError(503, 'processor_unavailable', error.message);
+        throw error;
+      });
+      const answer: PortalCardFields = {
+        processor: 'payuni',
+        fields: { sdk_token: fields.sdkToken, script_url: fields.scriptUrl, env: fields.env },
+      };
+      res.json(answer);
+    },
+  );
+
+  /** `POST /internal/payment_methods/payuni`: an overdue invoice charged to the card in the portal's PAYUNi fields, which is kept. */
+  app.post(
+    '/internal/payment_methods/payuni',
+    requireCaller,
+    validate({ body: PortalCardChargeBody }),
+    async (req, res) => {
+      const caller = callerOf(req);
+      const body = res.locals.input.body as PortalCardChargeBody;
+      const own = await processorMerchantOf(context, caller.organization, caller.environment);
+      if (own?.processor !== 'payuni') {
+        const message = 'The organization does not take cards through PAYUNi';
+        throw ApiError.of('payment_required', message, [{ path: 'payment', code: PROCESSOR_UNAVAILABLE, message }]);
+      }
+      const saved = await chargePortalCard(context, caller, own.merchant, {
+        customerId: body.customer_id,
+        idempotencyKey: body.idempotency_key,
+        amount: body.amount,
+        description: body.description,
+      });
+      res.status(201).json(saved);
+    },
+  );
+
+  // PAYUNi's posts about a portal card's charge (there are none without 3-D Secure): acknowledged
+  // only; the charge is known from PAYUNi's answer to it, or from its trade query.
+  app.post('/checkout/:trade_no/payuni/card-notify', formBodies('16kb'), (_req, res) => {
+    res.type('text').send('OK');
+  });
 
   /** The same for up to 100 charges of one tenant at once (a batch of renewals); answers in order. */
   app.post('/internal/charges/batch', requireCaller, validate({ body: ChargeSavedCardsBody }), async (req, res) => {

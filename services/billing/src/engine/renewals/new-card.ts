@@ -1,7 +1,8 @@
 import { type Invoice, type SavedPaymentMethod, type Subscription, notFound } from '@billing/contracts';
 import type { ServiceContext } from '@billing/runtime';
 import type { Tenant } from '@billing/service';
-import { savedCardOf } from '../../charges/charge';
+import { type ChargeOutcome, savedCardOf } from '../../charges/charge';
+import { findSubscription } from '../../subscriptions/queries';
 import { customerAggregate } from '../../customers/aggregate';
 import { customerStream } from '../../customers/customer';
 import { invoicesTable } from '../../invoices/read-model';
@@ -96,11 +97,43 @@ async function retryOpenInvoice(
   // Left open as it was: the reconciler records the charge once its outcome is known (a new card
   // is a card: a transfer to wait for is the renewal's, not this retry's).
   if (outcome.status === 'unknown' || outcome.status === 'pending') return invoice;
+  return recordRetry(context, tenant, subscription.id, invoice, outcome, at);
+}
+
+/** The retry's answer recorded as attempt `attempt_count + 1`: paid, or declined with the scheduled retry left as it was. */
+async function recordRetry(
+  context: ServiceContext,
+  tenant: Tenant,
+  subscriptionId: string,
+  invoice: Invoice,
+  outcome: Extract<ChargeOutcome, { status: 'succeeded' | 'declined' }>,
+  at: Date,
+): Promise<Invoice> {
   const nextAttemptAt =
     outcome.status === 'declined' && invoice.next_payment_attempt ? new Date(invoice.next_payment_attempt) : null;
-  const subscriptionId = subscription.id;
+  const attempt = invoice.attempt_count + 1;
   const [recorded] = await recordAttempts(context, [
     { tenant, subscriptionId, invoice, attempt, outcome, nextAttemptAt, unpaid: null, now: at },
   ]);
   return recorded!;
+}
+
+/**
+ * The next attempt of an overdue invoice, charged elsewhere with a new card and declined (the
+ * portal's PAYUNi fields, which charge the invoice themselves): counted as a declined retry, so
+ * the next card is charged under a key of its own.
+ */
+export async function recordDeclinedRetry(
+  context: ServiceContext,
+  tenant: Tenant,
+  invoice: Invoice,
+  declined: { code: string; message: string },
+): Promise<Invoice> {
+  const { store } = context;
+  const subscription = invoice.subscription_id
+    ? await findSubscription(store.database, store.tables.schema, tenant, invoice.subscription_id)
+    : undefined;
+  if (!subscription || invoice.status !== 'open') return invoice;
+  const at = await timeOn(store.database, store.tables.schema, tenant, subscription.test_clock, context.now);
+  return recordRetry(context, tenant, subscription.id, invoice, { status: 'declined', ...declined }, at);
 }

@@ -1,20 +1,27 @@
+import { randomBytes } from 'node:crypto';
 import {
   ApiError,
   CreatePaymentMethodBody,
   type CreatedPaymentMethod,
+  type ErrorDetail,
+  type ErrorEnvelope,
   type Invoice,
+  type PortalCardFields,
   detailsFromZodIssues,
 } from '@billing/contracts';
 import type { ServiceContext } from '@billing/runtime';
 import { findTextProblems, formBodies } from '@billing/service';
 import type { Express, Response } from 'express';
-import { setDefaultPaymentMethod } from '../../engine/renewals/new-card';
+import { recordDeclinedRetry, setDefaultPaymentMethod } from '../../engine/renewals/new-card';
 import { checkoutClient } from '../../dependencies';
+import { forgetPendingCharges, isChargePending, notePendingCharges } from '../../charges/pending';
+import { invoiceChargeKey } from '../../invoices/payment';
 import { listInvoices } from '../../invoices/read-model';
+import { DEFAULT_PORTAL_URL } from '../sessions/capability';
 import { listSubscriptions } from '../../subscriptions/queries';
 import { openPortal } from './access';
 import type { OpenPortal } from './open-portal';
-import { renderCardForm } from './render-card';
+import { renderCardForm, renderProcessorCardPage } from './render-card';
 import { backToPortal, notFoundPage } from './respond';
 
 const PATH = '/portal/:session_id/:token/payment_method';
@@ -67,17 +74,113 @@ async function saveCard(context: ServiceContext, portal: OpenPortal, card: Creat
 }
 
 /**
+ * Where the customer types the new card, by the organization's processor (checkout knows it):
+ * the portal's own form for the simulator, PAYUNi's card fields, or none for ECPay.
+ */
+async function cardFieldsOf(
+  context: ServiceContext,
+  portal: OpenPortal,
+  withFields: boolean,
+): Promise<PortalCardFields> {
+  const checkout = checkoutClient(context);
+  if (!checkout) return { processor: 'sandbox' };
+  const iframeDomain = new URL(context.config.PORTAL_URL ?? DEFAULT_PORTAL_URL).origin;
+  const { status, body } = await checkout.post<PortalCardFields>(
+    '/internal/payment_methods/card_fields',
+    { customer_id: portal.session.customer_id, iframe_domain: withFields ? iframeDomain : undefined },
+    { ...portal.tenant, keyKind: 'secret', keyId: 'billing-portal' },
+  );
+  if (status === 200) return body;
+  throw new ApiError(503, 'service_unavailable', `checkout answered ${status} for the card fields`);
+}
+
+/**
+ * PAYUNi keeps a card once it has charged it: the card in its fields pays the first overdue
+ * invoice, under the key billing's retry of that invoice uses (so the retry that follows finds
+ * that charge at PAYUNi and charges nothing more), and is kept. Noted as pending before it is
+ * asked, as every charge is (docs/lost-answers.md): an answer lost leaves it to the reconciler,
+ * and the page asks nothing more under that key meanwhile. Null when nothing is overdue.
+ */
+async function payWithPayuniCard(
+  context: ServiceContext,
+  portal: OpenPortal,
+  overdue: Invoice[],
+): Promise<{ saved: CreatedPaymentMethod } | { refused: true } | { unknown: true } | null> {
+  const invoice = overdue[0];
+  const checkout = checkoutClient(context);
+  if (!invoice || !checkout) return null;
+  const { database, tables } = context.store;
+  const attempt = invoice.attempt_count + 1;
+  const key = invoiceChargeKey(invoice.id, attempt);
+  if (await isChargePending(database, tables.schema, key)) return { unknown: true };
+  const amount = invoice.amount_due;
+  const pending = { key, ...portal.tenant, purpose: 'invoice' as const, subject: invoice.id, attempt, amount };
+  await notePendingCharges(database, tables.schema, [pending]);
+  const charge = {
+    customer_id: portal.session.customer_id,
+    idempotency_key: key,
+    amount,
+    description: invoice.number ?? invoice.id,
+  };
+  const caller = { ...portal.tenant, keyKind: 'secret' as const, keyId: 'billing-portal' };
+  const answer = await checkout
+    .post<CreatedPaymentMethod | ErrorEnvelope>('/internal/payment_methods/payuni', charge, caller)
+    .catch(() => null);
+  // Charged: the retry with the kept card records it under the same key.
+  if (answer?.status === 201) return { saved: answer.body as CreatedPaymentMethod };
+  if (answer?.status === 402) {
+    // Declined under this attempt's key: counted, so the next card gets a key of its own.
+    const reason = (answer.body as ErrorEnvelope).error.details?.[0] as Partial<ErrorDetail> | undefined;
+    const declined = { code: reason?.code ?? 'card_declined', message: reason?.message ?? 'The card was declined' };
+    await recordDeclinedRetry(context, portal.tenant, invoice, declined);
+    return { refused: true };
+  }
+  if (answer?.status === 400 || answer?.status === 422) {
+    // Refused before PAYUNi was asked (no card in the fields).
+    await forgetPendingCharges(database, tables.schema, [key]);
+    return { refused: true };
+  }
+  return { unknown: true };
+}
+
+/**
  * Update the card in the portal: the sandbox card form (as on checkout's page), saved by
  * checkout, made the customer's default by `setDefaultPaymentMethod`, which at once retries
  * the open invoice of a PAST_DUE subscription with it (the same charges and webhooks as a
- * dunning retry).
+ * dunning retry). For an organization on PAYUNi, PAYUNi's card fields pay the first overdue
+ * invoice (`payWithPayuniCard`); on ECPay the page says the card is ECPay's.
  */
 export function mountPortalCardPages(app: Express, context: ServiceContext): void {
-  const send = async (res: Response, portal: OpenPortal, status: number, error?: string) =>
+  const send = async (res: Response, portal: OpenPortal, status: number, error?: string) => {
+    const overdue = await overdueInvoices(context, portal);
+    // PAYUNi is asked for an SDK token only when its fields are shown: a payment is due.
+    const answer = await cardFieldsOf(context, portal, overdue.length > 0);
+    if (answer.processor === 'sandbox')
+      return res
+        .status(status)
+        .type('html')
+        .send(renderCardForm(portal, overdue, error));
+    const fields = answer.processor === 'payuni' ? answer.fields : undefined;
+    if (!fields) {
+      return res
+        .status(status)
+        .type('html')
+        .send(renderProcessorCardPage(portal, [], answer.processor, error));
+    }
+    const nonce = randomBytes(16).toString('base64');
+    const page = { sdkToken: fields.sdk_token, scriptUrl: fields.script_url, env: fields.env, nonce };
+    const payuni = `${new URL(fields.script_url).origin} https://*.payuni.com.tw`;
     res
       .status(status)
+      .set(
+        'Content-Security-Policy',
+        `default-src 'none'; style-src 'unsafe-inline'; script-src 'nonce-${nonce}' ${payuni}; ` +
+          `connect-src ${payuni}; frame-src ${payuni}; img-src ${payuni} data:; form-action 'self'; ` +
+          "frame-ancestors 'none'; base-uri 'none'",
+      )
       .type('html')
-      .send(renderCardForm(portal, await overdueInvoices(context, portal), error));
+      .send(renderProcessorCardPage(portal, overdue, page, error));
+  };
 
   app.get(PATH, async (req, res) => {
     const portal = await openPortal(context, req, res);
@@ -90,10 +193,15 @@ export function mountPortalCardPages(app: Express, context: ServiceContext): voi
     const portal = await openPortal(context, req, res);
     if (!portal) return;
     if (!portal.features.payment_method_update.enabled) return notFoundPage(res, portal);
-    const { card, invalid } = cardOf((req.body ?? {}) as Record<string, unknown>);
-    if (!card) return send(res, portal, 422, portal.t.checkFields(invalid.join(', ')));
-    const outcome = await saveCard(context, portal, card);
-    if (!outcome.saved) return send(res, portal, 402, portal.t.cardDeclined);
+    const fields = (req.body ?? {}) as Record<string, unknown>;
+    const outcome =
+      fields.processor === 'payuni'
+        ? await payWithPayuniCard(context, portal, await overdueInvoices(context, portal))
+        : await typedCard(context, portal, fields);
+    if (!outcome) return send(res, portal, 409, portal.t.cardKeptByPayuni);
+    if ('invalid' in outcome) return send(res, portal, 422, portal.t.checkFields(outcome.invalid.join(', ')));
+    if ('unknown' in outcome) return send(res, portal, 502, portal.t.paymentPending);
+    if (!('saved' in outcome)) return send(res, portal, 402, portal.t.cardDeclined);
     const { retried_invoices: retried } = await setDefaultPaymentMethod(
       context,
       portal.tenant,
@@ -103,4 +211,11 @@ export function mountPortalCardPages(app: Express, context: ServiceContext): voi
     if (retried.some((invoice) => invoice.status !== 'paid')) return send(res, portal, 402, portal.t.cardRetryFailed);
     backToPortal(res, portal, { notice: retried.length > 0 ? 'card_paid' : 'card_updated' });
   });
+}
+
+/** A card typed into the portal's own form, checked and saved by checkout. */
+async function typedCard(context: ServiceContext, portal: OpenPortal, fields: Record<string, unknown>) {
+  const { card, invalid } = cardOf(fields);
+  if (!card) return { invalid };
+  return saveCard(context, portal, card);
 }

@@ -2,8 +2,8 @@ import type { PortalLocale } from '@billing/contracts';
 import { type Html, html, raw } from '@billing/service';
 
 // The portal's page frame, after checkout's hosted page (services/checkout/src/hosted-page/html.ts):
-// server-rendered through the pages' html template, one inline stylesheet, no script, no
-// external assets.
+// server-rendered through the pages' html template, one inline stylesheet, no script and no
+// external assets, except PAYUNi's card fields on the card page of an organization on PAYUNi.
 
 const STYLE = `
   * { box-sizing: border-box; }
@@ -50,6 +50,8 @@ const STYLE = `
   label { display: block; font-size: .875rem; margin: 1rem 0 .25rem; }
   input { width: 100%; padding: .6rem; border: 1px solid #c9ced8; border-radius: 6px; font-size: 1rem; font-family: inherit; }
   .row { display: flex; gap: .75rem; } .row > div { flex: 1; }
+  .card-field { min-height: 2.6rem; padding: .6rem; border: 1px solid #c9ced8; border-radius: 6px; background: #fff; }
+  .card-field input { border: 0; padding: 0; }
   .choice { border-top: 1px solid #eef0f4; padding: .2rem 0 .5rem; }
   .choice > label { display: flex; gap: .6rem; align-items: center; font-size: 1rem; margin: .6rem 0 .2rem; }
   .choice input[type=radio] { width: 1.15rem; height: 1.15rem; margin: 0; flex: none; }

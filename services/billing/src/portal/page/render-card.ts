@@ -2,7 +2,7 @@ import type { Invoice } from '@billing/contracts';
 import type { OpenPortal } from './open-portal';
 import { postForm } from './html';
 import { portalPage } from './render';
-import { type Html, formatTwd, html } from '@billing/service';
+import { type Html, formatTwd, html, raw } from '@billing/service';
 
 function field(label: string, name: string, autocomplete: string, extra: Html): Html {
   const id = `field-${name}`;
@@ -34,3 +34,100 @@ export function renderCardForm(portal: OpenPortal, overdue: Invoice[], error?: s
       <p><a class="back" href="${base}">← ${t.manageTitle}</a></p>`,
   );
 }
+
+/** What the portal's PAYUNi card page needs: the fields' SDK token and script, and the nonce of its own script. */
+export type PayuniCardPage = { sdkToken: string; scriptUrl: string; env: 'S' | 'P'; nonce: string };
+
+/**
+ * The card page of an organization on PAYUNi: PAYUNi's card fields, charged for the first overdue
+ * invoice (PAYUNi keeps a card once it has paid); with nothing overdue, or on ECPay, what the
+ * customer can do instead, and no form.
+ */
+export function renderProcessorCardPage(
+  portal: OpenPortal,
+  overdue: Invoice[],
+  fields: PayuniCardPage | 'payuni' | 'ecpay',
+  error?: string,
+): string {
+  const { t, base, csrfToken } = portal;
+  const failed = error && html`<p class="error" role="alert" id="error">${error}</p>`;
+  const first = overdue[0];
+  const body =
+    typeof fields === 'string' || !first
+      ? html`<p class="alert" id="card-kept">${fields === 'ecpay' ? t.cardKeptByEcpay : t.cardKeptByPayuni}</p>`
+      : html`<p class="muted">${t.cardIntro}</p>
+          <p class="alert">${t.cardRetry(formatTwd(first.amount_due))}</p>
+          ${failed}
+          ${postForm(
+            `${base}/payment_method`,
+            csrfToken,
+            html`<input type="hidden" name="processor" value="payuni" />
+              ${payuniFields(portal, fields)}
+              <button type="submit" class="wide" id="save-card">
+                ${t.payAndSaveCard(formatTwd(first.amount_due))}
+              </button>`,
+            html`id="card-form"`,
+          )}`;
+  return portalPage(
+    portal,
+    t.cardTitle,
+    html`<h1>${t.cardTitle}</h1>
+      <section class="card" style="max-width:30rem">${body}</section>
+      <p><a class="back" href="${base}">← ${t.manageTitle}</a></p>`,
+  );
+}
+
+/** PAYUNi's three card fields: its script fills the holders and binds the card on submit, before the form posts (without the card). */
+function payuniFields(portal: OpenPortal, fields: PayuniCardPage): Html {
+  const { t } = portal;
+  const holder = (label: string, id: string) =>
+    html`<label id="${id}-label">${label}</label>
+      <div id="${id}" class="card-field" role="group" aria-labelledby="${id}-label"></div>`;
+  return html`<div
+      id="payuni-fields"
+      data-sdk-token="${fields.sdkToken}"
+      data-env="${fields.env}"
+      data-failed="${t.cardFieldsFailed}"
+    >
+      ${holder(t.cardNumber, 'payuni-card-no')}
+      <div class="row">
+        <div>${holder(t.expiry, 'payuni-card-exp')}</div>
+        <div>${holder(t.cvc, 'payuni-card-cvc')}</div>
+      </div>
+      <p class="error" role="alert" id="payuni-error" hidden></p>
+    </div>
+    <script src="${fields.scriptUrl}" nonce="${fields.nonce}"></script>
+    <script nonce="${fields.nonce}">
+      ${raw(PAYUNI_BIND_SCRIPT)};
+    </script>`;
+}
+
+/** Binds the card typed into PAYUNi's fields to the SDK token, then posts the form. */
+const PAYUNI_BIND_SCRIPT = `(function () {
+  var holder = document.getElementById('payuni-fields');
+  var form = document.getElementById('card-form');
+  var failure = document.getElementById('payuni-error');
+  function fail(message) {
+    failure.textContent = message || holder.getAttribute('data-failed');
+    failure.hidden = false;
+  }
+  if (!window.UniPayment) { fail(); return; }
+  var session = window.UniPayment.createSession(holder.getAttribute('data-sdk-token'), {
+    env: holder.getAttribute('data-env'),
+    elements: { CardNo: 'payuni-card-no', CardExp: 'payuni-card-exp', CardCvc: 'payuni-card-cvc' }
+  });
+  var started = session.start();
+  var bound = false;
+  form.addEventListener('submit', function (event) {
+    if (bound) return;
+    event.preventDefault();
+    failure.hidden = true;
+    Promise.resolve(started)
+      .then(function () { return session.getTradeResult(); })
+      .then(function (result) {
+        if (!result || result.Status !== 'SUCCESS') return fail(result && result.Message);
+        bound = true;
+        form.submit();
+      }, function () { fail(); });
+  });
+})();`;

@@ -1,4 +1,4 @@
-import { ApiError, type Customer, type Invoice, type Subscription } from '@billing/contracts';
+import { ApiError, type Customer, type Invoice, type SavedPaymentMethod, type Subscription } from '@billing/contracts';
 import type { ServiceContext } from '@billing/runtime';
 import { formBodies, formatDate } from '@billing/service';
 import type { Express, Request, Response } from 'express';
@@ -125,14 +125,23 @@ export async function mainPageView(context: ServiceContext, portal: OpenPortal, 
     paymentMethod,
     einvoices,
     credits,
-    // The portal's card form is the simulator's: a method a processor keeps is changed with the shop.
     cardForm:
-      portal.features.payment_method_update.enabled && !keptByProcessor(paymentMethod)
+      portal.features.payment_method_update.enabled && cardChangeable(paymentMethod, subscriptions)
         ? `${portal.base}/payment_method`
         : undefined,
     notice: noticeText(portal, query.notice, subscriptions),
     error: query.error === 'not_allowed' ? portal.t.notAllowed : undefined,
   };
+}
+
+/**
+ * Whether the card page can change the customer's method: the simulator's card, or none; a card
+ * PAYUNi keeps while an invoice is overdue (its fields pay it: card.ts). Any other method a
+ * processor keeps (ECPay's card plan, a transfer per invoice) is changed with the shop.
+ */
+function cardChangeable(method: SavedPaymentMethod | null, subscriptions: SubscriptionView[]): boolean {
+  if (!keptByProcessor(method)) return true;
+  return method!.id.startsWith('pm_payuni_') && subscriptions.some((view) => view.overdue !== null);
 }
 
 /** A refused change (a 4xx of the domain, such as a canceled subscription) goes back with a notice. */
