@@ -12,6 +12,7 @@ import {
   type SavedCardCharges,
   ApiError,
   type Environment,
+  conflict,
   randomBase62,
 } from '@billing/contracts';
 import type { ServiceContext } from '@billing/runtime';
@@ -29,7 +30,7 @@ import {
   payuniCodeChargeStatus,
 } from './payuni-invoice-codes';
 import { type ProcessorMerchant, processorMerchantOf } from './settings/merchant-of';
-import { PROCESSOR_UNAVAILABLE, refuseUnlessChargeable } from './settings/refusal';
+import { refuseUnlessChargeable } from './settings/refusal';
 import { CardChargeUnanswered } from './payuni/embed';
 import { chargePortalCard, openPortalCardFields } from './payuni-portal-cards';
 import { chargeTradeOf } from './charge-trade';
@@ -148,10 +149,8 @@ export function mountChargeRoutes(app: Express, context: ServiceContext): void {
       const caller = callerOf(req);
       const body = res.locals.input.body as PortalCardChargeBody;
       const own = await processorMerchantOf(context, caller.organization, caller.environment);
-      if (own?.processor !== 'payuni') {
-        const message = 'The organization does not take cards through PAYUNi';
-        throw ApiError.of('payment_required', message, [{ path: 'payment', code: PROCESSOR_UNAVAILABLE, message }]);
-      }
+      // Refused before anything is charged, not a decline: billing counts no attempt for it.
+      if (own?.processor !== 'payuni') throw conflict('The organization does not take cards through PAYUNi');
       const saved = await chargePortalCard(context, caller, own.merchant, {
         customerId: body.customer_id,
         idempotencyKey: body.idempotency_key,

@@ -135,8 +135,8 @@ async function payWithPayuniCard(
     await recordDeclinedRetry(context, portal.tenant, invoice, declined);
     return { refused: true };
   }
-  if (answer?.status === 400 || answer?.status === 422) {
-    // Refused before PAYUNi was asked (no card in the fields).
+  if (answer && [400, 409, 422].includes(answer.status)) {
+    // Refused before PAYUNi was asked (no card in the fields, or the organization not on PAYUNi).
     await forgetPendingCharges(database, tables.schema, [key]);
     return { refused: true };
   }
