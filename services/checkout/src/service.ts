@@ -17,6 +17,7 @@ import { migratePaymentLinksReadModel } from './payment-links/read-model';
 import { mountPaymentLinkRoutes } from './payment-links/routes';
 import { migrateSandboxChargeLedger } from './payments/ledger';
 import { migratePayuniRecords } from './payments/payuni/records';
+import { migrateRefundDeferrals } from './payments/refund-deferrals';
 import { migrateEcpayPeriodCharges } from './payments/ecpay/period-charges';
 import { migrateEcpayRefunds } from './payments/ecpay/refund-records';
 import { migratePayuniCodeCharges } from './payments/payuni/code-charges';
@@ -73,6 +74,7 @@ export const checkoutService: ServiceDefinition = {
     await migratePayuniRecords(context.store);
     await migrateEcpayPeriodCharges(context.store);
     await migrateEcpayRefunds(context.store);
+    await migrateRefundDeferrals(context.store);
     await migratePayuniCodeCharges(context.store);
     await migrateProcessorReconciliations(context.store);
     await migrateRefundsReadModel(context.store);

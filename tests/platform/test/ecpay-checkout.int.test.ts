@@ -411,6 +411,35 @@ describe('ECPay ATM and convenience-store payments through the hosted checkout',
     expect(html).not.toContain('name="card_number"');
   });
 
+  it("a part of a card payment refunded on its day waits for ECPay's 20:15 capture; the sweep makes it then", async () => {
+    emulator.captures.mode = 'daily';
+    const paidAt = clock;
+    try {
+      const sessionId = await openSession('part-same-day@example.com');
+      const { tradeNo } = await payAtEcpay(sessionId, 'card');
+      await emulator.pay(tradeNo);
+      const orderId = (await send('GET', `/checkout/sessions/${sessionId}`)).body.order_id;
+      const ecpayTradeNo = emulator.trades.get(tradeNo)!.ecpayTradeNo;
+      const part = await send('POST', '/refunds', { order_id: orderId, amount: 100 });
+      expect([part.status, part.body.status]).toEqual([201, 'pending']);
+      // Before 20:30 in Taiwan the sweeps leave it waiting (asked then, R would be refused: 已授權).
+      clock = new Date(
+        Date.parse(`${new Date(paidAt.getTime() + 8 * 3600_000).toISOString().slice(0, 10)}T20:14:00+08:00`),
+      );
+      await new Promise((resolve) => setTimeout(resolve, 1000));
+      expect((await send('GET', `/refunds/${part.body.id}`)).body.status).toBe('pending');
+      expect(emulator.refunded.get(ecpayTradeNo)).toBeUndefined();
+
+      clock = new Date(clock.getTime() + 17 * 60_000); // 20:31: the capture under way (要關帳)
+      await eventually(async () =>
+        expect((await send('GET', `/refunds/${part.body.id}`)).body.status).toBe('succeeded'),
+      );
+      expect(emulator.refunded.get(ecpayTradeNo)).toBe(100);
+    } finally {
+      emulator.captures.mode = 'at_once';
+    }
+  });
+
   it('a card refunded whole on the day of payment, before ECPay captures it at 20:15, is abandoned (N)', async () => {
     emulator.captures.mode = 'daily';
     try {

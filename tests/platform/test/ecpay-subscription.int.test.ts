@@ -26,13 +26,13 @@ describe('ECPay card plans: subscriptions and their renewals', () => {
   let emulator: EcpayEmulator;
   let org: CreatedOrganization;
   let send: ReturnType<typeof jsonApi>;
-  /** The services' clock: real time, moved ahead where a test waits for a sweep's threshold. */
+  /** The services' and ECPay's clock: real time, moved ahead where a test waits for a sweep's threshold or ECPay's capture. */
   let ahead = 0;
 
   const logs = capturedLogs();
 
   beforeAll(async () => {
-    emulator = await startEcpayEmulator(ECPAY_STAGING_MERCHANT);
+    emulator = await startEcpayEmulator(ECPAY_STAGING_MERCHANT, () => new Date(Date.now() + ahead));
     platform = await startPlatform({
       checkout: true,
       billing: true,
@@ -172,7 +172,14 @@ describe('ECPay card plans: subscriptions and their renewals', () => {
     ]);
   });
 
-  it('refunds part of the first payment and part of a renewal at ECPay; a refund whose answer is lost stays pending and is never asked twice', async () => {
+  /** 16 minutes into ECPay's first daily capture (20:15 in Taiwan) after `instant` (ms): the capture under way. */
+  const afterNextCapture = (instant: number) => {
+    const sinceMidnight = (instant + 8 * 3600_000) % 86_400_000;
+    const capture = instant - sinceMidnight + (20 * 60 + 15) * 60_000;
+    return (capture > instant ? capture : capture + 86_400_000) + 16 * 60_000;
+  };
+
+  it("refunds part of the first payment once ECPay's capture began and part of a renewal at ECPay; a refund whose answer is lost stays pending and is never asked twice", async () => {
     const { clock, advance } = await testClockOf(send, '2026-01-31T10:00:00Z');
     const sessionId = await openSession('refunds@example.com', { test_clock: clock });
     const tradeNo = await subscribeAtEcpay(sessionId);
@@ -184,9 +191,10 @@ describe('ECPay card plans: subscriptions and their renewals', () => {
     const [first, renewal] = plan.plan!.executions;
 
     const orderId = (await send('GET', `/checkout/sessions/${sessionId}`)).body.order_id;
+    // A part of the first payment waits for ECPay's daily 20:15 capture: pending, nothing asked.
     const part = await send('POST', '/refunds', { order_id: orderId, amount: 100 });
-    expect([part.status, part.body.status]).toEqual([201, 'succeeded']);
-    expect(emulator.refunded.get(first!.TradeNo)).toBe(100);
+    expect([part.status, part.body.status]).toEqual([201, 'pending']);
+    expect(emulator.refunded.get(first!.TradeNo)).toBeUndefined();
 
     const invoices = (await send('GET', `/invoices?subscription_id=${subscription.id}`)).body.data as {
       id: string;
@@ -197,18 +205,26 @@ describe('ECPay card plans: subscriptions and their renewals', () => {
     const renewed = invoices
       .filter((invoice) => invoice.status === 'paid')
       .sort((a, b) => (a.created_at < b.created_at ? 1 : -1))[0]!;
+    // A period's authorisation time is not kept: its refund is asked at once (ECPay captured it here).
     const ofRenewal = await send('POST', '/refunds', { invoice_id: renewed.id, amount: 50 });
     expect([ofRenewal.status, ofRenewal.body.status]).toEqual([201, 'succeeded']);
     expect(emulator.refunded.get(renewal!.TradeNo)).toBe(50);
 
-    // ECPay makes the next refund but its answer is lost: pending, and no sweep asks ECPay again
-    // (it takes no key; a second DoAction would refund twice). A person reads it in ECPay's site.
-    emulator.failNext('/CreditDetail/DoAction', 'drop');
-    const lost = await send('POST', '/refunds', { order_id: orderId, amount: 30 });
-    expect([lost.status, lost.body.status]).toEqual([201, 'pending']);
-    expect(emulator.refunded.get(first!.TradeNo)).toBe(130);
-    ahead = 61_000; // past the sweep's minute for a refund the processor did not answer
     try {
+      // Once ECPay's capture is under way, the refund sweep makes the part.
+      ahead = afterNextCapture(Date.now()) - Date.now();
+      await eventually(async () =>
+        expect((await send('GET', `/refunds/${part.body.id}`)).body.status).toBe('succeeded'),
+      );
+      expect(emulator.refunded.get(first!.TradeNo)).toBe(100);
+
+      // ECPay makes the next refund but its answer is lost: pending, and no sweep asks ECPay again
+      // (it takes no key; a second DoAction would refund twice). A person reads it in ECPay's site.
+      emulator.failNext('/CreditDetail/DoAction', 'drop');
+      const lost = await send('POST', '/refunds', { order_id: orderId, amount: 30 });
+      expect([lost.status, lost.body.status]).toEqual([201, 'pending']);
+      expect(emulator.refunded.get(first!.TradeNo)).toBe(130);
+      ahead += 61_000; // past the sweep's minute for a refund the processor did not answer
       await new Promise((resolve) => setTimeout(resolve, 1500));
       expect((await send('GET', `/refunds/${lost.body.id}`)).body.status).toBe('pending');
       expect(emulator.refunded.get(first!.TradeNo)).toBe(130);

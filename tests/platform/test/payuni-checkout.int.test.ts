@@ -490,7 +490,14 @@ describe('PAYUNi cards through the hosted checkout and renewals', () => {
     expect(trade.refunds).toEqual([100, 199]);
   });
 
-  it('refunds a payment whole on its day by canceling the authorisation; a part only once PAYUNi captured it, the next day', async () => {
+  /** The first 09:00 in Taiwan after `instant` (ms). */
+  const nextNineInTaipei = (instant: number) => {
+    const sinceMidnight = (instant + 8 * 3600_000) % 86_400_000;
+    const nine = instant - sinceMidnight + 9 * 3600_000;
+    return nine > instant ? nine : nine + 86_400_000;
+  };
+
+  it('refunds a payment whole on its day by canceling the authorisation; a part waits for the capture and is made the next morning', async () => {
     // PAYUNi's clock at noon in Taiwan today: its capture (at midnight, in the emulator) is hours away.
     const taipeiNow = Date.now() + 8 * 3600_000;
     payuniAhead = taipeiNow - (taipeiNow % 86_400_000) + 12 * 3600_000 - taipeiNow;
@@ -509,17 +516,20 @@ describe('PAYUNi cards through the hosted checkout and renewals', () => {
       expect([canceled.status, canceled.body.status]).toEqual([201, 'succeeded']);
       expect([whole.trade.authorisationCanceled, whole.trade.refunds]).toEqual([true, []]);
 
-      // A part on the day cannot be given back: failed with why, nothing asked of PAYUNi.
+      // A part on the day cannot be given back before PAYUNi's capture: the refund waits, pending,
+      // nothing asked of PAYUNi, and is made by the sweep the next morning, once captured.
       const part = await paidOrder('next-day@example.com');
       const today = await send('POST', '/refunds', { order_id: part.orderId, amount: 100 });
-      expect([today.status, today.body.status]).toEqual([201, 'failed']);
-      expect(today.body.failure_reason).toMatch(/captured.*tomorrow/);
+      expect([today.status, today.body.status]).toEqual([201, 'pending']);
       expect([part.trade.authorisationCanceled, part.trade.refunds]).toEqual([undefined, []]);
-      // The next day PAYUNi has captured it: the same part is refunded.
+      // The next morning, 09:00 in Taiwan, PAYUNi has captured it (at midnight in the emulator).
       payuniAhead += 86_400_000;
-      const tomorrow = await send('POST', '/refunds', { order_id: part.orderId, amount: 100 });
-      expect([tomorrow.status, tomorrow.body.status]).toEqual([201, 'succeeded']);
+      ahead = nextNineInTaipei(Date.now() + 2 * 60_000) + 60_000 - Date.now();
+      await eventually(async () =>
+        expect((await send('GET', `/refunds/${today.body.id}`)).body.status).toBe('succeeded'),
+      );
       expect(part.trade.refunds).toEqual([100]);
+      ahead = 0;
       payuniAhead -= 86_400_000;
 
       // A whole cancellation whose answer is lost: pending, then the sweep reads the capture

@@ -5,6 +5,8 @@ import type { EcpayMerchant } from './ecpay/merchant';
 import { queryTrade } from './ecpay/query';
 import { EcpayRefundUnanswered, refundEcpayTrade } from './ecpay/refund';
 import type { RefundRequest, RefundResult } from './processor';
+import { nextDailyCapture } from './ecpay/capture';
+import { deferRefund, deferredRefund, refundDeferredUntil } from './refund-deferrals';
 
 /**
  * Refunds of card payments ECPay took (docs/payments.md): a checkout's trade, a subscription's
@@ -13,8 +15,17 @@ import type { RefundRequest, RefundResult } from './processor';
  * lost stays pending for a person, never asked again.
  */
 
-/** The ECPay authorisation a charge key paid with: the trade (or plan period), what it took, and whether it was a card. */
-type EcpayAuthorisation = { merchantTradeNo: string; ecpayTradeNo: string; amount: number; card: boolean };
+/**
+ * The ECPay authorisation a charge key paid with: the trade (or plan period), what it took,
+ * whether it was a card, and when it was made (null when not known: a plan's period).
+ */
+type EcpayAuthorisation = {
+  merchantTradeNo: string;
+  ecpayTradeNo: string;
+  amount: number;
+  card: boolean;
+  authorisedAt: Date | null;
+};
 
 /**
  * The authorisation behind `chargeKey`: the plan period matched to a renewal's key, else the
@@ -29,16 +40,26 @@ export async function ecpayAuthorisationOf(
   const period = await dependenciesOf(context).ecpayPeriods.find(chargeKey);
   if (period?.status === 'claimed' && period.executionTradeNo) {
     const { merchantTradeNo: tradeNo, executionTradeNo: ecpayTradeNo, amount } = period;
-    return { merchantTradeNo: tradeNo, ecpayTradeNo, amount, card: true };
+    return { merchantTradeNo: tradeNo, ecpayTradeNo, amount, card: true, authorisedAt: null };
   }
   const tradeNo = merchantTradeNo(chargeKey);
   const trade = await queryTrade(merchant, tradeNo, context.now());
   if (trade.status !== 'paid') return null;
   const card = trade.paymentType.startsWith('Credit');
-  return { merchantTradeNo: tradeNo, ecpayTradeNo: trade.ecpayTradeNo, amount: trade.amount, card };
+  return {
+    merchantTradeNo: tradeNo,
+    ecpayTradeNo: trade.ecpayTradeNo,
+    amount: trade.amount,
+    card,
+    authorisedAt: trade.paidAt,
+  };
 }
 
-/** The refund at ECPay (CreditDetail/DoAction: R, or N and E for a whole one before capture), asked at most once under its key. */
+/**
+ * The refund at ECPay (CreditDetail/DoAction: R, or N and E for a whole one before capture), asked
+ * at most once under its key; a part of a payment asked before ECPay's daily capture waits for it
+ * (`deferred`, nothing asked of ECPay until then).
+ */
 export async function refundAtEcpay(
   context: ServiceContext,
   merchant: EcpayMerchant,
@@ -54,6 +75,8 @@ export async function refundAtEcpay(
   if (known?.status === 'refunded') return { status: 'succeeded', refund_id: refundId };
   if (known?.status === 'refused') return { status: 'failed', message: known.message ?? 'ECPay refused the refund' };
   if (known) throw lost();
+  const waiting = await refundDeferredUntil(context.store, request.idempotencyKey, request.now);
+  if (waiting) return deferred(waiting);
   const paid = await ecpayAuthorisationOf(context, merchant, request.chargeKey);
   if (!paid) return { status: 'failed', message: 'ECPay does not show this charge as paid' };
   if (!paid.card)
@@ -61,6 +84,11 @@ export async function refundAtEcpay(
       status: 'failed',
       message: 'ECPay refunds cards only: an ATM or store payment goes back by bank transfer',
     };
+  const capturedFrom = partBeforeCapture(paid, request.amount, request.now);
+  if (capturedFrom) {
+    await deferRefund(context.store, request.idempotencyKey, capturedFrom);
+    return deferred(capturedFrom);
+  }
   const { merchantTradeNo: tradeNo, ecpayTradeNo } = paid;
   if (
     !(await records.ask({
@@ -91,3 +119,21 @@ export async function refundAtEcpay(
     throw error;
   }
 }
+
+/** A quarter of an hour into ECPay's daily capture: a part of an authorisation can be refunded (R) from then. */
+const CAPTURE_UNDER_WAY_MS = 15 * 60_000;
+
+/**
+ * A part of a card authorisation asked before ECPay's 20:15 capture (ECPay documents no action
+ * for it: R needs the capture under way or done): when to ask, or null when it may be asked now
+ * (a whole refund is abandoned before the capture, N; an authorisation made at an unknown time
+ * is asked as it is).
+ */
+function partBeforeCapture(paid: EcpayAuthorisation, amount: number, now: Date): Date | null {
+  if (amount === paid.amount || !paid.authorisedAt) return null;
+  const askFrom = new Date(nextDailyCapture(paid.authorisedAt).getTime() + CAPTURE_UNDER_WAY_MS);
+  return now < askFrom ? askFrom : null;
+}
+
+const deferred = (until: Date) =>
+  deferredRefund('ECPay gives back part of a card payment once its daily capture at 20:15 has begun', until);

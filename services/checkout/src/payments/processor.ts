@@ -70,7 +70,15 @@ export interface RefundRequest {
   now: Date;
 }
 
-export type RefundResult = { status: 'succeeded'; refund_id: string } | { status: 'failed'; message: string };
+/**
+ * A refund's answer: made, refused, or `deferred`: the processor cannot make it before `until`
+ * (PAYUNi gives back part of a card payment only once it is captured); the refund stays pending
+ * and is asked again from then.
+ */
+export type RefundResult =
+  | { status: 'succeeded'; refund_id: string }
+  | { status: 'failed'; message: string }
+  | { status: 'deferred'; message: string; until: Date };
 
 /** The payment-processor port: the sandbox simulator here, a real acquirer's adapter later. */
 export interface PaymentProcessor {

@@ -8,6 +8,7 @@ import { payuniTradeNo } from './payuni/upp';
 import type { RefundRequest, RefundResult } from './processor';
 import { type ProcessorMerchant, processorMerchantOf } from './settings/merchant-of';
 import { refundAtEcpay } from './ecpay-refunds';
+import { deferRefund, deferredRefund, refundDeferredUntil } from './refund-deferrals';
 
 type Owner = { organization: string; environment: Environment };
 
@@ -69,9 +70,10 @@ export async function payuniRefundsByApi(
  * Which call by the trade's capture (CloseStatus, `queryPayuniTrade`): a captured one (or one
  * whose capture is under way or not shown) is refunded (`/api/trade/close`, CloseType 2); one
  * whose capture is only requested, on the day of payment, has its authorisation canceled whole
- * (`/api/trade/cancel`), and a part of it cannot be given back until it is captured: `failed`,
- * to be asked again the next day. A cancellation whose answer was lost is made when the trade
- * shows its capture canceled (CloseStatus 3) or the trade canceled (TradeStatus 3).
+ * (`/api/trade/cancel`), and a part of it cannot be given back until it is captured: `deferred`
+ * to the next morning, nothing asked of PAYUNi until then. A cancellation whose answer was lost
+ * is made when the trade shows its capture canceled (CloseStatus 3) or the trade canceled
+ * (TradeStatus 3).
  */
 async function refundAtPayuni(
   context: ServiceContext,
@@ -87,6 +89,8 @@ async function refundAtPayuni(
   const known = await records.findRefund(request.idempotencyKey);
   if (known?.status === 'refunded') return { status: 'succeeded', refund_id: refundId };
   if (known?.status === 'refused') return { status: 'failed', message: known.message ?? 'PAYUNi refused the refund' };
+  const waiting = await refundDeferredUntil(context.store, request.idempotencyKey, request.now);
+  if (waiting) return deferred(waiting);
   const trade = await queryPayuniTrade(merchant, payuniTradeNo(request.chargeKey), request.now);
   if (known && known.refundedBefore === 0 && authorisationCanceled(trade)) return made();
   if (trade.status !== 'paid') return { status: 'failed', message: 'PAYUNi does not show this charge as paid' };
@@ -96,8 +100,17 @@ async function refundAtPayuni(
       throw new Error(`PAYUNi's refunded total for ${request.chargeKey} moved by another amount: for a person`);
     }
   }
-  const refusal = refusalBeforeAsking(trade, request.amount);
-  if (refusal) return { status: 'failed', message: refusal };
+  if (trade.capture === 'canceled') {
+    return {
+      status: 'failed',
+      message: "PAYUNi shows this payment's authorisation canceled: nothing is left to refund",
+    };
+  }
+  if (partBeforeCapture(trade, request.amount)) {
+    const until = nextMorningInTaiwan(request.now);
+    await deferRefund(context.store, request.idempotencyKey, until);
+    return deferred(until);
+  }
   const asked = await records.askRefund({
     idempotencyKey: request.idempotencyKey,
     chargeKey: request.chargeKey,
@@ -120,12 +133,20 @@ type PaidPayuniTrade = Extract<PayuniTradeStatus, { status: 'paid' }>;
 const authorisationCanceled = (trade: PayuniTradeStatus) =>
   (trade.status === 'paid' && trade.capture === 'canceled') || (trade.status === 'failed' && trade.tradeStatus === '3');
 
-/** Why PAYUNi cannot give `amount` of the trade back now, before anything is asked; null when it can. */
-function refusalBeforeAsking(trade: PaidPayuniTrade, amount: number): string | null {
-  if (trade.capture === 'canceled')
-    return "PAYUNi shows this payment's authorisation canceled: nothing is left to refund";
-  if (trade.capture === 'requested' && (amount !== trade.amount || trade.refunded > 0)) {
-    return 'PAYUNi gives back part of a card payment only once it is captured, the day after the payment: refund it again tomorrow';
-  }
-  return null;
+/** A part of a trade whose capture is only requested: PAYUNi cannot give it back before the capture (a whole one is canceled). */
+const partBeforeCapture = (trade: PaidPayuniTrade, amount: number) =>
+  trade.capture === 'requested' && (amount !== trade.amount || trade.refunded > 0);
+
+const deferred = (until: Date) =>
+  deferredRefund('PAYUNi gives back part of a card payment once it is captured, the day after the payment', until);
+
+/**
+ * When a refund waiting for PAYUNi's capture is asked again: 09:00 in Taiwan after `now`. PAYUNi
+ * does not say when it captures; its merchants are told to refund a trade paid today tomorrow.
+ * Not captured by then, it waits for the next morning.
+ */
+export function nextMorningInTaiwan(now: Date): Date {
+  const taipeiDay = new Date(now.getTime() + 8 * 3600_000).toISOString().slice(0, 10);
+  const morning = new Date(`${taipeiDay}T09:00:00+08:00`);
+  return morning > now ? morning : new Date(morning.getTime() + 24 * 3600_000);
 }

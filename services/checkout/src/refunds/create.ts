@@ -225,7 +225,8 @@ export type RefundToSettle = {
 
 /**
  * Asks the processor for the refund under its id (a repeat answers the first refund) and
- * records the answer once. No answer: undefined, the refund stays pending for the sweep.
+ * records the answer once. No answer, or one it cannot give yet (deferred): undefined, the
+ * refund stays pending for the sweep.
  */
 export async function settleAtProcessor(context: ServiceContext, refund: RefundToSettle): Promise<Refund | undefined> {
   let outcome: SettleRefund['data']['outcome'];
@@ -237,6 +238,10 @@ export async function settleAtProcessor(context: ServiceContext, refund: RefundT
       amount: refund.amount,
       now: context.now(),
     });
+    if (result.status === 'deferred') {
+      context.logger.debug({ refund_id: refund.id, until: result.until }, 'a refund waits for the processor');
+      return undefined;
+    }
     outcome =
       result.status === 'succeeded'
         ? { status: 'succeeded', processorRefundId: result.refund_id }

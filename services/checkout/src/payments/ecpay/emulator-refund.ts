@@ -1,4 +1,5 @@
 import type { ServerResponse } from 'node:http';
+import { nextDailyCapture } from './capture';
 import { checkMacValue, hasValidCheckMac } from './check-mac';
 import { type EcpayMerchant, parseEcpayDateTime } from './merchant';
 
@@ -29,13 +30,6 @@ export type CaptureMode = 'at_once' | 'daily';
 type CaptureState = 'authorised' | 'capturing' | 'captured' | 'abandoned';
 
 const DAY_MS = 24 * 3600_000;
-
-/** The first 20:15 in Taiwan (12:15 UTC) after `instant`. */
-export function nextDailyCapture(instant: Date): Date {
-  const taipeiDay = new Date(instant.getTime() + 8 * 3600_000).toISOString().slice(0, 10);
-  const capture = new Date(`${taipeiDay}T20:15:00+08:00`);
-  return capture.getTime() > instant.getTime() ? capture : new Date(capture.getTime() + DAY_MS);
-}
 
 /** The captures of the emulator's authorisations, by ECPay TradeNo, on the emulator's clock. */
 export class EmulatedCaptures {
