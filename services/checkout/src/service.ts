@@ -18,6 +18,7 @@ import { mountPaymentLinkRoutes } from './payment-links/routes';
 import { migrateSandboxChargeLedger } from './payments/ledger';
 import { migratePayuniRecords } from './payments/payuni/records';
 import { migrateRefundDeferrals } from './payments/refund-deferrals';
+import { migratePayuniVerifications } from './payments/payuni-verifications';
 import { migrateEcpayPeriodCharges } from './payments/ecpay/period-charges';
 import { migrateEcpayRefunds } from './payments/ecpay/refund-records';
 import { migratePayuniCodeCharges } from './payments/payuni/code-charges';
@@ -75,6 +76,7 @@ export const checkoutService: ServiceDefinition = {
     await migrateEcpayPeriodCharges(context.store);
     await migrateEcpayRefunds(context.store);
     await migrateRefundDeferrals(context.store);
+    await migratePayuniVerifications(context.store);
     await migratePayuniCodeCharges(context.store);
     await migrateProcessorReconciliations(context.store);
     await migrateRefundsReadModel(context.store);

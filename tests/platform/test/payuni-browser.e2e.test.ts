@@ -68,6 +68,7 @@ describeWithBrowser('PAYUNi cards in the browser', () => {
     );
     await client.createProduct(org.id, plan({ slug: 'pro', name: 'Pro plan', price: 299 }));
     await client.createProduct(org.id, ebook({ slug: 'ebook', name: 'Tea guide', price: 480 }));
+    await client.createProduct(org.id, plan({ slug: 'trial', name: 'Pro plan', price: 299, trial_days: 14 }));
     expect((await client.admin('PATCH', `/organizations/${org.id}`, { allowed_origins: [shop.origin] })).status).toBe(
       200,
     );
@@ -134,6 +135,39 @@ describeWithBrowser('PAYUNi cards in the browser', () => {
     const back = await returned;
     expect([back.status(), back.headers().location]).toEqual([303, 'https://shop.example/thanks']);
     await subscriptionsOf(email);
+    await context.close();
+  });
+
+  it.each([
+    ['zh-TW', '統一金流（PAYUNi）會先授權 NT$1'],
+    ['en', 'PAYUNi authorises NT$1 on it now and gives it back at once'],
+  ])('%s: a free trial takes the card in PAYUNi fields, saying the NT$1 check is given back', async (locale, note) => {
+    const email = `trial-${locale.toLowerCase()}@example.com`;
+    const session = await send('POST', '/checkout/sessions', {
+      product_slug: 'trial',
+      success_url: 'https://shop.example/thanks',
+      cancel_url: 'https://shop.example/',
+      customer_email: email,
+    });
+    const context = await browser.newContext({ locale, viewport: { width: 375, height: 800 } });
+    const page = await context.newPage();
+    await page.goto(`${platform.gatewayUrl}/checkout/${session.body.id}`);
+    expect(await page.locator('#verification-note').textContent()).toContain(note);
+    await page.getByLabel(locale === 'en' ? 'Name' : '姓名').fill('林小華');
+    await typeCard(page, '4242 4242 4242 4242');
+    await page.screenshot({ path: `/tmp/payuni-trial-${locale}.png`, fullPage: true });
+    expect(
+      await page.evaluate(() => window.document.documentElement.scrollWidth - window.innerWidth),
+    ).toBeLessThanOrEqual(0);
+    const paid = page.waitForResponse(
+      (r) => r.url() === `${platform.gatewayUrl}/checkout/${session.body.id}` && r.request().method() === 'POST',
+    );
+    await page.locator('#pay').click();
+    const answer = await paid;
+    expect([answer.status(), answer.headers().location]).toEqual([303, 'https://shop.example/thanks']);
+    await subscriptionsOf(email);
+    const verified = [...emulator.trades.values()].find((t) => t.fields.UsrMail === email)!;
+    expect([verified.fields.TradeAmt, verified.refunds]).toEqual(['1', [1]]);
     await context.close();
   });
 

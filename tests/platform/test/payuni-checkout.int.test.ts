@@ -186,14 +186,80 @@ describe('PAYUNi cards through the hosted checkout and renewals', () => {
     expect(both.map((t) => t.status).sort()).toEqual(['failed', 'paid']);
   });
 
-  it('a free trial through PAYUNi is refused before anything is asked of PAYUNi, with a reason the buyer can read', async () => {
+  it('a free trial through PAYUNi keeps the card after an NT$1 authorisation given back at once, and charges it when the trial ends', async () => {
     const client = clientOf(platform.gatewayUrl);
     expect((await client.createProduct(org.id, plan({ slug: 'trial', price: 299, trial_days: 14 }))).status).toBe(201);
-    const sessionId = await openSession('trial@example.com', { product_slug: 'trial' });
-    await typeCard(sessionId, CARDS.ok);
-    const refused = await pay(sessionId);
-    expect(refused.status).toBe(402);
-    expect((await send('GET', `/checkout/sessions/${sessionId}`)).body.status).toBe('OPEN');
+    const clock = (await send('POST', '/test_clocks', { frozen_time: '2026-01-31T10:00:00Z' })).body.id as string;
+    emulator.captures.mode = 'daily';
+    try {
+      const sessionId = await openSession('trial@example.com', { product_slug: 'trial', test_clock: clock });
+      const shown = await page(sessionId);
+      expect(shown.html).toContain('id="verification-note"');
+      await typeCard(sessionId, CARDS.ok);
+      expect((await pay(sessionId)).status).toBe(303);
+      const subscription = await subscriptionOf(send, sessionId);
+      expect(subscription).toMatchObject({ status: 'TRIAL' });
+      const verified = [...emulator.trades.values()].find((t) => t.fields.UsrMail === 'trial@example.com')!;
+      expect([verified.fields.TradeAmt, verified.status, verified.authorisationCanceled]).toEqual(['1', 'paid', true]);
+      expect(verified.refunds).toEqual([]);
+
+      // The trial ends: the first period is charged to the card PAYUNi keeps.
+      expect(
+        (await send('POST', `/test_clocks/${clock}/advance`, { frozen_time: '2026-02-15T00:00:00Z' })).status,
+      ).toBe(200);
+      await eventually(async () => {
+        expect((await send('GET', `/test_clocks/${clock}`)).body.status).toBe('ready');
+        const invoices = (await send('GET', `/invoices?subscription_id=${subscription.id}`)).body.data;
+        expect(
+          invoices.filter((i: { status: string; amount_paid: number }) => i.status === 'paid' && i.amount_paid === 299),
+        ).toHaveLength(1);
+      }, 60_000);
+      const charged = [...emulator.trades.values()].filter((t) => t.fields.CreditHash && t.status === 'paid');
+      expect(charged.map((t) => t.fields.TradeAmt)).toContain('299');
+    } finally {
+      emulator.captures.mode = 'at_once';
+    }
+  });
+
+  it("a trial's NT$1 not given back at once (PAYUNi's answer lost) is given back by the sweep; one PAYUNi captured already is refunded", async () => {
+    const verifiedFor = async (email: string) => {
+      const sessionId = await openSession(email, { product_slug: 'trial' });
+      await typeCard(sessionId, CARDS.ok);
+      expect((await pay(sessionId)).status).toBe(303);
+      return [...emulator.trades.values()].find((t) => t.fields.UsrMail === email)!;
+    };
+    emulator.captures.mode = 'daily';
+    try {
+      emulator.failNext('/api/trade/query', 'http500');
+      const lost = await verifiedFor('trial-lost@example.com');
+      expect(lost.authorisationCanceled).toBeUndefined();
+      ahead = 61_000; // past the sweep's minute
+      await eventually(async () => expect(lost.authorisationCanceled).toBe(true));
+    } finally {
+      emulator.captures.mode = 'at_once';
+      ahead = 0;
+    }
+    // Captured at once (as the emulator does by default): refunded instead.
+    const captured = await verifiedFor('trial-captured@example.com');
+    expect([captured.authorisationCanceled, captured.refunds]).toEqual([undefined, [1]]);
+  });
+
+  it("a trial's card that asks for 3-D Secure is verified at the bank's page, kept, and its NT$1 given back", async () => {
+    const sessionId = await openSession('trial-3d@example.com', { product_slug: 'trial' });
+    await typeCard(sessionId, CARDS.challenge);
+    const toBank = await pay(sessionId);
+    expect(toBank.location).toMatch(new RegExp(`^${emulator.url}/3d/`));
+    const bank = await fetch(toBank.location!, { method: 'POST', body: new URLSearchParams({ result: 'pass' }) });
+    const form = await bank.text();
+    const action = /action="([^"]+)"/.exec(form)![1]!.replaceAll('&amp;', '&');
+    const fields = Object.fromEntries(
+      [...form.matchAll(/name="([^"]+)" value="([^"]*)"/g)].map((m) => [m[1]!, m[2]!.replaceAll('&amp;', '&')]),
+    );
+    const back = await fetch(action, { method: 'POST', redirect: 'manual', body: new URLSearchParams(fields) });
+    expect([back.status, back.headers.get('location')]).toEqual([303, 'https://shop.example/ok']);
+    expect(await subscriptionOf(send, sessionId)).toMatchObject({ status: 'TRIAL' });
+    const verified = [...emulator.trades.values()].find((t) => t.fields.UsrMail === 'trial-3d@example.com')!;
+    expect([verified.fields.TradeAmt, verified.refunds]).toEqual(['1', [1]]);
   });
 
   it('renews on a test clock with the card PAYUNi keeps; a renewal whose answer is lost is settled once by asking PAYUNi', async () => {
@@ -219,7 +285,8 @@ describe('PAYUNi cards through the hosted checkout and renewals', () => {
 
     await advance('2026-03-01T00:00:00Z');
     await eventually(async () => expect(await paidInvoices()).toHaveLength(2), 30000);
-    const creditTrades = () => [...emulator.trades.values()].filter((t) => t.fields.CreditHash);
+    const creditTrades = () =>
+      [...emulator.trades.values()].filter((t) => t.fields.CreditHash && t.fields.CreditToken === sessionId);
     expect(creditTrades()).toHaveLength(1);
 
     // The next renewal's answer is lost, and so is the first query about it: billing waits,
@@ -565,6 +632,10 @@ describe('PAYUNi cards through the hosted checkout and renewals', () => {
       'next-day@example.com',
       'lost-cancel@example.com',
       'new-card@example.com',
+      'trial@example.com',
+      'trial-lost@example.com',
+      'trial-captured@example.com',
+      'trial-3d@example.com',
       'lost-card@example.com',
       '4111111111111111',
       '5555555555554444',

@@ -32,6 +32,8 @@ export interface Messages {
   then: string;
   days: (n: number) => string;
   trialNote: string;
+  /** A card saved through PAYUNi: verified by an authorisation of NT$1, given back at once. */
+  payuniVerificationNote: string;
   /** "per month", "every 3 months" */
   period: (interval: Interval, count: number) => string;
   /** What is charged and when, in words. */
@@ -173,6 +175,7 @@ const en: Messages = {
   then: 'Then',
   days: (n) => `${n} days`,
   trialNote: 'Your card is saved now and first charged when the trial ends. Cancel before then and nothing is charged.',
+  payuniVerificationNote: 'To check the card, PAYUNi authorises NT$1 on it now and gives it back at once.',
   period: (interval, count) => (count === 1 ? `per ${EN_UNITS[interval]}` : `every ${count} ${EN_UNITS[interval]}s`),
   todayThen: (today, then, period) => `${today} today, then ${then} ${period}`,
   recurring: (price, period) => `${price} ${period}`,
@@ -345,6 +348,7 @@ const zhTW: Messages = {
   then: '之後',
   days: (n) => `${n} 天`,
   trialNote: '現在只會儲存您的卡片，試用期結束時才首次扣款。在此之前取消則不收取任何費用。',
+  payuniVerificationNote: '為驗證卡片，統一金流（PAYUNi）會先授權 NT$1，並隨即退還。',
   period: (interval, count) => (count === 1 ? ZH_EVERY_ONE[interval] : `每 ${count} ${ZH_UNITS[interval]}`),
   todayThen: (today, then, period) => `今天 ${today}，之後${period} ${then}`,
   recurring: (price, period) => `${period} ${price}`,

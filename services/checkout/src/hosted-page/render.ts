@@ -195,7 +195,8 @@ function trialSummary(view: CheckoutPageView): Html | '' {
       <div><span>${t.then}</span><span>${formatTwd(trial.thenAmount)}${period}</span></div>
       <div><strong>${t.dueToday}</strong><strong>${formatTwd(0)}</strong></div>
     </div>
-    <p class="muted">${t.trialNote}</p>`;
+    <p class="muted">${t.trialNote}</p>
+    ${view.payuniFields ? html`<p class="muted" id="verification-note">${t.payuniVerificationNote}</p>` : ''}`;
 }
 
 function summary(view: CheckoutPageView): Html | '' {

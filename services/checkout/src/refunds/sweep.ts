@@ -2,6 +2,7 @@ import { type ServiceContext, startPeriodic } from '@billing/runtime';
 import { dependenciesOf } from '../dependencies';
 import { settleAtProcessor } from './create';
 import { findPendingRefunds } from './read-model';
+import { settlePayuniVerifications } from '../payments/payuni-verifications';
 
 /** A request asks the processor at once; the sweep only takes refunds pending for longer than this. */
 export const STALE_REFUND_MS = 60_000;
@@ -26,7 +27,14 @@ export async function settlePendingRefunds(context: ServiceContext): Promise<str
   return settled;
 }
 
-/** Every `CHECKOUT_SWEEP_INTERVAL_MS`, like the expiry sweep. */
+/**
+ * Every `CHECKOUT_SWEEP_INTERVAL_MS`, like the expiry sweep: pending refunds, and the NT$1 that
+ * verified a card through PAYUNi not given back yet (payuni-verifications.ts).
+ */
 export function startRefundSweep(context: ServiceContext): () => Promise<void> {
-  return startPeriodic(() => settlePendingRefunds(context), dependenciesOf(context).sweepIntervalMs);
+  const sweep = async () => {
+    await settlePendingRefunds(context);
+    await settlePayuniVerifications(context);
+  };
+  return startPeriodic(sweep, dependenciesOf(context).sweepIntervalMs);
 }

@@ -18,8 +18,8 @@ import { queryPayuniTrade } from '../payments/payuni/query';
 import { payuniTradeNo } from '../payments/payuni/upp';
 import { cardBrandOf } from '../payments/card-brand';
 import { payuniMerchantOf, processorMerchantFrom } from '../payments/settings/merchant-of';
+import { VERIFICATION_AMOUNT, giveBackVerification } from '../payments/payuni-verifications';
 import type { StoredProcessor } from '../payments/settings/aggregate';
-import { PROCESSOR_UNAVAILABLE } from '../payments/settings/refusal';
 import { type KnownSession, runSessionCommands } from './command';
 import { sessionAtProcessor } from './pay-async';
 import { codeMethodOfPaymentType } from './pay-payuni-codes';
@@ -46,9 +46,6 @@ export type PayuniCardFields = { sdkToken: string; scriptUrl: string; env: 'S' |
 
 export type PayuniPayOutcome =
   { status: 'complete'; redirectUrl: string | null; session: Session } | { status: 'requires_action'; url: string };
-
-const unavailable = (message: string) =>
-  ApiError.of('payment_required', message, [{ path: 'payment', code: PROCESSOR_UNAVAILABLE, message }]);
 
 /** Where PAYUNi serves its card-field script for an API address: its own two, or an emulator's. */
 export function payuniScriptUrl(baseUrl: string): string {
@@ -155,11 +152,6 @@ export async function payWithPayuni(
   if (!session.customer_email && !input.email) {
     throw validationError([{ path: 'email', code: 'required', message: 'email is required' }]);
   }
-  if (session.intent.amount === 0) {
-    throw unavailable(
-      'A free trial, or a card saved without a charge, is not taken through PAYUNi yet (docs/payments.md)',
-    );
-  }
   const pending = session.pending_charge;
   let known: KnownSession = row;
   if (pending?.processor === 'payuni') {
@@ -188,7 +180,7 @@ export async function payWithPayuni(
       {
         sdkToken,
         tradeNo: payuniTradeNo(key),
-        amount: session.intent.amount,
+        amount: authorisedAmountOf(session),
         description: session.product.name,
         email: session.customer_email ?? input.email,
         returnUrl: `${pageUrl}/payuni/return`,
@@ -207,7 +199,7 @@ export async function payWithPayuni(
     throw new ApiError(502, 'processor_unavailable', message);
   }
   if (outcome.status === 'requires_3d') return { status: 'requires_action', url: outcome.url };
-  return settle(context, started, { attemptId, key, buyer }, outcome);
+  return settle(context, merchant, started, { attemptId, key, buyer }, outcome);
 }
 
 /**
@@ -240,12 +232,12 @@ export async function acceptPayuniCardResult(
   if (session.charge || !pending || session.status !== 'OPEN') return session;
   const { outcome } = result;
   if (outcome.status === 'requires_3d') return session;
-  if (outcome.status === 'paid' && outcome.amount !== session.intent.amount) {
+  if (outcome.status === 'paid' && outcome.amount !== authorisedAmountOf(session)) {
     context.logger.error({ session: sessionId }, 'PAYUNi reported another amount; not recorded');
     throw ApiError.of('bad_request', 'The amount is not the checkout amount');
   }
   const attempt = { attemptId: pending.attempt_id, key, buyer: pending.buyer ?? noBuyer };
-  const settled = await settle(context, session, attempt, outcome).catch((error: unknown) => {
+  const settled = await settle(context, merchant, session, attempt, outcome).catch((error: unknown) => {
     if (error instanceof ApiError && error.status === 402) return null;
     throw error;
   });
@@ -295,7 +287,7 @@ async function settleFromQuery(
   if (status.status === 'unpaid') throw conflict('The last payment is still waiting at PAYUNi; try again shortly');
   const attempt = { attemptId: pending.attempt_id, key, buyer: pending.buyer ?? noBuyer };
   if (status.status === 'paid') {
-    return settle(context, session, attempt, {
+    return settle(context, merchant, session, attempt, {
       status: 'paid',
       payuniTradeNo: status.payuniTradeNo,
       amount: status.amount,
@@ -330,9 +322,14 @@ async function settleFromQuery(
 
 type Attempt = { attemptId: string; key: string; buyer: Buyer };
 
-/** Records PAYUNi's final answer: the charge (the card kept for a subscription) and the completion, or the decline (402). */
+/**
+ * Records PAYUNi's final answer: the charge (the card kept for a subscription) and the completion,
+ * or the decline (402). A card verified for a session with nothing to charge (a free trial) is
+ * kept, and its NT$1 given back (payuni-verifications.ts).
+ */
 async function settle(
   context: ServiceContext,
+  merchant: PayuniMerchant,
   session: Session,
   attempt: Attempt,
   outcome: Exclude<PayuniCardOutcome, { status: 'requires_3d' }> | PaidWithoutCard,
@@ -358,8 +355,19 @@ async function settle(
     type: 'RecordCharge',
     data: { attemptId: attempt.attemptId, chargeKey: attempt.key, paymentMethod, buyer: attempt.buyer, now: now() },
   });
-  return completed(await completeCharged(context, recorded));
+  const done = completed(await completeCharged(context, recorded));
+  if (session.intent.amount === 0) {
+    const owner = { organization: session.organization, environment: session.environment };
+    await giveBackVerification(context, merchant, { ...owner, tradeNo: payuniTradeNo(attempt.key) });
+  }
+  return done;
 }
+
+/**
+ * What PAYUNi authorises for a session: its amount, or NT$1 to verify the card of a session with
+ * nothing to charge today (a free trial), given back once the card is kept.
+ */
+const authorisedAmountOf = (session: Session) => session.intent.amount || VERIFICATION_AMOUNT;
 
 function completed(outcome: PayOutcome): PayuniPayOutcome {
   if (outcome.status !== 'complete') throw new Error('A charged session did not complete');

@@ -82,6 +82,8 @@ async function sessionsToReconcile(store: EventStore, at: Date): Promise<Session
 /** What the processor says of the session's charge; null when it gave no answer to trust (asked again). */
 async function reconcile(context: ServiceContext, session: Session): Promise<Outcome | null> {
   const processor = session.charge!.processor!;
+  // Nothing was taken (a free trial's card verified, its NT$1 given back): nothing to compare.
+  if (session.intent.amount === 0) return 'matched';
   const shown = await paidAtProcessor(context, session, processor).catch(() => null);
   if (shown === null) return null;
   if (shown === 'unverifiable') return 'unverifiable';
