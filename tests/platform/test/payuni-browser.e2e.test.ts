@@ -303,8 +303,14 @@ describeWithBrowser('PAYUNi cards in the browser', () => {
       await page.screenshot({ path: `/tmp/payuni-portal-card-paid-${locale}.png`, fullPage: true });
       const subscriptions = (await send('GET', `/subscriptions?customer_id=${customer.id}`)).body.data;
       expect(subscriptions.map((s: { status: string }) => s.status)).toEqual(['ACTIVE']);
-      // Nothing overdue now: the card PAYUNi keeps is changed the next time a payment is due.
-      expect(await page.locator('#update-card').count()).toBe(0);
+      // Nothing overdue now: the card page stays offered (a card then is verified by NT$1 given back).
+      expect(await page.locator('#update-card').count()).toBe(1);
+      await page.locator('#update-card').click();
+      await page.locator('#verification-note').waitFor();
+      await page.screenshot({ path: `/tmp/payuni-portal-verify-${locale}.png`, fullPage: true });
+      expect(
+        await page.evaluate(() => window.document.documentElement.scrollWidth - window.innerWidth),
+      ).toBeLessThanOrEqual(0);
       await context.close();
     },
   );

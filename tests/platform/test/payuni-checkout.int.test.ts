@@ -242,6 +242,20 @@ describe('PAYUNi cards through the hosted checkout and renewals', () => {
     // Captured at once (as the emulator does by default): refunded instead.
     const captured = await verifiedFor('trial-captured@example.com');
     expect([captured.authorisationCanceled, captured.refunds]).toEqual([undefined, [1]]);
+
+    // The NT$1's own answer lost and the buyer gone: noted before it was asked, given back by the sweep.
+    emulator.failNext('/api/iframe/merchant_trade', 'drop');
+    const sessionId = await openSession('trial-gone@example.com', { product_slug: 'trial' });
+    await typeCard(sessionId, CARDS.ok);
+    expect((await pay(sessionId)).status).toBe(502);
+    const gone = [...emulator.trades.values()].find((t) => t.fields.UsrMail === 'trial-gone@example.com')!;
+    expect([gone.status, gone.refunds]).toEqual(['paid', []]);
+    ahead = 61_000;
+    try {
+      await eventually(async () => expect(gone.refunds).toEqual([1]));
+    } finally {
+      ahead = 0;
+    }
   });
 
   it("a trial's card that asks for 3-D Secure is verified at the bank's page, kept, and its NT$1 given back", async () => {
@@ -390,12 +404,15 @@ describe('PAYUNi cards through the hosted checkout and renewals', () => {
   it("a new card in the portal's PAYUNi fields pays the overdue invoice once and is kept for the next renewal", async () => {
     const { subscription, advance, cardPage, sdkTokenIn, payWith, goPastDue } =
       await portalOfDecliningSubscriber('new-card@example.com');
-    // Nothing due: PAYUNi keeps a card once it has paid, so the page says so, with no fields and no token asked.
-    const tokens = emulator.tokens.size;
+    // Nothing due: PAYUNi's fields verify the new card by NT$1 given back at once, and it is kept.
     const nothingDue = await cardPage();
-    expect(nothingDue.html).toContain('id="card-kept"');
-    expect(nothingDue.html).not.toContain('<script');
-    expect(emulator.tokens.size).toBe(tokens);
+    expect(nothingDue.html).toContain('id="verification-note"');
+    const verified = await payWith(nothingDue.html, '4000000000000341');
+    expect([verified.status, verified.location]).toEqual([303, expect.stringContaining('notice=card_updated')]);
+    const check = [...emulator.trades.values()].find(
+      (t) => t.fields.ProdDesc === 'Card verification' && t.card?.number === '4000000000000341',
+    )!;
+    expect([check.status, check.refunds]).toEqual(['paid', [1]]);
 
     const open = await goPastDue();
     const shown = await cardPage();
@@ -636,6 +653,7 @@ describe('PAYUNi cards through the hosted checkout and renewals', () => {
       'trial-lost@example.com',
       'trial-captured@example.com',
       'trial-3d@example.com',
+      'trial-gone@example.com',
       'lost-card@example.com',
       '4111111111111111',
       '5555555555554444',

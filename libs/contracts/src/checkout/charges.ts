@@ -126,7 +126,10 @@ export type CreatePaymentMethodBody = z.infer<typeof CreatePaymentMethodBody>;
 export const PortalCardFieldsBody = z
   .strictObject({
     customer_id: z.string().min(1).max(64),
-    iframe_domain: z.url({ protocol: /^https?$/ }).max(255).optional(),
+    iframe_domain: z
+      .url({ protocol: /^https?$/ })
+      .max(255)
+      .optional(),
   })
   .meta({ id: 'PortalCardFieldsBody' });
 export type PortalCardFieldsBody = z.infer<typeof PortalCardFieldsBody>;
@@ -161,6 +164,16 @@ export const PortalCardChargeBody = z
   })
   .meta({ id: 'PortalCardChargeBody' });
 export type PortalCardChargeBody = z.infer<typeof PortalCardChargeBody>;
+
+/**
+ * `POST /internal/payment_methods/payuni/verify` (checkout, for the customer portal, nothing due):
+ * the card typed into the customer's PAYUNi card fields verified by NT$1 given back at once, and
+ * kept. Answers the kept card (201, `CreatedPaymentMethod`).
+ */
+export const PortalCardVerifyBody = z
+  .strictObject({ customer_id: z.string().min(1).max(64) })
+  .meta({ id: 'PortalCardVerifyBody' });
+export type PortalCardVerifyBody = z.infer<typeof PortalCardVerifyBody>;
 
 /** The saved card `POST /internal/payment_methods` answers (201). */
 export const CreatedPaymentMethod = SavedPaymentMethod.extend({ object: z.literal('payment_method') }).meta({

@@ -1,18 +1,25 @@
-import { ApiError, type CreatedPaymentMethod, type Environment } from '@billing/contracts';
+import { ApiError, type CreatedPaymentMethod, type Environment, randomBase62 } from '@billing/contracts';
 import type { ServiceContext } from '@billing/runtime';
 import { dependenciesOf } from '../dependencies';
-import { type PayuniCardFields, payuniScriptUrl } from '../sessions/pay-payuni';
 import { cardBrandOf } from './card-brand';
-import { CardChargeUnanswered, authorizeEmbeddedCard, requestSdkToken } from './payuni/embed';
+import {
+  CardChargeUnanswered,
+  type PayuniCardFields,
+  authorizeEmbeddedCard,
+  payuniScriptUrl,
+  requestSdkToken,
+} from './payuni/embed';
 import type { PayuniMerchant } from './payuni/merchant';
 import { payuniTradeNo } from './payuni/upp';
+import { VERIFICATION_AMOUNT, giveBackVerification, noteVerification } from './payuni-verifications';
 
 /**
  * A new card in the customer portal for an organization that pays through PAYUNi
  * (docs/payments.md, "A new card in the portal"). PAYUNi keeps a card (a CreditHash) only once
  * it has charged it, so the portal takes a new card where a payment is due: the customer types
  * it into PAYUNi's card fields on the portal's page, and checkout charges the first overdue
- * invoice with it, under the key billing's retry of that invoice uses (`<invoice>:<attempt>`).
+ * invoice with it, under the key billing's retry of that invoice uses (`<invoice>:<attempt>`);
+ * with nothing due, the card is verified by NT$1 given back (`verifyPortalCard`).
  * The card is then kept for renewals, and billing's retry of the invoice asks PAYUNi under the
  * same key: PAYUNi refuses a MerTradeNo twice and its trade query answers the charge made here,
  * so the invoice is paid once. A card that asks for 3-D Secure is refused, as the simulator's
@@ -93,7 +100,7 @@ export async function chargePortalCard(
     );
   } catch (error) {
     if (!(error instanceof CardChargeUnanswered)) throw error;
-    throw new ApiError(502, 'processor_unavailable', 'PAYUNi did not answer; the invoice is asked about again');
+    throw new ApiError(502, 'processor_unavailable', 'PAYUNi did not answer; the charge is asked about again');
   }
   if (outcome.status === 'requires_3d') {
     throw refused('authentication_required', 'The card asks for a challenge step (3-D Secure)');
@@ -116,4 +123,29 @@ export async function chargePortalCard(
     shown,
   );
   return { object: 'payment_method', ...saved };
+}
+
+/**
+ * A new card in the portal when nothing is due: verified by NT$1 under a key of its own, kept,
+ * and the NT$1 given back at once, as a free trial's (payuni-verifications.ts). Noted before it
+ * is asked, so that the sweep gives it back whatever comes of it. Answers and refuses as
+ * `chargePortalCard`.
+ */
+export async function verifyPortalCard(
+  context: ServiceContext,
+  owner: Owner,
+  merchant: PayuniMerchant,
+  customerId: string,
+): Promise<CreatedPaymentMethod> {
+  const idempotencyKey = `seti_${randomBase62(24)}`;
+  const verification = { ...owner, tradeNo: payuniTradeNo(idempotencyKey) };
+  await noteVerification(context, verification);
+  const saved = await chargePortalCard(context, owner, merchant, {
+    customerId,
+    idempotencyKey,
+    amount: VERIFICATION_AMOUNT,
+    description: 'Card verification',
+  });
+  await giveBackVerification(context, merchant, verification);
+  return saved;
 }

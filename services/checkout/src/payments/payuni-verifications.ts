@@ -17,6 +17,14 @@ import { payuniMerchantOf } from './settings/merchant-of';
  */
 export const VERIFICATION_AMOUNT = 1;
 
+/**
+ * A verification not ended a minute after it was noted is the sweep's, asked again every ten
+ * minutes (one at the bank's page may be paid later); one not ended in a day is for a person.
+ */
+const SWEEP_AFTER_MS = 60_000;
+const ASK_AGAIN_MS = 10 * 60_000;
+const ABANDONED_AFTER_MS = 24 * 3600_000;
+
 export async function migratePayuniVerifications(store: EventStore): Promise<void> {
   const { schema } = store.tables;
   await store.migrateSchema(`
@@ -26,7 +34,9 @@ export async function migratePayuniVerifications(store: EventStore): Promise<voi
       organization text NOT NULL,
       environment text NOT NULL,
       status text NOT NULL,
-      noted_at timestamptz NOT NULL
+      noted_at timestamptz NOT NULL,
+      -- When the sweep asks PAYUNi about it next.
+      next_at timestamptz NOT NULL
     );
   `);
 }
@@ -35,21 +45,34 @@ type Owner = { organization: string; environment: Environment };
 type Verification = Owner & { tradeNo: string };
 
 /**
- * Gives back the NT$1 that verified a card under PAYUNi's MerTradeNo `tradeNo`: noted first (the
- * sweep's if this does not end), then canceled or refunded. Never throws: a verification not
- * given back now is the sweep's.
+ * Notes a verification before its NT$1 is asked of PAYUNi, so that the sweep gives it back
+ * whatever comes of the ask (an answer lost, a buyer gone at the bank's page). Once only.
+ */
+export async function noteVerification(context: ServiceContext, verification: Verification): Promise<void> {
+  const { store, now } = context;
+  await store.database.query(
+    `INSERT INTO ${store.tables.schema}.payuni_verifications (trade_no, organization, environment, status, noted_at, next_at)
+     VALUES ($1, $2, $3, 'to_give_back', $4, $5) ON CONFLICT (trade_no) DO NOTHING`,
+    [
+      verification.tradeNo,
+      verification.organization,
+      verification.environment,
+      now().toISOString(),
+      new Date(now().getTime() + SWEEP_AFTER_MS).toISOString(),
+    ],
+  );
+}
+
+/**
+ * Gives back the NT$1 that verified a card under PAYUNi's MerTradeNo `tradeNo` (noted first, if
+ * it was not), canceled or refunded. Never throws: a verification not given back now is the sweep's.
  */
 export async function giveBackVerification(
   context: ServiceContext,
   merchant: PayuniMerchant,
   verification: Verification,
 ): Promise<void> {
-  const { store, now } = context;
-  await store.database.query(
-    `INSERT INTO ${store.tables.schema}.payuni_verifications (trade_no, organization, environment, status, noted_at)
-     VALUES ($1, $2, $3, 'to_give_back', $4) ON CONFLICT (trade_no) DO NOTHING`,
-    [verification.tradeNo, verification.organization, verification.environment, now().toISOString()],
-  );
+  await noteVerification(context, verification);
   await settleVerification(context, merchant, verification.tradeNo).catch((err: unknown) => {
     context.logger.warn({ err, trade: verification.tradeNo }, 'a card verification not given back yet; the sweep does');
   });
@@ -82,24 +105,24 @@ async function settleVerification(context: ServiceContext, merchant: PayuniMerch
   return ended;
 }
 
-/** A verification not ended a minute after it was noted is the sweep's; one unpaid for a day has nothing to give back. */
-const SWEEP_AFTER_MS = 60_000;
-const ABANDONED_AFTER_MS = 24 * 3600_000;
-
 /**
- * The sweep: every verification not given back yet, a minute old, asked of PAYUNi again (a lost
- * answer, a cancellation refused because the capture came first: refunded then). Answers how
- * many ended.
+ * The sweep: every verification not given back yet and due (a minute after it was noted, then
+ * every ten minutes), asked of PAYUNi again (a lost answer, a cancellation refused because the
+ * capture came first: refunded then). Answers how many ended.
  */
 export async function settlePayuniVerifications(context: ServiceContext): Promise<number> {
   const { store, now, logger } = context;
   const { rows } = await store.database.query<Verification & { noted_at: Date | string }>(
     `SELECT trade_no AS "tradeNo", organization, environment, noted_at FROM ${store.tables.schema}.payuni_verifications
-      WHERE status = 'to_give_back' AND noted_at <= $1 ORDER BY noted_at LIMIT 50`,
-    [new Date(now().getTime() - SWEEP_AFTER_MS).toISOString()],
+      WHERE status = 'to_give_back' AND next_at <= $1 ORDER BY next_at LIMIT 50`,
+    [now().toISOString()],
   );
   let ended = 0;
   for (const row of rows) {
+    await store.database.query(
+      `UPDATE ${store.tables.schema}.payuni_verifications SET next_at = $2 WHERE trade_no = $1`,
+      [row.tradeNo, new Date(now().getTime() + ASK_AGAIN_MS).toISOString()],
+    );
     const payuni = await payuniMerchantOf(context, row.organization, row.environment);
     if (!payuni) continue;
     try {

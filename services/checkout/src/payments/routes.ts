@@ -6,6 +6,7 @@ import {
   CreatePaymentMethodBody,
   type CreatedPaymentMethod,
   PortalCardChargeBody,
+  PortalCardVerifyBody,
   PortalCardFieldsBody,
   type PortalCardFields,
   type SavedCardCharge,
@@ -32,7 +33,7 @@ import {
 import { type ProcessorMerchant, processorMerchantOf } from './settings/merchant-of';
 import { refuseUnlessChargeable } from './settings/refusal';
 import { CardChargeUnanswered } from './payuni/embed';
-import { chargePortalCard, openPortalCardFields } from './payuni-portal-cards';
+import { chargePortalCard, openPortalCardFields, verifyPortalCard } from './payuni-portal-cards';
 import { chargeTradeOf } from './charge-trade';
 
 /**
@@ -158,6 +159,20 @@ export function mountChargeRoutes(app: Express, context: ServiceContext): void {
         description: body.description,
       });
       res.status(201).json(saved);
+    },
+  );
+
+  /** `POST /internal/payment_methods/payuni/verify`: the card in the portal's PAYUNi fields verified by NT$1 given back, and kept. */
+  app.post(
+    '/internal/payment_methods/payuni/verify',
+    requireCaller,
+    validate({ body: PortalCardVerifyBody }),
+    async (req, res) => {
+      const caller = callerOf(req);
+      const body = res.locals.input.body as PortalCardVerifyBody;
+      const own = await processorMerchantOf(context, caller.organization, caller.environment);
+      if (own?.processor !== 'payuni') throw conflict('The organization does not take cards through PAYUNi');
+      res.status(201).json(await verifyPortalCard(context, caller, own.merchant, body.customer_id));
     },
   );
 

@@ -7,18 +7,19 @@ import {
   CardChargeUnanswered,
   type PayuniCard,
   type PayuniCardOutcome,
-  PAYUNI_SDK_SCRIPT_URLS,
+  type PayuniCardFields,
+  payuniScriptUrl,
   authorizeEmbeddedCard,
   readCardNotification,
   requestSdkToken,
 } from '../payments/payuni/embed';
 import { RejectedNotification } from '../payments/payuni/notifications';
-import { PAYUNI_PRODUCTION_URL, PAYUNI_SANDBOX_URL, type PayuniMerchant } from '../payments/payuni/merchant';
+import type { PayuniMerchant } from '../payments/payuni/merchant';
 import { queryPayuniTrade } from '../payments/payuni/query';
 import { payuniTradeNo } from '../payments/payuni/upp';
 import { cardBrandOf } from '../payments/card-brand';
 import { payuniMerchantOf, processorMerchantFrom } from '../payments/settings/merchant-of';
-import { VERIFICATION_AMOUNT, giveBackVerification } from '../payments/payuni-verifications';
+import { VERIFICATION_AMOUNT, giveBackVerification, noteVerification } from '../payments/payuni-verifications';
 import type { StoredProcessor } from '../payments/settings/aggregate';
 import { type KnownSession, runSessionCommands } from './command';
 import { sessionAtProcessor } from './pay-async';
@@ -41,18 +42,8 @@ import { type Buyer, type BuyerInput, type CardSummary, type Charged, type Sessi
  * platform.
  */
 
-/** What a page needs to show PAYUNi's card fields. */
-export type PayuniCardFields = { sdkToken: string; scriptUrl: string; env: 'S' | 'P' };
-
 export type PayuniPayOutcome =
   { status: 'complete'; redirectUrl: string | null; session: Session } | { status: 'requires_action'; url: string };
-
-/** Where PAYUNi serves its card-field script for an API address: its own two, or an emulator's. */
-export function payuniScriptUrl(baseUrl: string): string {
-  if (baseUrl === PAYUNI_PRODUCTION_URL) return PAYUNI_SDK_SCRIPT_URLS.production;
-  if (baseUrl === PAYUNI_SANDBOX_URL) return PAYUNI_SDK_SCRIPT_URLS.sandbox;
-  return `${baseUrl.replace(/\/$/, '')}/sdk/uni-payment.js`;
-}
 
 /** The payer's id at PAYUNi for a card kept for renewals: the checkout session's. */
 const creditTokenOf = (session: Session) => session.id;
@@ -173,6 +164,10 @@ export async function payWithPayuni(
   const key = started.pending_charge!.key;
   const pageUrl = `${dependenciesOf(context).checkoutUrl}/${sessionId}`;
   await dependenciesOf(context).payuni.useSdkToken(sessionId, now());
+  if (session.intent.amount === 0) {
+    // Noted before it is asked: whatever comes of the NT$1, the sweep gives it back.
+    await noteVerification(context, { ...owner(session), tradeNo: payuniTradeNo(key) });
+  }
   let outcome: PayuniCardOutcome;
   try {
     outcome = await authorizeEmbeddedCard(
@@ -357,8 +352,7 @@ async function settle(
   });
   const done = completed(await completeCharged(context, recorded));
   if (session.intent.amount === 0) {
-    const owner = { organization: session.organization, environment: session.environment };
-    await giveBackVerification(context, merchant, { ...owner, tradeNo: payuniTradeNo(attempt.key) });
+    await giveBackVerification(context, merchant, { ...owner(session), tradeNo: payuniTradeNo(attempt.key) });
   }
   return done;
 }
@@ -368,6 +362,8 @@ async function settle(
  * nothing to charge today (a free trial), given back once the card is kept.
  */
 const authorisedAmountOf = (session: Session) => session.intent.amount || VERIFICATION_AMOUNT;
+
+const owner = (session: Session) => ({ organization: session.organization, environment: session.environment });
 
 function completed(outcome: PayOutcome): PayuniPayOutcome {
   if (outcome.status !== 'complete') throw new Error('A charged session did not complete');

@@ -77,38 +77,39 @@ async function saveCard(context: ServiceContext, portal: OpenPortal, card: Creat
  * Where the customer types the new card, by the organization's processor (checkout knows it):
  * the portal's own form for the simulator, PAYUNi's card fields, or none for ECPay.
  */
-async function cardFieldsOf(
-  context: ServiceContext,
-  portal: OpenPortal,
-  withFields: boolean,
-): Promise<PortalCardFields> {
+async function cardFieldsOf(context: ServiceContext, portal: OpenPortal): Promise<PortalCardFields> {
   const checkout = checkoutClient(context);
   if (!checkout) return { processor: 'sandbox' };
   const iframeDomain = new URL(context.config.PORTAL_URL ?? DEFAULT_PORTAL_URL).origin;
   const { status, body } = await checkout.post<PortalCardFields>(
     '/internal/payment_methods/card_fields',
-    { customer_id: portal.session.customer_id, iframe_domain: withFields ? iframeDomain : undefined },
+    { customer_id: portal.session.customer_id, iframe_domain: iframeDomain },
     { ...portal.tenant, keyKind: 'secret', keyId: 'billing-portal' },
   );
   if (status === 200) return body;
   throw new ApiError(503, 'service_unavailable', `checkout answered ${status} for the card fields`);
 }
 
+/** What became of a card typed into PAYUNi's fields: kept, refused, a charge's outcome not known, or not saved. */
+type PayuniCardOutcome = { saved: CreatedPaymentMethod } | { refused: true } | { unknown: true } | { notSaved: true };
+
 /**
  * PAYUNi keeps a card once it has charged it: the card in its fields pays the first overdue
  * invoice, under the key billing's retry of that invoice uses (so the retry that follows finds
  * that charge at PAYUNi and charges nothing more), and is kept. Noted as pending before it is
  * asked, as every charge is (docs/lost-answers.md): an answer lost leaves it to the reconciler,
- * and the page asks nothing more under that key meanwhile. Null when nothing is overdue.
+ * and the page asks nothing more under that key meanwhile. Nothing overdue: the card is verified
+ * instead (`verifyPayuniCard`).
  */
 async function payWithPayuniCard(
   context: ServiceContext,
   portal: OpenPortal,
   overdue: Invoice[],
-): Promise<{ saved: CreatedPaymentMethod } | { refused: true } | { unknown: true } | null> {
+): Promise<PayuniCardOutcome> {
   const invoice = overdue[0];
   const checkout = checkoutClient(context);
-  if (!invoice || !checkout) return null;
+  if (!checkout) return { notSaved: true };
+  if (!invoice) return verifyPayuniCard(context, portal);
   const { database, tables } = context.store;
   const attempt = invoice.attempt_count + 1;
   const key = invoiceChargeKey(invoice.id, attempt);
@@ -143,6 +144,22 @@ async function payWithPayuniCard(
   return { unknown: true };
 }
 
+/** Nothing due: checkout verifies the card in PAYUNi's fields by NT$1 given back, and keeps it. */
+async function verifyPayuniCard(context: ServiceContext, portal: OpenPortal): Promise<PayuniCardOutcome> {
+  const caller = { ...portal.tenant, keyKind: 'secret' as const, keyId: 'billing-portal' };
+  const answer = await checkoutClient(context)!
+    .post<CreatedPaymentMethod>(
+      '/internal/payment_methods/payuni/verify',
+      { customer_id: portal.session.customer_id },
+      caller,
+    )
+    .catch(() => null);
+  if (answer?.status === 201) return { saved: answer.body };
+  if (answer && [400, 402, 409, 422].includes(answer.status)) return { refused: true };
+  // No answer: nothing was kept; the NT$1, if PAYUNi took it, is given back by checkout's sweep.
+  return { notSaved: true };
+}
+
 /**
  * Update the card in the portal: the sandbox card form (as on checkout's page), saved by
  * checkout, made the customer's default by `setDefaultPaymentMethod`, which at once retries
@@ -153,20 +170,20 @@ async function payWithPayuniCard(
 export function mountPortalCardPages(app: Express, context: ServiceContext): void {
   const send = async (res: Response, portal: OpenPortal, status: number, error?: string) => {
     const overdue = await overdueInvoices(context, portal);
-    // PAYUNi is asked for an SDK token only when its fields are shown: a payment is due.
-    const answer = await cardFieldsOf(context, portal, overdue.length > 0);
+    const answer = await cardFieldsOf(context, portal);
     if (answer.processor === 'sandbox')
       return res
         .status(status)
         .type('html')
         .send(renderCardForm(portal, overdue, error));
-    const fields = answer.processor === 'payuni' ? answer.fields : undefined;
-    if (!fields) {
+    if (answer.processor === 'ecpay') {
       return res
         .status(status)
         .type('html')
-        .send(renderProcessorCardPage(portal, [], answer.processor, error));
+        .send(renderProcessorCardPage(portal, [], 'ecpay', error));
     }
+    const fields = answer.fields;
+    if (!fields) throw new ApiError(503, 'service_unavailable', 'checkout gave no PAYUNi card fields');
     const nonce = randomBytes(16).toString('base64');
     const page = { sdkToken: fields.sdk_token, scriptUrl: fields.script_url, env: fields.env, nonce };
     const payuni = `${new URL(fields.script_url).origin} https://*.payuni.com.tw`;
@@ -198,9 +215,9 @@ export function mountPortalCardPages(app: Express, context: ServiceContext): voi
       fields.processor === 'payuni'
         ? await payWithPayuniCard(context, portal, await overdueInvoices(context, portal))
         : await typedCard(context, portal, fields);
-    if (!outcome) return send(res, portal, 409, portal.t.cardKeptByPayuni);
     if ('invalid' in outcome) return send(res, portal, 422, portal.t.checkFields(outcome.invalid.join(', ')));
     if ('unknown' in outcome) return send(res, portal, 502, portal.t.paymentPending);
+    if ('notSaved' in outcome) return send(res, portal, 502, portal.t.cardNotSaved);
     if (!('saved' in outcome)) return send(res, portal, 402, portal.t.cardDeclined);
     const { retried_invoices: retried } = await setDefaultPaymentMethod(
       context,

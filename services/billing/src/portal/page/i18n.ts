@@ -138,12 +138,12 @@ const MESSAGES = {
     saveCard: 'Save card',
     sandboxCard: 'Sandbox: use test card 4242 4242 4242 4242, any future expiry and any CVC.',
     cardDeclined: 'Your card was declined. Please use another card.',
-    cardKeptByPayuni:
-      'Your card is kept by the payment processor, PAYUNi, which keeps a card once it has paid. A new card can be given here when a payment is due; your renewals are charged to the card you last paid with.',
     cardKeptByEcpay:
       "Your card is kept by ECPay for your subscription's regular payments, and cannot be changed here. Please contact us to change it.",
     payAndSaveCard: (amount: string) => `Pay ${amount} and save card`,
     cardFieldsFailed: 'The card fields could not be loaded. Please reload the page.',
+    cardNotSaved: 'Your card could not be saved just now, and nothing was kept. Please try again in a few minutes.',
+    payuniVerificationNote: 'To check the card, PAYUNi authorises NT$1 on it now and gives it back at once.',
     paymentPending:
       'Your payment is being confirmed with the bank. Nothing more will be charged; please look again in a few minutes.',
     cardRetryFailed: 'Your card was saved, but the overdue payment was declined. Please use another card.',
@@ -270,11 +270,11 @@ const MESSAGES = {
     saveCard: '儲存信用卡',
     sandboxCard: '測試環境：請使用測試卡號 4242 4242 4242 4242，任一未來到期日及任一安全碼。',
     cardDeclined: '您的信用卡遭拒，請改用其他信用卡。',
-    cardKeptByPayuni:
-      '您的信用卡由金流服務商統一金流（PAYUNi）保管，卡片在付款後才會保存。有待付款項時，可在此以新卡付款並更換信用卡；續訂款項將以您最近付款的卡片扣款。',
     cardKeptByEcpay: '您的信用卡由綠界科技（ECPay）以定期定額保管，無法在此更換。如需更換，請與我們聯絡。',
     payAndSaveCard: (amount: string) => `支付 ${amount} 並儲存信用卡`,
     cardFieldsFailed: '無法載入信用卡欄位，請重新整理頁面。',
+    cardNotSaved: '目前無法儲存您的信用卡，未保留任何資料，請幾分鐘後再試。',
+    payuniVerificationNote: '為驗證卡片，統一金流（PAYUNi）會先授權 NT$1，並隨即退還。',
     paymentPending: '您的付款正在向銀行確認中，不會重複扣款，請幾分鐘後再查看。',
     cardRetryFailed: '您的信用卡已儲存，但逾期款項扣款失敗，請改用其他信用卡。',
     checkFields: (fields: string) => `請檢查：${fields}`,

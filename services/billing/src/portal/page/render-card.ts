@@ -40,32 +40,34 @@ export type PayuniCardPage = { sdkToken: string; scriptUrl: string; env: 'S' | '
 
 /**
  * The card page of an organization on PAYUNi: PAYUNi's card fields, charged for the first overdue
- * invoice (PAYUNi keeps a card once it has paid); with nothing overdue, or on ECPay, what the
- * customer can do instead, and no form.
+ * invoice, or with nothing overdue verified by NT$1 given back (PAYUNi keeps a card once it has
+ * authorised it); on ECPay, what the customer can do instead, and no form.
  */
 export function renderProcessorCardPage(
   portal: OpenPortal,
   overdue: Invoice[],
-  fields: PayuniCardPage | 'payuni' | 'ecpay',
+  fields: PayuniCardPage | 'ecpay',
   error?: string,
 ): string {
   const { t, base, csrfToken } = portal;
   const failed = error && html`<p class="error" role="alert" id="error">${error}</p>`;
   const first = overdue[0];
+  // Overdue: the card pays the first invoice. Nothing due: PAYUNi verifies it by NT$1 given back.
+  const lead = first
+    ? html`<p class="alert">${t.cardRetry(formatTwd(first.amount_due))}</p>`
+    : html`<p class="muted" id="verification-note">${t.payuniVerificationNote}</p>`;
+  const button = first ? t.payAndSaveCard(formatTwd(first.amount_due)) : t.saveCard;
   const body =
-    typeof fields === 'string' || !first
-      ? html`<p class="alert" id="card-kept">${fields === 'ecpay' ? t.cardKeptByEcpay : t.cardKeptByPayuni}</p>`
+    fields === 'ecpay'
+      ? html`<p class="alert" id="card-kept">${t.cardKeptByEcpay}</p>`
       : html`<p class="muted">${t.cardIntro}</p>
-          <p class="alert">${t.cardRetry(formatTwd(first.amount_due))}</p>
-          ${failed}
+          ${lead} ${failed}
           ${postForm(
             `${base}/payment_method`,
             csrfToken,
             html`<input type="hidden" name="processor" value="payuni" />
               ${payuniFields(portal, fields)}
-              <button type="submit" class="wide" id="save-card">
-                ${t.payAndSaveCard(formatTwd(first.amount_due))}
-              </button>`,
+              <button type="submit" class="wide" id="save-card">${button}</button>`,
             html`id="card-form"`,
           )}`;
   return portalPage(

@@ -126,7 +126,7 @@ export async function mainPageView(context: ServiceContext, portal: OpenPortal, 
     einvoices,
     credits,
     cardForm:
-      portal.features.payment_method_update.enabled && cardChangeable(paymentMethod, subscriptions)
+      portal.features.payment_method_update.enabled && cardChangeable(paymentMethod)
         ? `${portal.base}/payment_method`
         : undefined,
     notice: noticeText(portal, query.notice, subscriptions),
@@ -136,13 +136,11 @@ export async function mainPageView(context: ServiceContext, portal: OpenPortal, 
 
 /**
  * Whether the card page can change the customer's method: the simulator's card, or none; a card
- * PAYUNi keeps while an invoice is overdue (its fields pay it: card.ts). Any other method a
- * processor keeps (ECPay's card plan, a transfer per invoice) is changed with the shop.
+ * PAYUNi keeps (its fields on the card page: card.ts). Any other method a processor keeps
+ * (ECPay's card plan, a transfer per invoice) is changed with the shop.
  */
-function cardChangeable(method: SavedPaymentMethod | null, subscriptions: SubscriptionView[]): boolean {
-  if (!keptByProcessor(method)) return true;
-  return method!.id.startsWith('pm_payuni_') && subscriptions.some((view) => view.overdue !== null);
-}
+const cardChangeable = (method: SavedPaymentMethod | null) =>
+  !keptByProcessor(method) || method!.id.startsWith('pm_payuni_');
 
 /** A refused change (a 4xx of the domain, such as a canceled subscription) goes back with a notice. */
 async function attempt(res: Response, portal: OpenPortal, action: () => Promise<void>) {

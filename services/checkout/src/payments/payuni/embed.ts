@@ -1,4 +1,4 @@
-import { PAYUNI_PATHS, type PayuniMerchant } from './merchant';
+import { PAYUNI_PATHS, PAYUNI_PRODUCTION_URL, PAYUNI_SANDBOX_URL, type PayuniMerchant } from './merchant';
 import { openNotification } from './notifications';
 import { postSealed } from './post';
 
@@ -19,6 +19,16 @@ export const PAYUNI_SDK_SCRIPT_URLS = {
   sandbox: 'https://sandbox-vendor.payuni.com.tw/sdk/uni-payment.js',
   production: 'https://vendor.payuni.com.tw/sdk/uni-payment.js',
 } as const;
+
+/** What a page needs to show PAYUNi's card fields. */
+export type PayuniCardFields = { sdkToken: string; scriptUrl: string; env: 'S' | 'P' };
+
+/** Where PAYUNi serves its card-field script for an API address: its own two, or an emulator's. */
+export function payuniScriptUrl(baseUrl: string): string {
+  if (baseUrl === PAYUNI_PRODUCTION_URL) return PAYUNI_SDK_SCRIPT_URLS.production;
+  if (baseUrl === PAYUNI_SANDBOX_URL) return PAYUNI_SDK_SCRIPT_URLS.sandbox;
+  return `${baseUrl.replace(/\/$/, '')}/sdk/uni-payment.js`;
+}
 
 /** token_get is Version 3.0; merchant_trade and credit are 1.0. */
 export const SDK_TOKEN_VERSION = '3.0';
