@@ -11,6 +11,36 @@ import { TEST_CARDS } from '../src/payments/sandbox';
 const KEYS = { merchantId: 'S01234567', hashKey: '12345678901234567890123456789012', hashIV: '1234567890123456' };
 const SHOP = 'https://shop.example';
 
+/** A card trade of `amount` paid through the card fields (as the embed test pays one), and its two numbers. */
+async function payCardTrade(
+  at: { emulator: PayuniEmulator; merchant: PayuniMerchant; clock: Date },
+  tradeNo: string,
+  amount: number,
+  card: string = TEST_CARDS.success,
+) {
+  const { emulator, merchant, clock } = at;
+  const { sdkToken } = await requestSdkToken(merchant, { iframeDomain: SHOP }, clock);
+  const bound = await fetch(`${emulator.url}/sdk/bind/${encodeURIComponent(sdkToken)}`, {
+    method: 'POST',
+    body: new URLSearchParams({ CardNo: card, CardExp: '12/34', CardCvc: '123' }),
+  });
+  expect(bound.status).toBe(200);
+  const outcome = await authorizeEmbeddedCard(
+    merchant,
+    {
+      sdkToken,
+      tradeNo,
+      amount,
+      description: 'Pro plan',
+      returnUrl: `${SHOP}/payuni/return`,
+      notifyUrl: `${SHOP}/payuni/notify`,
+      threeDSecure: false,
+    },
+    clock,
+  );
+  return { tradeNo, outcome, payuniTradeNo: emulator.trades.get(tradeNo)!.payuniTradeNo };
+}
+
 describe('PAYUNi refunds of card trades against the emulator, over HTTP', () => {
   const clock = new Date('2026-11-26T16:30:00Z');
   let emulator: PayuniEmulator;
@@ -23,30 +53,8 @@ describe('PAYUNi refunds of card trades against the emulator, over HTTP', () => 
   });
   afterAll(() => emulator.close());
 
-  /** A card trade of `amount` paid through the card fields (as the embed test pays one), and its two numbers. */
-  const paidCardTrade = async (amount = 299, card: string = TEST_CARDS.success) => {
-    const { sdkToken } = await requestSdkToken(merchant, { iframeDomain: SHOP }, clock);
-    const bound = await fetch(`${emulator.url}/sdk/bind/${encodeURIComponent(sdkToken)}`, {
-      method: 'POST',
-      body: new URLSearchParams({ CardNo: card, CardExp: '12/34', CardCvc: '123' }),
-    });
-    expect(bound.status).toBe(200);
-    const tradeNo = `REF${++trades}`;
-    const outcome = await authorizeEmbeddedCard(
-      merchant,
-      {
-        sdkToken,
-        tradeNo,
-        amount,
-        description: 'Pro plan',
-        returnUrl: `${SHOP}/payuni/return`,
-        notifyUrl: `${SHOP}/payuni/notify`,
-        threeDSecure: false,
-      },
-      clock,
-    );
-    return { tradeNo, outcome, payuniTradeNo: emulator.trades.get(tradeNo)!.payuniTradeNo };
-  };
+  const paidCardTrade = (amount = 299, card: string = TEST_CARDS.success) =>
+    payCardTrade({ emulator, merchant, clock }, `REF${++trades}`, amount, card);
   const refunded = async (tradeNo: string) => {
     const status = await queryPayuniTrade(merchant, tradeNo, clock);
     if (status.status !== 'paid') throw new Error(`${tradeNo} is ${status.status}, not paid`);
@@ -204,27 +212,9 @@ describe('PAYUNi refunds on the day of payment against the emulator, over HTTP: 
   afterAll(() => emulator.close());
 
   const paidCardTrade = async (amount = 299) => {
-    const { sdkToken } = await requestSdkToken(merchant, { iframeDomain: SHOP }, clock);
-    await fetch(`${emulator.url}/sdk/bind/${encodeURIComponent(sdkToken)}`, {
-      method: 'POST',
-      body: new URLSearchParams({ CardNo: TEST_CARDS.success, CardExp: '12/34', CardCvc: '123' }),
-    });
-    const tradeNo = `DAY${++trades}`;
-    const outcome = await authorizeEmbeddedCard(
-      merchant,
-      {
-        sdkToken,
-        tradeNo,
-        amount,
-        description: 'Pro plan',
-        returnUrl: `${SHOP}/payuni/return`,
-        notifyUrl: `${SHOP}/payuni/notify`,
-        threeDSecure: false,
-      },
-      clock,
-    );
-    expect(outcome).toMatchObject({ status: 'paid' });
-    return { tradeNo, payuniTradeNo: emulator.trades.get(tradeNo)!.payuniTradeNo };
+    const paid = await payCardTrade({ emulator, merchant, clock }, `DAY${++trades}`, amount);
+    expect(paid.outcome).toMatchObject({ status: 'paid' });
+    return paid;
   };
   const captureOf = async (tradeNo: string) => {
     const status = await queryPayuniTrade(merchant, tradeNo, clock);
