@@ -179,7 +179,7 @@ describe('ECPay card plans: subscriptions and their renewals', () => {
     return (capture > instant ? capture : capture + 86_400_000) + 16 * 60_000;
   };
 
-  it("refunds part of the first payment once ECPay's capture began and part of a renewal at ECPay; a refund whose answer is lost stays pending and is never asked twice", async () => {
+  it('refunds part of the first payment and part of a renewal at ECPay once its capture began; a refund whose answer is lost stays pending and is never asked twice', async () => {
     const { clock, advance } = await testClockOf(send, '2026-01-31T10:00:00Z');
     const sessionId = await openSession('refunds@example.com', { test_clock: clock });
     const tradeNo = await subscribeAtEcpay(sessionId);
@@ -205,18 +205,20 @@ describe('ECPay card plans: subscriptions and their renewals', () => {
     const renewed = invoices
       .filter((invoice) => invoice.status === 'paid')
       .sort((a, b) => (a.created_at < b.created_at ? 1 : -1))[0]!;
-    // A period's authorisation time is not kept: its refund is asked at once (ECPay captured it here).
+    // So does a part of a renewal, the period ECPay authorised today.
     const ofRenewal = await send('POST', '/refunds', { invoice_id: renewed.id, amount: 50 });
-    expect([ofRenewal.status, ofRenewal.body.status]).toEqual([201, 'succeeded']);
-    expect(emulator.refunded.get(renewal!.TradeNo)).toBe(50);
+    expect([ofRenewal.status, ofRenewal.body.status]).toEqual([201, 'pending']);
+    expect(emulator.refunded.get(renewal!.TradeNo)).toBeUndefined();
 
     try {
-      // Once ECPay's capture is under way, the refund sweep makes the part.
+      // Once ECPay's capture is under way, the refund sweep makes both.
       ahead = afterNextCapture(Date.now()) - Date.now();
-      await eventually(async () =>
-        expect((await send('GET', `/refunds/${part.body.id}`)).body.status).toBe('succeeded'),
-      );
+      await eventually(async () => {
+        expect((await send('GET', `/refunds/${part.body.id}`)).body.status).toBe('succeeded');
+        expect((await send('GET', `/refunds/${ofRenewal.body.id}`)).body.status).toBe('succeeded');
+      });
       expect(emulator.refunded.get(first!.TradeNo)).toBe(100);
+      expect(emulator.refunded.get(renewal!.TradeNo)).toBe(50);
 
       // ECPay makes the next refund but its answer is lost: pending, and no sweep asks ECPay again
       // (it takes no key; a second DoAction would refund twice). A person reads it in ECPay's site.

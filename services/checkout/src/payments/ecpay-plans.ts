@@ -1,7 +1,7 @@
 import { dependenciesOf } from '../dependencies';
 import { type ServiceContext, positiveNumberSetting } from '@billing/runtime';
 import { cardBrandOf } from './card-brand';
-import type { EcpayMerchant } from './ecpay/merchant';
+import { type EcpayMerchant, parseEcpayDateTime } from './ecpay/merchant';
 import { type PeriodInfo, periodAction, queryPeriod } from './ecpay/period';
 import type { PeriodCharge } from './ecpay/period-charges';
 import type { ChargeResult, SavedCard, SavedCardChargeRequest } from './processor';
@@ -123,7 +123,7 @@ async function matchPeriod(
         `ECPay's plan charges NT$${paid.amount} each period; this renewal is NT$${charge.amount}`,
       );
     }
-    if (await records.claim(charge.chargeKey, paid.tradeNo)) return succeeded;
+    if (await records.claim(charge.chargeKey, paid.tradeNo, parseEcpayDateTime(paid.processDate))) return succeeded;
     // Another renewal took that period first: the next one, if any.
     return matchPeriod(context, ecpay, (await records.find(charge.chargeKey))!, now, reauthorised);
   }

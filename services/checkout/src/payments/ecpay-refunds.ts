@@ -17,7 +17,8 @@ import { deferRefund, deferredRefund, refundDeferredUntil } from './refund-defer
 
 /**
  * The ECPay authorisation a charge key paid with: the trade (or plan period), what it took,
- * whether it was a card, and when it was made (null when not known: a plan's period).
+ * whether it was a card, and when it was made (null when not known: a plan's period matched
+ * before its time was kept).
  */
 type EcpayAuthorisation = {
   merchantTradeNo: string;
@@ -40,7 +41,7 @@ export async function ecpayAuthorisationOf(
   const period = await dependenciesOf(context).ecpayPeriods.find(chargeKey);
   if (period?.status === 'claimed' && period.executionTradeNo) {
     const { merchantTradeNo: tradeNo, executionTradeNo: ecpayTradeNo, amount } = period;
-    return { merchantTradeNo: tradeNo, ecpayTradeNo, amount, card: true, authorisedAt: null };
+    return { merchantTradeNo: tradeNo, ecpayTradeNo, amount, card: true, authorisedAt: period.authorisedAt };
   }
   const tradeNo = merchantTradeNo(chargeKey);
   const trade = await queryTrade(merchant, tradeNo, context.now());

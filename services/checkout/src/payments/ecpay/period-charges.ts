@@ -20,6 +20,9 @@ export async function migrateEcpayPeriodCharges(store: EventStore): Promise<void
     );
     -- When ECPay's plan query was last asked for it (ECPay answers HTTP 403 to callers too quick).
     ALTER TABLE ${schema}.ecpay_period_charges ADD COLUMN IF NOT EXISTS checked_at timestamptz;
+    -- When ECPay authorised the period matched (its process_date): a part of it refunded before
+    -- ECPay's daily capture waits for it.
+    ALTER TABLE ${schema}.ecpay_period_charges ADD COLUMN IF NOT EXISTS authorised_at timestamptz;
   `);
 }
 
@@ -32,6 +35,8 @@ export type PeriodCharge = {
   executionTradeNo: string | null;
   /** When ECPay's plan query was last asked for it. */
   checkedAt: Date | null;
+  /** When ECPay authorised the period matched to it; null before, or when ECPay did not say. */
+  authorisedAt: Date | null;
 };
 
 type Row = {
@@ -41,6 +46,7 @@ type Row = {
   status: PeriodCharge['status'];
   execution_trade_no: string | null;
   checked_at: Date | null;
+  authorised_at: Date | null;
 };
 
 const chargeOf = (row: Row): PeriodCharge => ({
@@ -50,6 +56,7 @@ const chargeOf = (row: Row): PeriodCharge => ({
   status: row.status,
   executionTradeNo: row.execution_trade_no,
   checkedAt: row.checked_at ? new Date(row.checked_at) : null,
+  authorisedAt: row.authorised_at ? new Date(row.authorised_at) : null,
 });
 
 export class EcpayPeriodCharges {
@@ -107,12 +114,12 @@ export class EcpayPeriodCharges {
    * Matches the asked charge to one authorisation; false when another charge took it first (the
    * unique index refuses a second) or this charge is no longer asked.
    */
-  async claim(chargeKey: string, executionTradeNo: string): Promise<boolean> {
+  async claim(chargeKey: string, executionTradeNo: string, authorisedAt: Date | null): Promise<boolean> {
     try {
       const { rows } = await this.store.database.query(
-        `UPDATE ${this.schema}.ecpay_period_charges SET status = 'claimed', execution_trade_no = $2
+        `UPDATE ${this.schema}.ecpay_period_charges SET status = 'claimed', execution_trade_no = $2, authorised_at = $3
           WHERE charge_key = $1 AND status = 'asked' RETURNING charge_key`,
-        [chargeKey, executionTradeNo],
+        [chargeKey, executionTradeNo, authorisedAt?.toISOString() ?? null],
       );
       return rows.length > 0;
     } catch (error) {
