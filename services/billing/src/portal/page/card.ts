@@ -164,8 +164,9 @@ async function verifyPayuniCard(context: ServiceContext, portal: OpenPortal): Pr
  * Update the card in the portal: the sandbox card form (as on checkout's page), saved by
  * checkout, made the customer's default by `setDefaultPaymentMethod`, which at once retries
  * the open invoice of a PAST_DUE subscription with it (the same charges and webhooks as a
- * dunning retry). For an organization on PAYUNi, PAYUNi's card fields pay the first overdue
- * invoice (`payWithPayuniCard`); on ECPay the page says the card is ECPay's.
+ * dunning retry). For an organization on PAYUNi, the card in PAYUNi's fields pays the first
+ * overdue invoice, or with nothing overdue is verified by NT$1 given back (`payWithPayuniCard`);
+ * on ECPay the page says the card is ECPay's.
  */
 export function mountPortalCardPages(app: Express, context: ServiceContext): void {
   const send = async (res: Response, portal: OpenPortal, status: number, error?: string) => {
