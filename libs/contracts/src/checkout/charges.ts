@@ -143,7 +143,14 @@ export const PortalCardFields = z
     z.object({ processor: z.literal('sandbox') }),
     z.object({
       processor: z.literal('payuni'),
-      fields: z.object({ sdk_token: z.string(), script_url: z.string(), env: z.enum(['S', 'P']) }).optional(),
+      fields: z
+        .object({
+          sdk_token: z.string(),
+          script_url: z.string().describe("PAYUNi's uni-payment.js"),
+          bind_script_url: z.string().describe("Checkout's script that binds the card and posts the form"),
+          env: z.enum(['S', 'P']),
+        })
+        .optional(),
     }),
     z.object({ processor: z.literal('ecpay') }),
   ])

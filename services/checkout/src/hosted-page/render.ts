@@ -53,7 +53,8 @@ export interface CheckoutPageView {
    */
   processorMethods?: { processor: AsyncPaymentProcessor; methods: PaymentMethodKind[] };
   /** PAYUNi's card fields in place of the page's own: its script and the SDK token they bind the card to. */
-  payuniFields?: { sdkToken: string; scriptUrl: string; env: 'S' | 'P' };
+  /** PAYUNi's card fields: its SDK token and script, and checkout's script that binds them (payuni/fields-script.ts). */
+  payuniFields?: { sdkToken: string; scriptUrl: string; env: 'S' | 'P'; bindScriptUrl: string };
   /** The buyer's e-invoice choice, when the organization issues e-invoices. */
   einvoice?: EinvoiceSection;
 }
@@ -102,9 +103,9 @@ function cardFields(view: CheckoutPageView): Html {
 
 /**
  * PAYUNi's card fields (its uni-payment.js fills the three holders): on submit the card is bound
- * to the SDK token at PAYUNi first, and only then is the form (without any card data) posted.
- * When the buyer chose an ATM account or a store code instead, the fields hide and the form
- * posts at once (checkout then sends the buyer to PAYUNi's page for the code).
+ * to the SDK token at PAYUNi first, and only then is the form (without any card data) posted
+ * (payuni/fields-script.ts). When the buyer chose an ATM account or a store code instead, the
+ * fields hide and the form posts at once (checkout then sends the buyer to PAYUNi's page for the code).
  */
 function payuniCardFields(view: CheckoutPageView, fields: NonNullable<CheckoutPageView['payuniFields']>): Html {
   const t = textOf(view);
@@ -126,52 +127,8 @@ function payuniCardFields(view: CheckoutPageView, fields: NonNullable<CheckoutPa
       <p class="error" role="alert" id="payuni-error" hidden></p>
     </div>
     <script src="${fields.scriptUrl}"></script>
-    ${PAYUNI_FIELDS_SCRIPT}`;
+    <script src="${fields.bindScriptUrl}"></script>`;
 }
-
-const PAYUNI_FIELDS_SCRIPT = raw(`<script>
-  (function () {
-    var holder = document.getElementById('payuni-fields');
-    var form = document.getElementById('checkout-form');
-    var failure = document.getElementById('payuni-error');
-    function fail(message) {
-      failure.textContent = message || holder.getAttribute('data-failed');
-      failure.hidden = false;
-      document.getElementById('pay').disabled = false;
-    }
-    if (!window.UniPayment) { fail(); return; }
-    var session = window.UniPayment.createSession(holder.getAttribute('data-sdk-token'), {
-      env: holder.getAttribute('data-env'),
-      elements: { CardNo: 'payuni-card-no', CardExp: 'payuni-card-exp', CardCvc: 'payuni-card-cvc' }
-    });
-    var started = session.start();
-    var bound = false;
-    var cardLabel = null;
-    function cardChosen() {
-      var chosen = form.querySelector('input[name="method"]:checked');
-      return !chosen || chosen.value === 'card';
-    }
-    // The pay button comes after this script in the form: read it when the buyer changes method.
-    form.addEventListener('change', function () {
-      var button = document.getElementById('pay');
-      if (cardLabel === null) cardLabel = button.textContent;
-      holder.hidden = !cardChosen();
-      button.textContent = cardChosen() ? cardLabel : holder.getAttribute('data-code-label');
-    });
-    form.addEventListener('submit', function (event) {
-      if (bound || !cardChosen()) return;
-      event.preventDefault();
-      failure.hidden = true;
-      Promise.resolve(started)
-        .then(function () { return session.getTradeResult(); })
-        .then(function (result) {
-          if (!result || result.Status !== 'SUCCESS') return fail(result && result.Message);
-          bound = true;
-          form.submit();
-        }, function () { fail(); });
-    });
-  })();
-</script>`);
 
 /** The code and its coupon's name, and what it takes off. */
 function discountRow(view: CheckoutPageView): Html | '' {

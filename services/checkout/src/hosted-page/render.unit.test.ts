@@ -85,7 +85,12 @@ describe('hosted checkout page', () => {
     expect(ecpay).toContain('款項在綠界測試環境處理');
     expect(ecpay).not.toContain('name="card_number"');
 
-    const payuniFields = { sdkToken: 'tok_1', scriptUrl: 'https://payuni.example/sdk.js', env: 'S' as const };
+    const payuniFields = {
+      sdkToken: 'tok_1',
+      scriptUrl: 'https://payuni.example/sdk.js',
+      bindScriptUrl: 'https://pay.example/checkout/payuni-fields.js',
+      env: 'S' as const,
+    };
     const payuni = renderCheckoutPage({
       ...view,
       payuniFields,
@@ -99,6 +104,7 @@ describe('hosted checkout page', () => {
     expect(payuni).toMatch(/Sandbox: this goes to PAYUNi(&#39;|')s test environment/);
     expect(payuni).toContain('Pay NT$1,039');
     expect(payuni).not.toContain('name="card_number"');
+    expect(payuni).toContain('<script src="https://pay.example/checkout/payuni-fields.js"></script>');
 
     const cardOnly = renderCheckoutPage({ ...view, payuniFields });
     expect(cardOnly).not.toContain('id="methods"');

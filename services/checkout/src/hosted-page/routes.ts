@@ -10,6 +10,7 @@ import {
   readEinvoiceForm,
 } from '@billing/service';
 import type { Express, Request, Response } from 'express';
+import { PAYUNI_FIELDS_SCRIPT, payuniFieldsScriptUrl } from '../payments/payuni/fields-script';
 import { findSessionRow } from '../sessions/queries';
 import { applyPromotion, removePromotion } from '../sessions/promotion-code';
 import { chooseEinvoice } from '../sessions/einvoice-choice';
@@ -224,6 +225,10 @@ function payBodyOf(form: Record<string, unknown>) {
  */
 export function mountHostedPage(app: Express, context: ServiceContext): void {
   const { store } = context;
+  // Before the session's page: no session id is this name.
+  app.get('/checkout/payuni-fields.js', (_req, res) => {
+    res.type('application/javascript').set('Cache-Control', 'public, max-age=300').send(PAYUNI_FIELDS_SCRIPT);
+  });
   // An embedded checkout is paid on the merchant's page only: it has no hosted page.
   const loadRow = async (req: Request) => {
     const row = await findSessionRow(store.database, store.tables.schema, String(req.params.session_id));
@@ -247,7 +252,10 @@ export function mountHostedPage(app: Express, context: ServiceContext): void {
     }
     if (processor?.processor !== 'payuni' || !session.requires_payment_method) return {};
     const origin = new URL(dependenciesOf(context).checkoutUrl).origin;
-    const payuniFields = await openPayuniCardFields(context, session, processor.merchant, origin);
+    const payuniFields = {
+      ...(await openPayuniCardFields(context, session, processor.merchant, origin)),
+      bindScriptUrl: payuniFieldsScriptUrl(dependenciesOf(context).checkoutUrl),
+    };
     const codes = payuniCodeMethods(processor.methods, session);
     if (codes.length === 0) return { payuniFields };
     return { payuniFields, processorMethods: { processor: 'payuni', methods: ['card', ...codes] } };

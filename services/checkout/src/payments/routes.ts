@@ -34,6 +34,7 @@ import { type ProcessorMerchant, processorMerchantOf } from './settings/merchant
 import { refuseUnlessChargeable } from './settings/refusal';
 import { CardChargeUnanswered } from './payuni/embed';
 import { chargePortalCard, openPortalCardFields, verifyPortalCard } from './payuni-portal-cards';
+import { payuniFieldsScriptUrl } from './payuni/fields-script';
 import { chargeTradeOf } from './charge-trade';
 
 /**
@@ -135,7 +136,12 @@ export function mountChargeRoutes(app: Express, context: ServiceContext): void {
       });
       const answer: PortalCardFields = {
         processor: 'payuni',
-        fields: { sdk_token: fields.sdkToken, script_url: fields.scriptUrl, env: fields.env },
+        fields: {
+          sdk_token: fields.sdkToken,
+          script_url: fields.scriptUrl,
+          bind_script_url: payuniFieldsScriptUrl(dependenciesOf(context).checkoutUrl),
+          env: fields.env,
+        },
       };
       res.json(answer);
     },

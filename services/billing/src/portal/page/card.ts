@@ -1,4 +1,3 @@
-import { randomBytes } from 'node:crypto';
 import {
   ApiError,
   CreatePaymentMethodBody,
@@ -185,14 +184,20 @@ export function mountPortalCardPages(app: Express, context: ServiceContext): voi
     }
     const fields = answer.fields;
     if (!fields) throw new ApiError(503, 'service_unavailable', 'checkout gave no PAYUNi card fields');
-    const nonce = randomBytes(16).toString('base64');
-    const page = { sdkToken: fields.sdk_token, scriptUrl: fields.script_url, env: fields.env, nonce };
+    const page = {
+      sdkToken: fields.sdk_token,
+      scriptUrl: fields.script_url,
+      bindScriptUrl: fields.bind_script_url,
+      env: fields.env,
+    };
+    // PAYUNi's script and frames, and checkout's script beside them; nothing inline.
+    const scripts = `${new URL(fields.script_url).origin} ${new URL(fields.bind_script_url).origin}`;
     const payuni = `${new URL(fields.script_url).origin} https://*.payuni.com.tw`;
     res
       .status(status)
       .set(
         'Content-Security-Policy',
-        `default-src 'none'; style-src 'unsafe-inline'; script-src 'nonce-${nonce}' ${payuni}; ` +
+        `default-src 'none'; style-src 'unsafe-inline'; script-src ${scripts} https://*.payuni.com.tw; ` +
           `connect-src ${payuni}; frame-src ${payuni}; img-src ${payuni} data:; form-action 'self'; ` +
           "frame-ancestors 'none'; base-uri 'none'",
       )

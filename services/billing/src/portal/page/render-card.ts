@@ -2,7 +2,7 @@ import type { Invoice } from '@billing/contracts';
 import type { OpenPortal } from './open-portal';
 import { postForm } from './html';
 import { portalPage } from './render';
-import { type Html, formatTwd, html, raw } from '@billing/service';
+import { type Html, formatTwd, html } from '@billing/service';
 
 function field(label: string, name: string, autocomplete: string, extra: Html): Html {
   const id = `field-${name}`;
@@ -35,8 +35,8 @@ export function renderCardForm(portal: OpenPortal, overdue: Invoice[], error?: s
   );
 }
 
-/** What the portal's PAYUNi card page needs: the fields' SDK token and script, and the nonce of its own script. */
-export type PayuniCardPage = { sdkToken: string; scriptUrl: string; env: 'S' | 'P'; nonce: string };
+/** What the portal's PAYUNi card page needs: the fields' SDK token, PAYUNi's script, and checkout's that binds the card. */
+export type PayuniCardPage = { sdkToken: string; scriptUrl: string; bindScriptUrl: string; env: 'S' | 'P' };
 
 /**
  * The card page of an organization on PAYUNi: PAYUNi's card fields, charged for the first overdue
@@ -79,7 +79,7 @@ export function renderProcessorCardPage(
   );
 }
 
-/** PAYUNi's three card fields: its script fills the holders and binds the card on submit, before the form posts (without the card). */
+/** PAYUNi's three card fields: its script fills the holders, checkout's binds the card on submit before the form posts (without the card). */
 function payuniFields(portal: OpenPortal, fields: PayuniCardPage): Html {
   const { t } = portal;
   const holder = (label: string, id: string) =>
@@ -98,39 +98,6 @@ function payuniFields(portal: OpenPortal, fields: PayuniCardPage): Html {
       </div>
       <p class="error" role="alert" id="payuni-error" hidden></p>
     </div>
-    <script src="${fields.scriptUrl}" nonce="${fields.nonce}"></script>
-    ${bindScript(fields.nonce)}`;
+    <script src="${fields.scriptUrl}"></script>
+    <script src="${fields.bindScriptUrl}"></script>`;
 }
-
-/** The page's own script, allowed by its nonce (base64: nothing in it needs escaping in an attribute). */
-const bindScript = (nonce: string) => raw(`<script nonce="${nonce}">${PAYUNI_BIND_SCRIPT}</script>`);
-
-/** Binds the card typed into PAYUNi's fields to the SDK token, then posts the form. */
-const PAYUNI_BIND_SCRIPT = `(function () {
-  var holder = document.getElementById('payuni-fields');
-  var form = document.getElementById('card-form');
-  var failure = document.getElementById('payuni-error');
-  function fail(message) {
-    failure.textContent = message || holder.getAttribute('data-failed');
-    failure.hidden = false;
-  }
-  if (!window.UniPayment) { fail(); return; }
-  var session = window.UniPayment.createSession(holder.getAttribute('data-sdk-token'), {
-    env: holder.getAttribute('data-env'),
-    elements: { CardNo: 'payuni-card-no', CardExp: 'payuni-card-exp', CardCvc: 'payuni-card-cvc' }
-  });
-  var started = session.start();
-  var bound = false;
-  form.addEventListener('submit', function (event) {
-    if (bound) return;
-    event.preventDefault();
-    failure.hidden = true;
-    Promise.resolve(started)
-      .then(function () { return session.getTradeResult(); })
-      .then(function (result) {
-        if (!result || result.Status !== 'SUCCESS') return fail(result && result.Message);
-        bound = true;
-        form.submit();
-      }, function () { fail(); });
-  });
-})();`;
