@@ -428,9 +428,13 @@ describe('PAYUNi cards through the hosted checkout and renewals', () => {
     expect(declined.status).toBe(402);
     expect(declined.html).toContain('declined');
     expect((await send('GET', `/invoices/${open.id}`)).body.status).toBe('open');
+    // One that asks for 3-D Secure: the page says the bank wants its own page, which it cannot show.
+    const challenged = await payWith(declined.html, CARDS.challenge);
+    expect(challenged.status).toBe(402);
+    expect(challenged.html).toContain('Your bank asks to confirm this card on its own page');
 
     // A good card in the fields the page shows again: the overdue invoice is paid, once.
-    const paid = await payWith(declined.html, '4111111111111111');
+    const paid = await payWith(challenged.html, '4111111111111111');
     expect(paid.status).toBe(303);
     expect(paid.location).toContain('notice=card_paid');
     expect((await send('GET', `/invoices/${open.id}`)).body).toMatchObject({ status: 'paid' });

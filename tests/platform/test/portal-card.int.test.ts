@@ -112,6 +112,10 @@ describe('updating the card in the customer portal', () => {
     const declined = await submit(`${session.url}/payment_method`, { ...card('4000000000000002'), csrf_token: csrf });
     expect(declined.status).toBe(402);
     expect(declined.html).toContain('Your card was declined');
+    // A card that asks for 3-D Secure is not called declined: the bank wants its own page.
+    const challenged = await submit(`${session.url}/payment_method`, { ...card('4000000000003220'), csrf_token: csrf });
+    expect(challenged.status).toBe(402);
+    expect(challenged.html).toContain('Your bank asks to confirm this card on its own page');
     expect((await send('GET', `/subscriptions/${subscription.id}`)).body.status).toBe('PAST_DUE');
 
     const fixed = await submit(`${session.url}/payment_method`, { ...card('4242 4242 4242 4242'), csrf_token: csrf });

@@ -62,13 +62,17 @@ function cardOf(fields: Record<string, unknown>): { card?: CreatePaymentMethodBo
 async function saveCard(context: ServiceContext, portal: OpenPortal, card: CreatePaymentMethodBody) {
   const checkout = checkoutClient(context);
   if (!checkout) throw new ApiError(503, 'service_unavailable', 'checkout is not configured');
-  const { status, body } = await checkout.post<CreatedPaymentMethod>('/internal/payment_methods', card, {
-    ...portal.tenant,
-    keyKind: 'secret',
-    keyId: 'billing-portal',
-  });
-  if (status === 201) return { saved: body };
-  if (status === 402 || status === 422) return { refused: true as const };
+  const { status, body } = await checkout.post<CreatedPaymentMethod | ErrorEnvelope>(
+    '/internal/payment_methods',
+    card,
+    {
+      ...portal.tenant,
+      keyKind: 'secret',
+      keyId: 'billing-portal',
+    },
+  );
+  if (status === 201) return { saved: body as CreatedPaymentMethod };
+  if (status === 402 || status === 422) return { refused: refusalCode(body) };
   throw new ApiError(503, 'service_unavailable', `checkout answered ${status} to a new card`);
 }
 
@@ -89,8 +93,13 @@ async function cardFieldsOf(context: ServiceContext, portal: OpenPortal): Promis
   throw new ApiError(503, 'service_unavailable', `checkout answered ${status} for the card fields`);
 }
 
-/** What became of a card typed into PAYUNi's fields: kept, refused, a charge's outcome not known, or not saved. */
-type PayuniCardOutcome = { saved: CreatedPaymentMethod } | { refused: true } | { unknown: true } | { notSaved: true };
+/** The reason checkout gave for refusing a card (its first detail's code), e.g. `authentication_required`. */
+const refusalCode = (body: unknown): string =>
+  ((body as ErrorEnvelope | undefined)?.error?.details?.[0] as Partial<ErrorDetail> | undefined)?.code ??
+  'card_declined';
+
+/** What became of a card typed into PAYUNi's fields: kept, refused (with checkout's reason), a charge's outcome not known, or not saved. */
+type PayuniCardOutcome = { saved: CreatedPaymentMethod } | { refused: string } | { unknown: true } | { notSaved: true };
 
 /**
  * PAYUNi keeps a card once it has charged it: the card in its fields pays the first overdue
@@ -133,12 +142,12 @@ async function payWithPayuniCard(
     const reason = (answer.body as ErrorEnvelope).error.details?.[0] as Partial<ErrorDetail> | undefined;
     const declined = { code: reason?.code ?? 'card_declined', message: reason?.message ?? 'The card was declined' };
     await recordDeclinedRetry(context, portal.tenant, invoice, declined);
-    return { refused: true };
+    return { refused: declined.code };
   }
   if (answer && [400, 409, 422].includes(answer.status)) {
     // Refused before PAYUNi was asked (no card in the fields, or the organization not on PAYUNi).
     await forgetPendingCharges(database, tables.schema, [key]);
-    return { refused: true };
+    return { refused: refusalCode(answer.body) };
   }
   return { unknown: true };
 }
@@ -147,14 +156,14 @@ async function payWithPayuniCard(
 async function verifyPayuniCard(context: ServiceContext, portal: OpenPortal): Promise<PayuniCardOutcome> {
   const caller = { ...portal.tenant, keyKind: 'secret' as const, keyId: 'billing-portal' };
   const answer = await checkoutClient(context)!
-    .post<CreatedPaymentMethod>(
+    .post<CreatedPaymentMethod | ErrorEnvelope>(
       '/internal/payment_methods/payuni/verify',
       { customer_id: portal.session.customer_id },
       caller,
     )
     .catch(() => null);
-  if (answer?.status === 201) return { saved: answer.body };
-  if (answer && [400, 402, 409, 422].includes(answer.status)) return { refused: true };
+  if (answer?.status === 201) return { saved: answer.body as CreatedPaymentMethod };
+  if (answer && [400, 402, 409, 422].includes(answer.status)) return { refused: refusalCode(answer.body) };
   // No answer: nothing was kept; the NT$1, if PAYUNi took it, is given back by checkout's sweep.
   return { notSaved: true };
 }
@@ -224,7 +233,11 @@ export function mountPortalCardPages(app: Express, context: ServiceContext): voi
     if ('invalid' in outcome) return send(res, portal, 422, portal.t.checkFields(outcome.invalid.join(', ')));
     if ('unknown' in outcome) return send(res, portal, 502, portal.t.paymentPending);
     if ('notSaved' in outcome) return send(res, portal, 502, portal.t.cardNotSaved);
-    if (!('saved' in outcome)) return send(res, portal, 402, portal.t.cardDeclined);
+    if ('refused' in outcome) {
+      // A card that asks for 3-D Secure is not declined: the portal cannot send the customer to the bank.
+      const refusal = outcome.refused === 'authentication_required' ? portal.t.cardNeedsBank : portal.t.cardDeclined;
+      return send(res, portal, 402, refusal);
+    }
     const { retried_invoices: retried } = await setDefaultPaymentMethod(
       context,
       portal.tenant,
