@@ -348,6 +348,45 @@ describe('usage of the last period', () => {
     expect((await call('GET', `/v1/subscriptions/${s.subscription.id}`, caller(s.org))).body.status).toBe('CANCELED');
   });
 
+  it('is billed on a final invoice at once when the subscription is canceled now with invoice_now; both or neither', async () => {
+    const s = await subscribedOnClock({ price: 299, metered_prices: [{ meter: 'calls', unit_amount: 2 }] });
+    await meter(s.org, { key: 'calls', aggregation: 'sum' });
+    await s.advanceTo('2026-02-10T10:00:00Z');
+    expect((await s.report([{ id: 'n-1', meter: 'calls', quantity: 15 }])).body.stored).toBe(1);
+    const cancel = (body: Record<string, unknown>) =>
+      call('POST', `/v1/subscriptions/${s.subscription.id}/cancel`, caller(s.org), body);
+
+    // invoice_now belongs to a cancellation now: with one at the period's end it is refused, nothing changed.
+    const refused = await cancel({ invoice_now: true });
+    expect([refused.status, refused.body.error.details]).toEqual([
+      422,
+      [expect.objectContaining({ path: 'invoice_now' })],
+    ]);
+    expect((await call('GET', `/v1/subscriptions/${s.subscription.id}`, caller(s.org))).body.status).toBe('ACTIVE');
+
+    const canceled = await cancel({ at_period_end: false, invoice_now: true });
+    expect([canceled.status, canceled.body.status]).toEqual([200, 'CANCELED']);
+    const final = (await s.invoices()).filter((i) => i.lines.some((line) => line.kind === 'usage'));
+    expect(final).toEqual([
+      expect.objectContaining({
+        status: 'open',
+        period_start: '2026-01-31T10:00:00.000Z',
+        period_end: '2026-02-10T10:00:00.000Z',
+        lines: [expect.objectContaining({ kind: 'usage', meter: 'calls', quantity: 15, amount: 30 })],
+        amount_due: 30,
+      }),
+    ]);
+    // Canceled already: refused (409) and nothing more is opened.
+    expect((await cancel({ at_period_end: false, invoice_now: true })).status).toBe(409);
+    expect((await s.invoices()).filter((i) => i.lines.some((line) => line.kind === 'usage'))).toHaveLength(1);
+    // The final invoice is charged as one at a period's end (no saved card here: declined, retried).
+    await s.advanceTo('2026-02-10T10:00:30Z');
+    await eventually(async () => {
+      const [invoice] = (await s.invoices()).filter((i) => i.lines.some((line) => line.kind === 'usage'));
+      expect(invoice).toMatchObject({ attempt_count: 1 });
+    });
+  });
+
   it('opens no final invoice when the last period has no usage to bill', async () => {
     const s = await subscribedOnClock({ price: 299, metered_prices: [{ meter: 'calls', unit_amount: 2 }] });
     await meter(s.org, { key: 'calls', aggregation: 'sum' });

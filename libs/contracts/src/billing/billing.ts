@@ -222,7 +222,19 @@ export const SubscriptionIdParams = z
  * the paid period, then CANCELED; false: CANCELED now, nothing refunded.
  */
 export const CancelSubscriptionBody = z
-  .strictObject({ at_period_end: z.boolean().default(true) })
+  .strictObject({
+    at_period_end: z.boolean().default(true),
+    invoice_now: z
+      .boolean()
+      .default(false)
+      .describe(
+        "With at_period_end false: bill the period's metered usage not billed yet on a final invoice now, charged as a renewal is (Stripe's invoice_now)",
+      ),
+  })
+  .refine((body) => !(body.invoice_now && body.at_period_end), {
+    path: ['invoice_now'],
+    message: 'invoice_now bills a cancellation now: send it with at_period_end false',
+  })
   .meta({ id: 'CancelSubscriptionBody' });
 export type CancelSubscriptionBody = z.infer<typeof CancelSubscriptionBody>;
 

@@ -193,8 +193,9 @@ async function dueOpenInvoices(
 const withoutInvoiceId = ({ invoice_id: _, ...item }: { invoice_id: string } & DueSubscription) => item;
 
 /**
- * The open final invoice of a CANCELED subscription (`finalInvoiceId`: its last period's usage)
- * whose next attempt has come by `now`: the first right after the period ended, then dunning's.
+ * The open final invoice of a CANCELED subscription (`finalInvoiceId`: its last period's usage,
+ * or its usage up to a cancellation now with `invoice_now`) whose next attempt has come by
+ * `now`: the first right after the period ended (or the cancellation), then dunning's.
  */
 export async function findDueFinalInvoices(
   sql: SqlExecutor,
@@ -207,7 +208,8 @@ export async function findDueFinalInvoices(
     sql,
     schema,
     'CANCELED',
-    "AND i.document->>'period_end' = s.document->>'current_period_end'",
+    // The last period's (ended at its end), or the period up to a cancellation now (`invoice_now`).
+    "AND i.document->>'period_end' IN (s.document->>'current_period_end', s.document->>'canceled_at')",
     [now, clock, limit],
   );
   return rows.filter((row) => row.invoice_id === finalInvoiceId(row.id)).map(withoutInvoiceId);

@@ -13,9 +13,10 @@ import type { ServiceContext } from '@billing/runtime';
 import { validate, secretCallerOf } from '@billing/service';
 import type { Express } from 'express';
 import { performSwitch, previewSwitch } from '../engine/switching/perform';
+import { cancelNowWithFinalInvoice } from '../engine/renewals/final-invoice';
 import { cancelSchedule, getSchedule } from '../engine/switching/schedules';
 import { cancelSubscription, resumeSubscription } from './commands';
-import { findSubscription, listSubscriptions } from './queries';
+import { currentSubscription, findSubscription, listSubscriptions } from './queries';
 
 export function mountSubscriptionRoutes(app: Express, context: ServiceContext): void {
   const { store } = context;
@@ -45,11 +46,17 @@ export function mountSubscriptionRoutes(app: Express, context: ServiceContext): 
 
   app.post(
     '/v1/subscriptions/:id/cancel',
-    validate({ params: SubscriptionIdParams, body: CancelSubscriptionBody.default({ at_period_end: true }) }),
+    validate({
+      params: SubscriptionIdParams,
+      body: CancelSubscriptionBody.default({ at_period_end: true, invoice_now: false }),
+    }),
     async (req, res) => {
       const caller = secretCallerOf(req);
       const { id } = res.locals.input.params;
-      res.json(await cancelSubscription(context, caller, id, res.locals.input.body.at_period_end));
+      const { at_period_end: atPeriodEnd, invoice_now: invoiceNow } = res.locals.input.body as CancelSubscriptionBody;
+      if (!invoiceNow) return res.json(await cancelSubscription(context, caller, id, atPeriodEnd));
+      await cancelNowWithFinalInvoice(context, caller, id);
+      res.json(await currentSubscription(context, caller, id));
     },
   );
 

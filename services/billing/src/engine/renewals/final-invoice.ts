@@ -1,4 +1,5 @@
-import type { Invoice, Subscription } from '@billing/contracts';
+import { type Invoice, type Subscription, notFound } from '@billing/contracts';
+import type { EventStoreTransaction } from '@billing/eventstore';
 import type { ServiceContext } from '@billing/runtime';
 import type { Tenant } from '@billing/service';
 import { savedCardOf } from '../../charges/charge';
@@ -13,6 +14,7 @@ import { chargeAttempts, recordAttempts, recordPaymentPending } from './attempts
 import { afterAnswer } from './dunning';
 import { awaitingTransfer, unknownOutcome } from './renew';
 import { withCustomerBalance } from './switches';
+import { timeOn } from '../../test-clocks/read-model';
 import { claimUsageLines } from './usage-lines';
 
 // The end of a subscription canceled at its period's end: no renewal invoice follows, so the
@@ -56,38 +58,77 @@ export async function endCanceledPeriod(context: ServiceContext, item: DueSubscr
  */
 async function openFinalInvoice(context: ServiceContext, tenant: Tenant, subscription: Subscription, at: Date) {
   if (!subscription.metered_prices?.length) return false;
+  return context.store.transaction((tx) =>
+    openFinalInvoiceIn(tx, context, tenant, subscription, { at, periodEnd: subscription.current_period_end }),
+  );
+}
+
+/** `openFinalInvoice` in the caller's transaction, the invoice's period ending at `periodEnd`. */
+async function openFinalInvoiceIn(
+  tx: EventStoreTransaction,
+  context: ServiceContext,
+  tenant: Tenant,
+  subscription: Subscription,
+  { at, periodEnd }: { at: Date; periodEnd: string },
+): Promise<boolean> {
   const { store } = context;
   const { schema } = store.tables;
   const invoiceId = finalInvoiceId(subscription.id);
-  return store.transaction(async (tx) => {
-    if ((await findInvoicesById(tx, schema, [invoiceId])).length > 0) return false;
-    const lines = await claimUsageLines(tx, schema, tenant, subscription, invoiceId);
-    if (lines.length === 0) return false;
-    const [number] = await nextInvoiceNumbers(tx, schema, tenant, 1);
-    const command: OpenInvoice = {
-      type: 'OpenInvoice',
-      data: {
-        invoiceId,
-        number: number!,
-        ...tenant,
-        customerId: subscription.customer_id,
-        subscriptionId: subscription.id,
-        lines,
-        discountAmount: 0,
-        periodStart: usageStart(subscription),
-        periodEnd: subscription.current_period_end,
-        now: at,
-      },
-    };
-    await withCustomerBalance(tx, store, tenant, command);
-    const events = invoiceAggregate.decide(command, invoiceAggregate.initialState());
-    const appended = await tx.append(invoiceAggregate.stream(invoiceId), events, {
-      expectedVersion: 0,
+  if ((await findInvoicesById(tx, schema, [invoiceId])).length > 0) return false;
+  const lines = await claimUsageLines(tx, schema, tenant, subscription, invoiceId);
+  if (lines.length === 0) return false;
+  const [number] = await nextInvoiceNumbers(tx, schema, tenant, 1);
+  const command: OpenInvoice = {
+    type: 'OpenInvoice',
+    data: {
+      invoiceId,
+      number: number!,
       ...tenant,
-      occurredAt: at,
-    });
-    await invoiceAggregate.project?.(tx, schema, appended.events, store);
-    return true;
+      customerId: subscription.customer_id,
+      subscriptionId: subscription.id,
+      lines,
+      discountAmount: 0,
+      periodStart: usageStart(subscription),
+      periodEnd,
+      now: at,
+    },
+  };
+  await withCustomerBalance(tx, store, tenant, command);
+  const events = invoiceAggregate.decide(command, invoiceAggregate.initialState());
+  const appended = await tx.append(invoiceAggregate.stream(invoiceId), events, {
+    expectedVersion: 0,
+    ...tenant,
+    occurredAt: at,
+  });
+  await invoiceAggregate.project?.(tx, schema, appended.events, store);
+  return true;
+}
+
+/**
+ * Cancels a subscription now and bills its usage not billed yet on its final invoice at once
+ * (`invoice_now`, as Stripe's), in one transaction: both happen, or neither. The final invoice is
+ * then charged as one at a period's end (`chargeFinalInvoice`). Without metered usage to bill it
+ * is a cancellation now. Refusals are the cancellation's (409 for one canceled already).
+ */
+export async function cancelNowWithFinalInvoice(context: ServiceContext, tenant: Tenant, id: string): Promise<void> {
+  const { store } = context;
+  const { schema } = store.tables;
+  await store.transaction(async (tx) => {
+    const subscription = await findSubscription(tx, schema, tenant, id);
+    if (!subscription) throw notFound(`No such subscription: ${id}`);
+    // On the subscription's test clock when it is on one, as every change asked of it.
+    const at = await timeOn(tx, schema, tenant, subscription.test_clock, context.now);
+    const who = { subscriptionId: id, ...tenant, now: at };
+    await subscriptionAggregate.handleInTransaction(
+      tx,
+      store,
+      id,
+      { type: 'CancelSubscription', data: { ...who, atPeriodEnd: false } },
+      { ...tenant, occurredAt: at },
+    );
+    if (subscription.metered_prices?.length) {
+      await openFinalInvoiceIn(tx, context, tenant, subscription, { at, periodEnd: at.toISOString() });
+    }
   });
 }
 
