@@ -36,6 +36,42 @@ describe('merchant dashboard actions', () => {
     return (await owner.get(reply.location!)).html;
   };
 
+  it('cancels a metered plan now and bills its usage on a final invoice at once (invoice_now)', async () => {
+    expect((await shop.send('POST', '/meters', { key: 'calls', name: 'API calls', aggregation: 'sum' })).status).toBe(
+      201,
+    );
+    const metered = plan({
+      name: 'Metered',
+      slug: 'metered',
+      price: 99,
+      metered_prices: [{ meter: 'calls', unit_amount: 2 }],
+    });
+    expect((await shop.client.createProduct(shop.org.id, metered)).status).toBe(201);
+    const { subscription } = await shop.subscribe('metered@shop.example', '4242424242424242', {
+      product_slug: 'metered',
+    });
+    const reported = await shop.send('POST', '/usage_events', {
+      events: [{ id: 'd-1', customer_id: subscription.customer_id, meter: 'calls', quantity: 21 }],
+    });
+    expect(reported.body.stored).toBe(1);
+    const path = `${base}/subscriptions/${subscription.id}`;
+    expect((await owner.get(path)).html).toContain('Cancel now and bill usage');
+    expect(
+      (
+        await owner.get(
+          `${base}/subscriptions/${(await shop.subscribe('flat@shop.example', '4242424242424242')).subscription.id}`,
+        )
+      ).html,
+    ).not.toContain('Cancel now and bill usage');
+
+    await owner.submit(path, { _action: 'cancel', at_period_end: 'false', invoice_now: 'true' });
+    expect((await shop.send('GET', `/subscriptions/${subscription.id}`)).body.status).toBe('CANCELED');
+    const usage = (await shop.invoicesOf(subscription.id)).filter((i: { lines: { kind: string }[] }) =>
+      i.lines.some((line) => line.kind === 'usage'),
+    );
+    expect(usage).toEqual([expect.objectContaining({ amount_due: 42 })]);
+  });
+
   it('previews and performs a plan switch, cancels, resumes and refunds', async () => {
     const { subscription } = await shop.subscribe('buyer@shop.example', '4242424242424242');
     const max = (await shop.send('GET', '/products/by-slug/max')).body;

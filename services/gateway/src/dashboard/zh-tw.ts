@@ -436,6 +436,9 @@ export const ZH_TW: Record<string, string> = {
   'Cancel at the end of the paid period?': '要在已付款期間結束時取消嗎？',
   'Cancel now': '立即取消',
   'Cancel now? Nothing is refunded.': '要立即取消嗎？已付款項不會退還。',
+  'Cancel now and bill usage': '立即取消並收取用量費用',
+  "Cancel now, and bill this period's usage not billed yet on a final invoice?":
+    '要立即取消，並將本期尚未計費的用量開立最終帳單嗎？',
   Resume: '恢復訂閱',
   'Switch plan': '變更方案',
   'New plan': '新方案',

@@ -41,6 +41,8 @@ interface Subscription {
   current_period_end: string;
   cancel_at_period_end: boolean;
   canceled_at: string | null;
+  /** Prices billed per unit of a meter's usage (docs/usage.md); absent or empty for a flat plan. */
+  metered_prices?: { meter: string }[];
   trial_end: string | null;
   test_clock: string | null;
   created_at: string;
@@ -244,7 +246,20 @@ export const subscriptionPage: DashboardPage = {
                 t('Cancel now'),
                 { at_period_end: 'false' },
                 { confirm: t('Cancel now? Nothing is refunded.'), danger: true },
-              )}`
+              )}${
+                s.metered_prices?.length
+                  ? buttonForm(
+                      ctx,
+                      'cancel',
+                      t('Cancel now and bill usage'),
+                      { at_period_end: 'false', invoice_now: 'true' },
+                      {
+                        confirm: t("Cancel now, and bill this period's usage not billed yet on a final invoice?"),
+                        danger: true,
+                      },
+                    )
+                  : ''
+              }`
             : ''
         }
         ${s.cancel_at_period_end ? buttonForm(ctx, 'resume', t('Resume')) : ''}
@@ -299,7 +314,11 @@ export const subscriptionPage: DashboardPage = {
         await ctx.api.v1(
           'POST',
           `/subscriptions/${encodeURIComponent(ctx.params.id!)}/cancel`,
-          { at_period_end: form.at_period_end !== 'false' },
+          // invoice_now: the usage not billed yet, on a final invoice at once (a metered plan's "cancel now").
+          {
+            at_period_end: form.at_period_end !== 'false',
+            ...(form.invoice_now === 'true' ? { invoice_now: true } : {}),
+          },
           { idempotencyKey: form._idem },
         );
         return {
