@@ -120,16 +120,12 @@ export type CreatePaymentMethodBody = z.infer<typeof CreatePaymentMethodBody>;
 
 /**
  * `POST /internal/payment_methods/card_fields` (checkout, for the customer portal): where the
- * customer's new card is typed. `iframe_domain` is the origin of the portal's page; without it
- * only the processor is answered (no PAYUNi SDK token is asked for).
+ * customer's new card is typed. `iframe_domain` is the origin of the portal's page.
  */
 export const PortalCardFieldsBody = z
   .strictObject({
     customer_id: z.string().min(1).max(64),
-    iframe_domain: z
-      .url({ protocol: /^https?$/ })
-      .max(255)
-      .optional(),
+    iframe_domain: z.url({ protocol: /^https?$/ }).max(255),
   })
   .meta({ id: 'PortalCardFieldsBody' });
 export type PortalCardFieldsBody = z.infer<typeof PortalCardFieldsBody>;
@@ -143,14 +139,12 @@ export const PortalCardFields = z
     z.object({ processor: z.literal('sandbox') }),
     z.object({
       processor: z.literal('payuni'),
-      fields: z
-        .object({
-          sdk_token: z.string(),
-          script_url: z.string().describe("PAYUNi's uni-payment.js"),
-          bind_script_url: z.string().describe("Checkout's script that binds the card and posts the form"),
-          env: z.enum(['S', 'P']),
-        })
-        .optional(),
+      fields: z.object({
+        sdk_token: z.string(),
+        script_url: z.string().describe("PAYUNi's uni-payment.js"),
+        bind_script_url: z.string().describe("Checkout's script that binds the card and posts the form"),
+        env: z.enum(['S', 'P']),
+      }),
     }),
     z.object({ processor: z.literal('ecpay') }),
   ])

@@ -1,7 +1,7 @@
 import { ApiError, type CreatedPaymentMethod, type Environment, randomBase62 } from '@billing/contracts';
 import type { ServiceContext } from '@billing/runtime';
 import { dependenciesOf } from '../dependencies';
-import { cardBrandOf } from './card-brand';
+import { payuniCardShown } from './payuni-saved-cards';
 import {
   CardChargeUnanswered,
   type PayuniCardFields,
@@ -107,12 +107,6 @@ export async function chargePortalCard(
   }
   if (outcome.status === 'declined') throw refused(outcome.code, outcome.message);
   const { card } = outcome;
-  const shown = {
-    brand: cardBrandOf(card.first6),
-    last4: card.last4,
-    exp_month: card.expMonth ?? 0,
-    exp_year: card.expYear ?? 0,
-  };
   if (!card.creditHash) {
     context.logger.error({ trade: tradeNo }, 'PAYUNi charged a portal card without keeping it (no CreditHash)');
     throw new ApiError(502, 'processor_unavailable', 'PAYUNi did not keep the card');
@@ -120,7 +114,7 @@ export async function chargePortalCard(
   const saved = await records.saveCard(
     owner,
     { creditToken: creditTokenOf(charge.customerId), creditHash: card.creditHash },
-    shown,
+    payuniCardShown(card),
   );
   return { object: 'payment_method', ...saved };
 }

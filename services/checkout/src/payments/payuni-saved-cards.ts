@@ -1,11 +1,20 @@
 import type { Environment } from '@billing/contracts';
 import type { ServiceContext } from '@billing/runtime';
 import { dependenciesOf } from '../dependencies';
-import { CardChargeUnanswered, chargeCreditToken } from './payuni/embed';
+import { cardBrandOf } from './card-brand';
+import { CardChargeUnanswered, type PayuniCard, chargeCreditToken } from './payuni/embed';
 import type { PayuniMerchant } from './payuni/merchant';
 import { queryPayuniTrade } from './payuni/query';
 import { payuniTradeNo } from './payuni/upp';
 import type { ChargeResult, SavedCardChargeRequest } from './processor';
+
+/** A card PAYUNi charged, as the platform shows it (brand from its first six digits; expiry 0 when PAYUNi gave none). */
+export const payuniCardShown = (card: PayuniCard) => ({
+  brand: cardBrandOf(card.first6),
+  last4: card.last4,
+  exp_month: card.expMonth ?? 0,
+  exp_year: card.expYear ?? 0,
+});
 
 /** The platform's reference to a card PAYUNi keeps (`PayuniRecords.saveCard`). */
 export const isPayuniCard = (paymentMethodId: string) => paymentMethodId.startsWith('pm_payuni_');

@@ -64,15 +64,15 @@ export async function noteVerification(context: ServiceContext, verification: Ve
 }
 
 /**
- * Gives back the NT$1 that verified a card under PAYUNi's MerTradeNo `tradeNo` (noted first, if
- * it was not), canceled or refunded. Never throws: a verification not given back now is the sweep's.
+ * Gives back the NT$1 that verified a card under PAYUNi's MerTradeNo `tradeNo`, canceled or
+ * refunded; every verification is noted (`noteVerification`) before its NT$1 is asked. Never
+ * throws: a verification not given back now is the sweep's.
  */
 export async function giveBackVerification(
   context: ServiceContext,
   merchant: PayuniMerchant,
   verification: Verification,
 ): Promise<void> {
-  await noteVerification(context, verification);
   await settleVerification(context, merchant, verification.tradeNo).catch((err: unknown) => {
     context.logger.warn({ err, trade: verification.tradeNo }, 'a card verification not given back yet; the sweep does');
   });

@@ -113,8 +113,7 @@ export function mountChargeRoutes(app: Express, context: ServiceContext): void {
   /**
    * `POST /internal/payment_methods/card_fields`, for the customer portal's card page: the
    * portal's own form for the simulator, PAYUNi's card fields for an organization on PAYUNi
-   * (payuni-portal-cards.ts; asked of PAYUNi only with `iframe_domain`), none for one on ECPay.
-   * A PAYUNi that gives no SDK token is 503.
+   * (payuni-portal-cards.ts), none for one on ECPay. A PAYUNi that gives no SDK token is 503.
    */
   app.post(
     '/internal/payment_methods/card_fields',
@@ -126,7 +125,6 @@ export function mountChargeRoutes(app: Express, context: ServiceContext): void {
       const own = await processorMerchantOf(context, caller.organization, caller.environment);
       if (own?.processor === 'ecpay') return res.json({ processor: 'ecpay' } satisfies PortalCardFields);
       if (!own) return res.json({ processor: 'sandbox' } satisfies PortalCardFields);
-      if (!body.iframe_domain) return res.json({ processor: 'payuni' } satisfies PortalCardFields);
       const fields = await openPortalCardFields(context, caller, own.merchant, {
         customerId: body.customer_id,
         iframeDomain: body.iframe_domain,
@@ -155,10 +153,7 @@ export function mountChargeRoutes(app: Express, context: ServiceContext): void {
     async (req, res) => {
       const caller = callerOf(req);
       const body = res.locals.input.body as PortalCardChargeBody;
-      const own = await processorMerchantOf(context, caller.organization, caller.environment);
-      // Refused before anything is charged, not a decline: billing counts no attempt for it.
-      if (own?.processor !== 'payuni') throw conflict('The organization does not take cards through PAYUNi');
-      const saved = await chargePortalCard(context, caller, own.merchant, {
+      const saved = await chargePortalCard(context, caller, await payuniMerchantOfCaller(context, caller), {
         customerId: body.customer_id,
         idempotencyKey: body.idempotency_key,
         amount: body.amount,
@@ -176,9 +171,8 @@ export function mountChargeRoutes(app: Express, context: ServiceContext): void {
     async (req, res) => {
       const caller = callerOf(req);
       const body = res.locals.input.body as PortalCardVerifyBody;
-      const own = await processorMerchantOf(context, caller.organization, caller.environment);
-      if (own?.processor !== 'payuni') throw conflict('The organization does not take cards through PAYUNi');
-      res.status(201).json(await verifyPortalCard(context, caller, own.merchant, body.customer_id));
+      const merchant = await payuniMerchantOfCaller(context, caller);
+      res.status(201).json(await verifyPortalCard(context, caller, merchant, body.customer_id));
     },
   );
 
@@ -312,4 +306,17 @@ function answerOf(result: InvoiceChargeResult, chargeKey: string): SavedCardChar
     case 'requires_action':
       return { status: 'declined', code: 'authentication_required', message: 'The card asks for the buyer' };
   }
+}
+
+/**
+ * The PAYUNi merchant of the caller's organization, for the portal's PAYUNi cards; 409 when it is
+ * not on PAYUNi: refused before anything is charged, not a decline (billing counts no attempt).
+ */
+async function payuniMerchantOfCaller(
+  context: ServiceContext,
+  caller: { organization: string; environment: Environment },
+) {
+  const own = await processorMerchantOf(context, caller.organization, caller.environment);
+  if (own?.processor !== 'payuni') throw conflict('The organization does not take cards through PAYUNi');
+  return own.merchant;
 }

@@ -17,7 +17,7 @@ import { RejectedNotification } from '../payments/payuni/notifications';
 import type { PayuniMerchant } from '../payments/payuni/merchant';
 import { queryPayuniTrade } from '../payments/payuni/query';
 import { payuniTradeNo } from '../payments/payuni/upp';
-import { cardBrandOf } from '../payments/card-brand';
+import { payuniCardShown } from '../payments/payuni-saved-cards';
 import { payuniMerchantOf, processorMerchantFrom } from '../payments/settings/merchant-of';
 import { VERIFICATION_AMOUNT, giveBackVerification, noteVerification } from '../payments/payuni-verifications';
 import type { StoredProcessor } from '../payments/settings/aggregate';
@@ -374,12 +374,7 @@ type PaidWithoutCard = { status: 'paid'; payuniTradeNo: string; amount: number; 
 
 /** The card as the platform shows it; for a subscription, kept at PAYUNi for renewals under a `pm_payuni_` reference. */
 async function keptCard(context: ServiceContext, session: Session, card: PayuniCard): Promise<CardSummary> {
-  const shown = {
-    brand: cardBrandOf(card.first6),
-    last4: card.last4,
-    exp_month: card.expMonth ?? 0,
-    exp_year: card.expYear ?? 0,
-  };
+  const shown = payuniCardShown(card);
   if (session.mode !== 'SUBSCRIPTION' || !card.creditHash) return shown;
   return dependenciesOf(context).payuni.saveCard(
     { organization: session.organization, environment: session.environment },

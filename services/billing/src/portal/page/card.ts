@@ -58,6 +58,13 @@ function cardOf(fields: Record<string, unknown>): { card?: CreatePaymentMethodBo
   return all.length === 0 && parsed.success ? { card: parsed.data, invalid: [] } : { invalid: all };
 }
 
+/** Who the portal's calls to checkout are from: the customer's organization and environment, as billing's portal. */
+const checkoutCallerOf = (portal: OpenPortal) => ({
+  ...portal.tenant,
+  keyKind: 'secret' as const,
+  keyId: 'billing-portal',
+});
+
 /** Checkout saves the card (its processor verifies it, nothing charged); a refusal is 402 with the reason. */
 async function saveCard(context: ServiceContext, portal: OpenPortal, card: CreatePaymentMethodBody) {
   const checkout = checkoutClient(context);
@@ -65,11 +72,7 @@ async function saveCard(context: ServiceContext, portal: OpenPortal, card: Creat
   const { status, body } = await checkout.post<CreatedPaymentMethod | ErrorEnvelope>(
     '/internal/payment_methods',
     card,
-    {
-      ...portal.tenant,
-      keyKind: 'secret',
-      keyId: 'billing-portal',
-    },
+    checkoutCallerOf(portal),
   );
   if (status === 201) return { saved: body as CreatedPaymentMethod };
   if (status === 402 || status === 422) return { refused: refusalCode(body) };
@@ -87,7 +90,7 @@ async function cardFieldsOf(context: ServiceContext, portal: OpenPortal): Promis
   const { status, body } = await checkout.post<PortalCardFields>(
     '/internal/payment_methods/card_fields',
     { customer_id: portal.session.customer_id, iframe_domain: iframeDomain },
-    { ...portal.tenant, keyKind: 'secret', keyId: 'billing-portal' },
+    checkoutCallerOf(portal),
   );
   if (status === 200) return body;
   throw new ApiError(503, 'service_unavailable', `checkout answered ${status} for the card fields`);
@@ -131,7 +134,7 @@ async function payWithPayuniCard(
     amount,
     description: invoice.number ?? invoice.id,
   };
-  const caller = { ...portal.tenant, keyKind: 'secret' as const, keyId: 'billing-portal' };
+  const caller = checkoutCallerOf(portal);
   const answer = await checkout
     .post<CreatedPaymentMethod | ErrorEnvelope>('/internal/payment_methods/payuni', charge, caller)
     .catch(() => null);
@@ -154,7 +157,7 @@ async function payWithPayuniCard(
 
 /** Nothing due: checkout verifies the card in PAYUNi's fields by NT$1 given back, and keeps it. */
 async function verifyPayuniCard(context: ServiceContext, portal: OpenPortal): Promise<PayuniCardOutcome> {
-  const caller = { ...portal.tenant, keyKind: 'secret' as const, keyId: 'billing-portal' };
+  const caller = checkoutCallerOf(portal);
   const answer = await checkoutClient(context)!
     .post<CreatedPaymentMethod | ErrorEnvelope>(
       '/internal/payment_methods/payuni/verify',
@@ -191,8 +194,7 @@ export function mountPortalCardPages(app: Express, context: ServiceContext): voi
         .type('html')
         .send(renderProcessorCardPage(portal, [], 'ecpay', error));
     }
-    const fields = answer.fields;
-    if (!fields) throw new ApiError(503, 'service_unavailable', 'checkout gave no PAYUNi card fields');
+    const { fields } = answer;
     const page = {
       sdkToken: fields.sdk_token,
       scriptUrl: fields.script_url,
