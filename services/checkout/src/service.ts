@@ -22,6 +22,7 @@ import { migratePayuniVerifications } from './payments/payuni-verifications';
 import { migrateEcpayPeriodCharges } from './payments/ecpay/period-charges';
 import { migrateEcpayRefunds } from './payments/ecpay/refund-records';
 import { migratePayuniCodeCharges } from './payments/payuni/code-charges';
+import { migrateRenewalCharges } from './payments/renewal-charges';
 import { mountChargeRoutes } from './payments/routes';
 import { mountProcessorSettingsRoutes } from './payments/settings/routes';
 import { migrateUnmatchedPayments, mountUnmatchedPaymentsRoute } from './payments/unmatched';
@@ -78,6 +79,7 @@ export const checkoutService: ServiceDefinition = {
     await migrateRefundDeferrals(context.store);
     await migratePayuniVerifications(context.store);
     await migratePayuniCodeCharges(context.store);
+    await migrateRenewalCharges(context.store);
     await migrateProcessorReconciliations(context.store);
     await migrateRefundsReadModel(context.store);
     await migrateUnmatchedPayments(context.store);

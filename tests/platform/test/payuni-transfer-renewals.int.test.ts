@@ -49,7 +49,12 @@ describe('PAYUNi: subscriptions paid by transfer, renewal invoices that wait wit
       billing: true,
       notifications: true,
       now: () => new Date(Date.now() + ahead),
-      config: { ...PROCESSOR_TEST_CONFIG, BILLING_PENDING_CHARGE_MS: '1000', BILLING_TRIAL_SWEEP_INTERVAL_MS: '500' },
+      config: {
+        ...PROCESSOR_TEST_CONFIG,
+        BILLING_PENDING_CHARGE_MS: '1000',
+        BILLING_TRIAL_SWEEP_INTERVAL_MS: '500',
+        CHECKOUT_RECONCILE_INTERVAL_MS: '300',
+      },
     });
     const shop = await organizationOn(platform, { webhooksTo: receiver.url });
     ({ org, send } = shop);
@@ -111,6 +116,17 @@ describe('PAYUNi: subscriptions paid by transfer, renewal invoices that wait wit
   /** The renewal codes PAYUNi issued (server to server), oldest first. */
   const renewalTrades = () =>
     [...emulator.trades.entries()].filter(([, t]) => t.fields.NotifyURL?.endsWith('/payuni/invoice-notify'));
+  /** The organization's payments that do not match PAYUNi, once one names `invoiceId`. */
+  const unmatchedOf = (invoiceId: string) =>
+    eventually(async () => {
+      const listed = await clientOf(platform.gatewayUrl).admin(
+        'GET',
+        `/organizations/${org.id}/unmatched_payments?environment=sandbox`,
+      );
+      const found = (listed.body.data as { invoice_id: string | null }[]).filter((p) => p.invoice_id === invoiceId);
+      expect(found).not.toHaveLength(0);
+      return found;
+    }, 30000);
   const webhooks = (type: string, invoiceId: string) =>
     receiver.events.filter((event) => event.type === type && event.data.object.id === invoiceId);
 
@@ -177,6 +193,32 @@ describe('PAYUNi: subscriptions paid by transfer, renewal invoices that wait wit
     )!.id;
     const preview = await send('GET', `/subscriptions/${subscription.id}/switch-preview?target_product_id=${team}`);
     expect(preview.body).toMatchObject({ can_proceed: false, blocking_reason: 'pays_by_transfer' });
+
+    // Reversed at PAYUNi afterwards (a bank's reversal): a few minutes after the invoice was paid,
+    // the reconciliation asks PAYUNi about it once and lists it for the operator.
+    emulator.trades.get(tradeNo)!.status = 'unpaid';
+    try {
+      ahead = 6 * 60_000;
+      const [listed] = await unmatchedOf(invoice.id);
+      expect(listed).toMatchObject({
+        checkout_session_id: null,
+        order_id: null,
+        invoice_id: invoice.id,
+        processor: 'payuni',
+        trade_no: tradeNo,
+        amount: 299,
+        reason: 'not_paid_at_processor',
+      });
+      // The dashboard's overview lists it by its invoice.
+      const overview = (await operator.get(`/dashboard/${org.id}/sandbox`)).html;
+      expect(overview).toContain('Payments that do not match the processor');
+      expect(overview).toContain(`<td><code>${invoice.id}</code></td>`);
+      const asked = emulator.queries.filter((q) => q === tradeNo).length;
+      await new Promise((resolve) => setTimeout(resolve, 1000));
+      expect(emulator.queries.filter((q) => q === tradeNo).length).toBe(asked);
+    } finally {
+      ahead = 0;
+    }
   });
 
   it('an account left unpaid past its deadline is a failed attempt; dunning retries with a new account', async () => {
@@ -201,6 +243,14 @@ describe('PAYUNi: subscriptions paid by transfer, renewal invoices that wait wit
     const afterFailure = (await invoicesOf(subscription.id)).find((i) => i.id === first.id)!;
     expect(afterFailure).toMatchObject({ status: 'open', attempt_count: 1 });
     expect(afterFailure.payment_instructions ?? null).toBeNull();
+
+    // The buyer transfers to the given-up account anyway and PAYUNi takes it: no invoice waits
+    // for it, so PAYUNi's post has it listed for the operator to give back or credit by hand.
+    const [lateTrade] = renewalTrades().at(-1)!;
+    await emulator.pay(lateTrade);
+    const [late] = await unmatchedOf(first.id);
+    expect(late).toMatchObject({ trade_no: lateTrade, amount: 299, reason: 'paid_after_deadline' });
+    expect((await invoicesOf(subscription.id)).find((i) => i.id === first.id)).toMatchObject({ status: 'open' });
 
     // Dunning's next attempt (three days after the invoice opened) asks PAYUNi for a new account.
     expect((await send('POST', `/test_clocks/${clock}/advance`, { frozen_time: '2026-03-04T01:00:00Z' })).status).toBe(

@@ -200,8 +200,9 @@ export type CheckoutAsyncPaymentExpiredData = z.infer<typeof CheckoutAsyncPaymen
 /**
  * Why a payment and the processor disagree: the processor was paid for a checkout that expired
  * first, or under a trade the checkout no longer waited for, or a period of a card plan that no
- * invoice took before the plan was stopped (money to give back by hand); or the checkout recorded
- * a payment the processor does not show as paid, or shows another amount (to check in the
+ * invoice took before the plan was stopped, or a renewal's transfer made after the platform gave
+ * up on it at its deadline (money to give back by hand); or a checkout or a renewal recorded a
+ * payment the processor does not show as paid, or shows another amount (to check in the
  * processor's site before anything ships).
  */
 export const UnmatchedPaymentReason = z.enum([
@@ -209,6 +210,7 @@ export const UnmatchedPaymentReason = z.enum([
   'paid_other_trade',
   'not_paid_at_processor',
   'period_not_invoiced',
+  'paid_after_deadline',
 ]);
 export type UnmatchedPaymentReason = z.infer<typeof UnmatchedPaymentReason>;
 
@@ -233,9 +235,10 @@ export type CheckoutPaymentUnmatchedData = z.infer<typeof CheckoutPaymentUnmatch
 export const UnmatchedPayment = z
   .object({
     object: z.literal('unmatched_payment'),
-    id: z.string().describe('<session id>:<trade number>'),
-    checkout_session_id: z.string(),
-    order_id: z.string(),
+    id: z.string().describe('<session id>:<trade number>, or <invoice id>:<trade number> for a renewal'),
+    checkout_session_id: z.string().nullable().describe('The checkout paid; null for a renewal'),
+    order_id: z.string().nullable().describe("The checkout's order; null for a renewal"),
+    invoice_id: z.string().nullable().describe('The renewal invoice paid; null for a checkout'),
     processor: AsyncPaymentProcessor,
     trade_no: z.string().describe("The processor's trade (ECPay's MerchantTradeNo, PAYUNi's MerTradeNo)"),
     amount: z.int().describe('TWD the processor says was paid'),

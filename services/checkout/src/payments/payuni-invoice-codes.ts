@@ -94,25 +94,27 @@ function answerOf(recorded: CodeCharge): InvoiceChargeResult {
 
 /**
  * PAYUNi's post about a renewal's code (issued, paid), checked with the organization's keys: a
- * payment is noted, so that billing's next ask of the key answers it without asking PAYUNi;
- * answers whether the post checked out (then PAYUNi may stop resending it).
+ * payment is noted, so that billing's next ask of the key answers it without asking PAYUNi.
+ * Answers the post's charge key and whether it said paid, or null when the post does not check
+ * out (otherwise PAYUNi may stop resending it).
  */
 export async function acceptPayuniInvoiceNotification(
   context: ServiceContext,
   tradeNo: string,
   body: Record<string, unknown>,
-): Promise<boolean> {
+): Promise<{ chargeKey: string; paid: boolean } | null> {
   const charge = await dependenciesOf(context).payuniCodes.findByTrade(tradeNo);
-  if (!charge) return false;
+  if (!charge) return null;
   const payuni = await payuniMerchantOf(context, charge.organization, charge.environment);
-  if (!payuni) return false;
+  if (!payuni) return null;
   try {
     const notification = readNotification(body, payuni.merchant);
-    if (notification.tradeNo !== tradeNo) return false;
-    if (notification.kind === 'paid') await dependenciesOf(context).payuniCodes.paid(tradeNo, context.now());
-    return true;
+    if (notification.tradeNo !== tradeNo) return null;
+    if (notification.kind !== 'paid') return { chargeKey: charge.chargeKey, paid: false };
+    await dependenciesOf(context).payuniCodes.paid(tradeNo, context.now());
+    return { chargeKey: charge.chargeKey, paid: true };
   } catch (error) {
-    if (error instanceof RejectedNotification) return false;
+    if (error instanceof RejectedNotification) return null;
     throw error;
   }
 }

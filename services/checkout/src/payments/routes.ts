@@ -36,6 +36,7 @@ import { CardChargeUnanswered } from './payuni/embed';
 import { chargePortalCard, openPortalCardFields, verifyPortalCard } from './payuni-portal-cards';
 import { payuniFieldsScriptUrl } from './payuni/fields-script';
 import { chargeTradeOf } from './charge-trade';
+import { noteRenewalAnswer, noteRenewalCharge, recheckLateTransfer } from './renewal-charges';
 
 /**
  * `POST /internal/charges`, for billing's renewals: charges a card saved at checkout, off-session,
@@ -47,6 +48,12 @@ export function mountChargeRoutes(app: Express, context: ServiceContext): void {
   // acknowledged; billing learns the payment by asking the charge's key.
   app.post('/checkout/:trade_no/payuni/invoice-notify', formBodies('16kb'), async (req, res) => {
     const checked = await acceptPayuniInvoiceNotification(context, String(req.params.trade_no), req.body ?? {});
+    // A transfer billing was told had not come by its deadline: asked about at once.
+    if (checked?.paid) {
+      await recheckLateTransfer(context, checked.chargeKey).catch((err: unknown) =>
+        context.logger.warn({ err }, 'a late transfer could not be checked now; the next pass asks'),
+      );
+    }
     res
       .status(checked ? 200 : 400)
       .type('text')
@@ -69,7 +76,11 @@ export function mountChargeRoutes(app: Express, context: ServiceContext): void {
     const caller = callerOf(req);
     const { processor } = dependenciesOf(context);
     const { idempotency_key: key, release_if_absent: release } = res.locals.input.body as Required<ChargeStatusBody>;
-    const kept = (await processor.lookup(key)) ?? (await unsimulatedStatus(context, caller, key, release));
+    let kept: InvoiceChargeResult | null = await processor.lookup(key);
+    if (!kept) {
+      kept = await unsimulatedStatus(context, caller, key, release);
+      if (kept) await noteRenewalAnswer(context.store, key, kept, context.now());
+    }
     const answer: ChargeStatus = kept ? answerOf(kept, key) : { status: 'not_found' };
     res.json(answer);
   });
@@ -237,8 +248,23 @@ async function chargeSavedCard(
   return processor.chargeSavedCard(request);
 }
 
-/** A charge at the organization's processor (`own`, read once for a batch) of a method it keeps. */
-function chargeAtProcessor(
+/**
+ * A charge at the organization's processor (`own`, read once for a batch) of a method it keeps,
+ * noted with its answer so that the processor is asked later whether it agrees (renewal-charges.ts).
+ */
+async function chargeAtProcessor(
+  context: ServiceContext,
+  caller: { organization: string; environment: Environment },
+  request: SavedCardChargeRequest,
+  own: ProcessorMerchant | null,
+): Promise<InvoiceChargeResult> {
+  await noteRenewalCharge(context.store, caller, request);
+  const result = await chargeAtOwnProcessor(context, caller, request, own);
+  await noteRenewalAnswer(context.store, request.idempotencyKey, result, context.now());
+  return result;
+}
+
+function chargeAtOwnProcessor(
   context: ServiceContext,
   caller: { organization: string; environment: Environment },
   request: SavedCardChargeRequest,

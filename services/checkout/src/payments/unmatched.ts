@@ -1,4 +1,10 @@
-import { BillingSettingsQuery, type UnmatchedPayment, environmentOfSettings, livemodeOf } from '@billing/contracts';
+import {
+  BillingSettingsQuery,
+  type Environment,
+  type UnmatchedPayment,
+  environmentOfSettings,
+  livemodeOf,
+} from '@billing/contracts';
 import type { ServiceContext } from '@billing/runtime';
 import { adminOrganizationOf, validate } from '@billing/service';
 import type { Express } from 'express';
@@ -6,9 +12,10 @@ import { type EventStore, type RecordedEvent, type SqlExecutor, documentTable, k
 import { sessionEvents } from '../sessions/session';
 
 /**
- * Payments a processor took that no checkout recorded (`CheckoutPaymentUnmatched`): a checkout
- * that expired before the processor's post, or a trade it no longer waited for. The operator
- * refunds them by hand; this list is how they are found (docs/payments.md).
+ * Payments a processor and the platform disagree about: a checkout's (`CheckoutPaymentUnmatched`:
+ * one that expired before the processor's post, a trade it no longer waited for, one the
+ * processor does not show paid) or a renewal's (`recordUnmatchedRenewalPayment`). The operator
+ * settles them by hand; this list is how they are found (docs/payments.md).
  */
 export const unmatchedPaymentsTable = documentTable<UnmatchedPayment>({
   name: 'unmatched_payments',
@@ -37,6 +44,7 @@ export async function projectUnmatchedPayments(sql: SqlExecutor, schema: string,
         id: `${data.session_id}:${data.trade_no}`,
         checkout_session_id: data.session_id,
         order_id: data.order_id,
+        invoice_id: null,
         processor: data.processor,
         trade_no: data.trade_no,
         amount: data.amount,
@@ -48,6 +56,45 @@ export async function projectUnmatchedPayments(sql: SqlExecutor, schema: string,
       { tenant: { organization: recorded.organization, environment: recorded.environment } },
     );
   }
+}
+
+/**
+ * A renewal the processor and the platform disagree about (renewal-charges.ts): not an event of
+ * any stream (billing's invoice is not checkout's), written straight to the list, once per
+ * invoice and trade. The invoice is the charge key's (`<invoice id>:<attempt>`).
+ */
+export async function recordUnmatchedRenewalPayment(
+  store: EventStore,
+  tenant: { organization: string; environment: Environment },
+  payment: {
+    chargeKey: string;
+    processor: UnmatchedPayment['processor'];
+    tradeNo: string;
+    amount: number;
+    reason: UnmatchedPayment['reason'];
+    at: Date;
+  },
+): Promise<void> {
+  const invoiceId = payment.chargeKey.slice(0, payment.chargeKey.lastIndexOf(':'));
+  await unmatchedPaymentsTable.write(
+    store.database,
+    store.tables.schema,
+    {
+      object: 'unmatched_payment',
+      id: `${invoiceId}:${payment.tradeNo}`,
+      checkout_session_id: null,
+      order_id: null,
+      invoice_id: invoiceId,
+      processor: payment.processor,
+      trade_no: payment.tradeNo,
+      amount: payment.amount,
+      reason: payment.reason,
+      created_at: payment.at.toISOString(),
+      livemode: livemodeOf(tenant.environment),
+    },
+    1,
+    { tenant },
+  );
 }
 
 /** The tenant's unmatched payments, newest first (at most 100: each is a refund to make by hand). */
@@ -63,7 +110,8 @@ export async function listUnmatchedPayments(
     after: null,
     limit: 100,
   });
-  return rows.map((r) => r.document);
+  // Listed before renewals could be: no invoice.
+  return rows.map((r) => ({ ...r.document, invoice_id: r.document.invoice_id ?? null }));
 }
 
 /**

@@ -5,6 +5,7 @@ import { queryTrade } from '../payments/ecpay/query';
 import { queryPayuniTrade } from '../payments/payuni/query';
 import { payuniTradeNo } from '../payments/payuni/upp';
 import { processorMerchantOf } from '../payments/settings/merchant-of';
+import { reconcileRenewalCharges } from '../payments/renewal-charges';
 import { runSessionCommands } from './command';
 import { sessionsTable } from './read-model';
 import type { ExternalProcessor, Session } from './session';
@@ -134,12 +135,18 @@ async function paidAtProcessor(
   return 'unverifiable';
 }
 
-/** The background pass: every `CHECKOUT_RECONCILE_INTERVAL_MS` (default 10 minutes). */
+/**
+ * The background pass: every `CHECKOUT_RECONCILE_INTERVAL_MS` (default 10 minutes), the
+ * checkouts, then the renewals charged at a processor (payments/renewal-charges.ts).
+ */
 export function startProcessorReconciliation(context: ServiceContext): () => Promise<void> {
   const interval = positiveNumberSetting(
     context.config,
     'CHECKOUT_RECONCILE_INTERVAL_MS',
     DEFAULT_RECONCILE_INTERVAL_MS,
   );
-  return startPeriodic(() => reconcileProcessorCharges(context), interval);
+  return startPeriodic(async () => {
+    await reconcileProcessorCharges(context);
+    await reconcileRenewalCharges(context);
+  }, interval);
 }

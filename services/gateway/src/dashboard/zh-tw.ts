@@ -211,12 +211,15 @@ export const ZH_TW: Record<string, string> = {
   'Reported at': '回報時間',
   Why: '原因',
   Checkout: '結帳',
+  'Checkout or invoice': '結帳或發票',
   'Processor trade': '金流交易編號',
   'Paid after the checkout expired': '結帳逾期後才付款',
   'Paid under a trade the checkout no longer waited for': '以結帳已不再等候的交易付款',
   'Recorded as paid here; the processor does not show it paid': '此處記為已付款，但金流服務商未顯示已付款',
   "A card plan's period the processor charged that no invoice took":
     '金流服務商已扣款、但沒有發票入帳的信用卡定期定額期數',
+  "A renewal's transfer the processor took after its deadline, when the invoice had given up on it":
+    '續訂的轉帳或超商繳費在期限過後才由金流服務商收到，此時發票已不再等候這筆付款',
   'The pending charges could not be read: {why}': '無法讀取確認中的扣款：{why}',
   'Charges being confirmed': '確認中的扣款',
   'Charges being confirmed with the processor': '正在向金流服務商確認的扣款',

@@ -161,10 +161,12 @@ export const overviewPage: DashboardPage = {
 };
 
 interface UnmatchedPayment {
-  checkout_session_id: string;
+  checkout_session_id: string | null;
+  invoice_id: string | null;
   trade_no: string;
   amount: number;
-  reason: 'paid_after_expiry' | 'paid_other_trade' | 'not_paid_at_processor' | 'period_not_invoiced';
+  reason:
+    'paid_after_expiry' | 'paid_other_trade' | 'not_paid_at_processor' | 'period_not_invoiced' | 'paid_after_deadline';
   created_at: string;
 }
 
@@ -173,6 +175,8 @@ const UNMATCHED_REASONS: Record<UnmatchedPayment['reason'], string> = {
   paid_other_trade: 'Paid under a trade the checkout no longer waited for',
   not_paid_at_processor: 'Recorded as paid here; the processor does not show it paid',
   period_not_invoiced: "A card plan's period the processor charged that no invoice took",
+  paid_after_deadline:
+    "A renewal's transfer the processor took after its deadline, when the invoice had given up on it",
 };
 
 /**
@@ -203,13 +207,13 @@ async function unmatchedPaymentsSection(ctx: PageContext): Promise<Html | string
     </p>
     ${table(
       title,
-      [t('Reported at'), t('Why'), t('Checkout'), t('Amount'), t('Processor trade')],
+      [t('Reported at'), t('Why'), t('Checkout or invoice'), t('Amount'), t('Processor trade')],
       unmatched.map(
         (payment) =>
           html`<tr>
             <td>${when(payment.created_at)}</td>
             <td>${t(UNMATCHED_REASONS[payment.reason])}</td>
-            <td><code>${payment.checkout_session_id}</code></td>
+            <td><code>${payment.checkout_session_id ?? payment.invoice_id}</code></td>
             <td>${twd(payment.amount)}</td>
             <td><code>${payment.trade_no}</code></td>
           </tr>`,
