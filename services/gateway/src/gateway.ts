@@ -154,9 +154,11 @@ export class Gateway {
     await context.store.migrateSchema(organizationsDdl(schema));
     await context.store.migrateSchema(idempotencyDdl(schema));
     await createDashboardTables(context.store);
-    const authenticator = new ApiKeyAuthenticator(sql, schema);
+    // How long a found key is trusted without the database; a key roll waits as long.
+    const keyCacheMs = positiveNumberSetting(context.config, 'GATEWAY_API_KEY_CACHE_MS', API_KEY_CACHE_TTL_MS);
+    const authenticator = new ApiKeyAuthenticator(sql, schema, keyCacheMs);
     const originAllowList = new OriginAllowList(sql, schema);
-    const changes = await OrganizationChanges.start(sql, schema, API_KEY_CACHE_TTL_MS, () => {
+    const changes = await OrganizationChanges.start(sql, schema, keyCacheMs, () => {
       authenticator.forget();
       originAllowList.forget();
     });
