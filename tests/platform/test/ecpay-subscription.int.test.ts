@@ -43,6 +43,7 @@ describe('ECPay card plans: subscriptions and their renewals', () => {
         BILLING_PENDING_CHARGE_MS: '1000',
         BILLING_TRIAL_SWEEP_INTERVAL_MS: '500',
         CHECKOUT_PLAN_CHECK_MS: '300',
+        CHECKOUT_RECONCILE_INTERVAL_MS: '300',
       },
     });
     const shop = await organizationOn(platform);
@@ -170,6 +171,28 @@ describe('ECPay card plans: subscriptions and their renewals', () => {
     expect(unmatched).toEqual([
       expect.objectContaining({ trade_no: fourth.TradeNo, amount: 299, reason: 'period_not_invoiced' }),
     ]);
+
+    // The period that paid the first renewal no longer shows authorised at ECPay (a chargeback, a
+    // void in ECPay's site): a few minutes after it was matched, the reconciliation lists it with
+    // its invoice; the periods that paid the others still agree.
+    emulator.trades.get(tradeNo)!.plan!.executions[1]!.RtnCode = '10100248';
+    try {
+      ahead = 6 * 60_000;
+      const reversed = await eventually(async () => {
+        const listed = await clientOf(platform.gatewayUrl).admin(
+          'GET',
+          `/organizations/${org.id}/unmatched_payments?environment=sandbox`,
+        );
+        const found = (listed.body.data as { reason: string }[]).filter((p) => p.reason === 'not_paid_at_processor');
+        expect(found).toHaveLength(1);
+        return found[0] as unknown as { invoice_id: string };
+      }, 30000);
+      expect(reversed).toMatchObject({ trade_no: tradeNo, amount: 299, checkout_session_id: null, order_id: null });
+      const renewals = (await invoicesOf(subscription.id)).filter((invoice) => invoice.status === 'paid');
+      expect(renewals.map((invoice) => invoice.id)).toContain(reversed.invoice_id);
+    } finally {
+      ahead = 0;
+    }
   });
 
   /** 16 minutes into ECPay's first daily capture (20:15 in Taiwan) after `instant` (ms): the capture under way. */
