@@ -206,8 +206,8 @@ export const ZH_TW: Record<string, string> = {
   'Payments and failed payments': '付款與失敗的付款',
   'The unmatched payments could not be read: {why}': '無法讀取金額不符的付款：{why}',
   'Payments that do not match the processor': '與金流服務商不符的付款',
-  "Money the processor took that no order records: refund it in the processor's own site. An order recorded as paid that the processor does not show paid: check it there before delivering.":
-    '金流服務商已收款、但沒有任何訂單記錄的款項：請到金流服務商的後台退款。此處記為已付款、但金流服務商未顯示已付款的訂單：請先到金流服務商確認，再出貨。',
+  "Money the processor took that no order or invoice records: refund it in the processor's own site. A payment recorded here that the processor does not show paid: check it there before delivering.":
+    '金流服務商已收款、但沒有任何訂單或發票記錄的款項：請到金流服務商的後台退款。此處記為已付款、但金流服務商未顯示已付款的款項：請先到金流服務商確認，再出貨。',
   'Reported at': '回報時間',
   Why: '原因',
   Checkout: '結帳',

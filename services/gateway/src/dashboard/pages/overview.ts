@@ -202,7 +202,7 @@ async function unmatchedPaymentsSection(ctx: PageContext): Promise<Html | string
     <h2>${title}</h2>
     <p>
       ${t(
-        "Money the processor took that no order records: refund it in the processor's own site. An order recorded as paid that the processor does not show paid: check it there before delivering.",
+        "Money the processor took that no order or invoice records: refund it in the processor's own site. A payment recorded here that the processor does not show paid: check it there before delivering.",
       )}
     </p>
     ${table(
