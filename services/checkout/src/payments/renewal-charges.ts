@@ -34,7 +34,7 @@ const BATCH = 50;
 type Owner = { organization: string; environment: Environment };
 type Answer = 'succeeded' | 'declined';
 /** A charge's answer to billing (`InvoiceChargeResult`), as far as it matters here. */
-type Answered = { status: string } | { status: 'declined'; code: string };
+type Answered = { status: string; code?: string };
 export type RenewalOutcome = 'matched' | 'unmatched' | 'unverifiable';
 
 type Row = {
@@ -111,9 +111,9 @@ export async function noteRenewalAnswer(
 }
 
 /** Succeeded, or a transfer given up at its deadline (one the buyer may still make); other declines took nothing. */
-function checkedAnswerOf(result: Answered): Answer | null {
+export function checkedAnswerOf(result: Answered): Answer | null {
   if (result.status === 'succeeded') return 'succeeded';
-  if (result.status === 'declined' && 'code' in result && result.code === 'payment_deadline_passed') return 'declined';
+  if (result.status === 'declined' && result.code === 'payment_deadline_passed') return 'declined';
   return null;
 }
 
@@ -185,7 +185,7 @@ async function checkRenewalCharge(context: ServiceContext, row: Row): Promise<Re
 type Shown = { paid: boolean; amount: number };
 
 /** Paid for the amount billing was told; not paid at all when billing was told the deadline passed. */
-const agrees = (row: Row, shown: Shown) =>
+export const agrees = (row: Pick<Row, 'answer' | 'amount'>, shown: Shown) =>
   row.answer === 'succeeded' ? shown.paid && shown.amount === row.amount : !shown.paid;
 
 /**
