@@ -105,7 +105,7 @@ describe('ECPay card plans: subscriptions and their renewals', () => {
   }
 
   const invoicesOf = async (subscriptionId: string) =>
-    (await send('GET', `/invoices?subscription_id=${subscriptionId}`)).body.data as { status: string }[];
+    (await send('GET', `/invoices?subscription_id=${subscriptionId}`)).body.data as { id: string; status: string }[];
   const paidCount = async (subscriptionId: string) =>
     (await invoicesOf(subscriptionId)).filter((invoice) => invoice.status === 'paid').length;
 
