@@ -209,10 +209,12 @@ describe('PAYUNi: subscriptions paid by transfer, renewal invoices that wait wit
         amount: 299,
         reason: 'not_paid_at_processor',
       });
-      // The dashboard's overview lists it by its invoice.
+      // The dashboard's overview lists it by its invoice, a link to the invoice's page.
       const overview = (await operator.get(`/dashboard/${org.id}/sandbox`)).html;
       expect(overview).toContain('Payments that do not match the processor');
-      expect(overview).toContain(`<td><code>${invoice.id}</code></td>`);
+      expect(overview).toContain(
+        `<a href="/dashboard/${org.id}/sandbox/invoices/${invoice.id}"><code>${invoice.id}</code></a>`,
+      );
       const asked = emulator.queries.filter((q) => q === tradeNo).length;
       await new Promise((resolve) => setTimeout(resolve, 1000));
       expect(emulator.queries.filter((q) => q === tradeNo).length).toBe(asked);

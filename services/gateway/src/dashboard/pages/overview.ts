@@ -213,7 +213,13 @@ async function unmatchedPaymentsSection(ctx: PageContext): Promise<Html | string
           html`<tr>
             <td>${when(payment.created_at)}</td>
             <td>${t(UNMATCHED_REASONS[payment.reason])}</td>
-            <td><code>${payment.checkout_session_id ?? payment.invoice_id}</code></td>
+            <td>
+              ${
+                payment.invoice_id
+                  ? html`<a href="${ctx.base}/invoices/${payment.invoice_id}"><code>${payment.invoice_id}</code></a>`
+                  : html`<code>${payment.checkout_session_id}</code>`
+              }
+            </td>
             <td>${twd(payment.amount)}</td>
             <td><code>${payment.trade_no}</code></td>
           </tr>`,
