@@ -96,10 +96,12 @@ async function cardFieldsOf(context: ServiceContext, portal: OpenPortal): Promis
   throw new ApiError(503, 'service_unavailable', `checkout answered ${status} for the card fields`);
 }
 
+/** The first detail of checkout's refusal of a card, which says why. */
+const refusalDetailOf = (body: unknown) =>
+  (body as ErrorEnvelope | undefined)?.error?.details?.[0] as Partial<ErrorDetail> | undefined;
+
 /** The reason checkout gave for refusing a card (its first detail's code), e.g. `authentication_required`. */
-const refusalCode = (body: unknown): string =>
-  ((body as ErrorEnvelope | undefined)?.error?.details?.[0] as Partial<ErrorDetail> | undefined)?.code ??
-  'card_declined';
+const refusalCode = (body: unknown): string => refusalDetailOf(body)?.code ?? 'card_declined';
 
 /** What became of a card typed into PAYUNi's fields: kept, refused (with checkout's reason), a charge's outcome not known, or not saved. */
 type PayuniCardOutcome = { saved: CreatedPaymentMethod } | { refused: string } | { unknown: true } | { notSaved: true };
@@ -142,7 +144,7 @@ async function payWithPayuniCard(
   if (answer?.status === 201) return { saved: answer.body as CreatedPaymentMethod };
   if (answer?.status === 402) {
     // Declined under this attempt's key: counted, so the next card gets a key of its own.
-    const reason = (answer.body as ErrorEnvelope).error.details?.[0] as Partial<ErrorDetail> | undefined;
+    const reason = refusalDetailOf(answer.body);
     const declined = { code: reason?.code ?? 'card_declined', message: reason?.message ?? 'The card was declined' };
     await recordDeclinedRetry(context, portal.tenant, invoice, declined);
     return { refused: declined.code };
