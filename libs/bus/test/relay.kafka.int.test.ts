@@ -123,14 +123,16 @@ describeWithServer('KAFKA_BROKERS', 'EventRelay on PostgreSQL and Kafka', (broke
       standby.start();
       holder.kill('SIGKILL');
       await exited;
-      const killedAt = Date.now();
       const after = await append(3);
+      // PostgreSQL frees the dead holder's advisory lock with its connection, so the standby takes
+      // over on its next try (every 200 ms here). The wait also covers the standby's first
+      // connection to Kafka, which took 6 s on a loaded machine; a handover that waited out a
+      // lease of tens of seconds would still miss it.
       await eventually(async () => {
         expect(await crashStore.loadCheckpoint(`relay:${topic}`)).toMatchObject({
           globalPosition: after[1]!.global_position,
         });
       }, 15000);
-      expect(Date.now() - killedAt).toBeLessThan(5000);
       const published = new Set(idsOf(await readKafkaTopic(brokers, topic, 4)));
       expect(published).toEqual(new Set([...before, ...after].map((e) => e.id)));
     } finally {
