@@ -53,11 +53,13 @@ export async function startPlatform(options: PlatformOptions = {}): Promise<Plat
       : undefined;
   // Shared and filled in as services start: checkout learns the gateway's address last.
   const config: Record<string, string | undefined> = {
-    // These suites test what the platform does, not its read timeouts (upstream.int,
+    // These suites test what the platform does, not its timeouts (upstream.int,
     // write-timeout.int and the checkout service's own suites do): CI runs two suites at once,
     // each with its services, Kafka and Chromium, on two cores, and a stall there outlasts the
-    // 1.5 s production defaults.
+    // 1.5 s production defaults for reads. Writes get the longest the gateway allows: 20
+    // concurrent writes of one record (write-contention.int) took over 10 s on a loaded machine.
     UPSTREAM_TIMEOUT_MS: '10000',
+    UPSTREAM_WRITE_TIMEOUT_MS: '30000',
     INTERNAL_CALL_TIMEOUT_MS: '10000',
     CATALOG_SERVICE_URL: catalog.service.url,
     PROMOTIONS_SERVICE_URL: promotions?.service.url,
