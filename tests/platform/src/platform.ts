@@ -54,13 +54,15 @@ export async function startPlatform(options: PlatformOptions = {}): Promise<Plat
   // Shared and filled in as services start: checkout learns the gateway's address last.
   const config: Record<string, string | undefined> = {
     // These suites test what the platform does, not its timeouts (upstream.int,
-    // write-timeout.int and the checkout service's own suites do): CI runs two suites at once,
-    // each with its services, Kafka and Chromium, on two cores, and a stall there outlasts the
-    // 1.5 s production defaults for reads. Writes get the longest the gateway allows: 20
-    // concurrent writes of one record (write-contention.int) took over 10 s on a loaded machine.
-    UPSTREAM_TIMEOUT_MS: '10000',
+    // write-timeout.int and the checkout service's own suites do): CI runs four suites at once,
+    // each with its services, beside PostgreSQL, Kafka and Chromium, on two cores, and a stall
+    // there outlasts the 1.5 s production defaults. They wait 30 s (for a write, the longest the
+    // gateway allows): in a loaded run, 20 concurrent writes of one record (write-contention.int)
+    // and one coupon POST took over 10 s, and a payment link's visit got 503 (its lookup in the
+    // catalog, most likely).
+    UPSTREAM_TIMEOUT_MS: '30000',
     UPSTREAM_WRITE_TIMEOUT_MS: '30000',
-    INTERNAL_CALL_TIMEOUT_MS: '10000',
+    INTERNAL_CALL_TIMEOUT_MS: '30000',
     CATALOG_SERVICE_URL: catalog.service.url,
     PROMOTIONS_SERVICE_URL: promotions?.service.url,
     ...options.config,
