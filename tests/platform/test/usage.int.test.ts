@@ -9,7 +9,8 @@ jest.setTimeout(240000);
  * Usage on a plan's metered prices (docs/usage.md), on the bus the platform runs (Kafka in CI):
  * bought on the hosted page, usage reported through the gateway and on the usage topic, billed
  * on the renewal invoice the saved card pays when the test clock passes the period's end, and
- * the last period's usage, once the subscription is canceled at its period end, on a final invoice.
+ * the last period's usage on a final invoice, once the subscription is canceled at its period end
+ * or canceled now by its customer in the portal.
  */
 describe('usage billed on the renewal invoice', () => {
   let platform: Platform;
@@ -127,5 +128,63 @@ describe('usage billed on the renewal invoice', () => {
         receiver.events.filter((event) => event.type === 'invoice.paid' && event.data.object.id === after[0].id),
       ).toHaveLength(1),
     );
+  });
+
+  it('bills the usage on a final invoice at once when the customer cancels now in the portal', async () => {
+    const { org, client, send, subscribeOnClock, advance, invoicesOf } = await lifecycleOrganization(
+      platform,
+      receiver,
+    );
+    const prices = [{ meter: 'api_calls', unit_amount: 1, package_size: 100 }];
+    await client.createProduct(org.id, plan({ slug: 'metered', price: 199, metered_prices: prices }));
+    await send('POST', '/meters', { key: 'api_calls', name: 'API calls', aggregation: 'sum' });
+    const config = await client.admin('POST', `/organizations/${org.id}/portal_configurations`, {
+      environment: 'SANDBOX',
+      features: { cancel: { mode: 'immediately' } },
+    });
+    expect(config.status).toBe(201);
+    const { subscription, clock } = await subscribeOnClock('leaving@example.com', '4242424242424242', {
+      product_slug: 'metered',
+    });
+    await advance(clock, '2026-02-10T10:00:00Z');
+    const usage = await send('POST', '/usage_events', {
+      events: [{ id: 'leaving-1', customer_id: subscription.customer_id, meter: 'api_calls', quantity: 450 }],
+    });
+    expect(usage.body).toMatchObject({ stored: 1 });
+
+    const portal = await send('POST', '/portal/sessions', {
+      customer_id: subscription.customer_id,
+      return_url: 'https://merchant.example/account',
+      configuration_id: config.body.id,
+      locale: 'zh-TW',
+    });
+    const cancelUrl = `${portal.body.url}/subscriptions/${subscription.id}/cancel`;
+    const confirm = await (await fetch(cancelUrl)).text();
+    expect(confirm).toContain('<p id="usage-billed">尚未計費的用量將立即開立最終帳單');
+    const csrf = /name="csrf_token" value="([^"]+)"/.exec(confirm)![1]!;
+    const done = await fetch(cancelUrl, {
+      method: 'POST',
+      body: new URLSearchParams({ csrf_token: csrf }),
+      redirect: 'manual',
+    });
+    expect(done.headers.get('location')).toMatch(/\?notice=canceled$/);
+    expect((await send('GET', `/subscriptions/${subscription.id}`)).body.status).toBe('CANCELED');
+
+    // Opened with the cancellation, its period ending then; charged on the saved card by the next sweep.
+    await advance(clock, '2026-02-10T10:01:00Z');
+    await eventually(async () => {
+      const final = (await invoicesOf(subscription.id)).filter((invoice: { lines: { kind: string }[] }) =>
+        invoice.lines.some((line) => line.kind === 'usage'),
+      );
+      expect(final).toEqual([
+        expect.objectContaining({
+          status: 'paid',
+          period_start: '2026-01-31T10:00:00.000Z',
+          period_end: '2026-02-10T10:00:00.000Z',
+          amount_paid: 5,
+          lines: [expect.objectContaining({ kind: 'usage', meter: 'api_calls', quantity: 450, amount: 5 })],
+        }),
+      ]);
+    }, 30000);
   });
 });

@@ -29,3 +29,6 @@ export function usageSinceAcrossNewPeriod(subscription: Subscription): Pick<Subs
     ? { usage_since: usageStart(subscription) }
     : {};
 }
+
+/** Whether the subscription's plan has metered prices, so that its usage is billed. */
+export const billsUsage = (subscription: Subscription): boolean => (subscription.metered_prices?.length ?? 0) > 0;

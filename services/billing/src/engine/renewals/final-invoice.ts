@@ -8,7 +8,7 @@ import { finalInvoiceId } from '../../invoices/ids';
 import type { OpenInvoice } from '../../invoices/invoice';
 import { findInvoice, findInvoicesById, nextInvoiceNumbers } from '../../invoices/read-model';
 import { subscriptionAggregate } from '../../subscriptions/aggregate';
-import { usageStart } from '../../subscriptions/metered';
+import { billsUsage, usageStart } from '../../subscriptions/metered';
 import { type DueSubscription, findSubscription } from '../../subscriptions/queries';
 import { chargeAttempts, recordAttempts, recordPaymentPending } from './attempts';
 import { afterAnswer } from './dunning';
@@ -57,7 +57,7 @@ export async function endCanceledPeriod(context: ServiceContext, item: DueSubscr
  * that opens it first holds the usage's rows, so this one claims nothing and opens nothing.
  */
 async function openFinalInvoice(context: ServiceContext, tenant: Tenant, subscription: Subscription, at: Date) {
-  if (!subscription.metered_prices?.length) return false;
+  if (!billsUsage(subscription)) return false;
   return context.store.transaction((tx) =>
     openFinalInvoiceIn(tx, context, tenant, subscription, { at, periodEnd: subscription.current_period_end }),
   );
@@ -126,7 +126,7 @@ export async function cancelNowWithFinalInvoice(context: ServiceContext, tenant:
       { type: 'CancelSubscription', data: { ...who, atPeriodEnd: false } },
       { ...tenant, occurredAt: at },
     );
-    if (subscription.metered_prices?.length) {
+    if (billsUsage(subscription)) {
       await openFinalInvoiceIn(tx, context, tenant, subscription, { at, periodEnd: at.toISOString() });
     }
   });

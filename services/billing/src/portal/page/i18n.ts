@@ -101,6 +101,8 @@ const MESSAGES = {
     cancelAtPeriodEnd: (date: string) =>
       `Your subscription stays active until ${date}; after that you will not be charged again.`,
     cancelNow: 'Your subscription ends now and you lose access at once. Nothing is refunded.',
+    cancelNowBillsUsage:
+      'Usage not billed yet is billed now, on a final invoice charged to your payment method on file.',
     confirmCancel: 'Cancel subscription',
     confirmCancelNow: 'Cancel now',
     keep: 'Go back',
@@ -235,6 +237,7 @@ const MESSAGES = {
     cancelConfirmTitle: '確定要取消訂閱嗎？',
     cancelAtPeriodEnd: (date: string) => `您的訂閱將持續到 ${date}，之後不會再扣款。`,
     cancelNow: '您的訂閱將立即結束並停止使用，已付款項不予退還。',
+    cancelNowBillsUsage: '尚未計費的用量將立即開立最終帳單，並以您留存的付款方式扣款。',
     confirmCancel: '確認取消訂閱',
     confirmCancelNow: '立即取消',
     keep: '返回',

@@ -10,6 +10,7 @@ import type {
 import { page, postForm } from './html';
 import { billingPeriod, brandName, invoiceStatusText, messagesFor, subscriptionStatusText } from './i18n';
 import type { OpenPortal } from './open-portal';
+import { billsUsage } from '../../subscriptions/metered';
 import { type PortalEinvoices, einvoiceFacts, einvoiceSection } from './einvoice-view';
 import { type Html, formatDate, formatDateTime, formatTwd, html } from '@billing/service';
 
@@ -330,6 +331,7 @@ export function renderCancelPage(portal: OpenPortal, subscription: Subscription)
         </div>
         ${priceLine(locale, subscription.price, subscription.interval, subscription.interval_count)}
         <p>${explanation}</p>
+        ${now && billsUsage(subscription) ? html`<p id="usage-billed">${t.cancelNowBillsUsage}</p>` : ''}
         <div class="actions">
           ${postForm(`${base}/subscriptions/${subscription.id}/cancel`, csrfToken, button)}
           <a class="button secondary" href="${base}" id="keep">${t.keep}</a>

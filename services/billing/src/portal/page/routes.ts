@@ -9,6 +9,8 @@ import { findInvoice, listInvoices } from '../../invoices/read-model';
 import { periodDiscount } from '../../subscriptions/discount';
 import { nextPeriodEndOf } from '../../subscriptions/decide';
 import { cancelSubscription, resumeSubscription } from '../../subscriptions/commands';
+import { cancelNowWithFinalInvoice } from '../../engine/renewals/final-invoice';
+import { billsUsage } from '../../subscriptions/metered';
 import { listSubscriptions } from '../../subscriptions/queries';
 import { openPortal, ownSubscription } from './access';
 import type { OpenPortal } from './open-portal';
@@ -195,7 +197,12 @@ export function mountPortalPages(app: Express, context: ServiceContext): void {
     if (!subscription || !portal.features.cancel.enabled) return notFoundPage(res, portal);
     const atPeriodEnd = portal.features.cancel.mode === 'at_period_end';
     await attempt(res, portal, async () => {
-      await cancelSubscription(context, portal.tenant, subscription.id, atPeriodEnd);
+      // Ending now leaves no period end to bill the usage at: it is billed at once, as the API's `invoice_now`.
+      if (!atPeriodEnd && billsUsage(subscription)) {
+        await cancelNowWithFinalInvoice(context, portal.tenant, subscription.id);
+      } else {
+        await cancelSubscription(context, portal.tenant, subscription.id, atPeriodEnd);
+      }
       backToPortal(res, portal, { notice: atPeriodEnd ? 'canceling' : 'canceled' });
     });
   });
