@@ -89,6 +89,16 @@ describe('usage billed on the renewal invoice', () => {
     expect(page).toContain('<h2>Usage</h2>');
     expect(page).toMatch(/<code>api_calls<\/code><\/td>\s*<td>Sum<\/td>\s*<td>2,000<\/td>\s*<td>3<\/td>/);
     expect(page).toMatch(/<code>seats<\/code><\/td>\s*<td>Maximum<\/td>\s*<td>5<\/td>\s*<td>2<\/td>/);
+    // And the customer in the portal, priced as the period's invoice will bill it.
+    const portal = await send('POST', '/portal/sessions', {
+      customer_id: customer,
+      return_url: 'https://merchant.example/account',
+    });
+    const portalPage = await (await fetch(portal.body.url)).text();
+    expect(portalPage).toContain('<dt>Usage this period: API calls</dt><dd>2,000 (NT$20)</dd>');
+    expect(portalPage).toContain('<dt>Usage this period: Seats in use</dt><dd>5 (NT$600)</dd>');
+    expect(portalPage).toContain(`id="usage-note-${subscription.id}"`);
+    expect(portalPage).toContain('<dt>Next payment</dt><dd>NT$199 + NT$620 on 28 Feb 2026</dd>');
 
     await advance(clock, '2026-03-02T00:00:00Z');
     const renewal = (await invoicesOf(subscription.id)).find(
@@ -147,10 +157,19 @@ describe('usage billed on the renewal invoice', () => {
       product_slug: 'metered',
     });
     await advance(clock, '2026-02-10T10:00:00Z');
+    // The usage the period's invoice will bill, on the portal's main page (in zh-TW here): none, then some.
+    const read = await send('POST', '/portal/sessions', {
+      customer_id: subscription.customer_id,
+      return_url: 'https://merchant.example/account',
+      locale: 'zh-TW',
+    });
+    const mainPage = async () => (await fetch(read.body.url)).text();
+    expect(await mainPage()).toContain('<dt>本期用量</dt><dd>尚無</dd>');
     const usage = await send('POST', '/usage_events', {
       events: [{ id: 'leaving-1', customer_id: subscription.customer_id, meter: 'api_calls', quantity: 450 }],
     });
     expect(usage.body).toMatchObject({ stored: 1 });
+    expect(await mainPage()).toContain('<dt>本期用量：API calls</dt><dd>450（NT$5）</dd>');
 
     const portal = await send('POST', '/portal/sessions', {
       customer_id: subscription.customer_id,
@@ -169,6 +188,8 @@ describe('usage billed on the renewal invoice', () => {
     });
     expect(done.headers.get('location')).toMatch(/\?notice=canceled$/);
     expect((await send('GET', `/subscriptions/${subscription.id}`)).body.status).toBe('CANCELED');
+    // Billed now: the portal no longer shows it as to come.
+    expect(await mainPage()).not.toContain('本期用量');
 
     // Opened with the cancellation, its period ending then; charged on the saved card by the next sweep.
     await advance(clock, '2026-02-10T10:01:00Z');

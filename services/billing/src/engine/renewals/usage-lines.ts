@@ -54,6 +54,41 @@ export function usageLines(window: UsageWindow, quantities: ReadonlyMap<string, 
 }
 
 /**
+ * The customer's events of the window's meters from the subscription's start to the window's end,
+ * not billed before and not paid by credits: the condition of a renewal's claim and of the
+ * portal's look at the usage so far. Its parameters are `unbilledUsageParams`' from `$first` on.
+ */
+const unbilledUsage = (first: number) => {
+  const [customer, organization, environment, meters, from, to] = [0, 1, 2, 3, 4, 5].map((i) => `$${first + i}`);
+  return `customer_id = ${customer} AND organization = ${organization} AND environment = ${environment}
+    AND meter = ANY(${meters}::text[]) AND occurred_at >= ${from} AND occurred_at < ${to} AND invoice_id IS NULL
+    AND (credits_state IS NULL OR credits_state = 'unpaid')`;
+};
+
+const unbilledUsageParams = (tenant: Tenant, window: UsageWindow) => [
+  window.subscription.customer_id,
+  tenant.organization,
+  tenant.environment,
+  window.meters,
+  window.subscription.created_at,
+  window.to,
+];
+
+type TotalsRow = { meter: string; events: string; sum: string; max: string };
+
+/** Each meter's quantity by its aggregation (a meter no longer found sums). */
+async function quantitiesOf(sql: SqlExecutor, schema: string, tenant: Tenant, window: UsageWindow, rows: TotalsRow[]) {
+  const meters = await metersByKey(sql, schema, tenant, window.meters);
+  const quantities = new Map(
+    [...totalsByMeter(rows)].map(([meter, total]) => {
+      const aggregation = meters.get(meter)?.aggregation ?? 'sum';
+      return [meter, quantityOf(total, aggregation)];
+    }),
+  );
+  return { quantities, meters };
+}
+
+/**
  * The usage lines of the invoice that ends the subscription's current period, in its opening's
  * transaction: the customer's events of the priced meters before the period's end, not billed
  * before and not paid by credits, are claimed for the invoice (a rollback gives them back) and
@@ -68,31 +103,41 @@ export async function claimUsageLines(
 ): Promise<InvoiceLine[]> {
   const window = usageWindowOf(subscription);
   if (!window) return [];
-  const { rows } = await tx.query<{ meter: string; events: string; sum: string; max: string }>(
+  const { rows } = await tx.query<TotalsRow>(
     `WITH claimed AS (
-       UPDATE ${usageEventsTable(schema)} SET invoice_id = $1
-       WHERE customer_id = $2 AND organization = $3 AND environment = $4 AND meter = ANY($5::text[])
-         AND occurred_at >= $6 AND occurred_at < $7 AND invoice_id IS NULL
-         AND (credits_state IS NULL OR credits_state = 'unpaid')
+       UPDATE ${usageEventsTable(schema)} SET invoice_id = $1 WHERE ${unbilledUsage(2)}
        RETURNING meter, quantity)
      SELECT meter, count(*) AS events, sum(quantity) AS sum, max(quantity) AS max FROM claimed GROUP BY meter`,
-    [
-      invoiceId,
-      subscription.customer_id,
-      tenant.organization,
-      tenant.environment,
-      window.meters,
-      subscription.created_at,
-      window.to,
-    ],
+    [invoiceId, ...unbilledUsageParams(tenant, window)],
   );
-  const totals = totalsByMeter(rows);
-  const meters = await metersByKey(tx, schema, tenant, window.meters);
-  const quantities = new Map(
-    [...totals].map(([meter, total]) => {
-      const aggregation = meters.get(meter)?.aggregation ?? 'sum';
-      return [meter, quantityOf(total, aggregation)];
-    }),
+  return usageLines(window, (await quantitiesOf(tx, schema, tenant, window, rows)).quantities);
+}
+
+/** A metered price's usage so far, as the invoice that ends the period would bill it now. */
+export type UsageSoFar = { meter: string; name: string; quantity: number; amount: number };
+
+/**
+ * What the subscription's next invoice would bill for usage if its period ended now, read without
+ * claiming anything (the customer portal shows it): the same events and rounding rule as the claim.
+ */
+export async function usageSoFar(
+  sql: SqlExecutor,
+  schema: string,
+  tenant: Tenant,
+  subscription: Subscription,
+): Promise<UsageSoFar[]> {
+  const window = usageWindowOf(subscription);
+  if (!window) return [];
+  const { rows } = await sql.query<TotalsRow>(
+    `SELECT meter, count(*) AS events, sum(quantity) AS sum, max(quantity) AS max FROM ${usageEventsTable(schema)}
+     WHERE ${unbilledUsage(1)} GROUP BY meter`,
+    unbilledUsageParams(tenant, window),
   );
-  return usageLines(window, quantities);
+  const { quantities, meters } = await quantitiesOf(sql, schema, tenant, window, rows);
+  return usageLines(window, quantities).map((line) => ({
+    meter: line.meter!,
+    name: meters.get(line.meter!)?.name ?? line.meter!,
+    quantity: line.quantity!,
+    amount: line.amount,
+  }));
 }

@@ -11,6 +11,7 @@ import { page, postForm } from './html';
 import { billingPeriod, brandName, invoiceStatusText, messagesFor, subscriptionStatusText } from './i18n';
 import type { OpenPortal } from './open-portal';
 import { billsUsage } from '../../subscriptions/metered';
+import type { UsageSoFar } from '../../engine/renewals/usage-lines';
 import { type PortalEinvoices, einvoiceFacts, einvoiceSection } from './einvoice-view';
 import { type Html, formatDate, formatDateTime, formatTwd, html } from '@billing/service';
 
@@ -23,6 +24,8 @@ export interface SubscriptionView {
   overdue: Invoice | null;
   /** A switch to another plan waiting for the period end: its plan name and date. */
   scheduledSwitch?: { planName: string; at: string; cancelAction: string } | null;
+  /** The usage its next invoice bills so far, by metered price; null when it bills none. */
+  usage?: UsageSoFar[] | null;
 }
 
 export interface PortalPageView {
@@ -92,9 +95,18 @@ function subscriptionFacts(portal: OpenPortal, view: SubscriptionView): Html | '
   } else if (view.overdue) {
     rows.push([t.amountDue, formatTwd(view.overdue.amount_due)]);
   } else if (view.nextAmount !== null) {
-    rows.push([t.nextBilling, t.nextBillingValue(formatTwd(view.nextAmount), date(s.current_period_end))]);
+    // The period's usage is billed on the same invoice: shown beside the price when there is some.
+    const usage = (view.usage ?? []).reduce((sum, used) => sum + used.amount, 0);
+    const amount = usage > 0 ? `${formatTwd(view.nextAmount)} + ${formatTwd(usage)}` : formatTwd(view.nextAmount);
+    rows.push([t.nextBilling, t.nextBillingValue(amount, date(s.current_period_end))]);
   }
-  return facts(rows);
+  if (view.usage) {
+    if (view.usage.length === 0) rows.push([t.usageSoFar, t.noUsageYet]);
+    for (const used of view.usage) {
+      rows.push([t.usageOf(used.name), t.usageValue(used.quantity.toLocaleString('en-US'), formatTwd(used.amount))]);
+    }
+  }
+  return html`${facts(rows)}${view.usage ? html`<p class="muted" id="usage-note-${s.id}">${t.usageBilledLater}</p>` : ''}`;
 }
 
 function subscriptionActions(portal: OpenPortal, view: SubscriptionView): Html | '' {

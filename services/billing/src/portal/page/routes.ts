@@ -10,6 +10,7 @@ import { periodDiscount } from '../../subscriptions/discount';
 import { nextPeriodEndOf } from '../../subscriptions/decide';
 import { cancelSubscription, resumeSubscription } from '../../subscriptions/commands';
 import { cancelNowWithFinalInvoice } from '../../engine/renewals/final-invoice';
+import { usageSoFar } from '../../engine/renewals/usage-lines';
 import { billsUsage } from '../../subscriptions/metered';
 import { listSubscriptions } from '../../subscriptions/queries';
 import { openPortal, ownSubscription } from './access';
@@ -76,9 +77,13 @@ async function subscriptionViews(
   });
   const order = (s: Subscription) => (s.status === 'CANCELED' ? 1 : 0);
   const sorted = [...subscriptions].sort((a, b) => order(a) - order(b));
-  const scheduled = await Promise.all(sorted.map((s) => scheduledSwitchOf(context, portal, s)));
+  const [scheduled, usage] = await Promise.all([
+    Promise.all(sorted.map((s) => scheduledSwitchOf(context, portal, s))),
+    Promise.all(sorted.map((s) => usageSoFarOf(context, portal, s))),
+  ]);
   return sorted.map((subscription, i) => ({
     scheduledSwitch: scheduled[i],
+    usage: usage[i]!,
     subscription,
     nextAmount:
       subscription.status === 'CANCELED' || subscription.cancel_at_period_end ? null : nextInvoiceAmount(subscription),
@@ -87,6 +92,13 @@ async function subscriptionViews(
         ? (invoices.find((i) => i.subscription_id === subscription.id && i.status === 'open') ?? null)
         : null,
   }));
+}
+
+/** The usage the subscription's next invoice bills so far; null when it bills none (no metered prices, or ended). */
+async function usageSoFarOf(context: ServiceContext, portal: OpenPortal, subscription: Subscription) {
+  if (subscription.status === 'CANCELED' || !billsUsage(subscription)) return null;
+  const { database, tables } = context.store;
+  return usageSoFar(database, tables.schema, portal.tenant, subscription);
 }
 
 /** The latest credit changes the portal lists. */
