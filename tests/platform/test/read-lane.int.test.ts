@@ -21,8 +21,13 @@ describe("the gateway's read lane (docs/decisions/0026)", () => {
   let productId: string;
   beforeAll(async () => {
     // Keys stay cached for the whole file (a second by default): whether a read takes the lane
-    // must not depend on how quickly a busy machine makes the calls between two of them.
-    platform = await startPlatform({ config: { GATEWAY_API_KEY_CACHE_MS: '600000' } });
+    // must not depend on how quickly a busy machine makes the calls between two of them. The
+    // gateway's clock stands still, so that the 121 reads of the rate-limit case fall in one
+    // minute's window (a run whose reads crossed a minute got a 200 with 49 left).
+    platform = await startPlatform({
+      config: { GATEWAY_API_KEY_CACHE_MS: '600000' },
+      now: () => new Date('2026-11-21T08:00:00.000Z'),
+    });
     client = clientOf(platform.gatewayUrl);
     org = await client.createOrganization();
     productId = (await client.createProduct(org.id, plan({ slug: 'pro' }))).body.id;
