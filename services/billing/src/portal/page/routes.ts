@@ -83,7 +83,7 @@ async function subscriptionViews(
   ]);
   return sorted.map((subscription, i) => ({
     scheduledSwitch: scheduled[i],
-    usage: usage[i]!,
+    usage: usage[i] ?? null,
     subscription,
     nextAmount:
       subscription.status === 'CANCELED' || subscription.cancel_at_period_end ? null : nextInvoiceAmount(subscription),
