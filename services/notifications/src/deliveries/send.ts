@@ -130,7 +130,7 @@ export function createWebhookSender(options: SenderOptions): WebhookSender {
     }
 
     try {
-      const status = await post(parsed, target, poolFor(parsed.protocol, target), body, headers, deadline);
+      const status = await postOnce(parsed, target, poolFor(parsed.protocol, target), body, headers, deadline);
       const ok = status >= 200 && status < 300;
       return { responseStatus: status, durationMs: elapsed(), error: ok ? null : `HTTP ${status}` };
     } catch (error) {
@@ -148,11 +148,42 @@ export function createWebhookSender(options: SenderOptions): WebhookSender {
   };
 }
 
-/** One POST to `url`, connected to `target` whatever DNS says now. Resolves to the status. */
-function post(
+/**
+ * A pooled connection the endpoint closed as it sat idle (its keep-alive timeout) can meet the
+ * request on its way: the request fails on that reused socket before any answer, and the
+ * endpoint never read it. It is sent once more on a new connection, as Node's documentation
+ * advises, rather than counted as a failed attempt that waits minutes for its retry.
+ */
+async function postOnce(
   url: URL,
   target: ResolvedAddress,
   agent: http.Agent,
+  body: string,
+  headers: SignedHeaders,
+  deadline: AbortSignal,
+): Promise<number> {
+  try {
+    return await post(url, target, agent, body, headers, deadline);
+  } catch (error) {
+    if (!(error instanceof StaleSocketError) || deadline.aborted) throw error;
+    return post(url, target, false, body, headers, deadline);
+  }
+}
+
+/** The request failed on a reused keep-alive socket before any answer came. */
+class StaleSocketError extends Error {
+  constructor(cause: unknown) {
+    super('a reused connection closed before an answer', { cause });
+  }
+}
+
+const STALE_SOCKET_CODES = new Set(['ECONNRESET', 'EPIPE']);
+
+/** One POST to `url`, connected to `target` whatever DNS says now (`agent` false: a connection of its own). Resolves to the status. */
+function post(
+  url: URL,
+  target: ResolvedAddress,
+  agent: http.Agent | false,
   body: string,
   headers: SignedHeaders,
   deadline: AbortSignal,
@@ -184,7 +215,12 @@ function post(
         res.resume();
       },
     );
-    req.on('error', reject);
+    let answered = false;
+    req.once('response', () => (answered = true));
+    req.on('error', (error: NodeJS.ErrnoException) => {
+      const stale = req.reusedSocket && !answered && STALE_SOCKET_CODES.has(error.code ?? '');
+      reject(stale ? new StaleSocketError(error) : error);
+    });
     req.end(body);
   });
 }
