@@ -130,7 +130,14 @@ export function createWebhookSender(options: SenderOptions): WebhookSender {
     }
 
     try {
-      const status = await postOnce(parsed, target, poolFor(parsed.protocol, target), body, headers, deadline);
+      const status = await postResendingIfStale(
+        parsed,
+        target,
+        poolFor(parsed.protocol, target),
+        body,
+        headers,
+        deadline,
+      );
       const ok = status >= 200 && status < 300;
       return { responseStatus: status, durationMs: elapsed(), error: ok ? null : `HTTP ${status}` };
     } catch (error) {
@@ -154,7 +161,7 @@ export function createWebhookSender(options: SenderOptions): WebhookSender {
  * endpoint never read it. It is sent once more on a new connection, as Node's documentation
  * advises, rather than counted as a failed attempt that waits minutes for its retry.
  */
-async function postOnce(
+async function postResendingIfStale(
   url: URL,
   target: ResolvedAddress,
   agent: http.Agent,
