@@ -28,6 +28,22 @@ describe('startPeriodic', () => {
     expect(runs).toBe(after);
   });
 
+  it('drops the ticks that come during a slow run, so a stop waits for that run only', async () => {
+    let runs = 0;
+    let inRun = false;
+    const stop = startPeriodic(async () => {
+      runs++;
+      inRun = true;
+      await sleep(50); // ten intervals
+      inRun = false;
+    }, 5);
+    await until(() => runs >= 3 && inRun);
+    const atStop = runs;
+    await stop();
+    expect(runs).toBe(atStop);
+    expect(inRun).toBe(false);
+  });
+
   it('goes on after a failing run', async () => {
     let runs = 0;
     const stop = startPeriodic(async () => {
