@@ -6,4 +6,5 @@ module.exports = {
   testMatch: ['<rootDir>/src/**/*.test.ts', '<rootDir>/test/**/*.test.ts'],
   moduleFileExtensions: ['ts', 'js', 'json'],
   testTimeout: 30000,
+  setupFiles: [require.resolve('./jest.fetch-dispatcher.js')],
 };
