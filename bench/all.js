@@ -82,6 +82,17 @@ const BENCHMARKS = [
     }),
   },
   {
+    name: 'idle',
+    script: 'idle/run.js',
+    args: ['--settle=5', '--seconds=5', '--rounds=1'],
+    needs: 'KAFKA_BROKERS',
+    headline: (r) => ({
+      services_ms_per_s: r.services_ms_per_s,
+      postgresql_ms_per_s: r.postgresql_ms_per_s,
+      kafka_ms_per_s: r.kafka_ms_per_s,
+    }),
+  },
+  {
     name: 'credits',
     script: 'credits/run.js',
     args: ['--customers=10', '--spends=500', '--concurrency=8', '--rate=100', '--rate-duration=2', '--warmup=50'],
