@@ -64,7 +64,7 @@ async function main() {
       'the idle benchmark measures the platform on PostgreSQL + Kafka: set DATABASE_URL and KAFKA_BROKERS',
     );
   }
-  // The servers alone first: the broker's own background grows with the topics it holds.
+  // The servers alone first: most of what the broker spends while the platform idles is its own.
   const before = serverCpuMs();
   await sleep(seconds * 1000);
   const alone = serverCpuSpent(before, serverCpuMs());
