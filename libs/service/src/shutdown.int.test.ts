@@ -4,7 +4,8 @@ import { createApp, createLogger, exitOnSignals, startService, type ShutdownRepo
 
 const logger = createLogger('shutdown-test', { level: 'silent' });
 
-function slowApp(events: string[], readyGate?: Promise<void>) {
+/** `/slow` answers once `slowGate` opens (300 ms later without one). */
+function slowApp(events: string[], readyGate?: Promise<void>, slowGate?: Promise<void>) {
   return createApp({
     name: 'slow',
     logger,
@@ -18,7 +19,7 @@ function slowApp(events: string[], readyGate?: Promise<void>) {
       app.get('/slow', async (_req, res) => {
         events.push('slow:started');
         res.on('finish', () => events.push('slow:finished'));
-        await sleep(300);
+        await (slowGate ?? sleep(300));
         res.json({ done: true });
       });
       app.get('/fast', (_req, res) => {
@@ -32,7 +33,10 @@ describe('graceful shutdown', () => {
   it('drains in-flight requests, refuses new connections, reports not-ready, then runs closers in order', async () => {
     const events: string[] = [];
     const ready = gate();
-    const app = slowApp(events, ready.promise);
+    // Held until the drain has begun: a loaded machine once took longer than a fixed 300 ms to
+    // start the shutdown, and the answer left before it, kept alive.
+    const slowAnswer = gate();
+    const app = slowApp(events, ready.promise, slowAnswer.promise);
     const handle = await startService({
       app,
       port: 0,
@@ -72,6 +76,7 @@ describe('graceful shutdown', () => {
       await expect(http(`${handle.url}/fast`)).rejects.toMatchObject({ code: 'ECONNREFUSED' });
 
       ready.open();
+      slowAnswer.open();
       const probe = await readyz;
       expect(probe.status).toBe(503);
       expect(probe.body).toEqual({ error: { code: 'service_unavailable', message: 'Service is shutting down' } });
@@ -95,6 +100,7 @@ describe('graceful shutdown', () => {
       expect(handle.server.listening).toBe(false);
     } finally {
       ready.open();
+      slowAnswer.open();
       keepAlive.destroy();
     }
   });
