@@ -265,3 +265,42 @@ describe("the thank-you page's e-invoice (a replica of billing's einvoice.issued
     expect(again).toContain('AB-12345678 (voided)');
   });
 });
+
+describe('whether a session offers e-invoices, on a clock that stands still', () => {
+  it('is read again 5 s later on the process clock: an answer cached before the settings arrived does not stay', async () => {
+    const frozen = await startServiceForTest(checkoutService, {
+      infrastructure,
+      config: {
+        CATALOG_SERVICE_URL: catalog.service.url,
+        PROMOTIONS_SERVICE_URL: promotions.service.url,
+        CHECKOUT_URL,
+        PAYMENT_LINK_URL,
+        CHECKOUT_SWEEP_INTERVAL_MS: '3600000',
+      },
+      now: () => new Date('2026-03-01T00:00:00.000Z'),
+    });
+    try {
+      const org = newOrg();
+      const product = await call(catalog.service.url, 'POST', '/admin/products', admin(org), ebook());
+      const open = () =>
+        call(frozen.service.url, 'POST', '/v1/checkout/sessions', caller(org), {
+          product_id: product.body.id,
+          ...urls,
+        });
+      expect((await open()).body.einvoice_enabled).toBe(false);
+      await issuesEinvoices(org);
+      const replica = frozen.service.context.store;
+      await eventually(async () => {
+        const { rows } = await replica.database.query(
+          `SELECT enabled FROM ${replica.tables.schema}.einvoice_organizations WHERE organization = $1`,
+          [org],
+        );
+        expect(rows).toEqual([{ enabled: true }]);
+      });
+      await new Promise((resolve) => setTimeout(resolve, 5_500));
+      expect((await open()).body.einvoice_enabled).toBe(true);
+    } finally {
+      await frozen.stop();
+    }
+  }, 60_000);
+});
