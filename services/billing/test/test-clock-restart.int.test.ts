@@ -9,11 +9,13 @@ jest.setTimeout(60000);
 const now = () => new Date('2026-11-21T08:00:00.000Z');
 
 describe('A test clock advance cut off by a restart', () => {
-  it('resumes within seconds of the next start, long before the sweep, and the clock becomes ready', async () => {
+  it('resumes at the next start, not on a sweep, and the clock becomes ready', async () => {
     const infrastructure = await testInfrastructure('billing-clock-restart');
     const schema = `billing_clock_restart_${Date.now().toString(36)}`;
-    // The sweep's default interval (30 s): it is not what may bring the clock back here.
-    const start = () => startServiceForTest(billingService, { infrastructure, schema, now });
+    // The sweep runs once an hour here: only the start itself can bring the clock back within the
+    // wait below (a bound on the wall clock, 5 s, once failed a loaded CI run at 6.2 s).
+    const config = { BILLING_TRIAL_SWEEP_INTERVAL_MS: '3600000' };
+    const start = () => startServiceForTest(billingService, { infrastructure, schema, now, config });
     let running: ServiceUnderTest = await start();
     const { call } = client(() => running);
     try {
@@ -33,12 +35,10 @@ describe('A test clock advance cut off by a restart', () => {
       await running.service.shutdown();
 
       running = await start();
-      const restartedAt = Date.now();
       await eventually(async () => {
         const { body } = await call('GET', `/v1/test_clocks/${clockId}`, caller(org));
         expect(body).toMatchObject({ status: 'ready', frozen_time: '2026-03-01T00:00:00.000Z' });
-      }, 10000);
-      expect(Date.now() - restartedAt).toBeLessThan(5000);
+      }, 30_000);
     } finally {
       await running.stop();
       await infrastructure.close();
