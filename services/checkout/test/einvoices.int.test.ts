@@ -18,20 +18,20 @@ let stopListening: () => Promise<void>;
 const CHECKOUT_URL = 'https://pay.example/checkout';
 const PAYMENT_LINK_URL = 'https://pay.example/pay';
 
+/** Checkout's settings in this file: beside catalog and promotions, its sweeps out of the way. */
+const checkoutConfig = () => ({
+  CATALOG_SERVICE_URL: catalog.service.url,
+  PROMOTIONS_SERVICE_URL: promotions.service.url,
+  CHECKOUT_URL,
+  PAYMENT_LINK_URL,
+  CHECKOUT_SWEEP_INTERVAL_MS: '3600000',
+});
+
 beforeAll(async () => {
   infrastructure = await testInfrastructure('checkout-einvoices-test');
   catalog = await startServiceForTest(catalogService, { infrastructure });
   promotions = await startServiceForTest(promotionsService, { infrastructure });
-  checkout = await startServiceForTest(checkoutService, {
-    infrastructure,
-    config: {
-      CATALOG_SERVICE_URL: catalog.service.url,
-      PROMOTIONS_SERVICE_URL: promotions.service.url,
-      CHECKOUT_URL,
-      PAYMENT_LINK_URL,
-      CHECKOUT_SWEEP_INTERVAL_MS: '3600000',
-    },
-  });
+  checkout = await startServiceForTest(checkoutService, { infrastructure, config: checkoutConfig() });
   const listener = await infrastructure.bus.subscribe({
     groupId: uniqueName('checkout_topic_reader'),
     topics: [CHECKOUT_TOPIC],
@@ -270,13 +270,7 @@ describe('whether a session offers e-invoices, on a clock that stands still', ()
   it('is read again 5 s later on the process clock: an answer cached before the settings arrived does not stay', async () => {
     const frozen = await startServiceForTest(checkoutService, {
       infrastructure,
-      config: {
-        CATALOG_SERVICE_URL: catalog.service.url,
-        PROMOTIONS_SERVICE_URL: promotions.service.url,
-        CHECKOUT_URL,
-        PAYMENT_LINK_URL,
-        CHECKOUT_SWEEP_INTERVAL_MS: '3600000',
-      },
+      config: checkoutConfig(),
       now: () => new Date('2026-03-01T00:00:00.000Z'),
     });
     try {
