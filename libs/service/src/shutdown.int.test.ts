@@ -4,7 +4,7 @@ import { createApp, createLogger, exitOnSignals, startService, type ShutdownRepo
 
 const logger = createLogger('shutdown-test', { level: 'silent' });
 
-/** `/slow` answers once `slowGate` opens (300 ms later without one). */
+/** `/slow` answers once `slowGate` opens. */
 function slowApp(events: string[], readyGate?: Promise<void>, slowGate?: Promise<void>) {
   return createApp({
     name: 'slow',
@@ -19,7 +19,7 @@ function slowApp(events: string[], readyGate?: Promise<void>, slowGate?: Promise
       app.get('/slow', async (_req, res) => {
         events.push('slow:started');
         res.on('finish', () => events.push('slow:finished'));
-        await (slowGate ?? sleep(300));
+        await slowGate;
         res.json({ done: true });
       });
       app.get('/fast', (_req, res) => {

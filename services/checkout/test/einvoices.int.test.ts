@@ -5,6 +5,7 @@ import { promotionsService } from '@billing/promotions';
 import { type Infrastructure, type ServiceUnderTest, startServiceForTest, testInfrastructure } from '@billing/runtime';
 import { eventually, uniqueName } from '@billing/testing';
 import { BILLING_TOPIC, checkoutService } from '../src';
+import { EINVOICE_OFFER_CACHE_MS } from '../src/sessions/einvoice-enabled';
 import { admin, call, caller, ebook, newOrg, signedFetch, urls } from './helpers';
 
 jest.setTimeout(120_000);
@@ -267,7 +268,7 @@ describe("the thank-you page's e-invoice (a replica of billing's einvoice.issued
 });
 
 describe('whether a session offers e-invoices, on a clock that stands still', () => {
-  it('is read again 5 s later on the process clock: an answer cached before the settings arrived does not stay', async () => {
+  it('is read again once its cache ages out on the process clock: an answer cached before the settings arrived does not stay', async () => {
     const frozen = await startServiceForTest(checkoutService, {
       infrastructure,
       config: checkoutConfig(),
@@ -291,7 +292,7 @@ describe('whether a session offers e-invoices, on a clock that stands still', ()
         );
         expect(rows).toEqual([{ enabled: true }]);
       });
-      await new Promise((resolve) => setTimeout(resolve, 5_500));
+      await new Promise((resolve) => setTimeout(resolve, EINVOICE_OFFER_CACHE_MS + 500));
       expect((await open()).body.einvoice_enabled).toBe(true);
     } finally {
       await frozen.stop();

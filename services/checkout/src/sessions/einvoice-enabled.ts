@@ -49,7 +49,8 @@ export async function recordEinvoiceSettings(sql: SqlExecutor, schema: string, e
 export type EinvoiceOffer = { enabled: boolean; donationOffered: boolean };
 
 const NOT_ISSUED: EinvoiceOffer = { enabled: false, donationOffered: false };
-const CACHE_MS = 5_000;
+/** How long an offer is kept, on the process's clock. */
+export const EINVOICE_OFFER_CACHE_MS = 5_000;
 const caches = new WeakMap<ServiceContext, Map<string, { offer: EinvoiceOffer; until: number }>>();
 
 export async function einvoiceOffer(
@@ -72,7 +73,7 @@ export async function einvoiceOffer(
   );
   const row = rows[0];
   const offer = row?.enabled ? { enabled: true, donationOffered: row.donation_offered } : NOT_ISSUED;
-  cache.set(key, { offer, until: at + CACHE_MS });
+  cache.set(key, { offer, until: at + EINVOICE_OFFER_CACHE_MS });
   return offer;
 }
 
