@@ -8,6 +8,7 @@ import { PayuniRecords } from './payments/payuni/records';
 import { EcpayPeriodCharges } from './payments/ecpay/period-charges';
 import { EcpayRefunds } from './payments/ecpay/refund-records';
 import { PayuniCodeCharges } from './payments/payuni/code-charges';
+import { EcpayInvoiceTrades } from './payments/ecpay/invoice-trades';
 import { type CredentialsKey, credentialsKeyOf } from '@billing/service';
 
 export const DEFAULT_CHECKOUT_URL = 'http://127.0.0.1:8080/checkout';
@@ -35,6 +36,8 @@ export interface CheckoutDependencies {
   ecpayRefunds: EcpayRefunds;
   /** The ATM accounts and store codes issued at PAYUNi for invoices, by charge key. */
   payuniCodes: PayuniCodeCharges;
+  /** The ECPay trades of invoices paid by transfer, each with the page the buyer opens it from. */
+  ecpayInvoiceTrades: EcpayInvoiceTrades;
   /** Read at each use: the embedded default learns the gateway's address after checkout starts. */
   readonly checkoutUrl: string;
   /** Read at each use, like `checkoutUrl`: a payment link's `url` is `PAYMENT_LINK_URL/<url_id>`. */
@@ -75,6 +78,7 @@ export function dependenciesOf(context: ServiceContext): CheckoutDependencies {
     ecpayPeriods: new EcpayPeriodCharges(context.store),
     ecpayRefunds: new EcpayRefunds(context.store),
     payuniCodes: new PayuniCodeCharges(context.store),
+    ecpayInvoiceTrades: new EcpayInvoiceTrades(context.store),
     get checkoutUrl() {
       return config.CHECKOUT_URL ?? DEFAULT_CHECKOUT_URL;
     },

@@ -338,28 +338,28 @@ describe('ECPay ATM and convenience-store payments through the hosted checkout',
     expect((await send('GET', `/checkout/sessions/${sessionId}`)).body.status).toBe('COMPLETE');
   });
 
-  it("a subscription is offered ECPay's card plan only, and cards sent to the pay API are refused before anything is charged", async () => {
+  it('a subscription is offered the card plan and transfers, one that starts free no transfer, and cards sent to the pay API are refused before anything is charged', async () => {
     const client = clientOf(platform.gatewayUrl);
-    await client.createProduct(org.id, {
-      environment: 'SANDBOX',
-      name: 'Pro',
-      slug: 'pro',
-      type: 'SUBSCRIPTION',
-      interval: 'month',
-      price: 299,
-    });
-    const session = await send('POST', '/checkout/sessions', {
-      product_slug: 'pro',
-      success_url: 'https://shop.example/ok',
-      cancel_url: 'https://shop.example/no',
-      customer_email: 'sub@example.com',
-    });
-    const offered = await page(session.body.id);
+    const product = { environment: 'SANDBOX', type: 'SUBSCRIPTION', interval: 'month', price: 299 } as const;
+    await client.createProduct(org.id, { ...product, name: 'Pro', slug: 'pro' });
+    await client.createProduct(org.id, { ...product, name: 'Trial', slug: 'pro-trial', trial_days: 14 });
+    const sessionOf = (slug: string) =>
+      send('POST', '/checkout/sessions', {
+        product_slug: slug,
+        success_url: 'https://shop.example/ok',
+        cancel_url: 'https://shop.example/no',
+        customer_email: 'sub@example.com',
+      });
+    const offered = await page((await sessionOf('pro')).body.id);
     expect(offered.html).toContain('value="card"');
-    expect(offered.html).not.toContain('value="atm"');
-    const refused = await page(session.body.id, { method: 'POST', body: new URLSearchParams({ method: 'atm' }) });
+    expect(offered.html).toContain('value="atm"');
+    expect(offered.html).toContain('value="cvs"');
+    // A free trial has nothing to transfer today, and ECPay's card plan takes no trial.
+    const trial = (await sessionOf('pro-trial')).body.id as string;
+    expect((await page(trial)).html).not.toContain('value="atm"');
+    const refused = await page(trial, { method: 'POST', body: new URLSearchParams({ method: 'atm' }) });
     expect(refused.status).toBe(422);
-    expect((await send('GET', `/checkout/sessions/${session.body.id}`)).body.status).toBe('OPEN');
+    expect((await send('GET', `/checkout/sessions/${trial}`)).body.status).toBe('OPEN');
     const card = await fetch(`${platform.gatewayUrl}/checkout/${await openSession('card@example.com')}/pay`, {
       method: 'POST',
       headers: { 'content-type': 'application/json' },

@@ -82,7 +82,8 @@ describe('ECPay card plans: subscriptions and their renewals', () => {
   async function subscribeAtEcpay(sessionId: string) {
     const offered = await page(sessionId);
     expect(offered.html).toContain('Card, on ECPay&#39;s secure page');
-    expect(offered.html).not.toContain('value="atm"');
+    // Beside ATM and store codes, whose renewals are paid by transfer (ecpay-transfer-renewals.int.test.ts).
+    expect(offered.html).toContain('value="atm"');
     const redirect = await page(sessionId, { method: 'POST', body: new URLSearchParams({ method: 'card' }) });
     expect(redirect.status).toBe(200);
     const fields = hiddenFieldsOf(redirect.html);

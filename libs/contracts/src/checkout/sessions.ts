@@ -162,7 +162,8 @@ export type CheckoutSessionCreated = z.infer<typeof CheckoutSessionCreated>;
 
 /**
  * How a buyer pays an ATM or convenience-store payment the processor opened: the account or
- * code, the amount and the deadline (Taiwan time shown on the page; ISO here).
+ * code (or the page where the buyer gets them), the amount and the deadline (Taiwan time shown
+ * on the page; ISO here).
  */
 export const PaymentInstructions = z
   .object({
@@ -176,6 +177,12 @@ export const PaymentInstructions = z
     expires_at: z.iso
       .datetime()
       .describe("Unpaid by then, the payment expires: a checkout expires, an invoice's attempt fails"),
+    hosted_instructions_url: z
+      .string()
+      .nullish()
+      .describe(
+        'A page where the buyer gets the account or code: ECPay issues them only on its own page, with the buyer, so an invoice paid through ECPay shows this link and no account or code until the buyer has opened it',
+      ),
   })
   .meta({ id: 'PaymentInstructions' });
 export type PaymentInstructions = z.infer<typeof PaymentInstructions>;

@@ -96,6 +96,20 @@ export interface Messages {
     confirmingTitle: string;
     confirming: (processor: string) => string;
   };
+  /** The page of an invoice paid by transfer through ECPay, where the buyer gets the account or code. */
+  invoicePayment: {
+    title: string;
+    intro: (method: string) => string;
+    getAtm: string;
+    getCvs: string;
+    renewal: string;
+    paidTitle: string;
+    paid: string;
+    expiredTitle: string;
+    expired: string;
+    waitingTitle: string;
+    waiting: string;
+  };
   declines: Record<string, string>;
   titles: Record<
     | 'notFound'
@@ -235,6 +249,20 @@ const en: Messages = {
     confirmingTitle: 'Confirming your payment',
     confirming: (processor) =>
       `${processor} is confirming your payment. Reload this page in a moment; nothing more is charged.`,
+  },
+  invoicePayment: {
+    title: 'Pay your invoice',
+    intro: (method) => `Your subscription's invoice is paid by ${method}. ECPay gives you the details on its page.`,
+    getAtm: 'Get an ATM account at ECPay',
+    getCvs: 'Get a store payment code at ECPay',
+    renewal: 'Subscription renewal',
+    paidTitle: 'Paid',
+    paid: 'ECPay has received your payment. Thank you.',
+    expiredTitle: 'This payment has expired',
+    expired: 'Its deadline has passed. The shop will send you a new one.',
+    waitingTitle: 'Waiting for ECPay',
+    waiting:
+      "You were sent to ECPay for your payment details; they appear here once ECPay sends them. If you left ECPay's page before it showed them, contact the shop.",
   },
   declines: {
     card_declined: 'Your card was declined.',
@@ -407,6 +435,19 @@ const zhTW: Messages = {
     sandbox: (processor) => `測試環境：款項在${processor}測試環境處理，不會有實際金流。`,
     confirmingTitle: '付款確認中',
     confirming: (processor) => `${processor}正在確認您的付款，請稍後重新整理此頁面；不會重複收費。`,
+  },
+  invoicePayment: {
+    title: '繳付帳單',
+    intro: (method) => `您的訂閱帳單以${method}繳付，請至綠界頁面取得繳費資訊。`,
+    getAtm: '前往綠界取得 ATM 虛擬帳號',
+    getCvs: '前往綠界取得超商繳費代碼',
+    renewal: '訂閱續約',
+    paidTitle: '已付款',
+    paid: '綠界已收到您的付款，謝謝。',
+    expiredTitle: '此筆繳費已逾期',
+    expired: '繳費期限已過，商家會再寄給您新的繳費資訊。',
+    waitingTitle: '等待綠界回覆',
+    waiting: '您已前往綠界取得繳費資訊，綠界送出後會顯示在此頁。若您在綠界顯示前就離開了，請聯絡商家。',
   },
   declines: {
     card_declined: '您的卡片遭到拒絕。',

@@ -4,6 +4,7 @@ import { type ServiceContext } from '@billing/runtime';
 import { chargeTradeOf } from './charge-trade';
 import { isEcpayPlan } from './ecpay-plans';
 import { queryPeriod } from './ecpay/period';
+import { queryTrade } from './ecpay/query';
 import { queryPayuniTrade } from './payuni/query';
 import { processorMerchantOf } from './settings/merchant-of';
 import type { SavedCardChargeRequest } from './processor';
@@ -190,7 +191,7 @@ export const agrees = (row: Pick<Row, 'answer' | 'amount'>, shown: Shown) =>
 
 /**
  * What the processor shows of the renewal: PAYUNi's trade query of the key's trade; ECPay's plan
- * query, for the period matched to the key. `unverifiable` when the organization no longer pays
+ * query, for the period matched to the key, or its trade query of the key's trade (a transfer). `unverifiable` when the organization no longer pays
  * through it. Throws when the processor does not answer.
  */
 async function paidAtProcessor(context: ServiceContext, row: Row): Promise<Shown | 'unverifiable'> {
@@ -204,6 +205,10 @@ async function paidAtProcessor(context: ServiceContext, row: Row): Promise<Shown
     const info = await queryPeriod(own.merchant, row.trade_no, context.now());
     const execution = info.executions.find((e) => e.tradeNo === period?.executionTradeNo);
     return execution?.succeeded ? { paid: true, amount: execution.amount } : { paid: false, amount: 0 };
+  }
+  if (own?.processor === 'ecpay' && row.processor === 'ecpay') {
+    const trade = await queryTrade(own.merchant, row.trade_no, context.now());
+    return trade.status === 'paid' ? { paid: true, amount: trade.amount } : { paid: false, amount: 0 };
   }
   return 'unverifiable';
 }

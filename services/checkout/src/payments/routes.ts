@@ -35,7 +35,8 @@ import { refuseUnlessChargeable } from './settings/refusal';
 import { CardChargeUnanswered } from './payuni/embed';
 import { chargePortalCard, openPortalCardFields, verifyPortalCard } from './payuni-portal-cards';
 import { payuniFieldsScriptUrl } from './payuni/fields-script';
-import { chargeTradeOf } from './charge-trade';
+import { chargeTradeOf, isAtProcessor } from './charge-trade';
+import { chargeByEcpayCode, ecpayCodeChargeStatus, isEcpayCodeMethod } from './ecpay-invoice-codes';
 import { noteRenewalAnswer, noteRenewalCharge, recheckLateTransfer } from './renewal-charges';
 
 /**
@@ -199,8 +200,7 @@ export function mountChargeRoutes(app: Express, context: ServiceContext): void {
     const { processor } = dependenciesOf(context);
     const { charges } = res.locals.input.body as ChargeSavedCardsBody;
     const requests = charges.map((body) => savedCardRequest(context, caller.environment, body));
-    const atProcessor = (id: string) => isPayuniCard(id) || isEcpayPlan(id) || isPayuniCodeMethod(id);
-    const simulated = requests.filter((request) => !atProcessor(request.paymentMethodId));
+    const simulated = requests.filter((request) => !isAtProcessor(request.paymentMethodId));
     if (simulated.length > 0) refuseUnlessSimulated(processor, caller.environment);
     const simulatedResults =
       simulated.length === 0
@@ -234,8 +234,7 @@ async function chargeSavedCard(
   caller: { organization: string; environment: Environment },
   request: SavedCardChargeRequest,
 ): Promise<InvoiceChargeResult> {
-  const id = request.paymentMethodId;
-  if (isEcpayPlan(id) || isPayuniCard(id) || isPayuniCodeMethod(id)) {
+  if (isAtProcessor(request.paymentMethodId)) {
     return chargeAtProcessor(
       context,
       caller,
@@ -271,9 +270,9 @@ function chargeAtOwnProcessor(
   own: ProcessorMerchant | null,
 ): Promise<InvoiceChargeResult> {
   const payuni = own?.processor === 'payuni' ? own.merchant : null;
-  if (isEcpayPlan(request.paymentMethodId)) {
-    return chargeEcpayPlan(context, request, own?.processor === 'ecpay' ? own.merchant : null);
-  }
+  const ecpay = own?.processor === 'ecpay' ? own.merchant : null;
+  if (isEcpayPlan(request.paymentMethodId)) return chargeEcpayPlan(context, request, ecpay);
+  if (isEcpayCodeMethod(request.paymentMethodId)) return chargeByEcpayCode(context, caller, request, ecpay);
   if (isPayuniCodeMethod(request.paymentMethodId)) return chargeByPayuniCode(context, caller, request, payuni);
   return chargePayuniSavedCard(context, caller, request, payuni);
 }
@@ -295,7 +294,9 @@ async function unsimulatedStatus(
     return code ?? payuniChargeStatus(context, own.merchant, key, release);
   }
   if (own?.processor === 'ecpay') {
-    const answer = await ecpayPlanChargeStatus(context, own.merchant, key, release);
+    const answer =
+      (await ecpayCodeChargeStatus(context, own.merchant, key)) ??
+      (await ecpayPlanChargeStatus(context, own.merchant, key, release));
     if (answer) return answer;
   }
   return release ? dependenciesOf(context).processor.release(key) : null;

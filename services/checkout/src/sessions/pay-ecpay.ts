@@ -7,6 +7,7 @@ import { queryPaymentInfo, queryTrade } from '../payments/ecpay/query';
 import type { EcpayMerchant } from '../payments/ecpay/merchant';
 import { type PeriodSchedule, periodScheduleOf, queryPeriod, readPeriodNotification } from '../payments/ecpay/period';
 import { planCard } from '../payments/ecpay-plans';
+import { ecpayCodeMethod, ecpayCodeMethodOf } from '../payments/ecpay-invoice-codes';
 import { ecpayMerchantOf } from '../payments/settings/merchant-of';
 import {
   type TradeNotice,
@@ -39,10 +40,16 @@ export function ecpayPlanOf(session: Session): { schedule: PeriodSchedule } | { 
   return schedule ? { schedule } : { refusal: `ECPay's card plan cannot charge every ${count} ${interval}` };
 }
 
-/** The methods a buyer of this session may choose at ECPay: all set for a one-time checkout, the card for a subscription ECPay can charge. */
+/**
+ * The methods a buyer of this session may choose at ECPay: all set for a one-time checkout; for a
+ * subscription the card when ECPay's card plan can charge it, and ATM and store codes unless it
+ * starts free (its renewals are then paid the same way: payments/ecpay-invoice-codes.ts).
+ */
 export function ecpayMethodsOf(session: Session, methods: readonly PaymentMethodKind[]): PaymentMethodKind[] {
   if (session.mode === 'PAYMENT') return [...methods];
-  return 'schedule' in ecpayPlanOf(session) && methods.includes('card') ? ['card'] : [];
+  const card = 'schedule' in ecpayPlanOf(session) && methods.includes('card');
+  const transfers = session.intent.amount > 0 ? methods.filter((method) => method !== 'card') : [];
+  return [...(card ? (['card'] as const) : []), ...transfers];
 }
 
 /**
@@ -59,7 +66,7 @@ export async function startEcpayPayment(
   if (!row?.session) throw notFound(`No such checkout session: ${sessionId}`);
   const ecpay = await ecpayMerchantOf(context, row.session.organization, row.session.environment);
   if (!ecpay) throw processorUnavailable('This checkout does not pay through ECPay');
-  const plan = row.session.mode === 'SUBSCRIPTION' ? ecpayPlanOf(row.session) : null;
+  const plan = row.session.mode === 'SUBSCRIPTION' && input.method === 'card' ? ecpayPlanOf(row.session) : null;
   if (plan && 'refusal' in plan) throw processorUnavailable(plan.refusal);
   const { session, key, method } = await openProcessorTrade(context, { ...row, session: row.session }, input, {
     name: 'ecpay',
@@ -101,8 +108,8 @@ export async function acceptEcpayNotification(
     throw ApiError.of('bad_request', 'Not a notification of this merchant (CheckMacValue or MerchantID)');
   }
   const notice = noticeOf(notification);
-  if (notice.kind === 'paid' && session.mode === 'SUBSCRIPTION') {
-    notice.paymentMethod = await planCardOf(context, merchant, notice.tradeNo);
+  if (notice.kind === 'paid' && notification.kind === 'paid' && session.mode === 'SUBSCRIPTION') {
+    notice.paymentMethod = await subscriptionMethodOf(context, merchant, notice.tradeNo, notification.paymentType);
   }
   await acceptTradeNotice(context, session, 'ecpay', merchantTradeNo, notice);
   return NOTIFICATION_RECEIVED;
@@ -133,6 +140,20 @@ export async function acceptEcpayPeriodNotification(
   // A renewal waiting for this period asks ECPay's plan query at once instead of at its next turn.
   await dependenciesOf(context).ecpayPeriods.periodPosted(period.merchantTradeNo);
   return NOTIFICATION_RECEIVED;
+}
+
+/**
+ * How a subscription paid at ECPay renews: by transfer when its first period was paid by an ATM
+ * account or a store code (ECPay's PaymentType `ATM_…`, `CVS_…`), else on the card plan it opened.
+ */
+async function subscriptionMethodOf(
+  context: ServiceContext,
+  merchant: EcpayMerchant,
+  tradeNo: string,
+  paymentType: string,
+): Promise<CardSummary> {
+  const transfer = ecpayCodeMethodOf(paymentType.split('_')[0]!);
+  return transfer ? ecpayCodeMethod(transfer) : planCardOf(context, merchant, tradeNo);
 }
 
 /**
@@ -221,6 +242,9 @@ export async function ecpayChargeOf(context: ServiceContext, session: Session, k
   const status = await queryTrade(ecpay.merchant, tradeNo, context.now());
   if (status.status !== 'paid') return null;
   return {
-    paymentMethod: session.mode === 'SUBSCRIPTION' ? await planCardOf(context, ecpay.merchant, tradeNo) : null,
+    paymentMethod:
+      session.mode === 'SUBSCRIPTION'
+        ? await subscriptionMethodOf(context, ecpay.merchant, tradeNo, status.paymentType)
+        : null,
   };
 }

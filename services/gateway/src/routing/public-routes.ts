@@ -29,6 +29,10 @@ export const HOSTED_PAGE_PATHS = [
   // PAYUNi's card result after 3-D Secure, to NotifyURL (server to server) and to ReturnURL
   // (through the buyer's browser): each checked by its HashInfo and GCM tag with the organization's keys.
   '/checkout/:session_id/payuni/:notification',
+  // The page of a renewal invoice paid by transfer through ECPay (its unguessable token is the
+  // capability), and ECPay's posts about its trade, checked by CheckMacValue as above.
+  '/checkout/invoice-payments/:page_token',
+  '/checkout/invoice-payments/:page_token/ecpay/:notification',
   '/pay/:url_id',
   '/pay/:url_id/thanks',
   '/pay/:url_id/canceled',

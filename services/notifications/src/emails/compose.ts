@@ -27,6 +27,15 @@ export interface PaymentCode {
   bank_code: string | null;
   account: string | null;
   payment_code: string | null;
+  /** Where the buyer gets the account or code when the processor issues it on its own page (ECPay). */
+  hosted_instructions_url?: string | null;
+}
+
+/** A button in the email: where it goes, what it says, and a line under it. */
+interface EmailLink {
+  url: string;
+  label: string;
+  note: string | null;
 }
 
 export interface Recipient {
@@ -64,13 +73,33 @@ export function composeEmail(
   const time = (iso: string) => formatDateTime(iso, { lang });
   const amount = formatTwd(facts.amount);
   const content = contentOf(kind, facts, m, merchant.name, { amount, day, time });
-  const link = kind === 'payment_failed' && portal ? portal : null;
+  const link = linkOf(kind, facts, m, portal, time);
   return {
     subject: content.subject,
-    text: plainText(content, m, merchant, link, time),
-    html: htmlBody(content, m, merchant, link, time, lang).value,
+    text: plainText(content, m, merchant, link),
+    html: htmlBody(content, m, merchant, link, lang).value,
   };
 }
+
+/** The email's button: the portal's card form after a failed payment, or the page where the buyer gets an account or code. */
+function linkOf(
+  kind: EmailKind,
+  facts: EmailFacts,
+  m: EmailMessages,
+  portal: PortalLink | null,
+  time: (iso: string) => string,
+): EmailLink | null {
+  if (kind === 'payment_failed' && portal) {
+    return { url: portal.url, label: m.updateCard, note: m.updateCardExpires(time(portal.expires_at)) };
+  }
+  const url = getCodeUrlOf(facts.instructions);
+  if (!url || (kind !== 'payment_instructions' && kind !== 'payment_reminder')) return null;
+  return { url, label: facts.instructions!.type === 'atm' ? m.getAtmAccount : m.getCvsCode, note: null };
+}
+
+/** The page where the buyer gets the account or code, while the instructions hold neither. */
+const getCodeUrlOf = (code: PaymentCode | null | undefined) =>
+  code && !code.account && !code.payment_code ? (code.hosted_instructions_url ?? null) : null;
 
 interface Content {
   subject: string;
@@ -142,7 +171,7 @@ function contentOf(
       return {
         subject: reminder ? m.reminderSubject(merchant, deadline) : m.instructionsSubject(merchant),
         heading: reminder ? m.reminderHeading : m.instructionsHeading,
-        intro: `${m.instructionsIntro(f.amount, deadline)} ${code?.type === 'cvs' ? m.cvsHowTo : m.atmHowTo}`,
+        intro: `${m.instructionsIntro(f.amount, deadline)} ${getCodeUrlOf(code) ? m.getCodeHowTo : code?.type === 'cvs' ? m.cvsHowTo : m.atmHowTo}`,
         rows: rows([
           [m.amountToPay, f.amount],
           [m.bankCode, code?.type === 'atm' && code.bank_code],
@@ -172,16 +201,10 @@ function contentOf(
 const rows = (candidates: [string, string | null | undefined | false][]): Rows =>
   candidates.filter((row): row is [string, string] => typeof row[1] === 'string' && row[1] !== '');
 
-function plainText(
-  content: Content,
-  m: EmailMessages,
-  merchant: Merchant,
-  link: PortalLink | null,
-  time: (iso: string) => string,
-): string {
+function plainText(content: Content, m: EmailMessages, merchant: Merchant, link: EmailLink | null): string {
   const lines = [content.heading, '', content.intro, ''];
   for (const [label, value] of content.rows) lines.push(`${label}: ${value}`);
-  if (link) lines.push('', `${m.updateCard}: ${link.url}`, m.updateCardExpires(time(link.expires_at)));
+  if (link) lines.push('', `${link.label}: ${link.url}`, ...(link.note ? [link.note] : []));
   lines.push('', '--', m.footer(merchant.name));
   return `${lines.join('\n').replace(/\n{3,}/g, '\n\n')}\n`;
 }
@@ -197,8 +220,7 @@ function htmlBody(
   content: Content,
   m: EmailMessages,
   merchant: Merchant,
-  link: PortalLink | null,
-  time: (iso: string) => string,
+  link: EmailLink | null,
   lang: PageLanguage,
 ): Html {
   const accent = accentOf(merchant);
@@ -280,11 +302,9 @@ function htmlBody(
                       <a
                         href="${link.url}"
                         style="display:inline-block;background:${accent};color:#ffffff;text-decoration:none;padding:12px 20px;border-radius:6px;font-weight:600"
-                        >${m.updateCard}</a
+                        >${link.label}</a
                       >
-                      <p style="margin:8px 0 0;font-size:13px;color:#52525b">
-                        ${m.updateCardExpires(time(link.expires_at))}
-                      </p>
+                      ${link.note && html`<p style="margin:8px 0 0;font-size:13px;color:#52525b">${link.note}</p>`}
                     </td>
                   </tr>`
                 }

@@ -223,6 +223,34 @@ describe('payment instructions and their reminder', () => {
     expect(email.text).not.toContain('Virtual account');
   });
 
+  it('given an account ECPay has not issued yet, links the page that sends the buyer to ECPay, in both languages', () => {
+    const url = 'https://pay.example/checkout/invoice-payments/abc';
+    const pending = {
+      ...atm,
+      instructions: { ...atm.instructions, bank_code: null, account: null, hosted_instructions_url: url },
+    };
+    const zh = composeEmail('payment_instructions', pending, buyer('zh-TW'), merchant);
+    expect(zh.text).toContain(`前往綠界取得 ATM 虛擬帳號: ${url}`);
+    expect(zh.text).toContain('請按下方按鈕前往綠界');
+    expect(zh.text).not.toContain('\n虛擬帳號:');
+    expect(zh.html).toContain(`href="${url}"`);
+    const en = composeEmail(
+      'payment_reminder',
+      { ...pending, instructions: { ...pending.instructions, type: 'cvs' } },
+      buyer('en'),
+      merchant,
+    );
+    expect(en.text).toContain(`Get a store payment code at ECPay: ${url}`);
+    // Once issued, the account is written out and no button is needed.
+    const issued = composeEmail(
+      'payment_instructions',
+      { ...atm, instructions: { ...atm.instructions, hosted_instructions_url: url } },
+      buyer('en'),
+      merchant,
+    );
+    expect(issued.text).not.toContain(url);
+  });
+
   it('given a reminder, says the deadline in its subject', () => {
     expect(composeEmail('payment_reminder', cvs, buyer('en'), merchant).subject).toBe(
       'Reminder: pay Acme 咖啡 by 2026-03-04 23:59 (GMT+8)',

@@ -191,6 +191,7 @@ function instructionsFacts(instructions: Fields): EmailFacts | null {
       bank_code: text(instructions.bank_code),
       account: text(instructions.account),
       payment_code: text(instructions.payment_code),
+      hosted_instructions_url: text(instructions.hosted_instructions_url),
     },
   };
 }

@@ -37,6 +37,10 @@ export interface EmailMessages {
   instructionsIntro: (amount: string, deadline: string) => string;
   atmHowTo: string;
   cvsHowTo: string;
+  /** The processor gives the account or code on its own page (ECPay): the email links to it. */
+  getCodeHowTo: string;
+  getAtmAccount: string;
+  getCvsCode: string;
   amountToPay: string;
   bankCode: string;
   account: string;
@@ -82,6 +86,9 @@ const zhTW: EmailMessages = {
   reminderHeading: '付款期限將至',
   instructionsIntro: (amount, deadline) => `請於 ${deadline} 前支付 ${amount}，逾期將自動取消。`,
   atmHowTo: '請使用 ATM 或網路銀行轉帳至下列虛擬帳號，金額須完全相符。',
+  getCodeHowTo: '請按下方按鈕前往綠界，綠界會在其頁面提供帳號或代碼。',
+  getAtmAccount: '前往綠界取得 ATM 虛擬帳號',
+  getCvsCode: '前往綠界取得超商繳費代碼',
   cvsHowTo: '請至 7-ELEVEN、全家、萊爾富或 OK 超商的多媒體機台輸入繳費代碼，列印繳費單後至櫃檯付款。',
   amountToPay: '應付金額',
   bankCode: '銀行代碼',
@@ -131,6 +138,9 @@ const en: EmailMessages = {
   instructionsIntro: (amount, deadline) =>
     `Please pay ${amount} by ${deadline}; unpaid by then, the payment is canceled.`,
   atmHowTo: 'Transfer the exact amount to the virtual account below from an ATM or online banking.',
+  getCodeHowTo: 'Press the button below to go to ECPay, which gives you the account or code on its page.',
+  getAtmAccount: 'Get an ATM account at ECPay',
+  getCvsCode: 'Get a store payment code at ECPay',
   cvsHowTo:
     'Enter the payment code at the kiosk of a 7-ELEVEN, FamilyMart, Hi-Life or OK Mart store, then pay the printed slip at the counter.',
   amountToPay: 'Amount to pay',

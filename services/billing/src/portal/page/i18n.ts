@@ -91,6 +91,8 @@ const MESSAGES = {
     account: 'Account number',
     paymentCode: 'Payment code',
     payBefore: 'Pay before',
+    getCode: (method: 'atm' | 'cvs') =>
+      method === 'atm' ? 'Get an ATM account at ECPay' : 'Get a store payment code at ECPay',
     invoiceNumber: 'Invoice',
     date: 'Date',
     amount: 'Amount',
@@ -234,6 +236,7 @@ const MESSAGES = {
     account: '帳號',
     paymentCode: '繳費代碼',
     payBefore: '繳費期限',
+    getCode: (method: 'atm' | 'cvs') => (method === 'atm' ? '前往綠界取得 ATM 虛擬帳號' : '前往綠界取得超商繳費代碼'),
     invoiceNumber: '帳單編號',
     date: '日期',
     amount: '金額',

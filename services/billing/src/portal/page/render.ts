@@ -286,16 +286,21 @@ function transferSection(portal: OpenPortal, invoices: Invoice[]): Html[] {
   return invoices.flatMap((invoice) => {
     const pay = invoice.status === 'open' ? invoice.payment_instructions : null;
     if (!pay) return [];
+    // ECPay issues the account or code on its own page: until then, a link to the page that sends the customer there.
+    const getCode = !pay.account && !pay.payment_code && pay.hosted_instructions_url;
+    const code = getCode
+      ? ''
+      : html`${pay.type === 'atm' ? line(t.bankCode, pay.bank_code ?? '', 'bank-code') : ''}
+        ${pay.type === 'atm' ? line(t.account, pay.account ?? '', 'account') : line(t.paymentCode, pay.payment_code ?? '', 'payment-code')}`;
     return [
       html`<h2>${t.transferTitle}</h2>
         <section class="card" id="transfer-${invoice.id}">
           <p class="muted">${t.transferNote(invoice.number)}</p>
           <dl class="summary">
-            ${pay.type === 'atm' ? line(t.bankCode, pay.bank_code ?? '', 'bank-code') : ''}
-            ${pay.type === 'atm' ? line(t.account, pay.account ?? '', 'account') : line(t.paymentCode, pay.payment_code ?? '', 'payment-code')}
-            ${line(t.amount, formatTwd(pay.amount), 'transfer-amount')}
+            ${code} ${line(t.amount, formatTwd(pay.amount), 'transfer-amount')}
             ${line(t.payBefore, formatDateTime(pay.expires_at, { lang: locale }), 'pay-before')}
           </dl>
+          ${getCode ? html`<a class="button" id="get-code" href="${getCode}">${t.getCode(pay.type)}</a>` : ''}
         </section>`,
     ];
   });

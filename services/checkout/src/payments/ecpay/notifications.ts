@@ -11,7 +11,16 @@ export const NOTIFICATION_RECEIVED = '1|OK';
  *   (PaymentInfoURL, 取號結果通知; RtnCode 2 for ATM and 10100073 for CVS), or `issue_failed`.
  */
 export type EcpayNotification =
-  | { kind: 'paid'; tradeNo: string; ecpayTradeNo: string; amount: number; paidAt: Date | null; simulated: boolean }
+  | {
+      kind: 'paid';
+      tradeNo: string;
+      ecpayTradeNo: string;
+      amount: number;
+      paidAt: Date | null;
+      simulated: boolean;
+      /** How the buyer paid, as ECPay names it: `Credit_CreditCard`, `ATM_<bank>`, `CVS_<store>`, … */
+      paymentType: string;
+    }
   | { kind: 'failed'; tradeNo: string; ecpayTradeNo: string; code: string; message: string }
   | {
       kind: 'atm_issued';
@@ -55,6 +64,7 @@ export function readNotification(body: Record<string, unknown>, merchant: EcpayM
       amount,
       paidAt: parseEcpayDateTime(text(fields, 'PaymentDate')),
       simulated: text(fields, 'SimulatePaid') === '1',
+      paymentType: text(fields, 'PaymentType'),
     };
   }
   return { kind: 'failed', tradeNo, ecpayTradeNo, code, message };

@@ -25,7 +25,7 @@ const PAID = {
 };
 
 describe('ECPay notifications', () => {
-  it('given a signed payment result, reads it as paid with its Taiwan-time payment date', () => {
+  it('given a signed payment result, reads it as paid with its Taiwan-time payment date and how it was paid', () => {
     expect(readNotification(signed(PAID), ECPAY_STAGING_MERCHANT)).toEqual({
       kind: 'paid',
       tradeNo: 'ABC123',
@@ -33,7 +33,10 @@ describe('ECPay notifications', () => {
       amount: 480,
       paidAt: new Date('2026-11-26T16:31:10Z'),
       simulated: false,
+      paymentType: 'Credit_CreditCard',
     });
+    const byAtm = readNotification(signed({ ...PAID, PaymentType: 'ATM_TAISHIN' }), ECPAY_STAGING_MERCHANT);
+    expect(byAtm).toMatchObject({ kind: 'paid', paymentType: 'ATM_TAISHIN' });
   });
 
   it('given a failed result, reads the failure with its code', () => {
