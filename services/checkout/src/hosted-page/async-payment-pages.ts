@@ -38,6 +38,7 @@ export function renderInstructionsPage(
   productName: string,
   instructions: PaymentInstructions,
   context: PageContext,
+  waitingNote = context.t.asyncPayment.waitingNote,
 ): string {
   const { t } = context;
   const a = t.asyncPayment;
@@ -58,7 +59,7 @@ export function renderInstructionsPage(
         ${line(a.amount, formatTwd(instructions.amount), 'amount')}
         ${line(a.payBefore, formatDateTime(instructions.expires_at, { lang: t.lang }), 'pay-before')}
       </dl>
-      <p class="muted">${a.waitingNote}</p>`,
+      <p class="muted">${waitingNote}</p>`,
     { lang: t.lang, brandColor: context.merchant?.brand_color },
   );
 }

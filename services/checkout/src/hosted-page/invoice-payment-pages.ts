@@ -84,7 +84,7 @@ function invoicePaymentPage(
   if (context.now().getTime() >= Date.parse(instructions.expires_at)) {
     return renderMessagePage(p.expiredTitle, p.expired, undefined, view);
   }
-  if (trade.instructions) return renderInstructionsPage(p.renewal, instructions, view);
+  if (trade.instructions) return renderInstructionsPage(p.renewal, instructions, view, p.waitingNote);
   if (trade.openedAt) return renderMessagePage(p.waitingTitle, p.waiting, undefined, view);
   return askEcpayPage(instructions, view, action);
 }
@@ -97,7 +97,7 @@ function askEcpayPage(instructions: PaymentInstructions, view: PageContext, acti
     p.title,
     html`${merchantHeader(view.merchant)}
       <h1>${p.title}</h1>
-      <p class="muted">${p.intro(atm ? t.asyncPayment.atm : t.asyncPayment.cvs)}</p>
+      <p class="muted">${p.intro(instructions.type)}</p>
       <dl class="summary receipt" id="invoice-payment">
         <div>
           <dt>${t.asyncPayment.amount}</dt>

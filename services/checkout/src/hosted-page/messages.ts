@@ -99,10 +99,11 @@ export interface Messages {
   /** The page of an invoice paid by transfer through ECPay, where the buyer gets the account or code. */
   invoicePayment: {
     title: string;
-    intro: (method: string) => string;
+    intro: (method: 'atm' | 'cvs') => string;
     getAtm: string;
     getCvs: string;
     renewal: string;
+    waitingNote: string;
     paidTitle: string;
     paid: string;
     expiredTitle: string;
@@ -252,10 +253,14 @@ const en: Messages = {
   },
   invoicePayment: {
     title: 'Pay your invoice',
-    intro: (method) => `Your subscription's invoice is paid by ${method}. ECPay gives you the details on its page.`,
+    intro: (method) =>
+      method === 'atm'
+        ? "Your subscription's invoice is paid by ATM transfer. ECPay gives you the account on its page."
+        : "Your subscription's invoice is paid with a convenience-store code. ECPay gives you the code on its page.",
     getAtm: 'Get an ATM account at ECPay',
     getCvs: 'Get a store payment code at ECPay',
     renewal: 'Subscription renewal',
+    waitingNote: 'Your invoice is paid when the payment arrives. Nothing else is charged.',
     paidTitle: 'Paid',
     paid: 'ECPay has received your payment. Thank you.',
     expiredTitle: 'This payment has expired',
@@ -438,10 +443,14 @@ const zhTW: Messages = {
   },
   invoicePayment: {
     title: '繳付帳單',
-    intro: (method) => `您的訂閱帳單以${method}繳付，請至綠界頁面取得繳費資訊。`,
+    intro: (method) =>
+      method === 'atm'
+        ? '您的訂閱帳單以 ATM 轉帳繳付，請至綠界頁面取得虛擬帳號。'
+        : '您的訂閱帳單以超商代碼繳付，請至綠界頁面取得繳費代碼。',
     getAtm: '前往綠界取得 ATM 虛擬帳號',
     getCvs: '前往綠界取得超商繳費代碼',
     renewal: '訂閱續約',
+    waitingNote: '款項入帳後帳單即完成繳費，不會另外收費。',
     paidTitle: '已付款',
     paid: '綠界已收到您的付款，謝謝。',
     expiredTitle: '此筆繳費已逾期',
