@@ -1,7 +1,16 @@
 import { ECPAY_STAGING_MERCHANT, type EcpayEmulator, startEcpayEmulator } from '@billing/checkout';
 import { eventually } from '@billing/testing';
 import { type Receiver, startReceiver } from '../src/lifecycle-helpers';
-import { type CreatedOrganization, type Platform, clientOf, jsonApi, plan, startPlatform } from '../src/platform';
+import { DashboardAgent } from '../src/dashboard-helpers';
+import {
+  ADMIN_TOKEN,
+  type CreatedOrganization,
+  type Platform,
+  clientOf,
+  jsonApi,
+  plan,
+  startPlatform,
+} from '../src/platform';
 import {
   PROCESSOR_TEST_CONFIG,
   hiddenFieldsOf,
@@ -141,6 +150,12 @@ describe('ECPay: subscriptions paid by transfer, renewal invoices paid from a pa
         .hosted_instructions_url,
     ).toBe(url);
     expect((await send('GET', `/subscriptions/${subscription.id}`)).body.status).toBe('ACTIVE');
+    // The dashboard's payments page lists it as waiting, the account still to come from ECPay.
+    const operator = new DashboardAgent(platform.gatewayUrl);
+    await operator.signIn({ admin_token: ADMIN_TOKEN });
+    const payments = (await operator.get(`/dashboard/${org.id}/sandbox/payments`)).html;
+    expect(payments).toContain('Waiting for payment');
+    expect(payments).toContain('ATM transfer (the buyer gets it at ECPay)');
     // The customer portal links to it.
     const portal = await send('POST', '/portal/sessions', {
       customer_id: subscription.customer_id,

@@ -157,6 +157,7 @@ export const ZH_TW: Record<string, string> = {
   Reference: '交易編號',
   'ATM transfer': 'ATM 轉帳',
   'Store code': '超商代碼',
+  'the buyer gets it at ECPay': '買家至綠界取得',
   'Choose two days, the first not after the last.': '請選擇兩個日期，起日不可晚於迄日。',
   'Payments from {from} to {to}': '{from} 至 {to} 的付款',
   Method: '付款方式',

@@ -101,6 +101,11 @@ function awaitingRow(ctx: PageContext, w: Awaiting): Html {
 }
 
 function howToPay(ctx: PageContext, i: PaymentInstructions): Html {
+  // ECPay issues a renewal's account or code on its own page: until the buyer has been there, none.
+  if (!i.account && !i.payment_code) {
+    const method = i.type === 'atm' ? ctx.t('ATM transfer') : ctx.t('Store code');
+    return html`${method} (${ctx.t('the buyer gets it at ECPay')})`;
+  }
   return i.type === 'atm'
     ? html`${ctx.t('ATM transfer')} <code>${i.bank_code ?? ''}</code> <code>${i.account ?? ''}</code>`
     : html`${ctx.t('Store code')} <code>${i.payment_code ?? ''}</code>`;
