@@ -91,14 +91,20 @@ function luhn(digits: string): boolean {
 /**
  * Where a URL's path itself is the credential, the segment after these prefixes: the customer
  * portal (`/portal/<session id>/<access token>/...`), a dashboard invitation
- * (`/dashboard/invite/<token>`) and an embedded checkout's card form
- * (`/sandbox/card-form/<card-form token>`). By prefix, so every route under one is covered. Only
+ * (`/dashboard/invite/<token>`), an embedded checkout's card form
+ * (`/sandbox/card-form/<card-form token>`) and a renewal invoice's page at ECPay
+ * (`/checkout/invoice-payments/<page token>`). By prefix, so every route under one is covered. Only
  * at the root of a path (start, after a space, quote, `=` or a URL's host): a stack trace's
  * `.../src/portal/page/routes.ts` is not a URL.
  */
 const PATH_ROOT = String.raw`(?<=^|[\s"'(=]|\/\/[^/\s"'?#]+)`;
 const SEGMENT = String.raw`[^/?#\s"']+`;
-const CAPABILITY_PREFIXES = [String.raw`/portal/${SEGMENT}/`, '/dashboard/invite/', '/sandbox/card-form/'];
+const CAPABILITY_PREFIXES = [
+  String.raw`/portal/${SEGMENT}/`,
+  '/dashboard/invite/',
+  '/sandbox/card-form/',
+  '/checkout/invoice-payments/',
+];
 const CAPABILITY_PATHS = CAPABILITY_PREFIXES.map((prefix) => new RegExp(`${PATH_ROOT}(${prefix})${SEGMENT}`, 'g'));
 /** 32 random bytes or an HMAC-SHA256 in base64url, as our URL tokens are made, as a whole path segment. */
 const BASE64URL_TOKEN_SEGMENT = /(?<=\/)[A-Za-z0-9_-]{43}(?=$|[/?#\s"'])/g;

@@ -111,6 +111,9 @@ describe('log redaction', () => {
     );
     expect(pathForLog('/dashboard/invite/abc/more')).toBe(`/dashboard/invite/${REDACTED}/more`);
     expect(pathForLog('/sandbox/card-form/cft_cs_1_abc')).toBe(`/sandbox/card-form/${REDACTED}`);
+    expect(pathForLog('/checkout/invoice-payments/iis8NdMuqWaM17nD/ecpay/result')).toBe(
+      `/checkout/invoice-payments/${REDACTED}/ecpay/result`,
+    );
     expect(pathForLog('/sandbox/card-form.js')).toBe('/sandbox/card-form.js');
     // By shape: a new route whose path carries one of our 32-byte tokens.
     expect(pathForLog(`/dashboard/reset/${token}`)).toBe(`/dashboard/reset/${REDACTED}`);

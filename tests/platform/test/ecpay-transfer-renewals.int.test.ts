@@ -13,7 +13,9 @@ import {
 } from '../src/platform';
 import {
   PROCESSOR_TEST_CONFIG,
+  capturedLogs,
   hiddenFieldsOf,
+  leaksIn,
   organizationOn,
   subscriptionOf,
   testClockOf,
@@ -50,6 +52,14 @@ describe('ECPay: subscriptions paid by transfer, renewal invoices paid from a pa
   /** The services' and ECPay's clock: real time, moved ahead past a page's deadline. */
   let ahead = 0;
   const now = () => new Date(Date.now() + ahead);
+  const logs = capturedLogs();
+  /** What no log line may hold: the merchant's keys, the buyers' emails, the pages' tokens. */
+  const secrets = [
+    ECPAY_STAGING_MERCHANT.hashKey,
+    ECPAY_STAGING_MERCHANT.hashIV,
+    'transfer@example.com',
+    'late@example.com',
+  ];
 
   beforeAll(async () => {
     emulator = await startEcpayEmulator(ECPAY_STAGING_MERCHANT, now);
@@ -59,6 +69,7 @@ describe('ECPay: subscriptions paid by transfer, renewal invoices paid from a pa
       billing: true,
       notifications: true,
       now,
+      logger: logs.logger,
       config: {
         ...PROCESSOR_TEST_CONFIG,
         BILLING_PENDING_CHARGE_MS: '1000',
@@ -142,6 +153,7 @@ describe('ECPay: subscriptions paid by transfer, renewal invoices paid from a pa
     await advanceTo(clock, '2026-03-01T00:00:00Z');
     const invoice = await waitingInvoice(subscription.id);
     const url = invoice.payment_instructions!.hosted_instructions_url!;
+    secrets.push(url.split('/').at(-1)!);
     expect(url).toMatch(new RegExp(`^${platform.gatewayUrl}/checkout/invoice-payments/[A-Za-z0-9]{32}$`));
     expect(invoice.payment_instructions).toMatchObject({ bank_code: null, account: null });
     await eventually(async () => expect(webhooks('invoice.payment_action_required', invoice.id)).toHaveLength(1));
@@ -276,6 +288,7 @@ describe('ECPay: subscriptions paid by transfer, renewal invoices paid from a pa
     await advanceTo(clock, '2026-03-01T00:00:00Z');
     const first = await waitingInvoice(subscription.id);
     const firstUrl = first.payment_instructions!.hosted_instructions_url!;
+    secrets.push(firstUrl.split('/').at(-1)!);
     try {
       ahead = 4 * DAY; // the services' clock past the page's three days
       await eventually(
@@ -309,5 +322,11 @@ describe('ECPay: subscriptions paid by transfer, renewal invoices paid from a pa
       async () => expect((await send('GET', `/subscriptions/${subscription.id}`)).body.status).toBe('ACTIVE'),
       30000,
     );
+  });
+
+  it("writes no key, buyer's email or page token to any log line", () => {
+    expect(secrets).toHaveLength(6);
+    expect(logs.lines.length).toBeGreaterThan(100);
+    expect(leaksIn(logs.lines, secrets)).toEqual([]);
   });
 });
