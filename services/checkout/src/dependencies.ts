@@ -9,6 +9,7 @@ import { EcpayPeriodCharges } from './payments/ecpay/period-charges';
 import { EcpayRefunds } from './payments/ecpay/refund-records';
 import { PayuniCodeCharges } from './payments/payuni/code-charges';
 import { EcpayInvoiceTrades } from './payments/ecpay/invoice-trades';
+import { PortalChallenges } from './payments/payuni/portal-challenges';
 import { type CredentialsKey, credentialsKeyOf } from '@billing/service';
 
 export const DEFAULT_CHECKOUT_URL = 'http://127.0.0.1:8080/checkout';
@@ -38,6 +39,8 @@ export interface CheckoutDependencies {
   payuniCodes: PayuniCodeCharges;
   /** The ECPay trades of invoices paid by transfer, each with the page the buyer opens it from. */
   ecpayInvoiceTrades: EcpayInvoiceTrades;
+  /** The portal's card charges PAYUNi sent to the customer's bank (3-D Secure), and what came of them. */
+  portalChallenges: PortalChallenges;
   /** Read at each use: the embedded default learns the gateway's address after checkout starts. */
   readonly checkoutUrl: string;
   /** Read at each use, like `checkoutUrl`: a payment link's `url` is `PAYMENT_LINK_URL/<url_id>`. */
@@ -79,6 +82,7 @@ export function dependenciesOf(context: ServiceContext): CheckoutDependencies {
     ecpayRefunds: new EcpayRefunds(context.store),
     payuniCodes: new PayuniCodeCharges(context.store),
     ecpayInvoiceTrades: new EcpayInvoiceTrades(context.store),
+    portalChallenges: new PortalChallenges(context.store),
     get checkoutUrl() {
       return config.CHECKOUT_URL ?? DEFAULT_CHECKOUT_URL;
     },

@@ -24,6 +24,7 @@ import { migrateEcpayPeriodCharges } from './payments/ecpay/period-charges';
 import { migrateEcpayRefunds } from './payments/ecpay/refund-records';
 import { migratePayuniCodeCharges } from './payments/payuni/code-charges';
 import { migrateEcpayInvoiceTrades } from './payments/ecpay/invoice-trades';
+import { migratePortalChallenges } from './payments/payuni/portal-challenges';
 import { migrateRenewalCharges } from './payments/renewal-charges';
 import { mountChargeRoutes } from './payments/routes';
 import { mountProcessorSettingsRoutes } from './payments/settings/routes';
@@ -83,6 +84,7 @@ export const checkoutService: ServiceDefinition = {
     await migratePayuniVerifications(context.store);
     await migratePayuniCodeCharges(context.store);
     await migrateEcpayInvoiceTrades(context.store);
+    await migratePortalChallenges(context.store);
     await migrateRenewalCharges(context.store);
     await migrateProcessorReconciliations(context.store);
     await migrateRefundsReadModel(context.store);

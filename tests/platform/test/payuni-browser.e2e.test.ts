@@ -244,11 +244,12 @@ describeWithBrowser('PAYUNi cards in the browser', () => {
   );
 
   it.each([
-    ['zh-TW', '卡號', '支付 NT$299 並儲存信用卡', '逾期帳單已付清'],
-    ['en', 'Card number', 'Pay NT$299 and save card', 'overdue invoice is paid'],
+    // In zh-TW with a card whose bank asks for the customer (3-D Secure): to the bank and back.
+    ['zh-TW', '卡號', '支付 NT$299 並儲存信用卡', '逾期帳單已付清', '4000 0000 0000 3220'],
+    ['en', 'Card number', 'Pay NT$299 and save card', 'overdue invoice is paid', '4111 1111 1111 1111'],
   ])(
     "%s: a customer past due pays the overdue invoice with a new card in the portal's PAYUNi fields, fitting the phone",
-    async (locale, cardLabel, button, notice) => {
+    async (locale, cardLabel, button, notice, card) => {
       const email = `portal-card-${locale.toLowerCase()}@example.com`;
       const clock = (await send('POST', '/test_clocks', { frozen_time: '2026-01-31T10:00:00Z' })).body.id as string;
       const session = await send('POST', '/checkout/sessions', {
@@ -291,13 +292,25 @@ describeWithBrowser('PAYUNi cards in the browser', () => {
       await page.locator('#update-card').click();
       await page.waitForURL(`${portal.body.url}/payment_method`);
       expect(await page.getByText(cardLabel, { exact: true }).count()).toBe(1);
-      await typeCard(page, '4111 1111 1111 1111');
+      await typeCard(page, card);
       expect((await page.locator('#save-card').textContent())?.trim()).toBe(button);
       await page.screenshot({ path: `/tmp/payuni-portal-card-${locale}.png`, fullPage: true });
       expect(
         await page.evaluate(() => window.document.documentElement.scrollWidth - window.innerWidth),
       ).toBeLessThanOrEqual(0);
+      const toBank = new RegExp(`^${emulator.url}/3d/`);
+      const answered = page.waitForResponse((r) => r.url() === `${portal.body.url}/payment_method`);
       await page.locator('#save-card').click();
+      if (card.endsWith('3220')) {
+        // The page on the way to the bank refreshes there at once: it is looked at on its own afterwards.
+        const wayToBank = await (await answered).text();
+        await page.waitForURL(toBank);
+        await page.locator('#payuni-3d-pass').click();
+        const shown = await context.newPage();
+        await shown.setContent(wayToBank);
+        await shown.screenshot({ path: `/tmp/payuni-portal-to-bank-${locale}.png`, fullPage: true });
+        await shown.close();
+      }
       await page.waitForURL((url) => url.toString().startsWith(portal.body.url) && url.toString().includes('notice='));
       expect(await page.locator('.notice').textContent()).toContain(notice);
       await page.screenshot({ path: `/tmp/payuni-portal-card-paid-${locale}.png`, fullPage: true });

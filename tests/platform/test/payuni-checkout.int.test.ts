@@ -387,7 +387,12 @@ describe('PAYUNi cards through the hosted checkout and renewals', () => {
         method: 'POST',
         redirect: 'manual',
         body: new URLSearchParams({ csrf_token: csrf, processor: 'payuni' }),
-      }).then(async (r) => ({ status: r.status, location: r.headers.get('location'), html: await r.text() }));
+      }).then(async (r) => ({
+        status: r.status,
+        location: r.headers.get('location'),
+        refresh: r.headers.get('refresh'),
+        html: await r.text(),
+      }));
     };
     const goPastDue = async () => {
       await advance('2026-03-01T00:00:00Z');
@@ -396,7 +401,7 @@ describe('PAYUNi cards through the hosted checkout and renewals', () => {
       );
       return (await send('GET', `/invoices?subscription_id=${subscription.id}&status=open`)).body.data[0];
     };
-    return { subscription, advance, cardPage, sdkTokenIn, payWith, goPastDue };
+    return { subscription, portalUrl, advance, cardPage, sdkTokenIn, payWith, goPastDue };
   }
   const paidTradesOf = (card: string) =>
     [...emulator.trades.values()].filter((t) => t.card?.number === card && t.status === 'paid');
@@ -428,13 +433,8 @@ describe('PAYUNi cards through the hosted checkout and renewals', () => {
     expect(declined.status).toBe(402);
     expect(declined.html).toContain('declined');
     expect((await send('GET', `/invoices/${open.id}`)).body.status).toBe('open');
-    // One that asks for 3-D Secure: the page says the bank wants its own page, which it cannot show.
-    const challenged = await payWith(declined.html, CARDS.challenge);
-    expect(challenged.status).toBe(402);
-    expect(challenged.html).toContain('Your bank asks to confirm this card on its own page');
-
     // A good card in the fields the page shows again: the overdue invoice is paid, once.
-    const paid = await payWith(challenged.html, '4111111111111111');
+    const paid = await payWith(declined.html, '4111111111111111');
     expect(paid.status).toBe(303);
     expect(paid.location).toContain('notice=card_paid');
     expect((await send('GET', `/invoices/${open.id}`)).body).toMatchObject({ status: 'paid' });
@@ -450,6 +450,72 @@ describe('PAYUNi cards through the hosted checkout and renewals', () => {
     const kept = paidTradesOf('4111111111111111');
     expect(kept).toHaveLength(2);
     expect(kept[1]!.fields.CreditHash).toBeTruthy();
+  });
+
+  it('a new card whose bank asks for the customer: the portal sends them to the bank and back; failed there it is a declined attempt, passed it pays the overdue invoice once', async () => {
+    const { portalUrl, cardPage, payWith, goPastDue } = await portalOfDecliningSubscriber('bank-card@example.com');
+    const open = await goPastDue();
+    /** The customer at the bank's page, then back through PAYUNi's form to checkout, which sends them to the portal. */
+    const atTheBank = async (bankUrl: string, result: 'pass' | 'fail') => {
+      const bank = await fetch(bankUrl, { method: 'POST', body: new URLSearchParams({ result }) }).then((r) =>
+        r.text(),
+      );
+      const action = /action="([^"]+)"/.exec(bank)![1]!;
+      expect(action).toMatch(new RegExp(`^${platform.gatewayUrl}/checkout/[A-Za-z0-9]+/payuni/card-return$`));
+      const fields = Object.fromEntries(
+        [...bank.matchAll(/name="([^"]+)" value="([^"]*)"/g)].map((m) => [m[1]!, m[2]!.replaceAll('&amp;', '&')]),
+      );
+      const back = await fetch(action, { method: 'POST', redirect: 'manual', body: new URLSearchParams(fields) });
+      expect(back.status).toBe(303);
+      const confirmUrl = back.headers.get('location')!;
+      expect(confirmUrl.startsWith(`${portalUrl}/payment_method/confirm?key=`)).toBe(true);
+      const confirmed = await fetch(confirmUrl, { redirect: 'manual' });
+      return {
+        action,
+        fields,
+        confirmUrl,
+        status: confirmed.status,
+        location: confirmed.headers.get('location'),
+        html: await confirmed.text(),
+      };
+    };
+
+    // Failed at the bank: a declined attempt, counted, and the page says so.
+    // The bank's page is reached by a page that refreshes there (a redirect of the form's post
+    // would be checked against the card page's form-action), with a link to it.
+    const toBank = await payWith((await cardPage()).html, CARDS.challenge);
+    expect(toBank.status).toBe(200);
+    const bankUrl = /^0; url=(.+)$/.exec(toBank.refresh ?? '')![1]!;
+    expect(bankUrl).toMatch(new RegExp(`^${emulator.url}/3d/`));
+    expect(toBank.html).toContain(`id="to-bank" href="${bankUrl}"`);
+    const failed = await atTheBank(bankUrl, 'fail');
+    expect(failed.status).toBe(402);
+    expect(failed.html).toContain('declined');
+    expect((await send('GET', `/invoices/${open.id}`)).body).toMatchObject({
+      status: 'open',
+      attempt_count: open.attempt_count + 1,
+    });
+
+    // Passed: PAYUNi's post is read, the invoice is paid once with the card, and the card is kept.
+    const again = await payWith(failed.html, CARDS.challenge);
+    expect(again.status).toBe(200);
+    const passed = await atTheBank(/^0; url=(.+)$/.exec(again.refresh ?? '')![1]!, 'pass');
+    expect([passed.status, passed.location]).toEqual([303, expect.stringContaining('notice=card_paid')]);
+    expect((await send('GET', `/invoices/${open.id}`)).body.status).toBe('paid');
+    // The portal's charges are described by the invoice's number.
+    const paidForInvoice = () =>
+      paidTradesOf(CARDS.challenge).filter((t) => t.fields.ProdDesc === (open.number ?? open.id));
+    expect(paidForInvoice().map((t) => Number(t.fields.TradeAmt))).toEqual([open.amount_due]);
+    const notified = emulator.posts.filter((p) => p.url.includes('/payuni/card-notify'));
+    expect(notified.map((p) => p.answer)).toEqual(['200 OK', '200 OK']);
+    // Coming back again (a reload) settles nothing twice; a post under other keys is refused.
+    expect((await fetch(passed.confirmUrl, { redirect: 'manual' })).status).toBe(303);
+    const forged = await fetch(passed.action.replace('card-return', 'card-notify'), {
+      method: 'POST',
+      body: new URLSearchParams({ ...passed.fields, HashInfo: 'A'.repeat(64) }),
+    });
+    expect(forged.status).toBe(400);
+    expect(paidForInvoice()).toHaveLength(1);
   });
 
   it('a portal card charge whose answer is lost is asked nothing more from the page, and the reconciler records it paid once', async () => {

@@ -154,7 +154,10 @@ export type PortalCardFields = z.infer<typeof PortalCardFields>;
 /**
  * `POST /internal/payment_methods/payuni` (checkout, for the customer portal): charge the card
  * typed into the customer's PAYUNi card fields for an overdue invoice, under the key billing's
- * retry of that invoice uses, and keep it. Answers the kept card (201, `CreatedPaymentMethod`).
+ * retry of that invoice uses, and keep it. Answers the kept card (201, `CreatedPaymentMethod`),
+ * or, when the card's bank asks for the customer (3-D Secure) and a `return_url` was given, 202
+ * `PortalCardChallenge`: the customer goes to the bank and comes back to `return_url`, where
+ * `POST /internal/payment_methods/payuni/result` tells what came of it.
  */
 export const PortalCardChargeBody = z
   .strictObject({
@@ -162,9 +165,30 @@ export const PortalCardChargeBody = z
     idempotency_key: z.string().min(1).max(255),
     amount: z.int().positive(),
     description: z.string().min(1).max(200),
+    return_url: z
+      .url({ protocol: /^https?$/ })
+      .max(2048)
+      .optional(),
   })
   .meta({ id: 'PortalCardChargeBody' });
 export type PortalCardChargeBody = z.infer<typeof PortalCardChargeBody>;
+
+/** The bank asks for the customer (3-D Secure): where to send them. */
+export const PortalCardChallenge = z
+  .object({ status: z.literal('requires_action'), redirect_url: z.string() })
+  .meta({ id: 'PortalCardChallenge' });
+export type PortalCardChallenge = z.infer<typeof PortalCardChallenge>;
+
+/**
+ * `POST /internal/payment_methods/payuni/result` (checkout, for the customer portal): what came
+ * of a portal card's charge that went to 3-D Secure: the kept card (201), declined (402), or not
+ * known yet (202: PAYUNi has not said; the pending charge is the reconciler's). 404 for a key no
+ * such charge was made under for the customer.
+ */
+export const PortalCardResultBody = z
+  .strictObject({ customer_id: z.string().min(1).max(64), idempotency_key: z.string().min(1).max(255) })
+  .meta({ id: 'PortalCardResultBody' });
+export type PortalCardResultBody = z.infer<typeof PortalCardResultBody>;
 
 /**
  * `POST /internal/payment_methods/payuni/verify` (checkout, for the customer portal, nothing due):

@@ -6,6 +6,7 @@ import {
   CreatePaymentMethodBody,
   type CreatedPaymentMethod,
   PortalCardChargeBody,
+  PortalCardResultBody,
   PortalCardVerifyBody,
   PortalCardFieldsBody,
   type PortalCardFields,
@@ -33,7 +34,13 @@ import {
 import { type ProcessorMerchant, processorMerchantOf } from './settings/merchant-of';
 import { refuseUnlessChargeable } from './settings/refusal';
 import { CardChargeUnanswered } from './payuni/embed';
-import { chargePortalCard, openPortalCardFields, verifyPortalCard } from './payuni-portal-cards';
+import {
+  acceptPortalCardResult,
+  chargePortalCard,
+  openPortalCardFields,
+  portalCardResult,
+  verifyPortalCard,
+} from './payuni-portal-cards';
 import { payuniFieldsScriptUrl } from './payuni/fields-script';
 import { chargeTradeOf, isAtProcessor } from './charge-trade';
 import { chargeByEcpayCode, ecpayCodeChargeStatus, isEcpayCodeMethod } from './ecpay-invoice-codes';
@@ -165,13 +172,32 @@ export function mountChargeRoutes(app: Express, context: ServiceContext): void {
     async (req, res) => {
       const caller = callerOf(req);
       const body = res.locals.input.body as PortalCardChargeBody;
-      const saved = await chargePortalCard(context, caller, await payuniMerchantOfCaller(context, caller), {
+      const answer = await chargePortalCard(context, caller, await payuniMerchantOfCaller(context, caller), {
         customerId: body.customer_id,
         idempotencyKey: body.idempotency_key,
         amount: body.amount,
         description: body.description,
+        ...(body.return_url ? { returnUrl: body.return_url } : {}),
       });
-      res.status(201).json(saved);
+      res.status('object' in answer ? 201 : 202).json(answer);
+    },
+  );
+
+  /** `POST /internal/payment_methods/payuni/result`: what came of a portal card sent to its bank (3-D Secure). */
+  app.post(
+    '/internal/payment_methods/payuni/result',
+    requireCaller,
+    validate({ body: PortalCardResultBody }),
+    async (req, res) => {
+      const caller = callerOf(req);
+      const body = res.locals.input.body as PortalCardResultBody;
+      const merchant = await payuniMerchantOfCaller(context, caller);
+      const card = await portalCardResult(context, merchant, {
+        customerId: body.customer_id,
+        idempotencyKey: body.idempotency_key,
+      });
+      if (card) return res.status(201).json(card);
+      res.status(202).json({ status: 'pending' });
     },
   );
 
@@ -188,10 +214,26 @@ export function mountChargeRoutes(app: Express, context: ServiceContext): void {
     },
   );
 
-  // PAYUNi's posts about a portal card's charge (there are none without 3-D Secure): acknowledged
-  // only; the charge is known from PAYUNi's answer to it, or from its trade query.
-  app.post('/checkout/:trade_no/payuni/card-notify', formBodies('16kb'), (_req, res) => {
-    res.type('text').send('OK');
+  // PAYUNi's result of a portal card's 3-D Secure step, server to server: checked and recorded once.
+  // A trade that went to no bank is answered in PAYUNi's reply to the charge, never posted.
+  app.post('/checkout/:trade_no/payuni/card-notify', formBodies('16kb'), async (req, res) => {
+    const tradeNo = String(req.params.trade_no);
+    const known = await dependenciesOf(context).portalChallenges.findByTrade(tradeNo);
+    const checked = known && (await acceptPortalCardResult(context, tradeNo, req.body ?? {}));
+    res
+      .status(known && !checked ? 400 : 200)
+      .type('text')
+      .send(known && !checked ? 'Not a post of this merchant about this card' : 'OK');
+  });
+
+  // The customer's browser back from the bank, with PAYUNi's signed result: recorded as the post
+  // is (the portal trusts only what checks out), then sent back to the portal's page.
+  app.post('/checkout/:trade_no/payuni/card-return', formBodies('16kb'), async (req, res) => {
+    const tradeNo = String(req.params.trade_no);
+    const challenge = await dependenciesOf(context).portalChallenges.findByTrade(tradeNo);
+    if (!challenge) return res.status(404).type('text').send('No such card payment');
+    await acceptPortalCardResult(context, tradeNo, req.body ?? {});
+    res.redirect(303, challenge.returnUrl);
   });
 
   /** The same for up to 100 charges of one tenant at once (a batch of renewals); answers in order. */

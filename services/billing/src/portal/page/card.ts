@@ -5,6 +5,7 @@ import {
   type ErrorDetail,
   type ErrorEnvelope,
   type Invoice,
+  type PortalCardChallenge,
   type PortalCardFields,
   detailsFromZodIssues,
 } from '@billing/contracts';
@@ -20,7 +21,7 @@ import { DEFAULT_PORTAL_URL } from '../sessions/capability';
 import { listSubscriptions } from '../../subscriptions/queries';
 import { openPortal } from './access';
 import type { OpenPortal } from './open-portal';
-import { renderCardForm, renderProcessorCardPage } from './render-card';
+import { renderCardForm, renderProcessorCardPage, renderToTheBank } from './render-card';
 import { backToPortal, notFoundPage } from './respond';
 
 const PATH = '/portal/:session_id/:token/payment_method';
@@ -103,8 +104,20 @@ const refusalDetailOf = (body: unknown) =>
 /** The reason checkout gave for refusing a card (its first detail's code), e.g. `authentication_required`. */
 const refusalCode = (body: unknown): string => refusalDetailOf(body)?.code ?? 'card_declined';
 
-/** What became of a card typed into PAYUNi's fields: kept, refused (with checkout's reason), a charge's outcome not known, or not saved. */
-type PayuniCardOutcome = { saved: CreatedPaymentMethod } | { refused: string } | { unknown: true } | { notSaved: true };
+/**
+ * What became of a card typed into PAYUNi's fields: kept, refused (with checkout's reason), sent
+ * to its bank (3-D Secure, `challenge` the bank's page), a charge's outcome not known, or not saved.
+ */
+type PayuniCardOutcome =
+  | { saved: CreatedPaymentMethod }
+  | { refused: string }
+  | { challenge: string }
+  | { unknown: true }
+  | { notSaved: true };
+
+/** The portal's page the customer comes back to from the bank, for the charge under `key`. */
+const confirmUrlOf = (context: ServiceContext, portal: OpenPortal, key: string) =>
+  `${new URL(context.config.PORTAL_URL ?? DEFAULT_PORTAL_URL).origin}${portal.base}/payment_method/confirm?${new URLSearchParams({ key })}`;
 
 /**
  * PAYUNi keeps a card once it has charged it: the card in its fields pays the first overdue
@@ -135,25 +148,67 @@ async function payWithPayuniCard(
     idempotency_key: key,
     amount,
     description: invoice.number ?? invoice.id,
+    return_url: confirmUrlOf(context, portal, key),
   };
   const caller = checkoutCallerOf(portal);
   const answer = await checkout
-    .post<CreatedPaymentMethod | ErrorEnvelope>('/internal/payment_methods/payuni', charge, caller)
+    .post<CreatedPaymentMethod | ErrorEnvelope | PortalCardChallenge>(
+      '/internal/payment_methods/payuni',
+      charge,
+      caller,
+    )
     .catch(() => null);
   // Charged: the retry with the kept card records it under the same key.
   if (answer?.status === 201) return { saved: answer.body as CreatedPaymentMethod };
-  if (answer?.status === 402) {
-    // Declined under this attempt's key: counted, so the next card gets a key of its own.
-    const reason = refusalDetailOf(answer.body);
-    const declined = { code: reason?.code ?? 'card_declined', message: reason?.message ?? 'The card was declined' };
-    await recordDeclinedRetry(context, portal.tenant, invoice, declined);
-    return { refused: declined.code };
-  }
+  // The bank asks for the customer: the charge stays pending until they come back (confirmPayuniCard).
+  if (answer?.status === 202) return { challenge: (answer.body as PortalCardChallenge).redirect_url };
+  if (answer?.status === 402) return declinedUnder(context, portal, invoice, answer.body);
   if (answer && [400, 409, 422].includes(answer.status)) {
     // Refused before PAYUNi was asked (no card in the fields, or the organization not on PAYUNi).
     await forgetPendingCharges(database, tables.schema, [key]);
     return { refused: refusalCode(answer.body) };
   }
+  return { unknown: true };
+}
+
+/** Declined under the attempt's key: counted, so the next card gets a key of its own. */
+async function declinedUnder(
+  context: ServiceContext,
+  portal: OpenPortal,
+  invoice: Invoice,
+  refusal: unknown,
+): Promise<PayuniCardOutcome> {
+  const reason = refusalDetailOf(refusal);
+  const declined = { code: reason?.code ?? 'card_declined', message: reason?.message ?? 'The card was declined' };
+  await recordDeclinedRetry(context, portal.tenant, invoice, declined);
+  return { refused: declined.code };
+}
+
+/**
+ * The customer back from the bank: checkout tells what came of the charge under `key`, which
+ * must be the next attempt of one of the customer's overdue invoices. Kept, it pays the invoice
+ * as a card typed here does; declined, it is counted; not known yet, the page says the payment is
+ * being confirmed and the pending charge is the reconciler's. Null when the key names no such
+ * attempt (already settled, or not this customer's).
+ */
+async function confirmPayuniCard(
+  context: ServiceContext,
+  portal: OpenPortal,
+  key: string,
+): Promise<PayuniCardOutcome | null> {
+  const overdue = await overdueInvoices(context, portal);
+  const invoice = overdue.find((i) => invoiceChargeKey(i.id, i.attempt_count + 1) === key);
+  if (!invoice) return null;
+  const answer = await checkoutClient(context)!
+    .post<CreatedPaymentMethod | ErrorEnvelope>(
+      '/internal/payment_methods/payuni/result',
+      { customer_id: portal.session.customer_id, idempotency_key: key },
+      checkoutCallerOf(portal),
+    )
+    .catch(() => null);
+  if (answer?.status === 201) return { saved: answer.body as CreatedPaymentMethod };
+  if (answer?.status === 402) return declinedUnder(context, portal, invoice, answer.body);
+  if (answer?.status === 404) return null;
   return { unknown: true };
 }
 
@@ -225,16 +280,10 @@ export function mountPortalCardPages(app: Express, context: ServiceContext): voi
     await send(res, portal, 200);
   });
 
-  app.post(PATH, form, async (req, res) => {
-    const portal = await openPortal(context, req, res);
-    if (!portal) return;
-    if (!portal.features.payment_method_update.enabled) return notFoundPage(res, portal);
-    const fields = (req.body ?? {}) as Record<string, unknown>;
-    const outcome =
-      fields.processor === 'payuni'
-        ? await payWithPayuniCard(context, portal, await overdueInvoices(context, portal))
-        : await typedCard(context, portal, fields);
+  /** The card's outcome as the customer sees it: the portal with a notice, or this page saying why not. */
+  const answer = async (res: Response, portal: OpenPortal, outcome: CardOutcome) => {
     if ('invalid' in outcome) return send(res, portal, 422, portal.t.checkFields(outcome.invalid.join(', ')));
+    if ('challenge' in outcome) return toTheBank(res, portal, outcome.challenge);
     if ('unknown' in outcome) return send(res, portal, 502, portal.t.paymentPending);
     if ('notSaved' in outcome) return send(res, portal, 502, portal.t.cardNotSaved);
     if ('refused' in outcome) {
@@ -250,7 +299,41 @@ export function mountPortalCardPages(app: Express, context: ServiceContext): voi
     );
     if (retried.some((invoice) => invoice.status !== 'paid')) return send(res, portal, 402, portal.t.cardRetryFailed);
     backToPortal(res, portal, { notice: retried.length > 0 ? 'card_paid' : 'card_updated' });
+  };
+
+  app.post(PATH, form, async (req, res) => {
+    const portal = await openPortal(context, req, res);
+    if (!portal) return;
+    if (!portal.features.payment_method_update.enabled) return notFoundPage(res, portal);
+    const fields = (req.body ?? {}) as Record<string, unknown>;
+    const outcome =
+      fields.processor === 'payuni'
+        ? await payWithPayuniCard(context, portal, await overdueInvoices(context, portal))
+        : await typedCard(context, portal, fields);
+    await answer(res, portal, outcome);
   });
+
+  // Back from the card's bank (3-D Secure), through checkout, which read PAYUNi's signed result.
+  app.get(`${PATH}/confirm`, async (req, res) => {
+    const portal = await openPortal(context, req, res);
+    if (!portal) return;
+    if (!portal.features.payment_method_update.enabled) return notFoundPage(res, portal);
+    const key = typeof req.query.key === 'string' ? req.query.key : '';
+    const outcome = key ? await confirmPayuniCard(context, portal, key) : null;
+    if (!outcome) return backToPortal(res, portal, {});
+    await answer(res, portal, outcome);
+  });
+}
+
+type CardOutcome = PayuniCardOutcome | Awaited<ReturnType<typeof typedCard>>;
+
+/**
+ * Sends the customer to the bank's page (3-D Secure) by a page that refreshes there, with a link:
+ * not a redirect of the form's post, which a browser checks against the card page's form-action
+ * (the bank's address is not known before).
+ */
+function toTheBank(res: Response, portal: OpenPortal, bankUrl: string) {
+  res.status(200).set('Refresh', `0; url=${bankUrl}`).type('html').send(renderToTheBank(portal, bankUrl));
 }
 
 /** A card typed into the portal's own form, checked and saved by checkout. */

@@ -150,6 +150,9 @@ const MESSAGES = {
     cardDeclined: 'Your card was declined. Please use another card.',
     cardNeedsBank:
       'Your bank asks to confirm this card on its own page, which this page cannot show. Please use another card.',
+    toBankTitle: 'Confirm with your bank',
+    toBank: 'Your bank asks to confirm this card on its own page. Taking you there; you come back here after.',
+    toBankLink: "Continue to your bank's page",
     cardKeptByEcpay:
       "Your card is kept by ECPay for your subscription's regular payments, and cannot be changed here. Please contact us to change it.",
     payAndSaveCard: (amount: string) => `Pay ${amount} and save card`,
@@ -290,6 +293,9 @@ const MESSAGES = {
     sandboxCard: '測試環境：請使用測試卡號 4242 4242 4242 4242，任一未來到期日及任一安全碼。',
     cardDeclined: '您的信用卡遭拒，請改用其他信用卡。',
     cardNeedsBank: '您的發卡銀行要求在其網頁驗證此卡（3D 驗證），本頁無法顯示，請改用其他信用卡。',
+    toBankTitle: '前往銀行驗證',
+    toBank: '您的發卡銀行要求在其網頁驗證此卡（3D 驗證），正在為您前往，完成後會回到此處。',
+    toBankLink: '前往銀行驗證頁面',
     cardKeptByEcpay: '您的信用卡由綠界科技（ECPay）以定期定額保管，無法在此更換。如需更換，請與我們聯絡。',
     payAndSaveCard: (amount: string) => `支付 ${amount} 並儲存信用卡`,
     cardFieldsFailed: '無法載入信用卡欄位，請重新整理頁面。',

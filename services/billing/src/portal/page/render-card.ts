@@ -101,3 +101,17 @@ function payuniFields(portal: OpenPortal, fields: PayuniCardPage): Html {
     <script src="${fields.scriptUrl}"></script>
     <script src="${fields.bindScriptUrl}"></script>`;
 }
+
+/** On the way to the card's bank (3-D Secure): the page refreshes there (its `Refresh` header), or the link does. */
+export function renderToTheBank(portal: OpenPortal, bankUrl: string): string {
+  const { t } = portal;
+  return portalPage(
+    portal,
+    t.toBankTitle,
+    html`<h1>${t.toBankTitle}</h1>
+      <section class="card">
+        <p class="muted">${t.toBank}</p>
+        <a class="button" id="to-bank" href="${bankUrl}">${t.toBankLink}</a>
+      </section>`,
+  );
+}
