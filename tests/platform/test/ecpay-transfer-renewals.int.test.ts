@@ -324,8 +324,56 @@ describe('ECPay: subscriptions paid by transfer, renewal invoices paid from a pa
     );
   });
 
+  it("an account left unpaid past ECPay's expiry is a failed attempt; a transfer ECPay takes afterwards is listed for the operator", async () => {
+    const { clock, subscription } = await subscribeByTransfer('expired@example.com');
+    await advanceTo(clock, '2026-03-01T00:00:00Z');
+    const invoice = await waitingInvoice(subscription.id);
+    const url = invoice.payment_instructions!.hosted_instructions_url!;
+    secrets.push(url.split('/').at(-1)!);
+    const fields = hiddenFieldsOf((await invoicePage(url, { method: 'POST' })).html);
+    await fetch(`${emulator.url}/Cashier/AioCheckOut/V5`, { method: 'POST', body: new URLSearchParams(fields) });
+    const tradeNo = fields.MerchantTradeNo!;
+    const issued = await eventually(async () => {
+      const read = (await invoicesOf(subscription.id)).find((i) => i.id === invoice.id)!;
+      expect(read.payment_instructions?.account).toMatch(/^\d+$/);
+      return read.payment_instructions!;
+    }, 30000);
+    // ECPay's account runs to the end of its last day, past the page's own deadline: its expiry counts.
+    expect(Date.parse(issued.expires_at)).toBeGreaterThanOrEqual(Date.parse(invoice.payment_instructions!.expires_at));
+    try {
+      ahead = Date.parse(issued.expires_at) - Date.now() + 60_000;
+      await eventually(
+        async () => expect((await send('GET', `/subscriptions/${subscription.id}`)).body.status).toBe('PAST_DUE'),
+        30000,
+      );
+      // ECPay was asked once the deadline passed, and said unpaid.
+      expect(emulator.queries).toContain(tradeNo);
+      expect((await invoicePage(url, {}, 'en')).html).toContain('This payment has expired');
+
+      // The buyer pays the expired account anyway and ECPay takes it: no invoice waits for it, so
+      // ECPay's post has it listed for the operator to give back or credit by hand.
+      await emulator.pay(tradeNo);
+      const late = await eventually(async () => {
+        const found = await clientOf(platform.gatewayUrl).admin(
+          'GET',
+          `/organizations/${org.id}/unmatched_payments?environment=sandbox`,
+        );
+        const mine = (found.body.data as { invoice_id: string | null }[]).filter((p) => p.invoice_id === invoice.id);
+        expect(mine).toHaveLength(1);
+        return mine[0];
+      }, 30000);
+      expect(late).toMatchObject({ processor: 'ecpay', trade_no: tradeNo, amount: 299, reason: 'paid_after_deadline' });
+      expect((await invoicesOf(subscription.id)).find((i) => i.id === invoice.id)).toMatchObject({
+        status: 'open',
+        attempt_count: 1,
+      });
+    } finally {
+      ahead = 0;
+    }
+  });
+
   it("writes no key, buyer's email or page token to any log line", () => {
-    expect(secrets).toHaveLength(6);
+    expect(secrets).toHaveLength(7);
     expect(logs.lines.length).toBeGreaterThan(100);
     expect(leaksIn(logs.lines, secrets)).toEqual([]);
   });

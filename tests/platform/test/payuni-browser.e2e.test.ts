@@ -299,12 +299,19 @@ describeWithBrowser('PAYUNi cards in the browser', () => {
         await page.evaluate(() => window.document.documentElement.scrollWidth - window.innerWidth),
       ).toBeLessThanOrEqual(0);
       const toBank = new RegExp(`^${emulator.url}/3d/`);
-      const answered = page.waitForResponse((r) => r.url() === `${portal.body.url}/payment_method`);
+      // The page on the way to the bank refreshes there at once: its answer is kept as it passes,
+      // to be looked at on its own afterwards.
+      let wayToBank = '';
+      await page.route(`${portal.body.url}/payment_method`, async (route) => {
+        if (route.request().method() !== 'POST') return route.continue();
+        const response = await route.fetch({ maxRedirects: 0 });
+        wayToBank = await response.text();
+        await route.fulfill({ response });
+      });
       await page.locator('#save-card').click();
       if (card.endsWith('3220')) {
-        // The page on the way to the bank refreshes there at once: it is looked at on its own afterwards.
-        const wayToBank = await (await answered).text();
         await page.waitForURL(toBank);
+        expect(wayToBank).toContain('id="to-bank"');
         await page.locator('#payuni-3d-pass').click();
         const shown = await context.newPage();
         await shown.setContent(wayToBank);

@@ -143,8 +143,8 @@ export async function reconcileRenewalCharges(context: ServiceContext): Promise<
 }
 
 /**
- * PAYUNi posted that a renewal's transfer was paid: when billing was told it was not (its
- * deadline passed), the processor is asked at once instead of on a pass.
+ * The processor (PAYUNi, ECPay) posted that a renewal's transfer was paid: when billing was told
+ * it was not (its deadline passed), the processor is asked at once instead of on a pass.
  */
 export async function recheckLateTransfer(context: ServiceContext, chargeKey: string): Promise<void> {
   const { store } = context;
