@@ -137,6 +137,17 @@ describe('ECPay: subscriptions paid by transfer, renewal invoices paid from a pa
       expect(open?.payment_instructions).toMatchObject({ type: 'atm', amount: 299 });
       return open!;
     }, 30000);
+  /** The one payment of `invoiceId` listed as not matching ECPay, once it is listed. */
+  const unmatchedOf = (invoiceId: string) =>
+    eventually(async () => {
+      const found = await clientOf(platform.gatewayUrl).admin(
+        'GET',
+        `/organizations/${org.id}/unmatched_payments?environment=sandbox`,
+      );
+      const mine = (found.body.data as { invoice_id: string | null }[]).filter((p) => p.invoice_id === invoiceId);
+      expect(mine).toHaveLength(1);
+      return mine[0];
+    }, 30000);
   const webhooks = (type: string, invoiceId: string) =>
     receiver.events.filter((event) => event.type === type && event.data.object.id === invoiceId);
   const invoicePage = (url: string, init: RequestInit = {}, language = 'zh-TW') =>
@@ -263,15 +274,7 @@ describe('ECPay: subscriptions paid by transfer, renewal invoices paid from a pa
     emulator.voidTrade(tradeNo);
     try {
       ahead = 6 * 60_000;
-      const listed = await eventually(async () => {
-        const found = await clientOf(platform.gatewayUrl).admin(
-          'GET',
-          `/organizations/${org.id}/unmatched_payments?environment=sandbox`,
-        );
-        const mine = (found.body.data as { invoice_id: string | null }[]).filter((p) => p.invoice_id === invoice.id);
-        expect(mine).toHaveLength(1);
-        return mine[0];
-      }, 30000);
+      const listed = await unmatchedOf(invoice.id);
       expect(listed).toMatchObject({
         processor: 'ecpay',
         trade_no: tradeNo,
@@ -353,15 +356,7 @@ describe('ECPay: subscriptions paid by transfer, renewal invoices paid from a pa
       // The buyer pays the expired account anyway and ECPay takes it: no invoice waits for it, so
       // ECPay's post has it listed for the operator to give back or credit by hand.
       await emulator.pay(tradeNo);
-      const late = await eventually(async () => {
-        const found = await clientOf(platform.gatewayUrl).admin(
-          'GET',
-          `/organizations/${org.id}/unmatched_payments?environment=sandbox`,
-        );
-        const mine = (found.body.data as { invoice_id: string | null }[]).filter((p) => p.invoice_id === invoice.id);
-        expect(mine).toHaveLength(1);
-        return mine[0];
-      }, 30000);
+      const late = await unmatchedOf(invoice.id);
       expect(late).toMatchObject({ processor: 'ecpay', trade_no: tradeNo, amount: 299, reason: 'paid_after_deadline' });
       expect((await invoicesOf(subscription.id)).find((i) => i.id === invoice.id)).toMatchObject({
         status: 'open',

@@ -5,7 +5,7 @@ import type { Express, Request, Response } from 'express';
 import { acceptEcpayInvoiceNotification, invoicePaymentOf, openInvoicePayment } from '../payments/ecpay-invoice-codes';
 import type { EcpayInvoiceTrade } from '../payments/ecpay/invoice-trades';
 import { NOTIFICATION_RECEIVED } from '../payments/ecpay/notifications';
-import { recheckLateTransfer } from '../payments/renewal-charges';
+import { recheckIfPaid } from '../payments/renewal-charges';
 import { renderInstructionsPage, renderProcessorRedirect } from './async-payment-pages';
 import { page } from './html';
 import { chooseLocale, messagesFor } from './messages';
@@ -49,11 +49,7 @@ export function mountInvoicePaymentPages(app: Express, context: ServiceContext):
     app.post(`${path}/ecpay/${kind}`, formBodies('16kb'), async (req, res) => {
       const checked = await acceptEcpayInvoiceNotification(context, token(req), req.body ?? {});
       // A transfer billing was told had not come by its deadline: asked about at once.
-      if (checked?.paid) {
-        await recheckLateTransfer(context, checked.chargeKey).catch((err: unknown) =>
-          context.logger.warn({ err }, 'a late transfer could not be checked now; the next pass asks'),
-        );
-      }
+      await recheckIfPaid(context, checked);
       res
         .status(checked ? 200 : 400)
         .type('text')

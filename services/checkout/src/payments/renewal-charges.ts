@@ -156,6 +156,17 @@ export async function recheckLateTransfer(context: ServiceContext, chargeKey: st
   if (rows[0]) await checkRenewalCharge(context, rows[0]);
 }
 
+/** After a processor's checked post about a renewal's transfer: a payment it reports is asked about at once. */
+export async function recheckIfPaid(
+  context: ServiceContext,
+  checked: { chargeKey: string; paid: boolean } | null,
+): Promise<void> {
+  if (!checked?.paid) return;
+  await recheckLateTransfer(context, checked.chargeKey).catch((err: unknown) =>
+    context.logger.warn({ err }, 'a late transfer could not be checked now; the next pass asks'),
+  );
+}
+
 async function checkRenewalCharge(context: ServiceContext, row: Row): Promise<RenewalOutcome> {
   const shown = await paidAtProcessor(context, row);
   const outcome: RenewalOutcome =

@@ -44,7 +44,7 @@ import {
 import { payuniFieldsScriptUrl } from './payuni/fields-script';
 import { chargeTradeOf, isAtProcessor } from './charge-trade';
 import { chargeByEcpayCode, ecpayCodeChargeStatus, isEcpayCodeMethod } from './ecpay-invoice-codes';
-import { noteRenewalAnswer, noteRenewalCharge, recheckLateTransfer } from './renewal-charges';
+import { noteRenewalAnswer, noteRenewalCharge, recheckIfPaid } from './renewal-charges';
 
 /**
  * `POST /internal/charges`, for billing's renewals: charges a card saved at checkout, off-session,
@@ -57,11 +57,7 @@ export function mountChargeRoutes(app: Express, context: ServiceContext): void {
   app.post('/checkout/:trade_no/payuni/invoice-notify', formBodies('16kb'), async (req, res) => {
     const checked = await acceptPayuniInvoiceNotification(context, String(req.params.trade_no), req.body ?? {});
     // A transfer billing was told had not come by its deadline: asked about at once.
-    if (checked?.paid) {
-      await recheckLateTransfer(context, checked.chargeKey).catch((err: unknown) =>
-        context.logger.warn({ err }, 'a late transfer could not be checked now; the next pass asks'),
-      );
-    }
+    await recheckIfPaid(context, checked);
     res
       .status(checked ? 200 : 400)
       .type('text')
