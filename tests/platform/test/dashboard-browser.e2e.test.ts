@@ -294,7 +294,7 @@ describeWithBrowser('the merchant dashboard in a browser', () => {
     }
     // The money lists beside Payments.
     await page.getByRole('navigation', { name: '功能' }).getByRole('link', { name: '付款', exact: true }).click();
-    for (const name of ['發票', '退款']) {
+    for (const name of ['帳單', '退款']) {
       await page.getByRole('navigation', { name: '金流' }).getByRole('link', { name, exact: true }).click();
       await page.waitForLoadState();
       await expectAccessible(page);

@@ -103,8 +103,8 @@ export const ZH_TW: Record<string, string> = {
   Product: '商品',
   'Current period ends': '本期結束',
   'No subscriptions.': '尚無訂閱。',
-  Invoices: '發票',
-  'No invoices.': '尚無發票。',
+  Invoices: '帳單',
+  'No invoices.': '尚無帳單。',
   'All e-invoices of this customer': '此顧客的所有電子發票',
   Number: '編號',
   Total: '總額',
@@ -114,7 +114,7 @@ export const ZH_TW: Record<string, string> = {
   'E-invoice': '電子發票',
   Payments: '付款',
   '{title} could not be read: {why}': '無法讀取{title}：{why}',
-  'Invoice {number}': '發票 {number}',
+  'Invoice {number}': '帳單 {number}',
   'refunded {amount}': '已退款 {amount}',
   When: '時間',
   Amount: '金額',
@@ -141,14 +141,14 @@ export const ZH_TW: Record<string, string> = {
   'Showing the first 100 events.': '僅顯示前 100 筆事件。',
 
   // The search box
-  'Email, name, id or invoice number': '電子郵件、ID 或發票號碼',
+  'Email, name, id or invoice number': '電子郵件、ID 或帳單號碼',
   'Type an email, a name, an id, an invoice number or an e-invoice number in the search box.':
-    '請在搜尋框輸入電子郵件、姓名、ID、發票號碼或電子發票號碼。',
+    '請在搜尋框輸入電子郵件、姓名、ID、帳單號碼或電子發票號碼。',
   'Checkout {id}': '結帳 {id}',
   'E-invoice {number}': '電子發票 {number}',
   'Nothing matches {q}.': '沒有符合「{q}」的結果。',
   Subscription: '訂閱',
-  Invoice: '發票',
+  Invoice: '帳單',
 
   // The payments list and its export
   'Waiting for payment': '等待付款',
@@ -170,8 +170,8 @@ export const ZH_TW: Record<string, string> = {
   // The invoices and refunds lists
   Money: '金流',
   Refunds: '退款',
-  'Invoices from {from} to {to}': '{from} 至 {to} 的發票',
-  'No invoices in these days.': '這段期間沒有發票。',
+  'Invoices from {from} to {to}': '{from} 至 {to} 的帳單',
+  'No invoices in these days.': '這段期間沒有帳單。',
   'Refunds from {from} to {to}': '{from} 至 {to} 的退款',
   'No refunds in these days.': '這段期間沒有退款。',
   'No refunds.': '沒有退款。',
@@ -208,19 +208,19 @@ export const ZH_TW: Record<string, string> = {
   'The unmatched payments could not be read: {why}': '無法讀取金額不符的付款：{why}',
   'Payments that do not match the processor': '與金流服務商不符的付款',
   "Money the processor took that no order or invoice records: refund it in the processor's own site. A payment recorded here that the processor does not show paid: check it there before delivering.":
-    '金流服務商已收款、但沒有任何訂單或發票記錄的款項：請到金流服務商的後台退款。此處記為已付款、但金流服務商未顯示已付款的款項：請先到金流服務商確認，再出貨。',
+    '金流服務商已收款、但沒有任何訂單或帳單記錄的款項：請到金流服務商的後台退款。此處記為已付款、但金流服務商未顯示已付款的款項：請先到金流服務商確認，再出貨。',
   'Reported at': '回報時間',
   Why: '原因',
   Checkout: '結帳',
-  'Checkout or invoice': '結帳或發票',
+  'Checkout or invoice': '結帳或帳單',
   'Processor trade': '金流交易編號',
   'Paid after the checkout expired': '結帳逾期後才付款',
   'Paid under a trade the checkout no longer waited for': '以結帳已不再等候的交易付款',
   'Recorded as paid here; the processor does not show it paid': '此處記為已付款，但金流服務商未顯示已付款',
   "A card plan's period the processor charged that no invoice took":
-    '金流服務商已扣款、但沒有發票入帳的信用卡定期定額期數',
+    '金流服務商已扣款、但沒有帳單入帳的信用卡定期定額期數',
   "A renewal's transfer the processor took after its deadline, when the invoice had given up on it":
-    '續訂的轉帳或超商繳費在期限過後才由金流服務商收到，此時發票已不再等候這筆付款',
+    '續訂的轉帳或超商繳費在期限過後才由金流服務商收到，此時帳單已不再等候這筆付款',
   'The pending charges could not be read: {why}': '無法讀取確認中的扣款：{why}',
   'Charges being confirmed': '確認中的扣款',
   'Charges being confirmed with the processor': '正在向金流服務商確認的扣款',
@@ -229,7 +229,7 @@ export const ZH_TW: Record<string, string> = {
   'Asked at': '查詢時間',
   Record: '紀錄',
   'Processor key': '金流請求識別碼',
-  'Invoice attempt': '發票扣款',
+  'Invoice attempt': '帳單扣款',
   'First period of a new subscription': '新訂閱的第一期',
   'Plan switch': '方案變更',
 
@@ -449,7 +449,7 @@ export const ZH_TW: Record<string, string> = {
   '{name} ({price})': '{name}（{price}）',
   'Preview the switch': '預覽變更',
   'No other subscription product to switch to.': '沒有其他可變更的訂閱商品。',
-  'Invoices of this subscription': '此訂閱的發票',
+  'Invoices of this subscription': '此訂閱的帳單',
   Refund: '退款',
   'Refund {number} in full?': '要全額退款 {number} 嗎？',
   'Refund {number}': '退款 {number}',
@@ -463,13 +463,13 @@ export const ZH_TW: Record<string, string> = {
   Subtotal: '小計',
   'The e-invoice could not be read: {why}': '無法讀取電子發票：{why}',
   Lines: '明細',
-  'Invoice lines': '發票明細',
+  'Invoice lines': '帳單明細',
   // What an invoice line charges for (pages/invoices.ts)
   Plan: '方案',
   Proration: '按比例計費',
   'Customer balance': '顧客餘額',
   Kind: '種類',
-  'Refund this invoice?': '要為此發票退款嗎？',
+  'Refund this invoice?': '要為此帳單退款嗎？',
   'Amount in TWD (empty: everything not refunded yet, {amount})':
     '退款金額（新台幣；留空則退還尚未退款的全部金額 {amount}）',
 
@@ -514,10 +514,10 @@ export const ZH_TW: Record<string, string> = {
   'Order {id}': '訂單 {id}',
   'Show all': '顯示全部',
   'Customer {id} only.': '僅顯示顧客 {id} 的電子發票。',
-  'Invoice {id} only.': '僅顯示發票 {id} 的電子發票。',
+  'Invoice {id} only.': '僅顯示帳單 {id} 的電子發票。',
   'e-invoice settings': '電子發票設定',
   'An e-invoice (電子發票) is asked of the provider for every paid one-time order and every paid invoice, and tried again until it answers; a refund voids it or issues an allowance (折讓). The provider is set in {settings}.':
-    '每筆已付款的單次訂單與每張已付款的發票，都會向加值中心申請開立電子發票，並持續重試直到加值中心回應；退款時會作廢電子發票或開立折讓。加值中心在「{settings}」中設定。',
+    '每筆已付款的單次訂單與每張已付款的帳單，都會向加值中心申請開立電子發票，並持續重試直到加值中心回應；退款時會作廢電子發票或開立折讓。加值中心在「{settings}」中設定。',
   '1 e-invoice below is still not issued close to or past the deadline (48 hours after payment, 7 days for a company): see the last error, and check the {settings}.':
     '下方有 1 張電子發票已接近或超過開立期限（付款後 48 小時，公司買受人為 7 天）仍未開立：請查看最近一次錯誤，並檢查{settings}。',
   '{count} e-invoices below are still not issued close to or past the deadline (48 hours after payment, 7 days for a company): see the last error, and check the {settings}.':
@@ -578,7 +578,7 @@ export const ZH_TW: Record<string, string> = {
   'No configuration yet: the built-in features apply until you save one.': '尚未設定：儲存設定之前，會套用內建的功能。',
   'Default return URL': '預設返回網址',
   'Business name shown': '顯示的商家名稱',
-  'Customers see their invoices': '顧客可查看發票',
+  'Customers see their invoices': '顧客可查看帳單',
   'Customers update their card': '顧客可更新信用卡',
   'Customers cancel': '顧客可取消訂閱',
   'Cancellation takes effect': '取消的生效時間',
@@ -645,7 +645,7 @@ export const ZH_TW: Record<string, string> = {
   'E-invoices ({environment})': '電子發票（{environment}）',
   'E-invoices now: {current}': '目前的電子發票：{current}',
   'With a provider set, an e-invoice (電子發票) is issued through it for every paid one-time order and every paid invoice, to the carrier the buyer chose; refunds void it or issue an allowance. E-invoices still pending are asked of the provider they were made for: changing the provider leaves them failing. Last changed: {when}':
-    '設定加值中心後，每筆已付款的單次訂單與每張已付款的發票，都會透過它開立電子發票到買家選擇的載具；退款時會作廢電子發票或開立折讓。仍在處理中的電子發票會向當初的加值中心申請：更換加值中心會使它們開立失敗。最後修改：{when}',
+    '設定加值中心後，每筆已付款的單次訂單與每張已付款的帳單，都會透過它開立電子發票到買家選擇的載具；退款時會作廢電子發票或開立折讓。仍在處理中的電子發票會向當初的加值中心申請：更換加值中心會使它們開立失敗。最後修改：{when}',
   'None (no e-invoices)': '無（不開立電子發票）',
   "Seller's tax ID (統一編號, 8 digits)": '賣方統一編號（8 碼）',
   'Tax type of what is sold': '銷售品項的課稅別',
@@ -743,7 +743,7 @@ export const ZH_TW: Record<string, string> = {
   'Subscriptions on this clock': '使用這個時鐘的訂閱',
   'None yet: create a checkout session with this test_clock.': '尚無：請以這個 test_clock 建立結帳工作階段。',
   'What ran': '已執行的項目',
-  'Invoices of subscriptions on this clock': '這個時鐘上訂閱的發票',
+  'Invoices of subscriptions on this clock': '這個時鐘上訂閱的帳單',
   'Nothing has run yet.': '尚未執行任何項目。',
   'Clock advanced; what fell due is running.': '時鐘已推進，正在執行到期的項目。',
 
@@ -788,7 +788,7 @@ export const ZH_TW: Record<string, string> = {
   'All types': '所有類型',
   'Record id': '紀錄 ID',
   'A customer, subscription, invoice or checkout session id: cus_…, sub_…, in_…, cs_…':
-    '顧客、訂閱、發票或結帳工作階段的 ID：cus_…、sub_…、in_…、cs_…',
+    '顧客、訂閱、帳單或結帳工作階段的 ID：cus_…、sub_…、in_…、cs_…',
   'What happened in this environment, as webhooks and Kafka carry it: every event of the last {days} days, newest first.':
     '這個環境中發生的事，與 Webhook 和 Kafka 傳送的內容相同：最近 {days} 天的所有事件，最新的在前。',
   'No events match these filters yet.': '目前沒有符合這些條件的事件。',
