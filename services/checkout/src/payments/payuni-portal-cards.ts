@@ -166,42 +166,42 @@ async function keepCard(
 
 /**
  * PAYUNi's result of a portal card's 3-D Secure step (NotifyURL, or the customer's browser at
- * ReturnURL), checked with the organization's keys and matched to the trade and its amount:
- * the card kept, or the decline, recorded once however often it comes. Answers the trade's
- * challenge (for the page to send the customer back to), or null when the post does not check out.
+ * ReturnURL) about `challenge`, checked with the organization's keys and matched to the trade and
+ * its amount: the card kept, or the decline, recorded once however often it comes. Answers
+ * whether the post checked out (a result PAYUNi does not know yet does; the portal then asks its
+ * trade query).
  */
 export async function acceptPortalCardResult(
   context: ServiceContext,
-  tradeNo: string,
+  challenge: PortalChallenge,
   body: Record<string, unknown>,
-): Promise<PortalChallenge | null> {
-  const challenges = dependenciesOf(context).portalChallenges;
-  const challenge = await challenges.findByTrade(tradeNo);
-  const payuni = challenge && (await payuniMerchantOf(context, challenge.organization, challenge.environment));
-  if (!challenge || !payuni) return null;
+): Promise<boolean> {
+  const { tradeNo } = challenge;
+  const payuni = await payuniMerchantOf(context, challenge.organization, challenge.environment);
+  if (!payuni) return false;
   let result: ReturnType<typeof readCardNotification>;
   try {
     result = readCardNotification(body, payuni.merchant);
   } catch (error) {
-    if (error instanceof RejectedNotification) return null;
-    // PAYUNi does not know the result yet: the portal asks its trade query.
-    if (error instanceof CardChargeUnanswered) return challenge;
+    if (error instanceof RejectedNotification) return false;
+    if (error instanceof CardChargeUnanswered) return true;
     throw error;
   }
   const { outcome } = result;
-  if (result.tradeNo !== tradeNo) return null;
-  if (challenge.status !== 'challenged' || outcome.status === 'requires_3d') return challenge;
+  if (result.tradeNo !== tradeNo) return false;
+  if (challenge.status !== 'challenged' || outcome.status === 'requires_3d') return true;
+  const challenges = dependenciesOf(context).portalChallenges;
   if (outcome.status === 'declined') {
     await challenges.settle(tradeNo, { decline: { code: outcome.code, message: outcome.message } });
   } else if (outcome.amount !== challenge.amount) {
     context.logger.error({ trade: tradeNo }, 'PAYUNi reported another amount for a portal card; not recorded');
-    return null;
+    return false;
   } else {
     const owner = { organization: challenge.organization, environment: challenge.environment };
     const paymentMethod = await keepCard(context, owner, challenge.customerId, tradeNo, outcome.card);
     await challenges.settle(tradeNo, { paymentMethod });
   }
-  return challenges.findByTrade(tradeNo);
+  return true;
 }
 
 /**

@@ -213,22 +213,20 @@ export function mountChargeRoutes(app: Express, context: ServiceContext): void {
   // PAYUNi's result of a portal card's 3-D Secure step, server to server: checked and recorded once.
   // A trade that went to no bank is answered in PAYUNi's reply to the charge, never posted.
   app.post('/checkout/:trade_no/payuni/card-notify', formBodies('16kb'), async (req, res) => {
-    const tradeNo = String(req.params.trade_no);
-    const known = await dependenciesOf(context).portalChallenges.findByTrade(tradeNo);
-    const checked = known && (await acceptPortalCardResult(context, tradeNo, req.body ?? {}));
+    const challenge = await dependenciesOf(context).portalChallenges.findByTrade(String(req.params.trade_no));
+    const refused = challenge !== null && !(await acceptPortalCardResult(context, challenge, req.body ?? {}));
     res
-      .status(known && !checked ? 400 : 200)
+      .status(refused ? 400 : 200)
       .type('text')
-      .send(known && !checked ? 'Not a post of this merchant about this card' : 'OK');
+      .send(refused ? 'Not a post of this merchant about this card' : 'OK');
   });
 
   // The customer's browser back from the bank, with PAYUNi's signed result: recorded as the post
   // is (the portal trusts only what checks out), then sent back to the portal's page.
   app.post('/checkout/:trade_no/payuni/card-return', formBodies('16kb'), async (req, res) => {
-    const tradeNo = String(req.params.trade_no);
-    const challenge = await dependenciesOf(context).portalChallenges.findByTrade(tradeNo);
+    const challenge = await dependenciesOf(context).portalChallenges.findByTrade(String(req.params.trade_no));
     if (!challenge) return res.status(404).type('text').send('No such card payment');
-    await acceptPortalCardResult(context, tradeNo, req.body ?? {});
+    await acceptPortalCardResult(context, challenge, req.body ?? {});
     res.redirect(303, challenge.returnUrl);
   });
 

@@ -66,6 +66,9 @@ const checkoutCallerOf = (portal: OpenPortal) => ({
   keyId: 'billing-portal',
 });
 
+/** Where the portal's pages are served from (`PORTAL_URL`'s origin): PAYUNi's fields and the bank send the customer back there. */
+const portalOriginOf = (context: ServiceContext) => new URL(context.config.PORTAL_URL ?? DEFAULT_PORTAL_URL).origin;
+
 /** Checkout saves the card (its processor verifies it, nothing charged); a refusal is 402 with the reason. */
 async function saveCard(context: ServiceContext, portal: OpenPortal, card: CreatePaymentMethodBody) {
   const checkout = checkoutClient(context);
@@ -87,7 +90,7 @@ async function saveCard(context: ServiceContext, portal: OpenPortal, card: Creat
 async function cardFieldsOf(context: ServiceContext, portal: OpenPortal): Promise<PortalCardFields> {
   const checkout = checkoutClient(context);
   if (!checkout) return { processor: 'sandbox' };
-  const iframeDomain = new URL(context.config.PORTAL_URL ?? DEFAULT_PORTAL_URL).origin;
+  const iframeDomain = portalOriginOf(context);
   const { status, body } = await checkout.post<PortalCardFields>(
     '/internal/payment_methods/card_fields',
     { customer_id: portal.session.customer_id, iframe_domain: iframeDomain },
@@ -117,7 +120,7 @@ type PayuniCardOutcome =
 
 /** The portal's page the customer comes back to from the bank, for the charge under `key`. */
 const confirmUrlOf = (context: ServiceContext, portal: OpenPortal, key: string) =>
-  `${new URL(context.config.PORTAL_URL ?? DEFAULT_PORTAL_URL).origin}${portal.base}/payment_method/confirm?${new URLSearchParams({ key })}`;
+  `${portalOriginOf(context)}${portal.base}/payment_method/confirm?${new URLSearchParams({ key })}`;
 
 /**
  * PAYUNi keeps a card once it has charged it: the card in its fields pays the first overdue
