@@ -86,6 +86,39 @@ export function subscriptionOf(send: Send, sessionId: string) {
   });
 }
 
+/** How a renewal invoice says to pay it by transfer (an account or code, or the page to get one at ECPay). */
+export type TransferInstructions = {
+  type: string;
+  bank_code: string | null;
+  account: string | null;
+  amount: number;
+  expires_at: string;
+  hosted_instructions_url?: string | null;
+};
+
+/**
+ * A subscription's invoices as the API lists them (`invoicesOf`), and its open one once it says
+ * how to pay NT$299 by ATM (`waitingInvoice`, after `attempts` attempts). `send` is read at each
+ * call (a suite makes its client in beforeAll).
+ */
+export function transferInvoicesOf(sendOf: () => Send) {
+  const invoicesOf = async (subscriptionId: string) =>
+    (await sendOf()('GET', `/invoices?subscription_id=${subscriptionId}`)).body.data as Array<{
+      id: string;
+      status: string;
+      attempt_count: number;
+      payment_instructions?: TransferInstructions | null;
+    }>;
+  const waitingInvoice = (subscriptionId: string, attempts = 0) =>
+    eventually(async () => {
+      const open = (await invoicesOf(subscriptionId)).find((invoice) => invoice.status === 'open');
+      expect(open?.attempt_count).toBe(attempts);
+      expect(open?.payment_instructions).toMatchObject({ type: 'atm', amount: 299 });
+      return open!;
+    }, 30000);
+  return { invoicesOf, waitingInvoice };
+}
+
 /** A test clock frozen at `frozen`, and a function that advances it and waits until it is ready. */
 export async function testClockOf(send: Send, frozen: string) {
   const clock = (await send('POST', '/test_clocks', { frozen_time: frozen })).body.id as string;

@@ -18,6 +18,7 @@ import {
   leaksIn,
   organizationOn,
   subscriptionOf,
+  transferInvoicesOf,
   testClockOf,
   useProcessor,
 } from '../src/processor-helpers';
@@ -25,15 +26,6 @@ import {
 jest.setTimeout(180_000);
 
 const DAY = 86_400_000;
-
-type Instructions = {
-  type: string;
-  bank_code: string | null;
-  account: string | null;
-  amount: number;
-  expires_at: string;
-  hosted_instructions_url?: string | null;
-};
 
 /**
  * A subscription paid by transfer through ECPay (docs/payments.md): the first period by an ATM
@@ -122,21 +114,7 @@ describe('ECPay: subscriptions paid by transfer, renewal invoices paid from a pa
     return { clock, subscription };
   }
 
-  const invoicesOf = async (subscriptionId: string) =>
-    (await send('GET', `/invoices?subscription_id=${subscriptionId}`)).body.data as Array<{
-      id: string;
-      status: string;
-      attempt_count: number;
-      payment_instructions?: Instructions | null;
-    }>;
-  /** The open invoice once it says how to pay it (`attempts` attempts recorded before). */
-  const waitingInvoice = (subscriptionId: string, attempts = 0) =>
-    eventually(async () => {
-      const open = (await invoicesOf(subscriptionId)).find((invoice) => invoice.status === 'open');
-      expect(open?.attempt_count).toBe(attempts);
-      expect(open?.payment_instructions).toMatchObject({ type: 'atm', amount: 299 });
-      return open!;
-    }, 30000);
+  const { invoicesOf, waitingInvoice } = transferInvoicesOf(() => send);
   /** The one payment of `invoiceId` listed as not matching ECPay, once it is listed. */
   const unmatchedOf = (invoiceId: string) =>
     eventually(async () => {

@@ -17,6 +17,7 @@ import {
   hiddenFieldsOf,
   organizationOn,
   subscriptionOf,
+  transferInvoicesOf,
   testClockOf,
   useProcessor,
 } from '../src/processor-helpers';
@@ -98,21 +99,7 @@ describe('PAYUNi: subscriptions paid by transfer, renewal invoices that wait wit
     return { clock, advance, subscription };
   }
 
-  const invoicesOf = async (subscriptionId: string) =>
-    (await send('GET', `/invoices?subscription_id=${subscriptionId}`)).body.data as Array<{
-      id: string;
-      status: string;
-      attempt_count: number;
-      payment_instructions?: { type: string; account: string; amount: number; expires_at: string } | null;
-    }>;
-  /** The open invoice once it shows how to pay it (`attempts` attempts recorded before). */
-  const waitingInvoice = (subscriptionId: string, attempts = 0) =>
-    eventually(async () => {
-      const open = (await invoicesOf(subscriptionId)).find((invoice) => invoice.status === 'open');
-      expect(open?.attempt_count).toBe(attempts);
-      expect(open?.payment_instructions).toMatchObject({ type: 'atm', amount: 299 });
-      return open!;
-    }, 30000);
+  const { invoicesOf, waitingInvoice } = transferInvoicesOf(() => send);
   /** The renewal codes PAYUNi issued (server to server), oldest first. */
   const renewalTrades = () =>
     [...emulator.trades.entries()].filter(([, t]) => t.fields.NotifyURL?.endsWith('/payuni/invoice-notify'));
