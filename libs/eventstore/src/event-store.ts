@@ -328,6 +328,45 @@ export class EventStore {
     return { snapshot, events: row.events.map((event) => this.toRecorded(event)) };
   }
 
+  /**
+   * `readFromSnapshot` of several streams in one statement (each named once): what a batch of
+   * commands on as many aggregates reads. A stream given `after` (its state is held up to that
+   * version) is read from there, without its snapshot. Every stream is in the answer, an empty
+   * one with no snapshot and no events.
+   */
+  async readManyFromSnapshot<State>(
+    wanted: Array<{ stream: string; after?: number }>,
+    snapshotVersion: number,
+    sql: SqlExecutor = this.database,
+  ): Promise<Map<string, { snapshot: Snapshot<State> | undefined; events: RecordedEvent[] }>> {
+    const read = new Map<string, { snapshot: Snapshot<State> | undefined; events: RecordedEvent[] }>();
+    if (wanted.length === 0) return read;
+    const { rows } = await sql.query<{
+      stream_id: string;
+      snapshot_at: number | null;
+      state: State | null;
+      events: EventRow[];
+    }>(
+      `SELECT wanted.stream_id, s.stream_version AS snapshot_at, s.state,
+         (SELECT coalesce(json_agg(e ORDER BY e.stream_version), '[]'::json) FROM (
+            SELECT ${EVENT_COLUMNS} FROM ${this.tables.events}
+            WHERE stream_id = wanted.stream_id AND stream_version > coalesce(wanted.after, s.stream_version, 0)
+          ) e) AS events
+       FROM unnest($1::text[], $2::integer[]) AS wanted(stream_id, after)
+       LEFT JOIN ${this.tables.snapshots} s
+         ON wanted.after IS NULL AND s.stream_id = wanted.stream_id AND s.snapshot_version = $3`,
+      [wanted.map((w) => w.stream), wanted.map((w) => w.after ?? null), snapshotVersion],
+    );
+    for (const row of rows) {
+      const snapshot =
+        row.snapshot_at === null
+          ? undefined
+          : { streamVersion: row.snapshot_at, snapshotVersion, state: row.state as State };
+      read.set(row.stream_id, { snapshot, events: row.events.map((event) => this.toRecorded(event)) });
+    }
+    return read;
+  }
+
   /** The stream's snapshot if one was taken by `snapshotVersion`; any other is stale and ignored. */
   async readSnapshot<State>(
     stream: string,

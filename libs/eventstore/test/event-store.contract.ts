@@ -250,6 +250,29 @@ export function eventStoreContract(makeFixture: () => Promise<EventStoreFixture>
       expect(await store.readSnapshot('listed-4', 1)).toBeUndefined();
     });
 
+    it('reads several streams at once: from the snapshot, or after a version the caller holds', async () => {
+      for (let n = 1; n <= 7; n++) await handleCommand(store, 'listed-6', listed(), n, handleOptions);
+      for (let n = 1; n <= 3; n++) await handleCommand(store, 'listed-7', listed(), n, handleOptions);
+      const read = await store.readManyFromSnapshot<Listed>(
+        [{ stream: 'listed-6' }, { stream: 'listed-7', after: 1 }, { stream: 'listed-none' }],
+        1,
+      );
+      const numbers = (stream: string) => read.get(stream)!.events.map((e) => e.data.n);
+      expect(read.get('listed-6')!.snapshot).toEqual({
+        streamVersion: 5,
+        snapshotVersion: 1,
+        state: await replay('listed-6', 5),
+      });
+      expect(numbers('listed-6')).toEqual([6, 7]);
+      expect(read.get('listed-7')!.snapshot).toBeUndefined();
+      expect(numbers('listed-7')).toEqual([2, 3]);
+      expect(read.get('listed-none')).toEqual({ snapshot: undefined, events: [] });
+      // `after` leaves the snapshot out even where there is one.
+      const held = await store.readManyFromSnapshot<Listed>([{ stream: 'listed-6', after: 6 }], 1);
+      expect(held.get('listed-6')!.snapshot).toBeUndefined();
+      expect(held.get('listed-6')!.events.map((e) => e.stream_version)).toEqual([7]);
+    });
+
     it('never moves a snapshot back: an older one of the same snapshotVersion is not written over a newer', async () => {
       const snapshot = (streamVersion: number, snapshotVersion = 1) => ({
         streamVersion,

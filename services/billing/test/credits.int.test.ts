@@ -343,6 +343,84 @@ describe('credits of a customer', () => {
   });
 });
 
+describe('spends in batches', () => {
+  const settings = { livemode: false, lowBalanceThreshold: null };
+  /** A second process on the same schema (a replica): a spend writer and remembered ledgers of its own. */
+  const replica = () => Object.create(running.service.context.store) as typeof running.service.context.store;
+  const spendOn = (store: ReturnType<typeof replica>, c: { org: string; id: string }, amount: number, key: string) =>
+    spendCredits(
+      store,
+      { organization: c.org, environment: 'SANDBOX' },
+      c.id,
+      clock,
+      {
+        amount,
+        idempotencyKey: key,
+        metadata: null,
+      },
+      settings,
+    ).then(
+      (spend) => ({ spend }),
+      (error: { code?: string; message?: string }) => ({ refused: error.code ?? error.message }),
+    );
+
+  it('lets two replicas spend on one customer at once: never below zero, each key once', async () => {
+    const c = await customer();
+    await c.grant({ amount: 40 });
+    const [one, two] = [replica(), replica()];
+    // Each replica first remembers the ledger as it is, so that the other's writes make it stale.
+    await spendOn(one, c, 1, 'warm-one');
+    await spendOn(two, c, 1, 'warm-two');
+    const answers = await Promise.all(
+      Array.from({ length: 60 }, (_, i) => spendOn(i % 2 ? one : two, c, 1, `both-${i % 50}`)),
+    );
+    const spent = answers.flatMap((a) => ('spend' in a ? [a.spend.spend_id] : []));
+    expect(answers.filter((a) => 'refused' in a).map((a) => ('refused' in a ? a.refused : ''))).toEqual(
+      Array(answers.length - spent.length).fill('insufficient_credits'),
+    );
+    // 38 credits left for 50 keys; the ten repeated keys answer their first spend.
+    expect(new Set(spent).size).toBe(38);
+    expect((await c.balance()).body.balance).toBe(0);
+    const ledger = (await c.ledger('?limit=100')).body.data;
+    expect(ledger.filter((e: { type: string }) => e.type === 'spend')).toHaveLength(40);
+    expect(new Set(ledger.map((e: { balance_after: number }) => e.balance_after)).size).toBe(ledger.length);
+  });
+
+  it('writes the spends of a batch that the ledger allows and refuses the rest, each with its own answer', async () => {
+    const c = await customer();
+    await c.grant({ amount: 10 });
+    const store = replica();
+    const answers = await Promise.all([
+      spendOn(store, c, 4, 'a'),
+      spendOn(store, c, 8, 'b'),
+      spendOn(store, c, 4, 'a'),
+      spendOn(store, c, 5, 'a'),
+      spendOn(store, c, 6, 'c'),
+    ]);
+    expect(answers).toEqual([
+      { spend: expect.objectContaining({ amount: 4, balance_after: 6 }) },
+      { refused: 'insufficient_credits' },
+      { spend: expect.objectContaining({ amount: 4, balance_after: 6 }) },
+      { refused: 'idempotency_key_mismatch' },
+      { spend: expect.objectContaining({ amount: 6, balance_after: 0 }) },
+    ]);
+    expect(amounts((await c.ledger()).body.data)).toEqual(['spend:-6', 'spend:-4', 'grant:10']);
+    const grants = (await c.balance()).body.grants;
+    expect(grants).toEqual([]);
+  });
+
+  it('decides on what another writer recorded since the ledger was remembered', async () => {
+    const c = await customer();
+    await c.grant({ amount: 5 });
+    const store = replica();
+    expect(await spendOn(store, c, 5, 'first')).toMatchObject({ spend: { balance_after: 0 } });
+    // A grant through the API (not this writer): the remembered ledger still says 0.
+    await c.grant({ amount: 7 });
+    expect(await spendOn(store, c, 7, 'second')).toMatchObject({ spend: { balance_after: 0 } });
+    expect(await spendOn(store, c, 1, 'third')).toEqual({ refused: 'insufficient_credits' });
+  });
+});
+
 describe('the low-balance threshold', () => {
   const settingsOf = (org: string, body?: unknown, environment = 'sandbox') =>
     call(body === undefined ? 'GET' : 'PATCH', `/admin/billing_settings?environment=${environment}`, admin(org), body);

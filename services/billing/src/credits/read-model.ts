@@ -103,66 +103,151 @@ async function migrateSpendKeys(store: EventStore): Promise<void> {
 
 /**
  * Applies credit events; each row is guarded by the stream version it was written at, so an
- * event applied already changes nothing when replayed.
+ * event applied already changes nothing when replayed. Spends that follow one another (a batch
+ * of them: `SpendBatches`) are written together, four statements for the run.
  */
 export async function projectCredits(sql: SqlExecutor, schema: string, events: RecordedEvent[]): Promise<void> {
   const t = creditTables(schema);
+  let spends: Array<{ recorded: RecordedEvent; data: CreditsSpentData }> = [];
   for (const recorded of events) {
     const event = creditsEvents.of(recorded);
     if (!event || event.type === 'CreditsLowBalance') continue;
-    const version = recorded.stream_version;
-    const tenant = [recorded.organization, recorded.environment];
-    await writeGrants(sql, t.grants, event, recorded, version);
-    if (event.type === 'CreditsSpent') await writeSpendKey(sql, t.spendKeys, event.data);
-    await sql.write(
-      `INSERT INTO ${t.balances} (customer_id, organization, environment, balance, stream_version)
-       VALUES ($1, $2, $3, $4, $5)
-       ON CONFLICT (customer_id) DO UPDATE SET balance = EXCLUDED.balance, stream_version = EXCLUDED.stream_version
-       WHERE ${t.balances}.stream_version < EXCLUDED.stream_version`,
-      [event.data.customer_id, ...tenant, event.data.balance_after, version],
-    );
-    const entry = ledgerEntryOf(event);
-    const drawn = 'drawn_from' in event.data ? event.data.drawn_from : [];
-    await sql.write(
-      `INSERT INTO ${t.ledger} (id, customer_id, organization, environment, seq, type, amount, balance_after,
-         grant_id, drawn_from, reason, metadata, created_at)
-       VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13) ON CONFLICT (id) DO NOTHING`,
-      [
-        entry.id,
-        event.data.customer_id,
-        ...tenant,
-        version,
-        entry.type,
-        entry.amount,
-        event.data.balance_after,
-        entry.grant_id,
-        JSON.stringify(drawn),
-        'reason' in event.data ? event.data.reason : null,
-        'metadata' in event.data && event.data.metadata ? JSON.stringify(event.data.metadata) : null,
-        entry.at,
-      ],
-    );
+    if (event.type === 'CreditsSpent') {
+      spends.push({ recorded, data: event.data });
+      continue;
+    }
+    await projectSpends(sql, t, spends);
+    spends = [];
+    await projectEntry(sql, t, event, recorded);
   }
+  await projectSpends(sql, t, spends);
+}
+
+/** One ledger event's rows: its grant, its balance and its ledger entry. */
+async function projectEntry(
+  sql: SqlExecutor,
+  t: ReturnType<typeof creditTables>,
+  event: CreditsLedgerEvent,
+  recorded: RecordedEvent,
+): Promise<void> {
+  const version = recorded.stream_version;
+  const tenant = [recorded.organization, recorded.environment];
+  await writeGrants(sql, t.grants, event, recorded, version);
+  await sql.write(
+    `INSERT INTO ${t.balances} (customer_id, organization, environment, balance, stream_version)
+     VALUES ($1, $2, $3, $4, $5)
+     ON CONFLICT (customer_id) DO UPDATE SET balance = EXCLUDED.balance, stream_version = EXCLUDED.stream_version
+     WHERE ${t.balances}.stream_version < EXCLUDED.stream_version`,
+    [event.data.customer_id, ...tenant, event.data.balance_after, version],
+  );
+  await sql.write(
+    `INSERT INTO ${t.ledger} (id, customer_id, organization, environment, seq, type, amount, balance_after,
+       grant_id, drawn_from, reason, metadata, created_at)
+     SELECT r.* FROM jsonb_to_recordset($1::jsonb) AS r(${LEDGER_ROW_COLUMNS}) ON CONFLICT (id) DO NOTHING`,
+    [JSON.stringify([ledgerRowOf(event, recorded)])],
+  );
+}
+
+const LEDGER_ROW_COLUMNS = `id text, customer_id text, organization text, environment text, seq integer, type text,
+  amount bigint, balance_after bigint, grant_id text, drawn_from jsonb, reason text, metadata jsonb,
+  created_at timestamptz`;
+
+/** The `credit_ledger` row of an event, its columns in table order. */
+function ledgerRowOf(event: CreditsLedgerEvent, recorded: RecordedEvent) {
+  const entry = ledgerEntryOf(event);
+  return {
+    id: entry.id,
+    customer_id: event.data.customer_id,
+    organization: recorded.organization,
+    environment: recorded.environment,
+    seq: recorded.stream_version,
+    type: entry.type,
+    amount: entry.amount,
+    balance_after: event.data.balance_after,
+    grant_id: entry.grant_id,
+    drawn_from: 'drawn_from' in event.data ? event.data.drawn_from : [],
+    reason: 'reason' in event.data ? event.data.reason : null,
+    metadata: 'metadata' in event.data ? event.data.metadata : null,
+    created_at: entry.at,
+  };
 }
 
 /**
- * The key of a spend. The same spend again writes nothing; another spend with a key already
- * taken fails on the primary key (23505), which `spendCredits` answers with the first spend.
+ * Spends in a row, of one ledger or several: their ledger entries, keys, draws on grants (each
+ * grant's summed, only draws newer than the row) and each customer's last balance, in one
+ * statement each.
  */
-async function writeSpendKey(sql: SqlExecutor, table: string, d: CreditsSpentData): Promise<void> {
+async function projectSpends(
+  sql: SqlExecutor,
+  t: ReturnType<typeof creditTables>,
+  spends: Array<{ recorded: RecordedEvent; data: CreditsSpentData }>,
+): Promise<void> {
+  if (spends.length === 0) return;
+  const rows = spends.map(({ recorded, data }) => ledgerRowOf({ type: 'CreditsSpent', data }, recorded));
+  await sql.write(
+    `INSERT INTO ${t.ledger} (id, customer_id, organization, environment, seq, type, amount, balance_after,
+       grant_id, drawn_from, reason, metadata, created_at)
+     SELECT r.* FROM jsonb_to_recordset($1::jsonb) AS r(${LEDGER_ROW_COLUMNS}) ON CONFLICT (id) DO NOTHING`,
+    [JSON.stringify(rows)],
+  );
+  await writeSpendKeys(
+    sql,
+    t.spendKeys,
+    spends.map(({ data }) => data),
+  );
+  const draws = spends.flatMap(({ recorded, data }) =>
+    data.drawn_from.map((draw) => ({ id: draw.grant_id, amount: draw.amount, version: recorded.stream_version })),
+  );
+  if (draws.length > 0) {
+    await sql.write(
+      `UPDATE ${t.grants} g SET remaining = g.remaining - d.amount, stream_version = d.version
+       FROM (SELECT r.id, sum(r.amount) AS amount, max(r.version) AS version
+             FROM jsonb_to_recordset($1::jsonb) AS r(id text, amount bigint, version integer)
+             JOIN ${t.grants} now ON now.id = r.id AND r.version > now.stream_version
+             GROUP BY r.id) d
+       WHERE g.id = d.id`,
+      [JSON.stringify(draws)],
+    );
+  }
+  const last = new Map(spends.map((spend) => [spend.data.customer_id, spend]));
+  const balances = [...last.values()].map(({ recorded, data }) => ({
+    customer_id: data.customer_id,
+    organization: recorded.organization,
+    environment: recorded.environment,
+    balance: data.balance_after,
+    stream_version: recorded.stream_version,
+  }));
+  await sql.write(
+    `INSERT INTO ${t.balances} (customer_id, organization, environment, balance, stream_version)
+     SELECT r.* FROM jsonb_to_recordset($1::jsonb)
+       AS r(customer_id text, organization text, environment text, balance bigint, stream_version integer)
+     ON CONFLICT (customer_id) DO UPDATE SET balance = EXCLUDED.balance, stream_version = EXCLUDED.stream_version
+     WHERE ${t.balances}.stream_version < EXCLUDED.stream_version`,
+    [JSON.stringify(balances)],
+  );
+}
+
+/**
+ * The keys of spends. The same spend again writes nothing; another spend with a key already
+ * taken fails on the primary key (23505), which `SpendBatches` answers with the first spend.
+ */
+async function writeSpendKeys(sql: SqlExecutor, table: string, spends: CreditsSpentData[]): Promise<void> {
+  const rows = spends.map((d) => ({
+    customer_id: d.customer_id,
+    idempotency_key: d.idempotency_key,
+    spend_id: d.spend_id,
+    amount: d.amount,
+    metadata: d.metadata,
+    balance_after: d.balance_after,
+    spent_at: d.spent_at,
+  }));
   await sql.write(
     `INSERT INTO ${table} (customer_id, idempotency_key, spend_id, amount, metadata, balance_after, spent_at)
-     SELECT $1, $2, $3, $4, $5, $6, $7
-     WHERE NOT EXISTS (SELECT 1 FROM ${table} WHERE customer_id = $1 AND idempotency_key = $2 AND spend_id = $3)`,
-    [
-      d.customer_id,
-      d.idempotency_key,
-      d.spend_id,
-      d.amount,
-      d.metadata ? JSON.stringify(d.metadata) : null,
-      d.balance_after,
-      d.spent_at,
-    ],
+     SELECT r.* FROM jsonb_to_recordset($1::jsonb) AS r(customer_id text, idempotency_key text, spend_id text,
+       amount bigint, metadata jsonb, balance_after bigint, spent_at timestamptz)
+     WHERE NOT EXISTS (SELECT 1 FROM ${table} k
+       WHERE k.customer_id = r.customer_id AND k.idempotency_key = r.idempotency_key AND k.spend_id = r.spend_id)`,
+    [JSON.stringify(rows)],
   );
 }
 
