@@ -31,6 +31,7 @@ import {
   ABANDONED_AFTER_MS,
   AWAIT_OUTCOME,
   type AwaitOutcome,
+  type IdempotencyOptions,
   IdempotencyStore,
   idempotency,
   idempotencyDdl,
@@ -351,14 +352,15 @@ export class Gateway {
    */
   private publicRoutes(): RequestHandler {
     const table = new RouteTable(PUBLIC_ROUTES);
-    const idempotency = this.idempotency();
+    const idempotency = this.idempotency({ keepGeneratedKeys: true });
+    const givenKeysOnly = this.idempotency({ keepGeneratedKeys: false });
     const validationLimits = this.validationLimits();
     const entitlementLimit = this.publishableEntitlementLimit();
     const handlers = new Map(
       PUBLIC_ROUTES.map((route) => [
         route,
         inSequence([
-          ...(route.method === 'post' ? [idempotency] : []),
+          ...(route.method === 'post' ? [route.bodyKeyed ? givenKeysOnly : idempotency] : []),
           ...(route.path === VALIDATE_PROMOTION_CODE_PATH ? validationLimits : []),
           ...(route.path === ENTITLEMENTS_PATH ? [entitlementLimit] : []),
           allowKeys(route.keys),
@@ -427,9 +429,12 @@ export class Gateway {
     };
   }
 
-  private idempotency(): RequestHandler {
-    return idempotency(this.idempotencyKeys, this.context.now, (err) =>
-      this.context.logger.error({ err }, 'idempotency record not saved'),
+  private idempotency(options: IdempotencyOptions): RequestHandler {
+    return idempotency(
+      this.idempotencyKeys,
+      this.context.now,
+      (err) => this.context.logger.error({ err }, 'idempotency record not saved'),
+      options,
     );
   }
 

@@ -18,7 +18,7 @@ describe('credits bought on the hosted page', () => {
   afterAll(() => platform?.stop());
 
   it('grow the buyer’s balance, and the merchant spends them once per key', async () => {
-    const { org, client, send } = await lifecycleOrganization(platform);
+    const { org, sk, client, send } = await lifecycleOrganization(platform);
     const product = await client.createProduct(
       org.id,
       plan({
@@ -93,5 +93,31 @@ describe('credits bought on the hosted page', () => {
       ['spend', -120],
       ['grant', 500],
     ]);
+
+    // A spend names its own key: the gateway keeps an Idempotency-Key's answer only when one is sent.
+    const spendWith = async (body: Record<string, unknown>, header?: string) => {
+      const res = await fetch(`${platform.gatewayUrl}/v1/customers/${customerId}/credits/spend`, {
+        method: 'POST',
+        headers: {
+          authorization: `Bearer ${sk}`,
+          'content-type': 'application/json',
+          ...(header ? { 'idempotency-key': header } : {}),
+        },
+        body: JSON.stringify(body),
+      });
+      return { status: res.status, headers: res.headers, body: (await res.json()) as any };
+    };
+    const generated = await spendWith({ amount: 1, idempotency_key: 'report-3' });
+    expect([generated.status, generated.body.balance]).toEqual([200, 379]);
+    const key = generated.headers.get('idempotency-key')!;
+    expect(key).toMatch(/^[0-9a-f-]{36}$/);
+    const reused = await spendWith({ amount: 2, idempotency_key: 'report-4' }, key);
+    expect([reused.status, reused.body.balance, reused.headers.get('idempotency-replay')]).toEqual([200, 377, null]);
+    const replayed = await spendWith({ amount: 2, idempotency_key: 'report-4' }, key);
+    expect([replayed.body, replayed.headers.get('idempotency-replay')]).toEqual([reused.body, 'true']);
+    const mismatch = await spendWith({ amount: 1, idempotency_key: 'report-3' }, key);
+    expect([mismatch.status, mismatch.body.error.code]).toEqual([400, 'idempotency_key_mismatch']);
+    expect((await spendWith({ amount: 1, idempotency_key: 'report-3' })).body).toEqual(generated.body);
+    expect((await send('GET', `/customers/${customerId}/credits`)).body.balance).toBe(377);
   });
 });

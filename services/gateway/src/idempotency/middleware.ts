@@ -30,9 +30,19 @@ export interface KeptAnswer {
 export type AwaitOutcome = () => (answer: KeptAnswer | undefined) => void;
 export const AWAIT_OUTCOME = 'awaitIdempotentOutcome';
 
+export interface IdempotencyOptions {
+  /**
+   * Whether the answer to a POST sent without the header is kept under the key generated for
+   * it. Not on a route whose body carries its own key (`PublicRoute.bodyKeyed`): the route
+   * applies once per that key, and a retry with the generated key gets the same answer from it.
+   */
+  keepGeneratedKeys: boolean;
+}
+
 /**
  * `Idempotency-Key` on every public POST (DESIGN; spec "Idempotency"): without the header a
- * UUID is generated and returned in it. Keys are per API key. The same key with the same method,
+ * UUID is generated and returned in it (and kept, unless `keepGeneratedKeys` is false). Keys are
+ * per API key. The same key with the same method,
  * path and body (JSON compared parsed, see `requestHash`) within 24 hours replays the stored
  * answer with `Idempotency-Replay: true`; with another body it is `400 idempotency_key_mismatch`;
  * while the first request runs it is `409 conflict`. A 5xx answer is not kept, so a retry runs
@@ -44,6 +54,7 @@ export function idempotency(
   store: IdempotencyStore,
   now: () => Date,
   onError: (error: unknown) => void,
+  { keepGeneratedKeys }: IdempotencyOptions = { keepGeneratedKeys: true },
 ): RequestHandler {
   return async (req, res, next) => {
     const given = req.get(IDEMPOTENCY_HEADERS.key);
@@ -57,6 +68,7 @@ export function idempotency(
     // Read as the service will read it, or refused (docs/errors.md, "One reading of a body").
     if (startsWithByteOrderMark(body)) throw byteOrderMarkRefusal();
     (req as RequestWithRawBody).rawBody = body;
+    if (given === undefined && !keepGeneratedKeys) return next();
     const caller = res.locals.caller as CallerIdentity;
     const scope = { apiKeyId: caller.keyId, key };
     const claim = await store.claim(scope, requestHash(req, body), now());

@@ -9,6 +9,12 @@ export interface PublicRoute {
   path: string;
   upstream: UpstreamName;
   keys: readonly KeyKind[];
+  /**
+   * The body names its own idempotency key, which makes the request apply once per key for
+   * ever: the gateway keeps an `Idempotency-Key` answer only when the caller sends the header
+   * (docs/decisions/0031-body-keyed-posts-keep-given-idempotency-keys.md).
+   */
+  bodyKeyed?: true;
 }
 
 const BOTH = ['secret', 'publishable'] as const;
@@ -123,7 +129,7 @@ export const PUBLIC_ROUTES: readonly PublicRoute[] = [
   { method: 'get', path: '/v1/customers/:id/credits', upstream: 'billing', keys: SECRET },
   { method: 'get', path: '/v1/customers/:id/credits/ledger', upstream: 'billing', keys: SECRET },
   { method: 'post', path: '/v1/customers/:id/credits/grants', upstream: 'billing', keys: SECRET },
-  { method: 'post', path: '/v1/customers/:id/credits/spend', upstream: 'billing', keys: SECRET },
+  { method: 'post', path: '/v1/customers/:id/credits/spend', upstream: 'billing', keys: SECRET, bodyKeyed: true },
   { method: 'post', path: '/v1/customers/:id/credits/adjustments', upstream: 'billing', keys: SECRET },
   // Meters and usage (docs/usage.md).
   { method: 'post', path: '/v1/meters', upstream: 'billing', keys: SECRET },
