@@ -205,10 +205,15 @@ describe('credits of a customer', () => {
     const racing = Object.create(store, { database: { value: database } }) as typeof store;
     const tenant = { organization: c.org, environment: 'SANDBOX' as const };
     const request = { amount: 5, idempotencyKey: 'raced', metadata: null };
-    const spend = await spendCredits(racing, tenant, c.id, clock, request, {
-      livemode: false,
-      lowBalanceThreshold: null,
-    });
+    const spend = await spendCredits(
+      { store: racing, now: () => clock },
+      {
+        tenant,
+        customerId: c.id,
+        request,
+        terms: { now: clock, settings: { livemode: false, lowBalanceThreshold: null } },
+      },
+    );
     expect(missed).toBe(true);
     expect(spend).toMatchObject({ spend_id: first.body.id, amount: 5, balance_after: 95 });
     expect((await c.balance()).body.balance).toBe(100 - 5 - RECENT_SPEND_KEYS);
@@ -344,21 +349,16 @@ describe('credits of a customer', () => {
 });
 
 describe('spends in batches', () => {
-  const settings = { livemode: false, lowBalanceThreshold: null };
   /** A second process on the same schema (a replica): a spend writer and remembered ledgers of its own. */
   const replica = () => Object.create(running.service.context.store) as typeof running.service.context.store;
   const spendOn = (store: ReturnType<typeof replica>, c: { org: string; id: string }, amount: number, key: string) =>
     spendCredits(
-      store,
-      { organization: c.org, environment: 'SANDBOX' },
-      c.id,
-      clock,
+      { store, now: () => clock },
       {
-        amount,
-        idempotencyKey: key,
-        metadata: null,
+        tenant: { organization: c.org, environment: 'SANDBOX' },
+        customerId: c.id,
+        request: { amount, idempotencyKey: key, metadata: null },
       },
-      settings,
     ).then(
       (spend) => ({ spend }),
       (error: { code?: string; message?: string }) => ({ refused: error.code ?? error.message }),
@@ -405,6 +405,10 @@ describe('spends in batches', () => {
       { spend: expect.objectContaining({ amount: 6, balance_after: 0 }) },
     ]);
     expect(amounts((await c.ledger()).body.data)).toEqual(['spend:-6', 'spend:-4', 'grant:10']);
+    // Another tenant's customer in a batch is that spend's 404 alone.
+    const stranger = { org: newOrg(), id: c.id };
+    const mixed = await Promise.all([spendOn(store, stranger, 1, 'x'), spendOn(store, c, 1, 'y')]);
+    expect(mixed).toEqual([{ refused: 'resource_not_found' }, { refused: 'insufficient_credits' }]);
     const grants = (await c.balance()).body.grants;
     expect(grants).toEqual([]);
   });

@@ -111,11 +111,10 @@ export function mountCreditRoutes(app: Express, context: ServiceContext): void {
     async (req, res) => {
       const { params, body } = res.locals.input;
       const tenant: Tenant = secretCallerOf(req);
-      // The settings are read beside the customer: one round trip's wait fewer per spend.
-      const [{ now }, settings] = await Promise.all([customerOf(req, params.id), ledgerSettingsOf(store, tenant)]);
       const key = body.idempotency_key;
       const request = { amount: body.amount, idempotencyKey: key, metadata: body.metadata ?? null };
-      const spend = await spendCredits(store, tenantOf(tenant), params.id, now, request, settings);
+      // The customer, its clock and the settings are read with the other spends of its batch.
+      const spend = await spendCredits(context, { tenant: tenantOf(tenant), customerId: params.id, request });
       const answer: CreditSpend = {
         object: 'credit_spend',
         id: spend.spend_id,

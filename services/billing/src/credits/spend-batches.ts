@@ -1,4 +1,5 @@
-import { newId } from '@billing/contracts';
+import { customerError, newId } from '@billing/contracts';
+import type { ServiceContext } from '@billing/runtime';
 import {
   type EventStore,
   type RecordedEvent,
@@ -19,6 +20,8 @@ import {
   type CreditsState,
   type SpendRecord,
 } from './ledger';
+import { timesOfCustomers } from '../customers/queries';
+import { ledgerSettingsOf } from './ledger-settings';
 import { creditTables } from './read-model';
 
 // Spends written together (docs/credits.md, Spends in batches): the spends that arrive while a
@@ -28,14 +31,22 @@ import { creditTables } from './read-model';
 
 export type SpendRequest = { amount: number; idempotencyKey: string; metadata: Record<string, string> | null };
 
-/** One spend as the route or the usage worker asks for it. */
+/** When a spend is decided (its customer's clock) and under which of its tenant's settings. */
+export type SpendTerms = { now: Date; settings: LedgerSettings };
+
+/**
+ * One spend as the route or the usage worker asks for it. The route leaves its terms to the
+ * batch, which reads them for all its spends at once; the usage worker has them already.
+ */
 export type SpendOrder = {
   tenant: Tenant;
   customerId: string;
-  now: Date;
   request: SpendRequest;
-  settings: LedgerSettings;
+  terms?: SpendTerms;
 };
+
+/** What a batch needs of the service: its event store and its clock. */
+export type SpendContext = Pick<ServiceContext, 'store' | 'now'>;
 
 type Waiting = SpendOrder & { resolve: (spend: SpendRecord) => void; reject: (error: unknown) => void };
 
@@ -53,7 +64,11 @@ export class SpendBatches {
   private readonly ledgers = new Map<string, Ledger>();
   private writing = false;
 
-  constructor(private readonly store: EventStore) {}
+  private readonly store: EventStore;
+
+  constructor(private readonly context: SpendContext) {
+    this.store = context.store;
+  }
 
   /** The spend once written (or the earlier spend of its key); rejects with the spend's own refusal. */
   spend(order: SpendOrder): Promise<SpendRecord> {
@@ -99,77 +114,41 @@ export class SpendBatches {
     }
   }
 
-  private async decideAndAppend(batch: Waiting[]): Promise<Array<{ spend: SpendRecord } | { error: unknown }>> {
-    const [earlier, ledgers] = await Promise.all([earlierSpends(this.store, batch), this.ledgersOf(batch)]);
-    const decided = new Map<
-      string,
-      { ledger: Ledger; state: CreditsState; order: SpendOrder; events: CreditsEvent[] }
-    >();
-    const outcomes = batch.map((order) => {
-      const stream = creditsAggregate.stream(order.customerId);
-      const entry = decided.get(stream) ?? {
-        ledger: ledgers.get(stream)!,
-        state: ledgers.get(stream)!.state,
-        order,
-        events: [],
-      };
-      decided.set(stream, entry);
-      const key = order.request.idempotencyKey;
-      // A key spent earlier in this batch counts as spent: the ledger's window of keys is shorter than a batch.
-      const before = earlier.get(spendKeyOf(order.customerId, key)) ?? null;
-      try {
-        const events = creditsAggregate.decide(
-          {
-            type: 'SpendCredits',
-            data: {
-              customerId: order.customerId,
-              now: order.now,
-              spendId: newId('creditSpend'),
-              ...order.request,
-              earlier: before,
-              ...order.settings,
-            },
-          },
-          entry.state,
-        );
-        entry.state = events.reduce(creditsAggregate.evolve, entry.state);
-        entry.events.push(...events);
-        entry.order = order;
-        const spend = before ?? entry.state.spends[key];
-        if (!spend) throw new Error('the spend was not recorded');
-        earlier.set(spendKeyOf(order.customerId, key), spend);
-        return { spend };
-      } catch (error) {
-        return { error };
-      }
-    });
-    const changed = [...decided.entries()].filter(([, entry]) => entry.events.length > 0);
-    if (changed.length === 0) return outcomes;
-    const appends: StreamAppend[] = changed.map(([stream, { ledger, order, events }]) => ({
+  private async decideAndAppend(batch: Waiting[]): Promise<Outcome[]> {
+    const [earlier, ledgers, terms] = await Promise.all([
+      earlierSpends(this.store, batch),
+      this.ledgersOf(batch),
+      termsOf(this.context, batch),
+    ]);
+    const { outcomes, changes } = decideAll(batch, terms, earlier, ledgers);
+    if (changes.size > 0) await this.append(changes);
+    return outcomes;
+  }
+
+  /** Every changed ledger's events in one append, with the read models and the snapshots due. */
+  private async append(changes: Map<string, LedgerChange>): Promise<void> {
+    const changed = [...changes.entries()];
+    const appends: StreamAppend[] = changed.map(([stream, { ledger, tenant, now, events }]) => ({
       stream,
       events,
-      // The ledger's last spend of the batch gives its events' time and tenant.
-      options: { ...tenantOf(order.tenant), occurredAt: order.now, expectedVersion: ledger.version },
+      options: { ...tenantOf(tenant), occurredAt: now, expectedVersion: ledger.version },
     }));
-    const results = await this.store.transaction(async (tx) => {
+    const versions = await this.store.transaction(async (tx) => {
       const appended = await tx.appendMany(appends);
       const recorded: RecordedEvent[] = appended.flatMap((result) => result.events);
       await creditsAggregate.project?.(tx, this.store.tables.schema, recorded, this.store);
-      for (const [index, [stream, entry]] of changed.entries()) {
+      for (const [index, [stream, { ledger, state }]] of changed.entries()) {
         const version = appended[index]!.nextExpectedVersion;
-        if (version - entry.ledger.snapshotAt < CREDITS_SNAPSHOT_EVERY) continue;
-        const snapshot = { streamVersion: version, snapshotVersion: CREDITS_SNAPSHOT_VERSION, state: entry.state };
+        if (!snapshotDue(ledger, version)) continue;
+        const snapshot = { streamVersion: version, snapshotVersion: CREDITS_SNAPSHOT_VERSION, state };
         await this.store.saveSnapshot(stream, snapshot, tx);
       }
-      return appended;
+      return appended.map((result) => result.nextExpectedVersion);
     });
-    changed.forEach(([stream, entry], index) => {
-      const version = results[index]!.nextExpectedVersion;
-      const snapshotAt =
-        version - entry.ledger.snapshotAt >= CREDITS_SNAPSHOT_EVERY ? version : entry.ledger.snapshotAt;
-      this.remember(stream, { state: entry.state, version, snapshotAt });
+    changed.forEach(([stream, { ledger, state }], index) => {
+      const version = versions[index]!;
+      this.remember(stream, { state, version, snapshotAt: snapshotDue(ledger, version) ? version : ledger.snapshotAt });
     });
-    return outcomes;
   }
 
   /**
@@ -202,6 +181,104 @@ export class SpendBatches {
     if (this.ledgers.size > LEDGERS_REMEMBERED) this.ledgers.delete(this.ledgers.keys().next().value!);
   }
 }
+
+type Outcome = { spend: SpendRecord } | { error: unknown };
+
+/** What a batch does to one ledger: the state after its spends, and their events. */
+type LedgerChange = { ledger: Ledger; state: CreditsState; tenant: Tenant; now: Date; events: CreditsEvent[] };
+
+const snapshotDue = (ledger: Ledger, version: number) => version - ledger.snapshotAt >= CREDITS_SNAPSHOT_EVERY;
+
+/**
+ * Each spend decided in arrival order on its ledger as the batch's earlier spends left it. A key
+ * spent earlier in the batch answers that spend: the ledger's window of keys is shorter than a
+ * batch. The ledger's last spend gives its events' time.
+ */
+function decideAll(
+  batch: SpendOrder[],
+  terms: Array<SpendTerms | { error: unknown }>,
+  earlier: Map<string, SpendRecord>,
+  ledgers: Map<string, Ledger>,
+): { outcomes: Outcome[]; changes: Map<string, LedgerChange> } {
+  const changes = new Map<string, LedgerChange>();
+  const outcomes = batch.map((order, index): Outcome => {
+    const on = terms[index]!;
+    if ('error' in on) return on;
+    const stream = creditsAggregate.stream(order.customerId);
+    const ledger = ledgers.get(stream)!;
+    const change = changes.get(stream) ?? {
+      ledger,
+      state: ledger.state,
+      tenant: order.tenant,
+      now: on.now,
+      events: [],
+    };
+    const key = order.request.idempotencyKey;
+    const before = earlier.get(spendKeyOf(order.customerId, key)) ?? null;
+    try {
+      const events = creditsAggregate.decide(
+        {
+          type: 'SpendCredits',
+          data: {
+            customerId: order.customerId,
+            spendId: newId('creditSpend'),
+            ...order.request,
+            earlier: before,
+            ...on.settings,
+            now: on.now,
+          },
+        },
+        change.state,
+      );
+      const state = events.reduce(creditsAggregate.evolve, change.state);
+      const spend = before ?? state.spends[key];
+      if (!spend) throw new Error('the spend was not recorded');
+      if (events.length > 0)
+        changes.set(stream, { ...change, state, now: on.now, events: [...change.events, ...events] });
+      earlier.set(spendKeyOf(order.customerId, key), spend);
+      return { spend };
+    } catch (error) {
+      return { error };
+    }
+  });
+  return { outcomes, changes };
+}
+
+/**
+ * The terms of each spend: given, or read for the batch's spends without them, per tenant, in
+ * one statement for the customers' clocks and one for the settings. A customer that is not the
+ * tenant's is the API's 404.
+ */
+async function termsOf(context: SpendContext, batch: SpendOrder[]): Promise<Array<SpendTerms | { error: unknown }>> {
+  const open = batch.filter((order) => !order.terms);
+  const byTenant = new Map<string, { tenant: Tenant; customers: Set<string> }>();
+  for (const { tenant, customerId } of open) {
+    const key = tenantKeyOf(tenant);
+    const entry = byTenant.get(key) ?? { tenant, customers: new Set<string>() };
+    entry.customers.add(customerId);
+    byTenant.set(key, entry);
+  }
+  const read = new Map(
+    await Promise.all(
+      [...byTenant.entries()].map(async ([key, { tenant, customers }]) => {
+        const [times, settings] = await Promise.all([
+          timesOfCustomers(context, tenant, [...customers]),
+          ledgerSettingsOf(context.store, tenant),
+        ]);
+        return [key, { times, settings }] as const;
+      }),
+    ),
+  );
+  return batch.map((order) => {
+    if (order.terms) return order.terms;
+    const { times, settings } = read.get(tenantKeyOf(order.tenant))!;
+    const now = times.get(order.customerId);
+    if (!now) return { error: customerError('resource_not_found', `No such customer: ${order.customerId}`) };
+    return { now, settings };
+  });
+}
+
+const tenantKeyOf = ({ organization, environment }: Tenant) => `${organization}\u0000${environment}`;
 
 const tenantOf = ({ organization, environment }: Tenant) => ({ organization, environment });
 

@@ -11,6 +11,8 @@ import {
 import { type SqlExecutor, createdBetween, cursorAfter, keysetPage, newestFirst } from '@billing/eventstore';
 import { subscriptionsTable } from '../subscriptions/read-model';
 import { customersTable, emailKey } from './read-model';
+import { testClocksTable } from '../test-clocks/read-model';
+import type { ServiceContext } from '@billing/runtime';
 import type { Tenant } from '@billing/service';
 
 type Param = (value: unknown) => string;
@@ -135,4 +137,23 @@ export async function subscriptionSummaries(
     current_period_end: s.current_period_end,
     product: s.product,
   }));
+}
+
+/** The time of each of the tenant's customers among `ids` (its test clock's, or now); the others are absent. */
+export async function timesOfCustomers(
+  context: Pick<ServiceContext, 'store' | 'now'>,
+  tenant: Tenant,
+  ids: string[],
+): Promise<Map<string, Date>> {
+  const { database, tables } = context.store;
+  const { rows } = await database.query<{ id: string; clock_time: Date | null }>(
+    `SELECT c.id, (k.document->>'frozen_time')::timestamptz AS clock_time
+     FROM ${customersTable(tables.schema)} c
+     LEFT JOIN ${testClocksTable(tables.schema)} k
+       ON k.id = c.document->>'test_clock' AND k.organization = c.organization AND k.environment = c.environment
+     WHERE c.id = ANY($1::text[]) AND c.organization = $2 AND c.environment = $3`,
+    [ids, tenant.organization, tenant.environment],
+  );
+  const now = context.now();
+  return new Map(rows.map((row) => [row.id, row.clock_time ? new Date(row.clock_time) : now]));
 }

@@ -4,7 +4,7 @@ import type { Tenant } from '@billing/service';
 import { ledgerSettingsOf } from '../../credits/ledger-settings';
 import { nudgedPasses } from '../../shared/nudged-passes';
 import { spendCredits } from '../../credits/spend';
-import { timesOfCustomers } from './intake';
+import { timesOfCustomers } from '../../customers/queries';
 import { type CreditsState, usageEventsTable } from './store';
 
 // Usage that spends credits as it arrives (docs/usage.md, Credits): the events of a meter with
@@ -195,7 +195,7 @@ async function payersOf(context: ServiceContext, groups: SpendGroup[]): Promise<
         spend: async (key, amount, events) => {
           const metadata = { source: 'usage_events', events: String(events) };
           const request = { amount, idempotencyKey: key, metadata };
-          await spendCredits(store, tenant, customerId, now, request, settings);
+          await spendCredits(context, { tenant, customerId, request, terms: { now, settings } });
         },
       });
     }

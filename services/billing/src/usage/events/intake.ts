@@ -1,8 +1,7 @@
 import { type Meter, USAGE_LIMITS, type UsageEventInput, usageEventRefused } from '@billing/contracts';
 import type { ServiceContext } from '@billing/runtime';
 import type { Tenant } from '@billing/service';
-import { customersTable } from '../../customers/read-model';
-import { testClocksTable } from '../../test-clocks/read-model';
+import { timesOfCustomers } from '../../customers/queries';
 import { metersByKey } from '../meters/read-model';
 import { type StoredUsageEvent, insertUsageEvents } from './store';
 
@@ -81,25 +80,6 @@ function storedEvent(input: UsageEventInput, meter: Meter, times: Map<string, Da
 export function creditsOf(meter: Pick<Meter, 'aggregation' | 'credits_per_unit'>, quantity: number): number | null {
   if (meter.credits_per_unit === null) return null;
   return meter.aggregation === 'count' ? meter.credits_per_unit : quantity * meter.credits_per_unit;
-}
-
-/** The time of each of the tenant's customers among `ids` (its test clock's, or now); the others are absent. */
-export async function timesOfCustomers(
-  context: ServiceContext,
-  tenant: Tenant,
-  ids: string[],
-): Promise<Map<string, Date>> {
-  const { database, tables } = context.store;
-  const { rows } = await database.query<{ id: string; clock_time: Date | null }>(
-    `SELECT c.id, (k.document->>'frozen_time')::timestamptz AS clock_time
-     FROM ${customersTable(tables.schema)} c
-     LEFT JOIN ${testClocksTable(tables.schema)} k
-       ON k.id = c.document->>'test_clock' AND k.organization = c.organization AND k.environment = c.environment
-     WHERE c.id = ANY($1::text[]) AND c.organization = $2 AND c.environment = $3`,
-    [ids, tenant.organization, tenant.environment],
-  );
-  const now = context.now();
-  return new Map(rows.map((row) => [row.id, row.clock_time ? new Date(row.clock_time) : now]));
 }
 
 const distinct = (values: string[]) => [...new Set(values)];
