@@ -51,7 +51,7 @@ export type SpendContext = Pick<ServiceContext, 'store' | 'now'>;
 type Waiting = SpendOrder & { resolve: (spend: SpendRecord) => void; reject: (error: unknown) => void };
 
 /** A ledger as this process last read or wrote it; the next append checks it by its version. */
-type Ledger = { state: CreditsState; version: number; snapshotAt: number };
+export type Ledger = { state: CreditsState; version: number; snapshotAt: number };
 
 /** Spends decided and written in one transaction at most. */
 export const SPEND_BATCH_LIMIT = 100;
@@ -194,7 +194,7 @@ const snapshotDue = (ledger: Ledger, version: number) => version - ledger.snapsh
  * spent earlier in the batch answers that spend: the ledger's window of keys is shorter than a
  * batch. The ledger's last spend gives its events' time.
  */
-function decideAll(
+export function decideAll(
   batch: SpendOrder[],
   terms: Array<SpendTerms | { error: unknown }>,
   earlier: Map<string, SpendRecord>,
