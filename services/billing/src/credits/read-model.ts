@@ -130,22 +130,9 @@ async function projectEntry(
   event: CreditsLedgerEvent,
   recorded: RecordedEvent,
 ): Promise<void> {
-  const version = recorded.stream_version;
-  const tenant = [recorded.organization, recorded.environment];
-  await writeGrants(sql, t.grants, event, recorded, version);
-  await sql.write(
-    `INSERT INTO ${t.balances} (customer_id, organization, environment, balance, stream_version)
-     VALUES ($1, $2, $3, $4, $5)
-     ON CONFLICT (customer_id) DO UPDATE SET balance = EXCLUDED.balance, stream_version = EXCLUDED.stream_version
-     WHERE ${t.balances}.stream_version < EXCLUDED.stream_version`,
-    [event.data.customer_id, ...tenant, event.data.balance_after, version],
-  );
-  await sql.write(
-    `INSERT INTO ${t.ledger} (id, customer_id, organization, environment, seq, type, amount, balance_after,
-       grant_id, drawn_from, reason, metadata, created_at)
-     SELECT r.* FROM jsonb_to_recordset($1::jsonb) AS r(${LEDGER_ROW_COLUMNS}) ON CONFLICT (id) DO NOTHING`,
-    [JSON.stringify([ledgerRowOf(event, recorded)])],
-  );
+  await writeGrants(sql, t.grants, event, recorded, recorded.stream_version);
+  await writeBalances(sql, t.balances, [{ recorded, data: event.data }]);
+  await writeLedgerRows(sql, t.ledger, [ledgerRowOf(event, recorded)]);
 }
 
 const LEDGER_ROW_COLUMNS = `id text, customer_id text, organization text, environment text, seq integer, type text,
@@ -184,32 +171,23 @@ async function projectSpends(
 ): Promise<void> {
   if (spends.length === 0) return;
   const rows = spends.map(({ recorded, data }) => ledgerRowOf({ type: 'CreditsSpent', data }, recorded));
-  await sql.write(
-    `INSERT INTO ${t.ledger} (id, customer_id, organization, environment, seq, type, amount, balance_after,
-       grant_id, drawn_from, reason, metadata, created_at)
-     SELECT r.* FROM jsonb_to_recordset($1::jsonb) AS r(${LEDGER_ROW_COLUMNS}) ON CONFLICT (id) DO NOTHING`,
-    [JSON.stringify(rows)],
-  );
+  await writeLedgerRows(sql, t.ledger, rows);
   await writeSpendKeys(
     sql,
     t.spendKeys,
     spends.map(({ data }) => data),
   );
-  const draws = spends.flatMap(({ recorded, data }) =>
-    data.drawn_from.map((draw) => ({ id: draw.grant_id, amount: draw.amount, version: recorded.stream_version })),
-  );
-  if (draws.length > 0) {
-    await sql.write(
-      `UPDATE ${t.grants} g SET remaining = g.remaining - d.amount, stream_version = d.version
-       FROM (SELECT r.id, sum(r.amount) AS amount, max(r.version) AS version
-             FROM jsonb_to_recordset($1::jsonb) AS r(id text, amount bigint, version integer)
-             JOIN ${t.grants} now ON now.id = r.id AND r.version > now.stream_version
-             GROUP BY r.id) d
-       WHERE g.id = d.id`,
-      [JSON.stringify(draws)],
-    );
-  }
-  const last = new Map(spends.map((spend) => [spend.data.customer_id, spend]));
+  await writeDraws(sql, t.grants, spends);
+  await writeBalances(sql, t.balances, spends);
+}
+
+/** Each customer's balance after the last of its `changes` (in stream order), unless a later one is there. */
+async function writeBalances(
+  sql: SqlExecutor,
+  table: string,
+  changes: Array<{ recorded: RecordedEvent; data: { customer_id: string; balance_after: number } }>,
+): Promise<void> {
+  const last = new Map(changes.map((change) => [change.data.customer_id, change]));
   const balances = [...last.values()].map(({ recorded, data }) => ({
     customer_id: data.customer_id,
     organization: recorded.organization,
@@ -218,12 +196,42 @@ async function projectSpends(
     stream_version: recorded.stream_version,
   }));
   await sql.write(
-    `INSERT INTO ${t.balances} (customer_id, organization, environment, balance, stream_version)
+    `INSERT INTO ${table} (customer_id, organization, environment, balance, stream_version)
      SELECT r.* FROM jsonb_to_recordset($1::jsonb)
        AS r(customer_id text, organization text, environment text, balance bigint, stream_version integer)
      ON CONFLICT (customer_id) DO UPDATE SET balance = EXCLUDED.balance, stream_version = EXCLUDED.stream_version
-     WHERE ${t.balances}.stream_version < EXCLUDED.stream_version`,
+     WHERE ${table}.stream_version < EXCLUDED.stream_version`,
     [JSON.stringify(balances)],
+  );
+}
+
+/** What spends and take-backs drew from each grant, summed per grant; only draws newer than the grant's row. */
+async function writeDraws(
+  sql: SqlExecutor,
+  table: string,
+  changes: Array<{ recorded: RecordedEvent; data: { drawn_from: Array<{ grant_id: string; amount: number }> } }>,
+): Promise<void> {
+  const draws = changes.flatMap(({ recorded, data }) =>
+    data.drawn_from.map((draw) => ({ id: draw.grant_id, amount: draw.amount, version: recorded.stream_version })),
+  );
+  if (draws.length === 0) return;
+  await sql.write(
+    `UPDATE ${table} g SET remaining = g.remaining - d.amount, stream_version = d.version
+     FROM (SELECT r.id, sum(r.amount) AS amount, max(r.version) AS version
+           FROM jsonb_to_recordset($1::jsonb) AS r(id text, amount bigint, version integer)
+           JOIN ${table} now ON now.id = r.id AND r.version > now.stream_version
+           GROUP BY r.id) d
+     WHERE g.id = d.id`,
+    [JSON.stringify(draws)],
+  );
+}
+
+async function writeLedgerRows(sql: SqlExecutor, table: string, rows: ReturnType<typeof ledgerRowOf>[]): Promise<void> {
+  await sql.write(
+    `INSERT INTO ${table} (id, customer_id, organization, environment, seq, type, amount, balance_after,
+       grant_id, drawn_from, reason, metadata, created_at)
+     SELECT r.* FROM jsonb_to_recordset($1::jsonb) AS r(${LEDGER_ROW_COLUMNS}) ON CONFLICT (id) DO NOTHING`,
+    [JSON.stringify(rows)],
   );
 }
 
@@ -285,16 +293,9 @@ async function writeGrants(
       return;
     }
     case 'CreditsSpent':
-    case 'CreditsAdjusted': {
-      const draws = event.data.drawn_from;
-      await sql.write(
-        `UPDATE ${table} g SET remaining = g.remaining - d.amount, stream_version = $3
-         FROM unnest($1::text[], $2::bigint[]) AS d(id, amount)
-         WHERE g.id = d.id AND g.stream_version < $3`,
-        [draws.map((d) => d.grant_id), draws.map((d) => d.amount), version],
-      );
+    case 'CreditsAdjusted':
+      await writeDraws(sql, table, [{ recorded, data: event.data }]);
       return;
-    }
     case 'CreditsExpired':
       await sql.write(`UPDATE ${table} SET remaining = 0, stream_version = $2 WHERE id = $1 AND stream_version < $2`, [
         event.data.grant_id,
