@@ -5,6 +5,7 @@ import { billingService } from '../src';
 import { creditTables, migrateCreditsReadModel } from '../src/credits/read-model';
 import { RECENT_SPEND_KEYS } from '../src/credits/ledger';
 import { spendCredits } from '../src/credits/spend';
+import { timesOfCustomers } from '../src/customers/queries';
 import { expireDueCredits } from '../src/engine/credit-expiries';
 import { admin, caller, client, eventsOf, feeds, newOrg } from './helpers';
 
@@ -206,7 +207,7 @@ describe('credits of a customer', () => {
     const tenant = { organization: c.org, environment: 'SANDBOX' as const };
     const request = { amount: 5, idempotencyKey: 'raced', metadata: null };
     const spend = await spendCredits(
-      { store: racing, now: () => clock },
+      { store: racing, customerTimes: async () => new Map() },
       {
         tenant,
         customerId: c.id,
@@ -353,7 +354,7 @@ describe('spends in batches', () => {
   const replica = () => Object.create(running.service.context.store) as typeof running.service.context.store;
   const spendOn = (store: ReturnType<typeof replica>, c: { org: string; id: string }, amount: number, key: string) =>
     spendCredits(
-      { store, now: () => clock },
+      { store, customerTimes: (tenant, ids) => timesOfCustomers({ store, now: () => clock }, tenant, ids) },
       {
         tenant: { organization: c.org, environment: 'SANDBOX' },
         customerId: c.id,

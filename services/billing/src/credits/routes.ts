@@ -13,7 +13,7 @@ import {
 import type { ServiceContext } from '@billing/runtime';
 import { type Tenant, secretCallerOf, validate } from '@billing/service';
 import type { Express, Request } from 'express';
-import { requireCustomer } from '../customers/queries';
+import { requireCustomer, timesOfCustomers } from '../customers/queries';
 import { timeOn } from '../test-clocks/read-model';
 import { creditsAggregate } from './aggregate';
 import type { CreditsCommand } from './decide';
@@ -40,6 +40,8 @@ export function mountCreditRoutes(app: Express, context: ServiceContext): void {
     const now = await timeOn(db, schema, tenant, customer.test_clock, context.now);
     return { tenant: tenantOf(tenant), now };
   }
+
+  const spending = { store, customerTimes: (tenant: Tenant, ids: string[]) => timesOfCustomers(context, tenant, ids) };
 
   const run = (tenant: Tenant, customerId: string, now: Date, command: CreditsCommand) =>
     creditsAggregate.handle(store, customerId, command, {
@@ -114,7 +116,7 @@ export function mountCreditRoutes(app: Express, context: ServiceContext): void {
       const key = body.idempotency_key;
       const request = { amount: body.amount, idempotencyKey: key, metadata: body.metadata ?? null };
       // The customer, its clock and the settings are read with the other spends of its batch.
-      const spend = await spendCredits(context, { tenant: tenantOf(tenant), customerId: params.id, request });
+      const spend = await spendCredits(spending, { tenant: tenantOf(tenant), customerId: params.id, request });
       const answer: CreditSpend = {
         object: 'credit_spend',
         id: spend.spend_id,

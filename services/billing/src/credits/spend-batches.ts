@@ -1,5 +1,4 @@
 import { customerError, newId } from '@billing/contracts';
-import type { ServiceContext } from '@billing/runtime';
 import {
   type EventStore,
   type RecordedEvent,
@@ -20,7 +19,6 @@ import {
   type CreditsState,
   type SpendRecord,
 } from './ledger';
-import { timesOfCustomers } from '../customers/queries';
 import { ledgerSettingsOf } from './ledger-settings';
 import { creditTables } from './read-model';
 
@@ -45,8 +43,11 @@ export type SpendOrder = {
   terms?: SpendTerms;
 };
 
-/** What a batch needs of the service: its event store and its clock. */
-export type SpendContext = Pick<ServiceContext, 'store' | 'now'>;
+/** The time on each of the tenant's customers among `ids` (its test clock's, or now); the others are absent. */
+export type CustomerTimes = (tenant: Tenant, ids: string[]) => Promise<Map<string, Date>>;
+
+/** What a batch needs of the service: its event store, and its customers' clocks (given: customers is above credits). */
+export type SpendContext = { store: EventStore; customerTimes: CustomerTimes };
 
 type Waiting = SpendOrder & { resolve: (spend: SpendRecord) => void; reject: (error: unknown) => void };
 
@@ -262,7 +263,7 @@ async function termsOf(context: SpendContext, batch: SpendOrder[]): Promise<Arra
     await Promise.all(
       [...byTenant.entries()].map(async ([key, { tenant, customers }]) => {
         const [times, settings] = await Promise.all([
-          timesOfCustomers(context, tenant, [...customers]),
+          context.customerTimes(tenant, [...customers]),
           ledgerSettingsOf(context.store, tenant),
         ]);
         return [key, { times, settings }] as const;

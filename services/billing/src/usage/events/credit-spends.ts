@@ -175,6 +175,7 @@ const payerKey = (group: Pick<SpendGroup, 'tenant' | 'customerId'>) =>
  */
 async function payersOf(context: ServiceContext, groups: SpendGroup[]): Promise<Map<string, Payer>> {
   const { store } = context;
+  const spending = { store, customerTimes: (tenant: Tenant, ids: string[]) => timesOfCustomers(context, tenant, ids) };
   const payers = new Map<string, Payer>();
   const byTenant = new Map<string, SpendGroup[]>();
   for (const group of groups) {
@@ -195,7 +196,7 @@ async function payersOf(context: ServiceContext, groups: SpendGroup[]): Promise<
         spend: async (key, amount, events) => {
           const metadata = { source: 'usage_events', events: String(events) };
           const request = { amount, idempotencyKey: key, metadata };
-          await spendCredits(context, { tenant, customerId, request, terms: { now, settings } });
+          await spendCredits(spending, { tenant, customerId, request, terms: { now, settings } });
         },
       });
     }
