@@ -18,6 +18,11 @@ export interface RelayOptions {
   afterPublish?: (events: RecordedEvent[]) => Promise<void> | void;
   /** Internal event type -> public dotted type; unlisted events keep their internal type. */
   publicTypes?: Readonly<Record<string, string>>;
+  /**
+   * Internal event type -> the topic it goes to instead of `topic` (every event type of a
+   * stream goes to one topic, so a stream's events stay in order).
+   */
+  topicsByType?: Readonly<Record<string, string>>;
   /** CloudEvents `source` of the messages; defaults to `/<service>` from `<service>.events`. */
   source?: string;
   /** How often a standby relay (another replica holds the log's lock) tries to take over; default 1 s. */
@@ -73,13 +78,15 @@ export class EventRelay {
       lingerMs: options.lingerMs ?? DEFAULT_LINGER_MS,
       onError: options.onError,
       handle: async (events) => {
-        await bus.publish(
-          options.topic,
-          events.map((event) => {
-            const value = publicEnvelope(event, options.publicTypes);
-            return { key: event.stream, value, headers: cloudEventHeaders(value, source) };
-          }),
-        );
+        for (const [topic, onTopic] of byTopic(events, options)) {
+          await bus.publish(
+            topic,
+            onTopic.map((event) => {
+              const value = publicEnvelope(event, options.publicTypes);
+              return { key: event.stream, value, headers: cloudEventHeaders(value, source) };
+            }),
+          );
+        }
         await options.afterPublish?.(events);
       },
     });
@@ -127,6 +134,18 @@ export class EventRelay {
 /** A pause that does not keep the process alive on its own. */
 function unrefDelay(ms: number): Promise<void> {
   return new Promise((resolve) => setTimeout(resolve, ms).unref());
+}
+
+/** The events of a batch by the topic each goes to, in log order within each. */
+function byTopic(events: RecordedEvent[], { topic, topicsByType }: RelayOptions): Map<string, RecordedEvent[]> {
+  const topics = new Map<string, RecordedEvent[]>();
+  for (const event of events) {
+    const to = topicsByType?.[event.type] ?? topic;
+    const onTopic = topics.get(to);
+    if (onTopic) onTopic.push(event);
+    else topics.set(to, [event]);
+  }
+  return topics;
 }
 
 function publicEnvelope(event: RecordedEvent, publicTypes: RelayOptions['publicTypes']) {

@@ -108,6 +108,30 @@ export function relayContract(makeFixture: () => Promise<RelayFixture>) {
     expect(published.map((m) => JSON.parse(m.value).type)).toEqual(['Counted', 'session.paid']);
   });
 
+  it('sends the types of topicsByType to their own topic, in stream order, and the rest to the service topic', async () => {
+    const ledger = uniqueName('customer_credits');
+    const customer = uniqueName('customer');
+    const other = uniqueName('relay_credits');
+    await fixture.store.append(
+      ledger,
+      [1, 2, 3].map((n) => ({ type: 'Spent', data: { n } })),
+      appendOptions(0),
+    );
+    await fixture.store.append(customer, [{ type: 'Created', data: { n: 4 } }], appendOptions(0));
+    await fixture.store.append(ledger, [{ type: 'Spent', data: { n: 5 } }], appendOptions(3));
+    const relay = new EventRelay(fixture.store, fixture.bus, {
+      topic,
+      topicsByType: { Spent: other },
+      publicTypes: { Spent: 'credits.spent' },
+    });
+    await relay.catchUp();
+
+    const spends = await fixture.readTopic(other, 4, ledger);
+    expect(spends.map((m) => JSON.parse(m.value))).toEqual(
+      [1, 2, 3, 5].map((n) => expect.objectContaining({ type: 'credits.spent', data: { n } })),
+    );
+    expect((await fixture.readTopic(topic, 1, customer)).map((m) => JSON.parse(m.value).type)).toEqual(['Created']);
+  });
   it('publishes a batch again after a crash between publish and checkpoint, losing nothing', async () => {
     const stream = uniqueName('order');
     const firstIds = await appendSome(stream, 1, 3);

@@ -33,6 +33,8 @@ export interface ServiceDefinition {
   defaultPort: number;
   /** Internal event type -> public dotted type (`libs/contracts/src/events/public-events.ts`) for its relay. */
   publicEvents?: Readonly<Record<string, string>>;
+  /** Internal event type -> a topic other than `<name>.events` that its events go to. */
+  eventTopics?: Readonly<Record<string, string>>;
   routes?: (app: ServiceApp, context: ServiceContext) => void;
   /** False for a proxy: bodies reach its routes unread (default true: JSON is parsed). */
   parseJsonBodies?: boolean;
@@ -101,6 +103,7 @@ export async function runService(
   const relay = new EventRelay(store, infrastructure.bus, {
     topic: topicOf(definition.name),
     publicTypes: definition.publicEvents,
+    topicsByType: definition.eventTopics,
     onError: (err) => logger.error({ err }, 'relay failed; retrying'),
   });
   relay.start();

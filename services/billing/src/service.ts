@@ -1,4 +1,4 @@
-import { BILLING_PUBLIC_EVENTS } from '@billing/contracts';
+import { BILLING_PUBLIC_EVENTS, CREDIT_EVENT_TOPICS } from '@billing/contracts';
 import {
   type ServiceDefinition,
   migrateDailyMetrics,
@@ -55,6 +55,7 @@ export const billingService: ServiceDefinition = {
   name: 'billing',
   defaultPort: 4103,
   publicEvents: BILLING_PUBLIC_EVENTS,
+  eventTopics: CREDIT_EVENT_TOPICS,
   // A report of 1,000 usage events with long ids; the gateway takes bodies of up to 1 MB.
   largeBodies: { '/v1/usage_events': '1mb' },
   routes: (app, context) => {

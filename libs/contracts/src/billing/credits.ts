@@ -279,6 +279,17 @@ export const CREDIT_EVENT_SCHEMAS = {
   CreditsLowBalance: CreditsLowBalanceData,
 } as const;
 
+/**
+ * The topic billing relays its credit events to (docs/topics.md): not `billing.events`, so that
+ * the consumer groups of that topic, none of which reads credits, do not fetch every spend.
+ */
+export const CREDITS_TOPIC = 'credits.events';
+
+/** Each credit event type's topic, as the relay's `topicsByType`. */
+export const CREDIT_EVENT_TOPICS: Readonly<Record<string, string>> = Object.fromEntries(
+  Object.keys(CREDIT_EVENT_SCHEMAS).map((type) => [type, CREDITS_TOPIC]),
+);
+
 /** What a credits webhook's `data` carries beside `object`. */
 export const CreditWebhookFields = { customer_id: z.string(), balance: z.int().min(0) };
 export const CreditLowBalanceWebhookFields = { ...CreditWebhookFields, threshold: z.int().min(1) };

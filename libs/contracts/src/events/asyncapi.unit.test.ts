@@ -28,7 +28,13 @@ describe('docs/asyncapi.json', () => {
     const document = asyncApiDocument();
     expect(document.asyncapi).toBe('3.0.0');
     expect(Object.keys(document.channels)).toEqual(
-      expect.arrayContaining(['catalog.events', 'checkout.events', 'billing.events', 'promotions.events']),
+      expect.arrayContaining([
+        'catalog.events',
+        'checkout.events',
+        'billing.events',
+        'credits.events',
+        'promotions.events',
+      ]),
     );
     expect(Object.keys(document.operations)).toContain('consume-checkout.events');
   });

@@ -17,7 +17,7 @@ import {
 import { BILLING_PUBLIC_EVENTS, CHECKOUT_PUBLIC_EVENTS, PROMOTIONS_PUBLIC_EVENTS } from './public-events';
 import { SWITCHING_EVENT_SCHEMAS } from '../billing/switching';
 import { EINVOICE_EVENT_SCHEMAS } from '../billing/einvoices';
-import { CREDIT_EVENT_SCHEMAS } from '../billing/credits';
+import { CREDITS_TOPIC, CREDIT_EVENT_SCHEMAS } from '../billing/credits';
 
 /**
  * Every Kafka topic and the event types on it, as the AsyncAPI document (docs/asyncapi.json)
@@ -66,13 +66,20 @@ export const EVENT_TOPICS: readonly TopicContract[] = [
     topic: 'billing.events',
     service: 'billing',
     description:
-      'Customers, subscriptions, invoices, schedules, e-invoices, credits, streams `customer-<id>`, `subscription-<id>`, `invoice-<id>`, `einvoice-<id>`, `customer_credits-<customer id>`.',
+      'Customers, subscriptions, invoices, schedules, e-invoices, streams `customer-<id>`, `subscription-<id>`, `invoice-<id>`, `einvoice-<id>`.',
     schemas: {
       ...BILLING_EVENT_SCHEMAS,
       ...SWITCHING_EVENT_SCHEMAS,
       ...EINVOICE_EVENT_SCHEMAS,
-      ...CREDIT_EVENT_SCHEMAS,
     },
+    publicTypes: BILLING_PUBLIC_EVENTS,
+  },
+  {
+    topic: CREDITS_TOPIC,
+    service: 'billing',
+    description:
+      "Customers' credit ledgers, stream `customer_credits-<customer id>`: grants, spends, take-backs, expiries and low-balance notices. On a topic of its own because spends come at volume (docs/decisions/0033-credit-events-on-their-own-topic.md).",
+    schemas: CREDIT_EVENT_SCHEMAS,
     publicTypes: BILLING_PUBLIC_EVENTS,
   },
   {

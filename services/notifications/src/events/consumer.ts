@@ -1,4 +1,4 @@
-import { type DomainEventEnvelope, WEBHOOK_DEDUPE_WINDOW_MS, newId } from '@billing/contracts';
+import { CREDITS_TOPIC, type DomainEventEnvelope, WEBHOOK_DEDUPE_WINDOW_MS, newId } from '@billing/contracts';
 import { type ConsumedMessage, recordInInbox } from '@billing/bus';
 import type { EventStore, EventStoreTransaction, RecordedEvent, StreamAppend } from '@billing/eventstore';
 import { type ServiceContext, topicOf } from '@billing/runtime';
@@ -10,7 +10,7 @@ import { type PublicEvent, storePublicEventsCte } from './read-model';
 import { toWebhookEvent } from './to-webhook-event';
 
 /** The services whose public events become webhooks. */
-export const SOURCE_TOPICS = [topicOf('checkout'), topicOf('billing'), topicOf('promotions')];
+export const SOURCE_TOPICS = [topicOf('checkout'), topicOf('billing'), CREDITS_TOPIC, topicOf('promotions')];
 
 /** An active endpoint as the consumer matches events against it. */
 interface ActiveEndpoint {
