@@ -345,8 +345,9 @@ export class Gateway {
 
   /**
    * Each public route to its service, found in one table lookup per request, after what the
-   * route needs in turn: its Idempotency-Key claimed (every POST; a POST to an unknown path
-   * answers 404 without claiming its key), the limits of its own (promotion-code validation,
+   * route needs in turn: its Idempotency-Key claimed (every POST, a body-keyed one only when the
+   * caller sends the header, decision 0031; a POST to an unknown path answers 404 without
+   * claiming its key), the limits of its own (promotion-code validation,
    * Publishable-Key entitlement checks), and the keys the spec's access table allows on it (a
    * Secret-only route answers 401 to a Publishable Key).
    */
