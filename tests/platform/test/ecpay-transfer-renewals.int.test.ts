@@ -136,13 +136,24 @@ describe('ECPay: subscriptions paid by transfer, renewal invoices paid from a pa
     }));
   const advanceTo = async (clock: string, to: string) =>
     expect((await send('POST', `/test_clocks/${clock}/advance`, { frozen_time: to })).status).toBe(200);
-
-  it("a renewal invoice links to a page that sends the buyer to ECPay; ECPay's account is shown and its transfer pays the invoice", async () => {
-    const { clock, subscription } = await subscribeByTransfer('transfer@example.com');
+  /** A subscription by transfer whose clock reached its first renewal: the invoice waiting, its page's address. */
+  async function renewalWaiting(email: string) {
+    const { clock, subscription } = await subscribeByTransfer(email);
     await advanceTo(clock, '2026-03-01T00:00:00Z');
     const invoice = await waitingInvoice(subscription.id);
     const url = invoice.payment_instructions!.hosted_instructions_url!;
     secrets.push(url.split('/').at(-1)!);
+    return { clock, subscription, invoice, url };
+  }
+  /** The buyer presses the page's button and the form reaches ECPay: the form's fields. */
+  async function sendToEcpay(url: string) {
+    const fields = hiddenFieldsOf((await invoicePage(url, { method: 'POST' })).html);
+    await fetch(`${emulator.url}/Cashier/AioCheckOut/V5`, { method: 'POST', body: new URLSearchParams(fields) });
+    return fields;
+  }
+
+  it("a renewal invoice links to a page that sends the buyer to ECPay; ECPay's account is shown and its transfer pays the invoice", async () => {
+    const { clock, subscription, invoice, url } = await renewalWaiting('transfer@example.com');
     expect(url).toMatch(new RegExp(`^${platform.gatewayUrl}/checkout/invoice-payments/[A-Za-z0-9]{32}$`));
     expect(invoice.payment_instructions).toMatchObject({ bank_code: null, account: null });
     await eventually(async () => expect(webhooks('invoice.payment_action_required', invoice.id)).toHaveLength(1));
@@ -265,11 +276,7 @@ describe('ECPay: subscriptions paid by transfer, renewal invoices paid from a pa
   });
 
   it('a page left unopened past its deadline is a failed attempt; dunning retries with a page of its own, which is paid', async () => {
-    const { clock, subscription } = await subscribeByTransfer('late@example.com');
-    await advanceTo(clock, '2026-03-01T00:00:00Z');
-    const first = await waitingInvoice(subscription.id);
-    const firstUrl = first.payment_instructions!.hosted_instructions_url!;
-    secrets.push(firstUrl.split('/').at(-1)!);
+    const { clock, subscription, invoice: first, url: firstUrl } = await renewalWaiting('late@example.com');
     try {
       ahead = 4 * DAY; // the services' clock past the page's three days
       await eventually(
@@ -296,8 +303,7 @@ describe('ECPay: subscriptions paid by transfer, renewal invoices paid from a pa
     const retried = await waitingInvoice(subscription.id, 1);
     const url = retried.payment_instructions!.hosted_instructions_url!;
     expect(url).not.toBe(firstUrl);
-    const fields = hiddenFieldsOf((await invoicePage(url, { method: 'POST' })).html);
-    await fetch(`${emulator.url}/Cashier/AioCheckOut/V5`, { method: 'POST', body: new URLSearchParams(fields) });
+    const fields = await sendToEcpay(url);
     await emulator.pay(fields.MerchantTradeNo!);
     await eventually(
       async () => expect((await send('GET', `/subscriptions/${subscription.id}`)).body.status).toBe('ACTIVE'),
@@ -306,13 +312,8 @@ describe('ECPay: subscriptions paid by transfer, renewal invoices paid from a pa
   });
 
   it("an account left unpaid past ECPay's expiry is a failed attempt; a transfer ECPay takes afterwards is listed for the operator", async () => {
-    const { clock, subscription } = await subscribeByTransfer('expired@example.com');
-    await advanceTo(clock, '2026-03-01T00:00:00Z');
-    const invoice = await waitingInvoice(subscription.id);
-    const url = invoice.payment_instructions!.hosted_instructions_url!;
-    secrets.push(url.split('/').at(-1)!);
-    const fields = hiddenFieldsOf((await invoicePage(url, { method: 'POST' })).html);
-    await fetch(`${emulator.url}/Cashier/AioCheckOut/V5`, { method: 'POST', body: new URLSearchParams(fields) });
+    const { clock, subscription, invoice, url } = await renewalWaiting('expired@example.com');
+    const fields = await sendToEcpay(url);
     const tradeNo = fields.MerchantTradeNo!;
     const issued = await eventually(async () => {
       const read = (await invoicesOf(subscription.id)).find((i) => i.id === invoice.id)!;
