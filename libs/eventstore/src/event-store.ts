@@ -310,22 +310,8 @@ export class EventStore {
     snapshotVersion: number,
     sql: SqlExecutor = this.database,
   ): Promise<{ snapshot: Snapshot<State> | undefined; events: RecordedEvent[] }> {
-    const { rows } = await sql.query<{ snapshot_at: number | null; state: State | null; events: EventRow[] }>(
-      `SELECT s.stream_version AS snapshot_at, s.state,
-         (SELECT coalesce(json_agg(e ORDER BY e.stream_version), '[]'::json) FROM (
-            SELECT ${EVENT_COLUMNS} FROM ${this.tables.events}
-            WHERE stream_id = $1 AND stream_version > coalesce(s.stream_version, 0)
-          ) e) AS events
-       FROM (SELECT 1) AS one
-       LEFT JOIN ${this.tables.snapshots} s ON s.stream_id = $1 AND s.snapshot_version = $2`,
-      [stream, snapshotVersion],
-    );
-    const row = rows[0]!;
-    const snapshot =
-      row.snapshot_at === null
-        ? undefined
-        : { streamVersion: row.snapshot_at, snapshotVersion, state: row.state as State };
-    return { snapshot, events: row.events.map((event) => this.toRecorded(event)) };
+    const read = await this.readManyFromSnapshot<State>([{ stream }], snapshotVersion, sql);
+    return read.get(stream)!;
   }
 
   /**
