@@ -1,6 +1,6 @@
 import type { CreditsSpentData } from '@billing/contracts';
 import type { EventStore, RecordedEvent, SqlExecutor } from '@billing/eventstore';
-import { type CreditsLedgerEvent, creditsEvents, debtSettledBy, ledgerEntryOf } from './ledger';
+import { type CreditsLedgerEvent, type CreditsSpent, creditsEvents, debtSettledBy, ledgerEntryOf } from './ledger';
 
 // Written in the append's transaction (a client reads its own writes): one balance row per
 // customer, one row per grant with what remains of it, and one ledger row per event.
@@ -123,11 +123,14 @@ export async function projectCredits(sql: SqlExecutor, schema: string, events: R
   await projectSpends(sql, t, spends);
 }
 
+/** A ledger event other than a spend (spends are written in runs: `projectSpends`). */
+type OneByOne = Exclude<CreditsLedgerEvent, CreditsSpent>;
+
 /** One ledger event's rows: its grant, its balance and its ledger entry. */
 async function projectEntry(
   sql: SqlExecutor,
   t: ReturnType<typeof creditTables>,
-  event: CreditsLedgerEvent,
+  event: OneByOne,
   recorded: RecordedEvent,
 ): Promise<void> {
   await writeGrants(sql, t.grants, event, recorded, recorded.stream_version);
@@ -262,7 +265,7 @@ async function writeSpendKeys(sql: SqlExecutor, table: string, spends: CreditsSp
 async function writeGrants(
   sql: SqlExecutor,
   table: string,
-  event: CreditsLedgerEvent,
+  event: OneByOne,
   recorded: RecordedEvent,
   version: number,
 ): Promise<void> {
@@ -292,7 +295,6 @@ async function writeGrants(
       );
       return;
     }
-    case 'CreditsSpent':
     case 'CreditsAdjusted':
       await writeDraws(sql, table, [{ recorded, data: event.data }]);
       return;

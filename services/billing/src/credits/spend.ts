@@ -4,7 +4,10 @@ import { type SpendContext, SpendBatches, type SpendOrder } from './spend-batche
 
 export type { SpendOrder, SpendRequest, SpendTerms } from './spend-batches';
 
-/** One writer of spends per event store (per service's schema), shared by the API and usage. */
+/**
+ * One writer of spends per event store (per service's schema), shared by the API and usage; made
+ * with the first caller's context, whose clock query every caller of a store hands alike.
+ */
 const batchesOfStore = new WeakMap<EventStore, SpendBatches>();
 
 function batchesOf(context: SpendContext): SpendBatches {
