@@ -28,6 +28,13 @@ export interface SubscriberOptions {
    * once), so that the appends of concurrent commands are read and handled as one batch.
    */
   lingerMs?: number;
+  /**
+   * While appends keep coming, a read that an append wakes begins at least this long after the
+   * read before it began (default 0). A busy log is then read in fewer, larger batches, each
+   * handled and passed on once, where a read every `lingerMs` would cost its round trips for a
+   * few events; an append after a quiet spell still waits only `lingerMs`.
+   */
+  readIntervalMs?: number;
   onError?: (error: unknown) => void;
 }
 
@@ -45,8 +52,10 @@ export class EventLogSubscriber {
   /** Polls in a row that found nothing. */
   private emptyPolls = 0;
   private unsubscribe: (() => void) | undefined;
-  /** Set while an append's wake waits out `lingerMs`. */
+  /** Set while an append's wake waits out `lingerMs` (or the rest of `readIntervalMs`). */
   private lingering: NodeJS.Timeout | undefined;
+  /** When the last read of the log began (`Date.now()`). */
+  private lastReadAt = 0;
   /** How far the log is handled, once this subscriber has handled something since it started. */
   private handledTo: LogPosition | undefined;
   /** When `handledTo` first moved past the stored checkpoint; undefined: nothing left to save. */
@@ -100,8 +109,8 @@ export class EventLogSubscriber {
         const handled = await this.handleNextBatch();
         if (handled === this.batchSize) continue;
         if (this.appendedSinceRead) {
-          if (!this.options.lingerMs) continue;
-          pause = this.options.lingerMs; // an append's wake cuts it short
+          pause = this.pauseBeforeAppended();
+          if (pause <= 0) continue;
         } else {
           pause = this.pauseAfter(handled);
         }
@@ -123,8 +132,15 @@ export class EventLogSubscriber {
     return this.options.batchSize ?? 500;
   }
 
+  /** How long an announced append waits before it is read: the linger, or what is left of the read interval. */
+  private pauseBeforeAppended(): number {
+    const sinceRead = Date.now() - this.lastReadAt;
+    return Math.max(this.options.lingerMs ?? 0, (this.options.readIntervalMs ?? 0) - sinceRead);
+  }
+
   private async handleNextBatch(): Promise<number> {
     this.appendedSinceRead = false;
+    this.lastReadAt = Date.now();
     const events = this.handledTo
       ? await this.store.readAll(this.handledTo, this.batchSize)
       : await this.store.readAfterCheckpoint(this.options.name, this.batchSize);
@@ -147,12 +163,12 @@ export class EventLogSubscriber {
   }
 
   private wakeAfterLinger(): void {
-    const linger = this.options.lingerMs;
-    if (!linger) return void this.wake?.();
+    const pause = this.pauseBeforeAppended();
+    if (pause <= 0) return void this.wake?.();
     this.lingering ??= setTimeout(() => {
       this.lingering = undefined;
       this.wake?.();
-    }, linger);
+    }, pause);
   }
 
   private sleep(ms: number): Promise<void> {

@@ -613,7 +613,10 @@ export function eventStoreContract(makeFixture: () => Promise<EventStoreFixture>
       name: string,
       handle: (events: RecordedEvent[]) => Promise<void>,
       polls: Pick<SubscriberOptions, 'pollIntervalMs' | 'idlePollIntervalMs'> = { pollIntervalMs: 60_000 },
-      { wokenByTest = false, ...more }: Pick<SubscriberOptions, 'lingerMs'> & { wokenByTest?: boolean } = {},
+      {
+        wokenByTest = false,
+        ...more
+      }: Pick<SubscriberOptions, 'lingerMs' | 'readIntervalMs'> & { wokenByTest?: boolean } = {},
     ) {
       let reads = 0;
       const counting = Object.create(store) as EventStore;
@@ -752,6 +755,31 @@ export function eventStoreContract(makeFixture: () => Promise<EventStoreFixture>
       await subscriber.stop();
       expect(batches).toEqual([['A1', 'B1']]);
       expect(reads()).toBe(2);
+    });
+
+    it('with readIntervalMs, reads appends that keep coming at most once per interval, and the first after a quiet spell at once', async () => {
+      const batches: string[][] = [];
+      const { subscriber, reads } = followingSubscriber(
+        'read-interval',
+        async (events) => void batches.push(events.map((e) => e.type)),
+        { pollIntervalMs: 60_000 },
+        { readIntervalMs: 500 },
+      );
+      subscriber.start();
+      await until(() => reads() === 1);
+      await new Promise((r) => setTimeout(r, 550)); // quiet for longer than the interval
+      const quietAppendAt = Date.now();
+      await store.append('a-1', [event('A1')], options(0));
+      await until(() => batches.length === 1);
+      const firstWaited = Date.now() - quietAppendAt;
+      // Appended within the interval after A1's read began: both wait for the next read.
+      await store.append('b-1', [event('B1')], options(0));
+      await store.append('c-1', [event('C1')], options(0));
+      await until(() => batches.length === 2);
+      await subscriber.stop();
+      expect(batches).toEqual([['A1'], ['B1', 'C1']]);
+      expect(firstWaited).toBeLessThan(500);
+      expect(reads()).toBe(3);
     });
 
     it('reads again at once when this process appended while a batch was handled', async () => {
