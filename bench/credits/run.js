@@ -7,7 +7,7 @@
 const { fork } = require('node:child_process');
 const { join } = require('node:path');
 const { startFullPlatform } = require('../full-platform');
-const { positiveSetting, setting } = require('../settings');
+const { countSetting, positiveSetting, setting } = require('../settings');
 const { countStatements, statementsByText } = require('../statements');
 const { serverCpuMs, serverCpuSpent } = require('../process-cpu');
 const { seedCustomers } = require('../customers');
@@ -19,6 +19,8 @@ const readParameters = () => ({
   concurrency: positiveSetting('concurrency', 'BENCH_CONCURRENCY', 16),
   rate_per_s: positiveSetting('rate', 'BENCH_RATE', 1000),
   rate_s: positiveSetting('rate-duration', 'BENCH_RATE_DURATION', 5),
+  // Seconds at the rate before the timed ones: the open loop's connections and the platform at the rate.
+  rate_ramp_s: countSetting('rate-ramp', 'BENCH_RATE_RAMP', 3),
   warmup_spends: positiveSetting('warmup', 'BENCH_WARMUP', 200),
   // one-process: every service in this process; billing-process: billing in a process of its own.
   topology: topologySetting(),
@@ -109,9 +111,11 @@ async function phase(platform, settings) {
   const servers = serverCpuSpent(serversBefore, serverCpuMs());
   const billingAfter = await platform.billingProcess?.report();
   const n = timings.spend.length;
+  // CPU and statements are counted over every spend of the phase, its ramp's too.
+  const sent = n + timings.ramp_spend.length;
   // With billing in its own process, its statements count as the others' do.
   const billingSent = (field) => (billingAfter ? billingAfter[field] - billingBefore[field] : 0);
-  const per = (field) => round((counts[field] - before[field] + billingSent(field)) / Math.max(1, n), 2);
+  const per = (field) => round((counts[field] - before[field] + billingSent(field)) / Math.max(1, sent), 2);
   const billingCpu = billingAfter && {
     billing_process:
       (billingAfter.cpu.user + billingAfter.cpu.system - billingBefore.cpu.user - billingBefore.cpu.system) / 1000,
@@ -122,8 +126,9 @@ async function phase(platform, settings) {
     errors: timings.errors.length,
     first_error: timings.errors[0] ?? null,
     duration_s: round(timings.duration_ms / 1000, 3),
-    spends_per_s: round(n / (timings.duration_ms / 1000)),
+    spends_per_s: round(sent / (timings.duration_ms / 1000)),
     spend_ms: percentiles(timings.spend),
+    ...(settings.rampSpends && { ramp_spend_ms: percentiles(timings.ramp_spend) }),
     ...(sendLag && { send_lag_ms: sendLag, rate_kept: sendLag.p99 <= Math.max(50, 1000 / settings.rate) }),
     per_spend: {
       sql_statements: per('statements'),
@@ -131,9 +136,9 @@ async function phase(platform, settings) {
       sql_transactions: per('transactions'),
       cpu_ms_by_process: cpuByProcess(
         { services: (cpu.user + cpu.system) / 1000, ...billingCpu, ...servers, load_generator: timings.cpu_ms },
-        n,
+        sent,
       ),
-      ...(before.byText && { by_text: statementsByText(before.byText, counts.byText, n) }),
+      ...(before.byText && { by_text: statementsByText(before.byText, counts.byText, sent) }),
     },
   };
 }
@@ -167,6 +172,7 @@ async function main() {
     const openLoop = await phase(platform, {
       ...settings,
       spends: Math.round(params.rate_per_s * params.rate_s),
+      rampSpends: Math.round(params.rate_per_s * params.rate_ramp_s),
       rate: params.rate_per_s,
     });
     const failed = closedLoop.errors + openLoop.errors;
