@@ -95,7 +95,15 @@ const BENCHMARKS = [
   {
     name: 'credits',
     script: 'credits/run.js',
-    args: ['--customers=10', '--spends=500', '--concurrency=8', '--rate=100', '--rate-duration=2', '--rate-ramp=1', '--warmup=50'],
+    args: [
+      '--customers=10',
+      '--spends=500',
+      '--concurrency=8',
+      '--rate=100',
+      '--rate-duration=2',
+      '--rate-ramp=1',
+      '--warmup=50',
+    ],
     headline: (r) => ({
       closed_loop_per_s: r.closed_loop.spends_per_s,
       closed_loop_p99_ms: r.closed_loop.spend_ms.p99,
