@@ -76,7 +76,7 @@ import { sdkShapedRefusals } from './refusals';
 import { OAuthServer } from './oauth/server';
 import { TOKEN_SCOPES, accessTokenOf, requireTokenScope } from './oauth/access-tokens';
 import { breakerCaller } from './upstream/breaker-caller';
-import { publicReadLane } from './routing/read-lane';
+import { publicLane } from './routing/public-lane';
 
 export const DEFAULT_UPSTREAMS: Record<UpstreamName, string> = {
   catalog: DEFAULT_SERVICE_URLS.CATALOG_SERVICE_URL,
@@ -267,7 +267,7 @@ export class Gateway {
     const keyLimits = this.keyLimits(apiKeyFailures);
     app.use('/v1', this.knownKeyFirst(keyLimits, authenticateAndLimit), requireTokenScope, refuseUnreadableBodies);
     app.takeFirst(
-      publicReadLane({
+      publicLane({
         routes: PUBLIC_ROUTES,
         cachedCaller: (req) => this.authenticator.cached(req),
         clientAddress: (req) => proxyAddress(req, app.get('trust proxy fn')),
