@@ -1,5 +1,8 @@
 import type { ErrorRequestHandler, RequestHandler } from 'express';
+import type { Logger } from 'pino';
 import { ApiError, GENERAL_ERROR_STATUS, notFound } from '@billing/contracts';
+import type { LaneResponse } from './lane';
+import { writeJson } from './route-lane';
 
 /** The shape of errors raised by body-parser, the router and other `http-errors` users. */
 interface HttpError {
@@ -83,11 +86,7 @@ export const notFoundHandler: RequestHandler = (req, _res, next) => {
 /** The one error middleware: every failure leaves as the spec's envelope. */
 export function errorHandler(bodyLimit: string | number): ErrorRequestHandler {
   return (err: unknown, _req, res, _next) => {
-    const apiError = toApiError(err, bodyLimit);
-    const log = res.locals.log;
-    if (apiError.status >= 500) log.error({ err }, 'request error');
-    else log.debug({ err: { code: apiError.code, message: apiError.message } }, 'client error');
-
+    const apiError = logged(err, res.locals.log, bodyLimit);
     if (res.headersSent) {
       // Part of the response is on the wire; breaking the connection is the only honest signal.
       res.destroy();
@@ -95,6 +94,23 @@ export function errorHandler(bodyLimit: string | number): ErrorRequestHandler {
     }
     res.status(apiError.status).json(apiError.toEnvelope());
   };
+}
+
+/** `errorHandler` for a route lane, on node's own response (`writeJson` writes what `res.json` would). */
+export function sendErrorOn(bodyLimit: string | number) {
+  return (_req: unknown, res: LaneResponse, err: unknown): void => {
+    const apiError = logged(err, res.locals.log as Logger, bodyLimit);
+    if (res.headersSent) return void res.destroy();
+    writeJson(res, apiError.status, apiError.toEnvelope());
+  };
+}
+
+/** The client's error for `err`, logged as the error handler logs it. */
+function logged(err: unknown, log: Logger, bodyLimit: string | number): ApiError {
+  const apiError = toApiError(err, bodyLimit);
+  if (apiError.status >= 500) log.error({ err }, 'request error');
+  else log.debug({ err: { code: apiError.code, message: apiError.message } }, 'client error');
+  return apiError;
 }
 
 /** The limit a body parser refused a body by, in kb, when it says (a path's own limit may not be the service's). */

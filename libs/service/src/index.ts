@@ -1,6 +1,7 @@
 export { createApp, DEFAULT_BODY_LIMIT, type CreateAppOptions, type ServiceApp } from './app';
 export { isSaneRequestId, requestContext, requestTracker, REQUEST_ID_HEADER } from './context';
 export type { Lane, LaneHandler, LaneRequest, LaneResponse } from './lane';
+export { type RouteLaneSpec, writeJson } from './route-lane';
 export { errorHandler, notFoundHandler, toApiError } from './errors';
 export { createLogger, type CreateLoggerOptions, type Logger } from './logger';
 export { logFormat, prettyLogLine, type LogFormat } from './pretty-log';

@@ -12,7 +12,7 @@ import { mountResolveRoute } from './customers/resolve';
 import { mountCustomerBalanceRoute, mountCustomerRoutes, mountDefaultPaymentMethodRoute } from './customers/routes';
 import { migrateCreditsReadModel } from './credits/read-model';
 import { migrateCreditPurchases } from './credits/refund';
-import { mountCreditRoutes } from './credits/routes';
+import { creditSpendLane, mountCreditRoutes } from './credits/routes';
 import { mountEntitlementRoutes } from './entitlements/routes';
 import { migrateInvoicesReadModel } from './invoices/read-model';
 import { mountInvoicePaymentRoute } from './invoices/payment';
@@ -68,6 +68,7 @@ export const billingService: ServiceDefinition = {
     mountSwitchingRoutes(app, context);
     mountCustomerBalanceRoute(app, context);
     mountCreditRoutes(app, context);
+    app.takeFirst(app.routeLane(creditSpendLane(context)));
     mountMeterRoutes(app, context);
     mountUsageRoutes(app, context, () => usageSpenderOf(context).nudge());
     mountDirectCreationRoutes(app, context);

@@ -2,9 +2,9 @@ import { request } from 'node:http';
 import { eventually } from '@billing/testing';
 import { clientOf, type CreatedOrganization, type Platform, plan, startPlatform } from '../src/platform';
 
-/** The gateway's count of requests its lane took, from its metrics. */
-async function laneRequests(platform: Platform): Promise<number> {
-  const metrics = await (await fetch(`${platform.gatewayUrl}/metrics`)).text();
+/** The count of requests a service's lane took (the gateway's unless said), from its metrics. */
+async function laneRequests(platform: Platform, url = platform.gatewayUrl): Promise<number> {
+  const metrics = await (await fetch(`${url}/metrics`)).text();
   return Number(/^http_lane_requests_total(?:\{[^}]*\})? (\d+)/m.exec(metrics)?.[1] ?? NaN);
 }
 
@@ -130,7 +130,7 @@ describe("the gateway's read lane (docs/decisions/0026)", () => {
   });
 });
 
-describe("the gateway's lane for credit spends sent without an Idempotency-Key (docs/decisions/0035)", () => {
+describe('the lanes for credit spends sent without an Idempotency-Key (docs/decisions/0035, 0036)', () => {
   let platform: Platform;
   let client: ReturnType<typeof clientOf>;
   let key: string;
@@ -179,11 +179,14 @@ describe("the gateway's lane for credit spends sent without an Idempotency-Key (
     );
 
   it('answers as express does, the body forwarded as it came and a generated Idempotency-Key on the answer', async () => {
-    const before = await laneRequests(platform);
+    const billingLanes = () => laneRequests(platform, platform.billing!.service.url);
+    const [before, billingBefore] = [await laneRequests(platform), await billingLanes()];
     const viaExpress = await postJson(spendUrl(), key, { amount: 10, idempotency_key: 'lane-1' }, { chunked: true });
     const afterExpress = await laneRequests(platform);
     const viaLane = await postJson(spendUrl(), key, { amount: 10, idempotency_key: 'lane-2' });
     expect([afterExpress - before, (await laneRequests(platform)) - afterExpress]).toEqual([0, 1]);
+    // Billing takes both on its own lane (docs/decisions/0036): the gateway forwards each with its length.
+    expect((await billingLanes()) - billingBefore).toBe(2);
 
     expect([viaExpress.status, viaLane.status]).toEqual([200, 200]);
     expect(lasting(viaLane.headers)).toEqual(lasting(viaExpress.headers));

@@ -11,9 +11,18 @@ import {
   newId,
 } from '@billing/contracts';
 import type { ServiceContext } from '@billing/runtime';
-import { type Tenant, secretCallerOf, validate } from '@billing/service';
+import type { IncomingMessage } from 'node:http';
+import {
+  type RouteLaneSpec,
+  type Tenant,
+  type ValidatedInput,
+  requireCaller,
+  secretCallerOf,
+  validate,
+} from '@billing/service';
 import type { Express, Request } from 'express';
 import { requireCustomer, timesOfCustomers } from '../customers/queries';
+import { customerErrorOf } from '../shared/customer-errors';
 import { timeOn } from '../test-clocks/read-model';
 import { creditsAggregate } from './aggregate';
 import type { CreditsCommand } from './decide';
@@ -40,8 +49,6 @@ export function mountCreditRoutes(app: Express, context: ServiceContext): void {
     const now = await timeOn(db, schema, tenant, customer.test_clock, context.now);
     return { tenant: tenantOf(tenant), now };
   }
-
-  const spending = { store, customerTimes: (tenant: Tenant, ids: string[]) => timesOfCustomers(context, tenant, ids) };
 
   const run = (tenant: Tenant, customerId: string, now: Date, command: CreditsCommand) =>
     creditsAggregate.handle(store, customerId, command, {
@@ -107,29 +114,11 @@ export function mountCreditRoutes(app: Express, context: ServiceContext): void {
     },
   );
 
+  const answerSpend = spendAnswerOf(context);
   app.post(
-    '/v1/customers/:id/credits/spend',
-    validate({ params: CreditsCustomerParams, body: SpendCreditsBody }),
-    async (req, res) => {
-      const { params, body } = res.locals.input;
-      const tenant: Tenant = secretCallerOf(req);
-      const key = body.idempotency_key;
-      const request = { amount: body.amount, idempotencyKey: key, metadata: body.metadata ?? null };
-      // The customer, its clock and the settings are read with the other spends of its batch.
-      const spend = await spendCredits(spending, { tenant: tenantOf(tenant), customerId: params.id, request });
-      const answer: CreditSpend = {
-        object: 'credit_spend',
-        id: spend.spend_id,
-        customer_id: params.id,
-        amount: spend.amount,
-        balance: spend.balance_after,
-        idempotency_key: key,
-        metadata: spend.metadata,
-        created_at: spend.spent_at,
-        livemode: livemodeOf(tenant.environment),
-      };
-      res.json(answer);
-    },
+    SPEND_PATH,
+    validate(SPEND_SCHEMAS),
+    async (req, res) => void res.json(await answerSpend(req, res.locals.input)),
   );
 
   app.post(
@@ -163,4 +152,49 @@ export function mountCreditRoutes(app: Express, context: ServiceContext): void {
       res.status(201).json(answer);
     },
   );
+}
+
+const SPEND_PATH = '/v1/customers/:id/credits/spend';
+const SPEND_SCHEMAS = { params: CreditsCustomerParams, body: SpendCreditsBody };
+
+/**
+ * The spend route on a lane past express (docs/decisions/0036): the same layers as its express
+ * route (the internal signature, the body, the caller, `validate`) and the same answer and errors.
+ */
+export function creditSpendLane(context: ServiceContext): RouteLaneSpec<typeof SPEND_SCHEMAS> {
+  return {
+    method: 'POST',
+    path: SPEND_PATH,
+    schemas: SPEND_SCHEMAS,
+    before: [requireCaller],
+    answer: spendAnswerOf(context),
+    translateError: (error, res) => customerErrorOf(error, res.locals.log),
+  };
+}
+
+/** A spend as the API answers it, on the express route and on its lane. */
+function spendAnswerOf(context: ServiceContext) {
+  const spending = {
+    store: context.store,
+    customerTimes: (tenant: Tenant, ids: string[]) => timesOfCustomers(context, tenant, ids),
+  };
+  return async (req: IncomingMessage, input: ValidatedInput<typeof SPEND_SCHEMAS>): Promise<CreditSpend> => {
+    const { params, body } = input;
+    const tenant: Tenant = secretCallerOf(req as Request);
+    const key = body.idempotency_key;
+    const request = { amount: body.amount, idempotencyKey: key, metadata: body.metadata ?? null };
+    // The customer, its clock and the settings are read with the other spends of its batch.
+    const spend = await spendCredits(spending, { tenant: tenantOf(tenant), customerId: params.id, request });
+    return {
+      object: 'credit_spend',
+      id: spend.spend_id,
+      customer_id: params.id,
+      amount: spend.amount,
+      balance: spend.balance_after,
+      idempotency_key: key,
+      metadata: spend.metadata,
+      created_at: spend.spent_at,
+      livemode: livemodeOf(tenant.environment),
+    };
+  };
 }

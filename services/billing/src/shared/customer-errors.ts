@@ -8,16 +8,21 @@ import type { ErrorRequestHandler } from 'express';
  * general code is translated here, after the customer routes.
  */
 export const customerErrorCodes: ErrorRequestHandler = (err, _req, res, next) => {
-  const translated = toCustomerError(err);
-  // The original failure is logged here: the shared handler only sees its translation.
-  if (translated !== err && translated instanceof ApiError && translated.status >= 500) {
-    (res.locals.log as { error?: (details: object, message: string) => void } | undefined)?.error?.(
-      { err },
-      'request error',
-    );
-  }
-  next(translated);
+  next(customerErrorOf(err, res.locals.log));
 };
+
+/**
+ * `err` in the customer endpoints' codes (`customerErrorCodes`, and a route lane's
+ * `translateError`). A failure translated into a 5xx is logged here as it was: the shared
+ * handler only sees its translation.
+ */
+export function customerErrorOf(err: unknown, log: unknown): unknown {
+  const translated = toCustomerError(err);
+  if (translated !== err && translated instanceof ApiError && translated.status >= 500) {
+    (log as { error?: (details: object, message: string) => void } | undefined)?.error?.({ err }, 'request error');
+  }
+  return translated;
+}
 
 const TRANSLATED: Record<string, 'invalid_request' | 'resource_not_found' | 'internal_error'> = {
   bad_request: 'invalid_request',
