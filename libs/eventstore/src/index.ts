@@ -12,3 +12,4 @@ export * from './cursor-page';
 export * from './acting';
 export * from './event-id';
 export * from './document-table';
+export * from './generic-plan';

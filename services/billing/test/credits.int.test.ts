@@ -1,8 +1,10 @@
 import { randomUUID } from 'node:crypto';
+import { genericPlan } from '@billing/eventstore';
 import { type ServiceUnderTest, startServiceForTest } from '@billing/runtime';
 import { eventually } from '@billing/testing';
 import { billingService } from '../src';
-import { creditTables, migrateCreditsReadModel } from '../src/credits/read-model';
+import { creditTables, migrateCreditsReadModel, spendKeysInsert } from '../src/credits/read-model';
+import { earlierSpendsQuery } from '../src/credits/spend-batches';
 import { RECENT_SPEND_KEYS } from '../src/credits/ledger';
 import { spendCredits } from '../src/credits/spend';
 import { timesOfCustomers } from '../src/customers/queries';
@@ -178,6 +180,22 @@ describe('credits of a customer', () => {
     expect(afterMigration.body).toEqual(first.body);
     expect((await c.spend(1, 'later-0')).body.balance).toBe(1000 - 5 - 1);
     expect((await c.balance()).body.balance).toBe(balance);
+  });
+
+  it("looks each spend's key up by the primary key, in the plans prepared statements keep", async () => {
+    // Planned on a small, never analysed table, as at a service's first spends: a join or an
+    // anti-join was planned as a scan of every key, which every later batch then paid for.
+    const { store } = running.service.context;
+    const table = creditTables(store.tables.schema).spendKeys;
+    const read = await genericPlan(store.database, earlierSpendsQuery(table), [`'{cus_1}'`, `'{key_1}'`]);
+    const row = { customer_id: 'cus_1', idempotency_key: 'key_1', spend_id: 'csp_1', amount: 1, metadata: null };
+    const insert = await genericPlan(store.database, spendKeysInsert(table), [
+      `'${JSON.stringify([{ ...row, balance_after: 0, spent_at: '2026-03-01T00:00:00Z' }])}'`,
+    ]);
+    for (const plan of [read, insert]) {
+      expect(plan).toMatch(/Index (Only )?Scan using credit_spend_keys_pkey/);
+      expect(plan).not.toMatch(/Seq Scan on credit_spend_keys/);
+    }
   });
 
   it('answers the first spend when a repeat raced past the key check: the table refuses a second', async () => {

@@ -240,7 +240,9 @@ async function writeLedgerRows(sql: SqlExecutor, table: string, rows: ReturnType
 
 /**
  * The keys of spends. The same spend again writes nothing; another spend with a key already
- * taken fails on the primary key (23505), which `SpendBatches` answers with the first spend.
+ * taken fails on the primary key (23505), which `SpendBatches` answers with the first spend. The
+ * key's row is looked up by a subquery, not `NOT EXISTS`: that is planned as an anti-join, which
+ * a prepared statement planned while the table was small keeps as a scan of every key.
  */
 async function writeSpendKeys(sql: SqlExecutor, table: string, spends: CreditsSpentData[]): Promise<void> {
   const rows = spends.map((d) => ({
@@ -252,15 +254,16 @@ async function writeSpendKeys(sql: SqlExecutor, table: string, spends: CreditsSp
     balance_after: d.balance_after,
     spent_at: d.spent_at,
   }));
-  await sql.write(
-    `INSERT INTO ${table} (customer_id, idempotency_key, spend_id, amount, metadata, balance_after, spent_at)
-     SELECT r.* FROM jsonb_to_recordset($1::jsonb) AS r(customer_id text, idempotency_key text, spend_id text,
-       amount bigint, metadata jsonb, balance_after bigint, spent_at timestamptz)
-     WHERE NOT EXISTS (SELECT 1 FROM ${table} k
-       WHERE k.customer_id = r.customer_id AND k.idempotency_key = r.idempotency_key AND k.spend_id = r.spend_id)`,
-    [JSON.stringify(rows)],
-  );
+  await sql.write(spendKeysInsert(table), [JSON.stringify(rows)]);
 }
+
+/** `writeSpendKeys`'s statement, `$1` the rows (for the test of the plan it keeps). */
+export const spendKeysInsert = (table: string): string =>
+  `INSERT INTO ${table} (customer_id, idempotency_key, spend_id, amount, metadata, balance_after, spent_at)
+   SELECT r.* FROM jsonb_to_recordset($1::jsonb) AS r(customer_id text, idempotency_key text, spend_id text,
+     amount bigint, metadata jsonb, balance_after bigint, spent_at timestamptz)
+   WHERE (SELECT k.spend_id FROM ${table} k WHERE k.customer_id = r.customer_id AND k.idempotency_key = r.idempotency_key)
+     IS DISTINCT FROM r.spend_id`;
 
 async function writeGrants(
   sql: SqlExecutor,

@@ -301,13 +301,22 @@ type SpendKeyRow = {
   spent_at: Date;
 };
 
+/**
+ * The spends already made with the keys `$1` (customers) and `$2` (keys), one lookup by the
+ * primary key each (LATERAL, kept apart from the outer query by its LIMIT): a join is planned
+ * once, while the table is small, as a scan of every key, which the prepared statement then
+ * keeps however many keys there are.
+ */
+export const earlierSpendsQuery = (spendKeys: string): string =>
+  `SELECT k.customer_id, k.idempotency_key, k.spend_id, k.amount, k.metadata, k.balance_after, k.spent_at
+   FROM unnest($1::text[], $2::text[]) AS wanted(customer_id, idempotency_key)
+   CROSS JOIN LATERAL (SELECT * FROM ${spendKeys} k
+     WHERE k.customer_id = wanted.customer_id AND k.idempotency_key = wanted.idempotency_key LIMIT 1) k`;
+
 /** The spends already made with the batch's keys, by customer and key, in one statement. */
 async function earlierSpends(store: EventStore, batch: SpendOrder[]): Promise<Map<string, SpendRecord>> {
   const { rows } = await store.database.query<SpendKeyRow>(
-    `SELECT k.customer_id, k.idempotency_key, k.spend_id, k.amount, k.metadata, k.balance_after, k.spent_at
-     FROM unnest($1::text[], $2::text[]) AS wanted(customer_id, idempotency_key)
-     JOIN ${creditTables(store.tables.schema).spendKeys} k
-       ON k.customer_id = wanted.customer_id AND k.idempotency_key = wanted.idempotency_key`,
+    earlierSpendsQuery(creditTables(store.tables.schema).spendKeys),
     [batch.map((order) => order.customerId), batch.map((order) => order.request.idempotencyKey)],
   );
   return new Map(
