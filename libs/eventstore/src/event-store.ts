@@ -332,17 +332,11 @@ export class EventStore {
       snapshot_at: number | null;
       state: State | null;
       events: EventRow[];
-    }>(
-      `SELECT wanted.stream_id, s.stream_version AS snapshot_at, s.state,
-         (SELECT coalesce(json_agg(e ORDER BY e.stream_version), '[]'::json) FROM (
-            SELECT ${EVENT_COLUMNS} FROM ${this.tables.events}
-            WHERE stream_id = wanted.stream_id AND stream_version > coalesce(wanted.after, s.stream_version, 0)
-          ) e) AS events
-       FROM unnest($1::text[], $2::integer[]) AS wanted(stream_id, after)
-       LEFT JOIN ${this.tables.snapshots} s
-         ON wanted.after IS NULL AND s.stream_id = wanted.stream_id AND s.snapshot_version = $3`,
-      [wanted.map((w) => w.stream), wanted.map((w) => w.after ?? null), snapshotVersion],
-    );
+    }>(streamsFromSnapshotQuery(this.tables), [
+      wanted.map((w) => w.stream),
+      wanted.map((w) => w.after ?? null),
+      snapshotVersion,
+    ]);
     for (const row of rows) {
       const snapshot =
         row.snapshot_at === null
@@ -662,3 +656,19 @@ export const streamVersionsQuery = (events: string): string =>
   `SELECT s.stream_id, s.expected,
      coalesce((SELECT max(e.stream_version) FROM ${events} e WHERE e.stream_id = s.stream_id), 0) AS version
    FROM jsonb_to_recordset($1::jsonb) AS s(stream_id text, expected integer)`;
+
+/**
+ * `readManyFromSnapshot`'s statement: each stream of `$1` (held up to `$2`'s version, or from its
+ * snapshot of version `$3`) with its events after that, the snapshot and the events each by one
+ * index lookup (LATERAL, kept apart by its LIMIT). A join with the snapshots was planned, while
+ * the table was small, as a scan of every snapshot, which a prepared statement then keeps.
+ */
+export const streamsFromSnapshotQuery = (tables: Pick<ReturnType<typeof tablesOf>, 'events' | 'snapshots'>): string =>
+  `SELECT wanted.stream_id, s.stream_version AS snapshot_at, s.state,
+     (SELECT coalesce(json_agg(e ORDER BY e.stream_version), '[]'::json) FROM (
+        SELECT ${EVENT_COLUMNS} FROM ${tables.events}
+        WHERE stream_id = wanted.stream_id AND stream_version > coalesce(wanted.after, s.stream_version, 0)
+      ) e) AS events
+   FROM unnest($1::text[], $2::integer[]) AS wanted(stream_id, after)
+   LEFT JOIN LATERAL (SELECT s.stream_version, s.state FROM ${tables.snapshots} s
+     WHERE wanted.after IS NULL AND s.stream_id = wanted.stream_id AND s.snapshot_version = $3 LIMIT 1) s ON true`;

@@ -13,6 +13,7 @@ import {
   handleCommand,
   handleCommandInTransaction,
   streamVersionsQuery,
+  streamsFromSnapshotQuery,
 } from '../src';
 import { aggregateContract } from './aggregate.contract';
 import { at, event, options, streamContract } from './stream.contract';
@@ -65,6 +66,18 @@ export function eventStoreContract(makeFixture: () => Promise<EventStoreFixture>
       ]);
       expect(plan).toMatch(/Index Only Scan Backward using \S+ on events/);
       expect(plan).not.toMatch(/Seq Scan on events/);
+    });
+
+    it("reads each stream's snapshot by its key, in the plan a prepared statement keeps", async () => {
+      // As above: a join with the snapshots was planned as a scan of every snapshot, paid by every
+      // command on an aggregate with snapshots (readFromSnapshot is this read of one stream).
+      const plan = await genericPlan(fixture.database, streamsFromSnapshotQuery(store.tables), [
+        `'{a-1}'`,
+        `'{NULL}'`,
+        '1',
+      ]);
+      expect(plan).toMatch(/Index Scan using snapshots_pkey on snapshots/);
+      expect(plan).not.toMatch(/Seq Scan on (snapshots|events)/);
     });
 
     const many = (appends: Array<[string, number, AppendOptions['expectedVersion']]>) =>
