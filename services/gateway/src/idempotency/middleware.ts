@@ -3,13 +3,12 @@ import type { IncomingMessage } from 'node:http';
 import { ApiError, type CallerIdentity, badRequest } from '@billing/contracts';
 import { byteOrderMarkRefusal, startsWithByteOrderMark } from '@billing/service';
 import type { Request, RequestHandler, Response } from 'express';
+import { readRequestBody } from '../request-body';
 import { requestHash } from './request-hash';
 import { type IdempotencyScope, type IdempotencyStore, type StoredResponse } from './store';
 
 export const IDEMPOTENCY_HEADERS = { key: 'idempotency-key', replay: 'idempotency-replay' } as const;
 const MAX_KEY_LENGTH = 255;
-/** The largest public POST body the gateway reads ahead (`readForwardedBody`). */
-export const MAX_PUBLIC_BODY_BYTES = 1024 * 1024;
 /** Response headers a replay repeats; the rest (dates, rate-limit counters) belong to the new answer. */
 const REPLAYED_HEADERS = ['content-type', 'location'];
 
@@ -91,25 +90,13 @@ export function idempotency(
 /**
  * A public POST's body, read ahead (the gateway leaves public bodies unread: read here, hashed,
  * and forwarded as they came, `rawBody`), and refused as the service would refuse it (docs/errors.md,
- * "One reading of a body"): over 1 MB 413, a leading BOM 400.
+ * "One reading of a body"): over 1 MB 413 (`readRequestBody`), a leading BOM 400.
  */
 export async function readForwardedBody(req: IncomingMessage & { rawBody?: unknown }): Promise<Buffer> {
-  const body = await readBody(req);
+  const body = await readRequestBody(req);
   if (startsWithByteOrderMark(body)) throw byteOrderMarkRefusal();
   req.rawBody = body;
   return body;
-}
-
-async function readBody(req: IncomingMessage): Promise<Buffer> {
-  const chunks: Buffer[] = [];
-  let size = 0;
-  for await (const chunk of req) {
-    const buffer = Buffer.isBuffer(chunk) ? chunk : Buffer.from(chunk as string);
-    size += buffer.length;
-    if (size > MAX_PUBLIC_BODY_BYTES) throw new ApiError(413, 'payload_too_large', 'The request body exceeds 1 MB');
-    chunks.push(buffer);
-  }
-  return Buffer.concat(chunks);
 }
 
 function replay(res: Response, stored: StoredResponse) {

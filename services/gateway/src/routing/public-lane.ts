@@ -3,7 +3,8 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import { ApiError, type CallerIdentity } from '@billing/contracts';
 import { type Lane, type LaneRequest, type LaneResponse, ROUTE_PATTERN, bodyHeadersRefusal } from '@billing/service';
 import { DASHBOARD_CREDENTIAL_HEADER } from '../dashboard/loopback';
-import { IDEMPOTENCY_HEADERS, MAX_PUBLIC_BODY_BYTES, readForwardedBody } from '../idempotency';
+import { IDEMPOTENCY_HEADERS, readForwardedBody } from '../idempotency';
+import { MAX_BODY_BYTES } from '../request-body';
 import { sendRefusal } from '../refusals';
 import type { UpstreamHandler } from '../upstream';
 import { ENTITLEMENTS_PATH, PORTAL_API_PATH, type PublicRoute, type UpstreamName } from './public-routes';
@@ -119,5 +120,5 @@ const isReadableUnkeyedPost = (req: IncomingMessage): boolean => {
   if (req.headers[IDEMPOTENCY_HEADERS.key] !== undefined || req.headers['transfer-encoding'] !== undefined)
     return false;
   const length = Number(req.headers['content-length']);
-  return Number.isInteger(length) && length <= MAX_PUBLIC_BODY_BYTES && bodyHeadersRefusal(req.headers) === null;
+  return Number.isInteger(length) && length <= MAX_BODY_BYTES && bodyHeadersRefusal(req.headers) === null;
 };

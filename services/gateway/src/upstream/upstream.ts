@@ -5,6 +5,7 @@ import { ApiError } from '@billing/contracts';
 import { type FailureBlame, IsolatedBreaker } from '@billing/runtime';
 import { SERVICE_KEEP_ALIVE_TIMEOUT_MS } from '@billing/service';
 import { sendRefusal } from '../refusals';
+import { readRequestBody } from '../request-body';
 
 /**
  * What the upstream reads of a request: node's own, with what express (or a lane, `Lane` of
@@ -559,9 +560,6 @@ function forwardedHeaders(req: ForwardedRequest, res: ForwardedResponse): http.O
 
 const NO_BODY = Buffer.alloc(0);
 
-/** The most the gateway holds of a body it forwards; the services take far less. */
-const MAX_FORWARDED_BODY_BYTES = 1024 * 1024;
-
 /**
  * The body as it is sent, held in full before the request leaves, so that its signature can
  * cover its SHA-256 and a request can be sent again: read ahead (`rawBody`, by the idempotency
@@ -589,23 +587,15 @@ const isUnread = (req: ForwardedRequest): boolean =>
  * DELETE bodies); false when the client went away or the body is too large (answered 413).
  */
 async function readBody(req: ForwardedRequest, res: ForwardedResponse): Promise<boolean> {
-  const chunks: Buffer[] = [];
-  let size = 0;
   try {
-    for await (const chunk of req) {
-      size += (chunk as Buffer).length;
-      if (size > MAX_FORWARDED_BODY_BYTES) {
-        res.setHeader('Connection', 'close');
-        sendRefusal(res, new ApiError(413, 'payload_too_large', 'The request body exceeds 1 MB'));
-        return false;
-      }
-      chunks.push(chunk as Buffer);
-    }
-  } catch {
-    return false; // The client went away while sending it.
+    req.rawBody = await readRequestBody(req);
+    return true;
+  } catch (error) {
+    if (!(error instanceof ApiError)) return false; // The client went away while sending it.
+    res.setHeader('Connection', 'close');
+    sendRefusal(res, error);
+    return false;
   }
-  req.rawBody = Buffer.concat(chunks);
-  return true;
 }
 
 /** HTTP/1.1 framing: a request has a body only with `Transfer-Encoding` or a non-zero `Content-Length`. */
