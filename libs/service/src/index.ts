@@ -2,6 +2,7 @@ export { createApp, DEFAULT_BODY_LIMIT, type CreateAppOptions, type ServiceApp }
 export { isSaneRequestId, requestContext, requestTracker, REQUEST_ID_HEADER } from './context';
 export type { Lane, LaneHandler, LaneRequest, LaneResponse } from './lane';
 export { type RouteLaneSpec, writeJson } from './route-lane';
+export { RoutePath, pathOfTarget, pathSegmentsOf } from './route-path';
 export { errorHandler, notFoundHandler, toApiError } from './errors';
 export { createLogger, type CreateLoggerOptions, type Logger } from './logger';
 export { logFormat, prettyLogLine, type LogFormat } from './pretty-log';

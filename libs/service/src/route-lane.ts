@@ -2,6 +2,7 @@ import { createHash } from 'node:crypto';
 import type { ServerResponse } from 'node:http';
 import type { RequestHandler } from 'express';
 import type { Lane, LaneRequest, LaneResponse } from './lane';
+import { RoutePath, pathOfTarget, pathSegmentsOf } from './route-path';
 import { type RequestSchemas, type ValidatedInput, validate } from './validate';
 
 /**
@@ -37,13 +38,13 @@ export interface RouteLaneParts {
  * every layer before the route (docs/decisions/0026).
  */
 export function routeLane<S extends RequestSchemas>(spec: RouteLaneSpec<S>, parts: RouteLaneParts): Lane {
-  const pattern = pathPattern(spec.path);
+  const route = new RoutePath(spec.path);
   const layers = [...parts.guards, ...(spec.before ?? []), validate(spec.schemas) as unknown as RequestHandler];
   return {
     accept(req) {
       if (req.method !== spec.method || req.url === undefined) return undefined;
-      const path = pathOf(req.url);
-      const params = paramsOf(pattern, path);
+      const path = pathOfTarget(req.url);
+      const params = decodedParamsOf(route, path);
       if (!params) return undefined;
       return (laneReq, res) => {
         Object.assign(laneReq, { path, params, query: {}, body: undefined });
@@ -94,36 +95,13 @@ function weakETag(text: string): string {
   return `W/"${length.toString(16)}-${hash}"`;
 }
 
-type PathPattern = { regex: RegExp; names: string[] };
-
-/** Express 5's match of a path of plain segments and `:name` parameters: case-insensitive, a trailing slash allowed. */
-function pathPattern(path: string): PathPattern {
-  const names: string[] = [];
-  const source = path
-    .split('/')
-    .map((segment) => {
-      if (!segment.startsWith(':')) return segment.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
-      names.push(segment.slice(1));
-      return '([^/]+)';
-    })
-    .join('/');
-  return { regex: new RegExp(`^${source}/?$`, 'i'), names };
-}
-
-/** The parameters of `path` when it matches, decoded as express decodes them; undefined otherwise. */
-function paramsOf({ regex, names }: PathPattern, path: string): Record<string, string> | undefined {
-  const match = regex.exec(path);
-  if (!match) return undefined;
-  const params: Record<string, string> = {};
+/** The parameters of `path` decoded as express decodes them, when it matches; undefined otherwise. */
+function decodedParamsOf(route: RoutePath, path: string): Record<string, string> | undefined {
+  const params = route.paramsOf(pathSegmentsOf(path));
+  if (!params) return undefined;
   try {
-    names.forEach((name, index) => (params[name] = decodeURIComponent(match[index + 1]!)));
+    return Object.fromEntries(Object.entries(params).map(([name, value]) => [name, decodeURIComponent(value)]));
   } catch {
     return undefined; // a malformed escape: express's 400 is express's to write
   }
-  return params;
 }
-
-const pathOf = (url: string): string => {
-  const query = url.indexOf('?');
-  return query < 0 ? url : url.slice(0, query);
-};

@@ -1,7 +1,14 @@
 import { randomUUID } from 'node:crypto';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { ApiError, type CallerIdentity } from '@billing/contracts';
-import { type Lane, type LaneRequest, type LaneResponse, ROUTE_PATTERN, bodyHeadersRefusal } from '@billing/service';
+import {
+  type Lane,
+  type LaneRequest,
+  type LaneResponse,
+  ROUTE_PATTERN,
+  bodyHeadersRefusal,
+  pathOfTarget,
+} from '@billing/service';
 import { DASHBOARD_CREDENTIAL_HEADER } from '../dashboard/loopback';
 import { IDEMPOTENCY_HEADERS, readForwardedBody } from '../idempotency';
 import { MAX_BODY_BYTES } from '../request-body';
@@ -52,7 +59,7 @@ export function publicLane(options: PublicLaneOptions): Lane {
       if (!isPlainTarget(req.url) || !isServerCall(req)) return undefined;
       const method = req.method === 'GET' ? (hasNoBody(req) ? 'GET' : undefined) : req.method;
       if (method !== 'GET' && !(method === 'POST' && isReadableUnkeyedPost(req))) return undefined;
-      const route = table.find(method, pathOf(req.url));
+      const route = table.find(method, pathOfTarget(req.url));
       if (!route || hasOwnRules(route) || (method === 'POST' && !route.bodyKeyed)) return undefined;
       const caller = options.cachedCaller(req);
       if (!caller || !route.keys.includes(caller.keyKind)) return undefined;
@@ -98,11 +105,6 @@ const hasOwnRules = (route: PublicRoute): boolean =>
 /** An origin-form target whose path express reads as the text before `?` (no space, no `#`). */
 const isPlainTarget = (url: string | undefined): url is string =>
   url !== undefined && url.startsWith('/v1/') && !/[\s#\u00a0\ufeff]/.test(url);
-
-const pathOf = (url: string): string => {
-  const query = url.indexOf('?');
-  return query < 0 ? url : url.slice(0, query);
-};
 
 /** A server's call: no browser (`Origin`), not the dashboard's own call. */
 const isServerCall = (req: IncomingMessage): boolean =>
